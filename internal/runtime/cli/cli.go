@@ -1,0 +1,593 @@
+// Package cli is the agent-box command line: argument parsing, dispatch to
+// the runtime packages, and the mapping of errors to exit codes. Every
+// failure prints exactly one line "agent-box: ..." on stderr (plus an
+// optional "hint:" line); stdout carries only requested output.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/envfile"
+	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/spawn"
+	"github.com/agent-box/agent-box/internal/runtime/supervisor"
+	"github.com/agent-box/agent-box/internal/runtime/tmux"
+)
+
+// Exit codes (docs/runtime-contract.md, "Exit codes").
+const (
+	ExitOK            = 0
+	ExitFailure       = 1  // any other failure
+	ExitUsage         = 2  // usage or input error
+	ExitUnknown       = 3  // unknown session (or env key for env rm)
+	ExitDuplicate     = 4  // session already exists
+	ExitInvalidName   = 5  // invalid session name, env key or env value
+	ExitUnknownAgent  = 6  // agent not in the agents table
+	ExitCorrupt       = 7  // registry (or env file) cannot be parsed; left untouched
+	ExitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
+	ExitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
+	ExitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
+)
+
+const helpText = `usage: agent-box COMMAND [ARGS]
+
+commands:
+  session ls [--json]                          list sessions
+  session add NAME [--agent A] [--cwd D] [-- ARGS...]
+                                               add a session (started by the supervisor)
+  session rm NAME                              remove a session (its name is tombstoned)
+  session stop NAME | start NAME               park / unpark a session
+  session restart NAME | --all                 restart through the supervisor
+  session attach [NAME]                        attach this terminal to the session
+  env ls                                       list the keys of ~/.config/agent-box/env
+  env set KEY                                  set KEY to the value read from stdin
+  env rm KEY                                   remove KEY
+  supervise                                    run the supervisor (the systemd unit's ExecStart)
+  exec-session NAME                            run a session's agent (tmux runs this)
+  version                                      print the version
+  help                                         print this help
+
+session names: 1-64 of A-Z a-z 0-9 _ -;  env keys: [A-Za-z_][A-Za-z0-9_]*
+
+exit codes:
+  0 ok                    6 unknown agent
+  1 other failure         7 corrupt registry or env file (left untouched)
+  2 usage or input error  8 supervisor not running
+  3 unknown session/key   9 foreign tmux server on the socket (supervise)
+  4 duplicate session    10 tmux missing or older than 3.0 (supervise)
+  5 invalid name, key or value
+`
+
+// Program carries the process context so tests can run Main in-process.
+type Program struct {
+	Version string
+	Getenv  func(string) string
+	Environ func() []string
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+var errUnknownAgent = spawn.ErrUnknownAgent
+
+// Main runs one command and returns its exit code.
+func (p *Program) Main(ctx context.Context, args []string) int {
+	if p.Getenv == nil {
+		p.Getenv = os.Getenv
+	}
+	if p.Environ == nil {
+		p.Environ = os.Environ
+	}
+	err := p.run(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	code := exitCode(err)
+	fmt.Fprintf(p.Stderr, "agent-box: %v\n", err)
+	if code == ExitUsage {
+		fmt.Fprintln(p.Stderr, "hint: run 'agent-box help'")
+	}
+	return code
+}
+
+func exitCode(err error) int {
+	var ue usageError
+	var ce *registry.CorruptError
+	var se *envfile.SyntaxError
+	switch {
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
+		return ExitUnknown
+	case errors.Is(err, registry.ErrDuplicate):
+		return ExitDuplicate
+	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
+		return ExitInvalidName
+	case errors.Is(err, errUnknownAgent):
+		return ExitUnknownAgent
+	case errors.As(err, &ce), errors.As(err, &se):
+		return ExitCorrupt
+	case errors.Is(err, config.ErrNotRunning):
+		return ExitNotRunning
+	case errors.Is(err, supervisor.ErrForeignServer):
+		return ExitForeignServer
+	case errors.Is(err, errTmuxVersion):
+		return ExitTmuxVersion
+	}
+	return ExitFailure
+}
+
+var errTmuxVersion = errors.New("unusable tmux")
+
+func (p *Program) run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usagef("missing command")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "help", "-h", "--help":
+		fmt.Fprint(p.Stdout, helpText)
+		return nil
+	case "version", "--version":
+		fmt.Fprintf(p.Stdout, "agent-box %s\n", p.Version)
+		return nil
+	case "session":
+		if len(rest) == 0 {
+			return usagef("session: missing subcommand")
+		}
+		if rest[0] == "env" {
+			return p.env(rest[1:])
+		}
+		return p.session(ctx, rest[0], rest[1:])
+	case "env":
+		return p.env(rest)
+	case "supervise":
+		if len(rest) != 0 {
+			return usagef("supervise takes no arguments")
+		}
+		return p.supervise(ctx)
+	case "exec-session":
+		if len(rest) != 1 {
+			return usagef("usage: exec-session NAME")
+		}
+		return p.execSession(rest[0])
+	case "notify":
+		if len(rest) < 2 {
+			return usagef("usage: notify SOCKET MESSAGE...")
+		}
+		err := supervisor.Notify(rest[0], strings.Join(rest[1:], " "))
+		if supervisor.IsNotListening(err) {
+			return nil // no supervisor: the next one resyncs at start
+		}
+		return err
+	}
+	return usagef("unknown command %q", cmd)
+}
+
+func (p *Program) envCfg() (config.Env, error) { return config.FromEnv(p.Getenv) }
+
+// agents returns the agents table of the running supervisor, else the one
+// named by AGENT_BOX_AGENTS, plus the default agent.
+func (p *Program) agents(e config.Env) (config.Agents, string, error) {
+	st, err := config.ReadState(e.StateFile())
+	if err == nil {
+		def := st.DefaultAgent
+		if def == "" {
+			def = e.DefaultAgent
+		}
+		return st.Agents, def, nil
+	}
+	if e.AgentsFile != "" {
+		a, err := config.LoadAgents(e.AgentsFile)
+		return a, e.DefaultAgent, err
+	}
+	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, config.EnvAgents)
+}
+
+func (p *Program) session(ctx context.Context, sub string, args []string) error {
+	e, err := p.envCfg()
+	if err != nil {
+		return err
+	}
+	one := func() (string, error) {
+		if len(args) != 1 {
+			return "", usagef("usage: session %s NAME", sub)
+		}
+		return args[0], registry.CheckName(args[0])
+	}
+	switch sub {
+	case "ls":
+		asJSON := false
+		for _, a := range args {
+			if a != "--json" {
+				return usagef("usage: session ls [--json]")
+			}
+			asJSON = true
+		}
+		return p.ls(ctx, e, asJSON)
+	case "add":
+		return p.add(e, args)
+	case "rm":
+		name, err := one()
+		if err != nil {
+			return err
+		}
+		if err := registry.Update(e.Registry(), func(r *registry.Registry) error { return r.Remove(name) }); err != nil {
+			return err
+		}
+		p.noteIfNotRunning(e)
+		return nil
+	case "stop", "start":
+		name, err := one()
+		if err != nil {
+			return err
+		}
+		stopped := sub == "stop"
+		if err := registry.Update(e.Registry(), func(r *registry.Registry) error {
+			s, ok := r.Find(name)
+			if !ok {
+				return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
+			}
+			s.Stopped = stopped
+			s.Updated = time.Now().UTC()
+			return nil
+		}); err != nil {
+			return err
+		}
+		p.noteIfNotRunning(e)
+		return nil
+	case "restart":
+		if len(args) != 1 {
+			return usagef("usage: session restart NAME|--all")
+		}
+		st, err := config.ReadState(e.StateFile())
+		if err != nil {
+			return err
+		}
+		msg := "restart-all"
+		if args[0] != "--all" {
+			name := args[0]
+			if err := registry.CheckName(name); err != nil {
+				return err
+			}
+			reg, err := registry.Load(e.Registry())
+			if err != nil {
+				return err
+			}
+			s, ok := reg.Find(name)
+			if !ok {
+				return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
+			}
+			if s.Stopped {
+				return fmt.Errorf("session %q is stopped; use 'agent-box session start %s'", name, name)
+			}
+			msg = "restart " + name
+		}
+		err = supervisor.Notify(st.Control, msg)
+		if supervisor.IsNotListening(err) {
+			return fmt.Errorf("%w (nothing listens on %s)", config.ErrNotRunning, st.Control)
+		}
+		return err
+	case "attach":
+		if len(args) > 1 {
+			return usagef("usage: session attach [NAME]")
+		}
+		return p.attach(ctx, e, args)
+	}
+	return usagef("unknown session subcommand %q", sub)
+}
+
+func (p *Program) noteIfNotRunning(e config.Env) {
+	if _, err := config.ReadState(e.StateFile()); errors.Is(err, config.ErrNotRunning) {
+		fmt.Fprintln(p.Stderr, "agent-box: note: supervisor not running; the change applies when it starts")
+	}
+}
+
+func (p *Program) add(e config.Env, args []string) error {
+	var name, agent, cwd string
+	var extra []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			extra = append([]string{}, args[i+1:]...)
+			i = len(args)
+		case a == "--agent" || a == "--cwd":
+			if i+1 >= len(args) {
+				return usagef("%s needs a value", a)
+			}
+			if a == "--agent" {
+				agent = args[i+1]
+			} else {
+				cwd = args[i+1]
+			}
+			i++
+		case strings.HasPrefix(a, "--agent="):
+			agent = strings.TrimPrefix(a, "--agent=")
+		case strings.HasPrefix(a, "--cwd="):
+			cwd = strings.TrimPrefix(a, "--cwd=")
+		case strings.HasPrefix(a, "-"):
+			return usagef("session add: unknown flag %q", a)
+		case name == "":
+			name = a
+		default:
+			return usagef("session add: unexpected argument %q (agent arguments go after --)", a)
+		}
+	}
+	if name == "" {
+		return usagef("usage: session add NAME [--agent A] [--cwd D] [-- ARGS...]")
+	}
+	if err := registry.CheckName(name); err != nil {
+		return err
+	}
+	agents, def, err := p.agents(e)
+	if err != nil {
+		return err
+	}
+	if agent == "" {
+		agent = def
+	}
+	if agent == "" {
+		return usagef("no --agent given and no default agent (%s)", config.EnvDefaultAgent)
+	}
+	if _, ok := agents[agent]; !ok {
+		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(agents.Names(), ", "))
+	}
+	if cwd == "" {
+		cwd = e.Home
+	}
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return usagef("working directory %q is not a directory", cwd)
+	}
+	now := time.Now().UTC()
+	err = registry.Update(e.Registry(), func(r *registry.Registry) error {
+		return r.Add(registry.Session{Name: name, Agent: agent, Args: extra, Cwd: cwd, Created: now, Updated: now})
+	})
+	if err != nil {
+		return err
+	}
+	p.noteIfNotRunning(e)
+	return nil
+}
+
+type lsEntry struct {
+	registry.Session
+	State    string        `json:"state"`
+	Restarts int           `json:"restarts"`
+	LastExit *observe.Exit `json:"lastExit,omitempty"`
+}
+
+func (p *Program) ls(ctx context.Context, e config.Env, asJSON bool) error {
+	reg, err := registry.Load(e.Registry())
+	if err != nil {
+		return err
+	}
+	panes := map[string]tmux.Pane{}
+	tmuxKnown := false
+	if st, err := config.ReadState(e.StateFile()); err == nil {
+		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: p.Environ()}
+		if srv.Bin != "" && srv.Alive() {
+			if ps, err := srv.ListPanes(ctx); err == nil {
+				tmuxKnown = true
+				for _, pn := range ps {
+					if _, ok := panes[pn.Session]; !ok {
+						panes[pn.Session] = pn
+					}
+				}
+			}
+		}
+	}
+	out := []lsEntry{}
+	for _, s := range reg.Sessions {
+		le := lsEntry{Session: s, State: "unknown"}
+		if s.Args == nil {
+			le.Args = []string{}
+		}
+		if obs, err := observe.Load(e.ObservationsDir(), s.Name); err == nil {
+			le.Restarts, le.LastExit = obs.Restarts, obs.LastExit
+		}
+		pn, live := panes[s.Name]
+		switch {
+		case s.Stopped:
+			le.State = "stopped"
+		case !tmuxKnown:
+		case live && !pn.Dead:
+			le.State = "running"
+		case live:
+			le.State = "dead"
+		default:
+			le.State = "absent"
+		}
+		out = append(out, le)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if asJSON {
+		data, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(p.Stdout, "%s\n", data)
+		return err
+	}
+	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tCWD")
+	for _, le := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", le.Name, le.Agent, le.State, le.Restarts, le.Cwd)
+	}
+	return tw.Flush()
+}
+
+// tmuxBin is the tmux the supervisor uses, else $AGENT_BOX_TMUX, else PATH.
+func (p *Program) tmuxBin(e config.Env, st config.State) string {
+	if st.Tmux != "" {
+		return st.Tmux
+	}
+	if e.Tmux != "" {
+		return e.Tmux
+	}
+	b, _ := exec.LookPath("tmux")
+	if b != "" {
+		b, _ = filepath.Abs(b)
+	}
+	return b
+}
+
+// attach replaces this process with `tmux -S SOCKET attach-session`. It
+// never starts a server: it refuses when nothing listens on the socket, and
+// attach-session itself does not start one.
+func (p *Program) attach(ctx context.Context, e config.Env, args []string) error {
+	st, _ := config.ReadState(e.StateFile())
+	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: p.Environ()}
+	if !srv.Alive() {
+		return fmt.Errorf("%w (no tmux server on %s)", config.ErrNotRunning, srv.Socket)
+	}
+	if srv.Bin == "" {
+		return errors.New("tmux not found (set AGENT_BOX_TMUX or PATH)")
+	}
+	argv := AttachArgv(srv.Bin, srv.Socket, "")
+	if len(args) == 1 {
+		name := args[0]
+		if err := registry.CheckName(name); err != nil {
+			return err
+		}
+		if !srv.HasSession(ctx, name) {
+			reg, err := registry.Load(e.Registry())
+			if err == nil {
+				if _, ok := reg.Find(name); !ok {
+					return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
+				}
+			}
+			return fmt.Errorf("session %q is not running", name)
+		}
+		argv = AttachArgv(srv.Bin, srv.Socket, name)
+	}
+	return syscall.Exec(srv.Bin, argv, p.Environ())
+}
+
+// AttachArgv is the argv attach executes.
+func AttachArgv(bin, socket, name string) []string {
+	argv := []string{bin, "-S", socket, "attach-session"}
+	if name != "" {
+		argv = append(argv, "-t", "="+name)
+	}
+	return argv
+}
+
+func (p *Program) env(args []string) error {
+	e, err := p.envCfg()
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return usagef("env: missing subcommand (ls, set KEY, rm KEY)")
+	}
+	switch {
+	case args[0] == "ls" && len(args) == 1:
+		vars, err := envfile.Load(e.EnvFile())
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, v := range vars {
+			if !seen[v.Key] {
+				fmt.Fprintln(p.Stdout, v.Key)
+				seen[v.Key] = true
+			}
+		}
+		return nil
+	case args[0] == "set" && len(args) == 2:
+		if err := envfile.CheckKey(args[1]); err != nil {
+			return err
+		}
+		data, err := io.ReadAll(p.Stdin)
+		if err != nil {
+			return err
+		}
+		val := strings.TrimSuffix(string(data), "\n")
+		return envfile.Set(e.EnvFile(), args[1], val)
+	case args[0] == "rm" && len(args) == 2:
+		return envfile.Remove(e.EnvFile(), args[1])
+	}
+	return usagef("usage: env ls | env set KEY | env rm KEY")
+}
+
+func (p *Program) supervise(ctx context.Context) error {
+	e, err := p.envCfg()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if self, err = filepath.EvalSymlinks(self); err != nil {
+		return err
+	}
+	bin := e.Tmux
+	if bin == "" {
+		if bin, err = exec.LookPath("tmux"); err != nil {
+			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, config.EnvTmux)
+		}
+	}
+	if bin, err = filepath.Abs(bin); err != nil {
+		return err
+	}
+	if _, err := tmux.CheckVersion(ctx, bin); err != nil {
+		return fmt.Errorf("%w: %v", errTmuxVersion, err)
+	}
+	agents := config.Agents{}
+	if e.AgentsFile != "" {
+		if agents, err = config.LoadAgents(e.AgentsFile); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", config.EnvAgents)
+	}
+	return supervisor.Run(ctx, supervisor.Config{
+		Env: e, Self: self, TmuxBin: bin, ProcEnv: p.Environ(), Agents: agents,
+		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
+	})
+}
+
+func (p *Program) execSession(name string) error {
+	e, err := p.envCfg()
+	if err != nil {
+		return err
+	}
+	agents, _, err := p.agents(e)
+	if err != nil {
+		return err
+	}
+	if err := spawn.RaiseOOMScore(spawn.OOMScoreAdj); err != nil {
+		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
+	}
+	environ := append(p.Environ(), "AGENT_BOX_SESSION="+name)
+	plan, err := spawn.Prepare(e, agents, name, environ)
+	if err != nil {
+		return err
+	}
+	return spawn.Exec(plan)
+}

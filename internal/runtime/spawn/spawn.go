@@ -1,0 +1,85 @@
+// Package spawn is `agent-box exec-session NAME`, the program tmux runs in a
+// session's pane. It raises its own oom_score_adj, builds the environment
+// (inherited environment, then ~/.config/agent-box/env on top), changes to
+// the session's working directory and replaces itself (execve) with the
+// agent's command. Arguments go from the registry and the agents table
+// straight into execve: no shell ever sees them.
+package spawn
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/envfile"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+)
+
+// OOMScoreAdj is written to /proc/self/oom_score_adj: sessions are the
+// kernel's first choice under memory pressure, before tmux and the supervisor.
+const OOMScoreAdj = 1000
+
+// Plan is what Exec will run.
+type Plan struct {
+	Path string   // absolute program
+	Argv []string // argv[0] is the program path
+	Dir  string
+	Env  []string
+}
+
+// Prepare resolves session name against the registry and agents table and
+// reads the env file. environ is the inherited environment.
+func Prepare(e config.Env, agents config.Agents, name string, environ []string) (Plan, error) {
+	if err := registry.CheckName(name); err != nil {
+		return Plan{}, err
+	}
+	reg, err := registry.Load(e.Registry())
+	if err != nil {
+		return Plan{}, err
+	}
+	s, ok := reg.Find(name)
+	if !ok {
+		return Plan{}, fmt.Errorf("%w: %q", registry.ErrUnknown, name)
+	}
+	ag, ok := agents[s.Agent]
+	if !ok {
+		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, strings.Join(agents.Names(), ", "))
+	}
+	vars, err := envfile.Load(e.EnvFile())
+	if err != nil {
+		return Plan{}, err
+	}
+	argv := append([]string{ag.Command}, ag.Args...)
+	argv = append(argv, s.Args...)
+	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: envfile.Merge(environ, vars)}, nil
+}
+
+// ErrUnknownAgent is returned for an agent missing from the agents table.
+var ErrUnknownAgent = errors.New("unknown agent")
+
+// RaiseOOMScore raises /proc/self/oom_score_adj to at least want. Raising is
+// always permitted; a current value already higher is left alone.
+func RaiseOOMScore(want int) error {
+	const p = "/proc/self/oom_score_adj"
+	cur, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(string(cur))); err == nil && n >= want {
+		return nil
+	}
+	return os.WriteFile(p, []byte(strconv.Itoa(want)), 0)
+}
+
+// Exec changes to plan.Dir and execs the program. It returns only on error.
+func Exec(plan Plan) error {
+	if err := os.Chdir(plan.Dir); err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	err := syscall.Exec(plan.Path, plan.Argv, plan.Env)
+	return fmt.Errorf("exec %q: %w", plan.Path, err)
+}

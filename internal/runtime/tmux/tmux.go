@@ -1,0 +1,215 @@
+// Package tmux is a thin wrapper over the tmux command line. Every command
+// names the server's socket explicitly (-S) and runs with an explicit
+// environment, so neither TMUX_TMPDIR, -L defaults nor the caller's
+// environment decide which server is used or what it inherits.
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// MinMajor and MinMinor are the oldest tmux version agent-box supports.
+const MinMajor, MinMinor = 3, 0
+
+// Server is one tmux server addressed by its socket.
+type Server struct {
+	Bin    string   // absolute path of tmux
+	Socket string   // -S path
+	Env    []string // environment for every tmux client (and so the server it starts)
+	// Timeout bounds every command; zero means 10 s.
+	Timeout time.Duration
+}
+
+// Error is a failed tmux command with its stderr.
+type Error struct {
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("tmux %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Command returns the exec.Cmd for tmux -S socket args... (not started).
+func (s *Server) Command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, s.Bin, append([]string{"-S", s.Socket}, args...)...)
+	cmd.Env = s.Env
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
+}
+
+// Run runs one tmux command line and returns its stdout.
+func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
+	t := s.Timeout
+	if t == 0 {
+		t = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, t)
+	defer cancel()
+	cmd := s.Command(ctx, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), &Error{Args: args, Stderr: errb.String(), Err: err}
+	}
+	return out.String(), nil
+}
+
+// Alive reports whether a server accepts connections on the socket.
+func (s *Server) Alive() bool {
+	c, err := net.DialTimeout("unix", s.Socket, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// Start starts the server with the configuration file conf and no session.
+// conf must set exit-empty off, or the server exits at once.
+func (s *Server) Start(ctx context.Context, conf string) error {
+	_, err := s.Run(ctx, "-f", conf, "start-server")
+	return err
+}
+
+// ServerOption returns the value of a server option ("" with an error if unset).
+func (s *Server) ServerOption(ctx context.Context, name string) (string, error) {
+	out, err := s.Run(ctx, "show-options", "-sv", name)
+	return strings.TrimSuffix(out, "\n"), err
+}
+
+// Pane is one line of list-panes -a.
+type Pane struct {
+	Session string
+	ID      string // %N
+	Dead    bool
+	Status  string // exit status of a dead pane, "" if killed by a signal
+	Signal  string // signal number of a dead pane (tmux >= 3.3), else ""
+	PID     int
+}
+
+const paneFormat = "#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}"
+
+// ListPanes lists every pane of every session.
+func (s *Server) ListPanes(ctx context.Context) ([]Pane, error) {
+	out, err := s.Run(ctx, "list-panes", "-a", "-F", paneFormat)
+	if err != nil {
+		// With no session at all, list-panes -a fails ("no current
+		// target"); list-sessions succeeds with empty output.
+		if ls, err2 := s.Run(ctx, "list-sessions", "-F", "#{session_name}"); err2 == nil && strings.TrimSpace(ls) == "" {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return parsePanes(out)
+}
+
+func parsePanes(out string) ([]Pane, error) {
+	var panes []Pane
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		f := strings.Split(l, "\t")
+		if len(f) != 6 {
+			return nil, fmt.Errorf("tmux list-panes: unexpected line %q", l)
+		}
+		pid, _ := strconv.Atoi(f[5])
+		panes = append(panes, Pane{Session: f[0], ID: f[1], Dead: f[2] == "1", Status: f[3], Signal: f[4], PID: pid})
+	}
+	return panes, nil
+}
+
+// NewSession creates a detached session running argv directly (tmux execs
+// argv without a shell when given more than one argument).
+func (s *Server) NewSession(ctx context.Context, name, cwd string, argv []string) error {
+	if len(argv) < 2 {
+		return errors.New("tmux: argv needs at least two elements to bypass the shell")
+	}
+	args := append([]string{"new-session", "-d", "-s", name, "-c", cwd, "--"}, argv...)
+	_, err := s.Run(ctx, args...)
+	return err
+}
+
+// RespawnPane kills pane's process if alive and starts argv in it.
+func (s *Server) RespawnPane(ctx context.Context, pane, cwd string, argv []string) error {
+	if len(argv) < 2 {
+		return errors.New("tmux: argv needs at least two elements to bypass the shell")
+	}
+	args := append([]string{"respawn-pane", "-k", "-t", pane, "-c", cwd, "--"}, argv...)
+	_, err := s.Run(ctx, args...)
+	return err
+}
+
+// KillSession kills the session named exactly name.
+func (s *Server) KillSession(ctx context.Context, name string) error {
+	_, err := s.Run(ctx, "kill-session", "-t", "="+name)
+	return err
+}
+
+// HasSession reports whether the session named exactly name exists.
+func (s *Server) HasSession(ctx context.Context, name string) bool {
+	_, err := s.Run(ctx, "has-session", "-t", "="+name)
+	return err == nil
+}
+
+// KillServer kills the server and every session.
+func (s *Server) KillServer(ctx context.Context) error {
+	_, err := s.Run(ctx, "kill-server")
+	return err
+}
+
+var versionRE = regexp.MustCompile(`(\d+)\.(\d+)`)
+
+// ParseVersion parses the output of tmux -V ("tmux 3.3a", "tmux next-3.4").
+// "tmux master" is reported as 999.0.
+func ParseVersion(out string) (major, minor int, err error) {
+	out = strings.TrimSpace(out)
+	if strings.HasSuffix(out, "master") {
+		return 999, 0, nil
+	}
+	m := versionRE.FindStringSubmatch(out)
+	if m == nil {
+		return 0, 0, fmt.Errorf("cannot parse tmux version %q", out)
+	}
+	major, _ = strconv.Atoi(m[1])
+	minor, _ = strconv.Atoi(m[2])
+	return major, minor, nil
+}
+
+// CheckVersion runs bin -V and requires at least MinMajor.MinMinor.
+func CheckVersion(ctx context.Context, bin string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "-V").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s -V: %w", bin, err)
+	}
+	v := strings.TrimSpace(string(out))
+	major, minor, err := ParseVersion(v)
+	if err != nil {
+		return v, err
+	}
+	if major < MinMajor || major == MinMajor && minor < MinMinor {
+		return v, fmt.Errorf("%s is %q; agent-box needs tmux >= %d.%d", bin, v, MinMajor, MinMinor)
+	}
+	return v, nil
+}
