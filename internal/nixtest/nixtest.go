@@ -1,0 +1,92 @@
+// Package nixtest runs the real Nix evaluator for tests. Nix is required:
+// when it is missing the test fails (never skips) and says how to install it.
+package nixtest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Command returns the path of the nix binary or fails the test.
+func Command(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("nix")
+	if err != nil {
+		t.Fatalf("nix is required for this test but not on PATH: %v\nhint: run 'make deps' (installs Debian's nix-bin)", err)
+	}
+	return p
+}
+
+// run runs nix (or nix-instantiate) with args and returns stdout.
+func run(t testing.TB, name string, args ...string) ([]byte, error) {
+	t.Helper()
+	dir := filepath.Dir(Command(t))
+	cmd := exec.Command(filepath.Join(dir, name), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Pure evaluation only: no store writes, no network, no user config.
+	cmd.Env = append(os.Environ(), "NIX_CONFIG=experimental-features = nix-command\nsubstituters =\n")
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes(), nil
+}
+
+// EvalFileRaw evaluates the Nix file to a string and returns its exact
+// bytes (nix eval --raw carries invalid UTF-8, --json cannot).
+func EvalFileRaw(t testing.TB, file string) ([]byte, error) {
+	t.Helper()
+	return run(t, "nix", "eval", "--raw", "-f", file)
+}
+
+// EvalStrings evaluates each expression (each must yield a string) in one
+// Nix process and returns their exact bytes, in order.
+func EvalStrings(t testing.TB, exprs []string) ([][]byte, error) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("let f = s: \"${toString (builtins.stringLength s)}:${s}\"; in builtins.concatStringsSep \"\" [\n")
+	for _, e := range exprs {
+		b.WriteString("(f (\n")
+		b.WriteString(e)
+		b.WriteString("\n))\n")
+	}
+	b.WriteString("]\n")
+	file := filepath.Join(t.TempDir(), "eval.nix")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := EvalFileRaw(t, file)
+	if err != nil {
+		return nil, err
+	}
+	res := make([][]byte, 0, len(exprs))
+	for len(out) > 0 {
+		i := bytes.IndexByte(out, ':')
+		if i < 0 {
+			return nil, fmt.Errorf("malformed batch output %q", out)
+		}
+		n, err := strconv.Atoi(string(out[:i]))
+		if err != nil || i+1+n > len(out) {
+			return nil, fmt.Errorf("malformed batch output at %q", out[:min(len(out), 40)])
+		}
+		res = append(res, out[i+1:i+1+n])
+		out = out[i+1+n:]
+	}
+	if len(res) != len(exprs) {
+		return nil, fmt.Errorf("batch gave %d strings for %d expressions", len(res), len(exprs))
+	}
+	return res, nil
+}
+
+// Parse checks that file is syntactically valid Nix (nix-instantiate --parse).
+func Parse(t testing.TB, file string) error {
+	t.Helper()
+	_, err := run(t, "nix-instantiate", "--parse", file)
+	return err
+}
