@@ -171,15 +171,6 @@ func (p *Program) run(ctx context.Context, args []string) error {
 			return usagef("usage: exec-session NAME")
 		}
 		return p.execSession(rest[0])
-	case "notify":
-		if len(rest) < 2 {
-			return usagef("usage: notify SOCKET MESSAGE...")
-		}
-		err := supervisor.Notify(rest[0], strings.Join(rest[1:], " "))
-		if supervisor.IsNotListening(err) {
-			return nil // no supervisor: the next one resyncs at start
-		}
-		return err
 	}
 	return usagef("unknown command %q", cmd)
 }

@@ -106,7 +106,10 @@ type Pane struct {
 	PID     int
 }
 
-const paneFormat = "#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}"
+// paneFormat separates fields with '|' (tmux replaces tabs and other
+// control characters in output for clients without a UTF-8 locale); the
+// session name comes last so a name containing '|' still parses.
+const paneFormat = "#{pane_id}|#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{pane_pid}|#{session_name}"
 
 // ListPanes lists every pane of every session.
 func (s *Server) ListPanes(ctx context.Context) ([]Pane, error) {
@@ -128,35 +131,53 @@ func parsePanes(out string) ([]Pane, error) {
 		if l == "" {
 			continue
 		}
-		f := strings.Split(l, "\t")
+		f := strings.SplitN(l, "|", 6)
 		if len(f) != 6 {
 			return nil, fmt.Errorf("tmux list-panes: unexpected line %q", l)
 		}
-		pid, _ := strconv.Atoi(f[5])
-		panes = append(panes, Pane{Session: f[0], ID: f[1], Dead: f[2] == "1", Status: f[3], Signal: f[4], PID: pid})
+		pid, _ := strconv.Atoi(f[4])
+		panes = append(panes, Pane{ID: f[0], Dead: f[1] == "1", Status: f[2], Signal: f[3], PID: pid, Session: f[5]})
 	}
 	return panes, nil
 }
 
 // NewSession creates a detached session running argv directly (tmux execs
-// argv without a shell when given more than one argument).
-func (s *Server) NewSession(ctx context.Context, name, cwd string, argv []string) error {
+// argv without a shell when given more than one argument) and returns the
+// pid of its pane's process. argv must not contain an argument ending in
+// ';' (tmux's command separator); the caller's argv is fixed and safe.
+func (s *Server) NewSession(ctx context.Context, name string, argv []string) (int, error) {
 	if len(argv) < 2 {
-		return errors.New("tmux: argv needs at least two elements to bypass the shell")
+		return 0, errors.New("tmux: argv needs at least two elements to bypass the shell")
 	}
-	args := append([]string{"new-session", "-d", "-s", name, "-c", cwd, "--"}, argv...)
-	_, err := s.Run(ctx, args...)
-	return err
+	args := append([]string{"new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", name, "--"}, argv...)
+	out, err := s.Run(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return parsePID(out)
 }
 
-// RespawnPane kills pane's process if alive and starts argv in it.
-func (s *Server) RespawnPane(ctx context.Context, pane, cwd string, argv []string) error {
+// RespawnPane kills pane's process if alive, starts argv in it and returns
+// the new process's pid.
+func (s *Server) RespawnPane(ctx context.Context, pane string, argv []string) (int, error) {
 	if len(argv) < 2 {
-		return errors.New("tmux: argv needs at least two elements to bypass the shell")
+		return 0, errors.New("tmux: argv needs at least two elements to bypass the shell")
 	}
-	args := append([]string{"respawn-pane", "-k", "-t", pane, "-c", cwd, "--"}, argv...)
-	_, err := s.Run(ctx, args...)
-	return err
+	args := append([]string{"respawn-pane", "-k", "-t", pane, "--"}, argv...)
+	args = append(args, ";", "display-message", "-p", "-t", pane, "#{pane_pid}")
+	out, err := s.Run(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return parsePID(out)
+}
+
+func parsePID(out string) (int, error) {
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("tmux: unexpected pane pid %q", out)
+	}
+	return pid, nil
 }
 
 // KillSession kills the session named exactly name.

@@ -1,0 +1,354 @@
+package main
+
+// Process-level test harness. The test binary doubles as the agent-box
+// program (TestMain runs run() when AGENT_BOX_TEST_PROGRAM=1) and as a fake
+// agent ("test-agent ..." as first argument), so the supervisor, tmux, the
+// CLI and exec-session all run as real processes against a real tmux on a
+// temp socket, with a temp HOME and runtime dir.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/tmux"
+)
+
+const tmuxBin = "/usr/bin/tmux"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "test-agent" {
+		os.Exit(testAgent(os.Args[2:]))
+	}
+	if os.Getenv("AGENT_BOX_TEST_PROGRAM") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// agentReport is what `test-agent report FILE` writes before it blocks.
+type agentReport struct {
+	Env         []string `json:"env"`
+	Cwd         string   `json:"cwd"`
+	Args        []string `json:"args"`
+	OOMScoreAdj string   `json:"oomScoreAdj"`
+}
+
+func testAgent(args []string) int {
+	if len(args) >= 1 && args[0] == "report" {
+		cwd, _ := os.Getwd()
+		oom, _ := os.ReadFile("/proc/self/oom_score_adj")
+		r := agentReport{Env: os.Environ(), Cwd: cwd, Args: args, OOMScoreAdj: strings.TrimSpace(string(oom))}
+		data, _ := json.Marshal(r)
+		tmp := args[1] + ".tmp"
+		os.WriteFile(tmp, data, 0o600)
+		os.Rename(tmp, args[1])
+		select {} // stay alive like an agent
+	}
+	return 2
+}
+
+func testBinary(t testing.TB) string {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return self
+}
+
+// box is one user's agent-box world in temp directories.
+type box struct {
+	t       testing.TB
+	dir     string
+	home    string
+	runtime string
+	env     []string
+	sup     *exec.Cmd
+	supLog  *syncBuffer
+	supDone chan struct{}
+	tm      *tmux.Server
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newBox prepares HOME, runtime dir, agents table and (optional) seed.
+func newBox(t testing.TB, seed string) *box {
+	t.Helper()
+	if _, err := os.Stat(tmuxBin); err != nil {
+		t.Skip("tmux not installed")
+	}
+	dir := t.TempDir()
+	// unix socket paths are limited to 108 bytes: keep the runtime dir short
+	rt, err := os.MkdirTemp("", "ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	b := &box{t: t, dir: dir, home: filepath.Join(dir, "home"), runtime: filepath.Join(rt, "u")}
+	if err := os.MkdirAll(b.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	self := testBinary(t)
+	agents := config.Agents{
+		"sleep":  {Command: "/bin/sleep", Args: []string{"100000"}},
+		"sh":     {Command: "/bin/sh", Args: []string{"-c"}},
+		"false":  {Command: "/bin/false"},
+		"report": {Command: self, Args: []string{"test-agent", "report"}},
+	}
+	data, _ := json.Marshal(agents)
+	agentsFile := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(agentsFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.env = []string{
+		"AGENT_BOX_TEST_PROGRAM=1",
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + b.home,
+		"USER=tester",
+		"AGENT_BOX_RUNTIME_DIR=" + b.runtime,
+		"AGENT_BOX_AGENTS=" + agentsFile,
+		"AGENT_BOX_TMUX=" + tmuxBin,
+		"AGENT_BOX_DEFAULT_AGENT=sleep",
+	}
+	if seed != "" {
+		b.writeSeed(seed)
+	}
+	b.tm = &tmux.Server{Bin: tmuxBin, Socket: filepath.Join(b.runtime, "tmux.sock"), Env: b.env}
+	t.Cleanup(func() {
+		b.stopSupervisor()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.tm.KillServer(ctx)
+	})
+	return b
+}
+
+func (b *box) writeSeed(seed string) {
+	p := filepath.Join(b.dir, "seed.json")
+	if err := os.WriteFile(p, []byte(seed), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.setEnv("AGENT_BOX_SEED", p)
+}
+
+func (b *box) setEnv(k, v string) {
+	for i, kv := range b.env {
+		if strings.HasPrefix(kv, k+"=") {
+			b.env[i] = k + "=" + v
+			return
+		}
+	}
+	b.env = append(b.env, k+"="+v)
+}
+
+func (b *box) registryPath() string { return filepath.Join(b.home, ".config/agent-box/sessions.json") }
+
+// command returns the test binary as agent-box with args.
+func (b *box) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, testBinary(b.t), args...)
+	cmd.Env = b.env
+	cmd.Dir = b.home
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs agent-box args with stdin and returns its output and exit code.
+func (b *box) run(stdin string, args ...string) result {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := b.command(ctx, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			b.t.Fatalf("agent-box %q: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// ok runs agent-box args and fails the test unless it exits 0.
+func (b *box) ok(args ...string) string {
+	b.t.Helper()
+	r := b.run("", args...)
+	if r.code != 0 {
+		b.t.Fatalf("agent-box %s: exit %d, stderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	return r.stdout
+}
+
+// startSupervisor runs `agent-box supervise` and waits until state.json
+// names it.
+func (b *box) startSupervisor() {
+	b.t.Helper()
+	b.supLog = &syncBuffer{}
+	b.sup = b.command(context.Background(), "supervise")
+	b.sup.Stdout, b.sup.Stderr = b.supLog, b.supLog
+	if err := b.sup.Start(); err != nil {
+		b.t.Fatal(err)
+	}
+	b.supDone = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(b.sup, b.supDone)
+	pid := b.sup.Process.Pid
+	b.waitFor(10*time.Second, "supervisor writes state.json", func() bool {
+		st, err := config.ReadState(filepath.Join(b.runtime, "state.json"))
+		select {
+		case <-b.supDone:
+			b.t.Fatalf("supervisor exited early: %v\n%s", b.sup.ProcessState, b.supLog)
+		default:
+		}
+		return err == nil && st.PID == pid
+	})
+}
+
+// stopSupervisor sends SIGTERM and waits for the exit.
+func (b *box) stopSupervisor() {
+	if b.sup == nil {
+		return
+	}
+	b.sup.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.supDone:
+	case <-time.After(15 * time.Second):
+		b.sup.Process.Kill()
+		<-b.supDone
+		b.t.Errorf("supervisor ignored SIGTERM for 15 s")
+	}
+	b.sup = nil
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func (b *box) waitFor(d time.Duration, what string, cond func() bool) {
+	b.t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			log := ""
+			if b.supLog != nil {
+				log = b.supLog.String()
+			}
+			b.t.Fatalf("timed out after %s waiting until %s\nsupervisor log:\n%s", d, what, log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// panes returns the live tmux panes by session name (nil if no server).
+func (b *box) panes() map[string]tmux.Pane {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ps, err := b.tm.ListPanes(ctx)
+	if err != nil {
+		return nil
+	}
+	m := map[string]tmux.Pane{}
+	for _, p := range ps {
+		m[p.Session] = p
+	}
+	return m
+}
+
+// running reports whether name has a live pane whose process has exec'd
+// away from agent-box (so its pid is the agent's).
+func (b *box) running(name string) (tmux.Pane, bool) {
+	p, ok := b.panes()[name]
+	if !ok || p.Dead || p.PID == 0 {
+		return p, false
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID))
+	if err != nil || exe == testBinary(b.t) && !b.isTestAgent(p.PID) {
+		return p, false
+	}
+	return p, true
+}
+
+func (b *box) isTestAgent(pid int) bool {
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return bytes.Contains(cmdline, []byte("test-agent"))
+}
+
+func (b *box) waitRunning(name string) tmux.Pane {
+	b.t.Helper()
+	var p tmux.Pane
+	b.waitFor(10*time.Second, fmt.Sprintf("session %q runs", name), func() bool {
+		var ok bool
+		p, ok = b.running(name)
+		return ok
+	})
+	return p
+}
+
+func (b *box) waitGone(name string) {
+	b.t.Helper()
+	b.waitFor(10*time.Second, fmt.Sprintf("session %q is gone from tmux", name), func() bool {
+		_, ok := b.panes()[name]
+		return !ok
+	})
+}
+
+func (b *box) registry() *registry.Registry {
+	b.t.Helper()
+	r, err := registry.Load(b.registryPath())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return r
+}
+
+func (b *box) observation(name string) observe.Session {
+	o, _ := observe.Load(filepath.Join(b.home, ".local/state/agent-box/sessions"), name)
+	return o
+}
+
+// cpuTicks returns utime+stime of pid in clock ticks (1/100 s).
+func cpuTicks(t testing.TB, pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return ut + st
+}

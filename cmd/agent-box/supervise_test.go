@@ -1,0 +1,530 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSeedStartsSessionsAndLaterSeedAddsOnlyNewUntombstonedOnes(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}, {"name": "b", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	b.waitRunning("a")
+	b.waitRunning("b")
+	b.stopSupervisor()
+
+	b.ok("session", "rm", "b") // tombstones b
+	// the seed changes: a gets other args (must not be applied), c is new, b is back
+	b.writeSeed(`{"sessions": [{"name": "a", "agent": "sh", "args": ["exit 3"]}, {"name": "b", "agent": "sleep"}, {"name": "c", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	b.waitRunning("a")
+	b.waitRunning("c")
+	r := b.registry()
+	var names []string
+	for _, s := range r.Sessions {
+		names = append(names, s.Name)
+	}
+	if diff := cmp.Diff([]string{"a", "c"}, names); diff != "" {
+		t.Errorf("registry sessions (-want +got):\n%s", diff)
+	}
+	if a, _ := r.Find("a"); a.Agent != "sleep" {
+		t.Errorf("seed modified existing session a: agent %q", a.Agent)
+	}
+	if diff := cmp.Diff([]string{"b"}, r.Tombstones); diff != "" {
+		t.Errorf("tombstones (-want +got):\n%s", diff)
+	}
+	if _, ok := b.panes()["b"]; ok {
+		t.Errorf("tombstoned session b runs in tmux")
+	}
+}
+
+func TestKill9RespawnsSession(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	p := b.waitRunning("a")
+	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	b.waitFor(5*time.Second, "a respawns with a new pid", func() bool {
+		q, ok := b.running("a")
+		return ok && q.PID != p.PID
+	})
+	t.Logf("respawn after kill -9 took %s", time.Since(start))
+	o := b.observation("a")
+	if o.Restarts != 1 || o.LastExit == nil || o.LastExit.Signal != "9" {
+		t.Errorf("observation after kill -9: restarts %d, last exit %+v; want 1 and signal 9", o.Restarts, o.LastExit)
+	}
+}
+
+func TestExitZeroParksSession(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "done", "agent": "sh", "args": ["exit 0"]}]}`)
+	b.startSupervisor()
+	b.waitFor(10*time.Second, "done is stopped in the registry", func() bool {
+		s, ok := b.registry().Find("done")
+		return ok && s.Stopped
+	})
+	b.waitGone("done")
+	if o := b.observation("done"); o.LastExit == nil || o.LastExit.Status != 0 || o.Restarts != 0 {
+		t.Errorf("observation: %+v, want last exit 0 and no restart", o)
+	}
+	if got := b.ok("session", "ls"); !strings.Contains(got, "stopped") {
+		t.Errorf("session ls does not show the parked session as stopped:\n%s", got)
+	}
+}
+
+func TestCrashLoopBacksOffWithoutBusyCPU(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "crash", "agent": "false"}]}`)
+	b.startSupervisor()
+	pid := b.sup.Process.Pid
+	ticks0 := cpuTicks(t, pid)
+	// launches at 0, ~0 (first restart immediate), +1 s, +2 s (then +4 s)
+	b.waitFor(15*time.Second, "four launches", func() bool { return b.observation("crash").Launches >= 4 })
+	o := b.observation("crash")
+	s := o.RecentStarts
+	gaps := []time.Duration{s[1].Sub(s[0]), s[2].Sub(s[1]), s[3].Sub(s[2])}
+	want := []time.Duration{0, time.Second, 2 * time.Second}
+	for i := range gaps {
+		if gaps[i] < want[i] || gaps[i] > want[i]+700*time.Millisecond {
+			t.Errorf("gap %d between launches = %s, want %s (+ at most 700ms); all gaps %v", i, gaps[i], want[i], gaps)
+		}
+	}
+	if o.NextStart == nil {
+		// the 4th death schedules a 4 s wait; it may not have happened yet
+		b.waitFor(5*time.Second, "a pending delayed restart", func() bool { return b.observation("crash").NextStart != nil })
+	}
+	used := cpuTicks(t, pid) - ticks0
+	if used > 30 { // 300 ms of CPU over ~3.5 s of crash loop
+		t.Errorf("supervisor used %d0 ms CPU during the crash loop, want < 300 ms", used)
+	}
+	t.Logf("supervisor CPU during crash loop: %d0 ms; gaps %v", used, gaps)
+}
+
+func TestCLIChangesAreReflectedInTmux(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	b.startSupervisor()
+
+	b.ok("session", "add", "w", "--agent", "sleep")
+	p := b.waitRunning("w")
+
+	b.ok("session", "stop", "w")
+	b.waitGone("w")
+	b.ok("session", "start", "w")
+	p = b.waitRunning("w")
+
+	b.ok("session", "restart", "w")
+	b.waitFor(5*time.Second, "restart gives w a new process", func() bool {
+		q, ok := b.running("w")
+		return ok && q.PID != p.PID
+	})
+	p, _ = b.running("w")
+
+	b.ok("session", "add", "x", "--agent", "sleep")
+	px := b.waitRunning("x")
+	b.ok("session", "restart", "--all")
+	b.waitFor(5*time.Second, "restart --all gives w and x new processes", func() bool {
+		q, ok1 := b.running("w")
+		r, ok2 := b.running("x")
+		return ok1 && ok2 && q.PID != p.PID && r.PID != px.PID
+	})
+
+	b.ok("session", "rm", "w")
+	b.waitGone("w")
+	if _, ok := b.running("x"); !ok {
+		t.Errorf("removing w disturbed x")
+	}
+	if got := b.observation("w").Restarts; got < 2 {
+		t.Errorf("w restarts = %d, want >= 2", got)
+	}
+}
+
+func TestAddWithArgsAndCwdRunsWithoutShell(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	b.startSupervisor()
+	cwd := filepath.Join(b.dir, "work dir")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(b.dir, "report.json")
+	args := []string{out, "$(touch pwned)", "a;b", ";", "'\"`", "#{session_name}", "*"}
+	b.ok(append([]string{"session", "add", "r", "--agent", "report", "--cwd", cwd, "--"}, args...)...)
+	rep := waitReport(t, b, out)
+	if diff := cmp.Diff(append([]string{"report"}, args...), rep.Args); diff != "" {
+		t.Errorf("agent argv (-want +got):\n%s", diff)
+	}
+	if rep.Cwd != cwd {
+		t.Errorf("agent cwd = %q, want %q", rep.Cwd, cwd)
+	}
+	if rep.OOMScoreAdj != "1000" {
+		t.Errorf("agent oom_score_adj = %q, want 1000", rep.OOMScoreAdj)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "pwned")); err == nil {
+		t.Errorf("an argument was evaluated by a shell")
+	}
+}
+
+func waitReport(t *testing.T, b *box, path string) agentReport {
+	t.Helper()
+	var rep agentReport
+	b.waitFor(10*time.Second, "the agent writes its report", func() bool {
+		data, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(data, &rep) == nil
+	})
+	return rep
+}
+
+func TestEnvFileValuesArriveByteExactAndOverrideInheritedEnvironment(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	b.setEnv("FROM_UNIT", "unit")
+	b.setEnv("OVERRIDDEN", "unit")
+	values := map[string]string{
+		"SPACES":     "  two  spaces  ",
+		"QUOTES":     `'single' "double" \back\slash`,
+		"SUBST":      "$(touch pwned) ${HOME} $HOME",
+		"BACKTICK":   "`touch pwned`",
+		"EQUALS":     "a=b==c=",
+		"PERCENT":    "100% %i %% %n",
+		"UNICODE":    "héllo wörld ✓ 日本語 \u200b",
+		"EMPTY":      "",
+		"HASH":       "# not a comment",
+		"CR":         "carriage\rreturn",
+		"TRAILING":   "ends with backslash \\",
+		"OVERRIDDEN": "file",
+	}
+	for k, v := range values {
+		if r := b.run(v+"\n", "env", "set", k); r.code != 0 {
+			t.Fatalf("env set %s: exit %d: %s", k, r.code, r.stderr)
+		}
+	}
+	// ls prints keys only, never values
+	ls := b.ok("env", "ls")
+	for k, v := range values {
+		if !strings.Contains(ls, k+"\n") {
+			t.Errorf("env ls misses %s", k)
+		}
+		if len(v) > 3 && strings.Contains(ls, v) {
+			t.Errorf("env ls shows the value of %s", k)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(b.home, ".config/agent-box/env")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("env file mode: %v %v, want 0600", fi.Mode(), err)
+	}
+	b.startSupervisor()
+	out := filepath.Join(b.dir, "report.json")
+	b.ok("session", "add", "e", "--agent", "report", "--", out)
+	rep := waitReport(t, b, out)
+	got := map[string]string{}
+	for _, kv := range rep.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	for k, v := range values {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("agent env %s = %q (present %v), want %q", k, g, ok, v)
+		}
+	}
+	if got["FROM_UNIT"] != "unit" {
+		t.Errorf("inherited FROM_UNIT = %q, want %q", got["FROM_UNIT"], "unit")
+	}
+	if got["AGENT_BOX_SESSION"] != "e" {
+		t.Errorf("AGENT_BOX_SESSION = %q, want e", got["AGENT_BOX_SESSION"])
+	}
+	if _, err := os.Stat(filepath.Join(b.home, "pwned")); err == nil {
+		t.Errorf("a value was evaluated by a shell")
+	}
+}
+
+func TestCorruptRegistryIsReportedAndLeftByteIdenticalWhileSessionsLive(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	p := b.waitRunning("a")
+	corrupt := []byte("{\"version\": 1, \"sessions\": [ oops\n")
+	tmp := b.registryPath() + ".new"
+	if err := os.WriteFile(tmp, corrupt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, b.registryPath()); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(5*time.Second, "the supervisor reports the corrupt registry", func() bool {
+		return strings.Contains(b.supLog.String(), "corrupt registry")
+	})
+	for _, args := range [][]string{
+		{"session", "ls"},
+		{"session", "add", "n", "--agent", "sleep"},
+		{"session", "stop", "a"},
+		{"session", "rm", "a"},
+	} {
+		r := b.run("", args...)
+		if r.code != 7 {
+			t.Errorf("%s: exit %d, want 7 (corrupt registry)", strings.Join(args, " "), r.code)
+		}
+		if lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "agent-box: corrupt registry") {
+			t.Errorf("%s: stderr %q, want one line 'agent-box: corrupt registry ...'", strings.Join(args, " "), r.stderr)
+		}
+	}
+	// a death makes the supervisor look at the registry again
+	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(5*time.Second, "tmux shows a's pane dead", func() bool { return b.panes()["a"].Dead })
+	b.ok("version") // a round trip: the supervisor's pidfd event precedes this
+	got, err := os.ReadFile(b.registryPath())
+	if err != nil || string(got) != string(corrupt) {
+		t.Errorf("registry changed: %q, %v; want byte-identical %q", got, err, corrupt)
+	}
+	if _, ok := b.panes()["a"]; !ok {
+		t.Errorf("session a was removed from tmux while the registry was corrupt")
+	}
+}
+
+func TestForeignTmuxServerOnSocketIsRefused(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	if err := os.MkdirAll(b.runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	foreign := exec.Command(tmuxBin, "-S", b.tm.Socket, "-f", "/dev/null", "new-session", "-d", "-s", "mine", "/bin/sleep", "100000")
+	foreign.Env = b.env
+	if out, err := foreign.CombinedOutput(); err != nil {
+		t.Fatalf("starting a foreign tmux: %v\n%s", err, out)
+	}
+	r := b.run("", "supervise")
+	if r.code != 9 {
+		t.Errorf("supervise on a foreign server: exit %d, want 9; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "agent-box: a tmux server not started by agent-box") {
+		t.Errorf("stderr does not explain the refusal:\n%s", r.stderr)
+	}
+	ps := b.panes()
+	if _, ok := ps["mine"]; !ok || len(ps) != 1 {
+		t.Errorf("foreign server's sessions changed: %v", ps)
+	}
+	if _, err := os.Stat(filepath.Join(b.runtime, "state.json")); err == nil {
+		t.Errorf("state.json written by a refused supervisor")
+	}
+}
+
+func TestCrashedSupervisorReadoptsItsServerAndKeepsSessions(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	p := b.waitRunning("a")
+	b.sup.Process.Kill()
+	<-b.supDone
+	b.sup = nil
+	if r := b.run("", "session", "restart", "a"); r.code != 8 {
+		t.Errorf("restart with a dead supervisor: exit %d, want 8 (not running); stderr %q", r.code, r.stderr)
+	}
+	b.startSupervisor()
+	if !strings.Contains(b.supLog.String(), "adopted") {
+		t.Errorf("supervisor did not report adoption:\n%s", b.supLog)
+	}
+	if q, ok := b.running("a"); !ok || q.PID != p.PID {
+		t.Errorf("session a after re-adoption: %+v, want the same pid %d", q, p.PID)
+	}
+	// and the adopted server's hooks reach the new supervisor
+	syscall.Kill(p.PID, syscall.SIGKILL)
+	b.waitFor(5*time.Second, "a respawns under the new supervisor", func() bool {
+		q, ok := b.running("a")
+		return ok && q.PID != p.PID
+	})
+}
+
+func TestSIGTERMStopsTmuxServerAndRemovesState(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	b.waitRunning("a")
+	cmd := b.sup
+	b.stopSupervisor()
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("supervisor exit code after SIGTERM = %d, want 0", code)
+	}
+	if b.tm.Alive() {
+		t.Errorf("tmux server still alive after SIGTERM")
+	}
+	for _, f := range []string{"state.json", "supervisor.sock"} {
+		if _, err := os.Stat(filepath.Join(b.runtime, f)); err == nil {
+			t.Errorf("%s left behind after a clean shutdown", f)
+		}
+	}
+}
+
+func TestAttachFromOutsideJoinsSessionOnExplicitSocket(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+
+	// no server: a clear error, and attach must not start one
+	r := b.run("", "session", "attach", "a")
+	if r.code != 8 || !strings.Contains(r.stderr, "supervisor not running") {
+		t.Errorf("attach without a server: exit %d stderr %q, want 8", r.code, r.stderr)
+	}
+	if b.tm.Alive() {
+		t.Fatalf("attach started a tmux server")
+	}
+
+	b.startSupervisor()
+	b.waitRunning("a")
+	// an "SSH login": another terminal (an outer tmux on its own socket) runs attach
+	outerSock := filepath.Join(filepath.Dir(b.runtime), "outer.sock")
+	env := append(append([]string{}, b.env...), "TERM=xterm")
+	outer := exec.Command(tmuxBin, "-S", outerSock, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", "--",
+		testBinary(t), "session", "attach", "a")
+	outer.Env = env
+	if out, err := outer.CombinedOutput(); err != nil {
+		t.Fatalf("outer tmux: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(tmuxBin, "-S", outerSock, "kill-server").Run() })
+	b.waitFor(10*time.Second, "a client is attached to session a", func() bool {
+		out, err := exec.Command(tmuxBin, "-S", b.tm.Socket, "list-clients", "-F", "#{client_session}").Output()
+		return err == nil && strings.TrimSpace(string(out)) == "a"
+	})
+	if r := b.run("", "session", "attach", "nope"); r.code != 3 {
+		t.Errorf("attach to an unknown session: exit %d, want 3; stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestSupervisorAndCLIWritingConcurrentlyLoseNothing(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	b.startSupervisor()
+	// every session exits 0 at once, so the supervisor writes "stopped"
+	// into the registry while other CLI processes add entries
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if r := b.run("", "session", "add", fmt.Sprintf("s%02d", i), "--agent", "sh", "--", "exit 0"); r.code != 0 {
+				errs <- fmt.Sprintf("add s%02d: exit %d: %s", i, r.code, r.stderr)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	b.waitFor(30*time.Second, fmt.Sprintf("%d sessions registered and parked", n), func() bool {
+		r := b.registry()
+		if len(r.Sessions) != n {
+			return false
+		}
+		for _, s := range r.Sessions {
+			if !s.Stopped {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestConcurrentAddProcessesAllLand(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	const n = 200
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		cmds[i] = b.command(ctx, "session", "add", fmt.Sprintf("c%03d", i), "--agent", "sleep")
+	}
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("add c%03d: %v", i, err)
+		}
+	}
+	if got := len(b.registry().Sessions); got != n {
+		t.Errorf("registry has %d sessions after %d concurrent adds", got, n)
+	}
+	fi, err := os.Stat(b.registryPath())
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("registry mode %v (%v), want 0600", fi.Mode(), err)
+	}
+}
+
+func TestExitCodesAndMessages(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	b.ok("session", "add", "dup", "--agent", "sleep")
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		code  int
+		msg   string
+	}{
+		{[]string{"session", "rm", "ghost"}, "", 3, `agent-box: unknown session: "ghost"`},
+		{[]string{"session", "stop", "ghost"}, "", 3, `agent-box: unknown session: "ghost"`},
+		{[]string{"session", "start", "ghost"}, "", 3, `agent-box: unknown session: "ghost"`},
+		{[]string{"env", "rm", "NOPE"}, "", 3, `agent-box: unknown key "NOPE"`},
+		{[]string{"session", "add", "dup", "--agent", "sleep"}, "", 4, `agent-box: session already exists: "dup"`},
+		{[]string{"session", "add", "bad name"}, "", 5, `agent-box: invalid session name "bad name"`},
+		{[]string{"session", "add", ""}, "", 2, "agent-box: usage"},
+		{[]string{"session", "add", strings.Repeat("x", 65)}, "", 5, "agent-box: invalid session name"},
+		{[]string{"session", "add", "a/b"}, "", 5, "agent-box: invalid session name"},
+		{[]string{"session", "add", "ünï"}, "", 5, "agent-box: invalid session name"},
+		{[]string{"session", "rm", "../x"}, "", 5, "agent-box: invalid session name"},
+		{[]string{"env", "set", "1A"}, "v", 5, `agent-box: invalid key "1A"`},
+		{[]string{"env", "set", "A-B"}, "v", 5, `agent-box: invalid key "A-B"`},
+		{[]string{"env", "set", "A"}, "two\nlines\n", 5, "agent-box: invalid value"},
+		{[]string{"env", "set", "A"}, "nul\x00", 5, "agent-box: invalid value"},
+		{[]string{"session", "add", "n", "--agent", "nosuch"}, "", 6, `agent-box: unknown agent "nosuch"`},
+		{[]string{"session", "restart", "dup"}, "", 8, "agent-box: supervisor not running"},
+		{[]string{"frobnicate"}, "", 2, `agent-box: unknown command "frobnicate"`},
+	} {
+		r := b.run(tc.stdin, tc.args...)
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		if r.code != tc.code || !strings.HasPrefix(lines[0], tc.msg) {
+			t.Errorf("agent-box %q: exit %d, stderr %q; want exit %d and %q", tc.args, r.code, r.stderr, tc.code, tc.msg)
+		}
+		if tc.code != 2 && len(lines) != 1 {
+			t.Errorf("agent-box %q: %d stderr lines, want 1: %q", tc.args, len(lines), r.stderr)
+		}
+		if r.stdout != "" {
+			t.Errorf("agent-box %q: unexpected stdout %q", tc.args, r.stdout)
+		}
+	}
+	if got := len(b.registry().Sessions); got != 1 {
+		t.Errorf("rejected commands changed the registry: %d sessions", got)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	if got := b.ok("version"); got != "agent-box dev\n" {
+		t.Errorf("version = %q", got)
+	}
+	help := b.ok("help")
+	for _, want := range []string{"3 unknown session", "4 duplicate session", "5 invalid name", "6 unknown agent", "7 corrupt registry", "8 supervisor not running"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
