@@ -1,0 +1,41 @@
+package tmux
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseVersion(t *testing.T) {
+	for _, tc := range []struct {
+		in           string
+		major, minor int
+		ok           bool
+	}{
+		{"tmux 3.3a\n", 3, 3, true}, {"tmux 3.0", 3, 0, true}, {"tmux 2.9a", 2, 9, true},
+		{"tmux next-3.5", 3, 5, true}, {"tmux master", 999, 0, true}, {"tmux", 0, 0, false},
+	} {
+		ma, mi, err := ParseVersion(tc.in)
+		if (err == nil) != tc.ok || ma != tc.major || mi != tc.minor {
+			t.Errorf("ParseVersion(%q) = %d, %d, %v; want %d, %d, ok=%v", tc.in, ma, mi, err, tc.major, tc.minor, tc.ok)
+		}
+	}
+}
+
+func TestParsePanesKeepsSeparatorInSessionName(t *testing.T) {
+	got, err := parsePanes("%0|0|||42|a\n%3|1|1||43|odd|name\n%4|1||9|44|k\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pane{
+		{ID: "%0", PID: 42, Session: "a"},
+		{ID: "%3", Dead: true, Status: "1", PID: 43, Session: "odd|name"},
+		{ID: "%4", Dead: true, Signal: "9", PID: 44, Session: "k"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parsePanes (-want +got):\n%s", diff)
+	}
+	if _, err := parsePanes("garbage\n"); err == nil {
+		t.Errorf("parsePanes accepted garbage")
+	}
+}
