@@ -4,6 +4,7 @@ package nixtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -89,4 +90,18 @@ func Parse(t testing.TB, file string) error {
 	t.Helper()
 	_, err := run(t, "nix-instantiate", "--parse", file)
 	return err
+}
+
+// EvalJSON evaluates the Nix file strictly and decodes its JSON value into
+// out. (JSON carries valid UTF-8 only; use EvalFileRaw for arbitrary bytes.)
+func EvalJSON(t testing.TB, file string, out any) error {
+	t.Helper()
+	data, err := run(t, "nix-instantiate", "--eval", "--strict", "--json", file)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decoding the value of %s: %w", file, err)
+	}
+	return nil
 }

@@ -1,0 +1,123 @@
+package moduletest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// unitRoot builds a root directory for systemd-analyze from a golden
+// configuration: the host's unit set, the golden files and links unchanged,
+// and executable stand-ins at the zero-hash program paths the drop-ins name.
+func unitRoot(t *testing.T, cfg string) (root string, instances []string) {
+	t.Helper()
+	requireTool(t, "systemd-analyze")
+	root = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "usr/lib/systemd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", "/usr/lib/systemd/system", filepath.Join(root, "usr/lib/systemd/")).CombinedOutput(); err != nil {
+		t.Fatalf("copying the host unit set (systemd-analyze verify needs it): %v\n%s", err, out)
+	}
+	files, links := ReadGolden(t, cfg)
+	programs := map[string]bool{}
+	execStart := regexp.MustCompile(`(?m)^ExecStart=(/nix/store/\S+)`)
+	for name, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range execStart.FindAllStringSubmatch(data, -1) {
+			programs[m[1]] = true
+		}
+		if m := regexp.MustCompile(`^etc/systemd/system/(agent-box@[^/]+\.service)\.d/`).FindStringSubmatch(name); m != nil {
+			instances = append(instances, m[1])
+		}
+	}
+	for name, target := range links {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for prog := range programs {
+		p := filepath.Join(root, prog)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Strings(instances)
+	if len(instances) == 0 {
+		t.Fatalf("golden %s has no instance drop-ins", cfg)
+	}
+	return root, instances
+}
+
+func requireTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is required: %v\nhint: run 'make deps'", name, err)
+	}
+	return p
+}
+
+// TestGoldenUnitsVerify runs `systemd-analyze verify` on every golden
+// instance: the template, its drop-in and the enablement must load with no
+// message at all (verify exits 0 even on unknown keys, so any output fails).
+func TestGoldenUnitsVerify(t *testing.T) {
+	for _, cfg := range Configs(t) {
+		t.Run(cfg, func(t *testing.T) {
+			root, instances := unitRoot(t, cfg)
+			for _, unit := range instances {
+				cmd := exec.Command("systemd-analyze", "verify", "--root="+root, unit)
+				out, err := cmd.CombinedOutput()
+				if err != nil || len(bytes.TrimSpace(out)) > 0 {
+					t.Errorf("systemd-analyze verify %s: %v\n%s", unit, err, out)
+				}
+			}
+		})
+	}
+}
+
+// TestGoldenUnitsSecurity scores every golden instance with `systemd-analyze
+// security --offline=true --threshold=30` (0-100 scale: 3.0 at most).
+func TestGoldenUnitsSecurity(t *testing.T) {
+	version, err := exec.Command("systemd-analyze", "--version").Output()
+	if err != nil {
+		t.Fatalf("systemd-analyze --version: %v", err)
+	}
+	v, _, _ := strings.Cut(string(version), "\n")
+	score := regexp.MustCompile(`Overall exposure level for \S+: (\d+\.\d+)`)
+	for _, cfg := range Configs(t) {
+		t.Run(cfg, func(t *testing.T) {
+			root, instances := unitRoot(t, cfg)
+			for _, unit := range instances {
+				out, err := exec.Command("systemd-analyze", "security", "--offline=true", "--root="+root, "--threshold=30", unit).CombinedOutput()
+				m := score.FindSubmatch(out)
+				if m == nil {
+					t.Errorf("no score for %s: %v\n%s", unit, err, out)
+					continue
+				}
+				t.Logf("%s %s: exposure %s (%s)", cfg, unit, m[1], v)
+				if err != nil {
+					t.Errorf("%s exposure %s is above 3.0: %v\n%s", unit, m[1], err, out)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,16 @@
+# Escaping for systemd unit files (builtins only).
+rec {
+  # "%" starts a specifier in unit files; "%%" is a literal percent.
+  escapeSpecifiers = builtins.replaceStrings [ "%" ] [ "%%" ];
+
+  # Inside double quotes systemd C-unescapes a value: a backslash or a
+  # double quote must be escaped, then specifiers. Newlines cannot be
+  # carried (validation rejects them before rendering).
+  quote = s: "\"" + escapeSpecifiers (builtins.replaceStrings [ "\\" "\"" ] [ "\\\\" "\\\"" ] s) + "\"";
+
+  # One Environment= line for NAME=VALUE.
+  environmentLine = name: value: "Environment=${quote "${name}=${value}"}\n";
+
+  # A directive line with a value that must not expand specifiers.
+  line = key: value: "${key}=${escapeSpecifiers (toString value)}\n";
+}

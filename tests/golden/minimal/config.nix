@@ -1,0 +1,6 @@
+# One user, every default.
+{ pkgs, ... }:
+{
+  enable = true;
+  users.alice = { };
+}
