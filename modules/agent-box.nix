@@ -350,6 +350,10 @@ in
     "less"
   ];
 
+  # go.mod of the runtime as the module builds it: no requirements (the
+  # runtime is standard library only), so buildGoModule needs no vendorHash.
+  runtimeGoMod = "module github.com/agent-box/agent-box\n\ngo 1.25\n";
+
   # Variables agent-box sets itself; users may not override them.
   reservedVariable = name: elem name [ "PATH" "HOME" "USER" ] || hasPrefix "AGENT_BOX_" name;
 
@@ -674,6 +678,7 @@ in
     options
     builtinAgents
     basePackages
+    runtimeGoMod
     names
     normalize
     assertions
@@ -3660,7 +3665,7 @@ in
           inherit (spec) description;
         }
         // optionalAttrs (spec ? default) { inherit (spec) default; }
-        // optionalAttrs (spec ? defaultText) { defaultText = literalExpression spec.defaultText; }
+        // optionalAttrs (spec ? defaultText) { defaultText = lib.literalMD spec.defaultText; }
         // optionalAttrs (spec ? example) { example = literalExpression spec.example; }
       )
   );
@@ -3669,7 +3674,7 @@ in
   runtimeSrc = pkgs.runCommand "agent-box-src" { } (
     ''
       mkdir -p "$out"
-      cp ${pkgs.writeText "go.mod" "module github.com/agent-box/agent-box\n\ngo 1.25\n"} "$out/go.mod"
+      cp ${pkgs.writeText "go.mod" agentBox.runtimeGoMod} "$out/go.mod"
     ''
     + concatStrings (
       mapAttrsToList (

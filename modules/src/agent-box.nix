@@ -81,7 +81,7 @@ let
           inherit (spec) description;
         }
         // optionalAttrs (spec ? default) { inherit (spec) default; }
-        // optionalAttrs (spec ? defaultText) { defaultText = literalExpression spec.defaultText; }
+        // optionalAttrs (spec ? defaultText) { defaultText = lib.literalMD spec.defaultText; }
         // optionalAttrs (spec ? example) { example = literalExpression spec.example; }
       )
   );
@@ -90,7 +90,7 @@ let
   runtimeSrc = pkgs.runCommand "agent-box-src" { } (
     ''
       mkdir -p "$out"
-      cp ${pkgs.writeText "go.mod" "module github.com/agent-box/agent-box\n\ngo 1.25\n"} "$out/go.mod"
+      cp ${pkgs.writeText "go.mod" agentBox.runtimeGoMod} "$out/go.mod"
     ''
     + concatStrings (
       mapAttrsToList (

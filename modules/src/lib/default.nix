@@ -119,6 +119,10 @@ let
     "less"
   ];
 
+  # go.mod of the runtime as the module builds it: no requirements (the
+  # runtime is standard library only), so buildGoModule needs no vendorHash.
+  runtimeGoMod = "module github.com/agent-box/agent-box\n\ngo 1.25\n";
+
   # Variables agent-box sets itself; users may not override them.
   reservedVariable = name: elem name [ "PATH" "HOME" "USER" ] || hasPrefix "AGENT_BOX_" name;
 
@@ -443,6 +447,7 @@ in
     options
     builtinAgents
     basePackages
+    runtimeGoMod
     names
     normalize
     assertions

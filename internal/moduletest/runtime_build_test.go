@@ -1,0 +1,135 @@
+package moduletest
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agent-box/agent-box/internal/nixtest"
+	"github.com/google/go-cmp/cmp"
+)
+
+// runtimeDirs are the runtime source directories the module embeds.
+var runtimeDirs = []string{"cmd/agent-box", "internal/runtime"}
+
+// embeddedRuntime evaluates the module's embedded runtime source with real
+// Nix: relative path -> bytes, as buildGoModule will see it.
+func embeddedRuntime(t *testing.T, m *Module) map[string][]byte {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	for i, d := range runtimeDirs {
+		set := m.WriteInclude(t, d+"/", dir, fmt.Sprintf("set%d.nix", i))
+		namesFile := filepath.Join(dir, fmt.Sprintf("names%d.nix", i))
+		if err := os.WriteFile(namesFile, []byte(fmt.Sprintf("builtins.attrNames (import %q)\n", set)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		if err := nixtest.EvalJSON(t, namesFile, &names); err != nil {
+			t.Fatal(err)
+		}
+		exprs := make([]string, len(names))
+		for j, n := range names {
+			exprs[j] = fmt.Sprintf("(import %q).%q", set, n)
+		}
+		values, err := nixtest.EvalStrings(t, exprs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, n := range names {
+			files[d+"/"+n] = values[j]
+		}
+	}
+	lib := m.WriteInclude(t, "modules/src/lib/default.nix", dir, "lib.nix")
+	gomod, err := nixtest.EvalStrings(t, []string{fmt.Sprintf("(import %q).runtimeGoMod", lib)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["go.mod"] = gomod[0]
+	return files
+}
+
+// TestEmbeddedRuntimeIsExactlyTheNonTestSources compares the embedded file
+// set with the repository, independently of the assembler: every non-test Go
+// file of the runtime directories, byte for byte, and nothing else.
+func TestEmbeddedRuntimeIsExactlyTheNonTestSources(t *testing.T) {
+	m := Load(t)
+	got := embeddedRuntime(t, m)
+	want := map[string][]byte{}
+	for _, d := range runtimeDirs {
+		err := filepath.WalkDir(filepath.Join(Root(), d), func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() && e.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(Root(), p)
+			want[filepath.ToSlash(rel)] = data
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	delete(got, "go.mod")
+	keys := func(m map[string][]byte) []string {
+		var k []string
+		for n := range m {
+			k = append(k, n)
+		}
+		sort.Strings(k)
+		return k
+	}
+	if d := cmp.Diff(keys(want), keys(got)); d != "" {
+		t.Fatalf("embedded runtime files differ from the non-test sources (-want +got):\n%s", d)
+	}
+	for n, w := range want {
+		if string(got[n]) != string(w) {
+			t.Errorf("%s: embedded bytes differ from the file", n)
+		}
+	}
+}
+
+// TestEmbeddedRuntimeBuildsLikeNix writes the runtime exactly as the module
+// embeds it, with the module's go.mod, and builds it the way buildGoModule
+// does: vendor mode, no proxy, an empty module cache, local toolchain, no
+// cgo. A non-stdlib import or a file missing from the embed fails here.
+func TestEmbeddedRuntimeBuildsLikeNix(t *testing.T) {
+	m := Load(t)
+	src := t.TempDir()
+	for name, data := range embeddedRuntime(t, m) {
+		p := filepath.Join(src, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "agent-box")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/agent-box")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(),
+		"GOFLAGS=-mod=vendor", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local",
+		"GOMODCACHE="+t.TempDir(), "CGO_ENABLED=0", "GOSUMDB=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the embedded runtime like buildGoModule: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
+		t.Fatalf("%s version: %v %q", bin, err, out)
+	}
+}
