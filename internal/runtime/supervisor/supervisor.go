@@ -107,6 +107,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(env.RuntimeDir, 0o700); err != nil {
 		return err
 	}
+	// systemd creates RuntimeDirectory= 0755 unless told otherwise; the
+	// sockets in it must be the user's alone.
+	if err := os.Chmod(env.RuntimeDir, 0o700); err != nil {
+		return err
+	}
 	unlock, ok, err := atomicfile.TryLock(env.SupervisorLock())
 	if err != nil {
 		return err
@@ -211,6 +216,11 @@ func (s *sup) shutdown() error {
 	if err := s.tm.KillServer(ctx); err != nil && s.tm.Alive() {
 		return fmt.Errorf("stopping tmux server: %w", err)
 	}
+	// kill-server returns before the server has gone; wait (bounded) so
+	// that a supervisor started right after us finds no server.
+	for deadline := time.Now().Add(3 * time.Second); s.tm.Alive() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	s.logf("stopped")
 	return nil
 }
@@ -240,6 +250,9 @@ func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
 	if s.tm.Alive() {
 		tok, _ := os.ReadFile(env.TokenFile())
 		got, err := s.tm.ServerOption(ctx, "@agent-box-token")
+		if err != nil && !s.tm.Alive() {
+			return s.startServer(ctx) // it was exiting; start afresh
+		}
 		if err != nil || len(tok) == 0 || got != strings.TrimSpace(string(tok)) {
 			return false, fmt.Errorf("%w: %s", ErrForeignServer, env.TmuxSocket())
 		}

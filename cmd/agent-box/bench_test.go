@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkRuntime measures the runtime targets of issue 3 and prints them;
+// nothing is asserted. Run it alone (it takes about 2.5 minutes):
+//
+//	go test -run '^$' -bench Runtime -benchtime 1x -timeout 10m ./cmd/agent-box
+func BenchmarkRuntime(b *testing.B) {
+	const sessions = 10
+	var seed strings.Builder
+	seed.WriteString(`{"sessions": [`)
+	for i := 0; i < sessions; i++ {
+		if i > 0 {
+			seed.WriteString(", ")
+		}
+		fmt.Fprintf(&seed, `{"name": "s%d", "agent": "sleep"}`, i)
+	}
+	seed.WriteString("]}")
+	bx := newBox(b, seed.String())
+	fmt.Printf("machine: %d CPUs, load %s\n", numCPU(), loadavg())
+
+	// phase 1: respawn after kill -9, never inside the 10 s backoff window
+	bx.startSupervisor()
+	pids := make([]int, sessions)
+	for i := range pids {
+		pids[i] = bx.waitRunning(fmt.Sprintf("s%d", i)).PID
+	}
+	base := time.Now().Add(10500 * time.Millisecond)
+	var respawn []time.Duration
+	for round := 0; round < 5; round++ {
+		for i := 0; i < sessions; i++ {
+			time.Sleep(time.Until(base.Add(time.Duration(round)*10500*time.Millisecond + time.Duration(i)*time.Second)))
+			name := fmt.Sprintf("s%d", i)
+			t0 := time.Now()
+			syscall.Kill(pids[i], syscall.SIGKILL)
+			pid := waitNewAgent(bx, name, pids[i])
+			respawn = append(respawn, time.Since(t0))
+			pids[i] = pid
+		}
+	}
+	fmt.Printf("respawn after kill -9 (%d kills over %d sessions): %s\n", len(respawn), sessions, stats(respawn))
+
+	// phase 2: CLI add -> live session
+	var add, cliOnly, afterCLI []time.Duration
+	for i := 0; i < 30; i++ {
+		name := fmt.Sprintf("a%d", i)
+		t0 := time.Now()
+		bx.ok("session", "add", name, "--agent", "sleep")
+		t1 := time.Now()
+		waitNewAgent(bx, name, 0)
+		add = append(add, time.Since(t0))
+		cliOnly = append(cliOnly, t1.Sub(t0))
+		afterCLI = append(afterCLI, time.Since(t1))
+	}
+	fmt.Printf("CLI add -> live session (30 adds, incl. CLI process start): %s\n", stats(add))
+	fmt.Printf("  of which the CLI process: %s; CLI exit -> live: %s\n", stats(cliOnly), stats(afterCLI))
+	bx.stopSupervisor()
+
+	// phase 3: idle minute, every tmux invocation of the supervisor counted
+	count := filepath.Join(bx.dir, "tmux-invocations")
+	wrapper := filepath.Join(bx.dir, "tmux-counting")
+	script := "#!/bin/sh\necho \"$*\" >> " + count + "\nexec " + tmuxBin + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	bx.setEnv("AGENT_BOX_TMUX", wrapper)
+	bx.startSupervisor()
+	for i := 0; i < sessions; i++ {
+		bx.waitRunning(fmt.Sprintf("s%d", i))
+	}
+	time.Sleep(2 * time.Second) // let start-up settle before the idle window
+	sup := bx.sup.Process.Pid
+	server := tmuxServerPID(b, bx)
+	n0 := lines(count)
+	c0, s0 := cpuTicks(b, sup), cpuTicks(b, server)
+	kids0 := childCount(server)
+	forks0 := systemForks()
+	time.Sleep(60 * time.Second)
+	n1 := lines(count)
+	c1, s1 := cpuTicks(b, sup), cpuTicks(b, server)
+	fmt.Printf("idle 60 s with %d sessions: supervisor spawned %d processes (tmux invocations), tmux server children %d -> %d, system-wide forks %d\n",
+		sessions+30, n1-n0, kids0, childCount(server), systemForks()-forks0)
+	fmt.Printf("idle CPU per minute: supervisor %d ms, tmux server %d ms\n", (c1-c0)*10, (s1-s0)*10)
+	fmt.Printf("supervisor RSS: %s\n", rss(sup))
+	fmt.Printf("load after: %s\n", loadavg())
+}
+
+// waitNewAgent waits until session name runs an agent process other than old.
+func waitNewAgent(bx *box, name string, old int) int {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		out, err := bx.tm.Run(context.Background(), "list-panes", "-t", "="+name, "-F", "#{pane_pid}")
+		if pid, _ := strconv.Atoi(strings.TrimSpace(out)); err == nil && pid != 0 && pid != old {
+			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasSuffix(exe, "/sleep") {
+				return pid
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	bx.t.Fatalf("session %s did not come back", name)
+	return 0
+}
+
+func stats(d []time.Duration) string {
+	s := append([]time.Duration{}, d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	q := func(p float64) time.Duration { return s[int(p*float64(len(s)-1)+0.5)] }
+	return fmt.Sprintf("p50 %s, p99 %s, max %s", q(0.5).Round(100*time.Microsecond), q(0.99).Round(100*time.Microsecond), s[len(s)-1].Round(100*time.Microsecond))
+}
+
+func loadavg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	return strings.TrimSpace(string(data))
+}
+
+func numCPU() int {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(data), "processor\t:")
+}
+
+func lines(path string) int {
+	data, _ := os.ReadFile(path)
+	return strings.Count(string(data), "\n")
+}
+
+func tmuxServerPID(t testing.TB, bx *box) int {
+	out, err := bx.tm.Run(context.Background(), "display-message", "-p", "#{pid}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(out))
+	return pid
+}
+
+func childCount(pid int) int {
+	n := 0
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		data, _ := os.ReadFile(t)
+		n += len(strings.Fields(string(data)))
+	}
+	return n
+}
+
+func systemForks() int {
+	data, _ := os.ReadFile("/proc/stat")
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "processes "); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}
+
+func rss(pid int) string {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:"))
+		}
+	}
+	return "?"
+}
