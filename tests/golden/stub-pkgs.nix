@@ -9,7 +9,8 @@ let
   };
 in
 {
-  hello = pkg "hello";
+  coreutils = pkg "coreutils";
   git = pkg "git";
+  python3 = pkg "python3";
   ripgrep = pkg "ripgrep";
 }

@@ -1,10 +1,27 @@
 # Values systemd, JSON and shells could misread: specifiers, quotes,
-# backslashes, dollars, command substitution, unicode.
+# backslashes, dollars, command substitution, unicode. The probe agent
+# records its arguments and environment as JSON in the home, then waits, so
+# the VM tier can compare them byte for byte.
 { pkgs, ... }:
 {
   enable = true;
+  agents.probe = {
+    package = pkgs.python3;
+    command = "python3";
+    args = [
+      "-c"
+      ''
+        import json, os, sys, time
+        name = os.environ.get("AGENT_BOX_SESSION", "unknown")
+        with open(os.path.expanduser("~/probe-" + name + ".json"), "w") as f:
+            json.dump({"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}, f)
+        time.sleep(1e9)
+      ''
+    ];
+  };
   users.mallory = {
     sessions."weird_name-1" = {
+      agent = "probe";
       args = [
         "%i %h %%"
         "\"double\" 'single'"
@@ -14,8 +31,9 @@
         "a=b c"
         ""
       ];
-      workingDirectory = "/home/mallory/dir with spaces/%i";
+      workingDirectory = "/home/mallory";
     };
+    sessions.plain = { };
     environment = {
       PERCENT = "100% of %i and %%";
       QUOTES = "say \"hi\" and 'bye'";
@@ -26,6 +44,6 @@
       SPACES = "  leading and trailing  ";
       EMPTY = "";
     };
-    environmentFiles = [ "/run/secrets/mallory %i.env" ];
+    environmentFiles = [ "-/run/secrets/mallory %i.env" ];
   };
 }

@@ -1,5 +1,6 @@
 # Two users, a host-defined agent, per-user and box-wide limits,
-# environment and host-managed secrets files.
+# environment and host-managed secrets files. The limits are small enough
+# for the VM tier to hit them (alice: MemoryMax 384M, TasksMax 256).
 { pkgs, ... }:
 {
   enable = true;
@@ -8,10 +9,10 @@
     pkgs.git
     pkgs.ripgrep
   ];
-  agents.greeter = {
-    package = pkgs.hello;
-    command = "hello";
-    args = [ "--greeting=hi" ];
+  agents.sleeper = {
+    package = pkgs.coreutils;
+    command = "sleep";
+    args = [ "infinity" ];
   };
   slice = {
     memoryHigh = "80%";
@@ -22,9 +23,8 @@
   users.alice = {
     extraGroups = [ "wheel" ];
     sessions.main = {
-      agent = "greeter";
-      args = [ "--verbose" ];
-      workingDirectory = "/home/alice/src";
+      agent = "sleeper";
+      workingDirectory = "/tmp";
     };
     sessions.scratch = { };
     environment = {
@@ -32,21 +32,21 @@
       LANG = "C.UTF-8";
     };
     environmentFiles = [
-      "/run/secrets/alice.env"
+      "-/run/secrets/alice.env"
       "-/run/secrets/optional.env"
     ];
-    memoryHigh = "4G";
-    memoryMax = "6G";
-    tasksMax = 512;
+    memoryHigh = null;
+    memoryMax = "384M";
+    tasksMax = 256;
     cpuWeight = 200;
   };
   users.bob = {
-    agents = [ "greeter" ];
+    agents = [ "sleeper" ];
     sessions.shell = {
       agent = "shell";
     };
     environment.TZ = "Europe/Berlin";
-    memoryHigh = null;
+    memoryHigh = "1G";
     memoryMax = "infinity";
     tasksMax = null;
   };
