@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,5 +50,18 @@ func TestRuntimeSourcesImportOnlyTheStandardLibrary(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("checked only %d files; did the layout change?", n)
+	}
+}
+
+// The assembler embeds both directories minus what .assemble-ignore lists.
+func TestAssembleIgnoreKeepsTestsOutOfTheModule(t *testing.T) {
+	for _, p := range []string{".assemble-ignore", "../../internal/runtime/.assemble-ignore"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(data) != "*_test.go\ntestdata/\n" {
+			t.Errorf("%s = %q, want the two lines *_test.go and testdata/", p, data)
+		}
 	}
 }

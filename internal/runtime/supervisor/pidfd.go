@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 )
 
 // sysPidfdOpen is pidfd_open(2) (Linux >= 5.3); the number is the same on
@@ -51,8 +52,11 @@ func watchPID(pid int, name string, ch chan<- pidExit, done <-chan struct{}) (st
 	}
 	go func() {
 		// The callback runs once at once and again whenever the poller sees
-		// the pidfd readable; it reports whether the process has exited.
-		err := rc.Read(func(uintptr) bool { return exited(pid) })
+		// the pidfd readable; it reports whether the pidfd is readable, i.e.
+		// the whole process exited. (/proc's state is no substitute: while a
+		// multi-threaded program execs from another thread, its old leader
+		// shows as a zombie for a moment.)
+		err := rc.Read(func(fd uintptr) bool { return readable(int(fd)) })
 		if err == nil {
 			report()
 		}
@@ -74,13 +78,21 @@ func procStat(pid int) ([]string, error) {
 	return strings.Fields(s[i+2:]), nil
 }
 
-// exited reports whether pid is gone or a zombie.
-func exited(pid int) bool {
-	f, err := procStat(pid)
-	if err != nil {
-		return true
+// readable polls fd without blocking (ppoll with a zero timeout).
+func readable(fd int) bool {
+	pfd := struct {
+		fd      int32
+		events  int16
+		revents int16
+	}{fd: int32(fd), events: 0x1} // POLLIN
+	var ts syscall.Timespec
+	for {
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		return errno == 0 && n == 1 && pfd.revents != 0
 	}
-	return f[0] == "Z" || f[0] == "X"
 }
 
 // zombieStatus returns the wait status of a zombie pid from

@@ -380,7 +380,7 @@ func (s *sup) reconcile(ctx context.Context) {
 			s.launch(ctx, e, nil, false)
 		case ss.pid == p.PID && ss.unwatch != nil:
 			// watched: its pidfd reports the exit
-		case p.Dead || exited(p.PID):
+		case p.Dead:
 			st, sig := paneStatus(p)
 			s.died(ctx, e, p, st, sig)
 		default:
