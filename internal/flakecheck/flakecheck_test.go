@@ -1,0 +1,509 @@
+package flakecheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agent-box/agent-box/internal/moduletest"
+	"github.com/agent-box/agent-box/internal/nixtest"
+)
+
+// The nixos-26.05 pin (../shared/design/nixos-notes.md, "Pins and names").
+const (
+	nixosRev          = "b18a4b905f8d028dc4476412e6d6891728695379"
+	nixosNarHash      = "sha256-gwrPcFf/rDjHPaVflbDZ040ZDmBTRj/7+s8ZmE2SaIM="
+	nixosLastModified = 1787101114
+)
+
+var systems = []string{"aarch64-linux", "x86_64-linux"}
+
+// Checks every system has, whether or not it can run VMs.
+var plainChecks = []string{"assertions", "go-tests", "golden", "module-generated-up-to-date", "module-single-file"}
+
+func root(t *testing.T) string {
+	t.Helper()
+	r, err := filepath.Abs(moduletest.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// evalJSON evaluates a Nix expression (with %q-quoted absolute paths
+// already substituted) and decodes its JSON value.
+func evalJSON(t *testing.T, expr string, out any) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "eval.nix")
+	if err := os.WriteFile(file, []byte(expr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := nixtest.EvalJSON(t, file, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// phase is one line of tests/scenarios/phases.
+type phase struct {
+	Name   string `json:"name"`
+	Config string `json:"config"`
+	Crash  bool   `json:"crash"`
+}
+
+// records returns the fields of the non-empty, non-comment lines of a
+// scenario interface file.
+func records(t *testing.T, name string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root(t), "tests", "scenarios", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// readPhases reads tests/scenarios/phases independently of nix/scenarios.nix.
+func readPhases(t *testing.T) []phase {
+	t.Helper()
+	var phases []phase
+	for _, f := range records(t, "phases") {
+		switch {
+		case len(f) == 2:
+			phases = append(phases, phase{Name: f[0], Config: f[1]})
+		case len(f) == 3 && f[2] == "crash":
+			phases = append(phases, phase{Name: f[0], Config: f[1], Crash: true})
+		default:
+			t.Fatalf("tests/scenarios/phases: bad line %q", strings.Join(f, " "))
+		}
+	}
+	if len(phases) == 0 {
+		t.Fatal("tests/scenarios/phases lists no phase")
+	}
+	return phases
+}
+
+// vmTests groups phases into VM tests: the name before the first ".".
+func vmTests(phases []phase) map[string][]phase {
+	tests := map[string][]phase{}
+	for _, p := range phases {
+		name, _, _ := strings.Cut(p.Name, ".")
+		tests[name] = append(tests[name], p)
+	}
+	return tests
+}
+
+func goldenDirs(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(root(t), "tests", "golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return dirs
+}
+
+func TestFlakeFilesParse(t *testing.T) {
+	r := root(t)
+	files := []string{filepath.Join(r, "flake.nix"), filepath.Join(r, "internal", "flakecheck", "testdata", "stub-nixpkgs.nix")}
+	helpers, err := filepath.Glob(filepath.Join(r, "nix", "*.nix"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(helpers) == 0 {
+		t.Fatal("nix/ holds no .nix files")
+	}
+	for _, f := range append(files, helpers...) {
+		if err := nixtest.Parse(t, f); err != nil {
+			t.Errorf("%s does not parse: %v", f, err)
+		}
+	}
+}
+
+// flake.lock must pin exactly the nixos-26.05 revision of the notes: the
+// flake's checks rely on behaviour of that release (switch-to-configuration
+// stopping removed template instances, pkgs.nixfmt, env.CGO_ENABLED).
+func TestFlakeLockPinsNixos2605(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root(t), "flake.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lock struct {
+		Version int    `json:"version"`
+		Root    string `json:"root"`
+		Nodes   map[string]struct {
+			Inputs   map[string]string `json:"inputs"`
+			Locked   map[string]any    `json:"locked"`
+			Original map[string]any    `json:"original"`
+		} `json:"nodes"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&lock); err != nil {
+		t.Fatalf("flake.lock is not a valid lock file: %v", err)
+	}
+	if lock.Version != 7 || lock.Root != "root" {
+		t.Errorf("flake.lock version %d root %q, want version 7 root \"root\"", lock.Version, lock.Root)
+	}
+	if got := lock.Nodes[lock.Root].Inputs; !reflect.DeepEqual(got, map[string]string{"nixpkgs": "nixpkgs"}) {
+		t.Errorf("root inputs = %v, want exactly nixpkgs", got)
+	}
+	if len(lock.Nodes) != 2 {
+		t.Errorf("flake.lock has %d nodes, want root and nixpkgs", len(lock.Nodes))
+	}
+	n := lock.Nodes["nixpkgs"]
+	want := map[string]any{
+		"type":         "github",
+		"owner":        "NixOS",
+		"repo":         "nixpkgs",
+		"rev":          nixosRev,
+		"narHash":      nixosNarHash,
+		"lastModified": float64(nixosLastModified),
+	}
+	if !reflect.DeepEqual(n.Locked, want) {
+		t.Errorf("nixpkgs locked = %v\nwant %v", n.Locked, want)
+	}
+	if n.Original["ref"] != "nixos-26.05" || n.Original["owner"] != "NixOS" || n.Original["repo"] != "nixpkgs" {
+		t.Errorf("nixpkgs original = %v, want github:NixOS/nixpkgs/nixos-26.05", n.Original)
+	}
+}
+
+// nix/goldens.nix names the golden configurations the flake checks; it must
+// be exactly the fixtures under tests/golden, so no fixture goes unchecked
+// against the real NixOS build.
+func TestGoldenListMatchesGoldenDirectories(t *testing.T) {
+	var listed []string
+	evalJSON(t, fmt.Sprintf("import %q\n", filepath.Join(root(t), "nix", "goldens.nix")), &listed)
+	dirs := goldenDirs(t)
+	sort.Strings(listed)
+	if !slices.Equal(listed, dirs) {
+		t.Errorf("nix/goldens.nix lists %v, tests/golden has %v", listed, dirs)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(root(t), "tests", "golden", d, "config.nix")); err != nil {
+			t.Errorf("golden %s: %v", d, err)
+		}
+	}
+}
+
+// nix/scenarios.nix (what the flake's VM tests run) reads the phases and
+// requirements exactly as this independent reader does; every phase has
+// its script and boots a golden configuration the flake knows.
+func TestScenarioReaderMatchesPhasesAndRequirements(t *testing.T) {
+	r := root(t)
+	var got struct {
+		Phases       []phase            `json:"phases"`
+		Tests        map[string][]phase `json:"tests"`
+		Requirements []string           `json:"requirements"`
+	}
+	evalJSON(t, fmt.Sprintf("import %q %q\n", filepath.Join(r, "nix", "scenarios.nix"), filepath.Join(r, "tests", "scenarios")), &got)
+
+	phases := readPhases(t)
+	if !reflect.DeepEqual(got.Phases, phases) {
+		t.Errorf("nix/scenarios.nix phases = %+v\nwant %+v", got.Phases, phases)
+	}
+	if !reflect.DeepEqual(got.Tests, vmTests(phases)) {
+		t.Errorf("nix/scenarios.nix tests = %+v\nwant %+v", got.Tests, vmTests(phases))
+	}
+	var reqs []string
+	for _, f := range records(t, "requirements") {
+		if len(f) != 2 {
+			t.Fatalf("tests/scenarios/requirements: bad line %q", strings.Join(f, " "))
+		}
+		reqs = append(reqs, f[1])
+	}
+	if !slices.Equal(got.Requirements, reqs) {
+		t.Errorf("nix/scenarios.nix requirements = %v, want %v", got.Requirements, reqs)
+	}
+
+	dirs := goldenDirs(t)
+	for name, ps := range vmTests(phases) {
+		for _, p := range ps {
+			if !slices.Contains(dirs, p.Config) {
+				t.Errorf("phase %s boots golden %q, which tests/golden lacks", p.Name, p.Config)
+			}
+			if p.Config != ps[0].Config {
+				t.Errorf("VM test %s mixes golden configurations %s and %s; one VM boots one", name, ps[0].Config, p.Config)
+			}
+			if _, err := os.Stat(filepath.Join(r, "tests", "scenarios", p.Name+".sh")); err != nil {
+				t.Errorf("phase %s has no script: %v", p.Name, err)
+			}
+		}
+	}
+}
+
+// flakeOutputs evaluates flake.nix's outputs against the stand-in nixpkgs
+// and returns a JSON summary of them.
+type flakeSummary struct {
+	Checks       map[string][]string          `json:"checks"`
+	Packages     map[string][]string          `json:"packages"`
+	Apps         map[string]map[string]string `json:"apps"`
+	Formatter    map[string]string            `json:"formatter"`
+	DevShells    map[string][]string          `json:"devShells"`
+	Modules      map[string]string            `json:"modules"`
+	VendorHashes map[string]string            `json:"vendorHashes"`
+	SubPackages  []string                     `json:"subPackages"`
+	GoldenScript string                       `json:"goldenScript"`
+	VMTests      map[string]struct {
+		Name       string `json:"name"`
+		TestScript string `json:"testScript"`
+	} `json:"vmTests"`
+}
+
+func flakeOutputs(t *testing.T) flakeSummary {
+	t.Helper()
+	r := root(t)
+	expr := fmt.Sprintf(`let
+  flake = import %q;
+  self = { outPath = %q; } // outputs;
+  outputs = flake.outputs { inherit self; nixpkgs = import %q; };
+  names = builtins.mapAttrs (_: builtins.attrNames);
+  x86 = outputs.checks.x86_64-linux;
+in
+{
+  checks = names outputs.checks;
+  packages = names outputs.packages;
+  devShells = names outputs.devShells;
+  apps = builtins.mapAttrs (_: builtins.mapAttrs (_: a: "${a.type} ${a.program}")) outputs.apps;
+  formatter = builtins.mapAttrs (_: f: f.name) outputs.formatter;
+  modules = builtins.mapAttrs (_: toString) outputs.nixosModules;
+  vendorHashes = {
+    assemble-module = outputs.packages.x86_64-linux.assemble-module.vendorHash;
+    go-tests = x86.go-tests.vendorHash;
+  };
+  subPackages = outputs.packages.x86_64-linux.assemble-module.subPackages;
+  goldenScript = x86.golden.script;
+  vmTests = builtins.mapAttrs (_: v: { inherit (v) name testScript; }) (
+    removeAttrs x86 [ %s ]
+  );
+}
+`, filepath.Join(r, "flake.nix"), r, filepath.Join(r, "internal", "flakecheck", "testdata", "stub-nixpkgs.nix"),
+		`"`+strings.Join(plainChecks, `" "`)+`"`)
+	var s flakeSummary
+	evalJSON(t, expr, &s)
+	return s
+}
+
+// The flake's outputs evaluate (against a stand-in nixpkgs) on both systems,
+// with exactly the documented checks: the plain ones everywhere, and on
+// x86_64-linux one VM test per group of scenario phases plus vm-switch.
+func TestFlakeOutputsHaveTheDocumentedChecks(t *testing.T) {
+	s := flakeOutputs(t)
+	tests := vmTests(readPhases(t))
+	var vms []string
+	for name := range tests {
+		vms = append(vms, "vm-"+name)
+	}
+	vms = append(vms, "vm-switch")
+	for _, sys := range systems {
+		want := slices.Clone(plainChecks)
+		if sys == "x86_64-linux" {
+			want = append(want, vms...)
+		}
+		sort.Strings(want)
+		if got := s.Checks[sys]; !slices.Equal(got, want) {
+			t.Errorf("checks.%s = %v\nwant %v", sys, got, want)
+		}
+		if got := s.Packages[sys]; !slices.Equal(got, []string{"assemble-module", "default"}) {
+			t.Errorf("packages.%s = %v", sys, got)
+		}
+		if got := s.DevShells[sys]; !slices.Equal(got, []string{"default"}) {
+			t.Errorf("devShells.%s = %v", sys, got)
+		}
+		if got := s.Formatter[sys]; got != "nixfmt" {
+			t.Errorf("formatter.%s = %q, want pkgs.nixfmt (nixfmt-rfc-style is a deprecated alias on 26.05)", sys, got)
+		}
+		apps := s.Apps[sys]
+		if len(apps) != 2 || !strings.HasSuffix(apps["assemble"], "/bin/assemble-module") || !strings.HasPrefix(apps["update-golden"], "app ") {
+			t.Errorf("apps.%s = %v, want assemble (the assemble-module binary) and update-golden", sys, apps)
+		}
+	}
+	if len(s.Checks) != len(systems) {
+		t.Errorf("checks cover %d systems, want %v", len(s.Checks), systems)
+	}
+	if s.VendorHashes["assemble-module"] != s.VendorHashes["go-tests"] {
+		t.Errorf("assemble-module and go-tests vendor differently: %v", s.VendorHashes)
+	}
+	if !slices.Equal(s.SubPackages, []string{"cmd/assemble-module"}) {
+		t.Errorf("assemble-module subPackages = %v", s.SubPackages)
+	}
+	for _, cfg := range goldenDirs(t) {
+		if !strings.Contains(s.GoldenScript, "echo \"golden: "+cfg+"\"") {
+			t.Errorf("the golden check does not compare configuration %s", cfg)
+		}
+	}
+	for name, ps := range tests {
+		vm, ok := s.VMTests["vm-"+name]
+		if !ok {
+			continue // reported above
+		}
+		for _, p := range ps {
+			want := fmt.Sprintf("(%q, %s),", p.Name, map[bool]string{true: "True", false: "False"}[p.Crash])
+			if !strings.Contains(vm.TestScript, want) {
+				t.Errorf("vm-%s does not run phase %s as %s", name, p.Name, want)
+			}
+		}
+	}
+}
+
+// Both module outputs are the committed single file itself.
+func TestFlakeModulesAreTheSingleFile(t *testing.T) {
+	s := flakeOutputs(t)
+	want, err := os.ReadFile(filepath.Join(root(t), moduletest.Output))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"default", "agent-box"} {
+		p, ok := s.Modules[name]
+		if !ok {
+			t.Errorf("nixosModules.%s is missing", name)
+			continue
+		}
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Errorf("nixosModules.%s: %v", name, err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("nixosModules.%s (%s) is not %s", name, p, moduletest.Output)
+		}
+	}
+	if len(s.Modules) != 2 {
+		t.Errorf("nixosModules = %v, want default and agent-box", s.Modules)
+	}
+}
+
+// The `assertions` check expects exactly the messages the module produces:
+// the pure renderer's (lib.failures, evaluated from the generated module)
+// plus the glue's home message, filled in from the module's own text.
+func TestAssertionCasesExpectTheModulesMessages(t *testing.T) {
+	r := root(t)
+	m := moduletest.Load(t)
+	dir := t.TempDir()
+	lib := m.WriteInclude(t, "modules/src/lib/default.nix", dir, "lib.nix")
+	var cases []struct {
+		Name     string   `json:"name"`
+		Expected []string `json:"expected"`
+		Offline  []string `json:"offline"`
+		Home     *string  `json:"home"`
+	}
+	evalJSON(t, fmt.Sprintf(`let
+  lib = import %q;
+  cases = import %q { mkForce = v: { _type = "override"; priority = 50; content = v; }; };
+in
+map (c: {
+  inherit (c) name expected;
+  offline = lib.failures ({ enable = true; } // c.config.services.agent-box or { });
+  home = c.config.users.users.alice.home.content or null;
+}) cases
+`, lib, filepath.Join(r, "nix", "assertion-cases.nix")), &cases)
+	if len(cases) == 0 {
+		t.Fatal("nix/assertion-cases.nix has no case")
+	}
+
+	// The glue's message template, as the generated module spells it.
+	module, err := os.ReadFile(filepath.Join(r, moduletest.Output))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var template string
+	for _, line := range strings.Split(string(module), "\n") {
+		if strings.Contains(line, "remove the home override") {
+			_, rest, _ := strings.Cut(line, `message = "`)
+			template = strings.TrimSuffix(strings.TrimSpace(rest), `";`)
+		}
+	}
+	if template == "" {
+		t.Fatalf("%s has no home assertion message ('remove the home override')", moduletest.Output)
+	}
+
+	for _, c := range cases {
+		want := slices.Clone(c.Offline)
+		if c.Home != nil {
+			msg := strings.NewReplacer("${config.users.users.${name}.home}", *c.Home, "${name}", "alice").Replace(template)
+			want = append(want, msg)
+		}
+		if len(want) == 0 {
+			t.Errorf("case %q: the module reports nothing for it; it tests no assertion", c.Name)
+		}
+		if !slices.Equal(c.Expected, want) {
+			t.Errorf("case %q expects %q\nthe module says %q", c.Name, c.Expected, want)
+		}
+	}
+}
+
+// vendorHash in flake.nix is the NAR hash of what `go mod vendor` writes
+// for the current sources, computed as buildGoModule's goModules derivation
+// does. It needs the Go module cache (make deps fills it) or the proxy.
+func TestVendorHashMatchesGoModVendor(t *testing.T) {
+	r := root(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is required: %v", err)
+	}
+	src := t.TempDir()
+	err = filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(r, p)
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "vendor" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !(strings.HasSuffix(rel, ".go") || rel == "go.mod" || rel == "go.sum") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(src, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goBin, "mod", "vendor")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go mod vendor: %v\n%s\nhint: run 'make deps' (go mod download)", err, out)
+	}
+	hash := exec.Command(nixtest.Command(t), "--extra-experimental-features", "nix-command", "hash", "path", "vendor")
+	hash.Dir = src
+	out, err := hash.Output()
+	if err != nil {
+		t.Fatalf("nix hash path vendor: %v", err)
+	}
+	got := strings.TrimSpace(string(out))
+	s := flakeOutputs(t)
+	if want := s.VendorHashes["assemble-module"]; got != want {
+		t.Errorf("flake.nix vendorHash = %s, but go mod vendor hashes to %s\nhint: set vendorHash = %q in flake.nix", want, got, got)
+	}
+}

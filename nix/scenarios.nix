@@ -1,0 +1,75 @@
+# Reads the scenario interface both VM tiers share (tests/scenarios/phases
+# and tests/scenarios/requirements). Builtins only, so internal/flakecheck
+# can evaluate it offline and compare it with its own reading of the files.
+#
+#   import ./scenarios.nix ../tests/scenarios
+#   => {
+#        phases = [ { name = "sessions"; config = "hostile"; crash = false; } ... ];
+#        tests = { sessions = [ <phase> ]; durability = [ <pre> <post> ]; ... };
+#        requirements = [ "bashInteractive" ... ];  # nixpkgs attributes
+#      }
+#
+# A VM test groups the phases that share the name before the first "." (so
+# durability.pre and durability.post are one test that boots the same disk
+# twice), in file order.
+dir:
+let
+  inherit (builtins)
+    elemAt
+    filter
+    foldl'
+    head
+    isString
+    length
+    listToAttrs
+    map
+    match
+    readFile
+    split
+    ;
+
+  # Non-empty, non-comment lines, each split at runs of blanks.
+  records =
+    file:
+    map (line: filter (f: isString f && f != "") (split "[ \t]+" line)) (
+      filter (line: isString line && match "[ \t]*(#.*)?" line == null) (split "\n" (readFile file))
+    );
+
+  phase =
+    r:
+    let
+      n = length r;
+    in
+    if n == 2 || n == 3 && elemAt r 2 == "crash" then
+      {
+        name = head r;
+        config = elemAt r 1;
+        crash = n == 3;
+      }
+    else
+      throw "tests/scenarios/phases: bad line '${toString r}' (want PHASE GOLDEN-CONFIG [crash])";
+
+  phases = map phase (records (dir + "/phases"));
+
+  testOf = p: head (split "\\." p.name);
+
+  # Test names in order of first appearance.
+  testNames = foldl' (acc: p: if builtins.elem (testOf p) acc then acc else acc ++ [ (testOf p) ]) [ ] phases;
+
+  requirement =
+    r:
+    if length r == 2 then
+      elemAt r 1
+    else
+      throw "tests/scenarios/requirements: bad line '${toString r}' (want DEBIAN-PACKAGE NIXPKGS-ATTRIBUTE)";
+in
+{
+  inherit phases;
+  tests = listToAttrs (
+    map (t: {
+      name = t;
+      value = filter (p: testOf p == t) phases;
+    }) testNames
+  );
+  requirements = map requirement (records (dir + "/requirements"));
+}

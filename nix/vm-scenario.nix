@@ -1,0 +1,100 @@
+# Checks `vm-<test>`: the scenario scripts of tests/scenarios, unchanged, in
+# a NixOS VM that imports the module with the phase's golden configuration.
+#
+# One VM test per group of phases (see scenarios.nix). The node installs the
+# nixpkgs attributes of tests/scenarios/requirements and the scripts (under
+# /etc/agent-box-test/scenarios); each phase runs as root as
+# `bash <dir>/<phase>.sh` and must print TAP (a plan `1..N`, N `ok`/`not ok`
+# lines, a final `# END`: the contract of tests/scenarios/lib.sh, parsed the
+# way internal/vmtest does) and exit 0. A phase marked `crash` is followed by
+# a hard power-off (machine.crash()) and a boot of the same disk, as the
+# offline tier does.
+{
+  lib,
+  pkgs,
+  module,
+  goldenDir,
+  scenariosDir,
+  scenarios,
+  test,
+}:
+
+let
+  inherit (lib) concatMapStringsSep unique;
+
+  phases = scenarios.tests.${test};
+  configs = unique (map (p: p.config) phases);
+  config =
+    if builtins.length configs == 1 then
+      builtins.head configs
+    else
+      throw "tests/scenarios/phases: the phases of ${test} use several golden configurations (${toString configs}); one VM boots one configuration";
+
+  pyBool = b: if b then "True" else "False";
+in
+pkgs.testers.runNixOSTest {
+  name = "agent-box-vm-${test}";
+
+  nodes.machine =
+    { pkgs, ... }:
+    {
+      imports = [ module ];
+      services.agent-box = import (goldenDir + "/${config}/config.nix") { inherit pkgs; };
+      environment.systemPackages = map (attr: pkgs.${attr}) scenarios.requirements;
+      # In the system closure, so the scripts are in the guest however its
+      # store is provided.
+      environment.etc."agent-box-test/scenarios".source = scenariosDir;
+      # The offline tier boots with -m 1536 -smp 2; the goldens' limits are
+      # sized for that guest.
+      virtualisation.memorySize = 1536;
+      virtualisation.cores = 2;
+      virtualisation.diskSize = 4096;
+    };
+
+  testScript = ''
+    import re
+
+    SCENARIOS = "/etc/agent-box-test/scenarios"
+    PHASES: list[tuple[str, bool]] = [
+        ${concatMapStringsSep "\n    " (p: "(\"${p.name}\", ${pyBool p.crash}),") phases}
+    ]
+
+
+    def run_phase(phase: str) -> None:
+        status, out = machine.execute(
+            f"bash {SCENARIOS}/{phase}.sh 2>&1", timeout=1800
+        )
+        print(f"--- TAP of {phase} (exit status {status}) ---")
+        print(out)
+        plan = -1
+        results: list[str] = []
+        end = False
+        for raw in out.splitlines():
+            line = raw.replace("\r", "")
+            if end:
+                continue
+            if line == "# END":
+                end = True
+            elif plan < 0 and re.fullmatch(r"1\.\.(\d+)", line):
+                plan = int(line[3:])
+            elif re.match(r"(ok|not ok) \d+", line):
+                results.append(line)
+        failed = [r for r in results if r.startswith("not ok")]
+        assert plan >= 0, f"{phase}: no TAP plan line (1..N)"
+        assert end, f"{phase}: no final '# END' (the phase did not finish)"
+        assert not failed, f"{phase}: failed tests:\n" + "\n".join(failed)
+        assert len(results) == plan, f"{phase}: plan says {plan} tests, ran {len(results)}"
+        assert status == 0, f"{phase}: exit status {status}"
+
+
+    machine.wait_for_unit("multi-user.target")
+    for phase, crash in PHASES:
+        with subtest(f"scenario phase {phase} passes"):
+            run_phase(phase)
+        if crash:
+            with subtest(f"the machine boots again after a power cut following {phase}"):
+                machine.crash()
+                machine.start()
+                machine.wait_for_unit("multi-user.target")
+  '';
+}
