@@ -15,6 +15,7 @@
         "x86_64-linux"
         "aarch64-linux"
       ];
+
       version = "0.1.0";
 
       # The single-file module: what hosts import, and what every check uses.
