@@ -118,7 +118,7 @@ func TestEveryShellScriptIsShellcheckClean(t *testing.T) {
 		t.Fatal("found no shell scripts")
 	}
 	for _, f := range files {
-		cmd := exec.Command(sc, "--external-sources", f)
+		cmd := exec.Command(sc, "--external-sources", "--source-path=SCRIPTDIR", f)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("shellcheck %s: %v\n%s", f, err, out)

@@ -1,0 +1,372 @@
+package vmtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Phase is one line of tests/scenarios/phases: a scenario phase, the golden
+// configuration it boots, and whether the machine is powered off hard after
+// it (the next phase then boots the same disk).
+type Phase struct {
+	Name, Config string
+	Crash        bool
+}
+
+// Phases reads tests/scenarios/phases.
+func Phases(file string) ([]Phase, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("phases: %w", err)
+	}
+	var phases []Phase
+	for i, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) < 2 || len(f) > 3 || (len(f) == 3 && f[2] != "crash") {
+			return nil, fmt.Errorf("%s:%d: want 'PHASE GOLDEN-CONFIG [crash]', got %q", file, i+1, line)
+		}
+		phases = append(phases, Phase{Name: f[0], Config: f[1], Crash: len(f) == 3})
+	}
+	return phases, nil
+}
+
+// Install lays a golden configuration into a guest root, UNCHANGED: its
+// files (unit files, drop-ins, seed and agents JSON at their zero-hash store
+// paths) and links, plus what the golden bytes refer to: the zero-hash
+// per-user environments (bin/ linking to the guest's programs and holding
+// the agent-box binary built on the host), the users and their homes. Then
+// the scenario scripts and the oneshot unit that runs a phase.
+func Install(root, goldenDir, scenariosDir, agentBox string) (users []string, err error) {
+	files := filepath.Join(goldenDir, "files")
+	envDirs := map[string]bool{}
+	envRe := regexp.MustCompile(`(?m)^ExecStart=(/nix/store/[^/\s]+)/bin/agent-box `)
+	err = filepath.Walk(files, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(files, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if m := regexp.MustCompile(`^etc/systemd/system/agent-box@([^/]+)\.service\.d/`).FindStringSubmatch(filepath.ToSlash(rel)); m != nil {
+			users = append(users, m[1])
+		}
+		for _, m := range envRe.FindAllSubmatch(data, -1) {
+			envDirs[string(m[1])] = true
+		}
+		return writeFile(filepath.Join(root, rel), data, 0o644)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("installing golden files: %w", err)
+	}
+	sort.Strings(users)
+	links, err := os.ReadFile(filepath.Join(goldenDir, "links"))
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(links), "\n") {
+		name, target, ok := strings.Cut(line, " -> ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		os.Remove(p)
+		if err := os.Symlink(target, p); err != nil {
+			return nil, err
+		}
+	}
+	// The environments: every program of the guest, and the runtime.
+	guestBin, err := os.ReadDir(filepath.Join(root, "usr/bin"))
+	if err != nil {
+		return nil, err
+	}
+	for env := range envDirs {
+		bin := filepath.Join(root, env, "bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			return nil, err
+		}
+		for _, e := range guestBin {
+			if err := os.Symlink("/usr/bin/"+e.Name(), filepath.Join(bin, e.Name())); err != nil {
+				return nil, err
+			}
+		}
+		data, err := os.ReadFile(agentBox)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeFile(filepath.Join(bin, "agent-box"), data, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := addUsers(root, users); err != nil {
+		return nil, err
+	}
+	// Scenario scripts and the phase runner (harness, not product).
+	scen, err := os.ReadDir(scenariosDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range scen {
+		data, err := os.ReadFile(filepath.Join(scenariosDir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		if err := writeFile(filepath.Join(root, "opt/agent-box-test/scenarios", e.Name()), data, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeFile(filepath.Join(root, "opt/agent-box-test/run-phase"), []byte(runPhase), 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(root, "etc/systemd/system/agent-box-scenario.service"), []byte(scenarioUnit), 0o644); err != nil {
+		return nil, err
+	}
+	want := filepath.Join(root, "etc/systemd/system/multi-user.target.wants/agent-box-scenario.service")
+	if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
+		return nil, err
+	}
+	os.Remove(want)
+	return users, os.Symlink("/etc/systemd/system/agent-box-scenario.service", want)
+}
+
+// runPhase runs the phase named on the kernel command line and writes its
+// TAP to the second serial port, then powers off (unless the harness will
+// cut the power itself).
+const runPhase = `#!/bin/bash
+set -uo pipefail
+phase=$(sed -n 's/.*agent_box\.phase=\([^ ]*\).*/\1/p' /proc/cmdline)
+stty -F /dev/ttyS1 raw -echo 2>/dev/null || true
+exec 3>/dev/ttyS1
+if [ "$phase" = probe ]; then
+  printf '1..0\n# END\n' >&3
+else
+  bash "/opt/agent-box-test/scenarios/${phase}.sh" >&3 2>&1
+  echo "# exit status $?" >&3
+fi
+if ! grep -q 'agent_box\.crash=1' /proc/cmdline; then
+  systemctl poweroff --no-block
+fi
+`
+
+const scenarioUnit = `[Unit]
+Description=agent-box test harness: run one scenario phase
+After=multi-user.target
+
+[Service]
+Type=oneshot
+ExecStart=/opt/agent-box-test/run-phase
+StandardOutput=journal+console
+StandardError=journal+console
+`
+
+func writeFile(p string, data []byte, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	os.Remove(p) // never write through a hard link into the cached base
+	return os.WriteFile(p, data, mode)
+}
+
+// addUsers creates the users as NixOS would (normal users, home
+// /home/<name> mode 0700, primary group of their own here), uid 1000 up.
+func addUsers(root string, users []string) error {
+	appendTo := func(name, text string, mode os.FileMode) error {
+		p := filepath.Join(root, "etc", name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return writeFile(p, append(data, text...), mode)
+	}
+	var passwd, group, shadow strings.Builder
+	for i, u := range users {
+		id := 1000 + i
+		fmt.Fprintf(&passwd, "%s:x:%d:%d::/home/%s:/bin/bash\n", u, id, id, u)
+		fmt.Fprintf(&group, "%s:x:%d:\n", u, id)
+		fmt.Fprintf(&shadow, "%s:!:19000:0:99999:7:::\n", u)
+		home := filepath.Join(root, "home", u)
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return err
+		}
+		if err := os.Chown(home, id, id); err != nil {
+			return err
+		}
+	}
+	if err := appendTo("passwd", passwd.String(), 0o644); err != nil {
+		return err
+	}
+	if err := appendTo("group", group.String(), 0o644); err != nil {
+		return err
+	}
+	return appendTo("shadow", shadow.String(), 0o640)
+}
+
+// MakeDisk copies the cached base root into a fresh staging tree, lets
+// prepare add to it, and writes an ext4 image of it (mkfs.ext4 -d: no loop
+// mount, no root privileges beyond reading the tree).
+func MakeDisk(ctx context.Context, base, disk string, prepare func(root string) error) error {
+	stage, err := os.MkdirTemp(filepath.Dir(disk), "stage-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	// Hard links: instant, and writeFile replaces rather than writes through.
+	if out, err := exec.CommandContext(ctx, "cp", "-al", base+"/.", stage).CombinedOutput(); err != nil {
+		return fmt.Errorf("staging the base image: %v\n%s", err, out)
+	}
+	if err := prepare(stage); err != nil {
+		return err
+	}
+	os.Remove(disk)
+	if out, err := exec.CommandContext(ctx, "mkfs.ext4", "-q", "-F", "-L", "root", "-d", stage, disk, "3G").CombinedOutput(); err != nil {
+		return fmt.Errorf("mkfs.ext4 -d: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Kernel returns Debian's kernel and initrd (package linux-image-amd64).
+func Kernel() (kernel, initrd string, err error) {
+	ks, _ := filepath.Glob("/boot/vmlinuz-*")
+	sort.Strings(ks)
+	for i := len(ks) - 1; i >= 0; i-- {
+		k := ks[i]
+		ird := strings.Replace(k, "vmlinuz-", "initrd.img-", 1)
+		if _, err := os.Stat(ird); err == nil {
+			return k, ird, nil
+		}
+	}
+	return "", "", errors.New("no /boot/vmlinuz-* with an initrd: install linux-image-amd64 (make deps)")
+}
+
+// Boot describes one boot.
+type Boot struct {
+	Disk, Kernel, Initrd string
+	Phase                string
+	Crash                bool          // kill QEMU after "# END" instead of waiting for poweroff
+	Accel                string        // "kvm" or "tcg"
+	Deadline             time.Duration // for the whole boot
+	Console              string        // file for the console log (ttyS0)
+	OnLine               func(string)  // sees every TAP line as it arrives
+}
+
+// Run boots the machine and returns the phase's TAP report. The error says
+// why the boot or the report failed (deadline, QEMU failure, broken TAP).
+func (b Boot) Run(ctx context.Context) (*TAP, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.Deadline)
+	defer cancel()
+	cmdline := "console=ttyS0 root=/dev/vda rw rootwait panic=-1 quiet loglevel=4 net.ifnames=0 systemd.show_status=auto agent_box.phase=" + b.Phase
+	if b.Crash {
+		cmdline += " agent_box.crash=1"
+	}
+	args := []string{
+		"-accel", b.Accel, "-cpu", "max", "-smp", "2", "-m", "1536",
+		"-display", "none", "-vga", "none", "-monitor", "none", "-nic", "none", "-no-reboot",
+		"-kernel", b.Kernel, "-initrd", b.Initrd, "-append", cmdline,
+		"-drive", "file=" + b.Disk + ",format=raw,if=virtio,cache=unsafe",
+		"-serial", "file:" + b.Console,
+		"-serial", "stdio",
+	}
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
+	cmd.Cancel = func() error { return cmd.Process.Kill() }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Stdin = nil
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, fmt.Errorf("starting qemu: %w", err)
+	}
+	tap, tapErr := ParseTAP(out, func(line string) {
+		if b.OnLine != nil {
+			b.OnLine(line)
+		}
+		if b.Crash && line == "# END" {
+			// Forced power-off: no sync, no unmount.
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+	})
+	waitErr := cmd.Wait()
+	took := time.Since(start)
+	if ctx.Err() != nil {
+		return tap, took, fmt.Errorf("boot of phase %s did not finish within %s", b.Phase, b.Deadline)
+	}
+	if waitErr != nil && !b.Crash {
+		return tap, took, fmt.Errorf("qemu: %v\n%s", waitErr, stderr.String())
+	}
+	return tap, took, tapErr
+}
+
+// ConsoleTail returns the last n lines of the console log.
+func ConsoleTail(file string, n int) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, strings.ReplaceAll(sc.Text(), "\r", ""))
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Accel chooses the accelerator: $AGENT_BOX_VM_ACCEL if set; otherwise KVM
+// only when /dev/kvm exists AND a probe boot (kernel up to its panic for a
+// missing root, no disk) finishes quickly; nested KVM hangs on some hosts.
+// The probe's answer is cached per kernel and QEMU in the cache directory.
+func Accel(ctx context.Context, kernel string, log io.Writer) string {
+	if a := os.Getenv("AGENT_BOX_VM_ACCEL"); a == "kvm" || a == "tcg" {
+		return a
+	}
+	if _, err := os.Stat("/dev/kvm"); err != nil {
+		return "tcg"
+	}
+	qv, _ := exec.Command("qemu-system-x86_64", "--version").Output()
+	key := regexp.MustCompile(`[^A-Za-z0-9.]+`).ReplaceAllString(filepath.Base(kernel)+"-"+strings.SplitN(string(qv), "\n", 2)[0], "_")
+	cache := filepath.Join(CacheDir(), "accel-"+key)
+	if data, err := os.ReadFile(cache); err == nil {
+		return strings.TrimSpace(string(data))
+	}
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(pctx, "qemu-system-x86_64", "-accel", "kvm", "-cpu", "host", "-m", "256",
+		"-display", "none", "-vga", "none", "-monitor", "none", "-nic", "none", "-no-reboot",
+		"-kernel", kernel, "-append", "console=ttyS0 panic=-1", "-serial", "stdio")
+	out, _ := cmd.Output()
+	accel := "tcg"
+	if pctx.Err() == nil && bytes.Contains(out, []byte("Kernel panic")) {
+		accel = "kvm"
+	}
+	fmt.Fprintf(log, "vmtest: KVM probe: %s (cached in %s)\n", map[string]string{"kvm": "completed, using KVM", "tcg": "did not complete, using TCG"}[accel], cache)
+	os.MkdirAll(CacheDir(), 0o755)
+	os.WriteFile(cache, []byte(accel+"\n"), 0o644)
+	return accel
+}

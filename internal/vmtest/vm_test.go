@@ -1,0 +1,108 @@
+//go:build vm
+
+package vmtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// TestScenarios boots one golden configuration per phase of
+// tests/scenarios/phases under real systemd and turns each TAP line of the
+// phase into a subtest. Boot times and the scenarios' measurements
+// ("# measure: ...") are printed.
+func TestScenarios(t *testing.T) {
+	ctx := context.Background()
+	root := repoRoot()
+	start := time.Now()
+	base, err := EnsureBase(ctx, filepath.Join(root, "tests/scenarios/requirements"), os.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernel, initrd, err := Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	accel := Accel(ctx, kernel, os.Stdout)
+	work := t.TempDir()
+	agentBox := filepath.Join(work, "agent-box")
+	build := exec.Command("go", "build", "-o", agentBox, "./cmd/agent-box")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building agent-box for the guest: %v\n%s", err, out)
+	}
+	phases, err := Phases(filepath.Join(root, "tests/scenarios/phases"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// AGENT_BOX_VM_PHASES=a,b runs only those phases (while working on them).
+	only := map[string]bool{}
+	for _, p := range strings.Split(os.Getenv("AGENT_BOX_VM_PHASES"), ",") {
+		if p != "" {
+			only[p] = true
+		}
+	}
+	disk := ""
+	reuse := false
+	for _, ph := range phases {
+		ph := ph
+		if len(only) > 0 && !only[ph.Name] {
+			continue
+		}
+		ok := t.Run(ph.Name, func(t *testing.T) {
+			if !reuse {
+				disk = filepath.Join(work, ph.Config+"-"+ph.Name+".img")
+				err := MakeDisk(ctx, base, disk, func(r string) error {
+					_, err := Install(r, filepath.Join(root, "tests/golden", ph.Config), filepath.Join(root, "tests/scenarios"), agentBox)
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			console := filepath.Join(work, ph.Name+".console.log")
+			b := Boot{
+				Disk: disk, Kernel: kernel, Initrd: initrd, Phase: ph.Name, Crash: ph.Crash,
+				Accel: accel, Deadline: 6 * time.Minute, Console: console,
+				OnLine: func(line string) {
+					if strings.HasPrefix(line, "# measure:") {
+						fmt.Printf("vmtest: %s %s\n", ph.Name, strings.TrimPrefix(line, "# "))
+					}
+				},
+			}
+			tap, took, err := b.Run(ctx)
+			fmt.Printf("vmtest: boot %-16s config %-10s %s %6.1fs\n", ph.Name, ph.Config, accel, took.Seconds())
+			if tap != nil {
+				for _, tt := range tap.Tests {
+					tt := tt
+					t.Run(tt.Desc, func(t *testing.T) {
+						if !tt.OK {
+							t.Errorf("not ok %d - %s\n%s", tt.Num, tt.Desc, strings.Join(tt.Diags, "\n"))
+						}
+					})
+				}
+			}
+			if err != nil {
+				t.Errorf("%v\nconsole (last 60 lines of %s):\n%s", err, console, ConsoleTail(console, 60))
+			}
+		})
+		reuse = ph.Crash
+		if !ok && ph.Crash {
+			reuse = false
+		}
+	}
+	fmt.Printf("vmtest: tier took %.0fs\n", time.Since(start).Seconds())
+}

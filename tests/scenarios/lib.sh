@@ -1,0 +1,127 @@
+# shellcheck shell=bash
+# Shared helpers of the scenario scripts: TAP output and ways to look at an
+# agent-box instance. Scenarios run as root inside the test machine (the
+# offline QEMU tier's Debian guest or a NixOS VM test) and ask systemd for
+# every path: nothing here assumes /usr/bin or /nix/store.
+set -uo pipefail
+
+_tap_n=0
+_tap_failed=0
+_tap_out=$(mktemp)
+
+# check DESCRIPTION COMMAND...: one TAP test; on failure prints where and
+# the command's output as diagnostics.
+check() {
+  local desc=$1
+  shift
+  _tap_n=$((_tap_n + 1))
+  if "$@" >"$_tap_out" 2>&1; then
+    echo "ok $_tap_n - $desc"
+  else
+    _tap_failed=$((_tap_failed + 1))
+    echo "not ok $_tap_n - $desc"
+    echo "#   at ${BASH_SOURCE[1]##*/}:${BASH_LINENO[0]}: $*"
+    sed 's/^/#   /' "$_tap_out" | head -n 40
+  fi
+}
+
+# note TEXT: a diagnostic line; "measure: ..." lines are printed by the
+# harness.
+note() { echo "# $*"; }
+
+# done_testing: the plan (at the end: the count is known) and the END marker
+# the harness requires; exit status 1 if any test failed.
+done_testing() {
+  echo "1..$_tap_n"
+  echo "# END"
+  rm -f "$_tap_out"
+  [ "$_tap_failed" -eq 0 ]
+}
+
+# wait_until SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds
+# or the deadline passes (then show its last output).
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  while ! "$@" >/dev/null 2>&1; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      "$@"
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+now_ms() { date +%s%3N; }
+
+unit() { echo "agent-box@$1.service"; }
+main_pid() { systemctl show -P MainPID "$(unit "$1")"; }
+
+# The program paths the unit's drop-in names (ExecStart and the
+# environment of the running supervisor).
+agent_box_bin() {
+  systemctl show -P ExecStart "$(unit "$1")" | sed -n 's/.*path=\([^ ;]*\).*/\1/p'
+}
+# proc_env PID NAME: one variable of a process's environment.
+proc_env() {
+  tr '\0' '\n' <"/proc/$1/environ" | sed -n "s/^$2=//p"
+}
+runtime_dir() { echo "/run/agent-box/$1"; }
+tmux_bin() { proc_env "$(main_pid "$1")" AGENT_BOX_TMUX; }
+
+# as USER COMMAND...: run as the user, as from an SSH login (outside the
+# unit), with the user's HOME.
+as() {
+  local u=$1
+  shift
+  runuser -u "$u" -- env HOME="/home/$u" USER="$u" LOGNAME="$u" "$@"
+}
+
+# ab USER ARGS...: the user's agent-box CLI.
+ab() {
+  local u=$1
+  shift
+  as "$u" "$(agent_box_bin "$u")" "$@"
+}
+
+# tm USER ARGS...: tmux on the user's socket, as the user.
+tm() {
+  local u=$1
+  shift
+  as "$u" "$(tmux_bin "$u")" -S "$(runtime_dir "$u")/tmux.sock" "$@"
+}
+
+has_session() { tm "$1" has-session -t "=$2"; }
+pane_pid() { tm "$1" list-panes -t "=$2" -F '#{pane_pid}' 2>/dev/null | head -n 1; }
+pane_alive() {
+  local pid
+  pid=$(pane_pid "$1" "$2")
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$pid" != "${3:-}" ]
+}
+
+# in_unit USER COMMAND...: run inside the unit's mount namespace as the
+# user (what the supervisor's own view of the file system is).
+in_unit() {
+  local u=$1
+  shift
+  nsenter -t "$(main_pid "$u")" -m -S "$(id -u "$u")" -G "$(id -g "$u")" -- env HOME="/home/$u" USER="$u" "$@"
+}
+
+# run_session USER NAME SCRIPT: add a shell session that runs SCRIPT with
+# bash inside the hardened unit (seccomp, namespaces, cgroup and all), and
+# wait until it has exited 0 and been parked.
+run_session() {
+  local u=$1 name=$2 script=$3
+  ab "$u" session add "$name" --agent shell -- -c "$script" &&
+    wait_until 120 session_stopped "$u" "$name"
+}
+# session_state USER NAME: running, stopped, dead, absent, unknown, or
+# "missing" when the registry has no such session.
+session_state() {
+  ab "$1" session ls --json | python3 -c '
+import json, sys
+s = [x for x in json.load(sys.stdin) if x["name"] == sys.argv[1]]
+print(s[0]["state"] if s else "missing")' "$2"
+}
+session_is() { [ "$(session_state "$1" "$2")" = "$3" ]; }
+session_stopped() { session_is "$1" "$2" stopped; }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Scenario "limits" (golden configuration: two-users; alice has
+# MemoryMax=384M and TasksMax=256): a memory hog in one session is killed by
+# the instance's MemoryMax while the supervisor, the other sessions and the
+# other user survive (OOMPolicy=continue), and is respawned; TasksMax stops a
+# fork bomb in one instance only.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+for u in alice bob; do
+  check "agent-box@$u is active" wait_until 120 systemctl is-active --quiet "$(unit $u)"
+done
+check "alice's seeded sessions are live" wait_until 60 has_session alice main
+check "bob's seeded session is live" wait_until 60 has_session bob shell
+
+cg() { echo "/sys/fs/cgroup/agent-box.slice/$(unit "$1")"; }
+event() { sed -n "s/^$2 //p" "$(cg "$1")/$3"; }
+sup_alice=$(main_pid alice)
+main_alice=$(pane_pid alice main)
+shell_bob=$(pane_pid bob shell)
+
+# phase: memory
+prop_is() { [ "$(systemctl show -P "$2" "$(unit "$1")")" = "$3" ]; }
+check "alice's instance has MemoryMax=384M" prop_is alice MemoryMax $((384 * 1024 * 1024))
+hog='python3 -c "
+a = []
+while True:
+    a.append(b\"x\" * (16 << 20))
+"'
+ab alice session add hog --agent shell -- -c "$hog" >/dev/null
+oom_killed() { [ "$(event alice oom_kill memory.events)" -ge 1 ]; }
+check "the hog is OOM-killed inside alice's cgroup" wait_until 180 oom_killed
+note "measure: alice memory.events: $(tr '\n' ' ' <"$(cg alice)/memory.events")"
+check "alice's supervisor survived (same MainPID)" prop_is alice MainPID "$sup_alice"
+check "alice's instance is still active" systemctl is-active --quiet "$(unit alice)"
+check "alice's other sessions survived" kill -0 "$main_alice"
+check "bob's session survived" kill -0 "$shell_bob"
+hog_respawned() {
+  local obs=/home/alice/.local/state/agent-box/sessions/hog.json
+  python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["launches"] >= 2 else 1)' "$obs"
+}
+check "the supervisor respawns the hogged session" wait_until 120 hog_respawned
+ab alice session rm hog >/dev/null
+
+# phase: tasks
+check "alice's instance has TasksMax=256" prop_is alice TasksMax 256
+# shellcheck disable=SC2016 # the script runs later, inside the session
+bomb='for i in $(seq 400); do sleep 300 & done; wait'
+ab alice session add bomb --agent shell -- -c "$bomb" >/dev/null
+tasks_capped() { [ "$(event alice max pids.events)" -ge 1 ]; }
+check "the fork bomb hits TasksMax in alice's instance" wait_until 180 tasks_capped
+note "measure: alice tasks at the cap: $(cat "$(cg alice)/pids.current")"
+under_cap() { [ "$(cat "$(cg alice)/pids.current")" -le 256 ]; }
+check "alice's tasks stay at or under 256" under_cap
+bob_spawns() { ab bob session add fresh --agent shell && wait_until 60 has_session bob fresh; }
+check "bob can still start new sessions meanwhile" bob_spawns
+check "alice's supervisor is still the same" prop_is alice MainPID "$sup_alice"
+ab alice session rm bomb >/dev/null
+drained() { [ "$(cat "$(cg alice)/pids.current")" -lt 64 ]; }
+check "removing the session ends the bomb's processes" wait_until 120 drained
+
+done_testing
