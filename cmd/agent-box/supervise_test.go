@@ -63,6 +63,8 @@ func TestKill9RespawnsSession(t *testing.T) {
 		return ok && q.PID != p.PID
 	})
 	t.Logf("respawn after kill -9 took %s", time.Since(start))
+	// the observation is written right after the respawn
+	b.waitFor(5*time.Second, "the restart is recorded", func() bool { return b.observation("a").Restarts > 0 })
 	o := b.observation("a")
 	if o.Restarts != 1 || o.LastExit == nil || o.LastExit.Signal != "9" {
 		t.Errorf("observation after kill -9: restarts %d, last exit %+v; want 1 and signal 9", o.Restarts, o.LastExit)
