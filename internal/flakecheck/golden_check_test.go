@@ -1,0 +1,201 @@
+package flakecheck
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-box/agent-box/internal/moduletest"
+)
+
+// fakeHash stands in for the store hashes of a real build (32 characters of
+// the store alphabet, not all zeros).
+const fakeHash = "0123456789abcdfghijklmnpqrsvwxyz"
+
+// zeroHash is the store hash of every path in the fixtures.
+const zeroHash = "00000000000000000000000000000000"
+
+// nixosTree lays out a golden fixture the way NixOS's generateUnits
+// installs it: /etc/systemd/system entries are real directories holding
+// absolute symlinks into (fake) store paths under root, the enablement is a
+// dangling relative link, the seed and agents files sit at the store paths
+// the drop-ins name, and unrelated units are around. Store hashes are
+// non-zero, as in a real build.
+func nixosTree(t *testing.T, cfg string) (tree, root string) {
+	t.Helper()
+	dir := t.TempDir()
+	tree, root = filepath.Join(dir, "system-units"), filepath.Join(dir, "root")
+	unzero := func(s string) string { return strings.ReplaceAll(s, zeroHash, fakeHash) }
+	write := func(p, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, p string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, links := readGolden(t, cfg)
+	for name, data := range files {
+		switch {
+		case strings.HasPrefix(name, "nix/store/"):
+			write(filepath.Join(root, unzero(name)), unzero(data))
+		case strings.HasPrefix(name, "etc/systemd/system/"):
+			rel := strings.TrimPrefix(name, "etc/systemd/system/")
+			stored := filepath.Join(root, "nix/store", fakeHash+"-unit-"+strings.NewReplacer("/", "-", "@", "-").Replace(rel), filepath.Base(rel))
+			write(stored, unzero(data))
+			link(stored, filepath.Join(tree, rel))
+		default:
+			t.Fatalf("golden %s: unexpected file %s", cfg, name)
+		}
+	}
+	for name, target := range links {
+		link(target, filepath.Join(tree, strings.TrimPrefix(name, "etc/systemd/system/")))
+	}
+	// Units of the rest of the system, which the check must ignore.
+	write(filepath.Join(root, "nix/store", fakeHash+"-systemd/example/systemd/system/sshd.service"), "[Service]\n")
+	link(filepath.Join(root, "nix/store", fakeHash+"-systemd/example/systemd/system/sshd.service"), filepath.Join(tree, "sshd.service"))
+	link("../remote-fs.target", filepath.Join(tree, "multi-user.target.wants", "remote-fs.target"))
+	link("graphical.target", filepath.Join(tree, "default.target"))
+	return tree, root
+}
+
+// readGolden reads tests/golden/<cfg>/files/** (path relative to / ->
+// bytes) and the links manifest (name -> target).
+func readGolden(t *testing.T, cfg string) (files, links map[string]string) {
+	t.Helper()
+	base := filepath.Join(root(t), "tests", "golden", cfg)
+	files = map[string]string{}
+	err := filepath.WalkDir(filepath.Join(base, "files"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(base, "files"), p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(base, "links"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	links = map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, target, ok := strings.Cut(line, " -> ")
+		if !ok {
+			t.Fatalf("tests/golden/%s/links: bad line %q", cfg, line)
+		}
+		links[name] = target
+	}
+	return files, links
+}
+
+func goldenCheck(t *testing.T, tree, cfg, root string) (string, error) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("bash is required: %v", err)
+	}
+	cmd := exec.Command(bash, filepath.Join(moduletest.Root(), "nix", "golden-check.sh"), tree,
+		filepath.Join(moduletest.Root(), "tests", "golden", cfg), filepath.Join(t.TempDir(), "out"), root)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// The capture of the flake's `golden` check, run on a tree shaped like
+// NixOS's real /etc/systemd/system for each fixture, reproduces the fixture
+// exactly: dereferenced units and drop-ins, zeroed hashes, the enablement
+// link, the seed and agents files; other units are ignored.
+func TestGoldenCheckAcceptsTheFixtureAsNixOSInstallsIt(t *testing.T) {
+	for _, cfg := range goldenDirs(t) {
+		t.Run(cfg, func(t *testing.T) {
+			tree, root := nixosTree(t, cfg)
+			if out, err := goldenCheck(t, tree, cfg, root); err != nil {
+				t.Fatalf("golden-check.sh rejects the fixture's own bytes: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// What the check exists to catch: a NixOS glue that installs anything else
+// than the fixture fails it.
+func TestGoldenCheckRejectsWhatTheFixtureLacks(t *testing.T) {
+	const cfg = "minimal"
+	overrides := "agent-box@alice.service.d/overrides.conf"
+	for _, tc := range []struct {
+		name   string
+		mutate func(t *testing.T, tree, root string)
+		want   string
+	}{
+		{"a full instance unit shadowing the template", func(t *testing.T, tree, _ string) {
+			if err := os.WriteFile(filepath.Join(tree, "agent-box@alice.service"), []byte("[Service]\nExecStart=/bin/true\n"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}, "Only in"},
+		{"a NixOS-injected PATH in the drop-in", func(t *testing.T, tree, _ string) {
+			p := filepath.Join(tree, overrides)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(p)
+			data = append(data, "Environment=\"PATH=/nix/store/"+fakeHash+"-coreutils/bin\"\n"...)
+			if err := os.WriteFile(p, data, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}, "+Environment=\"PATH=/nix/store/00000000000000000000000000000000-coreutils/bin\""},
+		{"an extra template drop-in", func(t *testing.T, tree, _ string) {
+			if err := os.MkdirAll(filepath.Join(tree, "agent-box@.service.d"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(tree, "agent-box@.service.d", "overrides.conf"), []byte("[Service]\n"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}, "Only in"},
+		{"no enablement link", func(t *testing.T, tree, _ string) {
+			if err := os.Remove(filepath.Join(tree, "multi-user.target.wants", "agent-box@alice.service")); err != nil {
+				t.Fatal(err)
+			}
+		}, "-etc/systemd/system/multi-user.target.wants/agent-box@alice.service -> ../agent-box@alice.service"},
+		{"a different seed", func(t *testing.T, _, root string) {
+			p := filepath.Join(root, "nix/store", fakeHash+"-agent-box-seed-alice.json")
+			os.Remove(p)
+			if err := os.WriteFile(p, []byte("{\"sessions\":[]}\n\n"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}, "agent-box-seed-alice.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree, root := nixosTree(t, cfg)
+			tc.mutate(t, tree, root)
+			out, err := goldenCheck(t, tree, cfg, root)
+			if err == nil {
+				t.Fatalf("golden-check.sh accepted the tree:\n%s", out)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("golden-check.sh output lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# golden-check.sh TREE GOLDEN OUT [ROOT]
+#
+# Compares what a built /etc/systemd/system tree (TREE, as NixOS's
+# generateUnits makes it) installs for agent-box with a golden fixture
+# directory (GOLDEN: files/ and links, paths relative to /). Used by the
+# flake's `golden` check; internal/flakecheck runs it offline on trees it
+# builds itself.
+#
+# Captured into OUT (same layout as the fixture): every entry of TREE with a
+# path component starting with "agent-box"; files and absolute symlinks by
+# content, relative symlinks (the multi-user.target.wants enablement) as
+# "name -> target" lines; plus the seed and agents files the drop-ins name
+# (AGENT_BOX_SEED, AGENT_BOX_AGENTS; read under ROOT, default /). Store
+# hashes become 32 zeros. Anything extra, missing or different fails (exit
+# 1) with a diff (-fixture +installed).
+set -euo pipefail
+
+if [ "$#" -lt 3 ] || [ "$#" -gt 4 ]; then
+  echo "usage: golden-check.sh TREE GOLDEN OUT [ROOT]" >&2
+  exit 2
+fi
+tree=$1 golden=$2 out=$3 root=${4:-}
+
+zero() {
+  sed -E 's#/nix/store/[0-9a-z]{32}-#/nix/store/00000000000000000000000000000000-#g'
+}
+
+mkdir -p "$out/files"
+links=() stores=()
+while IFS= read -r rel; do
+  case "/$rel" in
+    */agent-box*) ;;
+    *) continue ;;
+  esac
+  path="$tree/$rel"
+  if [ -L "$path" ]; then
+    target=$(readlink "$path")
+    if [ "${target#/}" = "$target" ]; then
+      links+=("etc/systemd/system/$rel -> $target")
+      continue
+    fi
+  fi
+  if [ ! -f "$path" ]; then
+    echo "golden-check: etc/systemd/system/$rel is neither a file nor a relative link" >&2
+    exit 1
+  fi
+  mkdir -p "$(dirname "$out/files/etc/systemd/system/$rel")"
+  zero <"$path" >"$out/files/etc/systemd/system/$rel"
+  while IFS= read -r store; do
+    stores+=("$store")
+  done < <(grep -ohE 'AGENT_BOX_(SEED|AGENTS)=/nix/store/[^"[:space:]]+' "$path" | sed 's/^[^=]*=//')
+done < <(cd "$tree" && find . -mindepth 1 \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
+
+for store in "${stores[@]}"; do
+  mkdir -p "$out/files/nix/store"
+  zero <"$root$store" >"$out/files/nix/store/$(basename "$(printf '%s\n' "$store" | zero)")"
+done
+if [ "${#links[@]}" -gt 0 ]; then
+  printf '%s\n' "${links[@]}" | LC_ALL=C sort >"$out/links"
+else
+  : >"$out/links"
+fi
+
+status=0
+if ! diff -ru "$golden/files" "$out/files"; then
+  echo "golden-check: the installed files differ from the fixture's files/ (-fixture +installed)" >&2
+  status=1
+fi
+if ! diff -u <(grep -vE '^(#|$)' "$golden/links" | LC_ALL=C sort) "$out/links"; then
+  echo "golden-check: the installed links differ from the fixture's links (-fixture +installed)" >&2
+  status=1
+fi
+exit "$status"
