@@ -24,7 +24,7 @@ let
 
   phases = scenarios.tests.${test};
   configs = unique (map (p: p.config) phases);
-  config =
+  golden =
     if builtins.length configs == 1 then
       builtins.head configs
     else
@@ -39,7 +39,7 @@ pkgs.testers.runNixOSTest {
     { pkgs, ... }:
     {
       imports = [ module ];
-      services.agent-box = import (goldenDir + "/${config}/config.nix") { inherit pkgs; };
+      services.agent-box = import (goldenDir + "/${golden}/config.nix") { inherit pkgs; };
       environment.systemPackages = map (attr: pkgs.${attr}) scenarios.requirements;
       # In the system closure, so the scripts are in the guest however its
       # store is provided.
