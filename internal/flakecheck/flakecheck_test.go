@@ -507,3 +507,91 @@ func TestVendorHashMatchesGoModVendor(t *testing.T) {
 		t.Errorf("flake.nix vendorHash = %s, but go mod vendor hashes to %s\nhint: set vendorHash = %q in flake.nix", want, got, got)
 	}
 }
+
+// The VM nodes, evaluated with stand-in packages (tests/golden/stub-pkgs.nix
+// plus one per requirement): each scenario node imports the single-file
+// module, sets services.agent-box to exactly its phases' golden
+// configuration, installs exactly the requirements and carries the scenario
+// scripts; the vm-switch node's specialisation replaces alice and bob by bob
+// and carol.
+func TestVMNodesBootTheGoldenConfigurationWithTheRequirements(t *testing.T) {
+	r := root(t)
+	var got struct {
+		Scenario map[string]struct {
+			Imports   []string          `json:"imports"`
+			AgentBox  string            `json:"agentBox"`
+			Golden    map[string]string `json:"golden"`
+			Packages  []string          `json:"packages"`
+			Scenarios string            `json:"scenarios"`
+		} `json:"scenario"`
+		SwitchBase []string `json:"switchBase"`
+		SwitchSpec []string `json:"switchSpec"`
+	}
+	evalJSON(t, fmt.Sprintf(`let
+  stub = import %[3]q;
+  flake = import %[1]q;
+  self = { outPath = %[2]q; } // outputs;
+  outputs = flake.outputs { inherit self; nixpkgs = stub; };
+  x86 = outputs.checks.x86_64-linux;
+  scenarios = import %[4]q %[5]q;
+  pkg = name: { type = "derivation"; inherit name; outPath = "/nix/store/00000000000000000000000000000000-${name}"; };
+  pkgs = import %[6]q // builtins.listToAttrs (map (a: { name = a; value = pkg a; }) scenarios.requirements);
+  vms = removeAttrs x86 [ %[7]s "vm-switch" ];
+  switch = x86.vm-switch.nodes.machine { inherit (stub) lib; };
+in
+{
+  scenario = builtins.mapAttrs (
+    name: vm:
+    let
+      node = vm.nodes.machine { inherit pkgs; };
+    in
+    {
+      imports = map toString node.imports;
+      agentBox = builtins.toJSON node.services.agent-box;
+      golden = builtins.listToAttrs (map (g: {
+        name = g;
+        value = builtins.toJSON (import (%[8]q + "/${g}/config.nix") { inherit pkgs; });
+      }) (import %[9]q));
+      packages = map (p: p.name) node.environment.systemPackages;
+      scenarios = toString node.environment.etc."agent-box-test/scenarios".source;
+    }
+  ) vms;
+  switchBase = builtins.attrNames switch.services.agent-box.users;
+  switchSpec = builtins.attrNames switch.specialisation.changed.configuration.services.agent-box.users.content;
+}
+`, filepath.Join(r, "flake.nix"), r, filepath.Join(r, "internal", "flakecheck", "testdata", "stub-nixpkgs.nix"),
+		filepath.Join(r, "nix", "scenarios.nix"), filepath.Join(r, "tests", "scenarios"),
+		filepath.Join(r, "tests", "golden", "stub-pkgs.nix"), `"`+strings.Join(plainChecks, `" "`)+`"`,
+		filepath.Join(r, "tests", "golden"), filepath.Join(r, "nix", "goldens.nix")), &got)
+
+	phases := readPhases(t)
+	var reqs []string
+	for _, f := range records(t, "requirements") {
+		reqs = append(reqs, f[1])
+	}
+	for name, ps := range vmTests(phases) {
+		n, ok := got.Scenario["vm-"+name]
+		if !ok {
+			t.Errorf("no VM test vm-%s", name)
+			continue
+		}
+		if !slices.Equal(n.Imports, []string{filepath.Join(r, moduletest.Output)}) {
+			t.Errorf("vm-%s node imports %v, want only %s", name, n.Imports, moduletest.Output)
+		}
+		if n.AgentBox != n.Golden[ps[0].Config] {
+			t.Errorf("vm-%s node's services.agent-box is not tests/golden/%s/config.nix:\n%s", name, ps[0].Config, n.AgentBox)
+		}
+		if !slices.Equal(n.Packages, reqs) {
+			t.Errorf("vm-%s node installs %v, want the requirements %v", name, n.Packages, reqs)
+		}
+		if n.Scenarios != filepath.Join(r, "tests", "scenarios") {
+			t.Errorf("vm-%s node carries %s as the scenario scripts", name, n.Scenarios)
+		}
+	}
+	if len(got.Scenario) != len(vmTests(phases)) {
+		t.Errorf("scenario VM tests %d, phase groups %d", len(got.Scenario), len(vmTests(phases)))
+	}
+	if !slices.Equal(got.SwitchBase, []string{"alice", "bob"}) || !slices.Equal(got.SwitchSpec, []string{"bob", "carol"}) {
+		t.Errorf("vm-switch users: base %v, specialisation %v; want [alice bob] then [bob carol]", got.SwitchBase, got.SwitchSpec)
+	}
+}
