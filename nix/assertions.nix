@@ -5,8 +5,10 @@
 # evaluation with the first message): each case's failing messages are
 # compared with the exact expected list. The comparison happens at
 # evaluation time inside builtins.tryEval, so `nix flake check` always
-# evaluates this check; a mismatch or an evaluation error makes the build
-# fail and print both sides.
+# evaluates this check; a mismatch or a thrown error (what module-system
+# errors and failed asserts are) makes the build fail and print both sides.
+# tryEval cannot catch other evaluation errors (a missing attribute, say):
+# those still abort `nix flake check`, with their own message.
 {
   lib,
   pkgs,
