@@ -127,6 +127,16 @@ func TestCLIChangesAreReflectedInTmux(t *testing.T) {
 
 	b.ok("session", "add", "w", "--agent", "sleep")
 	p := b.waitRunning("w")
+	var ls []struct {
+		Name, Agent, State, Cwd string
+		Args                    []string
+	}
+	if err := json.Unmarshal([]byte(b.ok("session", "ls", "--json")), &ls); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Name != "w" || ls[0].State != "running" || ls[0].Cwd != b.home || ls[0].Agent != "sleep" {
+		t.Errorf("session ls --json = %+v, want w running in HOME", ls)
+	}
 
 	b.ok("session", "stop", "w")
 	b.waitGone("w")
