@@ -544,3 +544,42 @@ func TestVersionAndHelp(t *testing.T) {
 		}
 	}
 }
+
+func TestUserTmuxConfCannotChangeTheServer(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	hostile := "set -g remain-on-exit off\nset -s exit-empty on\nset-hook -g session-created kill-server\n"
+	for _, p := range []string{".tmux.conf", ".config/tmux/tmux.conf"} {
+		p = filepath.Join(b.home, p)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(hostile), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.startSupervisor()
+	p := b.waitRunning("a")
+	syscall.Kill(p.PID, syscall.SIGKILL)
+	b.waitFor(5*time.Second, "a respawns despite the user's tmux.conf", func() bool {
+		q, ok := b.running("a")
+		return ok && q.PID != p.PID
+	})
+}
+
+func TestSecondSupervisorAndOldTmuxAreRefused(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	b.startSupervisor()
+	if r := b.run("", "supervise"); r.code != 1 || !strings.Contains(r.stderr, "agent-box: another supervisor is running") {
+		t.Errorf("second supervisor: exit %d stderr %q, want 1 and 'another supervisor is running'", r.code, r.stderr)
+	}
+	old := filepath.Join(b.dir, "old-tmux")
+	if err := os.WriteFile(old, []byte("#!/bin/sh\necho 'tmux 2.9a'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.stopSupervisor()
+	b.setEnv("AGENT_BOX_TMUX", old)
+	r := b.run("", "supervise")
+	if r.code != 10 || !strings.Contains(r.stderr, "needs tmux >= 3.0") {
+		t.Errorf("tmux 2.9: exit %d stderr %q, want 10 and 'needs tmux >= 3.0'", r.code, r.stderr)
+	}
+}
