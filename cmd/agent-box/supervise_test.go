@@ -583,3 +583,19 @@ func TestSecondSupervisorAndOldTmuxAreRefused(t *testing.T) {
 		t.Errorf("tmux 2.9: exit %d stderr %q, want 10 and 'needs tmux >= 3.0'", r.code, r.stderr)
 	}
 }
+
+func TestKilledTmuxServerIsReplacedAndSessionsComeBack(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}, {"name": "b", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	pa := b.waitRunning("a")
+	b.waitRunning("b")
+	if err := b.tm.KillServer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(10*time.Second, "a and b run again on a new server", func() bool {
+		qa, ok1 := b.running("a")
+		_, ok2 := b.running("b")
+		return ok1 && ok2 && qa.PID != pa.PID
+	})
+}

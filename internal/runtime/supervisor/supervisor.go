@@ -70,9 +70,12 @@ type sup struct {
 	sessions map[string]*session
 	timerCh  chan timerMsg
 	exitCh   chan pidExit
+	retryCh  chan struct{}
 	done     chan struct{}
-	lastErr  string
-	warned   map[string]bool
+	// retryPending is set while a reconcile retry after a tmux error waits
+	retryPending bool
+	lastErr      string
+	warned       map[string]bool
 }
 
 type timerMsg struct {
@@ -130,6 +133,7 @@ func Run(ctx context.Context, cfg Config) error {
 		sessions: map[string]*session{},
 		timerCh:  make(chan timerMsg, 16),
 		exitCh:   make(chan pidExit, 16),
+		retryCh:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		warned:   map[string]bool{},
 	}
@@ -198,6 +202,9 @@ func Run(ctx context.Context, cfg Config) error {
 			s.timerFired(ctx, t)
 		case x := <-s.exitCh:
 			s.exited(ctx, x)
+		case <-s.retryCh:
+			s.retryPending = false
+			s.reconcile(ctx)
 		case <-resync.C:
 			s.reconcile(ctx)
 		}
@@ -339,8 +346,29 @@ func (s *sup) reconcile(ctx context.Context) {
 		return
 	}
 	panes, err := s.tm.ListPanes(ctx)
+	if err != nil && !s.tm.Alive() {
+		// someone ran kill-server (or tmux crashed): start a new one
+		s.logf("tmux server on %s is gone; starting a new one", s.cfg.Env.TmuxSocket())
+		for _, ss := range s.sessions {
+			s.unwatch(ss)
+		}
+		if _, err = s.startServer(ctx); err == nil {
+			panes, err = s.tm.ListPanes(ctx)
+		}
+	}
 	if err != nil {
-		s.errOnce(fmt.Sprintf("listing tmux panes: %v", err))
+		// e.g. a server still shutting down: look again in a second (one
+		// retry pending at a time; it stops as soon as a reconcile works)
+		s.errOnce(fmt.Sprintf("tmux: %v (retrying)", err))
+		if !s.retryPending {
+			s.retryPending = true
+			s.clock.AfterFunc(time.Second, func() {
+				select {
+				case s.retryCh <- struct{}{}:
+				case <-s.done:
+				}
+			})
+		}
 		return
 	}
 	s.lastErr = ""
@@ -452,12 +480,14 @@ func (s *sup) exited(ctx context.Context, x pidExit) {
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
 		if zs, ok := zombieStatus(x.pid); ok {
-			if p, ok := s.paneOf(ctx, x.name, x.pid); ok {
-				if zs.Exited() {
-					s.died(ctx, *e, p, zs.ExitStatus(), "")
-				} else {
-					s.died(ctx, *e, p, -1, strconv.Itoa(int(zs.Signal())))
-				}
+			p, ok := s.paneOf(ctx, x.name, x.pid)
+			switch {
+			case !ok:
+				s.reconcile(ctx) // replaced meanwhile, or tmux is gone
+			case zs.Exited():
+				s.died(ctx, *e, p, zs.ExitStatus(), "")
+			default:
+				s.died(ctx, *e, p, -1, strconv.Itoa(int(zs.Signal())))
 			}
 			return
 		}
