@@ -251,7 +251,10 @@ func (b *box) stopSupervisor() {
 	case <-b.supDone:
 	case <-time.After(15 * time.Second):
 		b.sup.Process.Kill()
-		<-b.supDone
+		select {
+		case <-b.supDone:
+		case <-time.After(10 * time.Second):
+		}
 		b.t.Errorf("supervisor ignored SIGTERM for 15 s")
 	}
 	b.sup = nil

@@ -345,7 +345,11 @@ func TestCrashedSupervisorReadoptsItsServerAndKeepsSessions(t *testing.T) {
 	b.startSupervisor()
 	p := b.waitRunning("a")
 	b.sup.Process.Kill()
-	<-b.supDone
+	select {
+	case <-b.supDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("supervisor survived SIGKILL for 10 s")
+	}
 	b.sup = nil
 	if r := b.run("", "session", "restart", "a"); r.code != 8 {
 		t.Errorf("restart with a dead supervisor: exit %d, want 8 (not running); stderr %q", r.code, r.stderr)
