@@ -2604,6 +2604,7 @@ in
           	"strconv"
           	"strings"
           	"syscall"
+          	"unsafe"
           )
 
           // sysPidfdOpen is pidfd_open(2) (Linux >= 5.3); the number is the same on
@@ -2648,8 +2649,11 @@ in
           	}
           	go func() {
           		// The callback runs once at once and again whenever the poller sees
-          		// the pidfd readable; it reports whether the process has exited.
-          		err := rc.Read(func(uintptr) bool { return exited(pid) })
+          		// the pidfd readable; it reports whether the pidfd is readable, i.e.
+          		// the whole process exited. (/proc's state is no substitute: while a
+          		// multi-threaded program execs from another thread, its old leader
+          		// shows as a zombie for a moment.)
+          		err := rc.Read(func(fd uintptr) bool { return readable(int(fd)) })
           		if err == nil {
           			report()
           		}
@@ -2671,13 +2675,21 @@ in
           	return strings.Fields(s[i+2:]), nil
           }
 
-          // exited reports whether pid is gone or a zombie.
-          func exited(pid int) bool {
-          	f, err := procStat(pid)
-          	if err != nil {
-          		return true
+          // readable polls fd without blocking (ppoll with a zero timeout).
+          func readable(fd int) bool {
+          	pfd := struct {
+          		fd      int32
+          		events  int16
+          		revents int16
+          	}{fd: int32(fd), events: 0x1} // POLLIN
+          	var ts syscall.Timespec
+          	for {
+          		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+          		if errno == syscall.EINTR {
+          			continue
+          		}
+          		return errno == 0 && n == 1 && pfd.revents != 0
           	}
-          	return f[0] == "Z" || f[0] == "X"
           }
 
           // zombieStatus returns the wait status of a zombie pid from
@@ -2768,9 +2780,12 @@ in
           	sessions map[string]*session
           	timerCh  chan timerMsg
           	exitCh   chan pidExit
+          	retryCh  chan struct{}
           	done     chan struct{}
-          	lastErr  string
-          	warned   map[string]bool
+          	// retryPending is set while a reconcile retry after a tmux error waits
+          	retryPending bool
+          	lastErr      string
+          	warned       map[string]bool
           }
 
           type timerMsg struct {
@@ -2828,6 +2843,7 @@ in
           		sessions: map[string]*session{},
           		timerCh:  make(chan timerMsg, 16),
           		exitCh:   make(chan pidExit, 16),
+          		retryCh:  make(chan struct{}, 1),
           		done:     make(chan struct{}),
           		warned:   map[string]bool{},
           	}
@@ -2896,6 +2912,9 @@ in
           			s.timerFired(ctx, t)
           		case x := <-s.exitCh:
           			s.exited(ctx, x)
+          		case <-s.retryCh:
+          			s.retryPending = false
+          			s.reconcile(ctx)
           		case <-resync.C:
           			s.reconcile(ctx)
           		}
@@ -3037,8 +3056,29 @@ in
           		return
           	}
           	panes, err := s.tm.ListPanes(ctx)
+          	if err != nil && !s.tm.Alive() {
+          		// someone ran kill-server (or tmux crashed): start a new one
+          		s.logf("tmux server on %s is gone; starting a new one", s.cfg.Env.TmuxSocket())
+          		for _, ss := range s.sessions {
+          			s.unwatch(ss)
+          		}
+          		if _, err = s.startServer(ctx); err == nil {
+          			panes, err = s.tm.ListPanes(ctx)
+          		}
+          	}
           	if err != nil {
-          		s.errOnce(fmt.Sprintf("listing tmux panes: %v", err))
+          		// e.g. a server still shutting down: look again in a second (one
+          		// retry pending at a time; it stops as soon as a reconcile works)
+          		s.errOnce(fmt.Sprintf("tmux: %v (retrying)", err))
+          		if !s.retryPending {
+          			s.retryPending = true
+          			s.clock.AfterFunc(time.Second, func() {
+          				select {
+          				case s.retryCh <- struct{}{}:
+          				case <-s.done:
+          				}
+          			})
+          		}
           		return
           	}
           	s.lastErr = ""
@@ -3078,7 +3118,7 @@ in
           			s.launch(ctx, e, nil, false)
           		case ss.pid == p.PID && ss.unwatch != nil:
           			// watched: its pidfd reports the exit
-          		case p.Dead || exited(p.PID):
+          		case p.Dead:
           			st, sig := paneStatus(p)
           			s.died(ctx, e, p, st, sig)
           		default:
@@ -3150,12 +3190,14 @@ in
           	deadline := time.Now().Add(500 * time.Millisecond)
           	for {
           		if zs, ok := zombieStatus(x.pid); ok {
-          			if p, ok := s.paneOf(ctx, x.name, x.pid); ok {
-          				if zs.Exited() {
-          					s.died(ctx, *e, p, zs.ExitStatus(), "")
-          				} else {
-          					s.died(ctx, *e, p, -1, strconv.Itoa(int(zs.Signal())))
-          				}
+          			p, ok := s.paneOf(ctx, x.name, x.pid)
+          			switch {
+          			case !ok:
+          				s.reconcile(ctx) // replaced meanwhile, or tmux is gone
+          			case zs.Exited():
+          				s.died(ctx, *e, p, zs.ExitStatus(), "")
+          			default:
+          				s.died(ctx, *e, p, -1, strconv.Itoa(int(zs.Signal())))
           			}
           			return
           		}

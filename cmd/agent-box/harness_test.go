@@ -27,7 +27,22 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
 
-const tmuxBin = "/usr/bin/tmux"
+// Programs the tests drive, from PATH (`make deps` installs tmux). A missing
+// one fails the tests that need it; nothing is skipped.
+var (
+	tmuxBin  = lookTool("tmux")
+	sleepBin = lookTool("sleep")
+	shBin    = lookTool("sh")
+	falseBin = lookTool("false")
+)
+
+func lookTool(name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return ""
+	}
+	return p
+}
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "test-agent" {
@@ -102,8 +117,10 @@ func (s *syncBuffer) String() string {
 // newBox prepares HOME, runtime dir, agents table and (optional) seed.
 func newBox(t testing.TB, seed string) *box {
 	t.Helper()
-	if _, err := os.Stat(tmuxBin); err != nil {
-		t.Skip("tmux not installed")
+	for name, p := range map[string]string{"tmux": tmuxBin, "sleep": sleepBin, "sh": shBin, "false": falseBin} {
+		if p == "" {
+			t.Fatalf("%s is required on PATH for this test\nhint: run 'make deps'", name)
+		}
 	}
 	dir := t.TempDir()
 	// unix socket paths are limited to 108 bytes: keep the runtime dir short
@@ -118,9 +135,9 @@ func newBox(t testing.TB, seed string) *box {
 	}
 	self := testBinary(t)
 	agents := config.Agents{
-		"sleep":  {Command: "/bin/sleep", Args: []string{"100000"}},
-		"sh":     {Command: "/bin/sh", Args: []string{"-c"}},
-		"false":  {Command: "/bin/false"},
+		"sleep":  {Command: sleepBin, Args: []string{"100000"}},
+		"sh":     {Command: shBin, Args: []string{"-c"}},
+		"false":  {Command: falseBin},
 		"report": {Command: self, Args: []string{"test-agent", "report"}},
 	}
 	data, _ := json.Marshal(agents)

@@ -318,7 +318,7 @@ func TestForeignTmuxServerOnSocketIsRefused(t *testing.T) {
 	if err := os.MkdirAll(b.runtime, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	foreign := exec.Command(tmuxBin, "-S", b.tm.Socket, "-f", "/dev/null", "new-session", "-d", "-s", "mine", "/bin/sleep", "100000")
+	foreign := exec.Command(tmuxBin, "-S", b.tm.Socket, "-f", "/dev/null", "new-session", "-d", "-s", "mine", sleepBin, "100000")
 	foreign.Env = b.env
 	if out, err := foreign.CombinedOutput(); err != nil {
 		t.Fatalf("starting a foreign tmux: %v\n%s", err, out)

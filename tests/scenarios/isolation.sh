@@ -27,13 +27,18 @@ bob_cannot_signal() {
   pid=$(pane_pid alice main)
   [ -n "$pid" ] && ! as bob kill -0 "$pid"
 }
-bob_cannot_cli() { ! as bob env AGENT_BOX_RUNTIME_DIR="$(runtime_dir alice)" "$(agent_box_bin bob)" session ls; }
+bob_cli_sees_nothing() {
+  local out
+  out=$(as bob env AGENT_BOX_RUNTIME_DIR="$(runtime_dir alice)" "$(agent_box_bin bob)" session ls --json 2>&1)
+  echo "$out"
+  ! grep -Eq '"(main|scratch)"' <<<"$out"
+}
 check "bob cannot list alice's tmux sessions" bob_cannot_list
 check "bob cannot attach to alice's tmux" bob_cannot_attach
 check "bob cannot read alice's registry" bob_cannot_read sessions.json
 check "bob cannot read alice's env file" bob_cannot_read env
 check "bob cannot signal alice's session processes" bob_cannot_signal
-check "bob's CLI pointed at alice's runtime dir gets nothing" bob_cannot_cli
+check "bob's CLI pointed at alice's runtime dir shows none of alice's sessions" bob_cli_sees_nothing
 files_private() {
   [ "$(stat -c %a /home/alice/.config/agent-box/sessions.json)" = 600 ] &&
     [ "$(stat -c %a /home/alice/.config/agent-box/env)" = 600 ]

@@ -14,7 +14,9 @@ done
 check "alice's seeded sessions are live" wait_until 60 has_session alice main
 check "bob's seeded session is live" wait_until 60 has_session bob shell
 
-cg() { echo "/sys/fs/cgroup/agent-box.slice/$(unit "$1")"; }
+# The cgroup, as systemd names it (a dash in a slice name nests it:
+# agent-box.slice lives under agent.slice).
+cg() { echo "/sys/fs/cgroup$(systemctl show -P ControlGroup "$(unit "$1")")"; }
 event() { sed -n "s/^$2 //p" "$(cg "$1")/$3"; }
 sup_alice=$(main_pid alice)
 main_alice=$(pane_pid alice main)

@@ -67,7 +67,11 @@ check "the supervisor's environment holds the hostile values byte for byte" host
 rt=$(runtime_dir $u)
 runtime_private() { [ "$(stat -c '%a %U' "$rt")" = "700 $u" ]; }
 socket_owned() { [ -S "$rt/tmux.sock" ] && [ "$(stat -c %U "$rt/tmux.sock")" = "$u" ]; }
-tmux_as_user() { [ "$(ps -o user= -C tmux | sort -u)" = "$u" ]; }
+tmux_as_user() {
+  local pid
+  pid=$(tm $u display-message -p '#{pid}')
+  [ -n "$pid" ] && [ "$(ps -o user= -p "$pid")" = "$u" ]
+}
 check "the runtime dir is 0700 and the user's" runtime_private
 check "tmux listens on the explicit socket, owned by the user" socket_owned
 check "the tmux server runs as the user" tmux_as_user
@@ -150,6 +154,23 @@ echo workload-ok'
 check "git, python3 and a JIT runtime work inside the hardened unit (exit 0 parks the session)" \
   run_session $u workload "$workload > ~/workload.log 2>&1"
 check "the workload reported success" grep -qx workload-ok "/home/$u/workload.log"
-if grep -qx node-ok "/home/$u/workload.log"; then note "node (JIT) ran inside the unit"; fi
+if grep -qx node-ok "/home/$u/workload.log"; then note "measure: node (JIT) ran inside the hardened unit"; fi
+
+# phase: the supervisor crashes
+before=$(pane_pid $u plain)
+old_sup=$(main_pid $u)
+kill -9 "$old_sup"
+new_supervisor() {
+  local p
+  p=$(main_pid $u)
+  [ -n "$p" ] && [ "$p" != 0 ] && [ "$p" != "$old_sup" ] && systemctl is-active --quiet "$(unit $u)"
+}
+check "a crashed supervisor is restarted by systemd" wait_until 60 new_supervisor
+check "after the crash the sessions are live again" wait_until 60 has_session $u plain
+if [ "$(pane_pid $u plain)" = "$before" ]; then
+  note "measure: supervisor crash: sessions survived and were re-adopted (same pane pid)"
+else
+  note "measure: supervisor crash: sessions were restarted (pane pid $before -> $(pane_pid $u plain))"
+fi
 
 done_testing
