@@ -4,13 +4,11 @@
 #
 # The tests that need Nix get a private store under $TMPDIR (the pattern of
 # nixpkgs' lib/tests/test-with-nix.nix); shellcheck and tmux come from
-# nixpkgs. Left out explicitly, because the sandbox cannot give them what they
+# nixpkgs (cmd/agent-box's supervisor tests find tmux, sleep, sh and false on
+# PATH and fail, never skip, without them). Left out explicitly, because the sandbox cannot give them what they
 # need (each still runs in `make test`):
 # - internal/vmtest (the offline QEMU tier: needs /dev/kvm or TCG, a Debian
 #   image and a package mirror; the vm-* checks are its NixOS counterpart);
-# - cmd/agent-box (its supervisor tests run /usr/bin/tmux, /bin/sleep and
-#   /bin/false by absolute path, none of which exists in the sandbox, and
-#   skip when tmux is missing: they would pass without running);
 # - TestGoldenUnitsVerify and TestGoldenUnitsSecurity (copy the host's
 #   /usr/lib/systemd/system, which the sandbox does not have);
 # - TestVendorHashMatchesGoModVendor (runs `go mod vendor`, which needs the
@@ -31,7 +29,6 @@ let
     "TestVendorHashMatchesGoModVendor"
   ];
   excludedPackages = [
-    "github.com/agent-box/agent-box/cmd/agent-box"
     "github.com/agent-box/agent-box/internal/vmtest"
   ];
 in
