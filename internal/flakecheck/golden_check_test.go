@@ -1,7 +1,6 @@
 package flakecheck
 
 import (
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +46,7 @@ func nixosTree(t *testing.T, cfg string) (tree, root string) {
 			t.Fatal(err)
 		}
 	}
-	files, links := readGolden(t, cfg)
+	files, links := moduletest.ReadGolden(t, cfg)
 	for name, data := range files {
 		switch {
 		case strings.HasPrefix(name, "nix/store/"):
@@ -70,45 +69,6 @@ func nixosTree(t *testing.T, cfg string) (tree, root string) {
 	link("../remote-fs.target", filepath.Join(tree, "multi-user.target.wants", "remote-fs.target"))
 	link("graphical.target", filepath.Join(tree, "default.target"))
 	return tree, root
-}
-
-// readGolden reads tests/golden/<cfg>/files/** (path relative to / ->
-// bytes) and the links manifest (name -> target).
-func readGolden(t *testing.T, cfg string) (files, links map[string]string) {
-	t.Helper()
-	base := filepath.Join(root(t), "tests", "golden", cfg)
-	files = map[string]string{}
-	err := filepath.WalkDir(filepath.Join(base, "files"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(filepath.Join(base, "files"), p)
-		files[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(base, "links"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	links = map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, target, ok := strings.Cut(line, " -> ")
-		if !ok {
-			t.Fatalf("tests/golden/%s/links: bad line %q", cfg, line)
-		}
-		links[name] = target
-	}
-	return files, links
 }
 
 func goldenCheck(t *testing.T, tree, cfg, root string) (string, error) {
