@@ -182,7 +182,7 @@ func Assemble(opts Options) (*Result, error) {
 }
 
 // bannerGap is the room left at the start of the output for the banner.
-const bannerGap = 16 << 10
+const bannerGap = 64 << 10
 
 type assembler struct {
 	root     string // as given, for messages
@@ -225,9 +225,8 @@ const directive = "@@include:"
 func (a *assembler) splice(rel, real string, data []byte) {
 	a.stack = append(a.stack, frame{rel, real})
 	defer func() { a.stack = a.stack[:len(a.stack)-1] }()
-	a.reserve(len(data))
 	if !bytes.Contains(data, []byte("@@")) {
-		a.out = append(a.out, data...) // no marker can be in it
+		a.write(data) // no marker can be in it
 		return
 	}
 	lineNo := 0
@@ -244,8 +243,8 @@ func (a *assembler) splice(rel, real string, data []byte) {
 		}
 		trimmed := bytes.TrimLeft(line, " \t")
 		if !bytes.HasPrefix(trimmed, []byte("@@")) {
-			a.out = append(a.out, line...)
-			a.out = append(a.out, eol...)
+			a.write(line)
+			a.write(eol)
 			continue
 		}
 		indent := line[:len(line)-len(trimmed)]
@@ -254,9 +253,9 @@ func (a *assembler) splice(rel, real string, data []byte) {
 		if !ok {
 			continue
 		}
-		a.out = append(a.out, indent...)
+		a.write(indent)
 		if a.include(p, target, len(indent)) {
-			a.out = append(a.out, eol...)
+			a.write(eol)
 		}
 	}
 }
@@ -403,6 +402,18 @@ func (a *assembler) reserve(n int) {
 	a.out = grown
 }
 
+// write appends b to the output through reserve's doubling growth.
+func (a *assembler) write(b []byte) {
+	a.reserve(len(b))
+	a.out = append(a.out, b...)
+}
+
+// writeString is write for a string.
+func (a *assembler) writeString(s string) {
+	a.reserve(len(s))
+	a.out = append(a.out, s...)
+}
+
 // writeLiteral writes the string literal of data.
 func (a *assembler) writeLiteral(data []byte, indent int) {
 	// Escapes and indentation rarely add more than an eighth.
@@ -500,19 +511,19 @@ func (a *assembler) includeDir(p pos, rel, real string, indent int) bool {
 	slices.SortFunc(files, func(x, y file) int { return strings.Compare(x.name, y.name) })
 	start := len(a.out)
 	if len(files) == 0 {
-		a.out = append(a.out, "{ }"...)
+		a.writeString("{ }")
 	} else {
 		inner := strings.Repeat(" ", indent+2)
-		a.out = append(a.out, "{\n"...)
+		a.writeString("{\n")
 		for _, f := range files {
-			a.out = append(a.out, inner...)
-			a.out = append(a.out, Quoted([]byte(f.name))...)
-			a.out = append(a.out, " = "...)
+			a.writeString(inner)
+			a.writeString(Quoted([]byte(f.name)))
+			a.writeString(" = ")
 			a.writeLiteral(f.data, indent+2)
-			a.out = append(a.out, ";\n"...)
+			a.writeString(";\n")
 		}
-		a.out = append(a.out, strings.Repeat(" ", indent)...)
-		a.out = append(a.out, "}"...)
+		a.writeString(strings.Repeat(" ", indent))
+		a.writeString("}")
 	}
 	a.spans = append(a.spans, Span{Path: rel + "/", Kind: Dir, Start: start, End: len(a.out)})
 	return true
