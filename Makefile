@@ -2,9 +2,10 @@
 # packages, Go modules), then runs the whole offline suite.
 GO ?= go
 
-.PHONY: test deps lint unit module bench
+.PHONY: test deps lint unit module vm bench
 
-test: deps lint module unit
+# The ordinary suite first, then the VM tier (never both at once: 2 cores).
+test: deps lint module unit vm
 
 deps:
 	./scripts/deps
@@ -18,6 +19,12 @@ module:
 
 unit:
 	$(GO) test -count=1 ./...
+	@# The security scores, printed (the test enforces the threshold).
+	@$(GO) test -count=1 -run TestGoldenUnitsSecurity -v ./internal/moduletest | grep -E 'exposure' | sed 's/^ *//'
+
+# Offline VM tier: boots the golden bytes under real systemd in QEMU.
+vm:
+	$(GO) test -tags vm -count=1 -timeout 40m -run TestScenarios -v ./internal/vmtest
 
 bench:
 	$(GO) test -run '^$$' -bench . -count 5 ./internal/assemble

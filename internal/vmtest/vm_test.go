@@ -35,8 +35,14 @@ func TestScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	initrd = SmallInitrd(ctx, kernel, initrd, os.Stdout)
 	accel := Accel(ctx, kernel, os.Stdout)
 	work := t.TempDir()
+	// Console logs outlive the test: they are what explains a failed boot.
+	logs := filepath.Join(CacheDir(), "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	agentBox := filepath.Join(work, "agent-box")
 	build := exec.Command("go", "build", "-o", agentBox, "./cmd/agent-box")
 	build.Dir = root
@@ -73,7 +79,7 @@ func TestScenarios(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			console := filepath.Join(work, ph.Name+".console.log")
+			console := filepath.Join(logs, ph.Name+".console.log")
 			b := Boot{
 				Disk: disk, Kernel: kernel, Initrd: initrd, Phase: ph.Name, Crash: ph.Crash,
 				Accel: accel, Deadline: 6 * time.Minute, Console: console,
