@@ -5,7 +5,7 @@ package assemble
 // lines of an indented string are placed two spaces deeper.
 //
 // An indented string (delimited by two single quotes) is used whenever it
-// can carry the bytes exactly (see indentedOK); otherwise an escaped "..."
+// can carry the bytes exactly (see appendIndented); otherwise an escaped "..."
 // string. Content must not contain NUL (Nix strings cannot hold it); the
 // caller reports that.
 func Literal(content []byte, indent int) string {
