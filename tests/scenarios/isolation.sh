@@ -65,23 +65,27 @@ check "a session's agent has NoNewPrivs and no capabilities" no_privs "$(pane_pi
 probe='r=~/isolation.txt; : > "$r"
 t() { if eval "$2" >/dev/null 2>&1; then echo "$1 yes" >> "$r"; else echo "$1 no" >> "$r"; fi; }
 t home "touch ~/ok-file"
+t ownhome "ls /home/alice"
 t etc "touch /etc/agent-box-probe"
 t usr "touch /usr/agent-box-probe"
 t var "touch /var/tmp/agent-box-probe"
 t root "touch /root/agent-box-probe"
 t bobhome "ls /home/bob"
 t tmp "touch /tmp/agent-box-probe"
-t proc "ps -e -o user= | grep -qv alice"
+t ownproc "stat -c %U /proc/\$\$ | grep -qx alice"
+t proc "for p in /proc/[0-9]*; do stat -c %U \"\$p\"; done | grep -qvx alice"
 echo done >> "$r"'
 check "a probe session runs inside alice's unit" run_session alice isolation "$probe"
 result() { grep -qx "$1 $2" /home/alice/isolation.txt || cat /home/alice/isolation.txt; }
 check "inside the unit the home is writable" result home yes
+check "inside the unit the own home is listable (control for the next checks)" result ownhome yes
 check "inside the unit /etc is read-only" result etc no
 check "inside the unit /usr is read-only" result usr no
 check "inside the unit /var is read-only" result var no
 check "inside the unit /root is out of reach" result root no
 check "inside the unit bob's home is not even visible" result bobhome no
 check "inside the unit /tmp is private but writable" result tmp yes
+check "inside the unit the own processes are visible in /proc (control)" result ownproc yes
 check "inside the unit other users' processes are invisible" result proc no
 no_leak() { [ ! -e /tmp/agent-box-probe ]; }
 check "the unit's /tmp is not the host's" no_leak

@@ -25,11 +25,12 @@ shell_bob=$(pane_pid bob shell)
 # phase: memory
 prop_is() { [ "$(systemctl show -P "$2" "$(unit "$1")")" = "$3" ]; }
 check "alice's instance has MemoryMax=384M" prop_is alice MemoryMax $((384 * 1024 * 1024))
-hog='python3 -c "
+# python3 from the machine (the user's environment need not have it).
+hog="'$(command -v python3)' -c '
 a = []
 while True:
     a.append(b\"x\" * (16 << 20))
-"'
+'"
 ab alice session add hog --agent shell -- -c "$hog" >/dev/null
 oom_killed() { [ "$(event alice oom_kill memory.events)" -ge 1 ]; }
 check "the hog is OOM-killed inside alice's cgroup" wait_until 180 oom_killed
