@@ -80,10 +80,16 @@ func TestScenarios(t *testing.T) {
 				}
 			}
 			console := filepath.Join(logs, ph.Name+".console.log")
+			tapLog, err := os.Create(filepath.Join(logs, ph.Name+".tap"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tapLog.Close()
 			b := Boot{
 				Disk: disk, Kernel: kernel, Initrd: initrd, Phase: ph.Name, Crash: ph.Crash,
 				Accel: accel, Deadline: 6 * time.Minute, Console: console,
 				OnLine: func(line string) {
+					fmt.Fprintln(tapLog, line)
 					if strings.HasPrefix(line, "# measure:") {
 						fmt.Printf("vmtest: %s %s\n", ph.Name, strings.TrimPrefix(line, "# "))
 					}

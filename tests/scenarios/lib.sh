@@ -15,8 +15,13 @@ check() {
   local desc=$1
   shift
   _tap_n=$((_tap_n + 1))
-  if "$@" >"$_tap_out" 2>&1; then
+  local t0 rc
+  t0=$(date +%s%3N)
+  "$@" >"$_tap_out" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
     echo "ok $_tap_n - $desc"
+    echo "#   took $(($(date +%s%3N) - t0)) ms"
   else
     _tap_failed=$((_tap_failed + 1))
     echo "not ok $_tap_n - $desc"
