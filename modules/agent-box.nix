@@ -263,7 +263,6 @@ in
   unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
   sortStrings = sort (a: b: a < b);
   hasPrefix = p: s: substring 0 (builtins.stringLength p) s == p;
-  optional = c: x: if c then [ x ] else [ ];
   show = toJSON; # quotes and escapes a value for a message
 
   # Defaults: fill every unset option from its spec, recursively through
@@ -462,11 +461,11 @@ in
             assertion = l.cpuWeight >= 1 && l.cpuWeight <= 10000;
             message = "${path}.cpuWeight = ${toString l.cpuWeight}: use a value from 1 to 10000.";
           }
-        ]
-        ++ optional (l ? tasksMax) {
-          assertion = l.tasksMax == null || l.tasksMax >= 1;
-          message = "${path}.tasksMax = ${toString l.tasksMax}: use a positive number or null.";
-        };
+          {
+            assertion = l.tasksMax == null || l.tasksMax >= 1;
+            message = "${path}.tasksMax = ${toString l.tasksMax}: use a positive number or null.";
+          }
+        ];
       agentChecks = concatMap (
         name:
         let

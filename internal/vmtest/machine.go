@@ -335,7 +335,6 @@ func (b Boot) Run(ctx context.Context) (*TAP, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = 5 * time.Second
-	cmd.Stdin = nil
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
