@@ -67,7 +67,7 @@
                 echo "update-golden: run this from the root of the agent-box repository" >&2
                 exit 2
               fi
-              go test ./internal/moduletest -run 'TestGoldenFixtures|TestReadmeOptionReference' -update "$@"
+              go test ./internal/golden ./internal/optiondocs -run 'TestFixtures|TestReadmeOptionReference' -update "$@"
               echo "update-golden: review 'git diff tests/golden README.md' like code before committing" >&2
             '';
           };

@@ -17,9 +17,19 @@
 #   internal/runtime/supervisor/supervisor.go
 #   internal/runtime/tmux/tmux.go
 #   modules/src/agent-box.nix
+#   modules/src/lib/agents.nix
+#   modules/src/lib/assertions.nix
+#   modules/src/lib/build.nix
 #   modules/src/lib/default.nix
-#   modules/src/lib/options.nix
+#   modules/src/lib/normalize.nix
+#   modules/src/lib/prim.nix
+#   modules/src/lib/render/agents-table.nix
+#   modules/src/lib/render/instance.nix
+#   modules/src/lib/render/seed.nix
+#   modules/src/lib/render/slice.nix
 #   modules/src/lib/systemd.nix
+#   modules/src/lib/units.nix
+#   modules/src/options.nix
 #   modules/src/units/agent-box.slice
 #   modules/src/units/agent-box@.service
 
@@ -28,9 +38,10 @@
 # whose tmux sessions agent-box@<name>.service supervises.
 #
 # This is the module's entry source; modules/agent-box.nix is generated from
-# it by `go run ./cmd/assemble-module`. The glue here is thin: defaults,
-# validation and every rendered byte come from the builtins-only lib/, which
-# the test suite evaluates offline.
+# it by `go run ./cmd/assemble-module`. The options are declared in
+# options.nix; every rendered byte, check and name comes from the
+# builtins-only lib/, which the test suite evaluates offline. What is left
+# here is the NixOS wiring.
 {
   config,
   lib,
@@ -41,27 +52,49 @@
 let
   inherit (lib)
     concatStrings
-    listToAttrs
-    literalExpression
     mapAttrs
     mapAttrsToList
     mkDefault
-    mkEnableOption
     mkIf
-    mkOption
-    optionalAttrs
-    types
     ;
 
-  # Pure core (builtins only): options, defaults, checks, renderers.
+  # Pure core (builtins only): normalisation, checks, renderers.
   agentBox =
-    # The pure core of the agent-box module: defaults, normalisation,
-# validation and the renderers of every host-specific file. Builtins only (no
-# nixpkgs), so the test suite evaluates exactly these bytes, as they appear
-# inside the generated module, with a plain Nix evaluator.
+    # The pure core of the agent-box module: builtins only (no nixpkgs), so the
+# offline suite evaluates exactly these bytes, as they appear inside the
+# generated module, with a plain Nix evaluator. One job per file; each is a
+# function of the finished set, naming what it uses in its arguments.
 let
-  systemd =
-    # Escaping for systemd unit files (builtins only).
+  files = {
+    prim =
+      # Small list and string helpers the other lib files share (builtins only).
+{ ... }:
+let
+  inherit (builtins)
+    concatLists
+    elem
+    foldl'
+    map
+    sort
+    stringLength
+    substring
+    toJSON
+    ;
+in
+{
+  concatMap = f: l: concatLists (map f l);
+  unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
+  sortStrings = sort (a: b: a < b);
+  hasPrefix = p: s: substring 0 (stringLength p) s == p;
+  # Drops the leading "/" of an absolute path.
+  relative = p: substring 1 (stringLength p) p;
+  # Quotes and escapes a value for a message.
+  show = toJSON;
+}
+      ;
+    systemd =
+      # Escaping and common lines for systemd unit files (builtins only).
+{ ... }:
 rec {
   # "%" starts a specifier in unit files; "%%" is a literal percent.
   escapeSpecifiers = builtins.replaceStrings [ "%" ] [ "%%" ];
@@ -76,245 +109,24 @@ rec {
 
   # A directive line with a value that must not expand specifiers.
   line = key: value: "${key}=${escapeSpecifiers (toString value)}\n";
+
+  # The resource-control lines of a unit, from { cpuWeight; memoryHigh;
+  # memoryMax; tasksMax; }: one line per limit that is not null.
+  limits =
+    l:
+    let
+      limit = k: v: if v == null then "" else "${k}=${toString v}\n";
+    in
+    limit "CPUWeight" l.cpuWeight
+    + limit "MemoryHigh" l.memoryHigh
+    + limit "MemoryMax" l.memoryMax
+    + limit "TasksMax" l.tasksMax;
 }
-    ;
-  options =
-    # The option tree of services.agent-box as data (builtins only): types,
-# defaults, descriptions and examples. The NixOS glue turns it into mkOption
-# declarations, the offline tests apply the same defaults, and the README's
-# option reference is generated from it.
-#
-# A spec is { type; default?; defaultText?; description; example?; options? }:
-#   type is one of "bool" "str" "int" "nullOr str" "nullOr int" "listOf str"
-#   "attrsOf str" "package" "listOf package" "submodule" "attrsOf submodule";
-#   example is Nix expression text; options holds a submodule's specs.
-#   A spec without default is required.
+      ;
+    agents =
+      # The built-in agents (builtins only).
+{ ... }:
 let
-  limit = what: default: example: {
-    type = "nullOr str";
-    inherit default example;
-    description = "`${what}=` of the unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
-  };
-in
-{
-  enable = {
-    type = "bool";
-    default = false;
-    description = "Whether to enable agent-box.";
-    example = "true";
-  };
-
-  defaultAgent = {
-    type = "str";
-    default = "shell";
-    description = "Agent used by sessions that name none, and by `agent-box session add` without `--agent`. Must be a key of `services.agent-box.agents`.";
-    example = ''"claude"'';
-  };
-
-  extraPackages = {
-    type = "listOf package";
-    default = [ ];
-    description = "Packages put on every agent user's `PATH` inside its sessions, besides tmux, the agents and a small base set (bash, coreutils, findutils, grep, sed, less).";
-    example = "[ pkgs.git pkgs.ripgrep ]";
-  };
-
-  slice = {
-    type = "submodule";
-    default = { };
-    description = "Box-wide limits of `agent-box.slice`, the cgroup that holds every agent user's instance.";
-    options = {
-      memoryHigh = limit "MemoryHigh" null ''"80%"'';
-      memoryMax = limit "MemoryMax" "90%" ''"24G"'';
-      tasksMax = {
-        type = "nullOr int";
-        default = null;
-        description = "`TasksMax=` of the slice: the most processes and threads all agents together may have; `null` for no limit.";
-        example = "16384";
-      };
-      cpuWeight = {
-        type = "int";
-        default = 100;
-        description = "`CPUWeight=` of the slice (1 to 10000) against the host's other slices.";
-        example = "50";
-      };
-    };
-  };
-
-  agents = {
-    type = "attrsOf submodule";
-    default = { };
-    defaultText = "the built-ins shell, claude, codex and opencode";
-    description = "Agents sessions can run. The built-ins `shell` (bash), `claude` (`pkgs.claude-code`, unfree), `codex` and `opencode` are always defined and can be overridden attribute by attribute; an agent's package is only built for users whose sessions use it (or who list it in `agents`).";
-    example = ''{ aider = { package = pkgs.aider-chat; command = "aider"; args = [ "--no-auto-commits" ]; }; }'';
-    options = {
-      package = {
-        type = "package";
-        description = "Package that provides the agent's command; it joins the user's environment.";
-        example = "pkgs.aider-chat";
-      };
-      command = {
-        type = "str";
-        description = "Executable name in the package's `bin/` (or an absolute path).";
-        example = ''"aider"'';
-      };
-      args = {
-        type = "listOf str";
-        default = [ ];
-        description = "Arguments before each session's own arguments.";
-        example = ''[ "--no-auto-commits" ]'';
-      };
-    };
-  };
-
-  users = {
-    type = "attrsOf submodule";
-    default = { };
-    description = "Agent users. Each name becomes a normal Linux user with home `/home/<name>` and a running `agent-box@<name>.service`.";
-    example = ''{ alice = { sessions.main = { agent = "claude"; workingDirectory = "/home/alice/src"; }; }; }'';
-    options = {
-      extraGroups = {
-        type = "listOf str";
-        default = [ ];
-        description = "Supplementary groups of the Linux user.";
-        example = ''[ "docker" ]'';
-      };
-      agents = {
-        type = "listOf str";
-        default = [ ];
-        description = "Agents available to sessions added at run time, besides those the seed sessions use and `defaultAgent`.";
-        example = ''[ "codex" ]'';
-      };
-      sessions = {
-        type = "attrsOf submodule";
-        default = { };
-        description = "Seed sessions: added to the user's registry at every supervisor start unless present or removed by the user (a removal is remembered); existing entries are never changed.";
-        example = ''{ main = { agent = "claude"; args = [ "--continue" ]; }; }'';
-        options = {
-          agent = {
-            type = "nullOr str";
-            default = null;
-            description = "Agent to run; `null` means `services.agent-box.defaultAgent`.";
-            example = ''"claude"'';
-          };
-          args = {
-            type = "listOf str";
-            default = [ ];
-            description = "Arguments after the agent's own; passed as is, never through a shell.";
-            example = ''[ "--model" "opus" ]'';
-          };
-          workingDirectory = {
-            type = "nullOr str";
-            default = null;
-            description = "Absolute working directory; `null` means the user's home.";
-            example = ''"/home/alice/src/project"'';
-          };
-        };
-      };
-      environment = {
-        type = "attrsOf str";
-        default = { };
-        description = "Non-secret environment of the instance and its sessions. Values are passed literally (`%`, quotes, `$` included); newlines are rejected. `PATH`, `HOME`, `USER` and `AGENT_BOX_*` are managed by agent-box.";
-        example = ''{ EDITOR = "vim"; }'';
-      };
-      environmentFiles = {
-        type = "listOf str";
-        default = [ ];
-        description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=`; prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
-        example = ''[ "/run/secrets/alice.env" ]'';
-      };
-      memoryHigh = limit "MemoryHigh" "60%" ''"8G"'';
-      memoryMax = limit "MemoryMax" "75%" ''"12G"'';
-      tasksMax = {
-        type = "nullOr int";
-        default = 4096;
-        description = "`TasksMax=` of the instance: the most processes and threads its sessions may have (a fork bomb stops here); `null` for no limit.";
-        example = "8192";
-      };
-      cpuWeight = {
-        type = "int";
-        default = 100;
-        description = "`CPUWeight=` of the instance (1 to 10000) against the other agent users.";
-        example = "200";
-      };
-    };
-  };
-}
-    ;
-
-  inherit (builtins)
-    attrNames
-    concatStringsSep
-    elem
-    filter
-    foldl'
-    hasAttr
-    isString
-    length
-    listToAttrs
-    map
-    mapAttrs
-    match
-    sort
-    substring
-    toJSON
-    ;
-
-  concatMap = f: l: builtins.concatLists (map f l);
-  unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
-  sortStrings = sort (a: b: a < b);
-  hasPrefix = p: s: substring 0 (builtins.stringLength p) s == p;
-  show = toJSON; # quotes and escapes a value for a message
-
-  # Defaults: fill every unset option from its spec, recursively through
-  # submodules, exactly as the module system does for the declared options.
-  applySpecs =
-    path: specs: value:
-    mapAttrs (
-      name: spec:
-      let
-        here = "${path}.${name}";
-        v =
-          if hasAttr name value then
-            value.${name}
-          else if spec ? default then
-            spec.default
-          else
-            throw "${here} is used but not defined";
-      in
-      if spec.type == "submodule" then
-        applySpecs here spec.options v
-      else if spec.type == "attrsOf submodule" then
-        mapAttrs (n: applySpecs "${here}.${show n}" spec.options) v
-      else
-        v
-    ) specs
-    // removeAttrs value (attrNames specs);
-
-  # Names in value that no spec declares (the module system rejects them
-  # too; offline this catches typos in fixtures).
-  unknownOptions =
-    path: specs: value:
-    concatMap (
-      name:
-      if !hasAttr name specs then
-        [ "${path}.${name}" ]
-      else
-        let
-          spec = specs.${name};
-        in
-        if spec.type == "submodule" then
-          unknownOptions "${path}.${name}" spec.options value.${name}
-        else if spec.type == "attrsOf submodule" then
-          concatMap (n: unknownOptions "${path}.${name}.${show n}" spec.options value.${name}.${n}) (
-            attrNames value.${name}
-          )
-        else
-          [ ]
-    ) (attrNames value);
-
-  prefix = "services.agent-box";
-
-  # Built-in agents: pkgs attribute, executable, leading arguments.
   builtinAgents = {
     shell = {
       packageAttr = "bashInteractive";
@@ -337,7 +149,22 @@ in
       args = [ ];
     };
   };
+in
+{
+  # name -> { packageAttr (the nixpkgs attribute); command; args; }. Their
+  # attributes are the option defaults of services.agent-box.agents.<name>
+  # (options.nix); the names are defined by the module (`definitions`).
+  inherit builtinAgents;
 
+  # What the module itself defines under services.agent-box: every built-in
+  # agent exists, whatever else a host defines.
+  definitions.agents = builtins.mapAttrs (_: _: { }) builtinAgents;
+}
+      ;
+    build =
+      # What the glue builds for each user, as names and text (builtins only).
+{ ... }:
+{
   # pkgs attributes every user environment holds besides the runtime, tmux,
   # the agents and extraPackages.
   basePackages = [
@@ -349,312 +176,363 @@ in
     "less"
   ];
 
-  # go.mod of the runtime as the module builds it: no requirements (the
-  # runtime is standard library only), so buildGoModule needs no vendorHash.
-  runtimeGoMod = "module github.com/agent-box/agent-box\n\ngo 1.25\n";
-
-  # Variables agent-box sets itself; users may not override them.
-  reservedVariable = name: elem name [ "PATH" "HOME" "USER" ] || hasPrefix "AGENT_BOX_" name;
-
-  # Store paths of a user's files: the glue passes real ones, the goldens
-  # pass zero-hash ones.
-  names = user: {
+  # The fixed store names of a user's files, so that the only varying part
+  # of every rendered store path is its hash: the glue builds derivations of
+  # these names, the goldens use zero-hash paths of them.
+  storeNames = user: {
     env = "agent-box-env-${user}";
     seed = "agent-box-seed-${user}.json";
     agents = "agent-box-agents-${user}.json";
   };
 
-  # cfg (services.agent-box, defaults applied or not) -> the values the
-  # renderers and the glue use.
-  # The built-in agents under whatever the configuration sets of them (the
-  # glue defines them with mkDefault; offline configurations omit them).
-  withBuiltins =
-    raw:
-    let
-      agents = raw.agents or { };
-    in
-    raw
-    // {
-      agents =
-        mapAttrs (
-          name: b:
-          {
-            package = null;
-            inherit (b) command args;
-          }
-          // (agents.${name} or { })
-        ) builtinAgents
-        // removeAttrs agents (attrNames builtinAgents);
-    };
+  # go.mod of the runtime as the module builds it: no requirements (the
+  # runtime is standard library only), so buildGoModule needs no vendorHash.
+  runtimeGoMod = "module github.com/agent-box/agent-box\n\ngo 1.25\n";
+}
+      ;
+    normalize =
+      # The evaluated options (config.services.agent-box under NixOS, or the
+# offline stand-in's evaluation of the same declarations) -> the values the
+# renderers and the glue use. Nothing here fills defaults or checks values:
+# the module system (options.nix) and assertions.nix do.
+{ prim, build, ... }:
+cfg:
+let
+  inherit (builtins) attrNames map mapAttrs;
+  inherit (prim) sortStrings unique;
 
-  normalize =
-    raw:
+  user =
+    name: u:
     let
-      cfg = applySpecs prefix options (withBuiltins raw);
-      agents = mapAttrs (name: a: a // { packageAttr = builtinAgents.${name}.packageAttr or null; }) cfg.agents;
-      user =
-        name: u:
+      sessions = map (
+        s:
         let
-          sessions = map (
-            s:
-            let
-              v = u.sessions.${s};
-            in
-            {
-              name = s;
-              agent = if v.agent == null then cfg.defaultAgent else v.agent;
-              inherit (v) args;
-              cwd = if v.workingDirectory == null then "/home/${name}" else v.workingDirectory;
-            }
-          ) (sortStrings (attrNames u.sessions));
+          v = u.sessions.${s};
         in
         {
-          inherit name sessions;
-          inherit (u)
-            extraGroups
-            environmentFiles
-            memoryHigh
-            memoryMax
-            tasksMax
-            cpuWeight
-            ;
-          home = "/home/${name}";
-          agentNames = sortStrings (unique (map (s: s.agent) sessions ++ [ cfg.defaultAgent ] ++ u.agents));
-          environment = map (k: {
-            name = k;
-            value = u.environment.${k};
-          }) (sortStrings (attrNames u.environment));
-          files = names name;
-        };
+          name = s;
+          agent = if v.agent == null then cfg.defaultAgent else v.agent;
+          inherit (v) args;
+          cwd = if v.workingDirectory == null then "/home/${name}" else v.workingDirectory;
+        }
+      ) (sortStrings (attrNames u.sessions));
     in
     {
-      inherit (cfg) enable defaultAgent slice;
-      inherit agents;
-      users = mapAttrs user cfg.users;
-      userNames = sortStrings (attrNames cfg.users);
+      inherit name sessions;
+      inherit (u)
+        extraGroups
+        environmentFiles
+        memoryHigh
+        memoryMax
+        tasksMax
+        cpuWeight
+        ;
+      home = "/home/${name}";
+      # The agents this user's environment holds: the seed's, the default
+      # and the extra ones, sorted and unique.
+      agentNames = sortStrings (unique (map (s: s.agent) sessions ++ [ cfg.defaultAgent ] ++ u.agents));
+      environment = map (k: {
+        name = k;
+        value = u.environment.${k};
+      }) (sortStrings (attrNames u.environment));
+      files = build.storeNames name;
     };
+in
+{
+  inherit (cfg) defaultAgent slice agents;
+  users = mapAttrs user cfg.users;
+  userNames = sortStrings (attrNames cfg.users);
+}
+      ;
+    checks =
+      # Every check of a configuration as { assertion; message; }: the glue hands
+# them to NixOS `assertions`, the offline suite evaluates them. Messages name
+# the option and the fix.
+{
+  prim,
+  normalize,
+  ...
+}:
+let
+  inherit (builtins)
+    attrNames
+    filter
+    hasAttr
+    isString
+    map
+    match
+    ;
+  inherit (prim) concatMap hasPrefix show;
 
-  validName = re: s: isString s && match re s != null;
+  prefix = "services.agent-box";
+
+  matches = re: s: isString s && match re s != null;
   memoryRe = "([0-9]+[KMGT]?|[0-9]+(\\.[0-9]+)?%|infinity)";
   noNewline = s: match ".*[\n\r].*" s == null;
 
-  # Every check as { assertion; message; }: the glue hands them to NixOS
-  # `assertions`, the tests evaluate them offline.
+  # Variables agent-box sets itself; users may not override them.
+  reservedVariable = name: builtins.elem name [ "PATH" "HOME" "USER" ] || hasPrefix "AGENT_BOX_" name;
+
+  limitChecks = path: l: [
+    {
+      assertion = l.memoryHigh == null || matches memoryRe l.memoryHigh;
+      message = "${path}.memoryHigh = ${show l.memoryHigh}: use a size such as \"8G\", a percentage such as \"60%\", \"infinity\" or null.";
+    }
+    {
+      assertion = l.memoryMax == null || matches memoryRe l.memoryMax;
+      message = "${path}.memoryMax = ${show l.memoryMax}: use a size such as \"12G\", a percentage such as \"75%\", \"infinity\" or null.";
+    }
+    {
+      assertion = l.cpuWeight >= 1 && l.cpuWeight <= 10000;
+      message = "${path}.cpuWeight = ${toString l.cpuWeight}: use a value from 1 to 10000.";
+    }
+    {
+      assertion = l.tasksMax == null || l.tasksMax >= 1;
+      message = "${path}.tasksMax = ${toString l.tasksMax}: use a positive number or null.";
+    }
+  ];
+
+  agentChecks =
+    n:
+    concatMap (
+      name:
+      let
+        a = n.agents.${name};
+        path = "${prefix}.agents.${show name}";
+      in
+      [
+        {
+          assertion = matches "[A-Za-z0-9_-]{1,64}" name;
+          message = "${path}: agent names use letters, digits, '_' and '-' (at most 64).";
+        }
+        {
+          assertion =
+            a.command != "" && noNewline a.command && (hasPrefix "/" a.command || match ".*/.*" a.command == null);
+          message = "${path}.command = ${show a.command}: name an executable in the package's bin/ (no '/'), or give an absolute path.";
+        }
+      ]
+    ) (attrNames n.agents);
+
+  sessionChecks = n: path: u: concatMap (s: [
+    {
+      assertion = matches "[A-Za-z0-9_-]{1,64}" s.name;
+      message = "${path}.sessions.${show s.name}: session names use letters, digits, '_' and '-' (1 to 64).";
+    }
+    {
+      assertion = hasAttr s.agent n.agents;
+      message = "${path}.sessions.${show s.name}.agent = ${show s.agent}: no such agent; define services.agent-box.agents.${show s.agent} or use one of ${show (attrNames n.agents)}.";
+    }
+    {
+      assertion = hasPrefix "/" s.cwd && noNewline s.cwd;
+      message = "${path}.sessions.${show s.name}.workingDirectory = ${show s.cwd}: use an absolute path.";
+    }
+  ]) u.sessions;
+
+  environmentChecks = path: u: concatMap (e: [
+    {
+      assertion = matches "[A-Za-z_][A-Za-z0-9_]*" e.name;
+      message = "${path}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
+    }
+    {
+      assertion = !reservedVariable e.name;
+      message = "${path}.environment.${show e.name}: PATH, HOME, USER and AGENT_BOX_* are set by agent-box; add programs with services.agent-box.extraPackages instead of PATH.";
+    }
+    {
+      assertion = noNewline e.value;
+      message = "${path}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; put it in an environmentFiles file or the user's ~/.config/agent-box/env.";
+    }
+  ]) u.environment;
+
+  userChecks =
+    cfg: n:
+    concatMap (
+      name:
+      let
+        u = n.users.${name};
+        path = "${prefix}.users.${show name}";
+      in
+      [
+        {
+          assertion = matches "[a-z_][a-z0-9_-]{0,31}" name;
+          message = "${path}: user names must match [a-z_][a-z0-9_-]{0,31} (lowercase, at most 32 characters).";
+        }
+      ]
+      ++ sessionChecks n path u
+      ++ map (a: {
+        assertion = hasAttr a n.agents;
+        message = "${path}.agents contains ${show a}: no such agent; define services.agent-box.agents.${show a} or remove it.";
+      }) cfg.users.${name}.agents
+      ++ environmentChecks path u
+      ++ map (f: {
+        assertion = match "-?/.*" f != null && noNewline f;
+        message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
+      }) u.environmentFiles
+      ++ limitChecks path u
+    ) n.userNames;
+
   assertions =
-    raw:
+    cfg:
     let
-      cfg = applySpecs prefix options (withBuiltins raw);
-      n = normalize raw;
-      unknown = unknownOptions prefix options raw;
-      limitChecks =
-        path: l:
-        [
-          {
-            assertion = l.memoryHigh == null || validName memoryRe l.memoryHigh;
-            message = "${path}.memoryHigh = ${show l.memoryHigh}: use a size such as \"8G\", a percentage such as \"60%\", \"infinity\" or null.";
-          }
-          {
-            assertion = l.memoryMax == null || validName memoryRe l.memoryMax;
-            message = "${path}.memoryMax = ${show l.memoryMax}: use a size such as \"12G\", a percentage such as \"75%\", \"infinity\" or null.";
-          }
-          {
-            assertion = l.cpuWeight >= 1 && l.cpuWeight <= 10000;
-            message = "${path}.cpuWeight = ${toString l.cpuWeight}: use a value from 1 to 10000.";
-          }
-          {
-            assertion = l.tasksMax == null || l.tasksMax >= 1;
-            message = "${path}.tasksMax = ${toString l.tasksMax}: use a positive number or null.";
-          }
-        ];
-      agentChecks = concatMap (
-        name:
-        let
-          a = n.agents.${name};
-          path = "${prefix}.agents.${show name}";
-        in
-        [
-          {
-            assertion = validName "[A-Za-z0-9_-]{1,64}" name;
-            message = "${path}: agent names use letters, digits, '_' and '-' (at most 64).";
-          }
-          {
-            assertion = isString a.command && a.command != "" && noNewline a.command && (hasPrefix "/" a.command || match ".*/.*" a.command == null);
-            message = "${path}.command = ${show a.command}: name an executable in the package's bin/ (no '/'), or give an absolute path.";
-          }
-        ]
-      ) (attrNames n.agents);
-      userChecks = concatMap (
-        name:
-        let
-          u = n.users.${name};
-          path = "${prefix}.users.${show name}";
-        in
-        [
-          {
-            assertion = validName "[a-z_][a-z0-9_-]{0,31}" name;
-            message = "${path}: user names must match [a-z_][a-z0-9_-]{0,31} (lowercase, at most 32 characters).";
-          }
-        ]
-        ++ concatMap (s: [
-          {
-            assertion = validName "[A-Za-z0-9_-]{1,64}" s.name;
-            message = "${path}.sessions.${show s.name}: session names use letters, digits, '_' and '-' (1 to 64).";
-          }
-          {
-            assertion = hasAttr s.agent n.agents;
-            message = "${path}.sessions.${show s.name}.agent = ${show s.agent}: no such agent; define services.agent-box.agents.${show s.agent} or use one of ${show (attrNames n.agents)}.";
-          }
-          {
-            assertion = hasPrefix "/" s.cwd && noNewline s.cwd;
-            message = "${path}.sessions.${show s.name}.workingDirectory = ${show s.cwd}: use an absolute path.";
-          }
-        ]) u.sessions
-        ++ map (a: {
-          assertion = hasAttr a n.agents;
-          message = "${path}.agents contains ${show a}: no such agent; define services.agent-box.agents.${show a} or remove it.";
-        }) cfg.users.${name}.agents
-        ++ concatMap (e: [
-          {
-            assertion = validName "[A-Za-z_][A-Za-z0-9_]*" e.name;
-            message = "${path}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
-          }
-          {
-            assertion = !reservedVariable e.name;
-            message = "${path}.environment.${show e.name}: PATH, HOME, USER and AGENT_BOX_* are set by agent-box; add programs with services.agent-box.extraPackages instead of PATH.";
-          }
-          {
-            assertion = noNewline e.value;
-            message = "${path}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; put it in an environmentFiles file or the user's ~/.config/agent-box/env.";
-          }
-        ]) u.environment
-        ++ map (f: {
-          assertion = match "-?/.*" f != null && noNewline f;
-          message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
-        }) u.environmentFiles
-        ++ limitChecks path u
-      ) n.userNames;
+      n = normalize cfg;
     in
     [
-      {
-        assertion = unknown == [ ];
-        message = "unknown agent-box options: ${concatStringsSep ", " unknown}.";
-      }
       {
         assertion = hasAttr n.defaultAgent n.agents;
         message = "${prefix}.defaultAgent = ${show n.defaultAgent}: no such agent; use one of ${show (attrNames n.agents)}.";
       }
     ]
-    ++ agentChecks
-    ++ userChecks
+    ++ agentChecks n
+    ++ userChecks cfg n
     ++ limitChecks "${prefix}.slice" cfg.slice;
+in
+{
+  inherit assertions;
 
-  # Messages of the failed assertions (the tests and `check` use this).
-  failures = raw: map (a: a.message) (filter (a: !a.assertion) (assertions raw));
+  # The messages of the failed assertions.
+  failures = cfg: map (a: a.message) (filter (a: !a.assertion) (assertions cfg));
 
-  # Renderers. `paths` = { env; seed; agents; } absolute store paths.
+  # The one check the glue evaluates itself (it reads users.users, which the
+  # lib cannot see); its wording lives here with every other message.
+  homeMessage =
+    name: home:
+    "${prefix}.users.${name}: users.users.${name}.home is ${home}, but agent-box@.service uses /home/${name}; remove the home override.";
+}
+      ;
+    render = {
+      instance =
+        # The instance drop-in agent-box@<user>.service.d/overrides.conf: absolute
+# ExecStart (reset idiom), explicit PATH, the AGENT_BOX_* paths, the user's
+# environment and secrets files, and the limits.
+# u: a normalized user; paths: { env; seed; agents; } absolute store paths.
+{ systemd, ... }:
+u: paths: defaultAgent:
+let
+  inherit (builtins) concatStringsSep map;
+  env = systemd.environmentLine;
+in
+''
+  # Generated by the agent-box NixOS module for agent-box@${u.name}.service.
+  # Host-specific settings of the verbatim template agent-box@.service.
+  [Unit]
+  X-RestartIfChanged=false
 
-  # The instance drop-in agent-box@<user>.service.d/overrides.conf.
-  dropin =
-    u: paths: defaultAgent:
-    let
-      env = systemd.environmentLine;
-      limit = k: v: if v == null then "" else "${k}=${toString v}\n";
-    in
-    ''
-      # Generated by the agent-box NixOS module for agent-box@${u.name}.service.
-      # Host-specific settings of the verbatim template agent-box@.service.
-      [Unit]
-      X-RestartIfChanged=false
+  [Service]
+  ExecStart=
+  ExecStart=${paths.env}/bin/agent-box supervise
+''
++ env "PATH" "${paths.env}/bin"
++ env "AGENT_BOX_AGENTS" paths.agents
++ env "AGENT_BOX_DEFAULT_AGENT" defaultAgent
++ env "AGENT_BOX_SEED" paths.seed
++ env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
++ concatStringsSep "" (map (e: env e.name e.value) u.environment)
++ concatStringsSep "" (map (f: systemd.line "EnvironmentFile" f) u.environmentFiles)
++ systemd.limits u
+        ;
+      slice =
+        # The box-wide drop-in agent-box.slice.d/overrides.conf.
+{ systemd, ... }:
+slice:
+''
+  # Generated by the agent-box NixOS module: box-wide limits of agent-box.slice.
+  [Slice]
+''
++ systemd.limits slice
+        ;
+      seed =
+        # The seed file AGENT_BOX_SEED of a normalized user
+# (docs/runtime-contract.md, "Seed").
+{ ... }:
+u:
+builtins.toJSON {
+  sessions = map (s: { inherit (s) name agent args cwd; }) u.sessions;
+}
++ "\n"
+        ;
+      agentsTable =
+        # The agents table AGENT_BOX_AGENTS of a normalized user: its agents, each
+# command resolved inside the user's environment envPath unless absolute
+# (docs/runtime-contract.md, "Agents table").
+{ prim, ... }:
+n: u: envPath:
+builtins.toJSON (
+  builtins.listToAttrs (
+    map (name: {
+      inherit name;
+      value = {
+        command =
+          let
+            c = n.agents.${name}.command;
+          in
+          if prim.hasPrefix "/" c then c else "${envPath}/bin/${c}";
+        inherit (n.agents.${name}) args;
+      };
+    }) u.agentNames
+  )
+)
++ "\n"
+        ;
+    };
+    units =
+      # Which drop-ins a configuration installs and which units it enables, as
+# data that both the glue (systemd.units) and the offline golden rendering
+# (`installed`) read, so the two cannot name them differently.
+{
+  prim,
+  render,
+  ...
+}:
+let
+  inherit (builtins) attrNames foldl' listToAttrs map;
 
-      [Service]
-      ExecStart=
-      ExecStart=${paths.env}/bin/agent-box supervise
-    ''
-    + env "PATH" "${paths.env}/bin"
-    + env "AGENT_BOX_AGENTS" paths.agents
-    + env "AGENT_BOX_DEFAULT_AGENT" defaultAgent
-    + env "AGENT_BOX_SEED" paths.seed
-    + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
-    + concatStringsSep "" (map (e: env e.name e.value) u.environment)
-    + concatStringsSep "" (map (f: systemd.line "EnvironmentFile" f) u.environmentFiles)
-    + limit "CPUWeight" u.cpuWeight
-    + limit "MemoryHigh" u.memoryHigh
-    + limit "MemoryMax" u.memoryMax
-    + limit "TasksMax" u.tasksMax;
-
-  # The box-wide drop-in agent-box.slice.d/overrides.conf.
-  sliceDropin =
-    s:
-    let
-      limit = k: v: if v == null then "" else "${k}=${toString v}\n";
-    in
-    ''
-      # Generated by the agent-box NixOS module: box-wide limits of agent-box.slice.
-      [Slice]
-    ''
-    + limit "CPUWeight" s.cpuWeight
-    + limit "MemoryHigh" s.memoryHigh
-    + limit "MemoryMax" s.memoryMax
-    + limit "TasksMax" s.tasksMax;
-
-  # The seed file AGENT_BOX_SEED (docs/runtime-contract.md).
-  seed =
-    u:
-    toJSON {
-      sessions = map (s: {
-        inherit (s) name agent args;
-        cwd = s.cwd;
-      }) u.sessions;
-    }
-    + "\n";
-
-  # The agents table AGENT_BOX_AGENTS: the user's agents, commands resolved
-  # inside the user's environment.
-  agentsTable =
-    n: u: envPath:
-    toJSON (
-      listToAttrs (
-        map (name: {
-          inherit name;
-          value = {
-            command =
-              let
-                c = n.agents.${name}.command;
-              in
-              if hasPrefix "/" c then c else "${envPath}/bin/${c}";
-            inherit (n.agents.${name}) args;
-          };
-        }) u.agentNames
-      )
+  # n: normalized options; pathsOf: user -> { env; seed; agents; }.
+  # -> unit name -> { text (the drop-in); wantedBy; }.
+  dropins =
+    n: pathsOf:
+    listToAttrs (
+      map (name: {
+        name = "agent-box@${name}.service";
+        value = {
+          text = render.instance n.users.${name} (pathsOf n.users.${name}) n.defaultAgent;
+          wantedBy = [ "multi-user.target" ];
+        };
+      }) n.userNames
     )
-    + "\n";
+    // {
+      "agent-box.slice" = {
+        text = render.slice n.slice;
+        wantedBy = [ ];
+      };
+    };
+in
+{
+  inherit dropins;
 
   # Everything the module installs for a configuration, as the golden
-  # fixtures record it: files (path -> bytes) and links (path -> target).
-  # storePath maps a fixed name to its store path.
+  # fixtures record it: files (path relative to / -> bytes) and links
+  # (path -> target). units: the verbatim units (file name -> bytes);
+  # storePath: a fixed store name -> its store path. This mirrors how NixOS
+  # installs the glue's systemd.packages and systemd.units (asDropin) and
+  # the seed and agents files the drop-ins name.
   installed =
-    raw: units: storePath:
+    n: units: storePath:
     let
-      n = normalize raw;
       sys = "etc/systemd/system";
       pathsOf = u: {
         env = storePath u.files.env;
         seed = storePath u.files.seed;
         agents = storePath u.files.agents;
       };
-      perUser = map (
+      d = dropins n pathsOf;
+      userFiles = map (
         name:
         let
           u = n.users.${name};
           p = pathsOf u;
         in
         {
-          files = {
-            "${sys}/agent-box@${name}.service.d/overrides.conf" = dropin u p n.defaultAgent;
-            "${substring 1 (builtins.stringLength p.seed) p.seed}" = seed u;
-            "${substring 1 (builtins.stringLength p.agents) p.agents}" = agentsTable n u p.env;
-          };
-          links."${sys}/multi-user.target.wants/agent-box@${name}.service" = "../agent-box@${name}.service";
+          "${prim.relative p.seed}" = render.seed u;
+          "${prim.relative p.agents}" = render.agentsTable n u p.env;
         }
       ) n.userNames;
     in
@@ -666,29 +544,249 @@ in
             value = units.${u};
           }) (attrNames units)
         )
-        // { "${sys}/agent-box.slice.d/overrides.conf" = sliceDropin n.slice; }
-        // foldl' (a: b: a // b.files) { } perUser;
-      links = foldl' (a: b: a // b.links) { } perUser;
+        // listToAttrs (
+          map (u: {
+            name = "${sys}/${u}.d/overrides.conf";
+            value = d.${u}.text;
+          }) (attrNames d)
+        )
+        // foldl' (a: b: a // b) { } userFiles;
+      links = listToAttrs (
+        prim.concatMap (
+          u:
+          map (target: {
+            name = "${sys}/${target}.wants/${u}";
+            value = "../${u}";
+          }) d.${u}.wantedBy
+        ) (attrNames d)
+      );
     };
+}
+      ;
+  };
+
+  self = builtins.mapAttrs (
+    _: f: if builtins.isFunction f then f self else builtins.mapAttrs (_: g: g self) f
+  ) files;
 in
 {
-  inherit
-    systemd
-    options
-    builtinAgents
-    basePackages
-    runtimeGoMod
-    names
-    normalize
-    assertions
-    failures
-    dropin
-    sliceDropin
-    seed
-    agentsTable
-    installed
-    applySpecs
+  inherit (self) systemd normalize render;
+  inherit (self.agents) builtinAgents definitions;
+  inherit (self.build) basePackages storeNames runtimeGoMod;
+  inherit (self.checks) assertions failures homeMessage;
+  inherit (self.units) dropins installed;
+}
     ;
+
+  # The option declarations: a function of lib, pkgs and what they default to.
+  declarations =
+    # The options of services.agent-box, declared the way nixpkgs modules
+# declare theirs. The glue (agent-box.nix) applies this function to the real
+# `lib`; the offline test suite applies it to a small stand-in
+# (tests/lib/stub-lib.nix), so NixOS, the goldens and the README option
+# reference all read these declarations and no others.
+{
+  lib,
+  pkgs,
+  # The built-in agents (lib/agents.nix): name -> { packageAttr; command; args; }.
+  builtinAgents,
+  # The runtime built from the source embedded in the module.
+  defaultPackage,
+}:
+
+let
+  inherit (lib)
+    literalExpression
+    literalMD
+    mkEnableOption
+    mkOption
+    optionalAttrs
+    types
+    ;
+
+  memoryLimit =
+    what: default: example:
+    mkOption {
+      type = types.nullOr types.str;
+      inherit default example;
+      description = "`${what}=` of the unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
+    };
+
+  agentModule =
+    { name, ... }:
+    let
+      builtin = builtinAgents.${name} or null;
+      isBuiltin = builtin != null;
+    in
+    {
+      options = {
+        package = mkOption (
+          {
+            type = types.package;
+            description = "Package that provides the agent's command; it joins the user's environment. The built-ins default to `pkgs.bashInteractive` (shell), `pkgs.claude-code`, `pkgs.codex` and `pkgs.opencode`; a host-defined agent must set it.";
+            example = literalExpression "pkgs.aider-chat";
+          }
+          // optionalAttrs isBuiltin {
+            default = pkgs.${builtin.packageAttr};
+            defaultText = literalExpression "pkgs.${builtin.packageAttr}";
+          }
+        );
+        command = mkOption (
+          {
+            type = types.str;
+            description = "Executable name in the package's `bin/` (or an absolute path). The built-ins default to `bash`, `claude`, `codex` and `opencode`; a host-defined agent must set it.";
+            example = "aider";
+          }
+          // optionalAttrs isBuiltin { default = builtin.command; }
+        );
+        args = mkOption {
+          type = types.listOf types.str;
+          default = if isBuiltin then builtin.args else [ ];
+          description = "Arguments before each session's own arguments.";
+          example = [ "--no-auto-commits" ];
+        };
+      };
+    };
+
+  sessionModule = {
+    options = {
+      agent = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "Agent to run; `null` means `services.agent-box.defaultAgent`.";
+        example = "claude";
+      };
+      args = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        description = "Arguments after the agent's own; passed as is, never through a shell.";
+        example = [
+          "--model"
+          "opus"
+        ];
+      };
+      workingDirectory = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "Absolute working directory; `null` means the user's home.";
+        example = "/home/alice/src/project";
+      };
+    };
+  };
+
+  userModule = {
+    options = {
+      extraGroups = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        description = "Supplementary groups of the Linux user.";
+        example = [ "docker" ];
+      };
+      agents = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        description = "Agents available to sessions added at run time, besides those the seed sessions use and `defaultAgent`.";
+        example = [ "codex" ];
+      };
+      sessions = mkOption {
+        type = types.attrsOf (types.submodule sessionModule);
+        default = { };
+        description = "Seed sessions: added to the user's registry at every supervisor start unless present or removed by the user (a removal is remembered); existing entries are never changed.";
+        example = literalExpression ''{ main = { agent = "claude"; args = [ "--continue" ]; }; }'';
+      };
+      environment = mkOption {
+        type = types.attrsOf types.str;
+        default = { };
+        description = "Non-secret environment of the instance and its sessions. Values are passed literally (`%`, quotes, `$` included); newlines are rejected. `PATH`, `HOME`, `USER` and `AGENT_BOX_*` are managed by agent-box.";
+        example = literalExpression ''{ EDITOR = "vim"; }'';
+      };
+      environmentFiles = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=`; prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
+        example = [ "/run/secrets/alice.env" ];
+      };
+      memoryHigh = memoryLimit "MemoryHigh" "60%" "8G";
+      memoryMax = memoryLimit "MemoryMax" "75%" "12G";
+      tasksMax = mkOption {
+        type = types.nullOr types.int;
+        default = 4096;
+        description = "`TasksMax=` of the instance: the most processes and threads its sessions may have (a fork bomb stops here); `null` for no limit.";
+        example = 8192;
+      };
+      cpuWeight = mkOption {
+        type = types.int;
+        default = 100;
+        description = "`CPUWeight=` of the instance (1 to 10000) against the other agent users.";
+        example = 200;
+      };
+    };
+  };
+
+  sliceModule = {
+    options = {
+      memoryHigh = memoryLimit "MemoryHigh" null "80%";
+      memoryMax = memoryLimit "MemoryMax" "90%" "24G";
+      tasksMax = mkOption {
+        type = types.nullOr types.int;
+        default = null;
+        description = "`TasksMax=` of the slice: the most processes and threads all agents together may have; `null` for no limit.";
+        example = 16384;
+      };
+      cpuWeight = mkOption {
+        type = types.int;
+        default = 100;
+        description = "`CPUWeight=` of the slice (1 to 10000) against the host's other slices.";
+        example = 50;
+      };
+    };
+  };
+in
+{
+  enable = mkEnableOption "agent-box";
+
+  package = mkOption {
+    type = types.package;
+    default = defaultPackage;
+    defaultText = literalMD "the `agent-box` runtime built from the Go source embedded in this module";
+    description = "The `agent-box` program (supervisor and session CLI) every instance runs and every agent user gets on its `PATH`. Substitute your own build of the same source, for example one with local patches.";
+    example = literalExpression "pkgs.callPackage ./my-agent-box.nix { }";
+  };
+
+  defaultAgent = mkOption {
+    type = types.str;
+    default = "shell";
+    description = "Agent used by sessions that name none, and by `agent-box session add` without `--agent`. Must be a key of `services.agent-box.agents`.";
+    example = "claude";
+  };
+
+  extraPackages = mkOption {
+    type = types.listOf types.package;
+    default = [ ];
+    description = "Packages put on every agent user's `PATH` inside its sessions, besides tmux, the agents and a small base set (bash, coreutils, findutils, grep, sed, less).";
+    example = literalExpression "[ pkgs.git pkgs.ripgrep ]";
+  };
+
+  slice = mkOption {
+    type = types.submodule sliceModule;
+    default = { };
+    description = "Box-wide limits of `agent-box.slice`, the cgroup that holds every agent user's instance.";
+  };
+
+  agents = mkOption {
+    type = types.attrsOf (types.submodule agentModule);
+    default = { };
+    defaultText = literalMD "the built-ins shell, claude, codex and opencode";
+    description = "Agents sessions can run. The built-ins `shell` (bash), `claude` (`pkgs.claude-code`, unfree), `codex` and `opencode` are always defined and can be overridden attribute by attribute; an agent's package is only built for users whose sessions use it (or who list it in `agents`).";
+    example = literalExpression ''{ aider = { package = pkgs.aider-chat; command = "aider"; args = [ "--no-auto-commits" ]; }; }'';
+  };
+
+  users = mkOption {
+    type = types.attrsOf (types.submodule userModule);
+    default = { };
+    description = "Agent users. Each name becomes a normal Linux user with home `/home/<name>` and a running `agent-box@<name>.service`.";
+    example = literalExpression ''{ alice = { sessions.main = { agent = "claude"; workingDirectory = "/home/alice/src"; }; }; }'';
+  };
 }
     ;
 
@@ -3678,39 +3776,6 @@ in
   cfg = config.services.agent-box;
   n = agentBox.normalize cfg;
 
-  # Option specs (lib/options.nix) -> option declarations.
-  typeOf =
-    spec:
-    {
-      "bool" = types.bool;
-      "str" = types.str;
-      "int" = types.int;
-      "nullOr str" = types.nullOr types.str;
-      "nullOr int" = types.nullOr types.int;
-      "listOf str" = types.listOf types.str;
-      "attrsOf str" = types.attrsOf types.str;
-      "package" = types.package;
-      "listOf package" = types.listOf types.package;
-      "submodule" = types.submodule { options = declare spec.options; };
-      "attrsOf submodule" = types.attrsOf (types.submodule { options = declare spec.options; });
-    }
-    .${spec.type};
-  declare = mapAttrs (
-    name: spec:
-    if name == "enable" then
-      mkEnableOption "agent-box"
-    else
-      mkOption (
-        {
-          type = typeOf spec;
-          inherit (spec) description;
-        }
-        // optionalAttrs (spec ? default) { inherit (spec) default; }
-        // optionalAttrs (spec ? defaultText) { defaultText = lib.literalMD spec.defaultText; }
-        // optionalAttrs (spec ? example) { example = literalExpression spec.example; }
-      )
-  );
-
   # The runtime, built from the embedded source with a require-free go.mod.
   runtimeSrc = pkgs.runCommand "agent-box-src" { } (
     ''
@@ -3752,13 +3817,6 @@ in
     )
   );
 
-  agentPackage =
-    name:
-    let
-      a = n.agents.${name};
-    in
-    if a.package != null then a.package else pkgs.${a.packageAttr};
-
   # One fixed-name environment and two fixed-name files per user: the only
   # varying part of every rendered store path is its hash.
   userPaths =
@@ -3767,37 +3825,43 @@ in
       env = pkgs.symlinkJoin {
         name = u.files.env;
         paths = [
-          runtime
+          cfg.package
           pkgs.tmux
         ]
         ++ map (p: pkgs.${p}) agentBox.basePackages
         ++ cfg.extraPackages
-        ++ map agentPackage u.agentNames;
+        ++ map (name: cfg.agents.${name}.package) u.agentNames;
       };
     in
     {
       env = "${env}";
-      seed = "${pkgs.writeText u.files.seed (agentBox.seed u)}";
-      agents = "${pkgs.writeText u.files.agents (agentBox.agentsTable n u "${env}")}";
+      seed = "${pkgs.writeText u.files.seed (agentBox.render.seed u)}";
+      agents = "${pkgs.writeText u.files.agents (agentBox.render.agentsTable n u "${env}")}";
     };
 in
 {
-  options.services.agent-box = declare agentBox.options;
+  options.services.agent-box = declarations {
+    inherit lib pkgs;
+    inherit (agentBox) builtinAgents;
+    defaultPackage = runtime;
+  };
 
   config = mkIf cfg.enable {
     assertions =
       agentBox.assertions cfg
-      ++ map (name: {
-        assertion = config.users.users.${name}.home == "/home/${name}";
-        message = "services.agent-box.users.${name}: users.users.${name}.home is ${config.users.users.${name}.home}, but agent-box@.service uses /home/${name}; remove the home override.";
-      }) n.userNames;
+      ++ map (
+        name:
+        let
+          home = config.users.users.${name}.home;
+        in
+        {
+          assertion = home == "/home/${name}";
+          message = agentBox.homeMessage name home;
+        }
+      ) n.userNames;
 
-    # The built-in agents, overridable attribute by attribute.
-    services.agent-box.agents = mapAttrs (_: b: {
-      package = mkDefault pkgs.${b.packageAttr};
-      command = mkDefault b.command;
-      args = mkDefault b.args;
-    }) agentBox.builtinAgents;
+    # Every built-in agent exists; its attributes are option defaults.
+    services.agent-box = agentBox.definitions;
 
     users.users = mapAttrs (name: u: {
       isNormalUser = true;
@@ -3805,27 +3869,16 @@ in
       createHome = mkDefault true;
       inherit (u) extraGroups;
       # The session CLI for SSH and console logins.
-      packages = [ runtime ];
+      packages = [ cfg.package ];
     }) n.users;
 
     systemd.packages = [ unitsPackage ];
 
-    systemd.units =
-      listToAttrs (
-        map (name: {
-          name = "agent-box@${name}.service";
-          value = {
-            overrideStrategy = "asDropin";
-            text = agentBox.dropin n.users.${name} (userPaths n.users.${name}) n.defaultAgent;
-            wantedBy = [ "multi-user.target" ];
-          };
-        }) n.userNames
-      )
-      // {
-        "agent-box.slice" = {
-          overrideStrategy = "asDropin";
-          text = agentBox.sliceDropin n.slice;
-        };
-      };
+    # Instance and slice drop-ins, installed verbatim as
+    # <unit>.d/overrides.conf (asDropin: never a unit shadowing the template).
+    systemd.units = mapAttrs (_: d: {
+      overrideStrategy = "asDropin";
+      inherit (d) text wantedBy;
+    }) (agentBox.dropins n userPaths);
   };
 }

@@ -50,7 +50,7 @@ pkgs.runCommand "agent-box-golden"
     '') goldens}
     if [ "''${#failed[@]}" -gt 0 ]; then
       echo "golden: failed for: ''${failed[*]}" >&2
-      echo "hint: the fixture is rendered offline (go test ./internal/moduletest -run TestGoldenFixtures); if it is right, the NixOS glue in modules/src/agent-box.nix is wrong" >&2
+      echo "hint: the fixture is rendered offline (go test ./internal/golden -run TestFixtures); if it is right, the NixOS glue in modules/src/agent-box.nix is wrong" >&2
       exit 1
     fi
   ''

@@ -1,10 +1,7 @@
-# The golden configurations the flake checks: each name is a directory
-# tests/golden/<name>/ holding config.nix, files/ and links. Listed by hand
-# (not read from the directory) so that a new fixture is a deliberate change
-# here too; internal/flakecheck fails when this list and tests/golden/*/
-# differ.
-[
-  "hostile"
-  "minimal"
-  "two-users"
-]
+# The golden configurations the flake checks: every directory of
+# tests/golden (each holds config.nix, files/ and links). The directory
+# listing is the one list; the Go tests read it too (internal/golden).
+let
+  entries = builtins.readDir ../tests/golden;
+in
+builtins.filter (name: entries.${name} == "directory") (builtins.attrNames entries)

@@ -209,8 +209,10 @@ func TestEntryArgumentWritesStdoutAndNamesItsCommand(t *testing.T) {
 }
 
 // TestCommittedModuleIsCurrent is the in-suite twin of -check: it uses the
-// same function. Freshness is not correctness; the assemble package's tests
-// prove the embedded literals with real Nix.
+// same function, and it is the only test that reads the committed module
+// (every other module test assembles it in memory, internal/module), so a
+// stale file fails here once. Freshness is not correctness; the assemble
+// package's tests prove the embedded literals with real Nix.
 func TestCommittedModuleIsCurrent(t *testing.T) {
 	t.Chdir("../..")
 	res, err := assemble.Assemble(assemble.Options{Root: ".", Entry: defaultEntry, Command: regenCommand})
@@ -222,7 +224,7 @@ func TestCommittedModuleIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if explanation != "" {
-		t.Errorf("%s is stale; run 'go run ./cmd/assemble-module':\n%s", defaultOut, explanation)
+		t.Errorf("%s is stale: run `go run ./cmd/assemble-module` and commit the result (-committed +regenerated):\n%s", defaultOut, explanation)
 	}
 }
 

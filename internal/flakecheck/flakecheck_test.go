@@ -14,11 +14,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-box/agent-box/internal/moduletest"
+	"github.com/agent-box/agent-box/internal/golden"
+	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/nixtest"
+	"github.com/agent-box/agent-box/internal/scenarios"
 )
 
-// The nixos-26.05 pin (../shared/design/nixos-notes.md, "Pins and names").
+// The nixos-26.05 pin: the revision, NAR hash and time of the nixos-26.05
+// branch the flake is tested against.
 const (
 	nixosRev          = "b18a4b905f8d028dc4476412e6d6891728695379"
 	nixosNarHash      = "sha256-gwrPcFf/rDjHPaVflbDZ040ZDmBTRj/7+s8ZmE2SaIM="
@@ -32,7 +35,7 @@ var plainChecks = []string{"assertions", "go-tests", "golden", "module-generated
 
 func root(t *testing.T) string {
 	t.Helper()
-	r, err := filepath.Abs(moduletest.Root())
+	r, err := filepath.Abs(module.Root())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,92 +55,36 @@ func evalJSON(t *testing.T, expr string, out any) {
 	}
 }
 
-// phase is one line of tests/scenarios/phases.
-type phase struct {
-	Name   string `json:"name"`
-	Config string `json:"config"`
-	Crash  bool   `json:"crash"`
-}
-
-// records returns the fields of the non-empty, non-comment lines of a
-// scenario interface file.
-func records(t *testing.T, name string) [][]string {
+func phases(t *testing.T) []scenarios.Phase {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root(t), "tests", "scenarios", name))
+	ps, err := scenarios.Phases(root(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][]string
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
+	return ps
 }
 
-// readPhases reads tests/scenarios/phases independently of nix/scenarios.nix.
-func readPhases(t *testing.T) []phase {
+// requirements are the nixpkgs attributes of tests/scenarios/requirements.
+func requirements(t *testing.T) []string {
 	t.Helper()
-	var phases []phase
-	for _, f := range records(t, "phases") {
-		switch {
-		case len(f) == 2:
-			phases = append(phases, phase{Name: f[0], Config: f[1]})
-		case len(f) == 3 && f[2] == "crash":
-			phases = append(phases, phase{Name: f[0], Config: f[1], Crash: true})
-		default:
-			t.Fatalf("tests/scenarios/phases: bad line %q", strings.Join(f, " "))
-		}
+	reqs, err := scenarios.Requirements(root(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(phases) == 0 {
-		t.Fatal("tests/scenarios/phases lists no phase")
+	var attrs []string
+	for _, r := range reqs {
+		attrs = append(attrs, r.Nixpkgs)
 	}
-	return phases
-}
-
-// vmTests groups phases into VM tests: the name before the first ".".
-func vmTests(phases []phase) map[string][]phase {
-	tests := map[string][]phase{}
-	for _, p := range phases {
-		name, _, _ := strings.Cut(p.Name, ".")
-		tests[name] = append(tests[name], p)
-	}
-	return tests
+	return attrs
 }
 
 func goldenDirs(t *testing.T) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(root(t), "tests", "golden"))
+	cfgs, err := golden.Configs(root(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dirs []string
-	for _, e := range entries {
-		if e.IsDir() {
-			dirs = append(dirs, e.Name())
-		}
-	}
-	return dirs
-}
-
-func TestFlakeFilesParse(t *testing.T) {
-	r := root(t)
-	files := []string{filepath.Join(r, "flake.nix"), filepath.Join(r, "internal", "flakecheck", "testdata", "stub-nixpkgs.nix")}
-	helpers, err := filepath.Glob(filepath.Join(r, "nix", "*.nix"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(helpers) == 0 {
-		t.Fatal("nix/ holds no .nix files")
-	}
-	for _, f := range append(files, helpers...) {
-		if err := nixtest.Parse(t, f); err != nil {
-			t.Errorf("%s does not parse: %v", f, err)
-		}
-	}
+	return cfgs
 }
 
 // flake.lock must pin exactly the nixos-26.05 revision of the notes: the
@@ -188,21 +135,15 @@ func TestFlakeLockPinsNixos2605(t *testing.T) {
 	}
 }
 
-// nix/goldens.nix names the golden configurations the flake checks; it must
-// be exactly the fixtures under tests/golden, so no fixture goes unchecked
+// nix/goldens.nix (the flake's list of golden configurations) reads the
+// same directory listing as the Go tests, so no fixture goes unchecked
 // against the real NixOS build.
-func TestGoldenListMatchesGoldenDirectories(t *testing.T) {
+func TestFlakeGoldenListIsTheGoldenDirectories(t *testing.T) {
 	var listed []string
 	evalJSON(t, fmt.Sprintf("import %q\n", filepath.Join(root(t), "nix", "goldens.nix")), &listed)
-	dirs := goldenDirs(t)
 	sort.Strings(listed)
-	if !slices.Equal(listed, dirs) {
+	if dirs := goldenDirs(t); !slices.Equal(listed, dirs) {
 		t.Errorf("nix/goldens.nix lists %v, tests/golden has %v", listed, dirs)
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(root(t), "tests", "golden", d, "config.nix")); err != nil {
-			t.Errorf("golden %s: %v", d, err)
-		}
 	}
 }
 
@@ -212,32 +153,25 @@ func TestGoldenListMatchesGoldenDirectories(t *testing.T) {
 func TestScenarioReaderMatchesPhasesAndRequirements(t *testing.T) {
 	r := root(t)
 	var got struct {
-		Phases       []phase            `json:"phases"`
-		Tests        map[string][]phase `json:"tests"`
-		Requirements []string           `json:"requirements"`
+		Phases       []scenarios.Phase            `json:"phases"`
+		Tests        map[string][]scenarios.Phase `json:"tests"`
+		Requirements []string                     `json:"requirements"`
 	}
 	evalJSON(t, fmt.Sprintf("import %q %q\n", filepath.Join(r, "nix", "scenarios.nix"), filepath.Join(r, "tests", "scenarios")), &got)
 
-	phases := readPhases(t)
-	if !reflect.DeepEqual(got.Phases, phases) {
-		t.Errorf("nix/scenarios.nix phases = %+v\nwant %+v", got.Phases, phases)
+	ps := phases(t)
+	if !reflect.DeepEqual(got.Phases, ps) {
+		t.Errorf("nix/scenarios.nix phases = %+v\nwant %+v", got.Phases, ps)
 	}
-	if !reflect.DeepEqual(got.Tests, vmTests(phases)) {
-		t.Errorf("nix/scenarios.nix tests = %+v\nwant %+v", got.Tests, vmTests(phases))
+	if !reflect.DeepEqual(got.Tests, scenarios.Tests(ps)) {
+		t.Errorf("nix/scenarios.nix tests = %+v\nwant %+v", got.Tests, scenarios.Tests(ps))
 	}
-	var reqs []string
-	for _, f := range records(t, "requirements") {
-		if len(f) != 2 {
-			t.Fatalf("tests/scenarios/requirements: bad line %q", strings.Join(f, " "))
-		}
-		reqs = append(reqs, f[1])
-	}
-	if !slices.Equal(got.Requirements, reqs) {
+	if reqs := requirements(t); !slices.Equal(got.Requirements, reqs) {
 		t.Errorf("nix/scenarios.nix requirements = %v, want %v", got.Requirements, reqs)
 	}
 
 	dirs := goldenDirs(t)
-	for name, ps := range vmTests(phases) {
+	for name, ps := range scenarios.Tests(ps) {
 		for _, p := range ps {
 			if !slices.Contains(dirs, p.Config) {
 				t.Errorf("phase %s boots golden %q, which tests/golden lacks", p.Name, p.Config)
@@ -309,7 +243,7 @@ in
 // x86_64-linux one VM test per group of scenario phases plus vm-switch.
 func TestFlakeOutputsHaveTheDocumentedChecks(t *testing.T) {
 	s := flakeOutputs(t)
-	tests := vmTests(readPhases(t))
+	tests := scenarios.Tests(phases(t))
 	var vms []string
 	for name := range tests {
 		vms = append(vms, "vm-"+name)
@@ -369,7 +303,7 @@ func TestFlakeOutputsHaveTheDocumentedChecks(t *testing.T) {
 // Both module outputs are the committed single file itself.
 func TestFlakeModulesAreTheSingleFile(t *testing.T) {
 	s := flakeOutputs(t)
-	want, err := os.ReadFile(filepath.Join(root(t), moduletest.Output))
+	want, err := os.ReadFile(filepath.Join(root(t), module.Output))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +319,7 @@ func TestFlakeModulesAreTheSingleFile(t *testing.T) {
 			continue
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("nixosModules.%s (%s) is not %s", name, p, moduletest.Output)
+			t.Errorf("nixosModules.%s (%s) is not %s", name, p, module.Output)
 		}
 	}
 	if len(s.Modules) != 2 {
@@ -394,60 +328,42 @@ func TestFlakeModulesAreTheSingleFile(t *testing.T) {
 }
 
 // The `assertions` check expects exactly the messages the module produces:
-// the pure renderer's (lib.failures, evaluated from the generated module)
-// plus the glue's home message, filled in from the module's own text.
+// the lib's (through the offline evaluation of the generated module's own
+// declarations and lib) plus the glue's home check, whose wording is the
+// lib's homeMessage.
 func TestAssertionCasesExpectTheModulesMessages(t *testing.T) {
 	r := root(t)
-	m := moduletest.Load(t)
-	dir := t.TempDir()
-	lib := m.WriteInclude(t, "modules/src/lib/default.nix", dir, "lib.nix")
+	offline := module.Assemble(t).Offline(t)
 	var cases []struct {
 		Name     string   `json:"name"`
 		Expected []string `json:"expected"`
 		Offline  []string `json:"offline"`
-		Home     *string  `json:"home"`
 	}
 	evalJSON(t, fmt.Sprintf(`let
-  lib = import %q;
+  o = import %q;
   cases = import %q { mkForce = v: { _type = "override"; priority = 50; content = v; }; };
 in
 map (c: {
   inherit (c) name expected;
-  offline = lib.failures ({ enable = true; } // c.config.services.agent-box or { });
-  home = c.config.users.users.alice.home.content or null;
+  offline =
+    o.failures ({ enable = true; } // c.config.services.agent-box or { })
+    ++ (
+      if c.config ? users.users.alice.home then
+        [ (o.lib.homeMessage "alice" c.config.users.users.alice.home.content) ]
+      else
+        [ ]
+    );
 }) cases
-`, lib, filepath.Join(r, "nix", "assertion-cases.nix")), &cases)
+`, offline, filepath.Join(r, "nix", "assertion-cases.nix")), &cases)
 	if len(cases) == 0 {
 		t.Fatal("nix/assertion-cases.nix has no case")
 	}
-
-	// The glue's message template, as the generated module spells it.
-	module, err := os.ReadFile(filepath.Join(r, moduletest.Output))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var template string
-	for _, line := range strings.Split(string(module), "\n") {
-		if strings.Contains(line, "remove the home override") {
-			_, rest, _ := strings.Cut(line, `message = "`)
-			template = strings.TrimSuffix(strings.TrimSpace(rest), `";`)
-		}
-	}
-	if template == "" {
-		t.Fatalf("%s has no home assertion message ('remove the home override')", moduletest.Output)
-	}
-
 	for _, c := range cases {
-		want := slices.Clone(c.Offline)
-		if c.Home != nil {
-			msg := strings.NewReplacer("${config.users.users.${name}.home}", *c.Home, "${name}", "alice").Replace(template)
-			want = append(want, msg)
-		}
-		if len(want) == 0 {
+		if len(c.Offline) == 0 {
 			t.Errorf("case %q: the module reports nothing for it; it tests no assertion", c.Name)
 		}
-		if !slices.Equal(c.Expected, want) {
-			t.Errorf("case %q expects %q\nthe module says %q", c.Name, c.Expected, want)
+		if !slices.Equal(c.Expected, c.Offline) {
+			t.Errorf("case %q expects %q\nthe module says %q", c.Name, c.Expected, c.Offline)
 		}
 	}
 }
@@ -564,19 +480,15 @@ in
 		filepath.Join(r, "tests", "golden", "stub-pkgs.nix"), `"`+strings.Join(plainChecks, `" "`)+`"`,
 		filepath.Join(r, "tests", "golden"), filepath.Join(r, "nix", "goldens.nix")), &got)
 
-	phases := readPhases(t)
-	var reqs []string
-	for _, f := range records(t, "requirements") {
-		reqs = append(reqs, f[1])
-	}
-	for name, ps := range vmTests(phases) {
+	reqs := requirements(t)
+	for name, ps := range scenarios.Tests(phases(t)) {
 		n, ok := got.Scenario["vm-"+name]
 		if !ok {
 			t.Errorf("no VM test vm-%s", name)
 			continue
 		}
-		if !slices.Equal(n.Imports, []string{filepath.Join(r, moduletest.Output)}) {
-			t.Errorf("vm-%s node imports %v, want only %s", name, n.Imports, moduletest.Output)
+		if !slices.Equal(n.Imports, []string{filepath.Join(r, module.Output)}) {
+			t.Errorf("vm-%s node imports %v, want only %s", name, n.Imports, module.Output)
 		}
 		if n.AgentBox != n.Golden[ps[0].Config] {
 			t.Errorf("vm-%s node's services.agent-box is not tests/golden/%s/config.nix:\n%s", name, ps[0].Config, n.AgentBox)
@@ -588,8 +500,8 @@ in
 			t.Errorf("vm-%s node carries %s as the scenario scripts", name, n.Scenarios)
 		}
 	}
-	if len(got.Scenario) != len(vmTests(phases)) {
-		t.Errorf("scenario VM tests %d, phase groups %d", len(got.Scenario), len(vmTests(phases)))
+	if n := len(scenarios.Tests(phases(t))); len(got.Scenario) != n {
+		t.Errorf("scenario VM tests %d, phase groups %d", len(got.Scenario), n)
 	}
 	if !slices.Equal(got.SwitchBase, []string{"alice", "bob"}) || !slices.Equal(got.SwitchSpec, []string{"bob", "carol"}) {
 		t.Errorf("vm-switch users: base %v, specialisation %v; want [alice bob] then [bob carol]", got.SwitchBase, got.SwitchSpec)

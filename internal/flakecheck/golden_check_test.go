@@ -7,15 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-box/agent-box/internal/moduletest"
+	"github.com/agent-box/agent-box/internal/golden"
+	"github.com/agent-box/agent-box/internal/module"
 )
 
 // fakeHash stands in for the store hashes of a real build (32 characters of
 // the store alphabet, not all zeros).
 const fakeHash = "0123456789abcdfghijklmnpqrsvwxyz"
-
-// zeroHash is the store hash of every path in the fixtures.
-const zeroHash = "00000000000000000000000000000000"
 
 // nixosTree lays out a golden fixture the way NixOS's generateUnits
 // installs it: /etc/systemd/system entries are real directories holding
@@ -27,7 +25,7 @@ func nixosTree(t *testing.T, cfg string) (tree, root string) {
 	t.Helper()
 	dir := t.TempDir()
 	tree, root = filepath.Join(dir, "system-units"), filepath.Join(dir, "root")
-	unzero := func(s string) string { return strings.ReplaceAll(s, zeroHash, fakeHash) }
+	unzero := func(s string) string { return strings.ReplaceAll(s, module.ZeroHash, fakeHash) }
 	write := func(p, data string) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -46,8 +44,11 @@ func nixosTree(t *testing.T, cfg string) (tree, root string) {
 			t.Fatal(err)
 		}
 	}
-	files, links := moduletest.ReadGolden(t, cfg)
-	for name, data := range files {
+	fx, err := golden.Read(module.Root(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range fx.Files {
 		switch {
 		case strings.HasPrefix(name, "nix/store/"):
 			write(filepath.Join(root, unzero(name)), unzero(data))
@@ -60,7 +61,7 @@ func nixosTree(t *testing.T, cfg string) (tree, root string) {
 			t.Fatalf("golden %s: unexpected file %s", cfg, name)
 		}
 	}
-	for name, target := range links {
+	for name, target := range fx.Links {
 		link(target, filepath.Join(tree, strings.TrimPrefix(name, "etc/systemd/system/")))
 	}
 	// Units of the rest of the system, which the check must ignore.
@@ -77,8 +78,8 @@ func goldenCheck(t *testing.T, tree, cfg, root string) (string, error) {
 	if err != nil {
 		t.Fatalf("bash is required: %v", err)
 	}
-	cmd := exec.Command(bash, filepath.Join(moduletest.Root(), "nix", "golden-check.sh"), tree,
-		filepath.Join(moduletest.Root(), "tests", "golden", cfg), filepath.Join(t.TempDir(), "out"), root)
+	cmd := exec.Command(bash, filepath.Join(module.Root(), "nix", "golden-check.sh"), tree,
+		filepath.Join(module.Root(), "tests", "golden", cfg), filepath.Join(t.TempDir(), "out"), root)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -24,19 +24,28 @@ func Command(t testing.TB) string {
 	return p
 }
 
-// run runs nix (or nix-instantiate) with args and returns stdout.
-func run(t testing.TB, name string, args ...string) ([]byte, error) {
+// start runs nix (or nix-instantiate) with args: stdout, stderr and the
+// error of the run.
+func start(t testing.TB, name string, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
 	dir := filepath.Dir(Command(t))
 	cmd := exec.Command(filepath.Join(dir, name), args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	// Pure evaluation only: no store writes, no network, no user config.
 	cmd.Env = append(os.Environ(), "NIX_CONFIG=experimental-features = nix-command\nsubstituters =\n")
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	err = cmd.Run()
+	return out.Bytes(), errOut.Bytes(), err
+}
+
+// run runs nix (or nix-instantiate) with args and returns stdout.
+func run(t testing.TB, name string, args ...string) ([]byte, error) {
+	t.Helper()
+	stdout, stderr, err := start(t, name, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr)
 	}
-	return stdout.Bytes(), nil
+	return stdout, nil
 }
 
 // EvalFileRaw evaluates the Nix file to a string and returns its exact
@@ -104,4 +113,19 @@ func EvalJSON(t testing.TB, file string, out any) error {
 		return fmt.Errorf("decoding the value of %s: %w", file, err)
 	}
 	return nil
+}
+
+// EvalFails evaluates the Nix file strictly and expects the evaluation to
+// fail; it returns Nix's error output. It is an error when the file
+// evaluates.
+func EvalFails(t testing.TB, file string) (string, error) {
+	t.Helper()
+	stdout, stderr, err := start(t, "nix-instantiate", "--eval", "--strict", "--json", file)
+	if err == nil {
+		return "", fmt.Errorf("%s evaluated without error, to %s", file, bytes.TrimSpace(stdout))
+	}
+	if _, ok := err.(*exec.ExitError); !ok {
+		return "", fmt.Errorf("nix-instantiate %s: %w", file, err)
+	}
+	return string(stderr), nil
 }

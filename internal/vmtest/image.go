@@ -8,12 +8,12 @@
 package vmtest
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/scenarios"
 	"io"
 	"os"
 	"os/exec"
@@ -29,29 +29,6 @@ const imageRecipe = "agent-box-vm-base-v1 bookworm minbase"
 // guestBasePackages are what the harness itself needs in the guest, on top
 // of the scenarios' requirements.
 var guestBasePackages = []string{"systemd", "systemd-sysv", "udev", "dbus", "e2fsprogs"}
-
-// Requirements reads the Debian package names (first column) of
-// tests/scenarios/requirements.
-func Requirements(file string) ([]string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("requirements: %w", err)
-	}
-	var pkgs []string
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			return nil, fmt.Errorf("%s: want 'DEBIAN-PACKAGE NIXPKGS-ATTRIBUTE', got %q", file, line)
-		}
-		pkgs = append(pkgs, f[0])
-	}
-	return pkgs, sc.Err()
-}
 
 // Mirror returns the Debian mirror this machine's apt uses (never a
 // hard-coded host).
@@ -89,15 +66,14 @@ func CacheDir() string {
 	return "/var/tmp/agent-box-vm"
 }
 
-// EnsureBase returns the cached base root directory for the requirements,
-// building it with debootstrap first if needed (minutes, once). log receives
-// progress lines.
-func EnsureBase(ctx context.Context, requirementsFile string, log io.Writer) (string, error) {
-	pkgs, err := Requirements(requirementsFile)
-	if err != nil {
-		return "", err
+// EnsureBase returns the cached base root directory for the scenarios'
+// requirements (their Debian packages), building it with debootstrap first
+// if needed (minutes, once). log receives progress lines.
+func EnsureBase(ctx context.Context, reqs []scenarios.Requirement, log io.Writer) (string, error) {
+	all := append([]string{}, guestBasePackages...)
+	for _, r := range reqs {
+		all = append(all, r.Debian)
 	}
-	all := append(append([]string{}, guestBasePackages...), pkgs...)
 	h := sha256.Sum256([]byte(imageRecipe + "\n" + strings.Join(all, ",")))
 	dir := filepath.Join(CacheDir(), "base-"+hex.EncodeToString(h[:8]))
 	root := filepath.Join(dir, "root")

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/golden"
 	"io"
 	"os"
 	"os/exec"
@@ -17,75 +18,30 @@ import (
 	"time"
 )
 
-// Phase is one line of tests/scenarios/phases: a scenario phase, the golden
-// configuration it boots, and whether the machine is powered off hard after
-// it (the next phase then boots the same disk).
-type Phase struct {
-	Name, Config string
-	Crash        bool
-}
-
-// Phases reads tests/scenarios/phases.
-func Phases(file string) ([]Phase, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("phases: %w", err)
-	}
-	var phases []Phase
-	for i, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		if len(f) < 2 || len(f) > 3 || (len(f) == 3 && f[2] != "crash") {
-			return nil, fmt.Errorf("%s:%d: want 'PHASE GOLDEN-CONFIG [crash]', got %q", file, i+1, line)
-		}
-		phases = append(phases, Phase{Name: f[0], Config: f[1], Crash: len(f) == 3})
-	}
-	return phases, nil
-}
-
 // Install lays a golden configuration into a guest root, UNCHANGED: its
 // files (unit files, drop-ins, seed and agents JSON at their zero-hash store
 // paths) and links, plus what the golden bytes refer to: the zero-hash
 // per-user environments (bin/ linking to the guest's programs and holding
 // the agent-box binary built on the host), the users and their homes. Then
 // the scenario scripts and the oneshot unit that runs a phase.
-func Install(root, goldenDir, scenariosDir, agentBox string) (users []string, err error) {
-	files := filepath.Join(goldenDir, "files")
+func Install(root string, fx golden.Fixture, scenariosDir, agentBox string) (users []string, err error) {
 	envDirs := map[string]bool{}
 	envRe := regexp.MustCompile(`(?m)^ExecStart=(/nix/store/[^/\s]+)/bin/agent-box `)
-	err = filepath.Walk(files, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(files, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if m := regexp.MustCompile(`^etc/systemd/system/agent-box@([^/]+)\.service\.d/`).FindStringSubmatch(filepath.ToSlash(rel)); m != nil {
+	instanceRe := regexp.MustCompile(`^etc/systemd/system/agent-box@([^/]+)\.service\.d/`)
+	for rel, data := range fx.Files {
+		if m := instanceRe.FindStringSubmatch(rel); m != nil {
 			users = append(users, m[1])
 		}
-		for _, m := range envRe.FindAllSubmatch(data, -1) {
-			envDirs[string(m[1])] = true
+		for _, m := range envRe.FindAllStringSubmatch(data, -1) {
+			envDirs[m[1]] = true
 		}
-		return writeFile(filepath.Join(root, rel), data, 0o644)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("installing golden files: %w", err)
+		if err := writeFile(filepath.Join(root, filepath.FromSlash(rel)), []byte(data), 0o644); err != nil {
+			return nil, fmt.Errorf("installing golden files: %w", err)
+		}
 	}
 	sort.Strings(users)
-	links, err := os.ReadFile(filepath.Join(goldenDir, "links"))
-	if err != nil {
-		return nil, err
-	}
-	for _, line := range strings.Split(string(links), "\n") {
-		name, target, ok := strings.Cut(line, " -> ")
-		if !ok || strings.HasPrefix(line, "#") {
-			continue
-		}
-		p := filepath.Join(root, name)
+	for name, target := range fx.Links {
+		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}

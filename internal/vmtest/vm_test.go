@@ -5,19 +5,16 @@ package vmtest
 import (
 	"context"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/golden"
+	"github.com/agent-box/agent-box/internal/module"
+	"github.com/agent-box/agent-box/internal/scenarios"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 )
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
 
 // TestScenarios boots one golden configuration per phase of
 // tests/scenarios/phases under real systemd and turns each TAP line of the
@@ -25,9 +22,13 @@ func repoRoot() string {
 // ("# measure: ...") are printed.
 func TestScenarios(t *testing.T) {
 	ctx := context.Background()
-	root := repoRoot()
+	root := module.Root()
 	start := time.Now()
-	base, err := EnsureBase(ctx, filepath.Join(root, "tests/scenarios/requirements"), os.Stdout)
+	reqs, err := scenarios.Requirements(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := EnsureBase(ctx, reqs, os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestScenarios(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building agent-box for the guest: %v\n%s", err, out)
 	}
-	phases, err := Phases(filepath.Join(root, "tests/scenarios/phases"))
+	phases, err := scenarios.Phases(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +72,12 @@ func TestScenarios(t *testing.T) {
 		ok := t.Run(ph.Name, func(t *testing.T) {
 			if !reuse {
 				disk = filepath.Join(work, ph.Config+"-"+ph.Name+".img")
-				err := MakeDisk(ctx, base, disk, func(r string) error {
-					_, err := Install(r, filepath.Join(root, "tests/golden", ph.Config), filepath.Join(root, "tests/scenarios"), agentBox)
+				fx, err := golden.Read(root, ph.Config)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = MakeDisk(ctx, base, disk, func(r string) error {
+					_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), agentBox)
 					return err
 				})
 				if err != nil {

@@ -3,9 +3,10 @@
 # whose tmux sessions agent-box@<name>.service supervises.
 #
 # This is the module's entry source; modules/agent-box.nix is generated from
-# it by `go run ./cmd/assemble-module`. The glue here is thin: defaults,
-# validation and every rendered byte come from the builtins-only lib/, which
-# the test suite evaluates offline.
+# it by `go run ./cmd/assemble-module`. The options are declared in
+# options.nix; every rendered byte, check and name comes from the
+# builtins-only lib/, which the test suite evaluates offline. What is left
+# here is the NixOS wiring.
 {
   config,
   lib,
@@ -16,21 +17,20 @@
 let
   inherit (lib)
     concatStrings
-    listToAttrs
-    literalExpression
     mapAttrs
     mapAttrsToList
     mkDefault
-    mkEnableOption
     mkIf
-    mkOption
-    optionalAttrs
-    types
     ;
 
-  # Pure core (builtins only): options, defaults, checks, renderers.
+  # Pure core (builtins only): normalisation, checks, renderers.
   agentBox =
     @@include:lib/default.nix@@
+    ;
+
+  # The option declarations: a function of lib, pkgs and what they default to.
+  declarations =
+    @@include:options.nix@@
     ;
 
   # Verbatim systemd units, installed byte for byte through systemd.packages.
@@ -52,39 +52,6 @@ let
 
   cfg = config.services.agent-box;
   n = agentBox.normalize cfg;
-
-  # Option specs (lib/options.nix) -> option declarations.
-  typeOf =
-    spec:
-    {
-      "bool" = types.bool;
-      "str" = types.str;
-      "int" = types.int;
-      "nullOr str" = types.nullOr types.str;
-      "nullOr int" = types.nullOr types.int;
-      "listOf str" = types.listOf types.str;
-      "attrsOf str" = types.attrsOf types.str;
-      "package" = types.package;
-      "listOf package" = types.listOf types.package;
-      "submodule" = types.submodule { options = declare spec.options; };
-      "attrsOf submodule" = types.attrsOf (types.submodule { options = declare spec.options; });
-    }
-    .${spec.type};
-  declare = mapAttrs (
-    name: spec:
-    if name == "enable" then
-      mkEnableOption "agent-box"
-    else
-      mkOption (
-        {
-          type = typeOf spec;
-          inherit (spec) description;
-        }
-        // optionalAttrs (spec ? default) { inherit (spec) default; }
-        // optionalAttrs (spec ? defaultText) { defaultText = lib.literalMD spec.defaultText; }
-        // optionalAttrs (spec ? example) { example = literalExpression spec.example; }
-      )
-  );
 
   # The runtime, built from the embedded source with a require-free go.mod.
   runtimeSrc = pkgs.runCommand "agent-box-src" { } (
@@ -127,13 +94,6 @@ let
     )
   );
 
-  agentPackage =
-    name:
-    let
-      a = n.agents.${name};
-    in
-    if a.package != null then a.package else pkgs.${a.packageAttr};
-
   # One fixed-name environment and two fixed-name files per user: the only
   # varying part of every rendered store path is its hash.
   userPaths =
@@ -142,37 +102,43 @@ let
       env = pkgs.symlinkJoin {
         name = u.files.env;
         paths = [
-          runtime
+          cfg.package
           pkgs.tmux
         ]
         ++ map (p: pkgs.${p}) agentBox.basePackages
         ++ cfg.extraPackages
-        ++ map agentPackage u.agentNames;
+        ++ map (name: cfg.agents.${name}.package) u.agentNames;
       };
     in
     {
       env = "${env}";
-      seed = "${pkgs.writeText u.files.seed (agentBox.seed u)}";
-      agents = "${pkgs.writeText u.files.agents (agentBox.agentsTable n u "${env}")}";
+      seed = "${pkgs.writeText u.files.seed (agentBox.render.seed u)}";
+      agents = "${pkgs.writeText u.files.agents (agentBox.render.agentsTable n u "${env}")}";
     };
 in
 {
-  options.services.agent-box = declare agentBox.options;
+  options.services.agent-box = declarations {
+    inherit lib pkgs;
+    inherit (agentBox) builtinAgents;
+    defaultPackage = runtime;
+  };
 
   config = mkIf cfg.enable {
     assertions =
       agentBox.assertions cfg
-      ++ map (name: {
-        assertion = config.users.users.${name}.home == "/home/${name}";
-        message = "services.agent-box.users.${name}: users.users.${name}.home is ${config.users.users.${name}.home}, but agent-box@.service uses /home/${name}; remove the home override.";
-      }) n.userNames;
+      ++ map (
+        name:
+        let
+          home = config.users.users.${name}.home;
+        in
+        {
+          assertion = home == "/home/${name}";
+          message = agentBox.homeMessage name home;
+        }
+      ) n.userNames;
 
-    # The built-in agents, overridable attribute by attribute.
-    services.agent-box.agents = mapAttrs (_: b: {
-      package = mkDefault pkgs.${b.packageAttr};
-      command = mkDefault b.command;
-      args = mkDefault b.args;
-    }) agentBox.builtinAgents;
+    # Every built-in agent exists; its attributes are option defaults.
+    services.agent-box = agentBox.definitions;
 
     users.users = mapAttrs (name: u: {
       isNormalUser = true;
@@ -180,27 +146,16 @@ in
       createHome = mkDefault true;
       inherit (u) extraGroups;
       # The session CLI for SSH and console logins.
-      packages = [ runtime ];
+      packages = [ cfg.package ];
     }) n.users;
 
     systemd.packages = [ unitsPackage ];
 
-    systemd.units =
-      listToAttrs (
-        map (name: {
-          name = "agent-box@${name}.service";
-          value = {
-            overrideStrategy = "asDropin";
-            text = agentBox.dropin n.users.${name} (userPaths n.users.${name}) n.defaultAgent;
-            wantedBy = [ "multi-user.target" ];
-          };
-        }) n.userNames
-      )
-      // {
-        "agent-box.slice" = {
-          overrideStrategy = "asDropin";
-          text = agentBox.sliceDropin n.slice;
-        };
-      };
+    # Instance and slice drop-ins, installed verbatim as
+    # <unit>.d/overrides.conf (asDropin: never a unit shadowing the template).
+    systemd.units = mapAttrs (_: d: {
+      overrideStrategy = "asDropin";
+      inherit (d) text wantedBy;
+    }) (agentBox.dropins n userPaths);
   };
 }

@@ -1,6 +1,8 @@
-# Stand-ins for the few nixpkgs packages the golden configurations name.
-# Offline only: the rendered files never contain a package's own path (only
-# the fixed-name per-user environment), so a name and an outPath suffice.
+# Stand-ins for the nixpkgs packages the offline evaluation can name: those
+# the golden configurations use, the built-in agents' defaults and the
+# runtime. Offline only: the rendered files never contain a package's own
+# path (only the fixed-name per-user environment), so a name and an outPath
+# suffice.
 let
   pkg = name: {
     type = "derivation";
@@ -8,9 +10,21 @@ let
     outPath = "/nix/store/00000000000000000000000000000000-${name}";
   };
 in
-{
-  coreutils = pkg "coreutils";
-  git = pkg "git";
-  python3 = pkg "python3";
-  ripgrep = pkg "ripgrep";
-}
+builtins.listToAttrs (
+  map
+    (name: {
+      inherit name;
+      value = pkg name;
+    })
+    [
+      "agent-box"
+      "bashInteractive"
+      "claude-code"
+      "codex"
+      "coreutils"
+      "git"
+      "opencode"
+      "python3"
+      "ripgrep"
+    ]
+)

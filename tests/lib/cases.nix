@@ -1,14 +1,18 @@
-# Table tests of the module's pure core, run offline against the lib AS
-# EMBEDDED in modules/agent-box.nix (internal/moduletest). Each case is
-# { name; expr; expected; }; expr is compared with == after deep evaluation.
-{ lib }:
+# Table tests of the module's option declarations and pure core, run
+# offline against both AS EMBEDDED in modules/agent-box.nix, through the
+# offline evaluation (tests/lib/offline.nix; internal/purelib runs them).
+# A case is { name; expr; expected; } (expr is compared with == after deep
+# evaluation) or { name; expr; throws; } (evaluating expr must fail with an
+# error containing the text throws).
+{ offline }:
 let
+  inherit (offline) lib pkgs;
   minimal = {
     enable = true;
     users.alice = { };
   };
-  n = lib.normalize minimal;
-  failing = cfg: lib.failures cfg;
+  n = offline.normalize minimal;
+  failing = offline.failures;
 in
 [
   {
@@ -52,7 +56,7 @@ in
   {
     name = "a session without agent or directory gets defaultAgent and the home";
     expr =
-      (lib.normalize {
+      (offline.normalize {
         defaultAgent = "codex";
         users.bob.sessions.s = { };
       }).users.bob.sessions;
@@ -68,7 +72,7 @@ in
   {
     name = "user agents are the seed's, the default and the extra ones, sorted and unique";
     expr =
-      (lib.normalize {
+      (offline.normalize {
         users.c = {
           agents = [
             "opencode"
@@ -87,31 +91,61 @@ in
   {
     name = "a host agent overrides a built-in attribute by attribute";
     expr =
-      (lib.normalize {
+      (offline.normalize {
         agents.claude.args = [ "--x" ];
       }).agents.claude;
     expected = {
-      packageAttr = "claude-code";
+      package = pkgs.claude-code;
       command = "claude";
       args = [ "--x" ];
-      package = null;
     };
   }
   {
-    name = "a host-defined agent has no pkgs attribute";
-    expr =
-      (lib.normalize {
+    name = "every built-in agent exists beside a host-defined one";
+    expr = builtins.attrNames
+      (offline.normalize {
         agents.mine = {
-          package = null;
+          package = pkgs.git;
+          command = "mine";
+        };
+      }).agents;
+    expected = [
+      "claude"
+      "codex"
+      "mine"
+      "opencode"
+      "shell"
+    ];
+  }
+  {
+    name = "a host-defined agent gets no arguments by default";
+    expr =
+      (offline.normalize {
+        agents.mine = {
+          package = pkgs.git;
           command = "mine";
         };
       }).agents.mine;
     expected = {
-      packageAttr = null;
-      package = null;
+      package = pkgs.git;
       command = "mine";
       args = [ ];
     };
+  }
+  {
+    name = "a host-defined agent must name its package";
+    expr = (offline.normalize { agents.mine.command = "mine"; }).agents.mine.package;
+    throws = "The option `services.agent-box.agents.mine.package' was accessed but has no value defined.";
+  }
+  {
+    name = "the runtime package defaults to the embedded build";
+    expr = (offline.eval { }).package;
+    expected = pkgs.agent-box;
+  }
+  {
+    name = "the module is off unless enabled";
+    expr = (offline.eval { }).enable;
+    expected = false;
   }
   {
     name = "the minimal configuration passes every assertion";
@@ -119,9 +153,19 @@ in
     expected = [ ];
   }
   {
-    name = "an unknown option is reported with its path";
+    name = "an unknown option is an error naming its path";
     expr = failing { users.alice.memroyMax = "1G"; };
-    expected = [ "unknown agent-box options: services.agent-box.users.\"alice\".memroyMax." ];
+    throws = "The option `services.agent-box.users.alice.memroyMax' does not exist.";
+  }
+  {
+    name = "a value of the wrong type is an error naming the option and the type";
+    expr = failing { users.alice.tasksMax = "many"; };
+    throws = "A definition for option `services.agent-box.users.alice.tasksMax' is not of type `null or signed integer'.";
+  }
+  {
+    name = "a list of the wrong element type is an error";
+    expr = (offline.eval { extraPackages = [ "git" ]; }).extraPackages;
+    throws = "is not of type `package'.";
   }
   {
     name = "an unknown agent names the option and the defined agents";
@@ -203,11 +247,11 @@ in
     name = "an agent command with a slash must be absolute";
     expr = builtins.length (failing {
       agents.a = {
-        package = null;
+        package = pkgs.coreutils;
         command = "bin/a";
       };
       agents.b = {
-        package = null;
+        package = pkgs.coreutils;
         command = "/opt/b";
       };
     });
@@ -217,15 +261,15 @@ in
     name = "the agents table resolves names in the environment and keeps absolute commands";
     expr =
       let
-        m = lib.normalize {
+        m = offline.normalize {
           agents.abs = {
-            package = null;
+            package = pkgs.coreutils;
             command = "/opt/abs";
           };
           users.u.agents = [ "abs" ];
         };
       in
-      builtins.fromJSON (lib.agentsTable m m.users.u "/E");
+      builtins.fromJSON (lib.render.agentsTable m m.users.u "/E");
     expected = {
       abs = {
         command = "/opt/abs";
@@ -240,8 +284,8 @@ in
   {
     name = "the seed carries hostile arguments as JSON data";
     expr = builtins.fromJSON (
-      lib.seed
-        (lib.normalize {
+      lib.render.seed
+        (offline.normalize {
           users.u.sessions.s.args = [
             "%i"
             "\"q\""
@@ -270,14 +314,14 @@ in
     name = "null limits render no line";
     expr =
       let
-        m = lib.normalize {
+        m = offline.normalize {
           users.u = {
             memoryHigh = null;
             memoryMax = null;
             tasksMax = null;
           };
         };
-        text = lib.dropin m.users.u {
+        text = lib.render.instance m.users.u {
           env = "/E";
           seed = "/S";
           agents = "/A";
@@ -285,5 +329,28 @@ in
       in
       builtins.match ".*(Memory|Tasks).*" text;
     expected = null;
+  }
+  {
+    name = "the home check names the option and the fix";
+    expr = lib.homeMessage "alice" "/srv/alice";
+    expected = "services.agent-box.users.alice: users.users.alice.home is /srv/alice, but agent-box@.service uses /home/alice; remove the home override.";
+  }
+  {
+    name = "every user instance is enabled and the slice is not";
+    expr = builtins.mapAttrs (_: d: d.wantedBy) (
+      lib.dropins (offline.normalize {
+        users.a = { };
+        users.b = { };
+      }) (_: {
+        env = "/E";
+        seed = "/S";
+        agents = "/A";
+      })
+    );
+    expected = {
+      "agent-box.slice" = [ ];
+      "agent-box@a.service" = [ "multi-user.target" ];
+      "agent-box@b.service" = [ "multi-user.target" ];
+    };
   }
 ]

@@ -1,4 +1,5 @@
-# Escaping for systemd unit files (builtins only).
+# Escaping and common lines for systemd unit files (builtins only).
+{ ... }:
 rec {
   # "%" starts a specifier in unit files; "%%" is a literal percent.
   escapeSpecifiers = builtins.replaceStrings [ "%" ] [ "%%" ];
@@ -13,4 +14,16 @@ rec {
 
   # A directive line with a value that must not expand specifiers.
   line = key: value: "${key}=${escapeSpecifiers (toString value)}\n";
+
+  # The resource-control lines of a unit, from { cpuWeight; memoryHigh;
+  # memoryMax; tasksMax; }: one line per limit that is not null.
+  limits =
+    l:
+    let
+      limit = k: v: if v == null then "" else "${k}=${toString v}\n";
+    in
+    limit "CPUWeight" l.cpuWeight
+    + limit "MemoryHigh" l.memoryHigh
+    + limit "MemoryMax" l.memoryMax
+    + limit "TasksMax" l.tasksMax;
 }

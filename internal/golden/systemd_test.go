@@ -1,4 +1,4 @@
-package moduletest
+package golden
 
 import (
 	"bytes"
@@ -24,10 +24,10 @@ func unitRoot(t *testing.T, cfg string) (root string, instances []string) {
 	if out, err := exec.Command("cp", "-a", "/usr/lib/systemd/system", filepath.Join(root, "usr/lib/systemd/")).CombinedOutput(); err != nil {
 		t.Fatalf("copying the host unit set (systemd-analyze verify needs it): %v\n%s", err, out)
 	}
-	files, links := ReadGolden(t, cfg)
+	fx := read(t, cfg)
 	programs := map[string]bool{}
 	execStart := regexp.MustCompile(`(?m)^ExecStart=(/nix/store/\S+)`)
-	for name, data := range files {
+	for name, data := range fx.Files {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -42,7 +42,7 @@ func unitRoot(t *testing.T, cfg string) (root string, instances []string) {
 			instances = append(instances, m[1])
 		}
 	}
-	for name, target := range links {
+	for name, target := range fx.Links {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -76,11 +76,11 @@ func requireTool(t testing.TB, name string) string {
 	return p
 }
 
-// TestGoldenUnitsVerify runs `systemd-analyze verify` on every golden
+// TestUnitsPassSystemdAnalyzeVerify runs `systemd-analyze verify` on every golden
 // instance: the template, its drop-in and the enablement must load with no
 // message at all (verify exits 0 even on unknown keys, so any output fails).
-func TestGoldenUnitsVerify(t *testing.T) {
-	for _, cfg := range Configs(t) {
+func TestUnitsPassSystemdAnalyzeVerify(t *testing.T) {
+	for _, cfg := range configs(t) {
 		t.Run(cfg, func(t *testing.T) {
 			root, instances := unitRoot(t, cfg)
 			for _, unit := range instances {
@@ -94,16 +94,16 @@ func TestGoldenUnitsVerify(t *testing.T) {
 	}
 }
 
-// TestGoldenUnitsSecurity scores every golden instance with `systemd-analyze
+// TestUnitsExposureIsAtMost3 scores every golden instance with `systemd-analyze
 // security --offline=true --threshold=30` (0-100 scale: 3.0 at most).
-func TestGoldenUnitsSecurity(t *testing.T) {
+func TestUnitsExposureIsAtMost3(t *testing.T) {
 	version, err := exec.Command("systemd-analyze", "--version").Output()
 	if err != nil {
 		t.Fatalf("systemd-analyze --version: %v", err)
 	}
 	v, _, _ := strings.Cut(string(version), "\n")
 	score := regexp.MustCompile(`Overall exposure level for \S+: (\d+\.\d+)`)
-	for _, cfg := range Configs(t) {
+	for _, cfg := range configs(t) {
 		t.Run(cfg, func(t *testing.T) {
 			root, instances := unitRoot(t, cfg)
 			for _, unit := range instances {

@@ -1,4 +1,8 @@
-package moduletest
+// Package embeddedruntime proves that the runtime source the module embeds
+// is exactly the repository's non-test runtime source, and that it builds
+// the way buildGoModule builds it: standard library only, no vendor/, no
+// module cache.
+package embeddedruntime
 
 import (
 	"fmt"
@@ -10,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/nixtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -19,7 +24,7 @@ var runtimeDirs = []string{"cmd/agent-box", "internal/runtime"}
 
 // embeddedRuntime evaluates the module's embedded runtime source with real
 // Nix: relative path -> bytes, as buildGoModule will see it.
-func embeddedRuntime(t *testing.T, m *Module) map[string][]byte {
+func embeddedRuntime(t *testing.T, m *module.Module) map[string][]byte {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string][]byte{}
@@ -58,11 +63,11 @@ func embeddedRuntime(t *testing.T, m *Module) map[string][]byte {
 // set with the repository, independently of the assembler: every non-test Go
 // file of the runtime directories, byte for byte, and nothing else.
 func TestEmbeddedRuntimeIsExactlyTheNonTestSources(t *testing.T) {
-	m := Load(t)
+	m := module.Assemble(t)
 	got := embeddedRuntime(t, m)
 	want := map[string][]byte{}
 	for _, d := range runtimeDirs {
-		err := filepath.WalkDir(filepath.Join(Root(), d), func(p string, e fs.DirEntry, err error) error {
+		err := filepath.WalkDir(filepath.Join(module.Root(), d), func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -76,7 +81,7 @@ func TestEmbeddedRuntimeIsExactlyTheNonTestSources(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			rel, _ := filepath.Rel(Root(), p)
+			rel, _ := filepath.Rel(module.Root(), p)
 			want[filepath.ToSlash(rel)] = data
 			return nil
 		})
@@ -106,9 +111,10 @@ func TestEmbeddedRuntimeIsExactlyTheNonTestSources(t *testing.T) {
 // TestEmbeddedRuntimeBuildsLikeNix writes the runtime exactly as the module
 // embeds it, with the module's go.mod, and builds it the way buildGoModule
 // does: vendor mode, no proxy, an empty module cache, local toolchain, no
-// cgo. A non-stdlib import or a file missing from the embed fails here.
+// cgo. A non-stdlib import or a file missing from the embed fails here:
+// this is the one check that the runtime is standard library only.
 func TestEmbeddedRuntimeBuildsLikeNix(t *testing.T) {
-	m := Load(t)
+	m := module.Assemble(t)
 	src := t.TempDir()
 	for name, data := range embeddedRuntime(t, m) {
 		p := filepath.Join(src, filepath.FromSlash(name))

@@ -1,0 +1,119 @@
+package golden
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-box/agent-box/internal/module"
+	"github.com/agent-box/agent-box/internal/nixtest"
+	"github.com/agent-box/agent-box/internal/textdiff"
+)
+
+var update = flag.Bool("update", false, "rewrite tests/golden/<cfg>/files and links from the offline rendering")
+
+// rendered is what the offline evaluation says the module installs for one
+// golden configuration, and the assertions that configuration fails.
+type rendered struct {
+	Failures []string          `json:"failures"`
+	Files    map[string]string `json:"files"`
+	Links    map[string]string `json:"links"`
+}
+
+// render evaluates tests/golden/<cfg>/config.nix through the module's own
+// option declarations, lib and units as embedded in the generated module
+// (tests/lib/offline.nix), with zero-hash store paths.
+func render(t *testing.T, offline, cfg string) rendered {
+	t.Helper()
+	expr := fmt.Sprintf(`let
+  o = import %q;
+  config = import %q { inherit (o) pkgs; };
+  installed = o.installed config;
+in
+{
+  failures = o.failures config;
+  inherit (installed) files links;
+}
+`, offline, filepath.Join(module.Root(), Dir, cfg, "config.nix"))
+	file := filepath.Join(t.TempDir(), "render.nix")
+	if err := os.WriteFile(file, []byte(expr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out rendered
+	if err := nixtest.EvalJSON(t, file, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func configs(t *testing.T) []string {
+	t.Helper()
+	cfgs, err := Configs(module.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) < 3 {
+		t.Fatalf("want at least 3 golden configurations, found %v", cfgs)
+	}
+	return cfgs
+}
+
+func read(t *testing.T, cfg string) Fixture {
+	t.Helper()
+	fx, err := Read(module.Root(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+// TestFixturesAreWhatTheModuleRenders renders every golden configuration
+// through the module's embedded declarations and lib and compares the
+// result with tests/golden/<cfg>/ byte for byte: missing, extra and changed
+// files and links all fail. Regenerate with
+// `go test ./internal/golden -run TestFixtures -update -v` and review the
+// diff; systemd-analyze (TestUnits*), the VM tier and the flake's `golden`
+// check (the real NixOS build) check the same bytes independently.
+func TestFixturesAreWhatTheModuleRenders(t *testing.T) {
+	offline := module.Assemble(t).Offline(t)
+	for _, cfg := range configs(t) {
+		t.Run(cfg, func(t *testing.T) {
+			got := render(t, offline, cfg)
+			if len(got.Failures) > 0 {
+				t.Fatalf("the configuration fails its assertions:\n%s", strings.Join(got.Failures, "\n"))
+			}
+			if *update {
+				if err := Write(module.Root(), cfg, Fixture{Files: got.Files, Links: got.Links}); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("updated %s/%s (%d files, %d links): review the diff", Dir, cfg, len(got.Files), len(got.Links))
+				return
+			}
+			fx := read(t, cfg)
+			for name, want := range fx.Files {
+				g, ok := got.Files[name]
+				if !ok {
+					t.Errorf("golden file %s is no longer installed", name)
+					continue
+				}
+				if d := textdiff.Explain("golden/"+name, "rendered", []byte(want), []byte(g)); d != "" {
+					t.Errorf("%s differs (-golden +rendered):\n%s", name, d)
+				}
+			}
+			for name := range got.Files {
+				if _, ok := fx.Files[name]; !ok {
+					t.Errorf("rendered file %s is not in the golden fixture", name)
+				}
+			}
+			if d := textdiff.Explain("golden links", "rendered", []byte(LinksManifest(fx.Links)), []byte(LinksManifest(got.Links))); d != "" {
+				t.Errorf("links differ:\n%s", d)
+			}
+			if t.Failed() {
+				t.Log("hint: go test ./internal/golden -run TestFixtures -update -v, then review the diff")
+			}
+		})
+	}
+}

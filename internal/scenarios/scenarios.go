@@ -1,0 +1,96 @@
+// Package scenarios reads the interface both VM tiers share:
+// tests/scenarios/phases ("PHASE GOLDEN-CONFIG [crash]" per line: a scenario
+// script, the golden configuration it boots, and whether the machine is
+// powered off hard after it) and tests/scenarios/requirements
+// ("DEBIAN-PACKAGE NIXPKGS-ATTRIBUTE" per line: what the scripts need in the
+// guest). The offline VM tier (internal/vmtest) and the flake's consistency
+// tests (internal/flakecheck) both read them here; nix/scenarios.nix is the
+// flake's reader, checked against this one.
+package scenarios
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Dir is the scenario directory, relative to the repository root.
+const Dir = "tests/scenarios"
+
+// Phase is one line of the phases file.
+type Phase struct {
+	Name   string `json:"name"`
+	Config string `json:"config"`
+	Crash  bool   `json:"crash"`
+}
+
+// Requirement is one line of the requirements file.
+type Requirement struct {
+	Debian, Nixpkgs string
+}
+
+// records returns the fields of each non-empty, non-comment line of
+// tests/scenarios/<name>, with the line's number.
+func records(root, name string) (file string, recs [][]string, lines []int, err error) {
+	file = filepath.Join(root, Dir, name)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return file, nil, nil, fmt.Errorf("scenarios: %w", err)
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		recs = append(recs, f)
+		lines = append(lines, i+1)
+	}
+	return file, recs, lines, nil
+}
+
+// Phases reads tests/scenarios/phases, in file order.
+func Phases(root string) ([]Phase, error) {
+	file, recs, lines, err := records(root, "phases")
+	if err != nil {
+		return nil, err
+	}
+	var phases []Phase
+	for i, f := range recs {
+		if len(f) < 2 || len(f) > 3 || len(f) == 3 && f[2] != "crash" {
+			return nil, fmt.Errorf("%s:%d: want 'PHASE GOLDEN-CONFIG [crash]', got %q", file, lines[i], strings.Join(f, " "))
+		}
+		phases = append(phases, Phase{Name: f[0], Config: f[1], Crash: len(f) == 3})
+	}
+	if len(phases) == 0 {
+		return nil, fmt.Errorf("%s lists no phase", file)
+	}
+	return phases, nil
+}
+
+// Tests groups phases into VM tests: the phases whose names share the part
+// before the first "." boot one machine (durability.pre, durability.post).
+func Tests(phases []Phase) map[string][]Phase {
+	tests := map[string][]Phase{}
+	for _, p := range phases {
+		name, _, _ := strings.Cut(p.Name, ".")
+		tests[name] = append(tests[name], p)
+	}
+	return tests
+}
+
+// Requirements reads tests/scenarios/requirements, in file order.
+func Requirements(root string) ([]Requirement, error) {
+	file, recs, lines, err := records(root, "requirements")
+	if err != nil {
+		return nil, err
+	}
+	var reqs []Requirement
+	for i, f := range recs {
+		if len(f) != 2 {
+			return nil, fmt.Errorf("%s:%d: want 'DEBIAN-PACKAGE NIXPKGS-ATTRIBUTE', got %q", file, lines[i], strings.Join(f, " "))
+		}
+		reqs = append(reqs, Requirement{Debian: f[0], Nixpkgs: f[1]})
+	}
+	return reqs, nil
+}

@@ -1,0 +1,152 @@
+# Every check of a configuration as { assertion; message; }: the glue hands
+# them to NixOS `assertions`, the offline suite evaluates them. Messages name
+# the option and the fix.
+{
+  prim,
+  normalize,
+  ...
+}:
+let
+  inherit (builtins)
+    attrNames
+    filter
+    hasAttr
+    isString
+    map
+    match
+    ;
+  inherit (prim) concatMap hasPrefix show;
+
+  prefix = "services.agent-box";
+
+  matches = re: s: isString s && match re s != null;
+  memoryRe = "([0-9]+[KMGT]?|[0-9]+(\\.[0-9]+)?%|infinity)";
+  noNewline = s: match ".*[\n\r].*" s == null;
+
+  # Variables agent-box sets itself; users may not override them.
+  reservedVariable = name: builtins.elem name [ "PATH" "HOME" "USER" ] || hasPrefix "AGENT_BOX_" name;
+
+  limitChecks = path: l: [
+    {
+      assertion = l.memoryHigh == null || matches memoryRe l.memoryHigh;
+      message = "${path}.memoryHigh = ${show l.memoryHigh}: use a size such as \"8G\", a percentage such as \"60%\", \"infinity\" or null.";
+    }
+    {
+      assertion = l.memoryMax == null || matches memoryRe l.memoryMax;
+      message = "${path}.memoryMax = ${show l.memoryMax}: use a size such as \"12G\", a percentage such as \"75%\", \"infinity\" or null.";
+    }
+    {
+      assertion = l.cpuWeight >= 1 && l.cpuWeight <= 10000;
+      message = "${path}.cpuWeight = ${toString l.cpuWeight}: use a value from 1 to 10000.";
+    }
+    {
+      assertion = l.tasksMax == null || l.tasksMax >= 1;
+      message = "${path}.tasksMax = ${toString l.tasksMax}: use a positive number or null.";
+    }
+  ];
+
+  agentChecks =
+    n:
+    concatMap (
+      name:
+      let
+        a = n.agents.${name};
+        path = "${prefix}.agents.${show name}";
+      in
+      [
+        {
+          assertion = matches "[A-Za-z0-9_-]{1,64}" name;
+          message = "${path}: agent names use letters, digits, '_' and '-' (at most 64).";
+        }
+        {
+          assertion =
+            a.command != "" && noNewline a.command && (hasPrefix "/" a.command || match ".*/.*" a.command == null);
+          message = "${path}.command = ${show a.command}: name an executable in the package's bin/ (no '/'), or give an absolute path.";
+        }
+      ]
+    ) (attrNames n.agents);
+
+  sessionChecks = n: path: u: concatMap (s: [
+    {
+      assertion = matches "[A-Za-z0-9_-]{1,64}" s.name;
+      message = "${path}.sessions.${show s.name}: session names use letters, digits, '_' and '-' (1 to 64).";
+    }
+    {
+      assertion = hasAttr s.agent n.agents;
+      message = "${path}.sessions.${show s.name}.agent = ${show s.agent}: no such agent; define services.agent-box.agents.${show s.agent} or use one of ${show (attrNames n.agents)}.";
+    }
+    {
+      assertion = hasPrefix "/" s.cwd && noNewline s.cwd;
+      message = "${path}.sessions.${show s.name}.workingDirectory = ${show s.cwd}: use an absolute path.";
+    }
+  ]) u.sessions;
+
+  environmentChecks = path: u: concatMap (e: [
+    {
+      assertion = matches "[A-Za-z_][A-Za-z0-9_]*" e.name;
+      message = "${path}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
+    }
+    {
+      assertion = !reservedVariable e.name;
+      message = "${path}.environment.${show e.name}: PATH, HOME, USER and AGENT_BOX_* are set by agent-box; add programs with services.agent-box.extraPackages instead of PATH.";
+    }
+    {
+      assertion = noNewline e.value;
+      message = "${path}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; put it in an environmentFiles file or the user's ~/.config/agent-box/env.";
+    }
+  ]) u.environment;
+
+  userChecks =
+    cfg: n:
+    concatMap (
+      name:
+      let
+        u = n.users.${name};
+        path = "${prefix}.users.${show name}";
+      in
+      [
+        {
+          assertion = matches "[a-z_][a-z0-9_-]{0,31}" name;
+          message = "${path}: user names must match [a-z_][a-z0-9_-]{0,31} (lowercase, at most 32 characters).";
+        }
+      ]
+      ++ sessionChecks n path u
+      ++ map (a: {
+        assertion = hasAttr a n.agents;
+        message = "${path}.agents contains ${show a}: no such agent; define services.agent-box.agents.${show a} or remove it.";
+      }) cfg.users.${name}.agents
+      ++ environmentChecks path u
+      ++ map (f: {
+        assertion = match "-?/.*" f != null && noNewline f;
+        message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
+      }) u.environmentFiles
+      ++ limitChecks path u
+    ) n.userNames;
+
+  assertions =
+    cfg:
+    let
+      n = normalize cfg;
+    in
+    [
+      {
+        assertion = hasAttr n.defaultAgent n.agents;
+        message = "${prefix}.defaultAgent = ${show n.defaultAgent}: no such agent; use one of ${show (attrNames n.agents)}.";
+      }
+    ]
+    ++ agentChecks n
+    ++ userChecks cfg n
+    ++ limitChecks "${prefix}.slice" cfg.slice;
+in
+{
+  inherit assertions;
+
+  # The messages of the failed assertions.
+  failures = cfg: map (a: a.message) (filter (a: !a.assertion) (assertions cfg));
+
+  # The one check the glue evaluates itself (it reads users.users, which the
+  # lib cannot see); its wording lives here with every other message.
+  homeMessage =
+    name: home:
+    "${prefix}.users.${name}: users.users.${name}.home is ${home}, but agent-box@.service uses /home/${name}; remove the home override.";
+}

@@ -1,0 +1,27 @@
+# What the glue builds for each user, as names and text (builtins only).
+{ ... }:
+{
+  # pkgs attributes every user environment holds besides the runtime, tmux,
+  # the agents and extraPackages.
+  basePackages = [
+    "bashInteractive"
+    "coreutils"
+    "findutils"
+    "gnugrep"
+    "gnused"
+    "less"
+  ];
+
+  # The fixed store names of a user's files, so that the only varying part
+  # of every rendered store path is its hash: the glue builds derivations of
+  # these names, the goldens use zero-hash paths of them.
+  storeNames = user: {
+    env = "agent-box-env-${user}";
+    seed = "agent-box-seed-${user}.json";
+    agents = "agent-box-agents-${user}.json";
+  };
+
+  # go.mod of the runtime as the module builds it: no requirements (the
+  # runtime is standard library only), so buildGoModule needs no vendorHash.
+  runtimeGoMod = "module github.com/agent-box/agent-box\n\ngo 1.25\n";
+}

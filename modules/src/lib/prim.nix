@@ -1,0 +1,24 @@
+# Small list and string helpers the other lib files share (builtins only).
+{ ... }:
+let
+  inherit (builtins)
+    concatLists
+    elem
+    foldl'
+    map
+    sort
+    stringLength
+    substring
+    toJSON
+    ;
+in
+{
+  concatMap = f: l: concatLists (map f l);
+  unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
+  sortStrings = sort (a: b: a < b);
+  hasPrefix = p: s: substring 0 (stringLength p) s == p;
+  # Drops the leading "/" of an absolute path.
+  relative = p: substring 1 (stringLength p) p;
+  # Quotes and escapes a value for a message.
+  show = toJSON;
+}
