@@ -4,13 +4,15 @@
 #   cmd/agent-box/.assemble-ignore
 #   cmd/agent-box/main.go
 #   internal/runtime/.assemble-ignore
+#   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
 #   internal/runtime/cli/cli.go
-#   internal/runtime/config/config.go
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/observe/observe.go
+#   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
 #   internal/runtime/spawn/spawn.go
+#   internal/runtime/state/state.go
 #   internal/runtime/supervisor/backoff.go
 #   internal/runtime/supervisor/inotify.go
 #   internal/runtime/supervisor/pidfd.go
@@ -824,6 +826,74 @@ in
       ;
     "internal/runtime" =
       {
+        "agents/agents.go" = ''
+          // Package agents reads the agents table (AGENT_BOX_AGENTS): which command,
+          // with which leading arguments, each agent name runs. See
+          // docs/runtime-contract.md, "Agents table".
+          package agents
+
+          import (
+          	"bytes"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"path/filepath"
+          	"sort"
+          )
+
+          // Agent is one entry of the agents table: an absolute command and the
+          // arguments that precede a session's own arguments.
+          type Agent struct {
+          	Command string   `json:"command"`
+          	Args    []string `json:"args,omitempty"`
+          }
+
+          // Table maps agent names to commands.
+          type Table map[string]Agent
+
+          // Names returns the agent names, sorted.
+          func (a Table) Names() []string {
+          	var n []string
+          	for k := range a {
+          		n = append(n, k)
+          	}
+          	sort.Strings(n)
+          	return n
+          }
+
+          // Parse decodes and validates an agents table.
+          func Parse(data []byte) (Table, error) {
+          	var a Table
+          	dec := json.NewDecoder(bytes.NewReader(data))
+          	dec.DisallowUnknownFields()
+          	if err := dec.Decode(&a); err != nil {
+          		return nil, err
+          	}
+          	for name, ag := range a {
+          		if name == "" {
+          			return nil, errors.New("empty agent name")
+          		}
+          		if !filepath.IsAbs(ag.Command) {
+          			return nil, fmt.Errorf("agent %q: command must be an absolute path, got %q", name, ag.Command)
+          		}
+          	}
+          	return a, nil
+          }
+
+          // Load reads an agents table file.
+          func Load(path string) (Table, error) {
+          	data, err := os.ReadFile(path)
+          	if err != nil {
+          		return nil, err
+          	}
+          	a, err := Parse(data)
+          	if err != nil {
+          		return nil, fmt.Errorf("agents table %q: %w", path, err)
+          	}
+          	return a, nil
+          }
+        '';
         "atomicfile/atomicfile.go" = ''
           // Package atomicfile is the one write path for agent-box's small state files:
           // an exclusive flock on a sidecar "<file>.lock", a temp file in the same
@@ -980,11 +1050,13 @@ in
           	"text/tabwriter"
           	"time"
 
-          	"github.com/agent-box/agent-box/internal/runtime/config"
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           	"github.com/agent-box/agent-box/internal/runtime/spawn"
+          	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/supervisor"
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
           )
@@ -1088,7 +1160,7 @@ in
           		return ExitUnknownAgent
           	case errors.As(err, &ce), errors.As(err, &se):
           		return ExitCorrupt
-          	case errors.Is(err, config.ErrNotRunning):
+          	case errors.Is(err, state.ErrNotRunning):
           		return ExitNotRunning
           	case errors.Is(err, supervisor.ErrForeignServer):
           		return ExitForeignServer
@@ -1136,12 +1208,12 @@ in
           	return usagef("unknown command %q", cmd)
           }
 
-          func (p *Program) envCfg() (config.Env, error) { return config.FromEnv(p.Getenv) }
+          func (p *Program) envCfg() (paths.Env, error) { return paths.FromEnv(p.Getenv) }
 
           // agents returns the agents table of the running supervisor, else the one
           // named by AGENT_BOX_AGENTS, plus the default agent.
-          func (p *Program) agents(e config.Env) (config.Agents, string, error) {
-          	st, err := config.ReadState(e.StateFile())
+          func (p *Program) agents(e paths.Env) (agents.Table, string, error) {
+          	st, err := state.Read(e.StateFile())
           	if err == nil {
           		def := st.DefaultAgent
           		if def == "" {
@@ -1150,10 +1222,10 @@ in
           		return st.Agents, def, nil
           	}
           	if e.AgentsFile != "" {
-          		a, err := config.LoadAgents(e.AgentsFile)
+          		a, err := agents.Load(e.AgentsFile)
           		return a, e.DefaultAgent, err
           	}
-          	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, config.EnvAgents)
+          	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, paths.EnvAgents)
           }
 
           func (p *Program) session(ctx context.Context, sub string, args []string) error {
@@ -1212,7 +1284,7 @@ in
           		if len(args) != 1 {
           			return usagef("usage: session restart NAME|--all")
           		}
-          		st, err := config.ReadState(e.StateFile())
+          		st, err := state.Read(e.StateFile())
           		if err != nil {
           			return err
           		}
@@ -1237,7 +1309,7 @@ in
           		}
           		err = supervisor.Notify(st.Control, msg)
           		if supervisor.IsNotListening(err) {
-          			return fmt.Errorf("%w (nothing listens on %s)", config.ErrNotRunning, st.Control)
+          			return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, st.Control)
           		}
           		return err
           	case "attach":
@@ -1249,13 +1321,13 @@ in
           	return usagef("unknown session subcommand %q", sub)
           }
 
-          func (p *Program) noteIfNotRunning(e config.Env) {
-          	if _, err := config.ReadState(e.StateFile()); errors.Is(err, config.ErrNotRunning) {
+          func (p *Program) noteIfNotRunning(e paths.Env) {
+          	if _, err := state.Read(e.StateFile()); errors.Is(err, state.ErrNotRunning) {
           		fmt.Fprintln(p.Stderr, "agent-box: note: supervisor not running; the change applies when it starts")
           	}
           }
 
-          func (p *Program) add(e config.Env, args []string) error {
+          func (p *Program) add(e paths.Env, args []string) error {
           	var name, agent, cwd string
           	var extra []string
           	for i := 0; i < len(args); i++ {
@@ -1292,7 +1364,7 @@ in
           	if err := registry.CheckName(name); err != nil {
           		return err
           	}
-          	agents, def, err := p.agents(e)
+          	table, def, err := p.agents(e)
           	if err != nil {
           		return err
           	}
@@ -1300,10 +1372,10 @@ in
           		agent = def
           	}
           	if agent == "" {
-          		return usagef("no --agent given and no default agent (%s)", config.EnvDefaultAgent)
+          		return usagef("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
           	}
-          	if _, ok := agents[agent]; !ok {
-          		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(agents.Names(), ", "))
+          	if _, ok := table[agent]; !ok {
+          		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(table.Names(), ", "))
           	}
           	if cwd == "" {
           		cwd = e.Home
@@ -1332,14 +1404,14 @@ in
           	LastExit *observe.Exit `json:"lastExit,omitempty"`
           }
 
-          func (p *Program) ls(ctx context.Context, e config.Env, asJSON bool) error {
+          func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
           	reg, err := registry.Load(e.Registry())
           	if err != nil {
           		return err
           	}
           	panes := map[string]tmux.Pane{}
           	tmuxKnown := false
-          	if st, err := config.ReadState(e.StateFile()); err == nil {
+          	if st, err := state.Read(e.StateFile()); err == nil {
           		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: p.Environ()}
           		if srv.Bin != "" && srv.Alive() {
           			if ps, err := srv.ListPanes(ctx); err == nil {
@@ -1393,7 +1465,7 @@ in
           }
 
           // tmuxBin is the tmux the supervisor uses, else $AGENT_BOX_TMUX, else PATH.
-          func (p *Program) tmuxBin(e config.Env, st config.State) string {
+          func (p *Program) tmuxBin(e paths.Env, st state.State) string {
           	if st.Tmux != "" {
           		return st.Tmux
           	}
@@ -1410,11 +1482,11 @@ in
           // attach replaces this process with `tmux -S SOCKET attach-session`. It
           // never starts a server: it refuses when nothing listens on the socket, and
           // attach-session itself does not start one.
-          func (p *Program) attach(ctx context.Context, e config.Env, args []string) error {
-          	st, _ := config.ReadState(e.StateFile())
+          func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error {
+          	st, _ := state.Read(e.StateFile())
           	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: p.Environ()}
           	if !srv.Alive() {
-          		return fmt.Errorf("%w (no tmux server on %s)", config.ErrNotRunning, srv.Socket)
+          		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
           	}
           	if srv.Bin == "" {
           		return errors.New("tmux not found (set AGENT_BOX_TMUX or PATH)")
@@ -1501,7 +1573,7 @@ in
           	bin := e.Tmux
           	if bin == "" {
           		if bin, err = exec.LookPath("tmux"); err != nil {
-          			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, config.EnvTmux)
+          			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, paths.EnvTmux)
           		}
           	}
           	if bin, err = filepath.Abs(bin); err != nil {
@@ -1510,16 +1582,16 @@ in
           	if _, err := tmux.CheckVersion(ctx, bin); err != nil {
           		return fmt.Errorf("%w: %v", errTmuxVersion, err)
           	}
-          	agents := config.Agents{}
+          	table := agents.Table{}
           	if e.AgentsFile != "" {
-          		if agents, err = config.LoadAgents(e.AgentsFile); err != nil {
+          		if table, err = agents.Load(e.AgentsFile); err != nil {
           			return err
           		}
           	} else {
-          		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", config.EnvAgents)
+          		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
           	}
           	return supervisor.Run(ctx, supervisor.Config{
-          		Env: e, Self: self, TmuxBin: bin, ProcEnv: p.Environ(), Agents: agents,
+          		Env: e, Self: self, TmuxBin: bin, ProcEnv: p.Environ(), Agents: table,
           		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
           	})
           }
@@ -1529,7 +1601,7 @@ in
           	if err != nil {
           		return err
           	}
-          	agents, _, err := p.agents(e)
+          	table, _, err := p.agents(e)
           	if err != nil {
           		return err
           	}
@@ -1537,219 +1609,11 @@ in
           		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
           	}
           	environ := append(p.Environ(), "AGENT_BOX_SESSION="+name)
-          	plan, err := spawn.Prepare(e, agents, name, environ)
+          	plan, err := spawn.Prepare(e, table, name, environ)
           	if err != nil {
           		return err
           	}
           	return spawn.Exec(plan)
-          }
-        '';
-        "config/config.go" = ''
-          // Package config turns the process environment into agent-box's paths and
-          // reads the small JSON documents the units hand to the program: the agents
-          // table and the supervisor's state.json. docs/runtime-contract.md is the
-          // reference for every variable and file named here.
-          package config
-
-          import (
-          	"bytes"
-          	"encoding/json"
-          	"errors"
-          	"fmt"
-          	"os"
-          	"os/user"
-          	"path/filepath"
-          	"sort"
-          	"syscall"
-          	"time"
-
-          	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
-          )
-
-          // Environment variables read by agent-box (see docs/runtime-contract.md).
-          const (
-          	EnvRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
-          	EnvSeed         = "AGENT_BOX_SEED"
-          	EnvTmux         = "AGENT_BOX_TMUX"
-          	EnvAgents       = "AGENT_BOX_AGENTS"
-          	EnvDefaultAgent = "AGENT_BOX_DEFAULT_AGENT"
-          )
-
-          // Env is everything agent-box derives from its environment.
-          type Env struct {
-          	Home         string // $HOME
-          	ConfigDir    string // $HOME/.config/agent-box
-          	StateDir     string // $HOME/.local/state/agent-box
-          	RuntimeDir   string // $AGENT_BOX_RUNTIME_DIR, default /run/agent-box/$USER
-          	Seed         string // $AGENT_BOX_SEED, may be empty
-          	Tmux         string // $AGENT_BOX_TMUX, may be empty (then PATH lookup)
-          	AgentsFile   string // $AGENT_BOX_AGENTS, may be empty
-          	DefaultAgent string // $AGENT_BOX_DEFAULT_AGENT, may be empty
-          }
-
-          // FromEnv reads the environment through getenv (os.Getenv in production).
-          func FromEnv(getenv func(string) string) (Env, error) {
-          	var e Env
-          	e.Home = getenv("HOME")
-          	if e.Home == "" || !filepath.IsAbs(e.Home) {
-          		return e, errors.New("HOME must be set to an absolute path")
-          	}
-          	e.Home = filepath.Clean(e.Home)
-          	e.ConfigDir = filepath.Join(e.Home, ".config", "agent-box")
-          	e.StateDir = filepath.Join(e.Home, ".local", "state", "agent-box")
-          	e.RuntimeDir = getenv(EnvRuntimeDir)
-          	if e.RuntimeDir == "" {
-          		name := getenv("USER")
-          		if name == "" {
-          			u, err := user.Current()
-          			if err != nil {
-          				return e, fmt.Errorf("%s unset and user unknown: %w", EnvRuntimeDir, err)
-          			}
-          			name = u.Username
-          		}
-          		e.RuntimeDir = filepath.Join("/run/agent-box", name)
-          	}
-          	if !filepath.IsAbs(e.RuntimeDir) {
-          		return e, fmt.Errorf("%s must be absolute: %q", EnvRuntimeDir, e.RuntimeDir)
-          	}
-          	e.RuntimeDir = filepath.Clean(e.RuntimeDir)
-          	e.Seed = getenv(EnvSeed)
-          	e.Tmux = getenv(EnvTmux)
-          	e.AgentsFile = getenv(EnvAgents)
-          	e.DefaultAgent = getenv(EnvDefaultAgent)
-          	return e, nil
-          }
-
-          // Registry is the session registry ~/.config/agent-box/sessions.json.
-          func (e Env) Registry() string { return filepath.Join(e.ConfigDir, "sessions.json") }
-
-          // EnvFile is the per-user secrets file ~/.config/agent-box/env.
-          func (e Env) EnvFile() string { return filepath.Join(e.ConfigDir, "env") }
-
-          // ObservationsDir holds one JSON file per session with what the supervisor saw.
-          func (e Env) ObservationsDir() string { return filepath.Join(e.StateDir, "sessions") }
-
-          // StateFile is the supervisor's state.json in the runtime dir.
-          func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }
-
-          // TmuxSocket is the explicit tmux socket (-S).
-          func (e Env) TmuxSocket() string { return filepath.Join(e.RuntimeDir, "tmux.sock") }
-
-          // TmuxConf is the tmux configuration the supervisor generates.
-          func (e Env) TmuxConf() string { return filepath.Join(e.RuntimeDir, "tmux.conf") }
-
-          // TokenFile holds the token that marks the tmux server as the supervisor's.
-          func (e Env) TokenFile() string { return filepath.Join(e.RuntimeDir, "tmux.token") }
-
-          // SupervisorSocket is the datagram socket the supervisor reads.
-          func (e Env) SupervisorSocket() string { return filepath.Join(e.RuntimeDir, "supervisor.sock") }
-
-          // SupervisorLock is held (flock) by the running supervisor.
-          func (e Env) SupervisorLock() string { return filepath.Join(e.RuntimeDir, "supervisor.lock") }
-
-          // Agent is one entry of the agents table: an absolute command and the
-          // arguments that precede a session's own arguments.
-          type Agent struct {
-          	Command string   `json:"command"`
-          	Args    []string `json:"args,omitempty"`
-          }
-
-          // Agents maps agent names to commands.
-          type Agents map[string]Agent
-
-          // Names returns the agent names, sorted.
-          func (a Agents) Names() []string {
-          	var n []string
-          	for k := range a {
-          		n = append(n, k)
-          	}
-          	sort.Strings(n)
-          	return n
-          }
-
-          // ParseAgents decodes and validates an agents table.
-          func ParseAgents(data []byte) (Agents, error) {
-          	var a Agents
-          	dec := json.NewDecoder(bytes.NewReader(data))
-          	dec.DisallowUnknownFields()
-          	if err := dec.Decode(&a); err != nil {
-          		return nil, err
-          	}
-          	for name, ag := range a {
-          		if name == "" {
-          			return nil, errors.New("empty agent name")
-          		}
-          		if !filepath.IsAbs(ag.Command) {
-          			return nil, fmt.Errorf("agent %q: command must be an absolute path, got %q", name, ag.Command)
-          		}
-          	}
-          	return a, nil
-          }
-
-          // LoadAgents reads an agents table file.
-          func LoadAgents(path string) (Agents, error) {
-          	data, err := os.ReadFile(path)
-          	if err != nil {
-          		return nil, err
-          	}
-          	a, err := ParseAgents(data)
-          	if err != nil {
-          		return nil, fmt.Errorf("agents table %q: %w", path, err)
-          	}
-          	return a, nil
-          }
-
-          // StateFormat is the version of state.json.
-          const StateFormat = 1
-
-          // State is the supervisor's state.json.
-          type State struct {
-          	Format       int       `json:"format"`
-          	PID          int       `json:"pid"`
-          	Version      string    `json:"version"`
-          	Socket       string    `json:"socket"`
-          	Tmux         string    `json:"tmux"`
-          	Control      string    `json:"control"`
-          	Agents       Agents    `json:"agents"`
-          	DefaultAgent string    `json:"defaultAgent,omitempty"`
-          	StartedAt    time.Time `json:"startedAt"`
-          }
-
-          // WriteState writes state.json atomically with mode 0600.
-          func WriteState(path string, s State) error {
-          	data, err := json.MarshalIndent(s, "", "  ")
-          	if err != nil {
-          		return err
-          	}
-          	return atomicfile.WriteFile(path, append(data, '\n'), 0o600)
-          }
-
-          // ErrNotRunning means state.json is absent or names a dead process.
-          var ErrNotRunning = errors.New("supervisor not running")
-
-          // ReadState reads state.json and checks that its pid is alive. It returns an
-          // error wrapping ErrNotRunning when the file is absent or the pid is dead.
-          func ReadState(path string) (State, error) {
-          	var s State
-          	data, err := os.ReadFile(path)
-          	if errors.Is(err, os.ErrNotExist) {
-          		return s, fmt.Errorf("%w (no %s)", ErrNotRunning, path)
-          	}
-          	if err != nil {
-          		return s, err
-          	}
-          	if err := json.Unmarshal(data, &s); err != nil {
-          		return s, fmt.Errorf("state %q: %w", path, err)
-          	}
-          	if s.PID <= 0 || !alive(s.PID) {
-          		return s, fmt.Errorf("%w (pid %d in %s is gone)", ErrNotRunning, s.PID, path)
-          	}
-          	return s, nil
-          }
-
-          func alive(pid int) bool {
-          	err := syscall.Kill(pid, 0)
-          	return err == nil || err == syscall.EPERM
           }
         '';
         "envfile/envfile.go" = ''
@@ -2061,6 +1925,101 @@ in
           	}
           	s.NextStart = nil
           }
+        '';
+        "paths/paths.go" = ''
+          // Package paths turns the process environment into agent-box's paths: the
+          // user's home, configuration, state and runtime directories and every file
+          // in them. docs/runtime-contract.md is the reference for every variable and
+          // file named here.
+          package paths
+
+          import (
+          	"errors"
+          	"fmt"
+          	"os/user"
+          	"path/filepath"
+          )
+
+          // Environment variables read by agent-box (see docs/runtime-contract.md).
+          const (
+          	EnvRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
+          	EnvSeed         = "AGENT_BOX_SEED"
+          	EnvTmux         = "AGENT_BOX_TMUX"
+          	EnvAgents       = "AGENT_BOX_AGENTS"
+          	EnvDefaultAgent = "AGENT_BOX_DEFAULT_AGENT"
+          )
+
+          // Env is everything agent-box derives from its environment.
+          type Env struct {
+          	Home         string // $HOME
+          	ConfigDir    string // $HOME/.config/agent-box
+          	StateDir     string // $HOME/.local/state/agent-box
+          	RuntimeDir   string // $AGENT_BOX_RUNTIME_DIR, default /run/agent-box/$USER
+          	Seed         string // $AGENT_BOX_SEED, may be empty
+          	Tmux         string // $AGENT_BOX_TMUX, may be empty (then PATH lookup)
+          	AgentsFile   string // $AGENT_BOX_AGENTS, may be empty
+          	DefaultAgent string // $AGENT_BOX_DEFAULT_AGENT, may be empty
+          }
+
+          // FromEnv reads the environment through getenv (os.Getenv in production).
+          func FromEnv(getenv func(string) string) (Env, error) {
+          	var e Env
+          	e.Home = getenv("HOME")
+          	if e.Home == "" || !filepath.IsAbs(e.Home) {
+          		return e, errors.New("HOME must be set to an absolute path")
+          	}
+          	e.Home = filepath.Clean(e.Home)
+          	e.ConfigDir = filepath.Join(e.Home, ".config", "agent-box")
+          	e.StateDir = filepath.Join(e.Home, ".local", "state", "agent-box")
+          	e.RuntimeDir = getenv(EnvRuntimeDir)
+          	if e.RuntimeDir == "" {
+          		name := getenv("USER")
+          		if name == "" {
+          			u, err := user.Current()
+          			if err != nil {
+          				return e, fmt.Errorf("%s unset and user unknown: %w", EnvRuntimeDir, err)
+          			}
+          			name = u.Username
+          		}
+          		e.RuntimeDir = filepath.Join("/run/agent-box", name)
+          	}
+          	if !filepath.IsAbs(e.RuntimeDir) {
+          		return e, fmt.Errorf("%s must be absolute: %q", EnvRuntimeDir, e.RuntimeDir)
+          	}
+          	e.RuntimeDir = filepath.Clean(e.RuntimeDir)
+          	e.Seed = getenv(EnvSeed)
+          	e.Tmux = getenv(EnvTmux)
+          	e.AgentsFile = getenv(EnvAgents)
+          	e.DefaultAgent = getenv(EnvDefaultAgent)
+          	return e, nil
+          }
+
+          // Registry is the session registry ~/.config/agent-box/sessions.json.
+          func (e Env) Registry() string { return filepath.Join(e.ConfigDir, "sessions.json") }
+
+          // EnvFile is the per-user secrets file ~/.config/agent-box/env.
+          func (e Env) EnvFile() string { return filepath.Join(e.ConfigDir, "env") }
+
+          // ObservationsDir holds one JSON file per session with what the supervisor saw.
+          func (e Env) ObservationsDir() string { return filepath.Join(e.StateDir, "sessions") }
+
+          // StateFile is the supervisor's state.json in the runtime dir.
+          func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }
+
+          // TmuxSocket is the explicit tmux socket (-S).
+          func (e Env) TmuxSocket() string { return filepath.Join(e.RuntimeDir, "tmux.sock") }
+
+          // TmuxConf is the tmux configuration the supervisor generates.
+          func (e Env) TmuxConf() string { return filepath.Join(e.RuntimeDir, "tmux.conf") }
+
+          // TokenFile holds the token that marks the tmux server as the supervisor's.
+          func (e Env) TokenFile() string { return filepath.Join(e.RuntimeDir, "tmux.token") }
+
+          // SupervisorSocket is the datagram socket the supervisor reads.
+          func (e Env) SupervisorSocket() string { return filepath.Join(e.RuntimeDir, "supervisor.sock") }
+
+          // SupervisorLock is held (flock) by the running supervisor.
+          func (e Env) SupervisorLock() string { return filepath.Join(e.RuntimeDir, "supervisor.lock") }
         '';
         "registry/registry.go" = ''
           // Package registry reads and changes the session registry
@@ -2381,8 +2340,9 @@ in
           	"strings"
           	"syscall"
 
-          	"github.com/agent-box/agent-box/internal/runtime/config"
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           )
 
@@ -2400,7 +2360,7 @@ in
 
           // Prepare resolves session name against the registry and agents table and
           // reads the env file. environ is the inherited environment.
-          func Prepare(e config.Env, agents config.Agents, name string, environ []string) (Plan, error) {
+          func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Plan, error) {
           	if err := registry.CheckName(name); err != nil {
           		return Plan{}, err
           	}
@@ -2412,9 +2372,9 @@ in
           	if !ok {
           		return Plan{}, fmt.Errorf("%w: %q", registry.ErrUnknown, name)
           	}
-          	ag, ok := agents[s.Agent]
+          	ag, ok := table[s.Agent]
           	if !ok {
-          		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, strings.Join(agents.Names(), ", "))
+          		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, strings.Join(table.Names(), ", "))
           	}
           	vars, err := envfile.Load(e.EnvFile())
           	if err != nil {
@@ -2449,6 +2409,79 @@ in
           	}
           	err := syscall.Exec(plan.Path, plan.Argv, plan.Env)
           	return fmt.Errorf("exec %q: %w", plan.Path, err)
+          }
+        '';
+        "state/state.go" = ''
+          // Package state is the supervisor's state.json: written by the running
+          // supervisor, read by the CLI and exec-session to find it (its tmux, its
+          // control socket, its agents table) and to tell whether it still runs. See
+          // docs/runtime-contract.md, "state.json".
+          package state
+
+          import (
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          )
+
+          // Format is the version of state.json.
+          const Format = 1
+
+          // State is the supervisor's state.json.
+          type State struct {
+          	Format       int          `json:"format"`
+          	PID          int          `json:"pid"`
+          	Version      string       `json:"version"`
+          	Socket       string       `json:"socket"`
+          	Tmux         string       `json:"tmux"`
+          	Control      string       `json:"control"`
+          	Agents       agents.Table `json:"agents"`
+          	DefaultAgent string       `json:"defaultAgent,omitempty"`
+          	StartedAt    time.Time    `json:"startedAt"`
+          }
+
+          // Write writes state.json atomically with mode 0600.
+          func Write(path string, s State) error {
+          	data, err := json.MarshalIndent(s, "", "  ")
+          	if err != nil {
+          		return err
+          	}
+          	return atomicfile.WriteFile(path, append(data, '\n'), 0o600)
+          }
+
+          // ErrNotRunning means state.json is absent or names a dead process.
+          var ErrNotRunning = errors.New("supervisor not running")
+
+          // Read reads state.json and checks that its pid is alive. It returns an
+          // error wrapping ErrNotRunning when the file is absent or the pid is dead.
+          func Read(path string) (State, error) {
+          	var s State
+          	data, err := os.ReadFile(path)
+          	if errors.Is(err, os.ErrNotExist) {
+          		return s, fmt.Errorf("%w (no %s)", ErrNotRunning, path)
+          	}
+          	if err != nil {
+          		return s, err
+          	}
+          	if err := json.Unmarshal(data, &s); err != nil {
+          		return s, fmt.Errorf("state %q: %w", path, err)
+          	}
+          	if s.PID <= 0 || !alive(s.PID) {
+          		return s, fmt.Errorf("%w (pid %d in %s is gone)", ErrNotRunning, s.PID, path)
+          	}
+          	return s, nil
+          }
+
+          // alive reports whether process pid exists (EPERM: it exists, as another user's).
+          func alive(pid int) bool {
+          	err := syscall.Kill(pid, 0)
+          	return err == nil || err == syscall.EPERM
           }
         '';
         "supervisor/backoff.go" = ''
@@ -2733,10 +2766,12 @@ in
           	"syscall"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
-          	"github.com/agent-box/agent-box/internal/runtime/config"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
           )
 
@@ -2748,11 +2783,11 @@ in
 
           // Config is everything Run needs; the CLI fills it from the environment.
           type Config struct {
-          	Env          config.Env
+          	Env          paths.Env
           	Self         string   // absolute path of the agent-box executable
           	TmuxBin      string   // absolute path of tmux
           	ProcEnv      []string // environment of the tmux server (and so of every session)
-          	Agents       config.Agents
+          	Agents       agents.Table
           	DefaultAgent string
           	Version      string
           	Log          io.Writer
@@ -2882,15 +2917,15 @@ in
           	regCh := make(chan struct{}, 1)
           	go watch.run(regCh)
 
-          	st := config.State{
-          		Format: config.StateFormat, PID: os.Getpid(), Version: cfg.Version,
+          	st := state.State{
+          		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
           		Socket: env.TmuxSocket(), Tmux: cfg.TmuxBin, Control: env.SupervisorSocket(),
           		Agents: cfg.Agents, DefaultAgent: cfg.DefaultAgent, StartedAt: time.Now().UTC(),
           	}
           	if st.Agents == nil {
-          		st.Agents = config.Agents{}
+          		st.Agents = agents.Table{}
           	}
-          	if err := config.WriteState(env.StateFile(), st); err != nil {
+          	if err := state.Write(env.StateFile(), st); err != nil {
           		return err
           	}
           	defer os.Remove(env.StateFile())

@@ -19,11 +19,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/spawn"
+	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/supervisor"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
@@ -127,7 +129,7 @@ func exitCode(err error) int {
 		return ExitUnknownAgent
 	case errors.As(err, &ce), errors.As(err, &se):
 		return ExitCorrupt
-	case errors.Is(err, config.ErrNotRunning):
+	case errors.Is(err, state.ErrNotRunning):
 		return ExitNotRunning
 	case errors.Is(err, supervisor.ErrForeignServer):
 		return ExitForeignServer
@@ -175,12 +177,12 @@ func (p *Program) run(ctx context.Context, args []string) error {
 	return usagef("unknown command %q", cmd)
 }
 
-func (p *Program) envCfg() (config.Env, error) { return config.FromEnv(p.Getenv) }
+func (p *Program) envCfg() (paths.Env, error) { return paths.FromEnv(p.Getenv) }
 
 // agents returns the agents table of the running supervisor, else the one
 // named by AGENT_BOX_AGENTS, plus the default agent.
-func (p *Program) agents(e config.Env) (config.Agents, string, error) {
-	st, err := config.ReadState(e.StateFile())
+func (p *Program) agents(e paths.Env) (agents.Table, string, error) {
+	st, err := state.Read(e.StateFile())
 	if err == nil {
 		def := st.DefaultAgent
 		if def == "" {
@@ -189,10 +191,10 @@ func (p *Program) agents(e config.Env) (config.Agents, string, error) {
 		return st.Agents, def, nil
 	}
 	if e.AgentsFile != "" {
-		a, err := config.LoadAgents(e.AgentsFile)
+		a, err := agents.Load(e.AgentsFile)
 		return a, e.DefaultAgent, err
 	}
-	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, config.EnvAgents)
+	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, paths.EnvAgents)
 }
 
 func (p *Program) session(ctx context.Context, sub string, args []string) error {
@@ -251,7 +253,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		if len(args) != 1 {
 			return usagef("usage: session restart NAME|--all")
 		}
-		st, err := config.ReadState(e.StateFile())
+		st, err := state.Read(e.StateFile())
 		if err != nil {
 			return err
 		}
@@ -276,7 +278,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		}
 		err = supervisor.Notify(st.Control, msg)
 		if supervisor.IsNotListening(err) {
-			return fmt.Errorf("%w (nothing listens on %s)", config.ErrNotRunning, st.Control)
+			return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, st.Control)
 		}
 		return err
 	case "attach":
@@ -288,13 +290,13 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 	return usagef("unknown session subcommand %q", sub)
 }
 
-func (p *Program) noteIfNotRunning(e config.Env) {
-	if _, err := config.ReadState(e.StateFile()); errors.Is(err, config.ErrNotRunning) {
+func (p *Program) noteIfNotRunning(e paths.Env) {
+	if _, err := state.Read(e.StateFile()); errors.Is(err, state.ErrNotRunning) {
 		fmt.Fprintln(p.Stderr, "agent-box: note: supervisor not running; the change applies when it starts")
 	}
 }
 
-func (p *Program) add(e config.Env, args []string) error {
+func (p *Program) add(e paths.Env, args []string) error {
 	var name, agent, cwd string
 	var extra []string
 	for i := 0; i < len(args); i++ {
@@ -331,7 +333,7 @@ func (p *Program) add(e config.Env, args []string) error {
 	if err := registry.CheckName(name); err != nil {
 		return err
 	}
-	agents, def, err := p.agents(e)
+	table, def, err := p.agents(e)
 	if err != nil {
 		return err
 	}
@@ -339,10 +341,10 @@ func (p *Program) add(e config.Env, args []string) error {
 		agent = def
 	}
 	if agent == "" {
-		return usagef("no --agent given and no default agent (%s)", config.EnvDefaultAgent)
+		return usagef("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
 	}
-	if _, ok := agents[agent]; !ok {
-		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(agents.Names(), ", "))
+	if _, ok := table[agent]; !ok {
+		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(table.Names(), ", "))
 	}
 	if cwd == "" {
 		cwd = e.Home
@@ -371,14 +373,14 @@ type lsEntry struct {
 	LastExit *observe.Exit `json:"lastExit,omitempty"`
 }
 
-func (p *Program) ls(ctx context.Context, e config.Env, asJSON bool) error {
+func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 	reg, err := registry.Load(e.Registry())
 	if err != nil {
 		return err
 	}
 	panes := map[string]tmux.Pane{}
 	tmuxKnown := false
-	if st, err := config.ReadState(e.StateFile()); err == nil {
+	if st, err := state.Read(e.StateFile()); err == nil {
 		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: p.Environ()}
 		if srv.Bin != "" && srv.Alive() {
 			if ps, err := srv.ListPanes(ctx); err == nil {
@@ -432,7 +434,7 @@ func (p *Program) ls(ctx context.Context, e config.Env, asJSON bool) error {
 }
 
 // tmuxBin is the tmux the supervisor uses, else $AGENT_BOX_TMUX, else PATH.
-func (p *Program) tmuxBin(e config.Env, st config.State) string {
+func (p *Program) tmuxBin(e paths.Env, st state.State) string {
 	if st.Tmux != "" {
 		return st.Tmux
 	}
@@ -449,11 +451,11 @@ func (p *Program) tmuxBin(e config.Env, st config.State) string {
 // attach replaces this process with `tmux -S SOCKET attach-session`. It
 // never starts a server: it refuses when nothing listens on the socket, and
 // attach-session itself does not start one.
-func (p *Program) attach(ctx context.Context, e config.Env, args []string) error {
-	st, _ := config.ReadState(e.StateFile())
+func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error {
+	st, _ := state.Read(e.StateFile())
 	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: p.Environ()}
 	if !srv.Alive() {
-		return fmt.Errorf("%w (no tmux server on %s)", config.ErrNotRunning, srv.Socket)
+		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
 	}
 	if srv.Bin == "" {
 		return errors.New("tmux not found (set AGENT_BOX_TMUX or PATH)")
@@ -540,7 +542,7 @@ func (p *Program) supervise(ctx context.Context) error {
 	bin := e.Tmux
 	if bin == "" {
 		if bin, err = exec.LookPath("tmux"); err != nil {
-			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, config.EnvTmux)
+			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, paths.EnvTmux)
 		}
 	}
 	if bin, err = filepath.Abs(bin); err != nil {
@@ -549,16 +551,16 @@ func (p *Program) supervise(ctx context.Context) error {
 	if _, err := tmux.CheckVersion(ctx, bin); err != nil {
 		return fmt.Errorf("%w: %v", errTmuxVersion, err)
 	}
-	agents := config.Agents{}
+	table := agents.Table{}
 	if e.AgentsFile != "" {
-		if agents, err = config.LoadAgents(e.AgentsFile); err != nil {
+		if table, err = agents.Load(e.AgentsFile); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", config.EnvAgents)
+		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
 	}
 	return supervisor.Run(ctx, supervisor.Config{
-		Env: e, Self: self, TmuxBin: bin, ProcEnv: p.Environ(), Agents: agents,
+		Env: e, Self: self, TmuxBin: bin, ProcEnv: p.Environ(), Agents: table,
 		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
 	})
 }
@@ -568,7 +570,7 @@ func (p *Program) execSession(name string) error {
 	if err != nil {
 		return err
 	}
-	agents, _, err := p.agents(e)
+	table, _, err := p.agents(e)
 	if err != nil {
 		return err
 	}
@@ -576,7 +578,7 @@ func (p *Program) execSession(name string) error {
 		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
 	}
 	environ := append(p.Environ(), "AGENT_BOX_SESSION="+name)
-	plan, err := spawn.Prepare(e, agents, name, environ)
+	plan, err := spawn.Prepare(e, table, name, environ)
 	if err != nil {
 		return err
 	}

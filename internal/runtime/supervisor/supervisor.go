@@ -24,10 +24,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
-	"github.com/agent-box/agent-box/internal/runtime/config"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
 
@@ -39,11 +41,11 @@ var (
 
 // Config is everything Run needs; the CLI fills it from the environment.
 type Config struct {
-	Env          config.Env
+	Env          paths.Env
 	Self         string   // absolute path of the agent-box executable
 	TmuxBin      string   // absolute path of tmux
 	ProcEnv      []string // environment of the tmux server (and so of every session)
-	Agents       config.Agents
+	Agents       agents.Table
 	DefaultAgent string
 	Version      string
 	Log          io.Writer
@@ -173,15 +175,15 @@ func Run(ctx context.Context, cfg Config) error {
 	regCh := make(chan struct{}, 1)
 	go watch.run(regCh)
 
-	st := config.State{
-		Format: config.StateFormat, PID: os.Getpid(), Version: cfg.Version,
+	st := state.State{
+		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
 		Socket: env.TmuxSocket(), Tmux: cfg.TmuxBin, Control: env.SupervisorSocket(),
 		Agents: cfg.Agents, DefaultAgent: cfg.DefaultAgent, StartedAt: time.Now().UTC(),
 	}
 	if st.Agents == nil {
-		st.Agents = config.Agents{}
+		st.Agents = agents.Table{}
 	}
-	if err := config.WriteState(env.StateFile(), st); err != nil {
+	if err := state.Write(env.StateFile(), st); err != nil {
 		return err
 	}
 	defer os.Remove(env.StateFile())
