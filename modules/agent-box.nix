@@ -1164,13 +1164,11 @@ in
           		return ExitNotRunning
           	case errors.Is(err, supervisor.ErrForeignServer):
           		return ExitForeignServer
-          	case errors.Is(err, errTmuxVersion):
+          	case errors.Is(err, tmux.ErrUnusable):
           		return ExitTmuxVersion
           	}
           	return ExitFailure
           }
-
-          var errTmuxVersion = errors.New("unusable tmux")
 
           func (p *Program) run(ctx context.Context, args []string) error {
           	if len(args) == 0 {
@@ -1573,15 +1571,13 @@ in
           	bin := e.Tmux
           	if bin == "" {
           		if bin, err = exec.LookPath("tmux"); err != nil {
-          			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, paths.EnvTmux)
+          			return fmt.Errorf("%w: tmux not found in PATH and %s unset", tmux.ErrUnusable, paths.EnvTmux)
           		}
           	}
           	if bin, err = filepath.Abs(bin); err != nil {
           		return err
           	}
-          	if _, err := tmux.CheckVersion(ctx, bin); err != nil {
-          		return fmt.Errorf("%w: %v", errTmuxVersion, err)
-          	}
+          	// the version is checked once, by supervisor.Run once it holds the lock
           	table := agents.Table{}
           	if e.AgentsFile != "" {
           		if table, err = agents.Load(e.AgentsFile); err != nil {
@@ -2867,7 +2863,7 @@ in
           		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, env.SupervisorLock())
           	}
           	defer unlock()
-          	if _, err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
+          	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
           		return err
           	}
           	s := &sup{
@@ -3685,23 +3681,28 @@ in
           	return major, minor, nil
           }
 
-          // CheckVersion runs bin -V and requires at least MinMajor.MinMinor.
-          func CheckVersion(ctx context.Context, bin string) (string, error) {
+          // ErrUnusable means tmux is missing, cannot be run, or is older than
+          // MinMajor.MinMinor.
+          var ErrUnusable = errors.New("unusable tmux")
+
+          // CheckVersion runs bin -V and requires at least MinMajor.MinMinor. Every
+          // error it returns wraps ErrUnusable.
+          func CheckVersion(ctx context.Context, bin string) error {
           	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
           	defer cancel()
           	out, err := exec.CommandContext(ctx, bin, "-V").Output()
           	if err != nil {
-          		return "", fmt.Errorf("%s -V: %w", bin, err)
+          		return fmt.Errorf("%w: %s -V: %w", ErrUnusable, bin, err)
           	}
           	v := strings.TrimSpace(string(out))
           	major, minor, err := ParseVersion(v)
           	if err != nil {
-          		return v, err
+          		return fmt.Errorf("%w: %w", ErrUnusable, err)
           	}
           	if major < MinMajor || major == MinMajor && minor < MinMinor {
-          		return v, fmt.Errorf("%s is %q; agent-box needs tmux >= %d.%d", bin, v, MinMajor, MinMinor)
+          		return fmt.Errorf("%w: %s is %q; agent-box needs tmux >= %d.%d", ErrUnusable, bin, v, MinMajor, MinMinor)
           	}
-          	return v, nil
+          	return nil
           }
         '';
       }

@@ -588,6 +588,31 @@ func TestSecondSupervisorAndOldTmuxAreRefused(t *testing.T) {
 	}
 }
 
+func TestMissingTmuxIsRefusedWithExit10(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		what      string
+		tmux, dir string // AGENT_BOX_TMUX, and PATH if dir is set
+		msg       string
+	}{
+		{"AGENT_BOX_TMUX names no file", "/nonexistent/tmux", "", "agent-box: unusable tmux: /nonexistent/tmux -V: "},
+		{"no tmux on PATH", "", t.TempDir(), "agent-box: unusable tmux: tmux not found in PATH and AGENT_BOX_TMUX unset"},
+	} {
+		b := newBox(t, "")
+		b.setEnv("AGENT_BOX_TMUX", tc.tmux)
+		if tc.dir != "" {
+			b.setEnv("PATH", tc.dir)
+		}
+		r := b.run("", "supervise")
+		if r.code != 10 || !strings.HasPrefix(r.stderr, tc.msg) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d stderr %q, want 10 and one line %q...", tc.what, r.code, r.stderr, tc.msg)
+		}
+		if _, err := os.Stat(filepath.Join(b.runtime, "state.json")); err == nil {
+			t.Errorf("%s: state.json written by a refused supervisor", tc.what)
+		}
+	}
+}
+
 func TestKilledTmuxServerIsReplacedAndSessionsComeBack(t *testing.T) {
 	t.Parallel()
 	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}, {"name": "b", "agent": "sleep"}]}`)

@@ -133,13 +133,11 @@ func exitCode(err error) int {
 		return ExitNotRunning
 	case errors.Is(err, supervisor.ErrForeignServer):
 		return ExitForeignServer
-	case errors.Is(err, errTmuxVersion):
+	case errors.Is(err, tmux.ErrUnusable):
 		return ExitTmuxVersion
 	}
 	return ExitFailure
 }
-
-var errTmuxVersion = errors.New("unusable tmux")
 
 func (p *Program) run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -542,15 +540,13 @@ func (p *Program) supervise(ctx context.Context) error {
 	bin := e.Tmux
 	if bin == "" {
 		if bin, err = exec.LookPath("tmux"); err != nil {
-			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, paths.EnvTmux)
+			return fmt.Errorf("%w: tmux not found in PATH and %s unset", tmux.ErrUnusable, paths.EnvTmux)
 		}
 	}
 	if bin, err = filepath.Abs(bin); err != nil {
 		return err
 	}
-	if _, err := tmux.CheckVersion(ctx, bin); err != nil {
-		return fmt.Errorf("%w: %v", errTmuxVersion, err)
-	}
+	// the version is checked once, by supervisor.Run once it holds the lock
 	table := agents.Table{}
 	if e.AgentsFile != "" {
 		if table, err = agents.Load(e.AgentsFile); err != nil {

@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, env.SupervisorLock())
 	}
 	defer unlock()
-	if _, err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
+	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
 		return err
 	}
 	s := &sup{

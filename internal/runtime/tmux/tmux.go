@@ -216,21 +216,26 @@ func ParseVersion(out string) (major, minor int, err error) {
 	return major, minor, nil
 }
 
-// CheckVersion runs bin -V and requires at least MinMajor.MinMinor.
-func CheckVersion(ctx context.Context, bin string) (string, error) {
+// ErrUnusable means tmux is missing, cannot be run, or is older than
+// MinMajor.MinMinor.
+var ErrUnusable = errors.New("unusable tmux")
+
+// CheckVersion runs bin -V and requires at least MinMajor.MinMinor. Every
+// error it returns wraps ErrUnusable.
+func CheckVersion(ctx context.Context, bin string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "-V").Output()
 	if err != nil {
-		return "", fmt.Errorf("%s -V: %w", bin, err)
+		return fmt.Errorf("%w: %s -V: %w", ErrUnusable, bin, err)
 	}
 	v := strings.TrimSpace(string(out))
 	major, minor, err := ParseVersion(v)
 	if err != nil {
-		return v, err
+		return fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
 	if major < MinMajor || major == MinMajor && minor < MinMinor {
-		return v, fmt.Errorf("%s is %q; agent-box needs tmux >= %d.%d", bin, v, MinMajor, MinMinor)
+		return fmt.Errorf("%w: %s is %q; agent-box needs tmux >= %d.%d", ErrUnusable, bin, v, MinMajor, MinMinor)
 	}
-	return v, nil
+	return nil
 }

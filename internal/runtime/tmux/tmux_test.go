@@ -1,6 +1,10 @@
 package tmux
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,5 +41,30 @@ func TestParsePanesKeepsSeparatorInSessionName(t *testing.T) {
 	}
 	if _, err := parsePanes("garbage\n"); err == nil {
 		t.Errorf("parsePanes accepted garbage")
+	}
+}
+
+func TestCheckVersionRefusesMissingAndOldTmuxWithErrUnusable(t *testing.T) {
+	dir := t.TempDir()
+	fake := func(name, out string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		what, bin string
+		ok        bool
+	}{
+		{"tmux 3.0", fake("new", "tmux 3.0"), true},
+		{"tmux 2.9a", fake("old", "tmux 2.9a"), false},
+		{"unparsable -V", fake("odd", "tmux"), false},
+		{"missing binary", filepath.Join(dir, "missing"), false},
+	} {
+		err := CheckVersion(context.Background(), tc.bin)
+		if tc.ok && err != nil || !tc.ok && !errors.Is(err, ErrUnusable) {
+			t.Errorf("%s: CheckVersion = %v, want ok=%v (else wrapping ErrUnusable)", tc.what, err, tc.ok)
+		}
 	}
 }
