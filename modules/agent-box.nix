@@ -1089,6 +1089,7 @@ in
             env ls                                       list the keys of ~/.config/agent-box/env
             env set KEY                                  set KEY to the value read from stdin
             env rm KEY                                   remove KEY
+                                                         ('session env ...' is a deprecated alias)
             supervise                                    run the supervisor (the systemd unit's ExecStart)
             exec-session NAME                            run a session's agent (tmux runs this)
             version                                      print the version
@@ -1104,6 +1105,10 @@ in
             4 duplicate session    10 tmux missing or older than 3.0 (supervise)
             5 invalid name, key or value
           `
+
+          // deprecatedSessionEnv is printed on stderr before `session env ...` runs
+          // as `env ...`.
+          const deprecatedSessionEnv = "agent-box: note: 'session env' is deprecated; use 'agent-box env ...'"
 
           // Program carries the process context so tests can run Main in-process.
           type Program struct {
@@ -1187,6 +1192,7 @@ in
           			return usagef("session: missing subcommand")
           		}
           		if rest[0] == "env" {
+          			fmt.Fprintln(p.Stderr, deprecatedSessionEnv)
           			return p.env(rest[1:])
           		}
           		return p.session(ctx, rest[0], rest[1:])
