@@ -32,17 +32,17 @@ import (
 
 // Exit codes (docs/runtime-contract.md, "Exit codes").
 const (
-	ExitOK            = 0
-	ExitFailure       = 1  // any other failure
-	ExitUsage         = 2  // usage or input error
-	ExitUnknown       = 3  // unknown session (or env key for env rm)
-	ExitDuplicate     = 4  // session already exists
-	ExitInvalidName   = 5  // invalid session name, env key or env value
-	ExitUnknownAgent  = 6  // agent not in the agents table
-	ExitCorrupt       = 7  // registry (or env file) cannot be parsed; left untouched
-	ExitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
-	ExitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
-	ExitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
+	exitOK            = 0
+	exitFailure       = 1  // any other failure
+	exitUsage         = 2  // usage or input error
+	exitUnknown       = 3  // unknown session (or env key for env rm)
+	exitDuplicate     = 4  // session already exists
+	exitInvalidName   = 5  // invalid session name, env key or env value
+	exitUnknownAgent  = 6  // agent not in the agents table
+	exitCorrupt       = 7  // registry (or env file) cannot be parsed; left untouched
+	exitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
+	exitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
+	exitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
 )
 
 const helpText = `usage: agent-box COMMAND [ARGS]
@@ -79,11 +79,10 @@ exit codes:
 // as `env ...`.
 const deprecatedSessionEnv = "agent-box: note: 'session env' is deprecated; use 'agent-box env ...'"
 
-// Program carries the process context so tests can run Main in-process.
+// Program is one run of agent-box: its version and standard streams. The
+// environment is the process's own (os.Getenv, os.Environ).
 type Program struct {
 	Version string
-	Getenv  func(string) string
-	Environ func() []string
 	Stdin   io.Reader
 	Stdout  io.Writer
 	Stderr  io.Writer
@@ -99,19 +98,13 @@ var errUnknownAgent = spawn.ErrUnknownAgent
 
 // Main runs one command and returns its exit code.
 func (p *Program) Main(ctx context.Context, args []string) int {
-	if p.Getenv == nil {
-		p.Getenv = os.Getenv
-	}
-	if p.Environ == nil {
-		p.Environ = os.Environ
-	}
 	err := p.run(ctx, args)
 	if err == nil {
-		return ExitOK
+		return exitOK
 	}
 	code := exitCode(err)
 	fmt.Fprintf(p.Stderr, "agent-box: %v\n", err)
-	if code == ExitUsage {
+	if code == exitUsage {
 		fmt.Fprintln(p.Stderr, "hint: run 'agent-box help'")
 	}
 	return code
@@ -123,25 +116,25 @@ func exitCode(err error) int {
 	var se *envfile.SyntaxError
 	switch {
 	case errors.As(err, &ue):
-		return ExitUsage
+		return exitUsage
 	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
-		return ExitUnknown
+		return exitUnknown
 	case errors.Is(err, registry.ErrDuplicate):
-		return ExitDuplicate
+		return exitDuplicate
 	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
-		return ExitInvalidName
+		return exitInvalidName
 	case errors.Is(err, errUnknownAgent):
-		return ExitUnknownAgent
+		return exitUnknownAgent
 	case errors.As(err, &ce), errors.As(err, &se):
-		return ExitCorrupt
+		return exitCorrupt
 	case errors.Is(err, state.ErrNotRunning):
-		return ExitNotRunning
+		return exitNotRunning
 	case errors.Is(err, supervisor.ErrForeignServer):
-		return ExitForeignServer
+		return exitForeignServer
 	case errors.Is(err, tmux.ErrUnusable):
-		return ExitTmuxVersion
+		return exitTmuxVersion
 	}
-	return ExitFailure
+	return exitFailure
 }
 
 func (p *Program) run(ctx context.Context, args []string) error {
@@ -181,7 +174,7 @@ func (p *Program) run(ctx context.Context, args []string) error {
 	return usagef("unknown command %q", cmd)
 }
 
-func (p *Program) envCfg() (paths.Env, error) { return paths.FromEnv(p.Getenv) }
+func (p *Program) envCfg() (paths.Env, error) { return paths.FromEnv(os.Getenv) }
 
 // agents returns the agents table of the running supervisor, else the one
 // named by AGENT_BOX_AGENTS, plus the default agent.
@@ -385,7 +378,7 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 	panes := map[string]tmux.Pane{}
 	tmuxKnown := false
 	if st, err := state.Read(e.StateFile()); err == nil {
-		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: p.Environ()}
+		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: os.Environ()}
 		if srv.Bin != "" && srv.Alive() {
 			if ps, err := srv.ListPanes(ctx); err == nil {
 				tmuxKnown = true
@@ -457,14 +450,14 @@ func (p *Program) tmuxBin(e paths.Env, st state.State) string {
 // attach-session itself does not start one.
 func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error {
 	st, _ := state.Read(e.StateFile())
-	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: p.Environ()}
+	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: os.Environ()}
 	if !srv.Alive() {
 		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
 	}
 	if srv.Bin == "" {
 		return errors.New("tmux not found (set AGENT_BOX_TMUX or PATH)")
 	}
-	argv := AttachArgv(srv.Bin, srv.Socket, "")
+	argv := []string{srv.Bin, "-S", srv.Socket, "attach-session"}
 	if len(args) == 1 {
 		name := args[0]
 		if err := registry.CheckName(name); err != nil {
@@ -479,18 +472,9 @@ func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error 
 			}
 			return fmt.Errorf("session %q is not running", name)
 		}
-		argv = AttachArgv(srv.Bin, srv.Socket, name)
-	}
-	return syscall.Exec(srv.Bin, argv, p.Environ())
-}
-
-// AttachArgv is the argv attach executes.
-func AttachArgv(bin, socket, name string) []string {
-	argv := []string{bin, "-S", socket, "attach-session"}
-	if name != "" {
 		argv = append(argv, "-t", "="+name)
 	}
-	return argv
+	return syscall.Exec(srv.Bin, argv, os.Environ())
 }
 
 func (p *Program) env(args []string) error {
@@ -562,7 +546,7 @@ func (p *Program) supervise(ctx context.Context) error {
 		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
 	}
 	return supervisor.Run(ctx, supervisor.Config{
-		Env: e, Self: self, TmuxBin: bin, ProcEnv: p.Environ(), Agents: table,
+		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), Agents: table,
 		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
 	})
 }
@@ -579,7 +563,7 @@ func (p *Program) execSession(name string) error {
 	if err := spawn.RaiseOOMScore(spawn.OOMScoreAdj); err != nil {
 		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
 	}
-	environ := append(p.Environ(), "AGENT_BOX_SESSION="+name)
+	environ := append(os.Environ(), "AGENT_BOX_SESSION="+name)
 	plan, err := spawn.Prepare(e, table, name, environ)
 	if err != nil {
 		return err
