@@ -862,8 +862,8 @@ in
           	return n
           }
 
-          // Parse decodes and validates an agents table.
-          func Parse(data []byte) (Table, error) {
+          // parse decodes and validates an agents table.
+          func parse(data []byte) (Table, error) {
           	var a Table
           	dec := json.NewDecoder(bytes.NewReader(data))
           	dec.DisallowUnknownFields()
@@ -887,7 +887,7 @@ in
           	if err != nil {
           		return nil, err
           	}
-          	a, err := Parse(data)
+          	a, err := parse(data)
           	if err != nil {
           		return nil, fmt.Errorf("agents table %q: %w", path, err)
           	}
@@ -927,7 +927,7 @@ in
           	if err := os.MkdirAll(dir, 0o700); err != nil {
           		return err
           	}
-          	unlock, err := Lock(path + ".lock")
+          	unlock, err := lock(path + ".lock")
           	if err != nil {
           		return err
           	}
@@ -950,10 +950,10 @@ in
           	return WriteFile(path, data, perm)
           }
 
-          // Lock takes an exclusive flock on lockPath (created 0600 if missing) and
+          // lock takes an exclusive flock on lockPath (created 0600 if missing) and
           // returns the function that releases it. The lock is released by the kernel
           // if the process dies.
-          func Lock(lockPath string) (unlock func(), err error) {
+          func lock(lockPath string) (unlock func(), err error) {
           	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
           	if err != nil {
           		return nil, err
@@ -971,7 +971,7 @@ in
           	return func() { f.Close() }, nil
           }
 
-          // TryLock is Lock without waiting: it returns ok=false if another process
+          // TryLock is lock without waiting: it returns ok=false if another process
           // holds the lock.
           func TryLock(lockPath string) (unlock func(), ok bool, err error) {
           	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
@@ -1635,8 +1635,8 @@ in
 
           func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
 
-          // ValidKey reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
-          func ValidKey(key string) bool {
+          // validKey reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
+          func validKey(key string) bool {
           	if key == "" {
           		return false
           	}
@@ -1652,14 +1652,14 @@ in
 
           // CheckKey returns an error wrapping ErrInvalidKey for an invalid key.
           func CheckKey(key string) error {
-          	if !ValidKey(key) {
+          	if !validKey(key) {
           		return fmt.Errorf("%w %q (want [A-Za-z_][A-Za-z0-9_]*)", ErrInvalidKey, key)
           	}
           	return nil
           }
 
-          // CheckValue rejects values the file cannot hold literally.
-          func CheckValue(v string) error {
+          // checkValue rejects values the file cannot hold literally.
+          func checkValue(v string) error {
           	if strings.ContainsAny(v, "\n\x00") {
           		return fmt.Errorf("%w: values cannot contain a newline or NUL byte", ErrInvalidValue)
           	}
@@ -1692,7 +1692,7 @@ in
           		if !ok {
           			return nil, &SyntaxError{path, i + 1, "want KEY=VALUE"}
           		}
-          		if !ValidKey(k) {
+          		if !validKey(k) {
           			return nil, &SyntaxError{path, i + 1, fmt.Sprintf("invalid key %q", k)}
           		}
           		if strings.ContainsRune(v, 0) {
@@ -1744,7 +1744,7 @@ in
           	if err := CheckKey(key); err != nil {
           		return err
           	}
-          	if err := CheckValue(value); err != nil {
+          	if err := checkValue(value); err != nil {
           		return err
           	}
           	return atomicfile.Update(path, 0o600, func(old []byte, _ bool) ([]byte, error) {
@@ -1845,8 +1845,8 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
           )
 
-          // MaxRecent is how many launch times RecentStarts keeps.
-          const MaxRecent = 20
+          // maxRecent is how many launch times RecentStarts keeps.
+          const maxRecent = 20
 
           // Exit is how a session's program ended.
           type Exit struct {
@@ -1868,13 +1868,13 @@ in
           	NextStart *time.Time `json:"nextStart,omitempty"`
           }
 
-          // Path is the observation file of name in dir.
-          func Path(dir, name string) string { return filepath.Join(dir, name+".json") }
+          // path is the observation file of name in dir.
+          func path(dir, name string) string { return filepath.Join(dir, name+".json") }
 
           // Load reads name's observations; a missing file yields a zero Session.
           func Load(dir, name string) (Session, error) {
           	s := Session{Name: name}
-          	data, err := os.ReadFile(Path(dir, name))
+          	data, err := os.ReadFile(path(dir, name))
           	if errors.Is(err, os.ErrNotExist) {
           		return s, nil
           	}
@@ -1894,7 +1894,7 @@ in
           	if err != nil {
           		return err
           	}
-          	return atomicfile.WriteFile(Path(dir, s.Name), append(data, '\n'), 0o600)
+          	return atomicfile.WriteFile(path(dir, s.Name), append(data, '\n'), 0o600)
           }
 
           // Started records a launch at t; restart says whether it replaced a dead or
@@ -1906,8 +1906,8 @@ in
           	}
           	s.LastStart = t
           	s.RecentStarts = append(s.RecentStarts, t)
-          	if n := len(s.RecentStarts); n > MaxRecent {
-          		s.RecentStarts = append([]time.Time{}, s.RecentStarts[n-MaxRecent:]...)
+          	if n := len(s.RecentStarts); n > maxRecent {
+          		s.RecentStarts = append([]time.Time{}, s.RecentStarts[n-maxRecent:]...)
           	}
           	s.NextStart = nil
           }
@@ -1927,9 +1927,10 @@ in
           )
 
           // Environment variables read by agent-box (see docs/runtime-contract.md).
+          // The exported ones are named in other packages' messages.
           const (
-          	EnvRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
-          	EnvSeed         = "AGENT_BOX_SEED"
+          	envRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
+          	envSeed         = "AGENT_BOX_SEED"
           	EnvTmux         = "AGENT_BOX_TMUX"
           	EnvAgents       = "AGENT_BOX_AGENTS"
           	EnvDefaultAgent = "AGENT_BOX_DEFAULT_AGENT"
@@ -1939,7 +1940,6 @@ in
           type Env struct {
           	Home         string // $HOME
           	ConfigDir    string // $HOME/.config/agent-box
-          	StateDir     string // $HOME/.local/state/agent-box
           	RuntimeDir   string // $AGENT_BOX_RUNTIME_DIR, default /run/agent-box/$USER
           	Seed         string // $AGENT_BOX_SEED, may be empty
           	Tmux         string // $AGENT_BOX_TMUX, may be empty (then PATH lookup)
@@ -1956,24 +1956,23 @@ in
           	}
           	e.Home = filepath.Clean(e.Home)
           	e.ConfigDir = filepath.Join(e.Home, ".config", "agent-box")
-          	e.StateDir = filepath.Join(e.Home, ".local", "state", "agent-box")
-          	e.RuntimeDir = getenv(EnvRuntimeDir)
+          	e.RuntimeDir = getenv(envRuntimeDir)
           	if e.RuntimeDir == "" {
           		name := getenv("USER")
           		if name == "" {
           			u, err := user.Current()
           			if err != nil {
-          				return e, fmt.Errorf("%s unset and user unknown: %w", EnvRuntimeDir, err)
+          				return e, fmt.Errorf("%s unset and user unknown: %w", envRuntimeDir, err)
           			}
           			name = u.Username
           		}
           		e.RuntimeDir = filepath.Join("/run/agent-box", name)
           	}
           	if !filepath.IsAbs(e.RuntimeDir) {
-          		return e, fmt.Errorf("%s must be absolute: %q", EnvRuntimeDir, e.RuntimeDir)
+          		return e, fmt.Errorf("%s must be absolute: %q", envRuntimeDir, e.RuntimeDir)
           	}
           	e.RuntimeDir = filepath.Clean(e.RuntimeDir)
-          	e.Seed = getenv(EnvSeed)
+          	e.Seed = getenv(envSeed)
           	e.Tmux = getenv(EnvTmux)
           	e.AgentsFile = getenv(EnvAgents)
           	e.DefaultAgent = getenv(EnvDefaultAgent)
@@ -1987,7 +1986,9 @@ in
           func (e Env) EnvFile() string { return filepath.Join(e.ConfigDir, "env") }
 
           // ObservationsDir holds one JSON file per session with what the supervisor saw.
-          func (e Env) ObservationsDir() string { return filepath.Join(e.StateDir, "sessions") }
+          func (e Env) ObservationsDir() string {
+          	return filepath.Join(e.Home, ".local", "state", "agent-box", "sessions")
+          }
 
           // StateFile is the supervisor's state.json in the runtime dir.
           func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }
@@ -2030,8 +2031,8 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
           )
 
-          // Version is the registry format version written to "version".
-          const Version = 1
+          // formatVersion is the registry format version written to "version".
+          const formatVersion = 1
 
           // Session is one registry entry.
           type Session struct {
@@ -2102,8 +2103,8 @@ in
           	return nil, false
           }
 
-          // Tombstoned reports whether name was removed by the user.
-          func (r *Registry) Tombstoned(name string) bool {
+          // tombstoned reports whether name was removed by the user.
+          func (r *Registry) tombstoned(name string) bool {
           	for _, t := range r.Tombstones {
           		if t == name {
           			return true
@@ -2145,7 +2146,7 @@ in
           	for i := range r.Sessions {
           		if r.Sessions[i].Name == name {
           			r.Sessions = append(r.Sessions[:i], r.Sessions[i+1:]...)
-          			if !r.Tombstoned(name) {
+          			if !r.tombstoned(name) {
           				r.Tombstones = append(r.Tombstones, name)
           			}
           			return nil
@@ -2154,9 +2155,9 @@ in
           	return fmt.Errorf("%w: %q", ErrUnknown, name)
           }
 
-          // Parse decodes and validates a registry document. An empty document is not
+          // parse decodes and validates a registry document. An empty document is not
           // valid; a missing file is handled by Load.
-          func Parse(data []byte) (*Registry, error) {
+          func parse(data []byte) (*Registry, error) {
           	var r Registry
           	dec := json.NewDecoder(bytes.NewReader(data))
           	dec.DisallowUnknownFields()
@@ -2166,8 +2167,8 @@ in
           	if dec.More() {
           		return nil, errors.New("trailing data after the JSON document")
           	}
-          	if r.Version != Version {
-          		return nil, fmt.Errorf("unsupported version %d (want %d)", r.Version, Version)
+          	if r.Version != formatVersion {
+          		return nil, fmt.Errorf("unsupported version %d (want %d)", r.Version, formatVersion)
           	}
           	seen := map[string]bool{}
           	for _, s := range r.Sessions {
@@ -2193,10 +2194,10 @@ in
           	return &r, nil
           }
 
-          // Marshal renders r deterministically (sessions and tombstones sorted).
-          func Marshal(r *Registry) []byte {
+          // marshal renders r deterministically (sessions and tombstones sorted).
+          func marshal(r *Registry) []byte {
           	c := *r
-          	c.Version = Version
+          	c.Version = formatVersion
           	c.Sessions = append([]Session{}, r.Sessions...)
           	sort.Slice(c.Sessions, func(i, j int) bool { return c.Sessions[i].Name < c.Sessions[j].Name })
           	for i := range c.Sessions {
@@ -2217,12 +2218,12 @@ in
           func Load(path string) (*Registry, error) {
           	data, err := os.ReadFile(path)
           	if errors.Is(err, os.ErrNotExist) {
-          		return &Registry{Version: Version}, nil
+          		return &Registry{Version: formatVersion}, nil
           	}
           	if err != nil {
           		return nil, err
           	}
-          	r, err := Parse(data)
+          	r, err := parse(data)
           	if err != nil {
           		return nil, &CorruptError{Path: path, Err: err}
           	}
@@ -2235,17 +2236,17 @@ in
           // fn may return atomicfile.ErrNoChange to skip the write.
           func Update(path string, fn func(r *Registry) error) error {
           	return atomicfile.Update(path, 0o600, func(old []byte, exists bool) ([]byte, error) {
-          		r := &Registry{Version: Version}
+          		r := &Registry{Version: formatVersion}
           		if exists {
           			var err error
-          			if r, err = Parse(old); err != nil {
+          			if r, err = parse(old); err != nil {
           				return nil, &CorruptError{Path: path, Err: err}
           			}
           		}
           		if err := fn(r); err != nil {
           			return nil, err
           		}
-          		return Marshal(r), nil
+          		return marshal(r), nil
           	})
           }
 
@@ -2294,7 +2295,7 @@ in
           func ApplySeed(r *Registry, s *Seed, home string, now time.Time) []string {
           	var added []string
           	for _, e := range s.Sessions {
-          		if _, ok := r.Find(e.Name); ok || r.Tombstoned(e.Name) {
+          		if _, ok := r.Find(e.Name); ok || r.tombstoned(e.Name) {
           			continue
           		}
           		cwd := e.Cwd
@@ -2475,27 +2476,27 @@ in
 
           import "time"
 
-          // Policy is the restart policy. A death within QuickWindow of the launch is
+          // policy is the restart policy. A death within QuickWindow of the launch is
           // "quick"; consecutive quick deaths back off: the first restart is
           // immediate, then Base, 2*Base, 4*Base, ... capped at Max. A session that
           // stayed up for HealthyAfter resets the count. Deaths after QuickWindow
           // restart immediately without growing the count.
-          type Policy struct {
+          type policy struct {
           	QuickWindow  time.Duration
           	HealthyAfter time.Duration
           	Base         time.Duration
           	Max          time.Duration
           }
 
-          // DefaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s cap.
-          func DefaultPolicy() Policy {
-          	return Policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second}
+          // defaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s cap.
+          func defaultPolicy() policy {
+          	return policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second}
           }
 
-          // Next returns the delay before restarting a session that died after running
+          // next returns the delay before restarting a session that died after running
           // for uptime, given quick consecutive quick deaths before this one, and the
           // new count.
-          func (p Policy) Next(quick int, uptime time.Duration) (delay time.Duration, newQuick int) {
+          func (p policy) next(quick int, uptime time.Duration) (delay time.Duration, newQuick int) {
           	if uptime >= p.HealthyAfter {
           		quick = 0
           	}
@@ -2519,8 +2520,8 @@ in
           	return delay, quick
           }
 
-          // Clock is the supervisor's view of time, replaced in tests.
-          type Clock interface {
+          // clock is the supervisor's view of time, replaced in tests.
+          type clock interface {
           	Now() time.Time
           	AfterFunc(d time.Duration, f func()) (stop func() bool)
           }
@@ -2732,9 +2733,8 @@ in
           // It is event driven. Four sources wake it up: inotify on the registry's
           // directory (registry edits), a pidfd per session process (exits),
           // datagrams on its control socket (`agent-box session restart`), and its own
-          // backoff timers. A slow safety-net resync (Config.Resync, 5 min by
-          // default) repairs anything an event could have missed. See
-          // docs/runtime-contract.md.
+          // backoff timers. A slow safety-net resync (every 5 minutes) repairs
+          // anything an event could have missed. See docs/runtime-contract.md.
           package supervisor
 
           import (
@@ -2761,11 +2761,15 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
           )
 
-          // Errors with their own exit codes.
-          var (
-          	ErrForeignServer  = errors.New("a tmux server not started by agent-box is running on the socket")
-          	ErrAlreadyRunning = errors.New("another supervisor is running")
-          )
+          // ErrForeignServer means the socket belongs to a tmux server agent-box did
+          // not start (the CLI exits 9).
+          var ErrForeignServer = errors.New("a tmux server not started by agent-box is running on the socket")
+
+          // errAlreadyRunning means another supervisor holds the lock.
+          var errAlreadyRunning = errors.New("another supervisor is running")
+
+          // resyncEvery is the period of the safety-net reconcile.
+          const resyncEvery = 5 * time.Minute
 
           // Config is everything Run needs; the CLI fills it from the environment.
           type Config struct {
@@ -2777,9 +2781,6 @@ in
           	DefaultAgent string
           	Version      string
           	Log          io.Writer
-          	Clock        Clock         // nil: real time
-          	Policy       Policy        // zero: DefaultPolicy()
-          	Resync       time.Duration // zero: 5 minutes
           }
 
           type session struct {
@@ -2796,7 +2797,8 @@ in
           type sup struct {
           	cfg      Config
           	tm       *tmux.Server
-          	clock    Clock
+          	clock    clock
+          	policy   policy
           	sessions map[string]*session
           	timerCh  chan timerMsg
           	exitCh   chan pidExit
@@ -2823,15 +2825,6 @@ in
           	if cfg.Log == nil {
           		cfg.Log = io.Discard
           	}
-          	if cfg.Clock == nil {
-          		cfg.Clock = realClock{}
-          	}
-          	if cfg.Policy == (Policy{}) {
-          		cfg.Policy = DefaultPolicy()
-          	}
-          	if cfg.Resync == 0 {
-          		cfg.Resync = 5 * time.Minute
-          	}
           	env := cfg.Env
           	if !filepath.IsAbs(cfg.Self) || strings.HasSuffix(cfg.Self, ";") {
           		// tmux would read a trailing ';' as a command separator
@@ -2850,7 +2843,7 @@ in
           		return err
           	}
           	if !ok {
-          		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, env.SupervisorLock())
+          		return fmt.Errorf("%w (lock %s is held)", errAlreadyRunning, env.SupervisorLock())
           	}
           	defer unlock()
           	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
@@ -2858,7 +2851,8 @@ in
           	}
           	s := &sup{
           		cfg:      cfg,
-          		clock:    cfg.Clock,
+          		clock:    realClock{},
+          		policy:   defaultPolicy(),
           		tm:       &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
           		sessions: map[string]*session{},
           		timerCh:  make(chan timerMsg, 16),
@@ -2918,7 +2912,7 @@ in
           	s.logf("supervising %s (tmux socket %s)", env.Registry(), env.TmuxSocket())
 
           	s.reconcile(ctx)
-          	resync := time.NewTicker(cfg.Resync)
+          	resync := time.NewTicker(resyncEvery)
           	defer resync.Stop()
           	for {
           		select {
@@ -3321,7 +3315,7 @@ in
           	if !ss.started.IsZero() {
           		uptime = now.Sub(ss.started)
           	}
-          	delay, quick := s.cfg.Policy.Next(ss.quick, uptime)
+          	delay, quick := s.policy.next(ss.quick, uptime)
           	ss.quick = quick
           	how := fmt.Sprintf("status %d", status)
           	if status < 0 {
@@ -3473,26 +3467,27 @@ in
           	"time"
           )
 
-          // MinMajor and MinMinor are the oldest tmux version agent-box supports.
-          const MinMajor, MinMinor = 3, 0
+          // minMajor and minMinor are the oldest tmux version agent-box supports.
+          const minMajor, minMinor = 3, 0
+
+          // commandTimeout bounds every tmux command.
+          const commandTimeout = 10 * time.Second
 
           // Server is one tmux server addressed by its socket.
           type Server struct {
           	Bin    string   // absolute path of tmux
           	Socket string   // -S path
           	Env    []string // environment for every tmux client (and so the server it starts)
-          	// Timeout bounds every command; zero means 10 s.
-          	Timeout time.Duration
           }
 
-          // Error is a failed tmux command with its stderr.
-          type Error struct {
+          // cmdError is a failed tmux command with its stderr.
+          type cmdError struct {
           	Args   []string
           	Stderr string
           	Err    error
           }
 
-          func (e *Error) Error() string {
+          func (e *cmdError) Error() string {
           	msg := strings.TrimSpace(e.Stderr)
           	if msg == "" {
           		msg = e.Err.Error()
@@ -3500,10 +3495,10 @@ in
           	return fmt.Sprintf("tmux %s: %s", strings.Join(e.Args, " "), msg)
           }
 
-          func (e *Error) Unwrap() error { return e.Err }
+          func (e *cmdError) Unwrap() error { return e.Err }
 
-          // Command returns the exec.Cmd for tmux -S socket args... (not started).
-          func (s *Server) Command(ctx context.Context, args ...string) *exec.Cmd {
+          // command returns the exec.Cmd for tmux -S socket args... (not started).
+          func (s *Server) command(ctx context.Context, args ...string) *exec.Cmd {
           	cmd := exec.CommandContext(ctx, s.Bin, append([]string{"-S", s.Socket}, args...)...)
           	cmd.Env = s.Env
           	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -3513,17 +3508,13 @@ in
 
           // Run runs one tmux command line and returns its stdout.
           func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
-          	t := s.Timeout
-          	if t == 0 {
-          		t = 10 * time.Second
-          	}
-          	ctx, cancel := context.WithTimeout(ctx, t)
+          	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
           	defer cancel()
-          	cmd := s.Command(ctx, args...)
+          	cmd := s.command(ctx, args...)
           	var out, errb bytes.Buffer
           	cmd.Stdout, cmd.Stderr = &out, &errb
           	if err := cmd.Run(); err != nil {
-          		return out.String(), &Error{Args: args, Stderr: errb.String(), Err: err}
+          		return out.String(), &cmdError{Args: args, Stderr: errb.String(), Err: err}
           	}
           	return out.String(), nil
           }
@@ -3655,9 +3646,9 @@ in
 
           var versionRE = regexp.MustCompile(`(\d+)\.(\d+)`)
 
-          // ParseVersion parses the output of tmux -V ("tmux 3.3a", "tmux next-3.4").
+          // parseVersion parses the output of tmux -V ("tmux 3.3a", "tmux next-3.4").
           // "tmux master" is reported as 999.0.
-          func ParseVersion(out string) (major, minor int, err error) {
+          func parseVersion(out string) (major, minor int, err error) {
           	out = strings.TrimSpace(out)
           	if strings.HasSuffix(out, "master") {
           		return 999, 0, nil
@@ -3671,26 +3662,25 @@ in
           	return major, minor, nil
           }
 
-          // ErrUnusable means tmux is missing, cannot be run, or is older than
-          // MinMajor.MinMinor.
+          // ErrUnusable means tmux is missing, cannot be run, or is older than 3.0.
           var ErrUnusable = errors.New("unusable tmux")
 
-          // CheckVersion runs bin -V and requires at least MinMajor.MinMinor. Every
+          // CheckVersion runs bin -V and requires at least minMajor.minMinor. Every
           // error it returns wraps ErrUnusable.
           func CheckVersion(ctx context.Context, bin string) error {
-          	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+          	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
           	defer cancel()
           	out, err := exec.CommandContext(ctx, bin, "-V").Output()
           	if err != nil {
           		return fmt.Errorf("%w: %s -V: %w", ErrUnusable, bin, err)
           	}
           	v := strings.TrimSpace(string(out))
-          	major, minor, err := ParseVersion(v)
+          	major, minor, err := parseVersion(v)
           	if err != nil {
           		return fmt.Errorf("%w: %w", ErrUnusable, err)
           	}
-          	if major < MinMajor || major == MinMajor && minor < MinMinor {
-          		return fmt.Errorf("%w: %s is %q; agent-box needs tmux >= %d.%d", ErrUnusable, bin, v, MinMajor, MinMinor)
+          	if major < minMajor || major == minMajor && minor < minMinor {
+          		return fmt.Errorf("%w: %s is %q; agent-box needs tmux >= %d.%d", ErrUnusable, bin, v, minMajor, minMinor)
           	}
           	return nil
           }

@@ -33,8 +33,8 @@ func (a Table) Names() []string {
 	return n
 }
 
-// Parse decodes and validates an agents table.
-func Parse(data []byte) (Table, error) {
+// parse decodes and validates an agents table.
+func parse(data []byte) (Table, error) {
 	var a Table
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -58,7 +58,7 @@ func Load(path string) (Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := Parse(data)
+	a, err := parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("agents table %q: %w", path, err)
 	}

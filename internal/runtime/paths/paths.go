@@ -12,9 +12,10 @@ import (
 )
 
 // Environment variables read by agent-box (see docs/runtime-contract.md).
+// The exported ones are named in other packages' messages.
 const (
-	EnvRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
-	EnvSeed         = "AGENT_BOX_SEED"
+	envRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
+	envSeed         = "AGENT_BOX_SEED"
 	EnvTmux         = "AGENT_BOX_TMUX"
 	EnvAgents       = "AGENT_BOX_AGENTS"
 	EnvDefaultAgent = "AGENT_BOX_DEFAULT_AGENT"
@@ -24,7 +25,6 @@ const (
 type Env struct {
 	Home         string // $HOME
 	ConfigDir    string // $HOME/.config/agent-box
-	StateDir     string // $HOME/.local/state/agent-box
 	RuntimeDir   string // $AGENT_BOX_RUNTIME_DIR, default /run/agent-box/$USER
 	Seed         string // $AGENT_BOX_SEED, may be empty
 	Tmux         string // $AGENT_BOX_TMUX, may be empty (then PATH lookup)
@@ -41,24 +41,23 @@ func FromEnv(getenv func(string) string) (Env, error) {
 	}
 	e.Home = filepath.Clean(e.Home)
 	e.ConfigDir = filepath.Join(e.Home, ".config", "agent-box")
-	e.StateDir = filepath.Join(e.Home, ".local", "state", "agent-box")
-	e.RuntimeDir = getenv(EnvRuntimeDir)
+	e.RuntimeDir = getenv(envRuntimeDir)
 	if e.RuntimeDir == "" {
 		name := getenv("USER")
 		if name == "" {
 			u, err := user.Current()
 			if err != nil {
-				return e, fmt.Errorf("%s unset and user unknown: %w", EnvRuntimeDir, err)
+				return e, fmt.Errorf("%s unset and user unknown: %w", envRuntimeDir, err)
 			}
 			name = u.Username
 		}
 		e.RuntimeDir = filepath.Join("/run/agent-box", name)
 	}
 	if !filepath.IsAbs(e.RuntimeDir) {
-		return e, fmt.Errorf("%s must be absolute: %q", EnvRuntimeDir, e.RuntimeDir)
+		return e, fmt.Errorf("%s must be absolute: %q", envRuntimeDir, e.RuntimeDir)
 	}
 	e.RuntimeDir = filepath.Clean(e.RuntimeDir)
-	e.Seed = getenv(EnvSeed)
+	e.Seed = getenv(envSeed)
 	e.Tmux = getenv(EnvTmux)
 	e.AgentsFile = getenv(EnvAgents)
 	e.DefaultAgent = getenv(EnvDefaultAgent)
@@ -72,7 +71,9 @@ func (e Env) Registry() string { return filepath.Join(e.ConfigDir, "sessions.jso
 func (e Env) EnvFile() string { return filepath.Join(e.ConfigDir, "env") }
 
 // ObservationsDir holds one JSON file per session with what the supervisor saw.
-func (e Env) ObservationsDir() string { return filepath.Join(e.StateDir, "sessions") }
+func (e Env) ObservationsDir() string {
+	return filepath.Join(e.Home, ".local", "state", "agent-box", "sessions")
+}
 
 // StateFile is the supervisor's state.json in the runtime dir.
 func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }

@@ -42,9 +42,9 @@ func TestFromEnvDerivesEveryPathFromHomeAndUser(t *testing.T) {
 }
 
 func TestFromEnvRejectsRelativeRuntimeDirAndMissingHome(t *testing.T) {
-	env := map[string]string{"HOME": "/home/alice", EnvRuntimeDir: "relative"}
+	env := map[string]string{"HOME": "/home/alice", envRuntimeDir: "relative"}
 	if _, err := FromEnv(func(k string) string { return env[k] }); err == nil {
-		t.Errorf("relative %s accepted", EnvRuntimeDir)
+		t.Errorf("relative %s accepted", envRuntimeDir)
 	}
 	if _, err := FromEnv(func(string) string { return "" }); err == nil {
 		t.Errorf("missing HOME accepted")

@@ -42,8 +42,9 @@ func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s := &sup{
 		cfg: Config{Env: env, Self: "/bin/agent-box", Agents: agents.Table{"a": {Command: "/bin/true"}},
-			Log: io.Discard, Policy: DefaultPolicy()},
-		clock: clock,
+			Log: io.Discard},
+		clock:  clock,
+		policy: defaultPolicy(),
 		// launches fail at once (tmux is /bin/false): only the attempt matters
 		tm:       &tmux.Server{Bin: "/bin/false", Socket: home + "/none"},
 		sessions: map[string]*session{},

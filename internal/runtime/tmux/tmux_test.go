@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestParseVersion(t *testing.T) {
+func TestParseVersionReadsMajorMinorOfEveryTmuxSpelling(t *testing.T) {
 	for _, tc := range []struct {
 		in           string
 		major, minor int
@@ -19,9 +19,9 @@ func TestParseVersion(t *testing.T) {
 		{"tmux 3.3a\n", 3, 3, true}, {"tmux 3.0", 3, 0, true}, {"tmux 2.9a", 2, 9, true},
 		{"tmux next-3.5", 3, 5, true}, {"tmux master", 999, 0, true}, {"tmux", 0, 0, false},
 	} {
-		ma, mi, err := ParseVersion(tc.in)
+		ma, mi, err := parseVersion(tc.in)
 		if (err == nil) != tc.ok || ma != tc.major || mi != tc.minor {
-			t.Errorf("ParseVersion(%q) = %d, %d, %v; want %d, %d, ok=%v", tc.in, ma, mi, err, tc.major, tc.minor, tc.ok)
+			t.Errorf("parseVersion(%q) = %d, %d, %v; want %d, %d, ok=%v", tc.in, ma, mi, err, tc.major, tc.minor, tc.ok)
 		}
 	}
 }
