@@ -4,13 +4,15 @@
 #   cmd/agent-box/.assemble-ignore
 #   cmd/agent-box/main.go
 #   internal/runtime/.assemble-ignore
+#   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
 #   internal/runtime/cli/cli.go
-#   internal/runtime/config/config.go
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/observe/observe.go
+#   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
 #   internal/runtime/spawn/spawn.go
+#   internal/runtime/state/state.go
 #   internal/runtime/supervisor/backoff.go
 #   internal/runtime/supervisor/inotify.go
 #   internal/runtime/supervisor/pidfd.go
@@ -922,6 +924,74 @@ in
       ;
     "internal/runtime" =
       {
+        "agents/agents.go" = ''
+          // Package agents reads the agents table (AGENT_BOX_AGENTS): which command,
+          // with which leading arguments, each agent name runs. See
+          // docs/runtime-contract.md, "Agents table".
+          package agents
+
+          import (
+          	"bytes"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"path/filepath"
+          	"sort"
+          )
+
+          // Agent is one entry of the agents table: an absolute command and the
+          // arguments that precede a session's own arguments.
+          type Agent struct {
+          	Command string   `json:"command"`
+          	Args    []string `json:"args,omitempty"`
+          }
+
+          // Table maps agent names to commands.
+          type Table map[string]Agent
+
+          // Names returns the agent names, sorted.
+          func (a Table) Names() []string {
+          	var n []string
+          	for k := range a {
+          		n = append(n, k)
+          	}
+          	sort.Strings(n)
+          	return n
+          }
+
+          // parse decodes and validates an agents table.
+          func parse(data []byte) (Table, error) {
+          	var a Table
+          	dec := json.NewDecoder(bytes.NewReader(data))
+          	dec.DisallowUnknownFields()
+          	if err := dec.Decode(&a); err != nil {
+          		return nil, err
+          	}
+          	for name, ag := range a {
+          		if name == "" {
+          			return nil, errors.New("empty agent name")
+          		}
+          		if !filepath.IsAbs(ag.Command) {
+          			return nil, fmt.Errorf("agent %q: command must be an absolute path, got %q", name, ag.Command)
+          		}
+          	}
+          	return a, nil
+          }
+
+          // Load reads an agents table file.
+          func Load(path string) (Table, error) {
+          	data, err := os.ReadFile(path)
+          	if err != nil {
+          		return nil, err
+          	}
+          	a, err := parse(data)
+          	if err != nil {
+          		return nil, fmt.Errorf("agents table %q: %w", path, err)
+          	}
+          	return a, nil
+          }
+        '';
         "atomicfile/atomicfile.go" = ''
           // Package atomicfile is the one write path for agent-box's small state files:
           // an exclusive flock on a sidecar "<file>.lock", a temp file in the same
@@ -955,7 +1025,7 @@ in
           	if err := os.MkdirAll(dir, 0o700); err != nil {
           		return err
           	}
-          	unlock, err := Lock(path + ".lock")
+          	unlock, err := lock(path + ".lock")
           	if err != nil {
           		return err
           	}
@@ -978,10 +1048,10 @@ in
           	return WriteFile(path, data, perm)
           }
 
-          // Lock takes an exclusive flock on lockPath (created 0600 if missing) and
+          // lock takes an exclusive flock on lockPath (created 0600 if missing) and
           // returns the function that releases it. The lock is released by the kernel
           // if the process dies.
-          func Lock(lockPath string) (unlock func(), err error) {
+          func lock(lockPath string) (unlock func(), err error) {
           	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
           	if err != nil {
           		return nil, err
@@ -999,7 +1069,7 @@ in
           	return func() { f.Close() }, nil
           }
 
-          // TryLock is Lock without waiting: it returns ok=false if another process
+          // TryLock is lock without waiting: it returns ok=false if another process
           // holds the lock.
           func TryLock(lockPath string) (unlock func(), ok bool, err error) {
           	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
@@ -1078,28 +1148,30 @@ in
           	"text/tabwriter"
           	"time"
 
-          	"github.com/agent-box/agent-box/internal/runtime/config"
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           	"github.com/agent-box/agent-box/internal/runtime/spawn"
+          	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/supervisor"
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
           )
 
           // Exit codes (docs/runtime-contract.md, "Exit codes").
           const (
-          	ExitOK            = 0
-          	ExitFailure       = 1  // any other failure
-          	ExitUsage         = 2  // usage or input error
-          	ExitUnknown       = 3  // unknown session (or env key for env rm)
-          	ExitDuplicate     = 4  // session already exists
-          	ExitInvalidName   = 5  // invalid session name, env key or env value
-          	ExitUnknownAgent  = 6  // agent not in the agents table
-          	ExitCorrupt       = 7  // registry (or env file) cannot be parsed; left untouched
-          	ExitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
-          	ExitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
-          	ExitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
+          	exitOK            = 0
+          	exitFailure       = 1  // any other failure
+          	exitUsage         = 2  // usage or input error
+          	exitUnknown       = 3  // unknown session (or env key for env rm)
+          	exitDuplicate     = 4  // session already exists
+          	exitInvalidName   = 5  // invalid session name, env key or env value
+          	exitUnknownAgent  = 6  // agent not in the agents table
+          	exitCorrupt       = 7  // registry (or env file) cannot be parsed; left untouched
+          	exitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
+          	exitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
+          	exitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
           )
 
           const helpText = `usage: agent-box COMMAND [ARGS]
@@ -1115,6 +1187,7 @@ in
             env ls                                       list the keys of ~/.config/agent-box/env
             env set KEY                                  set KEY to the value read from stdin
             env rm KEY                                   remove KEY
+                                                         ('session env ...' is a deprecated alias)
             supervise                                    run the supervisor (the systemd unit's ExecStart)
             exec-session NAME                            run a session's agent (tmux runs this)
             version                                      print the version
@@ -1131,11 +1204,14 @@ in
             5 invalid name, key or value
           `
 
-          // Program carries the process context so tests can run Main in-process.
+          // deprecatedSessionEnv is printed on stderr before `session env ...` runs
+          // as `env ...`.
+          const deprecatedSessionEnv = "agent-box: note: 'session env' is deprecated; use 'agent-box env ...'"
+
+          // Program is one run of agent-box: its version and standard streams. The
+          // environment is the process's own (os.Getenv, os.Environ).
           type Program struct {
           	Version string
-          	Getenv  func(string) string
-          	Environ func() []string
           	Stdin   io.Reader
           	Stdout  io.Writer
           	Stderr  io.Writer
@@ -1151,19 +1227,13 @@ in
 
           // Main runs one command and returns its exit code.
           func (p *Program) Main(ctx context.Context, args []string) int {
-          	if p.Getenv == nil {
-          		p.Getenv = os.Getenv
-          	}
-          	if p.Environ == nil {
-          		p.Environ = os.Environ
-          	}
           	err := p.run(ctx, args)
           	if err == nil {
-          		return ExitOK
+          		return exitOK
           	}
           	code := exitCode(err)
           	fmt.Fprintf(p.Stderr, "agent-box: %v\n", err)
-          	if code == ExitUsage {
+          	if code == exitUsage {
           		fmt.Fprintln(p.Stderr, "hint: run 'agent-box help'")
           	}
           	return code
@@ -1175,28 +1245,26 @@ in
           	var se *envfile.SyntaxError
           	switch {
           	case errors.As(err, &ue):
-          		return ExitUsage
+          		return exitUsage
           	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
-          		return ExitUnknown
+          		return exitUnknown
           	case errors.Is(err, registry.ErrDuplicate):
-          		return ExitDuplicate
+          		return exitDuplicate
           	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
-          		return ExitInvalidName
+          		return exitInvalidName
           	case errors.Is(err, errUnknownAgent):
-          		return ExitUnknownAgent
+          		return exitUnknownAgent
           	case errors.As(err, &ce), errors.As(err, &se):
-          		return ExitCorrupt
-          	case errors.Is(err, config.ErrNotRunning):
-          		return ExitNotRunning
+          		return exitCorrupt
+          	case errors.Is(err, state.ErrNotRunning):
+          		return exitNotRunning
           	case errors.Is(err, supervisor.ErrForeignServer):
-          		return ExitForeignServer
-          	case errors.Is(err, errTmuxVersion):
-          		return ExitTmuxVersion
+          		return exitForeignServer
+          	case errors.Is(err, tmux.ErrUnusable):
+          		return exitTmuxVersion
           	}
-          	return ExitFailure
+          	return exitFailure
           }
-
-          var errTmuxVersion = errors.New("unusable tmux")
 
           func (p *Program) run(ctx context.Context, args []string) error {
           	if len(args) == 0 {
@@ -1215,6 +1283,7 @@ in
           			return usagef("session: missing subcommand")
           		}
           		if rest[0] == "env" {
+          			fmt.Fprintln(p.Stderr, deprecatedSessionEnv)
           			return p.env(rest[1:])
           		}
           		return p.session(ctx, rest[0], rest[1:])
@@ -1234,12 +1303,12 @@ in
           	return usagef("unknown command %q", cmd)
           }
 
-          func (p *Program) envCfg() (config.Env, error) { return config.FromEnv(p.Getenv) }
+          func (p *Program) envCfg() (paths.Env, error) { return paths.FromEnv(os.Getenv) }
 
           // agents returns the agents table of the running supervisor, else the one
           // named by AGENT_BOX_AGENTS, plus the default agent.
-          func (p *Program) agents(e config.Env) (config.Agents, string, error) {
-          	st, err := config.ReadState(e.StateFile())
+          func (p *Program) agents(e paths.Env) (agents.Table, string, error) {
+          	st, err := state.Read(e.StateFile())
           	if err == nil {
           		def := st.DefaultAgent
           		if def == "" {
@@ -1248,10 +1317,10 @@ in
           		return st.Agents, def, nil
           	}
           	if e.AgentsFile != "" {
-          		a, err := config.LoadAgents(e.AgentsFile)
+          		a, err := agents.Load(e.AgentsFile)
           		return a, e.DefaultAgent, err
           	}
-          	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, config.EnvAgents)
+          	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, paths.EnvAgents)
           }
 
           func (p *Program) session(ctx context.Context, sub string, args []string) error {
@@ -1310,7 +1379,7 @@ in
           		if len(args) != 1 {
           			return usagef("usage: session restart NAME|--all")
           		}
-          		st, err := config.ReadState(e.StateFile())
+          		st, err := state.Read(e.StateFile())
           		if err != nil {
           			return err
           		}
@@ -1335,7 +1404,7 @@ in
           		}
           		err = supervisor.Notify(st.Control, msg)
           		if supervisor.IsNotListening(err) {
-          			return fmt.Errorf("%w (nothing listens on %s)", config.ErrNotRunning, st.Control)
+          			return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, st.Control)
           		}
           		return err
           	case "attach":
@@ -1347,13 +1416,13 @@ in
           	return usagef("unknown session subcommand %q", sub)
           }
 
-          func (p *Program) noteIfNotRunning(e config.Env) {
-          	if _, err := config.ReadState(e.StateFile()); errors.Is(err, config.ErrNotRunning) {
+          func (p *Program) noteIfNotRunning(e paths.Env) {
+          	if _, err := state.Read(e.StateFile()); errors.Is(err, state.ErrNotRunning) {
           		fmt.Fprintln(p.Stderr, "agent-box: note: supervisor not running; the change applies when it starts")
           	}
           }
 
-          func (p *Program) add(e config.Env, args []string) error {
+          func (p *Program) add(e paths.Env, args []string) error {
           	var name, agent, cwd string
           	var extra []string
           	for i := 0; i < len(args); i++ {
@@ -1390,7 +1459,7 @@ in
           	if err := registry.CheckName(name); err != nil {
           		return err
           	}
-          	agents, def, err := p.agents(e)
+          	table, def, err := p.agents(e)
           	if err != nil {
           		return err
           	}
@@ -1398,10 +1467,10 @@ in
           		agent = def
           	}
           	if agent == "" {
-          		return usagef("no --agent given and no default agent (%s)", config.EnvDefaultAgent)
+          		return usagef("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
           	}
-          	if _, ok := agents[agent]; !ok {
-          		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(agents.Names(), ", "))
+          	if _, ok := table[agent]; !ok {
+          		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(table.Names(), ", "))
           	}
           	if cwd == "" {
           		cwd = e.Home
@@ -1430,15 +1499,15 @@ in
           	LastExit *observe.Exit `json:"lastExit,omitempty"`
           }
 
-          func (p *Program) ls(ctx context.Context, e config.Env, asJSON bool) error {
+          func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
           	reg, err := registry.Load(e.Registry())
           	if err != nil {
           		return err
           	}
           	panes := map[string]tmux.Pane{}
           	tmuxKnown := false
-          	if st, err := config.ReadState(e.StateFile()); err == nil {
-          		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: p.Environ()}
+          	if st, err := state.Read(e.StateFile()); err == nil {
+          		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: os.Environ()}
           		if srv.Bin != "" && srv.Alive() {
           			if ps, err := srv.ListPanes(ctx); err == nil {
           				tmuxKnown = true
@@ -1491,7 +1560,7 @@ in
           }
 
           // tmuxBin is the tmux the supervisor uses, else $AGENT_BOX_TMUX, else PATH.
-          func (p *Program) tmuxBin(e config.Env, st config.State) string {
+          func (p *Program) tmuxBin(e paths.Env, st state.State) string {
           	if st.Tmux != "" {
           		return st.Tmux
           	}
@@ -1508,16 +1577,16 @@ in
           // attach replaces this process with `tmux -S SOCKET attach-session`. It
           // never starts a server: it refuses when nothing listens on the socket, and
           // attach-session itself does not start one.
-          func (p *Program) attach(ctx context.Context, e config.Env, args []string) error {
-          	st, _ := config.ReadState(e.StateFile())
-          	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: p.Environ()}
+          func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error {
+          	st, _ := state.Read(e.StateFile())
+          	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: os.Environ()}
           	if !srv.Alive() {
-          		return fmt.Errorf("%w (no tmux server on %s)", config.ErrNotRunning, srv.Socket)
+          		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
           	}
           	if srv.Bin == "" {
           		return errors.New("tmux not found (set AGENT_BOX_TMUX or PATH)")
           	}
-          	argv := AttachArgv(srv.Bin, srv.Socket, "")
+          	argv := []string{srv.Bin, "-S", srv.Socket, "attach-session"}
           	if len(args) == 1 {
           		name := args[0]
           		if err := registry.CheckName(name); err != nil {
@@ -1532,18 +1601,9 @@ in
           			}
           			return fmt.Errorf("session %q is not running", name)
           		}
-          		argv = AttachArgv(srv.Bin, srv.Socket, name)
-          	}
-          	return syscall.Exec(srv.Bin, argv, p.Environ())
-          }
-
-          // AttachArgv is the argv attach executes.
-          func AttachArgv(bin, socket, name string) []string {
-          	argv := []string{bin, "-S", socket, "attach-session"}
-          	if name != "" {
           		argv = append(argv, "-t", "="+name)
           	}
-          	return argv
+          	return syscall.Exec(srv.Bin, argv, os.Environ())
           }
 
           func (p *Program) env(args []string) error {
@@ -1599,25 +1659,23 @@ in
           	bin := e.Tmux
           	if bin == "" {
           		if bin, err = exec.LookPath("tmux"); err != nil {
-          			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, config.EnvTmux)
+          			return fmt.Errorf("%w: tmux not found in PATH and %s unset", tmux.ErrUnusable, paths.EnvTmux)
           		}
           	}
           	if bin, err = filepath.Abs(bin); err != nil {
           		return err
           	}
-          	if _, err := tmux.CheckVersion(ctx, bin); err != nil {
-          		return fmt.Errorf("%w: %v", errTmuxVersion, err)
-          	}
-          	agents := config.Agents{}
+          	// the version is checked once, by supervisor.Run once it holds the lock
+          	table := agents.Table{}
           	if e.AgentsFile != "" {
-          		if agents, err = config.LoadAgents(e.AgentsFile); err != nil {
+          		if table, err = agents.Load(e.AgentsFile); err != nil {
           			return err
           		}
           	} else {
-          		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", config.EnvAgents)
+          		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
           	}
           	return supervisor.Run(ctx, supervisor.Config{
-          		Env: e, Self: self, TmuxBin: bin, ProcEnv: p.Environ(), Agents: agents,
+          		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), Agents: table,
           		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
           	})
           }
@@ -1627,227 +1685,19 @@ in
           	if err != nil {
           		return err
           	}
-          	agents, _, err := p.agents(e)
+          	table, _, err := p.agents(e)
           	if err != nil {
           		return err
           	}
           	if err := spawn.RaiseOOMScore(spawn.OOMScoreAdj); err != nil {
           		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
           	}
-          	environ := append(p.Environ(), "AGENT_BOX_SESSION="+name)
-          	plan, err := spawn.Prepare(e, agents, name, environ)
+          	environ := append(os.Environ(), "AGENT_BOX_SESSION="+name)
+          	plan, err := spawn.Prepare(e, table, name, environ)
           	if err != nil {
           		return err
           	}
           	return spawn.Exec(plan)
-          }
-        '';
-        "config/config.go" = ''
-          // Package config turns the process environment into agent-box's paths and
-          // reads the small JSON documents the units hand to the program: the agents
-          // table and the supervisor's state.json. docs/runtime-contract.md is the
-          // reference for every variable and file named here.
-          package config
-
-          import (
-          	"bytes"
-          	"encoding/json"
-          	"errors"
-          	"fmt"
-          	"os"
-          	"os/user"
-          	"path/filepath"
-          	"sort"
-          	"syscall"
-          	"time"
-
-          	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
-          )
-
-          // Environment variables read by agent-box (see docs/runtime-contract.md).
-          const (
-          	EnvRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
-          	EnvSeed         = "AGENT_BOX_SEED"
-          	EnvTmux         = "AGENT_BOX_TMUX"
-          	EnvAgents       = "AGENT_BOX_AGENTS"
-          	EnvDefaultAgent = "AGENT_BOX_DEFAULT_AGENT"
-          )
-
-          // Env is everything agent-box derives from its environment.
-          type Env struct {
-          	Home         string // $HOME
-          	ConfigDir    string // $HOME/.config/agent-box
-          	StateDir     string // $HOME/.local/state/agent-box
-          	RuntimeDir   string // $AGENT_BOX_RUNTIME_DIR, default /run/agent-box/$USER
-          	Seed         string // $AGENT_BOX_SEED, may be empty
-          	Tmux         string // $AGENT_BOX_TMUX, may be empty (then PATH lookup)
-          	AgentsFile   string // $AGENT_BOX_AGENTS, may be empty
-          	DefaultAgent string // $AGENT_BOX_DEFAULT_AGENT, may be empty
-          }
-
-          // FromEnv reads the environment through getenv (os.Getenv in production).
-          func FromEnv(getenv func(string) string) (Env, error) {
-          	var e Env
-          	e.Home = getenv("HOME")
-          	if e.Home == "" || !filepath.IsAbs(e.Home) {
-          		return e, errors.New("HOME must be set to an absolute path")
-          	}
-          	e.Home = filepath.Clean(e.Home)
-          	e.ConfigDir = filepath.Join(e.Home, ".config", "agent-box")
-          	e.StateDir = filepath.Join(e.Home, ".local", "state", "agent-box")
-          	e.RuntimeDir = getenv(EnvRuntimeDir)
-          	if e.RuntimeDir == "" {
-          		name := getenv("USER")
-          		if name == "" {
-          			u, err := user.Current()
-          			if err != nil {
-          				return e, fmt.Errorf("%s unset and user unknown: %w", EnvRuntimeDir, err)
-          			}
-          			name = u.Username
-          		}
-          		e.RuntimeDir = filepath.Join("/run/agent-box", name)
-          	}
-          	if !filepath.IsAbs(e.RuntimeDir) {
-          		return e, fmt.Errorf("%s must be absolute: %q", EnvRuntimeDir, e.RuntimeDir)
-          	}
-          	e.RuntimeDir = filepath.Clean(e.RuntimeDir)
-          	e.Seed = getenv(EnvSeed)
-          	e.Tmux = getenv(EnvTmux)
-          	e.AgentsFile = getenv(EnvAgents)
-          	e.DefaultAgent = getenv(EnvDefaultAgent)
-          	return e, nil
-          }
-
-          // Registry is the session registry ~/.config/agent-box/sessions.json.
-          func (e Env) Registry() string { return filepath.Join(e.ConfigDir, "sessions.json") }
-
-          // EnvFile is the per-user secrets file ~/.config/agent-box/env.
-          func (e Env) EnvFile() string { return filepath.Join(e.ConfigDir, "env") }
-
-          // ObservationsDir holds one JSON file per session with what the supervisor saw.
-          func (e Env) ObservationsDir() string { return filepath.Join(e.StateDir, "sessions") }
-
-          // StateFile is the supervisor's state.json in the runtime dir.
-          func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }
-
-          // TmuxSocket is the explicit tmux socket (-S).
-          func (e Env) TmuxSocket() string { return filepath.Join(e.RuntimeDir, "tmux.sock") }
-
-          // TmuxConf is the tmux configuration the supervisor generates.
-          func (e Env) TmuxConf() string { return filepath.Join(e.RuntimeDir, "tmux.conf") }
-
-          // TokenFile holds the token that marks the tmux server as the supervisor's.
-          func (e Env) TokenFile() string { return filepath.Join(e.RuntimeDir, "tmux.token") }
-
-          // SupervisorSocket is the datagram socket the supervisor reads.
-          func (e Env) SupervisorSocket() string { return filepath.Join(e.RuntimeDir, "supervisor.sock") }
-
-          // SupervisorLock is held (flock) by the running supervisor.
-          func (e Env) SupervisorLock() string { return filepath.Join(e.RuntimeDir, "supervisor.lock") }
-
-          // Agent is one entry of the agents table: an absolute command and the
-          // arguments that precede a session's own arguments.
-          type Agent struct {
-          	Command string   `json:"command"`
-          	Args    []string `json:"args,omitempty"`
-          }
-
-          // Agents maps agent names to commands.
-          type Agents map[string]Agent
-
-          // Names returns the agent names, sorted.
-          func (a Agents) Names() []string {
-          	var n []string
-          	for k := range a {
-          		n = append(n, k)
-          	}
-          	sort.Strings(n)
-          	return n
-          }
-
-          // ParseAgents decodes and validates an agents table.
-          func ParseAgents(data []byte) (Agents, error) {
-          	var a Agents
-          	dec := json.NewDecoder(bytes.NewReader(data))
-          	dec.DisallowUnknownFields()
-          	if err := dec.Decode(&a); err != nil {
-          		return nil, err
-          	}
-          	for name, ag := range a {
-          		if name == "" {
-          			return nil, errors.New("empty agent name")
-          		}
-          		if !filepath.IsAbs(ag.Command) {
-          			return nil, fmt.Errorf("agent %q: command must be an absolute path, got %q", name, ag.Command)
-          		}
-          	}
-          	return a, nil
-          }
-
-          // LoadAgents reads an agents table file.
-          func LoadAgents(path string) (Agents, error) {
-          	data, err := os.ReadFile(path)
-          	if err != nil {
-          		return nil, err
-          	}
-          	a, err := ParseAgents(data)
-          	if err != nil {
-          		return nil, fmt.Errorf("agents table %q: %w", path, err)
-          	}
-          	return a, nil
-          }
-
-          // StateFormat is the version of state.json.
-          const StateFormat = 1
-
-          // State is the supervisor's state.json.
-          type State struct {
-          	Format       int       `json:"format"`
-          	PID          int       `json:"pid"`
-          	Version      string    `json:"version"`
-          	Socket       string    `json:"socket"`
-          	Tmux         string    `json:"tmux"`
-          	Control      string    `json:"control"`
-          	Agents       Agents    `json:"agents"`
-          	DefaultAgent string    `json:"defaultAgent,omitempty"`
-          	StartedAt    time.Time `json:"startedAt"`
-          }
-
-          // WriteState writes state.json atomically with mode 0600.
-          func WriteState(path string, s State) error {
-          	data, err := json.MarshalIndent(s, "", "  ")
-          	if err != nil {
-          		return err
-          	}
-          	return atomicfile.WriteFile(path, append(data, '\n'), 0o600)
-          }
-
-          // ErrNotRunning means state.json is absent or names a dead process.
-          var ErrNotRunning = errors.New("supervisor not running")
-
-          // ReadState reads state.json and checks that its pid is alive. It returns an
-          // error wrapping ErrNotRunning when the file is absent or the pid is dead.
-          func ReadState(path string) (State, error) {
-          	var s State
-          	data, err := os.ReadFile(path)
-          	if errors.Is(err, os.ErrNotExist) {
-          		return s, fmt.Errorf("%w (no %s)", ErrNotRunning, path)
-          	}
-          	if err != nil {
-          		return s, err
-          	}
-          	if err := json.Unmarshal(data, &s); err != nil {
-          		return s, fmt.Errorf("state %q: %w", path, err)
-          	}
-          	if s.PID <= 0 || !alive(s.PID) {
-          		return s, fmt.Errorf("%w (pid %d in %s is gone)", ErrNotRunning, s.PID, path)
-          	}
-          	return s, nil
-          }
-
-          func alive(pid int) bool {
-          	err := syscall.Kill(pid, 0)
-          	return err == nil || err == syscall.EPERM
           }
         '';
         "envfile/envfile.go" = ''
@@ -1883,8 +1733,8 @@ in
 
           func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
 
-          // ValidKey reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
-          func ValidKey(key string) bool {
+          // validKey reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
+          func validKey(key string) bool {
           	if key == "" {
           		return false
           	}
@@ -1900,14 +1750,14 @@ in
 
           // CheckKey returns an error wrapping ErrInvalidKey for an invalid key.
           func CheckKey(key string) error {
-          	if !ValidKey(key) {
+          	if !validKey(key) {
           		return fmt.Errorf("%w %q (want [A-Za-z_][A-Za-z0-9_]*)", ErrInvalidKey, key)
           	}
           	return nil
           }
 
-          // CheckValue rejects values the file cannot hold literally.
-          func CheckValue(v string) error {
+          // checkValue rejects values the file cannot hold literally.
+          func checkValue(v string) error {
           	if strings.ContainsAny(v, "\n\x00") {
           		return fmt.Errorf("%w: values cannot contain a newline or NUL byte", ErrInvalidValue)
           	}
@@ -1940,7 +1790,7 @@ in
           		if !ok {
           			return nil, &SyntaxError{path, i + 1, "want KEY=VALUE"}
           		}
-          		if !ValidKey(k) {
+          		if !validKey(k) {
           			return nil, &SyntaxError{path, i + 1, fmt.Sprintf("invalid key %q", k)}
           		}
           		if strings.ContainsRune(v, 0) {
@@ -1992,7 +1842,7 @@ in
           	if err := CheckKey(key); err != nil {
           		return err
           	}
-          	if err := CheckValue(value); err != nil {
+          	if err := checkValue(value); err != nil {
           		return err
           	}
           	return atomicfile.Update(path, 0o600, func(old []byte, _ bool) ([]byte, error) {
@@ -2093,8 +1943,8 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
           )
 
-          // MaxRecent is how many launch times RecentStarts keeps.
-          const MaxRecent = 20
+          // maxRecent is how many launch times RecentStarts keeps.
+          const maxRecent = 20
 
           // Exit is how a session's program ended.
           type Exit struct {
@@ -2116,13 +1966,13 @@ in
           	NextStart *time.Time `json:"nextStart,omitempty"`
           }
 
-          // Path is the observation file of name in dir.
-          func Path(dir, name string) string { return filepath.Join(dir, name+".json") }
+          // path is the observation file of name in dir.
+          func path(dir, name string) string { return filepath.Join(dir, name+".json") }
 
           // Load reads name's observations; a missing file yields a zero Session.
           func Load(dir, name string) (Session, error) {
           	s := Session{Name: name}
-          	data, err := os.ReadFile(Path(dir, name))
+          	data, err := os.ReadFile(path(dir, name))
           	if errors.Is(err, os.ErrNotExist) {
           		return s, nil
           	}
@@ -2142,7 +1992,7 @@ in
           	if err != nil {
           		return err
           	}
-          	return atomicfile.WriteFile(Path(dir, s.Name), append(data, '\n'), 0o600)
+          	return atomicfile.WriteFile(path(dir, s.Name), append(data, '\n'), 0o600)
           }
 
           // Started records a launch at t; restart says whether it replaced a dead or
@@ -2154,11 +2004,107 @@ in
           	}
           	s.LastStart = t
           	s.RecentStarts = append(s.RecentStarts, t)
-          	if n := len(s.RecentStarts); n > MaxRecent {
-          		s.RecentStarts = append([]time.Time{}, s.RecentStarts[n-MaxRecent:]...)
+          	if n := len(s.RecentStarts); n > maxRecent {
+          		s.RecentStarts = append([]time.Time{}, s.RecentStarts[n-maxRecent:]...)
           	}
           	s.NextStart = nil
           }
+        '';
+        "paths/paths.go" = ''
+          // Package paths turns the process environment into agent-box's paths: the
+          // user's home, configuration, state and runtime directories and every file
+          // in them. docs/runtime-contract.md is the reference for every variable and
+          // file named here.
+          package paths
+
+          import (
+          	"errors"
+          	"fmt"
+          	"os/user"
+          	"path/filepath"
+          )
+
+          // Environment variables read by agent-box (see docs/runtime-contract.md).
+          // The exported ones are named in other packages' messages.
+          const (
+          	envRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
+          	envSeed         = "AGENT_BOX_SEED"
+          	EnvTmux         = "AGENT_BOX_TMUX"
+          	EnvAgents       = "AGENT_BOX_AGENTS"
+          	EnvDefaultAgent = "AGENT_BOX_DEFAULT_AGENT"
+          )
+
+          // Env is everything agent-box derives from its environment.
+          type Env struct {
+          	Home         string // $HOME
+          	ConfigDir    string // $HOME/.config/agent-box
+          	RuntimeDir   string // $AGENT_BOX_RUNTIME_DIR, default /run/agent-box/$USER
+          	Seed         string // $AGENT_BOX_SEED, may be empty
+          	Tmux         string // $AGENT_BOX_TMUX, may be empty (then PATH lookup)
+          	AgentsFile   string // $AGENT_BOX_AGENTS, may be empty
+          	DefaultAgent string // $AGENT_BOX_DEFAULT_AGENT, may be empty
+          }
+
+          // FromEnv reads the environment through getenv (os.Getenv in production).
+          func FromEnv(getenv func(string) string) (Env, error) {
+          	var e Env
+          	e.Home = getenv("HOME")
+          	if e.Home == "" || !filepath.IsAbs(e.Home) {
+          		return e, errors.New("HOME must be set to an absolute path")
+          	}
+          	e.Home = filepath.Clean(e.Home)
+          	e.ConfigDir = filepath.Join(e.Home, ".config", "agent-box")
+          	e.RuntimeDir = getenv(envRuntimeDir)
+          	if e.RuntimeDir == "" {
+          		name := getenv("USER")
+          		if name == "" {
+          			u, err := user.Current()
+          			if err != nil {
+          				return e, fmt.Errorf("%s unset and user unknown: %w", envRuntimeDir, err)
+          			}
+          			name = u.Username
+          		}
+          		e.RuntimeDir = filepath.Join("/run/agent-box", name)
+          	}
+          	if !filepath.IsAbs(e.RuntimeDir) {
+          		return e, fmt.Errorf("%s must be absolute: %q", envRuntimeDir, e.RuntimeDir)
+          	}
+          	e.RuntimeDir = filepath.Clean(e.RuntimeDir)
+          	e.Seed = getenv(envSeed)
+          	e.Tmux = getenv(EnvTmux)
+          	e.AgentsFile = getenv(EnvAgents)
+          	e.DefaultAgent = getenv(EnvDefaultAgent)
+          	return e, nil
+          }
+
+          // Registry is the session registry ~/.config/agent-box/sessions.json.
+          func (e Env) Registry() string { return filepath.Join(e.ConfigDir, "sessions.json") }
+
+          // EnvFile is the per-user secrets file ~/.config/agent-box/env.
+          func (e Env) EnvFile() string { return filepath.Join(e.ConfigDir, "env") }
+
+          // ObservationsDir holds one JSON file per session with what the supervisor saw.
+          func (e Env) ObservationsDir() string {
+          	return filepath.Join(e.Home, ".local", "state", "agent-box", "sessions")
+          }
+
+          // StateFile is the supervisor's state.json in the runtime dir.
+          func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }
+
+          // TmuxSocket is the explicit tmux socket (-S).
+          func (e Env) TmuxSocket() string { return filepath.Join(e.RuntimeDir, "tmux.sock") }
+
+          // TmuxConf is the tmux configuration the supervisor generates.
+          func (e Env) TmuxConf() string { return filepath.Join(e.RuntimeDir, "tmux.conf") }
+
+          // TokenFile holds the token that marks the tmux server as the supervisor's.
+          func (e Env) TokenFile() string { return filepath.Join(e.RuntimeDir, "tmux.token") }
+
+          // SupervisorSocket is the datagram socket the supervisor reads.
+          func (e Env) SupervisorSocket() string { return filepath.Join(e.RuntimeDir, "supervisor.sock") }
+
+          // SupervisorLock is held (flock) by the running supervisor.
+          func (e Env) SupervisorLock() string { return filepath.Join(e.RuntimeDir, "supervisor.lock") }
         '';
         "registry/registry.go" = ''
           // Package registry reads and changes the session registry
@@ -2183,8 +2129,8 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
           )
 
-          // Version is the registry format version written to "version".
-          const Version = 1
+          // formatVersion is the registry format version written to "version".
+          const formatVersion = 1
 
           // Session is one registry entry.
           type Session struct {
@@ -2255,8 +2201,8 @@ in
           	return nil, false
           }
 
-          // Tombstoned reports whether name was removed by the user.
-          func (r *Registry) Tombstoned(name string) bool {
+          // tombstoned reports whether name was removed by the user.
+          func (r *Registry) tombstoned(name string) bool {
           	for _, t := range r.Tombstones {
           		if t == name {
           			return true
@@ -2298,7 +2244,7 @@ in
           	for i := range r.Sessions {
           		if r.Sessions[i].Name == name {
           			r.Sessions = append(r.Sessions[:i], r.Sessions[i+1:]...)
-          			if !r.Tombstoned(name) {
+          			if !r.tombstoned(name) {
           				r.Tombstones = append(r.Tombstones, name)
           			}
           			return nil
@@ -2307,9 +2253,9 @@ in
           	return fmt.Errorf("%w: %q", ErrUnknown, name)
           }
 
-          // Parse decodes and validates a registry document. An empty document is not
+          // parse decodes and validates a registry document. An empty document is not
           // valid; a missing file is handled by Load.
-          func Parse(data []byte) (*Registry, error) {
+          func parse(data []byte) (*Registry, error) {
           	var r Registry
           	dec := json.NewDecoder(bytes.NewReader(data))
           	dec.DisallowUnknownFields()
@@ -2319,8 +2265,8 @@ in
           	if dec.More() {
           		return nil, errors.New("trailing data after the JSON document")
           	}
-          	if r.Version != Version {
-          		return nil, fmt.Errorf("unsupported version %d (want %d)", r.Version, Version)
+          	if r.Version != formatVersion {
+          		return nil, fmt.Errorf("unsupported version %d (want %d)", r.Version, formatVersion)
           	}
           	seen := map[string]bool{}
           	for _, s := range r.Sessions {
@@ -2346,10 +2292,10 @@ in
           	return &r, nil
           }
 
-          // Marshal renders r deterministically (sessions and tombstones sorted).
-          func Marshal(r *Registry) []byte {
+          // marshal renders r deterministically (sessions and tombstones sorted).
+          func marshal(r *Registry) []byte {
           	c := *r
-          	c.Version = Version
+          	c.Version = formatVersion
           	c.Sessions = append([]Session{}, r.Sessions...)
           	sort.Slice(c.Sessions, func(i, j int) bool { return c.Sessions[i].Name < c.Sessions[j].Name })
           	for i := range c.Sessions {
@@ -2370,12 +2316,12 @@ in
           func Load(path string) (*Registry, error) {
           	data, err := os.ReadFile(path)
           	if errors.Is(err, os.ErrNotExist) {
-          		return &Registry{Version: Version}, nil
+          		return &Registry{Version: formatVersion}, nil
           	}
           	if err != nil {
           		return nil, err
           	}
-          	r, err := Parse(data)
+          	r, err := parse(data)
           	if err != nil {
           		return nil, &CorruptError{Path: path, Err: err}
           	}
@@ -2388,17 +2334,17 @@ in
           // fn may return atomicfile.ErrNoChange to skip the write.
           func Update(path string, fn func(r *Registry) error) error {
           	return atomicfile.Update(path, 0o600, func(old []byte, exists bool) ([]byte, error) {
-          		r := &Registry{Version: Version}
+          		r := &Registry{Version: formatVersion}
           		if exists {
           			var err error
-          			if r, err = Parse(old); err != nil {
+          			if r, err = parse(old); err != nil {
           				return nil, &CorruptError{Path: path, Err: err}
           			}
           		}
           		if err := fn(r); err != nil {
           			return nil, err
           		}
-          		return Marshal(r), nil
+          		return marshal(r), nil
           	})
           }
 
@@ -2447,7 +2393,7 @@ in
           func ApplySeed(r *Registry, s *Seed, home string, now time.Time) []string {
           	var added []string
           	for _, e := range s.Sessions {
-          		if _, ok := r.Find(e.Name); ok || r.Tombstoned(e.Name) {
+          		if _, ok := r.Find(e.Name); ok || r.tombstoned(e.Name) {
           			continue
           		}
           		cwd := e.Cwd
@@ -2479,8 +2425,9 @@ in
           	"strings"
           	"syscall"
 
-          	"github.com/agent-box/agent-box/internal/runtime/config"
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           )
 
@@ -2498,7 +2445,7 @@ in
 
           // Prepare resolves session name against the registry and agents table and
           // reads the env file. environ is the inherited environment.
-          func Prepare(e config.Env, agents config.Agents, name string, environ []string) (Plan, error) {
+          func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Plan, error) {
           	if err := registry.CheckName(name); err != nil {
           		return Plan{}, err
           	}
@@ -2510,9 +2457,9 @@ in
           	if !ok {
           		return Plan{}, fmt.Errorf("%w: %q", registry.ErrUnknown, name)
           	}
-          	ag, ok := agents[s.Agent]
+          	ag, ok := table[s.Agent]
           	if !ok {
-          		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, strings.Join(agents.Names(), ", "))
+          		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, strings.Join(table.Names(), ", "))
           	}
           	vars, err := envfile.Load(e.EnvFile())
           	if err != nil {
@@ -2549,32 +2496,105 @@ in
           	return fmt.Errorf("exec %q: %w", plan.Path, err)
           }
         '';
+        "state/state.go" = ''
+          // Package state is the supervisor's state.json: written by the running
+          // supervisor, read by the CLI and exec-session to find it (its tmux, its
+          // control socket, its agents table) and to tell whether it still runs. See
+          // docs/runtime-contract.md, "state.json".
+          package state
+
+          import (
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          )
+
+          // Format is the version of state.json.
+          const Format = 1
+
+          // State is the supervisor's state.json.
+          type State struct {
+          	Format       int          `json:"format"`
+          	PID          int          `json:"pid"`
+          	Version      string       `json:"version"`
+          	Socket       string       `json:"socket"`
+          	Tmux         string       `json:"tmux"`
+          	Control      string       `json:"control"`
+          	Agents       agents.Table `json:"agents"`
+          	DefaultAgent string       `json:"defaultAgent,omitempty"`
+          	StartedAt    time.Time    `json:"startedAt"`
+          }
+
+          // Write writes state.json atomically with mode 0600.
+          func Write(path string, s State) error {
+          	data, err := json.MarshalIndent(s, "", "  ")
+          	if err != nil {
+          		return err
+          	}
+          	return atomicfile.WriteFile(path, append(data, '\n'), 0o600)
+          }
+
+          // ErrNotRunning means state.json is absent or names a dead process.
+          var ErrNotRunning = errors.New("supervisor not running")
+
+          // Read reads state.json and checks that its pid is alive. It returns an
+          // error wrapping ErrNotRunning when the file is absent or the pid is dead.
+          func Read(path string) (State, error) {
+          	var s State
+          	data, err := os.ReadFile(path)
+          	if errors.Is(err, os.ErrNotExist) {
+          		return s, fmt.Errorf("%w (no %s)", ErrNotRunning, path)
+          	}
+          	if err != nil {
+          		return s, err
+          	}
+          	if err := json.Unmarshal(data, &s); err != nil {
+          		return s, fmt.Errorf("state %q: %w", path, err)
+          	}
+          	if s.PID <= 0 || !alive(s.PID) {
+          		return s, fmt.Errorf("%w (pid %d in %s is gone)", ErrNotRunning, s.PID, path)
+          	}
+          	return s, nil
+          }
+
+          // alive reports whether process pid exists (EPERM: it exists, as another user's).
+          func alive(pid int) bool {
+          	err := syscall.Kill(pid, 0)
+          	return err == nil || err == syscall.EPERM
+          }
+        '';
         "supervisor/backoff.go" = ''
           package supervisor
 
           import "time"
 
-          // Policy is the restart policy. A death within QuickWindow of the launch is
+          // policy is the restart policy. A death within QuickWindow of the launch is
           // "quick"; consecutive quick deaths back off: the first restart is
           // immediate, then Base, 2*Base, 4*Base, ... capped at Max. A session that
           // stayed up for HealthyAfter resets the count. Deaths after QuickWindow
           // restart immediately without growing the count.
-          type Policy struct {
+          type policy struct {
           	QuickWindow  time.Duration
           	HealthyAfter time.Duration
           	Base         time.Duration
           	Max          time.Duration
           }
 
-          // DefaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s cap.
-          func DefaultPolicy() Policy {
-          	return Policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second}
+          // defaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s cap.
+          func defaultPolicy() policy {
+          	return policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second}
           }
 
-          // Next returns the delay before restarting a session that died after running
+          // next returns the delay before restarting a session that died after running
           // for uptime, given quick consecutive quick deaths before this one, and the
           // new count.
-          func (p Policy) Next(quick int, uptime time.Duration) (delay time.Duration, newQuick int) {
+          func (p policy) next(quick int, uptime time.Duration) (delay time.Duration, newQuick int) {
           	if uptime >= p.HealthyAfter {
           		quick = 0
           	}
@@ -2598,8 +2618,8 @@ in
           	return delay, quick
           }
 
-          // Clock is the supervisor's view of time, replaced in tests.
-          type Clock interface {
+          // clock is the supervisor's view of time, replaced in tests.
+          type clock interface {
           	Now() time.Time
           	AfterFunc(d time.Duration, f func()) (stop func() bool)
           }
@@ -2811,9 +2831,8 @@ in
           // It is event driven. Four sources wake it up: inotify on the registry's
           // directory (registry edits), a pidfd per session process (exits),
           // datagrams on its control socket (`agent-box session restart`), and its own
-          // backoff timers. A slow safety-net resync (Config.Resync, 5 min by
-          // default) repairs anything an event could have missed. See
-          // docs/runtime-contract.md.
+          // backoff timers. A slow safety-net resync (every 5 minutes) repairs
+          // anything an event could have missed. See docs/runtime-contract.md.
           package supervisor
 
           import (
@@ -2831,32 +2850,35 @@ in
           	"syscall"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
-          	"github.com/agent-box/agent-box/internal/runtime/config"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
           )
 
-          // Errors with their own exit codes.
-          var (
-          	ErrForeignServer  = errors.New("a tmux server not started by agent-box is running on the socket")
-          	ErrAlreadyRunning = errors.New("another supervisor is running")
-          )
+          // ErrForeignServer means the socket belongs to a tmux server agent-box did
+          // not start (the CLI exits 9).
+          var ErrForeignServer = errors.New("a tmux server not started by agent-box is running on the socket")
+
+          // errAlreadyRunning means another supervisor holds the lock.
+          var errAlreadyRunning = errors.New("another supervisor is running")
+
+          // resyncEvery is the period of the safety-net reconcile.
+          const resyncEvery = 5 * time.Minute
 
           // Config is everything Run needs; the CLI fills it from the environment.
           type Config struct {
-          	Env          config.Env
+          	Env          paths.Env
           	Self         string   // absolute path of the agent-box executable
           	TmuxBin      string   // absolute path of tmux
           	ProcEnv      []string // environment of the tmux server (and so of every session)
-          	Agents       config.Agents
+          	Agents       agents.Table
           	DefaultAgent string
           	Version      string
           	Log          io.Writer
-          	Clock        Clock         // nil: real time
-          	Policy       Policy        // zero: DefaultPolicy()
-          	Resync       time.Duration // zero: 5 minutes
           }
 
           type session struct {
@@ -2873,7 +2895,8 @@ in
           type sup struct {
           	cfg      Config
           	tm       *tmux.Server
-          	clock    Clock
+          	clock    clock
+          	policy   policy
           	sessions map[string]*session
           	timerCh  chan timerMsg
           	exitCh   chan pidExit
@@ -2900,15 +2923,6 @@ in
           	if cfg.Log == nil {
           		cfg.Log = io.Discard
           	}
-          	if cfg.Clock == nil {
-          		cfg.Clock = realClock{}
-          	}
-          	if cfg.Policy == (Policy{}) {
-          		cfg.Policy = DefaultPolicy()
-          	}
-          	if cfg.Resync == 0 {
-          		cfg.Resync = 5 * time.Minute
-          	}
           	env := cfg.Env
           	if !filepath.IsAbs(cfg.Self) || strings.HasSuffix(cfg.Self, ";") {
           		// tmux would read a trailing ';' as a command separator
@@ -2927,15 +2941,16 @@ in
           		return err
           	}
           	if !ok {
-          		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, env.SupervisorLock())
+          		return fmt.Errorf("%w (lock %s is held)", errAlreadyRunning, env.SupervisorLock())
           	}
           	defer unlock()
-          	if _, err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
+          	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
           		return err
           	}
           	s := &sup{
           		cfg:      cfg,
-          		clock:    cfg.Clock,
+          		clock:    realClock{},
+          		policy:   defaultPolicy(),
           		tm:       &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
           		sessions: map[string]*session{},
           		timerCh:  make(chan timerMsg, 16),
@@ -2980,22 +2995,22 @@ in
           	regCh := make(chan struct{}, 1)
           	go watch.run(regCh)
 
-          	st := config.State{
-          		Format: config.StateFormat, PID: os.Getpid(), Version: cfg.Version,
+          	st := state.State{
+          		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
           		Socket: env.TmuxSocket(), Tmux: cfg.TmuxBin, Control: env.SupervisorSocket(),
           		Agents: cfg.Agents, DefaultAgent: cfg.DefaultAgent, StartedAt: time.Now().UTC(),
           	}
           	if st.Agents == nil {
-          		st.Agents = config.Agents{}
+          		st.Agents = agents.Table{}
           	}
-          	if err := config.WriteState(env.StateFile(), st); err != nil {
+          	if err := state.Write(env.StateFile(), st); err != nil {
           		return err
           	}
           	defer os.Remove(env.StateFile())
           	s.logf("supervising %s (tmux socket %s)", env.Registry(), env.TmuxSocket())
 
           	s.reconcile(ctx)
-          	resync := time.NewTicker(cfg.Resync)
+          	resync := time.NewTicker(resyncEvery)
           	defer resync.Stop()
           	for {
           		select {
@@ -3398,7 +3413,7 @@ in
           	if !ss.started.IsZero() {
           		uptime = now.Sub(ss.started)
           	}
-          	delay, quick := s.cfg.Policy.Next(ss.quick, uptime)
+          	delay, quick := s.policy.next(ss.quick, uptime)
           	ss.quick = quick
           	how := fmt.Sprintf("status %d", status)
           	if status < 0 {
@@ -3550,26 +3565,27 @@ in
           	"time"
           )
 
-          // MinMajor and MinMinor are the oldest tmux version agent-box supports.
-          const MinMajor, MinMinor = 3, 0
+          // minMajor and minMinor are the oldest tmux version agent-box supports.
+          const minMajor, minMinor = 3, 0
+
+          // commandTimeout bounds every tmux command.
+          const commandTimeout = 10 * time.Second
 
           // Server is one tmux server addressed by its socket.
           type Server struct {
           	Bin    string   // absolute path of tmux
           	Socket string   // -S path
           	Env    []string // environment for every tmux client (and so the server it starts)
-          	// Timeout bounds every command; zero means 10 s.
-          	Timeout time.Duration
           }
 
-          // Error is a failed tmux command with its stderr.
-          type Error struct {
+          // cmdError is a failed tmux command with its stderr.
+          type cmdError struct {
           	Args   []string
           	Stderr string
           	Err    error
           }
 
-          func (e *Error) Error() string {
+          func (e *cmdError) Error() string {
           	msg := strings.TrimSpace(e.Stderr)
           	if msg == "" {
           		msg = e.Err.Error()
@@ -3577,10 +3593,10 @@ in
           	return fmt.Sprintf("tmux %s: %s", strings.Join(e.Args, " "), msg)
           }
 
-          func (e *Error) Unwrap() error { return e.Err }
+          func (e *cmdError) Unwrap() error { return e.Err }
 
-          // Command returns the exec.Cmd for tmux -S socket args... (not started).
-          func (s *Server) Command(ctx context.Context, args ...string) *exec.Cmd {
+          // command returns the exec.Cmd for tmux -S socket args... (not started).
+          func (s *Server) command(ctx context.Context, args ...string) *exec.Cmd {
           	cmd := exec.CommandContext(ctx, s.Bin, append([]string{"-S", s.Socket}, args...)...)
           	cmd.Env = s.Env
           	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -3590,17 +3606,13 @@ in
 
           // Run runs one tmux command line and returns its stdout.
           func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
-          	t := s.Timeout
-          	if t == 0 {
-          		t = 10 * time.Second
-          	}
-          	ctx, cancel := context.WithTimeout(ctx, t)
+          	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
           	defer cancel()
-          	cmd := s.Command(ctx, args...)
+          	cmd := s.command(ctx, args...)
           	var out, errb bytes.Buffer
           	cmd.Stdout, cmd.Stderr = &out, &errb
           	if err := cmd.Run(); err != nil {
-          		return out.String(), &Error{Args: args, Stderr: errb.String(), Err: err}
+          		return out.String(), &cmdError{Args: args, Stderr: errb.String(), Err: err}
           	}
           	return out.String(), nil
           }
@@ -3732,9 +3744,9 @@ in
 
           var versionRE = regexp.MustCompile(`(\d+)\.(\d+)`)
 
-          // ParseVersion parses the output of tmux -V ("tmux 3.3a", "tmux next-3.4").
+          // parseVersion parses the output of tmux -V ("tmux 3.3a", "tmux next-3.4").
           // "tmux master" is reported as 999.0.
-          func ParseVersion(out string) (major, minor int, err error) {
+          func parseVersion(out string) (major, minor int, err error) {
           	out = strings.TrimSpace(out)
           	if strings.HasSuffix(out, "master") {
           		return 999, 0, nil
@@ -3748,23 +3760,27 @@ in
           	return major, minor, nil
           }
 
-          // CheckVersion runs bin -V and requires at least MinMajor.MinMinor.
-          func CheckVersion(ctx context.Context, bin string) (string, error) {
-          	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+          // ErrUnusable means tmux is missing, cannot be run, or is older than 3.0.
+          var ErrUnusable = errors.New("unusable tmux")
+
+          // CheckVersion runs bin -V and requires at least minMajor.minMinor. Every
+          // error it returns wraps ErrUnusable.
+          func CheckVersion(ctx context.Context, bin string) error {
+          	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
           	defer cancel()
           	out, err := exec.CommandContext(ctx, bin, "-V").Output()
           	if err != nil {
-          		return "", fmt.Errorf("%s -V: %w", bin, err)
+          		return fmt.Errorf("%w: %s -V: %w", ErrUnusable, bin, err)
           	}
           	v := strings.TrimSpace(string(out))
-          	major, minor, err := ParseVersion(v)
+          	major, minor, err := parseVersion(v)
           	if err != nil {
-          		return v, err
+          		return fmt.Errorf("%w: %w", ErrUnusable, err)
           	}
-          	if major < MinMajor || major == MinMajor && minor < MinMinor {
-          		return v, fmt.Errorf("%s is %q; agent-box needs tmux >= %d.%d", bin, v, MinMajor, MinMinor)
+          	if major < minMajor || major == minMajor && minor < minMinor {
+          		return fmt.Errorf("%w: %s is %q; agent-box needs tmux >= %d.%d", ErrUnusable, bin, v, minMajor, minMinor)
           	}
-          	return v, nil
+          	return nil
           }
         '';
       }

@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// BenchmarkRuntime measures the runtime targets of issue 3 and prints them;
-// nothing is asserted. Run it alone (it takes about 2.5 minutes):
+// BenchmarkRuntime measures the runtime's latency and idle-cost figures
+// (docs/runtime-contract.md, "Measuring") and prints them; nothing is
+// asserted. Run it alone (it takes about 2.5 minutes):
 //
 //	go test -run '^$' -bench Runtime -benchtime 1x -timeout 10m ./cmd/agent-box
 func BenchmarkRuntime(b *testing.B) {

@@ -21,9 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
 
@@ -134,13 +135,13 @@ func newBox(t testing.TB, seed string) *box {
 		t.Fatal(err)
 	}
 	self := testBinary(t)
-	agents := config.Agents{
+	table := agents.Table{
 		"sleep":  {Command: sleepBin, Args: []string{"100000"}},
 		"sh":     {Command: shBin, Args: []string{"-c"}},
 		"false":  {Command: falseBin},
 		"report": {Command: self, Args: []string{"test-agent", "report"}},
 	}
-	data, _ := json.Marshal(agents)
+	data, _ := json.Marshal(table)
 	agentsFile := filepath.Join(dir, "agents.json")
 	if err := os.WriteFile(agentsFile, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -248,7 +249,7 @@ func (b *box) startSupervisor() {
 	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(b.sup, b.supDone)
 	pid := b.sup.Process.Pid
 	b.waitFor(10*time.Second, "supervisor writes state.json", func() bool {
-		st, err := config.ReadState(filepath.Join(b.runtime, "state.json"))
+		st, err := state.Read(filepath.Join(b.runtime, "state.json"))
 		select {
 		case <-b.supDone:
 			b.t.Fatalf("supervisor exited early: %v\n%s", b.sup.ProcessState, b.supLog)

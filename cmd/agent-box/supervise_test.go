@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -264,6 +265,64 @@ func TestEnvFileValuesArriveByteExactAndOverrideInheritedEnvironment(t *testing.
 	}
 	if _, err := os.Stat(filepath.Join(b.home, "pwned")); err == nil {
 		t.Errorf("a value was evaluated by a shell")
+	}
+}
+
+// Each command runs twice from the same env file, once as `env ...` and
+// once as `session env ...`: same stdout, exit code and resulting file, and
+// stderr differs only by the leading deprecation note.
+func TestSessionEnvIsADeprecatedAliasOfEnv(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	const note = "agent-box: note: 'session env' is deprecated; use 'agent-box env ...'\n"
+	envFile := filepath.Join(b.home, ".config/agent-box/env")
+	read := func() string {
+		data, err := os.ReadFile(envFile)
+		if errors.Is(err, os.ErrNotExist) {
+			return "(absent)"
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	restore := func(content string) {
+		if content == "(absent)" {
+			os.Remove(envFile)
+			return
+		}
+		if err := os.WriteFile(envFile, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"v1\n", []string{"set", "A"}},
+		{"v2\n", []string{"set", "B"}},
+		{"", []string{"ls"}},
+		{"", []string{"rm", "A"}},
+		{"", []string{"rm", "NOPE"}},
+		{"v\n", []string{"set", "1A"}},
+		{"", []string{"frob"}},
+		{"", nil},
+	} {
+		before := read()
+		want := b.run(tc.stdin, append([]string{"env"}, tc.args...)...)
+		wantFile := read()
+		restore(before)
+		got := b.run(tc.stdin, append([]string{"session", "env"}, tc.args...)...)
+		if got.stdout != want.stdout || got.code != want.code || got.stderr != note+want.stderr {
+			t.Errorf("session env %q: exit %d stdout %q stderr %q\nwant exit %d stdout %q stderr %q",
+				tc.args, got.code, got.stdout, got.stderr, want.code, want.stdout, note+want.stderr)
+		}
+		if gotFile := read(); gotFile != wantFile {
+			t.Errorf("session env %q left env file %q, env left %q", tc.args, gotFile, wantFile)
+		}
+	}
+	if got := b.ok("env", "ls"); got != "B\n" {
+		t.Errorf("env ls after the commands = %q, want B", got)
 	}
 }
 
@@ -585,6 +644,31 @@ func TestSecondSupervisorAndOldTmuxAreRefused(t *testing.T) {
 	r := b.run("", "supervise")
 	if r.code != 10 || !strings.Contains(r.stderr, "needs tmux >= 3.0") {
 		t.Errorf("tmux 2.9: exit %d stderr %q, want 10 and 'needs tmux >= 3.0'", r.code, r.stderr)
+	}
+}
+
+func TestMissingTmuxIsRefusedWithExit10(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		what      string
+		tmux, dir string // AGENT_BOX_TMUX, and PATH if dir is set
+		msg       string
+	}{
+		{"AGENT_BOX_TMUX names no file", "/nonexistent/tmux", "", "agent-box: unusable tmux: /nonexistent/tmux -V: "},
+		{"no tmux on PATH", "", t.TempDir(), "agent-box: unusable tmux: tmux not found in PATH and AGENT_BOX_TMUX unset"},
+	} {
+		b := newBox(t, "")
+		b.setEnv("AGENT_BOX_TMUX", tc.tmux)
+		if tc.dir != "" {
+			b.setEnv("PATH", tc.dir)
+		}
+		r := b.run("", "supervise")
+		if r.code != 10 || !strings.HasPrefix(r.stderr, tc.msg) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d stderr %q, want 10 and one line %q...", tc.what, r.code, r.stderr, tc.msg)
+		}
+		if _, err := os.Stat(filepath.Join(b.runtime, "state.json")); err == nil {
+			t.Errorf("%s: state.json written by a refused supervisor", tc.what)
+		}
 	}
 }
 

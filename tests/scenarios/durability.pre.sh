@@ -17,7 +17,7 @@ check "alice adds a session at run time" ab alice session add added --agent slee
 check "alice adds a session and stops it (parked)" add_parked
 # shellcheck disable=SC2016 # a literal value: nothing may expand it
 secret='va"l $(x) %i ☃ =='
-set_secret() { printf '%s\n' "$secret" | ab alice session env set API_TOKEN; }
+set_secret() { printf '%s\n' "$secret" | ab alice env set API_TOKEN; }
 check "alice stores a secret" set_secret
 check "the added session is live" wait_until 60 has_session alice added
 record() {

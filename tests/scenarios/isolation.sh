@@ -13,7 +13,7 @@ done
 check "alice's seeded session main is live" wait_until 60 has_session alice main
 check "alice's seeded session scratch is live" wait_until 60 has_session alice scratch
 # A secret for alice, to prove bob cannot read it.
-set_secret() { printf 'hunter2\n' | ab alice session env set TOKEN; }
+set_secret() { printf 'hunter2\n' | ab alice env set TOKEN; }
 check "alice stores a secret with env set" set_secret
 
 # phase: bob against alice, from a login

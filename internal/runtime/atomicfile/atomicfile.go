@@ -30,7 +30,7 @@ func Update(path string, perm fs.FileMode, fn func(old []byte, exists bool) ([]b
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	unlock, err := Lock(path + ".lock")
+	unlock, err := lock(path + ".lock")
 	if err != nil {
 		return err
 	}
@@ -53,10 +53,10 @@ func Update(path string, perm fs.FileMode, fn func(old []byte, exists bool) ([]b
 	return WriteFile(path, data, perm)
 }
 
-// Lock takes an exclusive flock on lockPath (created 0600 if missing) and
+// lock takes an exclusive flock on lockPath (created 0600 if missing) and
 // returns the function that releases it. The lock is released by the kernel
 // if the process dies.
-func Lock(lockPath string) (unlock func(), err error) {
+func lock(lockPath string) (unlock func(), err error) {
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func Lock(lockPath string) (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// TryLock is Lock without waiting: it returns ok=false if another process
+// TryLock is lock without waiting: it returns ok=false if another process
 // holds the lock.
 func TryLock(lockPath string) (unlock func(), ok bool, err error) {
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)

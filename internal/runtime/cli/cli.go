@@ -19,28 +19,30 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/spawn"
+	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/supervisor"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
 
 // Exit codes (docs/runtime-contract.md, "Exit codes").
 const (
-	ExitOK            = 0
-	ExitFailure       = 1  // any other failure
-	ExitUsage         = 2  // usage or input error
-	ExitUnknown       = 3  // unknown session (or env key for env rm)
-	ExitDuplicate     = 4  // session already exists
-	ExitInvalidName   = 5  // invalid session name, env key or env value
-	ExitUnknownAgent  = 6  // agent not in the agents table
-	ExitCorrupt       = 7  // registry (or env file) cannot be parsed; left untouched
-	ExitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
-	ExitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
-	ExitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
+	exitOK            = 0
+	exitFailure       = 1  // any other failure
+	exitUsage         = 2  // usage or input error
+	exitUnknown       = 3  // unknown session (or env key for env rm)
+	exitDuplicate     = 4  // session already exists
+	exitInvalidName   = 5  // invalid session name, env key or env value
+	exitUnknownAgent  = 6  // agent not in the agents table
+	exitCorrupt       = 7  // registry (or env file) cannot be parsed; left untouched
+	exitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
+	exitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
+	exitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
 )
 
 const helpText = `usage: agent-box COMMAND [ARGS]
@@ -56,6 +58,7 @@ commands:
   env ls                                       list the keys of ~/.config/agent-box/env
   env set KEY                                  set KEY to the value read from stdin
   env rm KEY                                   remove KEY
+                                               ('session env ...' is a deprecated alias)
   supervise                                    run the supervisor (the systemd unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
   version                                      print the version
@@ -72,11 +75,14 @@ exit codes:
   5 invalid name, key or value
 `
 
-// Program carries the process context so tests can run Main in-process.
+// deprecatedSessionEnv is printed on stderr before `session env ...` runs
+// as `env ...`.
+const deprecatedSessionEnv = "agent-box: note: 'session env' is deprecated; use 'agent-box env ...'"
+
+// Program is one run of agent-box: its version and standard streams. The
+// environment is the process's own (os.Getenv, os.Environ).
 type Program struct {
 	Version string
-	Getenv  func(string) string
-	Environ func() []string
 	Stdin   io.Reader
 	Stdout  io.Writer
 	Stderr  io.Writer
@@ -92,19 +98,13 @@ var errUnknownAgent = spawn.ErrUnknownAgent
 
 // Main runs one command and returns its exit code.
 func (p *Program) Main(ctx context.Context, args []string) int {
-	if p.Getenv == nil {
-		p.Getenv = os.Getenv
-	}
-	if p.Environ == nil {
-		p.Environ = os.Environ
-	}
 	err := p.run(ctx, args)
 	if err == nil {
-		return ExitOK
+		return exitOK
 	}
 	code := exitCode(err)
 	fmt.Fprintf(p.Stderr, "agent-box: %v\n", err)
-	if code == ExitUsage {
+	if code == exitUsage {
 		fmt.Fprintln(p.Stderr, "hint: run 'agent-box help'")
 	}
 	return code
@@ -116,28 +116,26 @@ func exitCode(err error) int {
 	var se *envfile.SyntaxError
 	switch {
 	case errors.As(err, &ue):
-		return ExitUsage
+		return exitUsage
 	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
-		return ExitUnknown
+		return exitUnknown
 	case errors.Is(err, registry.ErrDuplicate):
-		return ExitDuplicate
+		return exitDuplicate
 	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
-		return ExitInvalidName
+		return exitInvalidName
 	case errors.Is(err, errUnknownAgent):
-		return ExitUnknownAgent
+		return exitUnknownAgent
 	case errors.As(err, &ce), errors.As(err, &se):
-		return ExitCorrupt
-	case errors.Is(err, config.ErrNotRunning):
-		return ExitNotRunning
+		return exitCorrupt
+	case errors.Is(err, state.ErrNotRunning):
+		return exitNotRunning
 	case errors.Is(err, supervisor.ErrForeignServer):
-		return ExitForeignServer
-	case errors.Is(err, errTmuxVersion):
-		return ExitTmuxVersion
+		return exitForeignServer
+	case errors.Is(err, tmux.ErrUnusable):
+		return exitTmuxVersion
 	}
-	return ExitFailure
+	return exitFailure
 }
-
-var errTmuxVersion = errors.New("unusable tmux")
 
 func (p *Program) run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -156,6 +154,7 @@ func (p *Program) run(ctx context.Context, args []string) error {
 			return usagef("session: missing subcommand")
 		}
 		if rest[0] == "env" {
+			fmt.Fprintln(p.Stderr, deprecatedSessionEnv)
 			return p.env(rest[1:])
 		}
 		return p.session(ctx, rest[0], rest[1:])
@@ -175,12 +174,12 @@ func (p *Program) run(ctx context.Context, args []string) error {
 	return usagef("unknown command %q", cmd)
 }
 
-func (p *Program) envCfg() (config.Env, error) { return config.FromEnv(p.Getenv) }
+func (p *Program) envCfg() (paths.Env, error) { return paths.FromEnv(os.Getenv) }
 
 // agents returns the agents table of the running supervisor, else the one
 // named by AGENT_BOX_AGENTS, plus the default agent.
-func (p *Program) agents(e config.Env) (config.Agents, string, error) {
-	st, err := config.ReadState(e.StateFile())
+func (p *Program) agents(e paths.Env) (agents.Table, string, error) {
+	st, err := state.Read(e.StateFile())
 	if err == nil {
 		def := st.DefaultAgent
 		if def == "" {
@@ -189,10 +188,10 @@ func (p *Program) agents(e config.Env) (config.Agents, string, error) {
 		return st.Agents, def, nil
 	}
 	if e.AgentsFile != "" {
-		a, err := config.LoadAgents(e.AgentsFile)
+		a, err := agents.Load(e.AgentsFile)
 		return a, e.DefaultAgent, err
 	}
-	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, config.EnvAgents)
+	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, paths.EnvAgents)
 }
 
 func (p *Program) session(ctx context.Context, sub string, args []string) error {
@@ -251,7 +250,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		if len(args) != 1 {
 			return usagef("usage: session restart NAME|--all")
 		}
-		st, err := config.ReadState(e.StateFile())
+		st, err := state.Read(e.StateFile())
 		if err != nil {
 			return err
 		}
@@ -276,7 +275,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		}
 		err = supervisor.Notify(st.Control, msg)
 		if supervisor.IsNotListening(err) {
-			return fmt.Errorf("%w (nothing listens on %s)", config.ErrNotRunning, st.Control)
+			return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, st.Control)
 		}
 		return err
 	case "attach":
@@ -288,13 +287,13 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 	return usagef("unknown session subcommand %q", sub)
 }
 
-func (p *Program) noteIfNotRunning(e config.Env) {
-	if _, err := config.ReadState(e.StateFile()); errors.Is(err, config.ErrNotRunning) {
+func (p *Program) noteIfNotRunning(e paths.Env) {
+	if _, err := state.Read(e.StateFile()); errors.Is(err, state.ErrNotRunning) {
 		fmt.Fprintln(p.Stderr, "agent-box: note: supervisor not running; the change applies when it starts")
 	}
 }
 
-func (p *Program) add(e config.Env, args []string) error {
+func (p *Program) add(e paths.Env, args []string) error {
 	var name, agent, cwd string
 	var extra []string
 	for i := 0; i < len(args); i++ {
@@ -331,7 +330,7 @@ func (p *Program) add(e config.Env, args []string) error {
 	if err := registry.CheckName(name); err != nil {
 		return err
 	}
-	agents, def, err := p.agents(e)
+	table, def, err := p.agents(e)
 	if err != nil {
 		return err
 	}
@@ -339,10 +338,10 @@ func (p *Program) add(e config.Env, args []string) error {
 		agent = def
 	}
 	if agent == "" {
-		return usagef("no --agent given and no default agent (%s)", config.EnvDefaultAgent)
+		return usagef("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
 	}
-	if _, ok := agents[agent]; !ok {
-		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(agents.Names(), ", "))
+	if _, ok := table[agent]; !ok {
+		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(table.Names(), ", "))
 	}
 	if cwd == "" {
 		cwd = e.Home
@@ -371,15 +370,15 @@ type lsEntry struct {
 	LastExit *observe.Exit `json:"lastExit,omitempty"`
 }
 
-func (p *Program) ls(ctx context.Context, e config.Env, asJSON bool) error {
+func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 	reg, err := registry.Load(e.Registry())
 	if err != nil {
 		return err
 	}
 	panes := map[string]tmux.Pane{}
 	tmuxKnown := false
-	if st, err := config.ReadState(e.StateFile()); err == nil {
-		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: p.Environ()}
+	if st, err := state.Read(e.StateFile()); err == nil {
+		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: os.Environ()}
 		if srv.Bin != "" && srv.Alive() {
 			if ps, err := srv.ListPanes(ctx); err == nil {
 				tmuxKnown = true
@@ -432,7 +431,7 @@ func (p *Program) ls(ctx context.Context, e config.Env, asJSON bool) error {
 }
 
 // tmuxBin is the tmux the supervisor uses, else $AGENT_BOX_TMUX, else PATH.
-func (p *Program) tmuxBin(e config.Env, st config.State) string {
+func (p *Program) tmuxBin(e paths.Env, st state.State) string {
 	if st.Tmux != "" {
 		return st.Tmux
 	}
@@ -449,16 +448,16 @@ func (p *Program) tmuxBin(e config.Env, st config.State) string {
 // attach replaces this process with `tmux -S SOCKET attach-session`. It
 // never starts a server: it refuses when nothing listens on the socket, and
 // attach-session itself does not start one.
-func (p *Program) attach(ctx context.Context, e config.Env, args []string) error {
-	st, _ := config.ReadState(e.StateFile())
-	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: p.Environ()}
+func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error {
+	st, _ := state.Read(e.StateFile())
+	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: os.Environ()}
 	if !srv.Alive() {
-		return fmt.Errorf("%w (no tmux server on %s)", config.ErrNotRunning, srv.Socket)
+		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
 	}
 	if srv.Bin == "" {
 		return errors.New("tmux not found (set AGENT_BOX_TMUX or PATH)")
 	}
-	argv := AttachArgv(srv.Bin, srv.Socket, "")
+	argv := []string{srv.Bin, "-S", srv.Socket, "attach-session"}
 	if len(args) == 1 {
 		name := args[0]
 		if err := registry.CheckName(name); err != nil {
@@ -473,18 +472,9 @@ func (p *Program) attach(ctx context.Context, e config.Env, args []string) error
 			}
 			return fmt.Errorf("session %q is not running", name)
 		}
-		argv = AttachArgv(srv.Bin, srv.Socket, name)
-	}
-	return syscall.Exec(srv.Bin, argv, p.Environ())
-}
-
-// AttachArgv is the argv attach executes.
-func AttachArgv(bin, socket, name string) []string {
-	argv := []string{bin, "-S", socket, "attach-session"}
-	if name != "" {
 		argv = append(argv, "-t", "="+name)
 	}
-	return argv
+	return syscall.Exec(srv.Bin, argv, os.Environ())
 }
 
 func (p *Program) env(args []string) error {
@@ -540,25 +530,23 @@ func (p *Program) supervise(ctx context.Context) error {
 	bin := e.Tmux
 	if bin == "" {
 		if bin, err = exec.LookPath("tmux"); err != nil {
-			return fmt.Errorf("%w: tmux not found in PATH and %s unset", errTmuxVersion, config.EnvTmux)
+			return fmt.Errorf("%w: tmux not found in PATH and %s unset", tmux.ErrUnusable, paths.EnvTmux)
 		}
 	}
 	if bin, err = filepath.Abs(bin); err != nil {
 		return err
 	}
-	if _, err := tmux.CheckVersion(ctx, bin); err != nil {
-		return fmt.Errorf("%w: %v", errTmuxVersion, err)
-	}
-	agents := config.Agents{}
+	// the version is checked once, by supervisor.Run once it holds the lock
+	table := agents.Table{}
 	if e.AgentsFile != "" {
-		if agents, err = config.LoadAgents(e.AgentsFile); err != nil {
+		if table, err = agents.Load(e.AgentsFile); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", config.EnvAgents)
+		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
 	}
 	return supervisor.Run(ctx, supervisor.Config{
-		Env: e, Self: self, TmuxBin: bin, ProcEnv: p.Environ(), Agents: agents,
+		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), Agents: table,
 		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
 	})
 }
@@ -568,15 +556,15 @@ func (p *Program) execSession(name string) error {
 	if err != nil {
 		return err
 	}
-	agents, _, err := p.agents(e)
+	table, _, err := p.agents(e)
 	if err != nil {
 		return err
 	}
 	if err := spawn.RaiseOOMScore(spawn.OOMScoreAdj); err != nil {
 		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
 	}
-	environ := append(p.Environ(), "AGENT_BOX_SESSION="+name)
-	plan, err := spawn.Prepare(e, agents, name, environ)
+	environ := append(os.Environ(), "AGENT_BOX_SESSION="+name)
+	plan, err := spawn.Prepare(e, table, name, environ)
 	if err != nil {
 		return err
 	}

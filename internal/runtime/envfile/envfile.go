@@ -30,8 +30,8 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
 
-// ValidKey reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
-func ValidKey(key string) bool {
+// validKey reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
+func validKey(key string) bool {
 	if key == "" {
 		return false
 	}
@@ -47,14 +47,14 @@ func ValidKey(key string) bool {
 
 // CheckKey returns an error wrapping ErrInvalidKey for an invalid key.
 func CheckKey(key string) error {
-	if !ValidKey(key) {
+	if !validKey(key) {
 		return fmt.Errorf("%w %q (want [A-Za-z_][A-Za-z0-9_]*)", ErrInvalidKey, key)
 	}
 	return nil
 }
 
-// CheckValue rejects values the file cannot hold literally.
-func CheckValue(v string) error {
+// checkValue rejects values the file cannot hold literally.
+func checkValue(v string) error {
 	if strings.ContainsAny(v, "\n\x00") {
 		return fmt.Errorf("%w: values cannot contain a newline or NUL byte", ErrInvalidValue)
 	}
@@ -87,7 +87,7 @@ func parse(path string, data []byte) (*file, error) {
 		if !ok {
 			return nil, &SyntaxError{path, i + 1, "want KEY=VALUE"}
 		}
-		if !ValidKey(k) {
+		if !validKey(k) {
 			return nil, &SyntaxError{path, i + 1, fmt.Sprintf("invalid key %q", k)}
 		}
 		if strings.ContainsRune(v, 0) {
@@ -139,7 +139,7 @@ func Set(path, key, value string) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
-	if err := CheckValue(value); err != nil {
+	if err := checkValue(value); err != nil {
 		return err
 	}
 	return atomicfile.Update(path, 0o600, func(old []byte, _ bool) ([]byte, error) {

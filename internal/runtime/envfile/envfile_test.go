@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestValidKey(t *testing.T) {
+func TestKeysAreShellIdentifiersOnly(t *testing.T) {
 	for _, tc := range []struct {
 		key string
 		ok  bool
@@ -17,8 +17,8 @@ func TestValidKey(t *testing.T) {
 		{"A", true}, {"_", true}, {"a_B9", true}, {"ANTHROPIC_API_KEY", true},
 		{"", false}, {"9A", false}, {"A-B", false}, {"A B", false}, {"A=B", false}, {"Ä", false}, {"A\n", false},
 	} {
-		if got := ValidKey(tc.key); got != tc.ok {
-			t.Errorf("ValidKey(%q) = %v, want %v", tc.key, got, tc.ok)
+		if got := validKey(tc.key); got != tc.ok {
+			t.Errorf("validKey(%q) = %v, want %v", tc.key, got, tc.ok)
 		}
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
 )
 
-// MaxRecent is how many launch times RecentStarts keeps.
-const MaxRecent = 20
+// maxRecent is how many launch times RecentStarts keeps.
+const maxRecent = 20
 
 // Exit is how a session's program ended.
 type Exit struct {
@@ -37,13 +37,13 @@ type Session struct {
 	NextStart *time.Time `json:"nextStart,omitempty"`
 }
 
-// Path is the observation file of name in dir.
-func Path(dir, name string) string { return filepath.Join(dir, name+".json") }
+// path is the observation file of name in dir.
+func path(dir, name string) string { return filepath.Join(dir, name+".json") }
 
 // Load reads name's observations; a missing file yields a zero Session.
 func Load(dir, name string) (Session, error) {
 	s := Session{Name: name}
-	data, err := os.ReadFile(Path(dir, name))
+	data, err := os.ReadFile(path(dir, name))
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
 	}
@@ -63,7 +63,7 @@ func Save(dir string, s Session) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(Path(dir, s.Name), append(data, '\n'), 0o600)
+	return atomicfile.WriteFile(path(dir, s.Name), append(data, '\n'), 0o600)
 }
 
 // Started records a launch at t; restart says whether it replaced a dead or
@@ -75,8 +75,8 @@ func (s *Session) Started(t time.Time, restart bool) {
 	}
 	s.LastStart = t
 	s.RecentStarts = append(s.RecentStarts, t)
-	if n := len(s.RecentStarts); n > MaxRecent {
-		s.RecentStarts = append([]time.Time{}, s.RecentStarts[n-MaxRecent:]...)
+	if n := len(s.RecentStarts); n > maxRecent {
+		s.RecentStarts = append([]time.Time{}, s.RecentStarts[n-maxRecent:]...)
 	}
 	s.NextStart = nil
 }

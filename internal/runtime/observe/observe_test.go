@@ -14,11 +14,11 @@ func TestStartedCountsRestartsKeepsRecentStartsAndSavesAtomically(t *testing.T) 
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	next := t0
 	s.NextStart = &next
-	for i := 0; i < MaxRecent+5; i++ {
+	for i := 0; i < maxRecent+5; i++ {
 		s.Started(t0.Add(time.Duration(i)*time.Second), i > 0)
 	}
-	if s.Launches != MaxRecent+5 || s.Restarts != MaxRecent+4 || len(s.RecentStarts) != MaxRecent || s.NextStart != nil {
-		t.Errorf("after %d launches: %+v", MaxRecent+5, s)
+	if s.Launches != maxRecent+5 || s.Restarts != maxRecent+4 || len(s.RecentStarts) != maxRecent || s.NextStart != nil {
+		t.Errorf("after %d launches: %+v", maxRecent+5, s)
 	}
 	if !s.RecentStarts[0].Equal(t0.Add(5 * time.Second)) {
 		t.Errorf("oldest kept start %v, want t0+5s", s.RecentStarts[0])

@@ -20,8 +20,8 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
 )
 
-// Version is the registry format version written to "version".
-const Version = 1
+// formatVersion is the registry format version written to "version".
+const formatVersion = 1
 
 // Session is one registry entry.
 type Session struct {
@@ -92,8 +92,8 @@ func (r *Registry) Find(name string) (*Session, bool) {
 	return nil, false
 }
 
-// Tombstoned reports whether name was removed by the user.
-func (r *Registry) Tombstoned(name string) bool {
+// tombstoned reports whether name was removed by the user.
+func (r *Registry) tombstoned(name string) bool {
 	for _, t := range r.Tombstones {
 		if t == name {
 			return true
@@ -135,7 +135,7 @@ func (r *Registry) Remove(name string) error {
 	for i := range r.Sessions {
 		if r.Sessions[i].Name == name {
 			r.Sessions = append(r.Sessions[:i], r.Sessions[i+1:]...)
-			if !r.Tombstoned(name) {
+			if !r.tombstoned(name) {
 				r.Tombstones = append(r.Tombstones, name)
 			}
 			return nil
@@ -144,9 +144,9 @@ func (r *Registry) Remove(name string) error {
 	return fmt.Errorf("%w: %q", ErrUnknown, name)
 }
 
-// Parse decodes and validates a registry document. An empty document is not
+// parse decodes and validates a registry document. An empty document is not
 // valid; a missing file is handled by Load.
-func Parse(data []byte) (*Registry, error) {
+func parse(data []byte) (*Registry, error) {
 	var r Registry
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -156,8 +156,8 @@ func Parse(data []byte) (*Registry, error) {
 	if dec.More() {
 		return nil, errors.New("trailing data after the JSON document")
 	}
-	if r.Version != Version {
-		return nil, fmt.Errorf("unsupported version %d (want %d)", r.Version, Version)
+	if r.Version != formatVersion {
+		return nil, fmt.Errorf("unsupported version %d (want %d)", r.Version, formatVersion)
 	}
 	seen := map[string]bool{}
 	for _, s := range r.Sessions {
@@ -183,10 +183,10 @@ func Parse(data []byte) (*Registry, error) {
 	return &r, nil
 }
 
-// Marshal renders r deterministically (sessions and tombstones sorted).
-func Marshal(r *Registry) []byte {
+// marshal renders r deterministically (sessions and tombstones sorted).
+func marshal(r *Registry) []byte {
 	c := *r
-	c.Version = Version
+	c.Version = formatVersion
 	c.Sessions = append([]Session{}, r.Sessions...)
 	sort.Slice(c.Sessions, func(i, j int) bool { return c.Sessions[i].Name < c.Sessions[j].Name })
 	for i := range c.Sessions {
@@ -207,12 +207,12 @@ func Marshal(r *Registry) []byte {
 func Load(path string) (*Registry, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &Registry{Version: Version}, nil
+		return &Registry{Version: formatVersion}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	r, err := Parse(data)
+	r, err := parse(data)
 	if err != nil {
 		return nil, &CorruptError{Path: path, Err: err}
 	}
@@ -225,17 +225,17 @@ func Load(path string) (*Registry, error) {
 // fn may return atomicfile.ErrNoChange to skip the write.
 func Update(path string, fn func(r *Registry) error) error {
 	return atomicfile.Update(path, 0o600, func(old []byte, exists bool) ([]byte, error) {
-		r := &Registry{Version: Version}
+		r := &Registry{Version: formatVersion}
 		if exists {
 			var err error
-			if r, err = Parse(old); err != nil {
+			if r, err = parse(old); err != nil {
 				return nil, &CorruptError{Path: path, Err: err}
 			}
 		}
 		if err := fn(r); err != nil {
 			return nil, err
 		}
-		return Marshal(r), nil
+		return marshal(r), nil
 	})
 }
 
@@ -284,7 +284,7 @@ func LoadSeed(path string) (*Seed, error) {
 func ApplySeed(r *Registry, s *Seed, home string, now time.Time) []string {
 	var added []string
 	for _, e := range s.Sessions {
-		if _, ok := r.Find(e.Name); ok || r.Tombstoned(e.Name) {
+		if _, ok := r.Find(e.Name); ok || r.tombstoned(e.Name) {
 			continue
 		}
 		cwd := e.Cwd

@@ -43,8 +43,8 @@ func TestParseRejectsCorruptDocuments(t *testing.T) {
 		{"no agent", `{"version": 1, "sessions": [{"name": "a", "cwd": "/"}]}`},
 		{"bad tombstone", `{"version": 1, "tombstones": ["../x"]}`},
 	} {
-		if _, err := Parse([]byte(tc.doc)); err == nil {
-			t.Errorf("%s: Parse(%q) succeeded", tc.name, tc.doc)
+		if _, err := parse([]byte(tc.doc)); err == nil {
+			t.Errorf("%s: parse(%q) succeeded", tc.name, tc.doc)
 		}
 	}
 }
@@ -107,7 +107,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 }
 
 func TestRemoveTombstonesAndAddClearsTheTombstone(t *testing.T) {
-	r := &Registry{Version: Version}
+	r := &Registry{Version: formatVersion}
 	if err := r.Add(Session{Name: "a", Agent: "x", Cwd: "/"}); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestRemoveTombstonesAndAddClearsTheTombstone(t *testing.T) {
 
 func TestApplySeedAddsMissingUntombstonedSessionsAndNeverModifies(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	r := &Registry{Version: Version, Tombstones: []string{"gone"}}
+	r := &Registry{Version: formatVersion, Tombstones: []string{"gone"}}
 	r.Add(Session{Name: "kept", Agent: "old", Args: []string{"x"}, Cwd: "/old", Stopped: true})
 	seed := &Seed{Sessions: []SeedSession{
 		{Name: "kept", Agent: "new", Args: []string{"y"}, Cwd: "/new"},
@@ -157,19 +157,19 @@ func TestApplySeedAddsMissingUntombstonedSessionsAndNeverModifies(t *testing.T) 
 }
 
 func TestMarshalIsSortedAndParsesBack(t *testing.T) {
-	r := &Registry{Version: Version, Tombstones: []string{"z", "b"}}
+	r := &Registry{Version: formatVersion, Tombstones: []string{"z", "b"}}
 	r.Add(Session{Name: "m", Agent: "x", Cwd: "/"})
 	r.Add(Session{Name: "c", Agent: "x", Cwd: "/", Args: []string{"a b", "$(x)"}})
-	data := Marshal(r)
-	back, err := Parse(data)
+	data := marshal(r)
+	back, err := parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if back.Sessions[0].Name != "c" || back.Tombstones[0] != "b" {
 		t.Errorf("not sorted:\n%s", data)
 	}
-	if string(Marshal(back)) != string(data) {
-		t.Errorf("Marshal(Parse(Marshal(r))) differs")
+	if string(marshal(back)) != string(data) {
+		t.Errorf("marshal(parse(marshal(r))) differs")
 	}
 	if !strings.Contains(string(data), `"version": 1`) {
 		t.Errorf("no version field:\n%s", data)

@@ -14,8 +14,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
 
@@ -33,7 +34,7 @@ type Plan struct {
 
 // Prepare resolves session name against the registry and agents table and
 // reads the env file. environ is the inherited environment.
-func Prepare(e config.Env, agents config.Agents, name string, environ []string) (Plan, error) {
+func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Plan, error) {
 	if err := registry.CheckName(name); err != nil {
 		return Plan{}, err
 	}
@@ -45,9 +46,9 @@ func Prepare(e config.Env, agents config.Agents, name string, environ []string) 
 	if !ok {
 		return Plan{}, fmt.Errorf("%w: %q", registry.ErrUnknown, name)
 	}
-	ag, ok := agents[s.Agent]
+	ag, ok := table[s.Agent]
 	if !ok {
-		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, strings.Join(agents.Names(), ", "))
+		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, strings.Join(table.Names(), ", "))
 	}
 	vars, err := envfile.Load(e.EnvFile())
 	if err != nil {

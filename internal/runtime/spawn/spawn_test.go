@@ -6,16 +6,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/google/go-cmp/cmp"
 )
 
-func setup(t *testing.T) config.Env {
+func setup(t *testing.T) paths.Env {
 	t.Helper()
 	home := t.TempDir()
-	e, err := config.FromEnv(func(k string) string {
+	e, err := paths.FromEnv(func(k string) string {
 		return map[string]string{"HOME": home, "AGENT_BOX_RUNTIME_DIR": filepath.Join(home, "run")}[k]
 	})
 	if err != nil {
@@ -35,8 +36,8 @@ func TestPrepareAppendsSessionArgsAndLetsEnvFileWin(t *testing.T) {
 	if err := envfile.Set(e.EnvFile(), "TOKEN", "from file"); err != nil {
 		t.Fatal(err)
 	}
-	agents := config.Agents{"tool": {Command: "/bin/tool", Args: []string{"--fixed"}}}
-	plan, err := Prepare(e, agents, "s", []string{"TOKEN=from unit", "PATH=/bin"})
+	table := agents.Table{"tool": {Command: "/bin/tool", Args: []string{"--fixed"}}}
+	plan, err := Prepare(e, table, "s", []string{"TOKEN=from unit", "PATH=/bin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +54,13 @@ func TestPrepareAppendsSessionArgsAndLetsEnvFileWin(t *testing.T) {
 
 func TestPrepareRejectsUnknownSessionAndAgent(t *testing.T) {
 	e := setup(t)
-	if _, err := Prepare(e, config.Agents{"tool": {Command: "/bin/tool"}}, "nope", nil); !errors.Is(err, registry.ErrUnknown) {
+	if _, err := Prepare(e, agents.Table{"tool": {Command: "/bin/tool"}}, "nope", nil); !errors.Is(err, registry.ErrUnknown) {
 		t.Errorf("unknown session: %v", err)
 	}
-	if _, err := Prepare(e, config.Agents{}, "s", nil); !errors.Is(err, ErrUnknownAgent) {
+	if _, err := Prepare(e, agents.Table{}, "s", nil); !errors.Is(err, ErrUnknownAgent) {
 		t.Errorf("unknown agent: %v", err)
 	}
-	if _, err := Prepare(e, config.Agents{}, "../x", nil); !errors.Is(err, registry.ErrInvalidName) {
+	if _, err := Prepare(e, agents.Table{}, "../x", nil); !errors.Is(err, registry.ErrInvalidName) {
 		t.Errorf("invalid name: %v", err)
 	}
 }

@@ -2,27 +2,27 @@ package supervisor
 
 import "time"
 
-// Policy is the restart policy. A death within QuickWindow of the launch is
+// policy is the restart policy. A death within QuickWindow of the launch is
 // "quick"; consecutive quick deaths back off: the first restart is
 // immediate, then Base, 2*Base, 4*Base, ... capped at Max. A session that
 // stayed up for HealthyAfter resets the count. Deaths after QuickWindow
 // restart immediately without growing the count.
-type Policy struct {
+type policy struct {
 	QuickWindow  time.Duration
 	HealthyAfter time.Duration
 	Base         time.Duration
 	Max          time.Duration
 }
 
-// DefaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s cap.
-func DefaultPolicy() Policy {
-	return Policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second}
+// defaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s cap.
+func defaultPolicy() policy {
+	return policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second}
 }
 
-// Next returns the delay before restarting a session that died after running
+// next returns the delay before restarting a session that died after running
 // for uptime, given quick consecutive quick deaths before this one, and the
 // new count.
-func (p Policy) Next(quick int, uptime time.Duration) (delay time.Duration, newQuick int) {
+func (p policy) next(quick int, uptime time.Duration) (delay time.Duration, newQuick int) {
 	if uptime >= p.HealthyAfter {
 		quick = 0
 	}
@@ -46,8 +46,8 @@ func (p Policy) Next(quick int, uptime time.Duration) (delay time.Duration, newQ
 	return delay, quick
 }
 
-// Clock is the supervisor's view of time, replaced in tests.
-type Clock interface {
+// clock is the supervisor's view of time, replaced in tests.
+type clock interface {
 	Now() time.Time
 	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestPolicyBacksOffOnlyForQuickDeaths(t *testing.T) {
-	p := DefaultPolicy()
+	p := defaultPolicy()
 	s := time.Second
 	for _, tc := range []struct {
 		name    string
@@ -35,7 +35,7 @@ func TestPolicyBacksOffOnlyForQuickDeaths(t *testing.T) {
 		var got []time.Duration
 		for _, up := range tc.uptimes {
 			var d time.Duration
-			d, quick = p.Next(quick, up)
+			d, quick = p.next(quick, up)
 			got = append(got, d)
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {

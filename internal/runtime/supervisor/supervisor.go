@@ -4,9 +4,8 @@
 // It is event driven. Four sources wake it up: inotify on the registry's
 // directory (registry edits), a pidfd per session process (exits),
 // datagrams on its control socket (`agent-box session restart`), and its own
-// backoff timers. A slow safety-net resync (Config.Resync, 5 min by
-// default) repairs anything an event could have missed. See
-// docs/runtime-contract.md.
+// backoff timers. A slow safety-net resync (every 5 minutes) repairs
+// anything an event could have missed. See docs/runtime-contract.md.
 package supervisor
 
 import (
@@ -24,32 +23,35 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
-	"github.com/agent-box/agent-box/internal/runtime/config"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
 
-// Errors with their own exit codes.
-var (
-	ErrForeignServer  = errors.New("a tmux server not started by agent-box is running on the socket")
-	ErrAlreadyRunning = errors.New("another supervisor is running")
-)
+// ErrForeignServer means the socket belongs to a tmux server agent-box did
+// not start (the CLI exits 9).
+var ErrForeignServer = errors.New("a tmux server not started by agent-box is running on the socket")
+
+// errAlreadyRunning means another supervisor holds the lock.
+var errAlreadyRunning = errors.New("another supervisor is running")
+
+// resyncEvery is the period of the safety-net reconcile.
+const resyncEvery = 5 * time.Minute
 
 // Config is everything Run needs; the CLI fills it from the environment.
 type Config struct {
-	Env          config.Env
+	Env          paths.Env
 	Self         string   // absolute path of the agent-box executable
 	TmuxBin      string   // absolute path of tmux
 	ProcEnv      []string // environment of the tmux server (and so of every session)
-	Agents       config.Agents
+	Agents       agents.Table
 	DefaultAgent string
 	Version      string
 	Log          io.Writer
-	Clock        Clock         // nil: real time
-	Policy       Policy        // zero: DefaultPolicy()
-	Resync       time.Duration // zero: 5 minutes
 }
 
 type session struct {
@@ -66,7 +68,8 @@ type session struct {
 type sup struct {
 	cfg      Config
 	tm       *tmux.Server
-	clock    Clock
+	clock    clock
+	policy   policy
 	sessions map[string]*session
 	timerCh  chan timerMsg
 	exitCh   chan pidExit
@@ -93,15 +96,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
-	}
-	if cfg.Policy == (Policy{}) {
-		cfg.Policy = DefaultPolicy()
-	}
-	if cfg.Resync == 0 {
-		cfg.Resync = 5 * time.Minute
-	}
 	env := cfg.Env
 	if !filepath.IsAbs(cfg.Self) || strings.HasSuffix(cfg.Self, ";") {
 		// tmux would read a trailing ';' as a command separator
@@ -120,15 +114,16 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, env.SupervisorLock())
+		return fmt.Errorf("%w (lock %s is held)", errAlreadyRunning, env.SupervisorLock())
 	}
 	defer unlock()
-	if _, err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
+	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
 		return err
 	}
 	s := &sup{
 		cfg:      cfg,
-		clock:    cfg.Clock,
+		clock:    realClock{},
+		policy:   defaultPolicy(),
 		tm:       &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
 		sessions: map[string]*session{},
 		timerCh:  make(chan timerMsg, 16),
@@ -173,22 +168,22 @@ func Run(ctx context.Context, cfg Config) error {
 	regCh := make(chan struct{}, 1)
 	go watch.run(regCh)
 
-	st := config.State{
-		Format: config.StateFormat, PID: os.Getpid(), Version: cfg.Version,
+	st := state.State{
+		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
 		Socket: env.TmuxSocket(), Tmux: cfg.TmuxBin, Control: env.SupervisorSocket(),
 		Agents: cfg.Agents, DefaultAgent: cfg.DefaultAgent, StartedAt: time.Now().UTC(),
 	}
 	if st.Agents == nil {
-		st.Agents = config.Agents{}
+		st.Agents = agents.Table{}
 	}
-	if err := config.WriteState(env.StateFile(), st); err != nil {
+	if err := state.Write(env.StateFile(), st); err != nil {
 		return err
 	}
 	defer os.Remove(env.StateFile())
 	s.logf("supervising %s (tmux socket %s)", env.Registry(), env.TmuxSocket())
 
 	s.reconcile(ctx)
-	resync := time.NewTicker(cfg.Resync)
+	resync := time.NewTicker(resyncEvery)
 	defer resync.Stop()
 	for {
 		select {
@@ -591,7 +586,7 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	if !ss.started.IsZero() {
 		uptime = now.Sub(ss.started)
 	}
-	delay, quick := s.cfg.Policy.Next(ss.quick, uptime)
+	delay, quick := s.policy.next(ss.quick, uptime)
 	ss.quick = quick
 	how := fmt.Sprintf("status %d", status)
 	if status < 0 {

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-box/agent-box/internal/runtime/config"
+	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 	"github.com/google/go-cmp/cmp"
@@ -32,7 +33,7 @@ func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
 // attempt) and which wait, for how long, without waiting for real.
 func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
 	home := t.TempDir()
-	env, err := config.FromEnv(func(k string) string {
+	env, err := paths.FromEnv(func(k string) string {
 		return map[string]string{"HOME": home, "AGENT_BOX_RUNTIME_DIR": home + "/run"}[k]
 	})
 	if err != nil {
@@ -40,9 +41,10 @@ func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
 	}
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s := &sup{
-		cfg: Config{Env: env, Self: "/bin/agent-box", Agents: config.Agents{"a": {Command: "/bin/true"}},
-			Log: io.Discard, Policy: DefaultPolicy()},
-		clock: clock,
+		cfg: Config{Env: env, Self: "/bin/agent-box", Agents: agents.Table{"a": {Command: "/bin/true"}},
+			Log: io.Discard},
+		clock:  clock,
+		policy: defaultPolicy(),
 		// launches fail at once (tmux is /bin/false): only the attempt matters
 		tm:       &tmux.Server{Bin: "/bin/false", Socket: home + "/none"},
 		sessions: map[string]*session{},

@@ -18,26 +18,27 @@ import (
 	"time"
 )
 
-// MinMajor and MinMinor are the oldest tmux version agent-box supports.
-const MinMajor, MinMinor = 3, 0
+// minMajor and minMinor are the oldest tmux version agent-box supports.
+const minMajor, minMinor = 3, 0
+
+// commandTimeout bounds every tmux command.
+const commandTimeout = 10 * time.Second
 
 // Server is one tmux server addressed by its socket.
 type Server struct {
 	Bin    string   // absolute path of tmux
 	Socket string   // -S path
 	Env    []string // environment for every tmux client (and so the server it starts)
-	// Timeout bounds every command; zero means 10 s.
-	Timeout time.Duration
 }
 
-// Error is a failed tmux command with its stderr.
-type Error struct {
+// cmdError is a failed tmux command with its stderr.
+type cmdError struct {
 	Args   []string
 	Stderr string
 	Err    error
 }
 
-func (e *Error) Error() string {
+func (e *cmdError) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" {
 		msg = e.Err.Error()
@@ -45,10 +46,10 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("tmux %s: %s", strings.Join(e.Args, " "), msg)
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+func (e *cmdError) Unwrap() error { return e.Err }
 
-// Command returns the exec.Cmd for tmux -S socket args... (not started).
-func (s *Server) Command(ctx context.Context, args ...string) *exec.Cmd {
+// command returns the exec.Cmd for tmux -S socket args... (not started).
+func (s *Server) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, s.Bin, append([]string{"-S", s.Socket}, args...)...)
 	cmd.Env = s.Env
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -58,17 +59,13 @@ func (s *Server) Command(ctx context.Context, args ...string) *exec.Cmd {
 
 // Run runs one tmux command line and returns its stdout.
 func (s *Server) Run(ctx context.Context, args ...string) (string, error) {
-	t := s.Timeout
-	if t == 0 {
-		t = 10 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, t)
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
-	cmd := s.Command(ctx, args...)
+	cmd := s.command(ctx, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return out.String(), &Error{Args: args, Stderr: errb.String(), Err: err}
+		return out.String(), &cmdError{Args: args, Stderr: errb.String(), Err: err}
 	}
 	return out.String(), nil
 }
@@ -200,9 +197,9 @@ func (s *Server) KillServer(ctx context.Context) error {
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)`)
 
-// ParseVersion parses the output of tmux -V ("tmux 3.3a", "tmux next-3.4").
+// parseVersion parses the output of tmux -V ("tmux 3.3a", "tmux next-3.4").
 // "tmux master" is reported as 999.0.
-func ParseVersion(out string) (major, minor int, err error) {
+func parseVersion(out string) (major, minor int, err error) {
 	out = strings.TrimSpace(out)
 	if strings.HasSuffix(out, "master") {
 		return 999, 0, nil
@@ -216,21 +213,25 @@ func ParseVersion(out string) (major, minor int, err error) {
 	return major, minor, nil
 }
 
-// CheckVersion runs bin -V and requires at least MinMajor.MinMinor.
-func CheckVersion(ctx context.Context, bin string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+// ErrUnusable means tmux is missing, cannot be run, or is older than 3.0.
+var ErrUnusable = errors.New("unusable tmux")
+
+// CheckVersion runs bin -V and requires at least minMajor.minMinor. Every
+// error it returns wraps ErrUnusable.
+func CheckVersion(ctx context.Context, bin string) error {
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "-V").Output()
 	if err != nil {
-		return "", fmt.Errorf("%s -V: %w", bin, err)
+		return fmt.Errorf("%w: %s -V: %w", ErrUnusable, bin, err)
 	}
 	v := strings.TrimSpace(string(out))
-	major, minor, err := ParseVersion(v)
+	major, minor, err := parseVersion(v)
 	if err != nil {
-		return v, err
+		return fmt.Errorf("%w: %w", ErrUnusable, err)
 	}
-	if major < MinMajor || major == MinMajor && minor < MinMinor {
-		return v, fmt.Errorf("%s is %q; agent-box needs tmux >= %d.%d", bin, v, MinMajor, MinMinor)
+	if major < minMajor || major == minMajor && minor < minMinor {
+		return fmt.Errorf("%w: %s is %q; agent-box needs tmux >= %d.%d", ErrUnusable, bin, v, minMajor, minMinor)
 	}
-	return v, nil
+	return nil
 }

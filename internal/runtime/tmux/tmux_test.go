@@ -1,12 +1,16 @@
 package tmux
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestParseVersion(t *testing.T) {
+func TestParseVersionReadsMajorMinorOfEveryTmuxSpelling(t *testing.T) {
 	for _, tc := range []struct {
 		in           string
 		major, minor int
@@ -15,9 +19,9 @@ func TestParseVersion(t *testing.T) {
 		{"tmux 3.3a\n", 3, 3, true}, {"tmux 3.0", 3, 0, true}, {"tmux 2.9a", 2, 9, true},
 		{"tmux next-3.5", 3, 5, true}, {"tmux master", 999, 0, true}, {"tmux", 0, 0, false},
 	} {
-		ma, mi, err := ParseVersion(tc.in)
+		ma, mi, err := parseVersion(tc.in)
 		if (err == nil) != tc.ok || ma != tc.major || mi != tc.minor {
-			t.Errorf("ParseVersion(%q) = %d, %d, %v; want %d, %d, ok=%v", tc.in, ma, mi, err, tc.major, tc.minor, tc.ok)
+			t.Errorf("parseVersion(%q) = %d, %d, %v; want %d, %d, ok=%v", tc.in, ma, mi, err, tc.major, tc.minor, tc.ok)
 		}
 	}
 }
@@ -37,5 +41,30 @@ func TestParsePanesKeepsSeparatorInSessionName(t *testing.T) {
 	}
 	if _, err := parsePanes("garbage\n"); err == nil {
 		t.Errorf("parsePanes accepted garbage")
+	}
+}
+
+func TestCheckVersionRefusesMissingAndOldTmuxWithErrUnusable(t *testing.T) {
+	dir := t.TempDir()
+	fake := func(name, out string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		what, bin string
+		ok        bool
+	}{
+		{"tmux 3.0", fake("new", "tmux 3.0"), true},
+		{"tmux 2.9a", fake("old", "tmux 2.9a"), false},
+		{"unparsable -V", fake("odd", "tmux"), false},
+		{"missing binary", filepath.Join(dir, "missing"), false},
+	} {
+		err := CheckVersion(context.Background(), tc.bin)
+		if tc.ok && err != nil || !tc.ok && !errors.Is(err, ErrUnusable) {
+			t.Errorf("%s: CheckVersion = %v, want ok=%v (else wrapping ErrUnusable)", tc.what, err, tc.ok)
+		}
 	}
 }
