@@ -60,6 +60,219 @@ let
     mkIf
     ;
 
+  # The option declarations: a function of lib, pkgs and what they default
+  # to (applied at the end of this file).
+  declarations =
+    # The options of services.agent-box, declared the way nixpkgs modules
+# declare theirs. The glue (agent-box.nix) applies this function to the real
+# `lib`; the offline test suite applies it to a small stand-in
+# (tests/lib/stub-lib.nix), so NixOS, the goldens and the README option
+# reference all read these declarations and no others.
+{
+  lib,
+  pkgs,
+  # The built-in agents (lib/agents.nix): name -> { packageAttr; command; args; }.
+  builtinAgents,
+  # The runtime built from the source embedded in the module.
+  defaultPackage,
+}:
+
+let
+  inherit (lib)
+    literalExpression
+    literalMD
+    mkEnableOption
+    mkOption
+    optionalAttrs
+    types
+    ;
+
+  memoryLimit =
+    what: default: example:
+    mkOption {
+      type = types.nullOr types.str;
+      inherit default example;
+      description = "`${what}=` of the unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
+    };
+
+  agentModule =
+    { name, ... }:
+    let
+      builtin = builtinAgents.${name} or null;
+      isBuiltin = builtin != null;
+    in
+    {
+      options = {
+        package = mkOption (
+          {
+            type = types.package;
+            description = "Package that provides the agent's command; it joins the user's environment. The built-ins default to `pkgs.bashInteractive` (shell), `pkgs.claude-code`, `pkgs.codex` and `pkgs.opencode`; a host-defined agent must set it.";
+            example = literalExpression "pkgs.aider-chat";
+          }
+          // optionalAttrs isBuiltin {
+            default = pkgs.${builtin.packageAttr};
+            defaultText = literalExpression "pkgs.${builtin.packageAttr}";
+          }
+        );
+        command = mkOption (
+          {
+            type = types.str;
+            description = "Executable name in the package's `bin/` (or an absolute path). The built-ins default to `bash`, `claude`, `codex` and `opencode`; a host-defined agent must set it.";
+            example = "aider";
+          }
+          // optionalAttrs isBuiltin { default = builtin.command; }
+        );
+        args = mkOption {
+          type = types.listOf types.str;
+          default = if isBuiltin then builtin.args else [ ];
+          description = "Arguments before each session's own arguments.";
+          example = [ "--no-auto-commits" ];
+        };
+      };
+    };
+
+  sessionModule = {
+    options = {
+      agent = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "Agent to run; `null` means `services.agent-box.defaultAgent`.";
+        example = "claude";
+      };
+      args = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        description = "Arguments after the agent's own; passed as is, never through a shell.";
+        example = [
+          "--model"
+          "opus"
+        ];
+      };
+      workingDirectory = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "Absolute working directory; `null` means the user's home.";
+        example = "/home/alice/src/project";
+      };
+    };
+  };
+
+  userModule = {
+    options = {
+      extraGroups = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        description = "Supplementary groups of the Linux user.";
+        example = [ "docker" ];
+      };
+      agents = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        description = "Agents available to sessions added at run time, besides those the seed sessions use and `defaultAgent`.";
+        example = [ "codex" ];
+      };
+      sessions = mkOption {
+        type = types.attrsOf (types.submodule sessionModule);
+        default = { };
+        description = "Seed sessions: added to the user's registry at every supervisor start unless present or removed by the user (a removal is remembered); existing entries are never changed.";
+        example = literalExpression ''{ main = { agent = "claude"; args = [ "--continue" ]; }; }'';
+      };
+      environment = mkOption {
+        type = types.attrsOf types.str;
+        default = { };
+        description = "Non-secret environment of the instance and its sessions. Values are passed literally (`%`, quotes, `$` included); newlines are rejected. `PATH`, `HOME`, `USER` and `AGENT_BOX_*` are managed by agent-box.";
+        example = literalExpression ''{ EDITOR = "vim"; }'';
+      };
+      environmentFiles = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=`; prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
+        example = [ "/run/secrets/alice.env" ];
+      };
+      memoryHigh = memoryLimit "MemoryHigh" "60%" "8G";
+      memoryMax = memoryLimit "MemoryMax" "75%" "12G";
+      tasksMax = mkOption {
+        type = types.nullOr types.int;
+        default = 4096;
+        description = "`TasksMax=` of the instance: the most processes and threads its sessions may have (a fork bomb stops here); `null` for no limit.";
+        example = 8192;
+      };
+      cpuWeight = mkOption {
+        type = types.int;
+        default = 100;
+        description = "`CPUWeight=` of the instance (1 to 10000) against the other agent users.";
+        example = 200;
+      };
+    };
+  };
+
+  sliceModule = {
+    options = {
+      memoryHigh = memoryLimit "MemoryHigh" null "80%";
+      memoryMax = memoryLimit "MemoryMax" "90%" "24G";
+      tasksMax = mkOption {
+        type = types.nullOr types.int;
+        default = null;
+        description = "`TasksMax=` of the slice: the most processes and threads all agents together may have; `null` for no limit.";
+        example = 16384;
+      };
+      cpuWeight = mkOption {
+        type = types.int;
+        default = 100;
+        description = "`CPUWeight=` of the slice (1 to 10000) against the host's other slices.";
+        example = 50;
+      };
+    };
+  };
+in
+{
+  enable = mkEnableOption "agent-box";
+
+  package = mkOption {
+    type = types.package;
+    default = defaultPackage;
+    defaultText = literalMD "the `agent-box` runtime built from the Go source embedded in this module";
+    description = "The `agent-box` program (supervisor and session CLI) every instance runs and every agent user gets on its `PATH`. Substitute your own build of the same source, for example one with local patches.";
+    example = literalExpression "pkgs.callPackage ./my-agent-box.nix { }";
+  };
+
+  defaultAgent = mkOption {
+    type = types.str;
+    default = "shell";
+    description = "Agent used by sessions that name none, and by `agent-box session add` without `--agent`. Must be a key of `services.agent-box.agents`.";
+    example = "claude";
+  };
+
+  extraPackages = mkOption {
+    type = types.listOf types.package;
+    default = [ ];
+    description = "Packages put on every agent user's `PATH` inside its sessions, besides tmux, the agents and a small base set (bash, coreutils, findutils, grep, sed, less).";
+    example = literalExpression "[ pkgs.git pkgs.ripgrep ]";
+  };
+
+  slice = mkOption {
+    type = types.submodule sliceModule;
+    default = { };
+    description = "Box-wide limits of `agent-box.slice`, the cgroup that holds every agent user's instance.";
+  };
+
+  agents = mkOption {
+    type = types.attrsOf (types.submodule agentModule);
+    default = { };
+    defaultText = literalMD "the built-ins shell, claude, codex and opencode";
+    description = "Agents sessions can run. The built-ins `shell` (bash), `claude` (`pkgs.claude-code`, unfree), `codex` and `opencode` are always defined and can be overridden attribute by attribute; an agent's package is only built for users whose sessions use it (or who list it in `agents`).";
+    example = literalExpression ''{ aider = { package = pkgs.aider-chat; command = "aider"; args = [ "--no-auto-commits" ]; }; }'';
+  };
+
+  users = mkOption {
+    type = types.attrsOf (types.submodule userModule);
+    default = { };
+    description = "Agent users. Each name becomes a normal Linux user with home `/home/<name>` and a running `agent-box@<name>.service`.";
+    example = literalExpression ''{ alice = { sessions.main = { agent = "claude"; workingDirectory = "/home/alice/src"; }; }; }'';
+  };
+}
+    ;
+
   # Pure core (builtins only): normalisation, checks, renderers.
   agentBox =
     # The pure core of the agent-box module: builtins only (no nixpkgs), so the
@@ -580,218 +793,6 @@ in
 }
     ;
 
-  # The option declarations: a function of lib, pkgs and what they default to.
-  declarations =
-    # The options of services.agent-box, declared the way nixpkgs modules
-# declare theirs. The glue (agent-box.nix) applies this function to the real
-# `lib`; the offline test suite applies it to a small stand-in
-# (tests/lib/stub-lib.nix), so NixOS, the goldens and the README option
-# reference all read these declarations and no others.
-{
-  lib,
-  pkgs,
-  # The built-in agents (lib/agents.nix): name -> { packageAttr; command; args; }.
-  builtinAgents,
-  # The runtime built from the source embedded in the module.
-  defaultPackage,
-}:
-
-let
-  inherit (lib)
-    literalExpression
-    literalMD
-    mkEnableOption
-    mkOption
-    optionalAttrs
-    types
-    ;
-
-  memoryLimit =
-    what: default: example:
-    mkOption {
-      type = types.nullOr types.str;
-      inherit default example;
-      description = "`${what}=` of the unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
-    };
-
-  agentModule =
-    { name, ... }:
-    let
-      builtin = builtinAgents.${name} or null;
-      isBuiltin = builtin != null;
-    in
-    {
-      options = {
-        package = mkOption (
-          {
-            type = types.package;
-            description = "Package that provides the agent's command; it joins the user's environment. The built-ins default to `pkgs.bashInteractive` (shell), `pkgs.claude-code`, `pkgs.codex` and `pkgs.opencode`; a host-defined agent must set it.";
-            example = literalExpression "pkgs.aider-chat";
-          }
-          // optionalAttrs isBuiltin {
-            default = pkgs.${builtin.packageAttr};
-            defaultText = literalExpression "pkgs.${builtin.packageAttr}";
-          }
-        );
-        command = mkOption (
-          {
-            type = types.str;
-            description = "Executable name in the package's `bin/` (or an absolute path). The built-ins default to `bash`, `claude`, `codex` and `opencode`; a host-defined agent must set it.";
-            example = "aider";
-          }
-          // optionalAttrs isBuiltin { default = builtin.command; }
-        );
-        args = mkOption {
-          type = types.listOf types.str;
-          default = if isBuiltin then builtin.args else [ ];
-          description = "Arguments before each session's own arguments.";
-          example = [ "--no-auto-commits" ];
-        };
-      };
-    };
-
-  sessionModule = {
-    options = {
-      agent = mkOption {
-        type = types.nullOr types.str;
-        default = null;
-        description = "Agent to run; `null` means `services.agent-box.defaultAgent`.";
-        example = "claude";
-      };
-      args = mkOption {
-        type = types.listOf types.str;
-        default = [ ];
-        description = "Arguments after the agent's own; passed as is, never through a shell.";
-        example = [
-          "--model"
-          "opus"
-        ];
-      };
-      workingDirectory = mkOption {
-        type = types.nullOr types.str;
-        default = null;
-        description = "Absolute working directory; `null` means the user's home.";
-        example = "/home/alice/src/project";
-      };
-    };
-  };
-
-  userModule = {
-    options = {
-      extraGroups = mkOption {
-        type = types.listOf types.str;
-        default = [ ];
-        description = "Supplementary groups of the Linux user.";
-        example = [ "docker" ];
-      };
-      agents = mkOption {
-        type = types.listOf types.str;
-        default = [ ];
-        description = "Agents available to sessions added at run time, besides those the seed sessions use and `defaultAgent`.";
-        example = [ "codex" ];
-      };
-      sessions = mkOption {
-        type = types.attrsOf (types.submodule sessionModule);
-        default = { };
-        description = "Seed sessions: added to the user's registry at every supervisor start unless present or removed by the user (a removal is remembered); existing entries are never changed.";
-        example = literalExpression ''{ main = { agent = "claude"; args = [ "--continue" ]; }; }'';
-      };
-      environment = mkOption {
-        type = types.attrsOf types.str;
-        default = { };
-        description = "Non-secret environment of the instance and its sessions. Values are passed literally (`%`, quotes, `$` included); newlines are rejected. `PATH`, `HOME`, `USER` and `AGENT_BOX_*` are managed by agent-box.";
-        example = literalExpression ''{ EDITOR = "vim"; }'';
-      };
-      environmentFiles = mkOption {
-        type = types.listOf types.str;
-        default = [ ];
-        description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=`; prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
-        example = [ "/run/secrets/alice.env" ];
-      };
-      memoryHigh = memoryLimit "MemoryHigh" "60%" "8G";
-      memoryMax = memoryLimit "MemoryMax" "75%" "12G";
-      tasksMax = mkOption {
-        type = types.nullOr types.int;
-        default = 4096;
-        description = "`TasksMax=` of the instance: the most processes and threads its sessions may have (a fork bomb stops here); `null` for no limit.";
-        example = 8192;
-      };
-      cpuWeight = mkOption {
-        type = types.int;
-        default = 100;
-        description = "`CPUWeight=` of the instance (1 to 10000) against the other agent users.";
-        example = 200;
-      };
-    };
-  };
-
-  sliceModule = {
-    options = {
-      memoryHigh = memoryLimit "MemoryHigh" null "80%";
-      memoryMax = memoryLimit "MemoryMax" "90%" "24G";
-      tasksMax = mkOption {
-        type = types.nullOr types.int;
-        default = null;
-        description = "`TasksMax=` of the slice: the most processes and threads all agents together may have; `null` for no limit.";
-        example = 16384;
-      };
-      cpuWeight = mkOption {
-        type = types.int;
-        default = 100;
-        description = "`CPUWeight=` of the slice (1 to 10000) against the host's other slices.";
-        example = 50;
-      };
-    };
-  };
-in
-{
-  enable = mkEnableOption "agent-box";
-
-  package = mkOption {
-    type = types.package;
-    default = defaultPackage;
-    defaultText = literalMD "the `agent-box` runtime built from the Go source embedded in this module";
-    description = "The `agent-box` program (supervisor and session CLI) every instance runs and every agent user gets on its `PATH`. Substitute your own build of the same source, for example one with local patches.";
-    example = literalExpression "pkgs.callPackage ./my-agent-box.nix { }";
-  };
-
-  defaultAgent = mkOption {
-    type = types.str;
-    default = "shell";
-    description = "Agent used by sessions that name none, and by `agent-box session add` without `--agent`. Must be a key of `services.agent-box.agents`.";
-    example = "claude";
-  };
-
-  extraPackages = mkOption {
-    type = types.listOf types.package;
-    default = [ ];
-    description = "Packages put on every agent user's `PATH` inside its sessions, besides tmux, the agents and a small base set (bash, coreutils, findutils, grep, sed, less).";
-    example = literalExpression "[ pkgs.git pkgs.ripgrep ]";
-  };
-
-  slice = mkOption {
-    type = types.submodule sliceModule;
-    default = { };
-    description = "Box-wide limits of `agent-box.slice`, the cgroup that holds every agent user's instance.";
-  };
-
-  agents = mkOption {
-    type = types.attrsOf (types.submodule agentModule);
-    default = { };
-    defaultText = literalMD "the built-ins shell, claude, codex and opencode";
-    description = "Agents sessions can run. The built-ins `shell` (bash), `claude` (`pkgs.claude-code`, unfree), `codex` and `opencode` are always defined and can be overridden attribute by attribute; an agent's package is only built for users whose sessions use it (or who list it in `agents`).";
-    example = literalExpression ''{ aider = { package = pkgs.aider-chat; command = "aider"; args = [ "--no-auto-commits" ]; }; }'';
-  };
-
-  users = mkOption {
-    type = types.attrsOf (types.submodule userModule);
-    default = { };
-    description = "Agent users. Each name becomes a normal Linux user with home `/home/<name>` and a running `agent-box@<name>.service`.";
-    example = literalExpression ''{ alice = { sessions.main = { agent = "claude"; workingDirectory = "/home/alice/src"; }; }; }'';
-  };
-}
-    ;
-
   # Verbatim systemd units, installed byte for byte through systemd.packages.
   units =
     {
@@ -885,7 +886,8 @@ in
     }
     ;
 
-  # The runtime's Go source, exactly what the test suite builds offline.
+  # The runtime's Go source, exactly what the test suite builds offline (the
+  # longest part of the generated file; the wiring follows it).
   runtimeSources = {
     "cmd/agent-box" =
       {

@@ -1,8 +1,8 @@
 # The configurations the `assertions` check evaluates, with the exact
 # messages that must fail and nothing else. internal/flakecheck checks the
-# expectations offline: every message the pure renderer produces
-# (lib.failures of the generated module, as tests/lib/cases.nix pins them)
-# and the glue's home message, so the check cannot drift from either.
+# expectations offline against the module's own lib (its failures, and
+# homeMessage for the check the glue evaluates), so the check cannot drift
+# from the module.
 { mkForce }:
 
 [

@@ -23,14 +23,15 @@ let
     mkIf
     ;
 
+  # The option declarations: a function of lib, pkgs and what they default
+  # to (applied at the end of this file).
+  declarations =
+    @@include:options.nix@@
+    ;
+
   # Pure core (builtins only): normalisation, checks, renderers.
   agentBox =
     @@include:lib/default.nix@@
-    ;
-
-  # The option declarations: a function of lib, pkgs and what they default to.
-  declarations =
-    @@include:options.nix@@
     ;
 
   # Verbatim systemd units, installed byte for byte through systemd.packages.
@@ -38,7 +39,8 @@ let
     @@include:units/@@
     ;
 
-  # The runtime's Go source, exactly what the test suite builds offline.
+  # The runtime's Go source, exactly what the test suite builds offline (the
+  # longest part of the generated file; the wiring follows it).
   runtimeSources = {
     "cmd/agent-box" =
       @@include:../../cmd/agent-box/@@
