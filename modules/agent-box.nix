@@ -8,6 +8,7 @@
 #   internal/runtime/atomicfile/atomicfile.go
 #   internal/runtime/cli/cli.go
 #   internal/runtime/envfile/envfile.go
+#   internal/runtime/escape/escape.go
 #   internal/runtime/observe/observe.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
@@ -18,6 +19,7 @@
 #   internal/runtime/supervisor/pidfd.go
 #   internal/runtime/supervisor/supervisor.go
 #   internal/runtime/tmux/tmux.go
+#   internal/runtime/userfile/userfile.go
 #   modules/src/agent-box.nix
 #   modules/src/lib/agents.nix
 #   modules/src/lib/assertions.nix
@@ -1005,34 +1007,52 @@ in
           package atomicfile
 
           import (
+          	"context"
           	"errors"
           	"fmt"
           	"io/fs"
           	"os"
           	"path/filepath"
+          	"strconv"
+          	"strings"
           	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
 
           // ErrNoChange may be returned by an Update callback to leave the file as it is.
           var ErrNoChange = errors.New("no change")
 
-          // Update locks path's sidecar lock file, reads the current contents (exists
-          // is false when the file does not exist), calls fn and atomically replaces the
-          // file with what fn returns. When fn returns ErrNoChange the file is not
-          // written and Update returns nil; any other error is returned unchanged and
-          // the file is not written. The parent directory is created with mode 0700 if
-          // missing.
-          func Update(path string, perm fs.FileMode, fn func(old []byte, exists bool) ([]byte, error)) error {
+          // LockWait is how long Update waits for another writer's lock before it
+          // gives up with ErrLockTimeout.
+          const LockWait = 10 * time.Second
+
+          // ErrLockTimeout: another process held the lock for all of LockWait.
+          var ErrLockTimeout = errors.New("timed out waiting for the lock")
+
+          // Update locks path's sidecar lock file, reads the current contents (at most
+          // limit bytes, through userfile; exists is false when the file does not
+          // exist), calls fn and atomically replaces the file with what fn returns.
+          // When fn returns ErrNoChange the file is not written and Update returns
+          // nil; any other error is returned unchanged and the file is not written.
+          // The parent directory is created with mode 0700 if missing. Waiting for
+          // the lock ends when ctx is done (nothing is written, ctx.Err() is returned)
+          // or after LockWait (ErrLockTimeout, naming the holder's pid when known).
+          func Update(ctx context.Context, path string, perm fs.FileMode, limit int64, fn func(old []byte, exists bool) ([]byte, error)) error {
           	dir := filepath.Dir(path)
           	if err := os.MkdirAll(dir, 0o700); err != nil {
           		return err
           	}
-          	unlock, err := lock(path + ".lock")
+          	unlock, err := lock(ctx, path+".lock")
           	if err != nil {
           		return err
           	}
           	defer unlock()
-          	old, err := os.ReadFile(path)
+          	if err := ctx.Err(); err != nil {
+          		return err
+          	}
+          	old, err := userfile.Read(path, limit)
           	exists := true
           	if errors.Is(err, fs.ErrNotExist) {
           		exists, err = false, nil
@@ -1050,33 +1070,82 @@ in
           	return WriteFile(path, data, perm)
           }
 
-          // lock takes an exclusive flock on lockPath (created 0600 if missing) and
-          // returns the function that releases it. The lock is released by the kernel
-          // if the process dies.
-          func lock(lockPath string) (unlock func(), err error) {
-          	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
-          	if err != nil {
-          		return nil, err
+          // lock takes an exclusive flock on lockPath (created 0600 if missing, a
+          // regular file or an error). The blocking flock runs in its own goroutine,
+          // so that the wait can end when ctx is done or after LockWait: the
+          // abandoned goroutine then releases the lock as soon as it gets it. The
+          // holder writes its pid into the lock file, so a timeout can name it. The
+          // lock is released by the kernel if the process dies.
+          func lock(ctx context.Context, lockPath string) (unlock func(), err error) {
+          	if unlock, ok, err := TryLock(lockPath); err != nil || ok {
+          		return unlock, err
           	}
-          	for {
-          		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-          		if err != syscall.EINTR {
-          			break
-          		}
-          	}
+          	f, err := userfile.OpenLock(lockPath)
           	if err != nil {
-          		f.Close()
           		return nil, fmt.Errorf("lock %q: %w", lockPath, err)
           	}
-          	return func() { f.Close() }, nil
+          	got := make(chan error, 1)
+          	go func() {
+          		for {
+          			err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+          			if err != syscall.EINTR {
+          				got <- err
+          				return
+          			}
+          		}
+          	}()
+          	timer := time.NewTimer(LockWait)
+          	defer timer.Stop()
+          	abandon := func() {
+          		go func() {
+          			<-got
+          			f.Close()
+          		}()
+          	}
+          	select {
+          	case err := <-got:
+          		if err != nil {
+          			f.Close()
+          			return nil, fmt.Errorf("lock %q: %w", lockPath, err)
+          		}
+          		recordHolder(f)
+          		return func() { f.Close() }, nil
+          	case <-ctx.Done():
+          		abandon()
+          		return nil, ctx.Err()
+          	case <-timer.C:
+          		who := holder(lockPath)
+          		abandon()
+          		return nil, fmt.Errorf("%w %q%s after %s", ErrLockTimeout, lockPath, who, LockWait)
+          	}
+          }
+
+          // recordHolder writes this process's pid into the lock file it holds.
+          func recordHolder(f *os.File) {
+          	if f.Truncate(0) == nil {
+          		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+          	}
+          }
+
+          // holder describes the pid recorded in a lock file, if any.
+          func holder(lockPath string) string {
+          	data, err := userfile.Read(lockPath, 64)
+          	if err != nil {
+          		return ""
+          	}
+          	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+          	if err != nil || pid <= 0 {
+          		return ""
+          	}
+          	return fmt.Sprintf(" (held by pid %d)", pid)
           }
 
           // TryLock is lock without waiting: it returns ok=false if another process
-          // holds the lock.
+          // holds the lock. The holder's pid is written into the lock file.
           func TryLock(lockPath string) (unlock func(), ok bool, err error) {
-          	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+          	f, err := userfile.OpenLock(lockPath)
           	if err != nil {
-          		return nil, false, err
+          		return nil, false, fmt.Errorf("lock %q: %w", lockPath, err)
           	}
           	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
           	if err == syscall.EWOULDBLOCK {
@@ -1087,6 +1156,7 @@ in
           		f.Close()
           		return nil, false, fmt.Errorf("lock %q: %w", lockPath, err)
           	}
+          	recordHolder(f)
           	return func() { f.Close() }, true, nil
           }
 
@@ -1286,11 +1356,11 @@ in
           		}
           		if rest[0] == "env" {
           			fmt.Fprintln(p.Stderr, deprecatedSessionEnv)
-          			return p.env(rest[1:])
+          			return p.env(ctx, rest[1:])
           		}
           		return p.session(ctx, rest[0], rest[1:])
           	case "env":
-          		return p.env(rest)
+          		return p.env(ctx, rest)
           	case "supervise":
           		if len(rest) != 0 {
           			return usagef("supervise takes no arguments")
@@ -1347,13 +1417,13 @@ in
           		}
           		return p.ls(ctx, e, asJSON)
           	case "add":
-          		return p.add(e, args)
+          		return p.add(ctx, e, args)
           	case "rm":
           		name, err := one()
           		if err != nil {
           			return err
           		}
-          		if err := registry.Update(e.Registry(), func(r *registry.Registry) error { return r.Remove(name) }); err != nil {
+          		if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error { return r.Remove(name) }); err != nil {
           			return err
           		}
           		p.noteIfNotRunning(e)
@@ -1364,7 +1434,7 @@ in
           			return err
           		}
           		stopped := sub == "stop"
-          		if err := registry.Update(e.Registry(), func(r *registry.Registry) error {
+          		if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
           			s, ok := r.Find(name)
           			if !ok {
           				return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
@@ -1424,7 +1494,7 @@ in
           	}
           }
 
-          func (p *Program) add(e paths.Env, args []string) error {
+          func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
           	var name, agent, cwd string
           	var extra []string
           	for i := 0; i < len(args); i++ {
@@ -1484,7 +1554,7 @@ in
           		return usagef("working directory %q is not a directory", cwd)
           	}
           	now := time.Now().UTC()
-          	err = registry.Update(e.Registry(), func(r *registry.Registry) error {
+          	err = registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
           		return r.Add(registry.Session{Name: name, Agent: agent, Args: extra, Cwd: cwd, Created: now, Updated: now})
           	})
           	if err != nil {
@@ -1608,7 +1678,7 @@ in
           	return syscall.Exec(srv.Bin, argv, os.Environ())
           }
 
-          func (p *Program) env(args []string) error {
+          func (p *Program) env(ctx context.Context, args []string) error {
           	e, err := p.envCfg()
           	if err != nil {
           		return err
@@ -1639,9 +1709,9 @@ in
           			return err
           		}
           		val := strings.TrimSuffix(string(data), "\n")
-          		return envfile.Set(e.EnvFile(), args[1], val)
+          		return envfile.Set(ctx, e.EnvFile(), args[1], val)
           	case args[0] == "rm" && len(args) == 2:
-          		return envfile.Remove(e.EnvFile(), args[1])
+          		return envfile.Remove(ctx, e.EnvFile(), args[1])
           	}
           	return usagef("usage: env ls | env set KEY | env rm KEY")
           }
@@ -1711,13 +1781,18 @@ in
           package envfile
 
           import (
+          	"context"
           	"errors"
           	"fmt"
           	"os"
           	"strings"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
+
+          // MaxFileSize is the largest env file agent-box reads.
+          const MaxFileSize = 256 << 10
 
           // Errors for invalid input; test with errors.Is.
           var (
@@ -1819,7 +1894,7 @@ in
           // Load returns the variables of the file at path in file order; a later
           // duplicate key wins. A missing file has no variables.
           func Load(path string) ([]Var, error) {
-          	data, err := os.ReadFile(path)
+          	data, err := userfile.Read(path, MaxFileSize)
           	if errors.Is(err, os.ErrNotExist) {
           		return nil, nil
           	}
@@ -1840,14 +1915,14 @@ in
           }
 
           // Set sets key to value, replacing an existing line or appending one.
-          func Set(path, key, value string) error {
+          func Set(ctx context.Context, path, key, value string) error {
           	if err := CheckKey(key); err != nil {
           		return err
           	}
           	if err := checkValue(value); err != nil {
           		return err
           	}
-          	return atomicfile.Update(path, 0o600, func(old []byte, _ bool) ([]byte, error) {
+          	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
           		f, err := parse(path, old)
           		if err != nil {
           			return nil, err
@@ -1873,11 +1948,11 @@ in
           }
 
           // Remove deletes every line setting key; ErrUnknownKey if there is none.
-          func Remove(path, key string) error {
+          func Remove(ctx context.Context, path, key string) error {
           	if err := CheckKey(key); err != nil {
           		return err
           	}
-          	return atomicfile.Update(path, 0o600, func(old []byte, _ bool) ([]byte, error) {
+          	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
           		f, err := parse(path, old)
           		if err != nil {
           			return nil, err
@@ -1926,6 +2001,78 @@ in
           		}
           	}
           	return out
+          }
+        '';
+        "escape/escape.go" = ''
+          // Package escape makes untrusted text safe to print on a terminal or in a
+          // log: every byte a terminal could act on (C0 and C1 controls, DEL, invalid
+          // UTF-8) and the Unicode bidirectional controls are written as Go-style
+          // escapes, and so is the backslash, so an escaped string is unambiguous.
+          // Everything agent-box prints that a user could have written (names, paths,
+          // arguments, file contents in errors, datagrams) goes through it.
+          package escape
+
+          import (
+          	"fmt"
+          	"strings"
+          	"unicode/utf8"
+          )
+
+          // String returns s with control bytes, invalid UTF-8, bidi controls and
+          // backslashes escaped; printable text (any script) is kept as is.
+          func String(s string) string {
+          	if clean(s) {
+          		return s
+          	}
+          	var b strings.Builder
+          	for i := 0; i < len(s); {
+          		r, size := utf8.DecodeRuneInString(s[i:])
+          		switch {
+          		case r == utf8.RuneError && size == 1:
+          			fmt.Fprintf(&b, `\x%02x`, s[i])
+          		case r == '\\':
+          			b.WriteString(`\\`)
+          		case r == '\n':
+          			b.WriteString(`\n`)
+          		case r == '\r':
+          			b.WriteString(`\r`)
+          		case r == '\t':
+          			b.WriteString(`\t`)
+          		case r < 0x20 || r == 0x7f:
+          			fmt.Fprintf(&b, `\x%02x`, r)
+          		case r >= 0x80 && r <= 0x9f, bidi(r):
+          			fmt.Fprintf(&b, `\u%04x`, r)
+          		default:
+          			b.WriteString(s[i : i+size])
+          		}
+          		i += size
+          	}
+          	return b.String()
+          }
+
+          // Bytes escapes at most max bytes of data; a longer input is cut there and
+          // says how long it was.
+          func Bytes(data []byte, max int) string {
+          	if len(data) <= max {
+          		return String(string(data))
+          	}
+          	return String(string(data[:max])) + fmt.Sprintf("... (%d bytes)", len(data))
+          }
+
+          func clean(s string) bool {
+          	for i := 0; i < len(s); i++ {
+          		c := s[i]
+          		if c < 0x20 || c == 0x7f || c == '\\' || c >= 0x80 {
+          			return false
+          		}
+          	}
+          	return true
+          }
+
+          // bidi reports the Unicode bidirectional formatting characters, which can
+          // make text display in another order than it is read.
+          func bidi(r rune) bool {
+          	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
           }
         '';
         "observe/observe.go" = ''
@@ -2120,6 +2267,7 @@ in
 
           import (
           	"bytes"
+          	"context"
           	"encoding/json"
           	"errors"
           	"fmt"
@@ -2129,6 +2277,7 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
 
           // formatVersion is the registry format version written to "version".
@@ -2314,11 +2463,17 @@ in
           	return append(data, '\n')
           }
 
+          // MaxFileSize is the largest registry file agent-box reads.
+          const MaxFileSize = 4 << 20
+
           // Load reads the registry at path; a missing file is an empty registry.
           func Load(path string) (*Registry, error) {
-          	data, err := os.ReadFile(path)
+          	data, err := userfile.Read(path, MaxFileSize)
           	if errors.Is(err, os.ErrNotExist) {
           		return &Registry{Version: formatVersion}, nil
+          	}
+          	if errors.Is(err, userfile.ErrNotRegular) || errors.Is(err, userfile.ErrTooLarge) {
+          		return nil, &CorruptError{Path: path, Err: err}
           	}
           	if err != nil {
           		return nil, err
@@ -2334,8 +2489,8 @@ in
           // atomically (mode 0600). If fn returns an error nothing is written. If the
           // file is corrupt, Update returns *CorruptError and leaves it byte-identical.
           // fn may return atomicfile.ErrNoChange to skip the write.
-          func Update(path string, fn func(r *Registry) error) error {
-          	return atomicfile.Update(path, 0o600, func(old []byte, exists bool) ([]byte, error) {
+          func Update(ctx context.Context, path string, fn func(r *Registry) error) error {
+          	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, exists bool) ([]byte, error) {
           		r := &Registry{Version: formatVersion}
           		if exists {
           			var err error
@@ -3062,7 +3217,7 @@ in
           		return err
           	}
           	var added []string
-          	err = registry.Update(s.cfg.Env.Registry(), func(r *registry.Registry) error {
+          	err = registry.Update(context.Background(), s.cfg.Env.Registry(), func(r *registry.Registry) error {
           		added = registry.ApplySeed(r, seed, s.cfg.Env.Home, time.Now().UTC())
           		if len(added) == 0 {
           			return atomicfile.ErrNoChange
@@ -3394,7 +3549,7 @@ in
           	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
           	if status == 0 {
           		s.saveObs(ss)
-          		err := registry.Update(s.cfg.Env.Registry(), func(r *registry.Registry) error {
+          		err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
           			cur, ok := r.Find(e.Name)
           			if !ok || cur.Stopped {
           				return atomicfile.ErrNoChange
@@ -3783,6 +3938,121 @@ in
           		return fmt.Errorf("%w: %s is %q; agent-box needs tmux >= %d.%d", ErrUnusable, bin, v, minMajor, minMinor)
           	}
           	return nil
+          }
+        '';
+        "userfile/userfile.go" = ''
+          // Package userfile reads files from places a user (or any process of that
+          // user's agent) can write: the registry, the env file, state.json,
+          // observations, the lock files. Such a path may have been swapped for a
+          // FIFO, a device, a directory or a symlink to one, or grown without bound,
+          // so every read here opens without blocking (O_NONBLOCK, O_NOCTTY), checks
+          // with fstat that it holds a regular file, and reads at most a stated limit.
+          // The owning package maps ErrNotRegular and ErrTooLarge to its own "corrupt"
+          // error.
+          package userfile
+
+          import (
+          	"errors"
+          	"fmt"
+          	"io"
+          	"io/fs"
+          	"os"
+          	"syscall"
+          )
+
+          var (
+          	// ErrNotRegular: the path names a FIFO, socket, device or directory.
+          	ErrNotRegular = errors.New("not a regular file")
+          	// ErrTooLarge: the file holds more than the limit.
+          	ErrTooLarge = errors.New("file too large")
+          )
+
+          // Open opens path read-only without blocking and checks that it is a
+          // regular file of at most limit bytes. A missing file is an error wrapping
+          // fs.ErrNotExist.
+          func Open(path string, limit int64) (*os.File, error) {
+          	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+          	if err != nil {
+          		return nil, openError(path, err)
+          	}
+          	if err := check(f, path, limit); err != nil {
+          		f.Close()
+          		return nil, err
+          	}
+          	return f, nil
+          }
+
+          // Read returns the contents of the regular file at path, at most limit
+          // bytes (more is ErrTooLarge, even if the file grows while it is read).
+          func Read(path string, limit int64) ([]byte, error) {
+          	f, err := Open(path, limit)
+          	if err != nil {
+          		return nil, err
+          	}
+          	defer f.Close()
+          	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+          	if err != nil {
+          		return nil, fmt.Errorf("read %q: %w", path, err)
+          	}
+          	if int64(len(data)) > limit {
+          		return nil, fmt.Errorf("%q holds more than %d bytes: %w", path, limit, ErrTooLarge)
+          	}
+          	return data, nil
+          }
+
+          // OpenLock opens (creating it 0600 if missing) a lock file for flock,
+          // without blocking, and checks that it is a regular file.
+          func OpenLock(path string) (*os.File, error) {
+          	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0o600)
+          	if err != nil {
+          		return nil, openError(path, err)
+          	}
+          	if err := check(f, path, -1); err != nil {
+          		f.Close()
+          		return nil, err
+          	}
+          	return f, nil
+          }
+
+          // openError turns the failure to open a socket (ENXIO) or a directory for
+          // writing (EISDIR) into ErrNotRegular.
+          func openError(path string, err error) error {
+          	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) {
+          		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+          			return fmt.Errorf("%q is %s: %w", path, kind(fi.Mode()), ErrNotRegular)
+          		}
+          	}
+          	return err
+          }
+
+          func check(f *os.File, path string, limit int64) error {
+          	fi, err := f.Stat()
+          	if err != nil {
+          		return fmt.Errorf("stat %q: %w", path, err)
+          	}
+          	if !fi.Mode().IsRegular() {
+          		return fmt.Errorf("%q is %s: %w", path, kind(fi.Mode()), ErrNotRegular)
+          	}
+          	if limit >= 0 && fi.Size() > limit {
+          		return fmt.Errorf("%q holds %d bytes, more than %d: %w", path, fi.Size(), limit, ErrTooLarge)
+          	}
+          	return nil
+          }
+
+          func kind(m fs.FileMode) string {
+          	switch {
+          	case m.IsDir():
+          		return "a directory"
+          	case m&fs.ModeNamedPipe != 0:
+          		return "a FIFO"
+          	case m&fs.ModeSocket != 0:
+          		return "a socket"
+          	case m&fs.ModeCharDevice != 0:
+          		return "a character device"
+          	case m&fs.ModeDevice != 0:
+          		return "a block device"
+          	}
+          	return "not a regular file"
           }
         '';
       }

@@ -8,34 +8,52 @@
 package atomicfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
 // ErrNoChange may be returned by an Update callback to leave the file as it is.
 var ErrNoChange = errors.New("no change")
 
-// Update locks path's sidecar lock file, reads the current contents (exists
-// is false when the file does not exist), calls fn and atomically replaces the
-// file with what fn returns. When fn returns ErrNoChange the file is not
-// written and Update returns nil; any other error is returned unchanged and
-// the file is not written. The parent directory is created with mode 0700 if
-// missing.
-func Update(path string, perm fs.FileMode, fn func(old []byte, exists bool) ([]byte, error)) error {
+// LockWait is how long Update waits for another writer's lock before it
+// gives up with ErrLockTimeout.
+const LockWait = 10 * time.Second
+
+// ErrLockTimeout: another process held the lock for all of LockWait.
+var ErrLockTimeout = errors.New("timed out waiting for the lock")
+
+// Update locks path's sidecar lock file, reads the current contents (at most
+// limit bytes, through userfile; exists is false when the file does not
+// exist), calls fn and atomically replaces the file with what fn returns.
+// When fn returns ErrNoChange the file is not written and Update returns
+// nil; any other error is returned unchanged and the file is not written.
+// The parent directory is created with mode 0700 if missing. Waiting for
+// the lock ends when ctx is done (nothing is written, ctx.Err() is returned)
+// or after LockWait (ErrLockTimeout, naming the holder's pid when known).
+func Update(ctx context.Context, path string, perm fs.FileMode, limit int64, fn func(old []byte, exists bool) ([]byte, error)) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	unlock, err := lock(path + ".lock")
+	unlock, err := lock(ctx, path+".lock")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	old, err := os.ReadFile(path)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	old, err := userfile.Read(path, limit)
 	exists := true
 	if errors.Is(err, fs.ErrNotExist) {
 		exists, err = false, nil
@@ -53,33 +71,82 @@ func Update(path string, perm fs.FileMode, fn func(old []byte, exists bool) ([]b
 	return WriteFile(path, data, perm)
 }
 
-// lock takes an exclusive flock on lockPath (created 0600 if missing) and
-// returns the function that releases it. The lock is released by the kernel
-// if the process dies.
-func lock(lockPath string) (unlock func(), err error) {
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, err
+// lock takes an exclusive flock on lockPath (created 0600 if missing, a
+// regular file or an error). The blocking flock runs in its own goroutine,
+// so that the wait can end when ctx is done or after LockWait: the
+// abandoned goroutine then releases the lock as soon as it gets it. The
+// holder writes its pid into the lock file, so a timeout can name it. The
+// lock is released by the kernel if the process dies.
+func lock(ctx context.Context, lockPath string) (unlock func(), err error) {
+	if unlock, ok, err := TryLock(lockPath); err != nil || ok {
+		return unlock, err
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	f, err := userfile.OpenLock(lockPath)
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("lock %q: %w", lockPath, err)
 	}
-	return func() { f.Close() }, nil
+	got := make(chan error, 1)
+	go func() {
+		for {
+			err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+			if err != syscall.EINTR {
+				got <- err
+				return
+			}
+		}
+	}()
+	timer := time.NewTimer(LockWait)
+	defer timer.Stop()
+	abandon := func() {
+		go func() {
+			<-got
+			f.Close()
+		}()
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %q: %w", lockPath, err)
+		}
+		recordHolder(f)
+		return func() { f.Close() }, nil
+	case <-ctx.Done():
+		abandon()
+		return nil, ctx.Err()
+	case <-timer.C:
+		who := holder(lockPath)
+		abandon()
+		return nil, fmt.Errorf("%w %q%s after %s", ErrLockTimeout, lockPath, who, LockWait)
+	}
+}
+
+// recordHolder writes this process's pid into the lock file it holds.
+func recordHolder(f *os.File) {
+	if f.Truncate(0) == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+}
+
+// holder describes the pid recorded in a lock file, if any.
+func holder(lockPath string) string {
+	data, err := userfile.Read(lockPath, 64)
+	if err != nil {
+		return ""
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (held by pid %d)", pid)
 }
 
 // TryLock is lock without waiting: it returns ok=false if another process
-// holds the lock.
+// holds the lock. The holder's pid is written into the lock file.
 func TryLock(lockPath string) (unlock func(), ok bool, err error) {
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	f, err := userfile.OpenLock(lockPath)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("lock %q: %w", lockPath, err)
 	}
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if err == syscall.EWOULDBLOCK {
@@ -90,6 +157,7 @@ func TryLock(lockPath string) (unlock func(), ok bool, err error) {
 		f.Close()
 		return nil, false, fmt.Errorf("lock %q: %w", lockPath, err)
 	}
+	recordHolder(f)
 	return func() { f.Close() }, true, nil
 }
 

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 func TestUpdateWritesWithModeAndLeavesNoTempFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "d")
 	p := filepath.Join(dir, "f")
-	err := Update(p, 0o600, func(old []byte, exists bool) ([]byte, error) {
+	err := Update(context.Background(), p, 0o600, 1<<20, func(old []byte, exists bool) ([]byte, error) {
 		if exists || len(old) != 0 {
 			t.Errorf("new file: exists=%v old=%q", exists, old)
 		}
@@ -19,7 +20,7 @@ func TestUpdateWritesWithModeAndLeavesNoTempFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Update(p, 0o600, func(old []byte, exists bool) ([]byte, error) {
+	err = Update(context.Background(), p, 0o600, 1<<20, func(old []byte, exists bool) ([]byte, error) {
 		if !exists || string(old) != "one" {
 			t.Errorf("second update saw exists=%v old=%q", exists, old)
 		}
@@ -29,7 +30,7 @@ func TestUpdateWritesWithModeAndLeavesNoTempFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	if err := Update(p, 0o600, func([]byte, bool) ([]byte, error) { return []byte("x"), boom }); !errors.Is(err, boom) {
+	if err := Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { return []byte("x"), boom }); !errors.Is(err, boom) {
 		t.Errorf("callback error not returned: %v", err)
 	}
 	got, _ := os.ReadFile(p)

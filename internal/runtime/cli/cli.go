@@ -155,11 +155,11 @@ func (p *Program) run(ctx context.Context, args []string) error {
 		}
 		if rest[0] == "env" {
 			fmt.Fprintln(p.Stderr, deprecatedSessionEnv)
-			return p.env(rest[1:])
+			return p.env(ctx, rest[1:])
 		}
 		return p.session(ctx, rest[0], rest[1:])
 	case "env":
-		return p.env(rest)
+		return p.env(ctx, rest)
 	case "supervise":
 		if len(rest) != 0 {
 			return usagef("supervise takes no arguments")
@@ -216,13 +216,13 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		}
 		return p.ls(ctx, e, asJSON)
 	case "add":
-		return p.add(e, args)
+		return p.add(ctx, e, args)
 	case "rm":
 		name, err := one()
 		if err != nil {
 			return err
 		}
-		if err := registry.Update(e.Registry(), func(r *registry.Registry) error { return r.Remove(name) }); err != nil {
+		if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error { return r.Remove(name) }); err != nil {
 			return err
 		}
 		p.noteIfNotRunning(e)
@@ -233,7 +233,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 			return err
 		}
 		stopped := sub == "stop"
-		if err := registry.Update(e.Registry(), func(r *registry.Registry) error {
+		if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
 			s, ok := r.Find(name)
 			if !ok {
 				return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
@@ -293,7 +293,7 @@ func (p *Program) noteIfNotRunning(e paths.Env) {
 	}
 }
 
-func (p *Program) add(e paths.Env, args []string) error {
+func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 	var name, agent, cwd string
 	var extra []string
 	for i := 0; i < len(args); i++ {
@@ -353,7 +353,7 @@ func (p *Program) add(e paths.Env, args []string) error {
 		return usagef("working directory %q is not a directory", cwd)
 	}
 	now := time.Now().UTC()
-	err = registry.Update(e.Registry(), func(r *registry.Registry) error {
+	err = registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
 		return r.Add(registry.Session{Name: name, Agent: agent, Args: extra, Cwd: cwd, Created: now, Updated: now})
 	})
 	if err != nil {
@@ -477,7 +477,7 @@ func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error 
 	return syscall.Exec(srv.Bin, argv, os.Environ())
 }
 
-func (p *Program) env(args []string) error {
+func (p *Program) env(ctx context.Context, args []string) error {
 	e, err := p.envCfg()
 	if err != nil {
 		return err
@@ -508,9 +508,9 @@ func (p *Program) env(args []string) error {
 			return err
 		}
 		val := strings.TrimSuffix(string(data), "\n")
-		return envfile.Set(e.EnvFile(), args[1], val)
+		return envfile.Set(ctx, e.EnvFile(), args[1], val)
 	case args[0] == "rm" && len(args) == 2:
-		return envfile.Remove(e.EnvFile(), args[1])
+		return envfile.Remove(ctx, e.EnvFile(), args[1])
 	}
 	return usagef("usage: env ls | env set KEY | env rm KEY")
 }

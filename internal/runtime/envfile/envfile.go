@@ -6,13 +6,18 @@
 package envfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
+
+// MaxFileSize is the largest env file agent-box reads.
+const MaxFileSize = 256 << 10
 
 // Errors for invalid input; test with errors.Is.
 var (
@@ -114,7 +119,7 @@ func (f *file) bytes() []byte {
 // Load returns the variables of the file at path in file order; a later
 // duplicate key wins. A missing file has no variables.
 func Load(path string) ([]Var, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, MaxFileSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -135,14 +140,14 @@ func Load(path string) ([]Var, error) {
 }
 
 // Set sets key to value, replacing an existing line or appending one.
-func Set(path, key, value string) error {
+func Set(ctx context.Context, path, key, value string) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
 	if err := checkValue(value); err != nil {
 		return err
 	}
-	return atomicfile.Update(path, 0o600, func(old []byte, _ bool) ([]byte, error) {
+	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
 		f, err := parse(path, old)
 		if err != nil {
 			return nil, err
@@ -168,11 +173,11 @@ func Set(path, key, value string) error {
 }
 
 // Remove deletes every line setting key; ErrUnknownKey if there is none.
-func Remove(path, key string) error {
+func Remove(ctx context.Context, path, key string) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
-	return atomicfile.Update(path, 0o600, func(old []byte, _ bool) ([]byte, error) {
+	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
 		f, err := parse(path, old)
 		if err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package envfile
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -30,11 +31,11 @@ func TestSetAndLoadRoundTripValuesByteExact(t *testing.T) {
 		{"EQ", "a=b="}, {"PCT", "100%"}, {"UNI", "日本語 ✓"}, {"EMPTY", ""}, {"HASH", "#x"}, {"CR", "a\rb"},
 	}
 	for _, v := range vars {
-		if err := Set(p, v.Key, v.Value); err != nil {
+		if err := Set(context.Background(), p, v.Key, v.Value); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := Set(p, "SPACES", "replaced"); err != nil {
+	if err := Set(context.Background(), p, "SPACES", "replaced"); err != nil {
 		t.Fatal(err)
 	}
 	vars[0].Value = "replaced"
@@ -52,11 +53,11 @@ func TestSetAndLoadRoundTripValuesByteExact(t *testing.T) {
 
 func TestSetRejectsInvalidKeysAndValues(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "env")
-	if err := Set(p, "1X", "v"); !errors.Is(err, ErrInvalidKey) {
+	if err := Set(context.Background(), p, "1X", "v"); !errors.Is(err, ErrInvalidKey) {
 		t.Errorf("Set(1X) = %v, want ErrInvalidKey", err)
 	}
 	for _, v := range []string{"a\nb", "a\n", "nul\x00"} {
-		if err := Set(p, "K", v); !errors.Is(err, ErrInvalidValue) {
+		if err := Set(context.Background(), p, "K", v); !errors.Is(err, ErrInvalidValue) {
 			t.Errorf("Set(K, %q) = %v, want ErrInvalidValue", v, err)
 		}
 	}
@@ -68,14 +69,14 @@ func TestSetRejectsInvalidKeysAndValues(t *testing.T) {
 func TestRemoveDeletesKeyKeepsCommentsAndReportsUnknown(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "env")
 	os.WriteFile(p, []byte("# secrets\nA=1\n\nB=2\nA=3\n"), 0o600)
-	if err := Remove(p, "A"); err != nil {
+	if err := Remove(context.Background(), p, "A"); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(p)
 	if string(got) != "# secrets\n\nB=2\n" {
 		t.Errorf("after Remove: %q", got)
 	}
-	if err := Remove(p, "A"); !errors.Is(err, ErrUnknownKey) {
+	if err := Remove(context.Background(), p, "A"); !errors.Is(err, ErrUnknownKey) {
 		t.Errorf("Remove of a missing key = %v, want ErrUnknownKey", err)
 	}
 }
@@ -88,7 +89,7 @@ func TestLoadReportsSyntaxErrorsWithLine(t *testing.T) {
 	if !errors.As(err, &se) || se.Line != 2 {
 		t.Fatalf("Load = %v, want a SyntaxError on line 2", err)
 	}
-	if err := Set(p, "C", "3"); !errors.As(err, &se) {
+	if err := Set(context.Background(), p, "C", "3"); !errors.As(err, &se) {
 		t.Errorf("Set on a broken file = %v, want SyntaxError", err)
 	}
 	got, _ := os.ReadFile(p)

@@ -9,6 +9,7 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
 // formatVersion is the registry format version written to "version".
@@ -203,11 +205,17 @@ func marshal(r *Registry) []byte {
 	return append(data, '\n')
 }
 
+// MaxFileSize is the largest registry file agent-box reads.
+const MaxFileSize = 4 << 20
+
 // Load reads the registry at path; a missing file is an empty registry.
 func Load(path string) (*Registry, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, MaxFileSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Registry{Version: formatVersion}, nil
+	}
+	if errors.Is(err, userfile.ErrNotRegular) || errors.Is(err, userfile.ErrTooLarge) {
+		return nil, &CorruptError{Path: path, Err: err}
 	}
 	if err != nil {
 		return nil, err
@@ -223,8 +231,8 @@ func Load(path string) (*Registry, error) {
 // atomically (mode 0600). If fn returns an error nothing is written. If the
 // file is corrupt, Update returns *CorruptError and leaves it byte-identical.
 // fn may return atomicfile.ErrNoChange to skip the write.
-func Update(path string, fn func(r *Registry) error) error {
-	return atomicfile.Update(path, 0o600, func(old []byte, exists bool) ([]byte, error) {
+func Update(ctx context.Context, path string, fn func(r *Registry) error) error {
+	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, exists bool) ([]byte, error) {
 		r := &Registry{Version: formatVersion}
 		if exists {
 			var err error

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -56,7 +57,7 @@ func TestUpdateReportsCorruptRegistryAndLeavesItByteIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	called := false
-	err := Update(p, func(r *Registry) error { called = true; return nil })
+	err := Update(context.Background(), p, func(r *Registry) error { called = true; return nil })
 	var ce *CorruptError
 	if !errors.As(err, &ce) {
 		t.Fatalf("Update error = %v, want *CorruptError", err)
@@ -81,7 +82,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			err := Update(p, func(r *Registry) error {
+			err := Update(context.Background(), p, func(r *Registry) error {
 				return r.Add(Session{Name: fmt.Sprintf("s%03d", i), Agent: "x", Cwd: "/"})
 			})
 			if err != nil {

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func setup(t *testing.T) paths.Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = registry.Update(e.Registry(), func(r *registry.Registry) error {
+	err = registry.Update(context.Background(), e.Registry(), func(r *registry.Registry) error {
 		return r.Add(registry.Session{Name: "s", Agent: "tool", Args: []string{"two words", "$(x)"}, Cwd: "/tmp"})
 	})
 	if err != nil {
@@ -33,7 +34,7 @@ func setup(t *testing.T) paths.Env {
 
 func TestPrepareAppendsSessionArgsAndLetsEnvFileWin(t *testing.T) {
 	e := setup(t)
-	if err := envfile.Set(e.EnvFile(), "TOKEN", "from file"); err != nil {
+	if err := envfile.Set(context.Background(), e.EnvFile(), "TOKEN", "from file"); err != nil {
 		t.Fatal(err)
 	}
 	table := agents.Table{"tool": {Command: "/bin/tool", Args: []string{"--fixed"}}}

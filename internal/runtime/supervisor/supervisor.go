@@ -233,7 +233,7 @@ func (s *sup) applySeed() error {
 		return err
 	}
 	var added []string
-	err = registry.Update(s.cfg.Env.Registry(), func(r *registry.Registry) error {
+	err = registry.Update(context.Background(), s.cfg.Env.Registry(), func(r *registry.Registry) error {
 		added = registry.ApplySeed(r, seed, s.cfg.Env.Home, time.Now().UTC())
 		if len(added) == 0 {
 			return atomicfile.ErrNoChange
@@ -565,7 +565,7 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
 	if status == 0 {
 		s.saveObs(ss)
-		err := registry.Update(s.cfg.Env.Registry(), func(r *registry.Registry) error {
+		err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
 			cur, ok := r.Find(e.Name)
 			if !ok || cur.Stopped {
 				return atomicfile.ErrNoChange

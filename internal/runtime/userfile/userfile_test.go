@@ -1,0 +1,115 @@
+package userfile
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// within fails the test if f does not return within a deadline: a read
+// that blocks must fail the test, not stall the suite.
+func within(t *testing.T, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatal("blocked for 5 s")
+		return nil
+	}
+}
+
+func TestReadRefusesWhatIsNotARegularFileWithoutBlocking(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "dir")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	linkToFifo := filepath.Join(dir, "link")
+	if err := os.Symlink(fifo, linkToFifo); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path, kind string }{
+		{"FIFO", fifo, "a FIFO"},
+		{"directory", sub, "a directory"},
+		{"socket", sock, "a socket"},
+		{"character device", "/dev/zero", "a character device"},
+		{"symlink to a FIFO", linkToFifo, "a FIFO"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := within(t, func() error { _, err := Read(tc.path, 1<<20); return err })
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tc.kind) {
+				t.Errorf("Read(%s) = %v, want ErrNotRegular naming %q", tc.path, err, tc.kind)
+			}
+		})
+	}
+}
+
+func TestReadStopsAtTheLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("12345"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := Read(p, 5); err != nil || string(data) != "12345" {
+		t.Errorf("at the limit: %q %v", data, err)
+	}
+	if _, err := Read(p, 4); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("over the limit: %v, want ErrTooLarge", err)
+	}
+}
+
+func TestReadFollowsASymlinkToARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "real")
+	if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(p, link); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := Read(link, 10); err != nil || string(data) != "x" {
+		t.Errorf("%q %v", data, err)
+	}
+}
+
+func TestReadOfAMissingFileIsNotExist(t *testing.T) {
+	if _, err := Read(filepath.Join(t.TempDir(), "none"), 10); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestOpenLockRefusesAFIFOWithoutBlocking(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "x.lock")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := within(t, func() error {
+		f, err := OpenLock(fifo)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	})
+	if !errors.Is(err, ErrNotRegular) {
+		t.Errorf("%v, want ErrNotRegular", err)
+	}
+}
