@@ -1,26 +1,28 @@
 #!/usr/bin/env bash
-# golden-check.sh TREE GOLDEN OUT [ROOT]
+# golden-check.sh TREE ETC GOLDEN OUT [ROOT]
 #
 # Compares what a built /etc/systemd/system tree (TREE, as NixOS's
-# generateUnits makes it) installs for agent-box with a golden fixture
-# directory (GOLDEN: files/ and links, paths relative to /). Used by the
-# flake's `golden` check; internal/flakecheck runs it offline on trees it
-# builds itself.
+# generateUnits makes it) and the agent-box entries of environment.etc
+# (ETC: a directory whose agent-box/** entries link to their sources)
+# install for agent-box with a golden fixture directory (GOLDEN: files/ and
+# links, paths relative to /). Used by the flake's `golden` check;
+# internal/flakecheck runs it offline on trees it builds itself.
 #
 # Captured into OUT (same layout as the fixture): every entry of TREE with a
 # path component starting with "agent-box"; files and absolute symlinks by
 # content, relative symlinks (the multi-user.target.wants enablement) as
 # "name -> target" lines; plus the seed and agents files the drop-ins name
-# (AGENT_BOX_SEED, AGENT_BOX_AGENTS; read under ROOT, default /). Store
+# (AGENT_BOX_SEED, AGENT_BOX_AGENTS; read under ROOT, default /), and every
+# file under ETC/agent-box as files/etc/agent-box/... by content. Store
 # hashes become 32 zeros. Anything extra, missing or different fails (exit
 # 1) with a diff (-fixture +installed).
 set -euo pipefail
 
-if [ "$#" -lt 3 ] || [ "$#" -gt 4 ]; then
-  echo "usage: golden-check.sh TREE GOLDEN OUT [ROOT]" >&2
+if [ "$#" -lt 4 ] || [ "$#" -gt 5 ]; then
+  echo "usage: golden-check.sh TREE ETC GOLDEN OUT [ROOT]" >&2
   exit 2
 fi
-tree=$1 golden=$2 out=$3 root=${4:-}
+tree=$1 etc=$2 golden=$3 out=$4 root=${5:-}
 
 zero() {
   sed -E 's#/nix/store/[0-9a-z]{32}-#/nix/store/00000000000000000000000000000000-#g'
@@ -51,6 +53,13 @@ while IFS= read -r rel; do
     stores+=("$store")
   done < <(grep -ohE 'AGENT_BOX_(SEED|AGENTS)=/nix/store/[^"[:space:]]+' "$path" | sed 's/^[^=]*=//')
 done < <(cd "$tree" && find . -mindepth 1 \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
+
+if [ -d "$etc/agent-box" ]; then
+  while IFS= read -r rel; do
+    mkdir -p "$(dirname "$out/files/etc/agent-box/$rel")"
+    zero <"$etc/agent-box/$rel" >"$out/files/etc/agent-box/$rel"
+  done < <(cd "$etc/agent-box" && find -L . -mindepth 1 -type f -printf '%P\n' | LC_ALL=C sort)
+fi
 
 for store in "${stores[@]}"; do
   mkdir -p "$out/files/nix/store"

@@ -6,7 +6,8 @@
 # (config.environment.etc."systemd/system".source, made by generateUnits).
 # golden-check.sh captures every agent-box entry of that tree (dereferenced,
 # store hashes zeroed, relative links as "name -> target", plus the seed and
-# agents files the drop-ins name) and diffs it against the fixture. Anything
+# agents files the drop-ins name), every environment.etc entry under
+# agent-box/ (the login files), and diffs it against the fixture. Anything
 # extra (a full agent-box@<user>.service shadowing the template, a
 # NixOS-rendered drop-in carrying an injected PATH, another wants link)
 # differs and fails.
@@ -22,7 +23,7 @@
 let
   inherit (lib) concatMapStrings escapeShellArg;
 
-  treeOf =
+  configOf =
     name:
     (nixos [
       module
@@ -32,7 +33,22 @@ let
           services.agent-box = import (goldenDir + "/${name}/config.nix") { inherit pkgs; };
         }
       )
-    ]).config.environment.etc."systemd/system".source;
+    ]).config;
+
+  treeOf = name: (configOf name).environment.etc."systemd/system".source;
+
+  # The environment.etc entries under agent-box/, as /etc/static links them.
+  etcOf =
+    name:
+    let
+      etc = (configOf name).environment.etc;
+    in
+    pkgs.linkFarm "agent-box-etc-${name}" (
+      map (n: {
+        name = n;
+        path = etc.${n}.source;
+      }) (builtins.filter (n: builtins.substring 0 10 n == "agent-box/") (builtins.attrNames etc))
+    );
 in
 pkgs.runCommand "agent-box-golden"
   {
@@ -43,7 +59,7 @@ pkgs.runCommand "agent-box-golden"
     mkdir -p "$out"
     ${concatMapStrings (name: ''
       echo "golden: ${name}"
-      if ! bash ${./golden-check.sh} ${treeOf name} ${goldenDir}/${escapeShellArg name} "$out"/${escapeShellArg name}; then
+      if ! bash ${./golden-check.sh} ${treeOf name} ${etcOf name} ${goldenDir}/${escapeShellArg name} "$out"/${escapeShellArg name}; then
         echo "golden: ${name}: NixOS installs something else than tests/golden/${name}" >&2
         failed+=(${escapeShellArg name})
       fi

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
@@ -50,6 +51,11 @@ func TestMain(m *testing.M) {
 		os.Exit(testAgent(os.Args[2:]))
 	}
 	if os.Getenv("AGENT_BOX_TEST_PROGRAM") == "1" {
+		// The test binary only: where tests put a login file (the shipped
+		// program always reads /etc/agent-box/users).
+		if d := os.Getenv("AGENT_BOX_TEST_LOGIN_DIR"); d != "" {
+			paths.LoginDir = d
+		}
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

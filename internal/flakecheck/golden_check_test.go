@@ -21,10 +21,10 @@ const fakeHash = "0123456789abcdfghijklmnpqrsvwxyz"
 // dangling relative link, the seed and agents files sit at the store paths
 // the drop-ins name, and unrelated units are around. Store hashes are
 // non-zero, as in a real build.
-func nixosTree(t *testing.T, cfg string) (tree, root string) {
+func nixosTree(t *testing.T, cfg string) (tree, etc, root string) {
 	t.Helper()
 	dir := t.TempDir()
-	tree, root = filepath.Join(dir, "system-units"), filepath.Join(dir, "root")
+	tree, etc, root = filepath.Join(dir, "system-units"), filepath.Join(dir, "etc"), filepath.Join(dir, "root")
 	unzero := func(s string) string { return strings.ReplaceAll(s, module.ZeroHash, fakeHash) }
 	write := func(p, data string) {
 		t.Helper()
@@ -52,6 +52,12 @@ func nixosTree(t *testing.T, cfg string) (tree, root string) {
 		switch {
 		case strings.HasPrefix(name, "nix/store/"):
 			write(filepath.Join(root, unzero(name)), unzero(data))
+		case strings.HasPrefix(name, "etc/agent-box/"):
+			// environment.etc entries, linked like pkgs.linkFarm does
+			rel := strings.TrimPrefix(name, "etc/")
+			stored := filepath.Join(root, "nix/store", fakeHash+"-etc-"+filepath.Base(rel))
+			write(stored, unzero(data))
+			link(stored, filepath.Join(etc, rel))
 		case strings.HasPrefix(name, "etc/systemd/system/"):
 			rel := strings.TrimPrefix(name, "etc/systemd/system/")
 			stored := filepath.Join(root, "nix/store", fakeHash+"-unit-"+strings.NewReplacer("/", "-", "@", "-").Replace(rel), filepath.Base(rel))
@@ -69,16 +75,16 @@ func nixosTree(t *testing.T, cfg string) (tree, root string) {
 	link(filepath.Join(root, "nix/store", fakeHash+"-systemd/example/systemd/system/sshd.service"), filepath.Join(tree, "sshd.service"))
 	link("../remote-fs.target", filepath.Join(tree, "multi-user.target.wants", "remote-fs.target"))
 	link("graphical.target", filepath.Join(tree, "default.target"))
-	return tree, root
+	return tree, etc, root
 }
 
-func goldenCheck(t *testing.T, tree, cfg, root string) (string, error) {
+func goldenCheck(t *testing.T, tree, etc, cfg, root string) (string, error) {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Fatalf("bash is required: %v", err)
 	}
-	cmd := exec.Command(bash, filepath.Join(module.Root(), "nix", "golden-check.sh"), tree,
+	cmd := exec.Command(bash, filepath.Join(module.Root(), "nix", "golden-check.sh"), tree, etc,
 		filepath.Join(module.Root(), "tests", "golden", cfg), filepath.Join(t.TempDir(), "out"), root)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -91,8 +97,8 @@ func goldenCheck(t *testing.T, tree, cfg, root string) (string, error) {
 func TestGoldenCheckAcceptsTheFixtureAsNixOSInstallsIt(t *testing.T) {
 	for _, cfg := range goldenDirs(t) {
 		t.Run(cfg, func(t *testing.T) {
-			tree, root := nixosTree(t, cfg)
-			if out, err := goldenCheck(t, tree, cfg, root); err != nil {
+			tree, etc, root := nixosTree(t, cfg)
+			if out, err := goldenCheck(t, tree, etc, cfg, root); err != nil {
 				t.Fatalf("golden-check.sh rejects the fixture's own bytes: %v\n%s", err, out)
 			}
 		})
@@ -139,6 +145,13 @@ func TestGoldenCheckRejectsWhatTheFixtureLacks(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "-etc/systemd/system/multi-user.target.wants/agent-box@alice.service -> ../agent-box@alice.service"},
+		{"a different login file", func(t *testing.T, _, root string) {
+			p := filepath.Join(root, "nix/store", fakeHash+"-etc-alice.env")
+			os.Remove(p)
+			if err := os.WriteFile(p, []byte("AGENT_BOX_TMUX=/tmp/tmux\n"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}, "+AGENT_BOX_TMUX=/tmp/tmux"},
 		{"a different seed", func(t *testing.T, _, root string) {
 			p := filepath.Join(root, "nix/store", fakeHash+"-agent-box-seed-alice.json")
 			os.Remove(p)
@@ -148,9 +161,9 @@ func TestGoldenCheckRejectsWhatTheFixtureLacks(t *testing.T) {
 		}, "agent-box-seed-alice.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tree, root := nixosTree(t, cfg)
+			tree, etc, root := nixosTree(t, cfg)
 			tc.mutate(t, tree, root)
-			out, err := goldenCheck(t, tree, cfg, root)
+			out, err := goldenCheck(t, tree, etc, cfg, root)
 			if err == nil {
 				t.Fatalf("golden-check.sh accepted the tree:\n%s", out)
 			}

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/nixtest"
@@ -113,6 +116,49 @@ func TestFixturesAreWhatTheModuleRenders(t *testing.T) {
 			}
 			if t.Failed() {
 				t.Log("hint: go test ./internal/golden -run TestFixtures -update -v, then review the diff")
+			}
+		})
+	}
+}
+
+// TestLoginFilesCarryTheirInstancesValues checks each golden login file
+// (/etc/agent-box/users/<user>.env) against its instance drop-in, two files
+// the renderer writes separately: a plain login must see the same agents
+// table, default agent, seed and tmux as the unit.
+func TestLoginFilesCarryTheirInstancesValues(t *testing.T) {
+	envLine := regexp.MustCompile(`(?m)^Environment="(AGENT_BOX_[A-Z_]+)=([^"]*)"$`)
+	for _, cfg := range configs(t) {
+		t.Run(cfg, func(t *testing.T) {
+			fx := read(t, cfg)
+			n := 0
+			for name, data := range fx.Files {
+				user, ok := strings.CutPrefix(name, "etc/agent-box/users/")
+				if !ok {
+					continue
+				}
+				user = strings.TrimSuffix(user, ".env")
+				n++
+				dropin, ok := fx.Files["etc/systemd/system/agent-box@"+user+".service.d/overrides.conf"]
+				if !ok {
+					t.Errorf("%s has no instance drop-in", name)
+					continue
+				}
+				want := map[string]string{}
+				for _, m := range envLine.FindAllStringSubmatch(dropin, -1) {
+					want[m[1]] = m[2]
+				}
+				got := map[string]string{}
+				for _, line := range strings.Split(data, "\n") {
+					if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+						got[k] = v
+					}
+				}
+				if d := cmp.Diff(want, got); d != "" || len(got) != 4 {
+					t.Errorf("%s differs from the drop-in's AGENT_BOX_* values (-drop-in +login):\n%s", name, d)
+				}
+			}
+			if n == 0 {
+				t.Error("no login file")
 			}
 		})
 	}

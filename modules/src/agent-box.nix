@@ -159,5 +159,9 @@ in
       overrideStrategy = "asDropin";
       inherit (d) text wantedBy;
     }) (agentBox.dropins n userPaths);
+
+    # Per user, the unit's AGENT_BOX_* values for the CLI of a plain login
+    # (root-owned, in the store).
+    environment.etc = mapAttrs (_: text: { inherit text; }) (agentBox.etcFiles n userPaths);
   };
 }

@@ -68,6 +68,7 @@ let
     systemd = pkg "systemd";
     qemu = pkg "qemu";
     diffutils = pkg "diffutils";
+    linkFarm = name: entries: drv name { inherit entries; };
   };
 in
 {

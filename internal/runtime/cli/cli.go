@@ -21,6 +21,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -43,6 +44,7 @@ const (
 	exitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
 	exitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
 	exitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
+	exitForeignHome   = 11 // HOME belongs to another user
 )
 
 const helpText = `usage: agent-box COMMAND [ARGS]
@@ -73,6 +75,7 @@ exit codes:
   3 unknown session/key   9 foreign tmux server on the socket (supervise)
   4 duplicate session    10 tmux missing or older than 3.0 (supervise)
   5 invalid name, key or value
+                         11 HOME belongs to another user (run as that user)
 `
 
 // deprecatedSessionEnv is printed on stderr before `session env ...` runs
@@ -103,8 +106,12 @@ func (p *Program) Main(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	code := exitCode(err)
-	fmt.Fprintf(p.Stderr, "agent-box: %v\n", err)
-	if code == exitUsage {
+	fmt.Fprintf(p.Stderr, "agent-box: %s\n", escape.Terminal(err.Error()))
+	var h interface{ Hint() string }
+	switch {
+	case errors.As(err, &h) && h.Hint() != "":
+		fmt.Fprintf(p.Stderr, "hint: %s\n", escape.Terminal(h.Hint()))
+	case code == exitUsage:
 		fmt.Fprintln(p.Stderr, "hint: run 'agent-box help'")
 	}
 	return code
@@ -133,6 +140,8 @@ func exitCode(err error) int {
 		return exitForeignServer
 	case errors.Is(err, tmux.ErrUnusable):
 		return exitTmuxVersion
+	case errors.Is(err, paths.ErrForeignHome):
+		return exitForeignHome
 	}
 	return exitFailure
 }
@@ -174,24 +183,30 @@ func (p *Program) run(ctx context.Context, args []string) error {
 	return usagef("unknown command %q", cmd)
 }
 
-func (p *Program) envCfg() (paths.Env, error) { return paths.FromEnv(os.Getenv) }
+// envCfg is the environment every command that touches the user's files
+// works in: HOME must belong to the user running, and what the environment
+// leaves unset comes from the module's root-owned login file.
+func (p *Program) envCfg() (paths.Env, error) {
+	e, err := paths.FromEnv(os.Getenv)
+	if err != nil {
+		return e, err
+	}
+	if err := e.CheckOwnHome(); err != nil {
+		return e, err
+	}
+	return e.WithLogin()
+}
 
-// agents returns the agents table of the running supervisor, else the one
-// named by AGENT_BOX_AGENTS, plus the default agent.
+// agents returns the agents table named by AGENT_BOX_AGENTS (the unit's,
+// else the login file's: root-owned store files) and the default agent.
+// state.json is never consulted: its owner can write it, and exec-session
+// executes what the table names.
 func (p *Program) agents(e paths.Env) (agents.Table, string, error) {
-	st, err := state.Read(e.StateFile())
-	if err == nil {
-		def := st.DefaultAgent
-		if def == "" {
-			def = e.DefaultAgent
-		}
-		return st.Agents, def, nil
+	if e.AgentsFile == "" {
+		return nil, "", fmt.Errorf("no agents table: %s is unset and there is no login file %s", paths.EnvAgents, paths.LoginFile("<user>"))
 	}
-	if e.AgentsFile != "" {
-		a, err := agents.Load(e.AgentsFile)
-		return a, e.DefaultAgent, err
-	}
-	return nil, "", fmt.Errorf("cannot check agents: %w and %s is unset", err, paths.EnvAgents)
+	a, err := agents.Load(e.AgentsFile)
+	return a, e.DefaultAgent, err
 }
 
 func (p *Program) session(ctx context.Context, sub string, args []string) error {
@@ -250,8 +265,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		if len(args) != 1 {
 			return usagef("usage: session restart NAME|--all")
 		}
-		st, err := state.Read(e.StateFile())
-		if err != nil {
+		if _, err := state.Read(e.StateFile()); err != nil {
 			return err
 		}
 		msg := "restart-all"
@@ -273,9 +287,9 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 			}
 			msg = "restart " + name
 		}
-		err = supervisor.Notify(st.Control, msg)
+		err = supervisor.Notify(e.SupervisorSocket(), msg)
 		if supervisor.IsNotListening(err) {
-			return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, st.Control)
+			return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
 		}
 		return err
 	case "attach":
@@ -377,8 +391,8 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 	}
 	panes := map[string]tmux.Pane{}
 	tmuxKnown := false
-	if st, err := state.Read(e.StateFile()); err == nil {
-		srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: st.Socket, Env: os.Environ()}
+	if _, err := state.Read(e.StateFile()); err == nil {
+		srv := &tmux.Server{Bin: p.tmuxBin(e), Socket: e.TmuxSocket(), Env: os.Environ()}
 		if srv.Bin != "" && srv.Alive() {
 			if ps, err := srv.ListPanes(ctx); err == nil {
 				tmuxKnown = true
@@ -425,16 +439,14 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tCWD")
 	for _, le := range out {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", le.Name, le.Agent, le.State, le.Restarts, le.Cwd)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", escape.String(le.Name), escape.String(le.Agent), le.State, le.Restarts, escape.String(le.Cwd))
 	}
 	return tw.Flush()
 }
 
-// tmuxBin is the tmux the supervisor uses, else $AGENT_BOX_TMUX, else PATH.
-func (p *Program) tmuxBin(e paths.Env, st state.State) string {
-	if st.Tmux != "" {
-		return st.Tmux
-	}
+// tmuxBin is $AGENT_BOX_TMUX (the unit's, else the login file's), else
+// tmux from PATH; never what state.json names, which its owner can write.
+func (p *Program) tmuxBin(e paths.Env) string {
 	if e.Tmux != "" {
 		return e.Tmux
 	}
@@ -449,8 +461,7 @@ func (p *Program) tmuxBin(e paths.Env, st state.State) string {
 // never starts a server: it refuses when nothing listens on the socket, and
 // attach-session itself does not start one.
 func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error {
-	st, _ := state.Read(e.StateFile())
-	srv := &tmux.Server{Bin: p.tmuxBin(e, st), Socket: e.TmuxSocket(), Env: os.Environ()}
+	srv := &tmux.Server{Bin: p.tmuxBin(e), Socket: e.TmuxSocket(), Env: os.Environ()}
 	if !srv.Alive() {
 		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
 	}

@@ -68,3 +68,25 @@ func clean(s string) bool {
 func bidi(r rune) bool {
 	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }
+
+// Terminal escapes what a terminal would act on (control bytes, invalid
+// UTF-8, bidi controls) but keeps backslashes: for whole message lines that
+// may already hold Go-quoted parts, the last guard before a terminal or log.
+func Terminal(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || bidi(r) || r == utf8.RuneError
+	}) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == '\\' {
+			b.WriteByte('\\')
+		} else {
+			b.WriteString(String(s[i : i+size]))
+		}
+		i += size
+	}
+	return b.String()
+}

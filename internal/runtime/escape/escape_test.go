@@ -35,3 +35,17 @@ func TestBytesCutsLongInputAndSaysHowLong(t *testing.T) {
 		t.Errorf("long: %q, want %q", got, want)
 	}
 }
+
+func TestTerminalEscapesControlsButKeepsBackslashes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`session "a\x1b" exists`, `session "a\x1b" exists`},
+		{"raw \x1b[2J here", `raw \x1b[2J here`},
+		{"bad \xff", `bad \xff`},
+		{`C:\path`, `C:\path`},
+		{"ünï ☃", "ünï ☃"},
+	} {
+		if got := Terminal(tc.in); got != tc.want {
+			t.Errorf("Terminal(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -7,8 +7,15 @@ package paths
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/user"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/agent-box/agent-box/internal/runtime/envfile"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
 )
 
 // Environment variables read by agent-box (see docs/runtime-contract.md).
@@ -20,6 +27,14 @@ const (
 	EnvAgents       = "AGENT_BOX_AGENTS"
 	EnvDefaultAgent = "AGENT_BOX_DEFAULT_AGENT"
 )
+
+// LoginDir holds one file per agent user, <user>.env, that the NixOS module
+// installs (root-owned, in the Nix store): the AGENT_BOX_* values of the
+// user's unit, for a CLI run from a plain login. A variable for tests only.
+var LoginDir = "/etc/agent-box/users"
+
+// ErrForeignHome: HOME belongs to another user than the one running.
+var ErrForeignHome = errors.New("not your home")
 
 // Env is everything agent-box derives from its environment.
 type Env struct {
@@ -62,6 +77,103 @@ func FromEnv(getenv func(string) string) (Env, error) {
 	e.AgentsFile = getenv(EnvAgents)
 	e.DefaultAgent = getenv(EnvDefaultAgent)
 	return e, nil
+}
+
+// LoginFile is the module's login file for user.
+func LoginFile(user string) string { return filepath.Join(LoginDir, user+".env") }
+
+// WithLogin fills the AGENT_BOX_* values the environment leaves unset (a
+// plain SSH or console login has none) from the login file of the user
+// running this process (by uid, never $USER). The file must be a regular
+// file owned by root and writable by nobody else; a missing one changes
+// nothing. Values already set win: they come from the unit, or from the
+// user's own environment, which is theirs to set.
+func (e Env) WithLogin() (Env, error) {
+	if e.AgentsFile != "" && e.Tmux != "" && e.DefaultAgent != "" {
+		return e, nil
+	}
+	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil {
+		return e, nil // no name, no login file
+	}
+	file := LoginFile(u.Username)
+	fi, err := os.Stat(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return e, nil
+	}
+	if err != nil {
+		return e, fmt.Errorf("login file: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 || !fi.Mode().IsRegular() {
+		return e, fmt.Errorf("login file %q must be a regular file owned by root and writable only by root; ignoring it is not safe", file)
+	}
+	vars, err := envfile.Load(file)
+	if err != nil {
+		return e, fmt.Errorf("login file: %w", err)
+	}
+	for _, v := range vars {
+		switch v.Key {
+		case EnvAgents:
+			if e.AgentsFile == "" {
+				e.AgentsFile = v.Value
+			}
+		case EnvTmux:
+			if e.Tmux == "" {
+				e.Tmux = v.Value
+			}
+		case EnvDefaultAgent:
+			if e.DefaultAgent == "" {
+				e.DefaultAgent = v.Value
+			}
+		case envSeed:
+			if e.Seed == "" {
+				e.Seed = v.Value
+			}
+		}
+	}
+	return e, nil
+}
+
+// CheckOwnHome refuses a HOME that another user owns: the files under it
+// (registry, env file, state.json, sockets) are that user's to write, so
+// acting on them as anyone else (root included) would trust their content.
+func (e Env) CheckOwnHome() error {
+	fi, err := os.Stat(e.Home)
+	if err != nil {
+		return fmt.Errorf("home %s: %w", escape.String(e.Home), err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("home %s: no owner", escape.String(e.Home))
+	}
+	if int(st.Uid) == os.Getuid() {
+		return nil
+	}
+	owner := strconv.Itoa(int(st.Uid))
+	if u, err := user.LookupId(owner); err == nil {
+		owner = u.Username
+	}
+	return &ForeignHomeError{Home: e.Home, Owner: owner}
+}
+
+// ForeignHomeError is CheckOwnHome's refusal.
+type ForeignHomeError struct {
+	Home, Owner string
+}
+
+func (e *ForeignHomeError) Error() string {
+	return fmt.Sprintf("%s belongs to %s, not to the user running agent-box", escape.String(e.Home), escape.String(e.Owner))
+}
+
+func (e *ForeignHomeError) Unwrap() error { return ErrForeignHome }
+
+// Hint says how to act as the home's owner instead.
+func (e *ForeignHomeError) Hint() string {
+	if strings.ContainsAny(e.Owner, " \t\n'\"") {
+		return "run agent-box as the home's owner"
+	}
+	return fmt.Sprintf("run it as that user: runuser -u %s -- agent-box ...", e.Owner)
 }
 
 // Registry is the session registry ~/.config/agent-box/sessions.json.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
@@ -82,5 +83,37 @@ func Exec(plan Plan) error {
 		return fmt.Errorf("working directory: %w", err)
 	}
 	err := syscall.Exec(plan.Path, plan.Argv, plan.Env)
+	if errors.Is(err, syscall.E2BIG) {
+		return fmt.Errorf("exec %q: %w: %s", plan.Path, err, largest(plan))
+	}
 	return fmt.Errorf("exec %q: %w", plan.Path, err)
+}
+
+// MaxArgStrlen is Linux's MAX_ARG_STRLEN: the longest single argument or
+// environment string execve accepts (terminating NUL included).
+const MaxArgStrlen = 32 * 4096
+
+// largest names what most likely made execve fail with E2BIG: the first
+// string over MaxArgStrlen-1 bytes, else the largest one, and the totals.
+func largest(plan Plan) string {
+	what, size := "", -1
+	total := 0
+	consider := func(kind, name string, n int) {
+		total += n + 1
+		if n > size || n >= MaxArgStrlen && size < MaxArgStrlen {
+			what, size = kind+" "+name, n
+		}
+	}
+	for i, a := range plan.Argv {
+		consider("argument", strconv.Itoa(i), len(a))
+	}
+	for _, kv := range plan.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		consider("environment variable", escape.String(k), len(kv))
+	}
+	limit := "the largest value"
+	if size >= MaxArgStrlen {
+		limit = fmt.Sprintf("over Linux's %d-byte limit per value", MaxArgStrlen-1)
+	}
+	return fmt.Sprintf("%s is %s (%d bytes); arguments and environment total %d bytes", what, limit, size, total)
 }

@@ -3,8 +3,11 @@ package spawn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
@@ -70,5 +73,31 @@ func TestExecFailsCleanlyForMissingDirectory(t *testing.T) {
 	err := Exec(Plan{Path: "/bin/true", Argv: []string{"/bin/true"}, Dir: filepath.Join(t.TempDir(), "missing")})
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Exec into a missing dir: %v", err)
+	}
+}
+
+// TestExecNamesTheValueThatHitE2BIG runs Exec in a child process (a
+// successful exec would replace the test binary): the child's error must
+// name the oversized variable and the per-value limit.
+func TestExecNamesTheValueThatHitE2BIG(t *testing.T) {
+	if os.Getenv("SPAWN_E2BIG_CHILD") == "1" {
+		big := strings.Repeat("x", MaxArgStrlen)
+		plan := Plan{Path: "/bin/true", Argv: []string{"/bin/true", "small"}, Dir: os.TempDir(), Env: []string{"A=1", "HUGE=" + big, "B=2"}}
+		fmt.Println(Exec(plan))
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestExecNamesTheValueThatHitE2BIG$")
+	cmd.Env = append(os.Environ(), "SPAWN_E2BIG_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"argument list too long",
+		fmt.Sprintf("environment variable HUGE is over Linux's %d-byte limit per value (%d bytes)", MaxArgStrlen-1, len("HUGE=")+MaxArgStrlen),
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the error %q lacks %q", out, want)
+		}
 	}
 }

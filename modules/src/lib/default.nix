@@ -35,6 +35,9 @@ let
       agentsTable =
         @@include:render/agents-table.nix@@
         ;
+      login =
+        @@include:render/login.nix@@
+        ;
     };
     units =
       @@include:units.nix@@
@@ -50,5 +53,5 @@ in
   inherit (self.agents) builtinAgents definitions;
   inherit (self.build) basePackages storeNames runtimeGoMod;
   inherit (self.checks) assertions failures homeMessage;
-  inherit (self.units) dropins installed;
+  inherit (self.units) dropins etcFiles installed;
 }

@@ -1,6 +1,7 @@
-# Which drop-ins a configuration installs and which units it enables, as
-# data that both the glue (systemd.units) and the offline golden rendering
-# (`installed`) read, so the two cannot name them differently.
+# Which drop-ins and /etc files a configuration installs and which units it
+# enables, as data that both the glue (systemd.units, environment.etc) and
+# the offline golden rendering (`installed`) read, so the two cannot name
+# them differently.
 {
   prim,
   render,
@@ -28,16 +29,26 @@ let
         wantedBy = [ ];
       };
     };
+
+  # n, pathsOf as above -> path under /etc -> text.
+  etcFiles =
+    n: pathsOf:
+    listToAttrs (
+      map (name: {
+        name = "agent-box/users/${name}.env";
+        value = render.login n.users.${name} (pathsOf n.users.${name}) n.defaultAgent;
+      }) n.userNames
+    );
 in
 {
-  inherit dropins;
+  inherit dropins etcFiles;
 
   # Everything the module installs for a configuration, as the golden
   # fixtures record it: files (path relative to / -> bytes) and links
   # (path -> target). units: the verbatim units (file name -> bytes);
   # storePath: a fixed store name -> its store path. This mirrors how NixOS
-  # installs the glue's systemd.packages and systemd.units (asDropin) and
-  # the seed and agents files the drop-ins name.
+  # installs the glue's systemd.packages, systemd.units (asDropin) and
+  # environment.etc, and the seed and agents files the drop-ins name.
   installed =
     n: units: storePath:
     let
@@ -48,6 +59,7 @@ in
         agents = storePath u.files.agents;
       };
       d = dropins n pathsOf;
+      etc = etcFiles n pathsOf;
       userFiles = map (
         name:
         let
@@ -73,6 +85,12 @@ in
             name = "${sys}/${u}.d/overrides.conf";
             value = d.${u}.text;
           }) (attrNames d)
+        )
+        // listToAttrs (
+          map (f: {
+            name = "etc/${f}";
+            value = etc.${f};
+          }) (attrNames etc)
         )
         // foldl' (a: b: a // b) { } userFiles;
       links = listToAttrs (
