@@ -112,24 +112,10 @@ func (e Env) WithLogin() (Env, error) {
 	if err != nil {
 		return e, fmt.Errorf("login file: %w", err)
 	}
+	unset := map[string]*string{EnvAgents: &e.AgentsFile, EnvTmux: &e.Tmux, EnvDefaultAgent: &e.DefaultAgent, envSeed: &e.Seed}
 	for _, v := range vars {
-		switch v.Key {
-		case EnvAgents:
-			if e.AgentsFile == "" {
-				e.AgentsFile = v.Value
-			}
-		case EnvTmux:
-			if e.Tmux == "" {
-				e.Tmux = v.Value
-			}
-		case EnvDefaultAgent:
-			if e.DefaultAgent == "" {
-				e.DefaultAgent = v.Value
-			}
-		case envSeed:
-			if e.Seed == "" {
-				e.Seed = v.Value
-			}
+		if p, ok := unset[v.Key]; ok && *p == "" {
+			*p = v.Value
 		}
 	}
 	return e, nil
