@@ -9,6 +9,7 @@
 #   internal/runtime/cli/cli.go
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/escape/escape.go
+#   internal/runtime/escape/quote.go
 #   internal/runtime/observe/observe.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
@@ -2075,6 +2076,40 @@ in
           	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
           }
         '';
+        "escape/quote.go" = ''
+          package escape
+
+          import (
+          	"fmt"
+          	"strings"
+          )
+
+          // Quote returns s in double quotes, escaped like String (and '"' as \"),
+          // cut after max bytes; a cut string is followed by its full length. It is
+          // how an error quotes a name, a key or a line a user wrote.
+          func Quote(s string, max int) string {
+          	n := len(s)
+          	if n > max {
+          		s = s[:max]
+          	}
+          	q := `"` + strings.ReplaceAll(String(s), `"`, `\"`) + `"`
+          	if n > max {
+          		q += fmt.Sprintf("... (%d bytes)", n)
+          	}
+          	return q
+          }
+
+          // ShellArg returns s as one word for a POSIX shell command in a hint: as is
+          // when it holds only characters no shell treats specially, else in single
+          // quotes. Control bytes are then escaped like String, so the hint is safe to
+          // print (and exact to copy for any path without them).
+          func ShellArg(s string) string {
+          	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./@%+=:,") == "" {
+          		return s
+          	}
+          	return String("'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'")
+          }
+        '';
         "observe/observe.go" = ''
           // Package observe records what the supervisor observed about each session
           // (launches, restarts, last exit) in ~/.local/state/agent-box/sessions/NAME.json.
@@ -3943,12 +3978,13 @@ in
         "userfile/userfile.go" = ''
           // Package userfile reads files from places a user (or any process of that
           // user's agent) can write: the registry, the env file, state.json,
-          // observations, the lock files. Such a path may have been swapped for a
-          // FIFO, a device, a directory or a symlink to one, or grown without bound,
-          // so every read here opens without blocking (O_NONBLOCK, O_NOCTTY), checks
-          // with fstat that it holds a regular file, and reads at most a stated limit.
-          // The owning package maps ErrNotRegular and ErrTooLarge to its own "corrupt"
-          // error.
+          // observations, the seed, the agents table, the lock files. Such a path may
+          // have been swapped for a FIFO, a device, a directory or a symlink to one,
+          // or grown without bound, so every read here opens without blocking
+          // (O_NONBLOCK, O_NOCTTY), checks with fstat that it holds a regular file,
+          // and reads at most a stated limit. Both failures are an *Error wrapping
+          // ErrNotRegular or ErrTooLarge; the owning package maps them to its own
+          // "corrupt" error.
           package userfile
 
           import (
@@ -3961,11 +3997,40 @@ in
           )
 
           var (
-          	// ErrNotRegular: the path names a FIFO, socket, device or directory.
+          	// ErrNotRegular: the path names a FIFO, socket, device or directory
+          	// (or, for a lock file, a symbolic link).
           	ErrNotRegular = errors.New("not a regular file")
           	// ErrTooLarge: the file holds more than the limit.
           	ErrTooLarge = errors.New("file too large")
           )
+
+          // Error reports a file that is not a regular file or holds more than the
+          // reader's limit. Err is ErrNotRegular or ErrTooLarge.
+          type Error struct {
+          	Path  string
+          	Kind  string // what the path is instead, for ErrNotRegular: "a FIFO", "a directory", ...
+          	Size  int64  // for ErrTooLarge: the size seen, or -1 when it grew while being read
+          	Limit int64  // for ErrTooLarge
+          	Err   error
+          }
+
+          func (e *Error) Error() string {
+          	if e.Err == ErrTooLarge {
+          		if e.Size < 0 {
+          			return fmt.Sprintf("%q holds more than %d bytes: %v", e.Path, e.Limit, e.Err)
+          		}
+          		return fmt.Sprintf("%q holds %d bytes, more than %d: %v", e.Path, e.Size, e.Limit, e.Err)
+          	}
+          	return fmt.Sprintf("%q is %s: %v", e.Path, e.Kind, e.Err)
+          }
+
+          func (e *Error) Unwrap() error { return e.Err }
+
+          // Bad reports whether err says that a file is not a regular file or is over
+          // its limit: the failures an owning package reports as a corrupt file.
+          func Bad(err error) bool {
+          	return errors.Is(err, ErrNotRegular) || errors.Is(err, ErrTooLarge)
+          }
 
           // Open opens path read-only without blocking and checks that it is a
           // regular file of at most limit bytes. A missing file is an error wrapping
@@ -3995,15 +4060,17 @@ in
           		return nil, fmt.Errorf("read %q: %w", path, err)
           	}
           	if int64(len(data)) > limit {
-          		return nil, fmt.Errorf("%q holds more than %d bytes: %w", path, limit, ErrTooLarge)
+          		return nil, &Error{Path: path, Size: -1, Limit: limit, Err: ErrTooLarge}
           	}
           	return data, nil
           }
 
           // OpenLock opens (creating it 0600 if missing) a lock file for flock,
-          // without blocking, and checks that it is a regular file.
+          // without blocking, and checks that it is a regular file. A symbolic link
+          // is refused rather than followed: the holder writes its pid into the lock
+          // file, which must never land in a file the link points to.
           func OpenLock(path string) (*os.File, error) {
-          	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0o600)
+          	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
           	if err != nil {
           		return nil, openError(path, err)
           	}
@@ -4014,12 +4081,18 @@ in
           	return f, nil
           }
 
-          // openError turns the failure to open a socket (ENXIO) or a directory for
-          // writing (EISDIR) into ErrNotRegular.
+          // openError turns the failure to open a socket (ENXIO), a directory for
+          // writing (EISDIR) or a symbolic link with O_NOFOLLOW (ELOOP) into
+          // ErrNotRegular.
           func openError(path string, err error) error {
-          	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) {
+          	switch {
+          	case errors.Is(err, syscall.ELOOP):
+          		if fi, serr := os.Lstat(path); serr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+          			return &Error{Path: path, Kind: "a symbolic link", Err: ErrNotRegular}
+          		}
+          	case errors.Is(err, syscall.ENXIO), errors.Is(err, syscall.EISDIR):
           		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
-          			return fmt.Errorf("%q is %s: %w", path, kind(fi.Mode()), ErrNotRegular)
+          			return &Error{Path: path, Kind: kind(fi.Mode()), Err: ErrNotRegular}
           		}
           	}
           	return err
@@ -4031,10 +4104,10 @@ in
           		return fmt.Errorf("stat %q: %w", path, err)
           	}
           	if !fi.Mode().IsRegular() {
-          		return fmt.Errorf("%q is %s: %w", path, kind(fi.Mode()), ErrNotRegular)
+          		return &Error{Path: path, Kind: kind(fi.Mode()), Err: ErrNotRegular}
           	}
           	if limit >= 0 && fi.Size() > limit {
-          		return fmt.Errorf("%q holds %d bytes, more than %d: %w", path, fi.Size(), limit, ErrTooLarge)
+          		return &Error{Path: path, Size: fi.Size(), Limit: limit, Err: ErrTooLarge}
           	}
           	return nil
           }
@@ -4052,7 +4125,7 @@ in
           	case m&fs.ModeDevice != 0:
           		return "a block device"
           	}
-          	return "not a regular file"
+          	return "an irregular file"
           }
         '';
       }
