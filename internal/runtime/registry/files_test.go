@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -315,5 +316,32 @@ func TestTwoHundredConcurrentUpdatesFinish(t *testing.T) {
 	r, err := Load(p)
 	if err != nil || len(r.Sessions) != n {
 		t.Errorf("after %d concurrent adds: %d sessions, %v", n, len(r.Sessions), err)
+	}
+}
+
+// TestArgLimitsAreWhatExecveAccepts backs the constants with the kernel: an
+// argument of MaxArgLen bytes reaches a program, one more is E2BIG, and
+// arguments of MaxArgsSize (as ArgsSize counts) reach it too.
+func TestArgLimitsAreWhatExecveAccepts(t *testing.T) {
+	run := func(args []string) error {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, args...)...)
+		cmd.Env = []string{}
+		return cmd.Run()
+	}
+	if err := run([]string{strings.Repeat("a", MaxArgLen)}); err != nil {
+		t.Errorf("exec with an argument of %d bytes: %v", MaxArgLen, err)
+	}
+	if err := run([]string{strings.Repeat("a", MaxArgLen+1)}); !errors.Is(err, syscall.E2BIG) {
+		t.Errorf("exec with an argument of %d bytes: %v, want E2BIG", MaxArgLen+1, err)
+	}
+	many := make([]string, MaxArgsSize/9) // empty arguments: the most pointers
+	if n := ArgsSize(many); n > MaxArgsSize {
+		t.Fatalf("ArgsSize = %d", n)
+	}
+	if err := checkSession(Session{Name: "a", Agent: "x", Cwd: "/", Args: many}); err != nil {
+		t.Errorf("%d empty arguments refused: %v", len(many), err)
+	}
+	if err := run(many); err != nil {
+		t.Errorf("exec with %d empty arguments: %v", len(many), err)
 	}
 }
