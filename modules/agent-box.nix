@@ -932,7 +932,10 @@ in
         "agents/agents.go" = ''
           // Package agents reads the agents table (AGENT_BOX_AGENTS): which command,
           // with which leading arguments, each agent name runs. See
-          // docs/runtime-contract.md, "Agents table".
+          // docs/runtime-contract.md, "Agents table". The file is read without
+          // blocking, a regular file of at most MaxFileSize; an agent's command and
+          // arguments reach every execve of its sessions, so they take at most
+          // MaxAgentSize.
           package agents
 
           import (
@@ -940,9 +943,19 @@ in
           	"encoding/json"
           	"errors"
           	"fmt"
-          	"os"
           	"path/filepath"
           	"sort"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          const (
+          	// MaxFileSize is the largest agents table agent-box reads.
+          	MaxFileSize = 1 << 20
+          	// MaxAgentSize bounds an agent's command and arguments together, each
+          	// counted as execve counts it: its bytes, its NUL and an 8-byte pointer.
+          	MaxAgentSize = 64 << 10
           )
 
           // Agent is one entry of the agents table: an absolute command and the
@@ -973,12 +986,23 @@ in
           	if err := dec.Decode(&a); err != nil {
           		return nil, err
           	}
-          	for name, ag := range a {
+          	if dec.More() {
+          		return nil, errors.New("trailing data after the JSON document")
+          	}
+          	for _, name := range a.Names() {
+          		ag := a[name]
           		if name == "" {
           			return nil, errors.New("empty agent name")
           		}
           		if !filepath.IsAbs(ag.Command) {
-          			return nil, fmt.Errorf("agent %q: command must be an absolute path, got %q", name, ag.Command)
+          			return nil, fmt.Errorf("agent %s: command must be an absolute path, got %s", escape.Quote(name, 64), escape.Quote(ag.Command, 64))
+          		}
+          		n := len(ag.Command) + 1 + 8
+          		for _, arg := range ag.Args {
+          			n += len(arg) + 1 + 8
+          		}
+          		if n > MaxAgentSize {
+          			return nil, fmt.Errorf("agent %s: command and arguments take %d bytes, more than %d (64 KiB, each counted with its NUL and an 8-byte pointer, as execve counts it)", escape.Quote(name, 64), n, MaxAgentSize)
           		}
           	}
           	return a, nil
@@ -986,7 +1010,10 @@ in
 
           // Load reads an agents table file.
           func Load(path string) (Table, error) {
-          	data, err := os.ReadFile(path)
+          	data, err := userfile.Read(path, MaxFileSize)
+          	if userfile.Bad(err) {
+          		return nil, fmt.Errorf("agents table: %w", err)
+          	}
           	if err != nil {
           		return nil, err
           	}
@@ -2206,18 +2233,26 @@ in
           // Package observe records what the supervisor observed about each session
           // (launches, restarts, last exit) in ~/.local/state/agent-box/sessions/NAME.json.
           // Observations are never intent: the registry is not touched here. Only the
-          // supervisor writes these files (atomically); anyone may read them.
+          // supervisor writes these files (atomically); anyone may read them. They
+          // live in the user's home, so they are read like every user-writable file:
+          // without blocking, a regular file of at most MaxFileSize.
           package observe
 
           import (
           	"encoding/json"
           	"errors"
+          	"fmt"
           	"os"
           	"path/filepath"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
+
+          // MaxFileSize is the largest observation file agent-box reads (one written
+          // by the supervisor takes about 2 KiB).
+          const MaxFileSize = 64 << 10
 
           // maxRecent is how many launch times RecentStarts keeps.
           const maxRecent = 20
@@ -2245,18 +2280,27 @@ in
           // path is the observation file of name in dir.
           func path(dir, name string) string { return filepath.Join(dir, name+".json") }
 
-          // Load reads name's observations; a missing file yields a zero Session.
+          // Load reads name's observations; a missing file yields a zero Session. A
+          // file that is not a regular file, is over MaxFileSize or does not parse is
+          // an error naming it. The name is always name, whatever the file says.
           func Load(dir, name string) (Session, error) {
           	s := Session{Name: name}
-          	data, err := os.ReadFile(path(dir, name))
+          	p := path(dir, name)
+          	data, err := userfile.Read(p, MaxFileSize)
           	if errors.Is(err, os.ErrNotExist) {
           		return s, nil
+          	}
+          	if userfile.Bad(err) {
+          		return s, fmt.Errorf("observations: %w", err)
           	}
           	if err != nil {
           		return s, err
           	}
-          	err = json.Unmarshal(data, &s)
-          	return s, err
+          	if err := json.Unmarshal(data, &s); err != nil {
+          		return Session{Name: name}, fmt.Errorf("observations %q: %w", p, err)
+          	}
+          	s.Name = name
+          	return s, nil
           }
 
           // Save writes s atomically (0600), creating dir if needed.
