@@ -52,10 +52,10 @@ func (b *box) runQuick(stdin string, args ...string) result {
 	return result{out.String(), errb.String(), code}
 }
 
-// plantHostile puts a FIFO, a directory, a symlink to a FIFO or a sparse
-// file of limit+1 bytes at path (its directory created). A command that
-// blocked on the FIFO anyway is released when the test ends.
-func plantHostile(t *testing.T, path, kind string, limit int64) {
+// plantHostile puts a FIFO, a directory, a symlink to a FIFO or doc padded
+// to limit+1 bytes at path (its directory created). A command that blocked
+// on the FIFO anyway is released when the test ends.
+func plantHostile(t *testing.T, path, kind string, limit int64, doc string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -74,10 +74,7 @@ func plantHostile(t *testing.T, path, kind string, limit int64) {
 			t.Fatal(err)
 		}
 	case "oversized file":
-		if err := os.WriteFile(path, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(path, limit+1); err != nil {
+		if err := os.WriteFile(path, oversized(doc, limit), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -110,18 +107,19 @@ func TestABadRegistryOrEnvFileIsCorruptForEveryCommandAtOnce(t *testing.T) {
 		file  string
 		path  func(b *box) string
 		limit int64
+		doc   string // valid content, for the oversized file
 		cmds  [][]string
 	}{
-		{"registry", func(b *box) string { return b.registryPath() }, registry.MaxFileSize, [][]string{
+		{"registry", func(b *box) string { return b.registryPath() }, registry.MaxFileSize, `{"version": 1}`, [][]string{
 			{"session", "ls"}, {"session", "add", "n"}, {"session", "stop", "a"}, {"session", "rm", "a"},
 		}},
-		{"registry lock", func(b *box) string { return b.registryPath() + ".lock" }, -1, [][]string{
+		{"registry lock", func(b *box) string { return b.registryPath() + ".lock" }, -1, "", [][]string{
 			{"session", "add", "n"}, {"session", "rm", "a"},
 		}},
-		{"env file", func(b *box) string { return filepath.Join(b.home, ".config/agent-box/env") }, envfile.MaxFileSize, [][]string{
+		{"env file", func(b *box) string { return filepath.Join(b.home, ".config/agent-box/env") }, envfile.MaxFileSize, "A=1\n", [][]string{
 			{"env", "ls"}, {"env", "set", "K"}, {"env", "rm", "K"},
 		}},
-		{"env lock", func(b *box) string { return filepath.Join(b.home, ".config/agent-box/env.lock") }, -1, [][]string{
+		{"env lock", func(b *box) string { return filepath.Join(b.home, ".config/agent-box/env.lock") }, -1, "", [][]string{
 			{"env", "set", "K"}, {"env", "rm", "K"},
 		}},
 	} {
@@ -132,7 +130,7 @@ func TestABadRegistryOrEnvFileIsCorruptForEveryCommandAtOnce(t *testing.T) {
 			t.Run(tc.file+": "+kind, func(t *testing.T) {
 				b := newBox(t, "")
 				p := tc.path(b)
-				plantHostile(t, p, kind, tc.limit)
+				plantHostile(t, p, kind, tc.limit, tc.doc)
 				before := describe(p)
 				for _, args := range tc.cmds {
 					r := b.runQuick("v", args...)
@@ -155,12 +153,11 @@ func TestABadStateFileOrObservationFileHangsNoCommand(t *testing.T) {
 			t.Run(file+": "+kind, func(t *testing.T) {
 				b := newBox(t, "")
 				b.ok("session", "add", "a")
-				p := filepath.Join(b.runtime, "state.json")
-				limit := int64(state.MaxFileSize)
+				p, limit, doc := filepath.Join(b.runtime, "state.json"), int64(state.MaxFileSize), `{"format": 1, "pid": 1}`
 				if file == "observations" {
-					p, limit = filepath.Join(b.home, ".local/state/agent-box/sessions/a.json"), observe.MaxFileSize
+					p, limit, doc = filepath.Join(b.home, ".local/state/agent-box/sessions/a.json"), observe.MaxFileSize, "{}"
 				}
-				plantHostile(t, p, kind, limit)
+				plantHostile(t, p, kind, limit, doc)
 				for _, args := range [][]string{{"session", "ls"}, {"session", "add", "b"}, {"session", "restart", "a"}} {
 					r := b.runQuick("", args...)
 					if strings.Contains(r.stderr, "\x1b") {
@@ -322,4 +319,14 @@ func TestAFIFORegistryHangsNeitherTheSupervisorNorTheCLI(t *testing.T) {
 		t.Errorf("session a is gone while the registry is a FIFO")
 	}
 	// the cleanup's stopSupervisor fails the test if SIGTERM is ignored
+}
+
+// oversized returns valid padded to limit+1 bytes (with newlines if valid
+// ends in one, else spaces): content that parses, only its size is wrong.
+func oversized(valid string, limit int64) []byte {
+	pad := " "
+	if strings.HasSuffix(valid, "\n") {
+		pad = "\n"
+	}
+	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }

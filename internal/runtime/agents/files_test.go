@@ -26,8 +26,8 @@ func within(t *testing.T, f func() error) error {
 	}
 }
 
-// hostile puts a FIFO, a directory, a symlink to a FIFO or a sparse file of
-// limit+1 bytes at path. A reader that blocked on the FIFO anyway is
+// hostile puts a FIFO, a directory, a symlink to a FIFO or valid content
+// padded to limit+1 bytes at path. A reader that blocked on the FIFO anyway is
 // released when the test ends.
 func hostile(t *testing.T, path, kind string, limit int64) {
 	t.Helper()
@@ -45,10 +45,7 @@ func hostile(t *testing.T, path, kind string, limit int64) {
 			t.Fatal(err)
 		}
 	case "oversized file":
-		if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(path, limit+1); err != nil {
+		if err := os.WriteFile(path, oversized("{}", limit), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -89,9 +86,23 @@ func TestAnAgentsCommandAndArgumentsAreBounded(t *testing.T) {
 	}
 }
 
-func TestErrorsQuoteAgentNamesAndCommandsEscaped(t *testing.T) {
-	_, err := parse([]byte(`{"\u001b[2Jx": {"command": "rel\u001b]0;t\u0007"}}`))
+func TestErrorsQuoteAgentNamesAndCommandsEscapedAndCut(t *testing.T) {
+	name := `\u001b[2J` + strings.Repeat("x", 1000)
+	_, err := parse([]byte(`{"` + name + `": {"command": "rel\u001b]0;t\u0007"}}`))
 	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") || !strings.Contains(err.Error(), `\x1b[2Jx`) {
-		t.Errorf("parse = %v, want the name and command escaped", err)
+		t.Fatalf("parse = %v, want the name and command escaped", err)
 	}
+	if msg := err.Error(); len(msg) > 200 || !strings.Contains(msg, "... (1004 bytes)") {
+		t.Errorf("the name is not cut at 64 bytes: %d bytes: %s", len(msg), msg)
+	}
+}
+
+// oversized returns valid padded to limit+1 bytes (with newlines if valid
+// ends in one, else spaces): content that parses, only its size is wrong.
+func oversized(valid string, limit int64) []byte {
+	pad := " "
+	if strings.HasSuffix(valid, "\n") {
+		pad = "\n"
+	}
+	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }

@@ -28,8 +28,8 @@ func within(t *testing.T, f func() error) error {
 	}
 }
 
-// hostile puts a FIFO, a directory, a symlink to a FIFO or a sparse file of
-// limit+1 bytes at path. A reader that blocked on the FIFO anyway is
+// hostile puts a FIFO, a directory, a symlink to a FIFO or valid content
+// padded to limit+1 bytes at path. A reader that blocked on the FIFO anyway is
 // released when the test ends.
 func hostile(t *testing.T, path, kind string, limit int64) {
 	t.Helper()
@@ -47,10 +47,7 @@ func hostile(t *testing.T, path, kind string, limit int64) {
 			t.Fatal(err)
 		}
 	case "oversized file":
-		if err := os.WriteFile(path, []byte("A=1\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(path, limit+1); err != nil {
+		if err := os.WriteFile(path, oversized("A=1\n", limit), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -213,4 +210,14 @@ func TestMaxVarLenIsWhatExecveAccepts(t *testing.T) {
 			t.Errorf("exec with an entry of %d bytes: %v", tc.n, err)
 		}
 	}
+}
+
+// oversized returns valid padded to limit+1 bytes (with newlines if valid
+// ends in one, else spaces): content that parses, only its size is wrong.
+func oversized(valid string, limit int64) []byte {
+	pad := " "
+	if strings.HasSuffix(valid, "\n") {
+		pad = "\n"
+	}
+	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }

@@ -34,10 +34,10 @@ func within(t *testing.T, f func() error) error {
 // badKinds are what a user-writable path can be swapped for.
 var badKinds = []string{"FIFO", "directory", "symlink to a FIFO", "oversized file"}
 
-// hostile puts a FIFO, a directory, a symlink to a FIFO or a sparse file of
+// hostile puts a FIFO, a directory, a symlink to a FIFO or doc padded to
 // limit+1 bytes at path. A reader that blocked on the FIFO anyway is
 // released when the test ends.
-func hostile(t *testing.T, path, kind string, limit int64) {
+func hostile(t *testing.T, path, kind string, limit int64, doc string) {
 	t.Helper()
 	fifo := path
 	switch kind {
@@ -53,10 +53,7 @@ func hostile(t *testing.T, path, kind string, limit int64) {
 			t.Fatal(err)
 		}
 	case "oversized file":
-		if err := os.WriteFile(path, []byte(`{"version": 1}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(path, limit+1); err != nil {
+		if err := os.WriteFile(path, oversized(doc, limit), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -94,7 +91,7 @@ func TestABadRegistryIsCorruptAtOnceForLoadAndUpdate(t *testing.T) {
 	for _, kind := range badKinds {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "sessions.json")
-			hostile(t, p, kind, MaxFileSize)
+			hostile(t, p, kind, MaxFileSize, `{"version": 1}`)
 			before := snapshot(t, p)
 			var ce *CorruptError
 			if err := within(t, func() error { _, err := Load(p); return err }); !errors.As(err, &ce) || ce.Path != p {
@@ -122,7 +119,7 @@ func TestABadLockFileIsReportedAsCorruptWithItsOwnHint(t *testing.T) {
 	for _, kind := range []string{"FIFO", "directory", "symlink to a FIFO"} {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "sessions.json")
-			hostile(t, p+".lock", kind, 0)
+			hostile(t, p+".lock", kind, 0, "")
 			err := within(t, func() error {
 				return Update(context.Background(), p, func(r *Registry) error { return r.Add(Session{Name: "a", Agent: "x", Cwd: "/"}) })
 			})
@@ -267,7 +264,7 @@ func TestABadSeedIsRefusedAtOnce(t *testing.T) {
 	for _, kind := range badKinds {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "seed.json")
-			hostile(t, p, kind, MaxSeedSize)
+			hostile(t, p, kind, MaxSeedSize, `{"sessions": []}`)
 			err := within(t, func() error { _, err := LoadSeed(p); return err })
 			if !userfile.Bad(err) || !strings.Contains(err.Error(), p) {
 				t.Errorf("LoadSeed = %v, want a not-regular or too-large error naming the file", err)
@@ -344,4 +341,14 @@ func TestArgLimitsAreWhatExecveAccepts(t *testing.T) {
 	if err := run(many); err != nil {
 		t.Errorf("exec with %d empty arguments: %v", len(many), err)
 	}
+}
+
+// oversized returns valid padded to limit+1 bytes (with newlines if valid
+// ends in one, else spaces): content that parses, only its size is wrong.
+func oversized(valid string, limit int64) []byte {
+	pad := " "
+	if strings.HasSuffix(valid, "\n") {
+		pad = "\n"
+	}
+	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }

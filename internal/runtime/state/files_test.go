@@ -27,8 +27,8 @@ func within(t *testing.T, f func() error) error {
 	}
 }
 
-// hostile puts a FIFO, a directory, a symlink to a FIFO or a sparse file of
-// limit+1 bytes at path. A reader that blocked on the FIFO anyway is
+// hostile puts a FIFO, a directory, a symlink to a FIFO or valid content
+// padded to limit+1 bytes at path. A reader that blocked on the FIFO anyway is
 // released when the test ends.
 func hostile(t *testing.T, path, kind string, limit int64) {
 	t.Helper()
@@ -46,10 +46,7 @@ func hostile(t *testing.T, path, kind string, limit int64) {
 			t.Fatal(err)
 		}
 	case "oversized file":
-		if err := os.WriteFile(path, []byte(`{"format": 1}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(path, limit+1); err != nil {
+		if err := os.WriteFile(path, oversized(`{"format": 1, "pid": 1}`, limit), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -109,4 +106,14 @@ func TestWriteRefusesAStateItsReadersWouldFindCorrupt(t *testing.T) {
 	if _, err := os.Stat(p); err == nil {
 		t.Errorf("the refused state was written")
 	}
+}
+
+// oversized returns valid padded to limit+1 bytes (with newlines if valid
+// ends in one, else spaces): content that parses, only its size is wrong.
+func oversized(valid string, limit int64) []byte {
+	pad := " "
+	if strings.HasSuffix(valid, "\n") {
+		pad = "\n"
+	}
+	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }
