@@ -9,6 +9,7 @@
 #   internal/runtime/cli/cli.go
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/escape/escape.go
+#   internal/runtime/escape/quote.go
 #   internal/runtime/observe/observe.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
@@ -967,7 +968,10 @@ in
         "agents/agents.go" = ''
           // Package agents reads the agents table (AGENT_BOX_AGENTS): which command,
           // with which leading arguments, each agent name runs. See
-          // docs/runtime-contract.md, "Agents table".
+          // docs/runtime-contract.md, "Agents table". The file is read without
+          // blocking, a regular file of at most MaxFileSize; an agent's command and
+          // arguments reach every execve of its sessions, so they take at most
+          // MaxAgentSize.
           package agents
 
           import (
@@ -975,9 +979,19 @@ in
           	"encoding/json"
           	"errors"
           	"fmt"
-          	"os"
           	"path/filepath"
           	"sort"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          const (
+          	// MaxFileSize is the largest agents table agent-box reads.
+          	MaxFileSize = 1 << 20
+          	// MaxAgentSize bounds an agent's command and arguments together, each
+          	// counted as execve counts it: its bytes, its NUL and an 8-byte pointer.
+          	MaxAgentSize = 64 << 10
           )
 
           // Agent is one entry of the agents table: an absolute command and the
@@ -1008,12 +1022,23 @@ in
           	if err := dec.Decode(&a); err != nil {
           		return nil, err
           	}
-          	for name, ag := range a {
+          	if dec.More() {
+          		return nil, errors.New("trailing data after the JSON document")
+          	}
+          	for _, name := range a.Names() {
+          		ag := a[name]
           		if name == "" {
           			return nil, errors.New("empty agent name")
           		}
           		if !filepath.IsAbs(ag.Command) {
-          			return nil, fmt.Errorf("agent %q: command must be an absolute path, got %q", name, ag.Command)
+          			return nil, fmt.Errorf("agent %s: command must be an absolute path, got %s", escape.Quote(name, 64), escape.Quote(ag.Command, 64))
+          		}
+          		n := len(ag.Command) + 1 + 8
+          		for _, arg := range ag.Args {
+          			n += len(arg) + 1 + 8
+          		}
+          		if n > MaxAgentSize {
+          			return nil, fmt.Errorf("agent %s: command and arguments take %d bytes, more than %d (64 KiB, each counted with its NUL and an 8-byte pointer, as execve counts it)", escape.Quote(name, 64), n, MaxAgentSize)
           		}
           	}
           	return a, nil
@@ -1021,7 +1046,10 @@ in
 
           // Load reads an agents table file.
           func Load(path string) (Table, error) {
-          	data, err := os.ReadFile(path)
+          	data, err := userfile.Read(path, MaxFileSize)
+          	if userfile.Bad(err) {
+          		return nil, fmt.Errorf("agents table: %w", err)
+          	}
           	if err != nil {
           		return nil, err
           	}
@@ -1064,6 +1092,9 @@ in
           // gives up with ErrLockTimeout.
           const LockWait = 10 * time.Second
 
+          // lockWait is LockWait, shortened by this package's tests.
+          var lockWait = LockWait
+
           // ErrLockTimeout: another process held the lock for all of LockWait.
           var ErrLockTimeout = errors.New("timed out waiting for the lock")
 
@@ -1072,9 +1103,11 @@ in
           // exist), calls fn and atomically replaces the file with what fn returns.
           // When fn returns ErrNoChange the file is not written and Update returns
           // nil; any other error is returned unchanged and the file is not written.
-          // The parent directory is created with mode 0700 if missing. Waiting for
-          // the lock ends when ctx is done (nothing is written, ctx.Err() is returned)
-          // or after LockWait (ErrLockTimeout, naming the holder's pid when known).
+          // A file (or lock file) that is not a regular file, or a file over limit,
+          // is returned as the *userfile.Error before fn is called. The parent
+          // directory is created with mode 0700 if missing. Waiting for the lock ends
+          // when ctx is done (nothing is written, ctx.Err() is returned) or after
+          // LockWait (ErrLockTimeout, naming the holder's pid when known).
           func Update(ctx context.Context, path string, perm fs.FileMode, limit int64, fn func(old []byte, exists bool) ([]byte, error)) error {
           	dir := filepath.Dir(path)
           	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -1116,9 +1149,9 @@ in
           	if unlock, ok, err := TryLock(lockPath); err != nil || ok {
           		return unlock, err
           	}
-          	f, err := userfile.OpenLock(lockPath)
+          	f, err := openLock(lockPath)
           	if err != nil {
-          		return nil, fmt.Errorf("lock %q: %w", lockPath, err)
+          		return nil, err
           	}
           	got := make(chan error, 1)
           	go func() {
@@ -1130,7 +1163,7 @@ in
           			}
           		}
           	}()
-          	timer := time.NewTimer(LockWait)
+          	timer := time.NewTimer(lockWait)
           	defer timer.Stop()
           	abandon := func() {
           		go func() {
@@ -1152,7 +1185,7 @@ in
           	case <-timer.C:
           		who := holder(lockPath)
           		abandon()
-          		return nil, fmt.Errorf("%w %q%s after %s", ErrLockTimeout, lockPath, who, LockWait)
+          		return nil, fmt.Errorf("%w %q%s after %s", ErrLockTimeout, lockPath, who, lockWait)
           	}
           }
 
@@ -1179,9 +1212,9 @@ in
           // TryLock is lock without waiting: it returns ok=false if another process
           // holds the lock. The holder's pid is written into the lock file.
           func TryLock(lockPath string) (unlock func(), ok bool, err error) {
-          	f, err := userfile.OpenLock(lockPath)
+          	f, err := openLock(lockPath)
           	if err != nil {
-          		return nil, false, fmt.Errorf("lock %q: %w", lockPath, err)
+          		return nil, false, err
           	}
           	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
           	if err == syscall.EWOULDBLOCK {
@@ -1194,6 +1227,17 @@ in
           	}
           	recordHolder(f)
           	return func() { f.Close() }, true, nil
+          }
+
+          // openLock opens lockPath through userfile.OpenLock. A lock file that is not
+          // a regular file is returned as the *userfile.Error itself (it names the
+          // path), so that the owning package can report it as corrupt.
+          func openLock(lockPath string) (*os.File, error) {
+          	f, err := userfile.OpenLock(lockPath)
+          	if err != nil && !userfile.Bad(err) {
+          		return nil, fmt.Errorf("lock %q: %w", lockPath, err)
+          	}
+          	return f, err
           }
 
           // WriteFile atomically replaces path with data (mode perm): temp file in the
@@ -1824,7 +1868,11 @@ in
           // ~/.config/agent-box/env: one KEY=VALUE per line, keys
           // [A-Za-z_][A-Za-z0-9_]*, values literal (never evaluated: no quotes, no
           // escapes, no expansion), empty lines and lines starting with '#' ignored.
-          // The file is written with mode 0600 through atomicfile.Update.
+          // The file is written with mode 0600 through atomicfile.Update. Every
+          // variable reaches the agent's execve, so each KEY=VALUE is at most
+          // MaxVarLen bytes and the file at most MaxFileSize, checked when a change is
+          // written and when the file is read. Errors never echo a value: the file
+          // holds secrets.
           package envfile
 
           import (
@@ -1835,11 +1883,17 @@ in
           	"strings"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
 
-          // MaxFileSize is the largest env file agent-box reads.
-          const MaxFileSize = 256 << 10
+          const (
+          	// MaxFileSize is the largest env file agent-box reads or writes.
+          	MaxFileSize = 256 << 10
+          	// MaxVarLen is the longest KEY=VALUE: one environment string of
+          	// execve, Linux's MAX_ARG_STRLEN (131072) less its NUL.
+          	MaxVarLen = 128<<10 - 1
+          )
 
           // Errors for invalid input; test with errors.Is.
           var (
@@ -1848,14 +1902,47 @@ in
           	ErrUnknownKey   = errors.New("unknown key")
           )
 
-          // SyntaxError reports an unparseable line of the env file.
-          type SyntaxError struct {
+          // CorruptError reports an env file that cannot be used: a line that does
+          // not parse or is longer than MaxVarLen (Line > 0), or a file that is not a
+          // regular file or is over MaxFileSize (Line 0; Err is a *userfile.Error,
+          // whose path is the lock file when that is what is wrong). Its chain never
+          // holds ErrInvalidKey or ErrInvalidValue: those are errors in the caller's
+          // input.
+          type CorruptError struct {
           	Path string
           	Line int
-          	Msg  string
+          	Err  error
           }
 
-          func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
+          // SyntaxError is the former name of CorruptError.
+          //
+          // Deprecated: use CorruptError.
+          type SyntaxError = CorruptError
+
+          func (e *CorruptError) Error() string {
+          	if e.Line > 0 {
+          		return fmt.Sprintf("%s:%d: %v", escape.String(e.Path), e.Line, e.Err)
+          	}
+          	return fmt.Sprintf("corrupt env file: %v", e.Err)
+          }
+
+          func (e *CorruptError) Unwrap() error { return e.Err }
+
+          // Hint is one line saying how to recover.
+          func (e *CorruptError) Hint() string {
+          	var ue *userfile.Error
+          	if errors.As(e.Err, &ue) && ue.Path != e.Path {
+          		return fmt.Sprintf("move the lock file away (mv %s %s); it is recreated at the next change", escape.ShellArg(ue.Path), escape.ShellArg(ue.Path+".bad"))
+          	}
+          	again := fmt.Sprintf("move it away (mv %s %s) and set the values again with 'agent-box env set KEY'", escape.ShellArg(e.Path), escape.ShellArg(e.Path+".bad"))
+          	switch {
+          	case ue != nil && ue.Err == userfile.ErrTooLarge:
+          		return fmt.Sprintf("an env file holds at most %d bytes (256 KiB): shorten it by hand, or %s", MaxFileSize, again)
+          	case ue != nil:
+          		return again
+          	}
+          	return fmt.Sprintf("fix line %d by hand (KEY=VALUE, or # for a comment), or %s", e.Line, again)
+          }
 
           // validKey reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
           func validKey(key string) bool {
@@ -1875,15 +1962,19 @@ in
           // CheckKey returns an error wrapping ErrInvalidKey for an invalid key.
           func CheckKey(key string) error {
           	if !validKey(key) {
-          		return fmt.Errorf("%w %q (want [A-Za-z_][A-Za-z0-9_]*)", ErrInvalidKey, key)
+          		return fmt.Errorf("%w %s (want [A-Za-z_][A-Za-z0-9_]*)", ErrInvalidKey, escape.Quote(key, 64))
           	}
           	return nil
           }
 
-          // checkValue rejects values the file cannot hold literally.
-          func checkValue(v string) error {
+          // checkValue rejects values the file cannot hold literally and entries no
+          // program can receive. key is valid.
+          func checkValue(key, v string) error {
           	if strings.ContainsAny(v, "\n\x00") {
           		return fmt.Errorf("%w: values cannot contain a newline or NUL byte", ErrInvalidValue)
+          	}
+          	if n := len(key) + 1 + len(v); n > MaxVarLen {
+          		return fmt.Errorf("%w: %s=VALUE would be %d bytes, more than %d (the longest environment entry a program can receive: Linux's MAX_ARG_STRLEN less its NUL)", ErrInvalidValue, key, n, MaxVarLen)
           	}
           	return nil
           }
@@ -1905,20 +1996,25 @@ in
           	if text == "" {
           		return f, nil
           	}
+          	bad := func(i int, msg string) error { return &CorruptError{path, i + 1, errors.New(msg)} }
           	for i, l := range strings.Split(text, "\n") {
           		if l == "" || strings.HasPrefix(l, "#") {
           			f.lines = append(f.lines, line{raw: l})
           			continue
           		}
+          		// never quote the line: it may hold a secret
           		k, v, ok := strings.Cut(l, "=")
           		if !ok {
-          			return nil, &SyntaxError{path, i + 1, "want KEY=VALUE"}
+          			return nil, bad(i, "want KEY=VALUE")
           		}
           		if !validKey(k) {
-          			return nil, &SyntaxError{path, i + 1, fmt.Sprintf("invalid key %q", k)}
+          			return nil, bad(i, "invalid key (want [A-Za-z_][A-Za-z0-9_]* before the first =)")
           		}
           		if strings.ContainsRune(v, 0) {
-          			return nil, &SyntaxError{path, i + 1, "NUL byte in value"}
+          			return nil, bad(i, "NUL byte in value")
+          		}
+          		if len(l) > MaxVarLen {
+          			return nil, bad(i, fmt.Sprintf("%s=VALUE is %d bytes, more than %d (the longest environment entry a program can receive)", k, len(l), MaxVarLen))
           		}
           		f.lines = append(f.lines, line{v: &Var{k, v}})
           	}
@@ -1945,6 +2041,9 @@ in
           	if errors.Is(err, os.ErrNotExist) {
           		return nil, nil
           	}
+          	if userfile.Bad(err) {
+          		return nil, &CorruptError{Path: path, Err: err}
+          	}
           	if err != nil {
           		return nil, err
           	}
@@ -1961,19 +2060,18 @@ in
           	return vars, nil
           }
 
-          // Set sets key to value, replacing an existing line or appending one.
+          // Set sets key to value, replacing an existing line or appending one. A
+          // value with a newline or NUL, a KEY=VALUE longer than MaxVarLen, or a
+          // result over MaxFileSize is refused (ErrInvalidValue, naming the limit)
+          // and nothing is written.
           func Set(ctx context.Context, path, key, value string) error {
           	if err := CheckKey(key); err != nil {
           		return err
           	}
-          	if err := checkValue(value); err != nil {
+          	if err := checkValue(key, value); err != nil {
           		return err
           	}
-          	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
-          		f, err := parse(path, old)
-          		if err != nil {
-          			return nil, err
-          		}
+          	return update(ctx, path, func(f *file) error {
           		done := false
           		var keep []line
           		for _, l := range f.lines {
@@ -1990,7 +2088,7 @@ in
           			keep = append(keep, line{v: &Var{key, value}})
           		}
           		f.lines = keep
-          		return f.bytes(), nil
+          		return nil
           	})
           }
 
@@ -1999,11 +2097,7 @@ in
           	if err := CheckKey(key); err != nil {
           		return err
           	}
-          	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
-          		f, err := parse(path, old)
-          		if err != nil {
-          			return nil, err
-          		}
+          	return update(ctx, path, func(f *file) error {
           		var keep []line
           		for _, l := range f.lines {
           			if l.v == nil || l.v.Key != key {
@@ -2011,11 +2105,37 @@ in
           			}
           		}
           		if len(keep) == len(f.lines) {
-          			return nil, fmt.Errorf("%w %q", ErrUnknownKey, key)
+          			return fmt.Errorf("%w %q", ErrUnknownKey, key)
           		}
           		f.lines = keep
-          		return f.bytes(), nil
+          		return nil
           	})
+          }
+
+          // update applies fn to the parsed file under the lock and writes the result
+          // if it is at most MaxFileSize. A corrupt file (or lock file) is reported as
+          // *CorruptError and left as it is.
+          func update(ctx context.Context, path string, fn func(f *file) error) error {
+          	called := false
+          	err := atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
+          		called = true
+          		f, err := parse(path, old)
+          		if err != nil {
+          			return nil, err
+          		}
+          		if err := fn(f); err != nil {
+          			return nil, err
+          		}
+          		data := f.bytes()
+          		if len(data) > MaxFileSize {
+          			return nil, fmt.Errorf("%w: the env file would hold %d bytes, more than %d (256 KiB)", ErrInvalidValue, len(data), MaxFileSize)
+          		}
+          		return data, nil
+          	})
+          	if !called && userfile.Bad(err) {
+          		return &CorruptError{Path: path, Err: err}
+          	}
+          	return err
           }
 
           // Merge returns base (KEY=VALUE strings, e.g. os.Environ()) with vars
@@ -2144,22 +2264,64 @@ in
           	return b.String()
           }
         '';
+        "escape/quote.go" = ''
+          package escape
+
+          import (
+          	"fmt"
+          	"strings"
+          )
+
+          // Quote returns s in double quotes, escaped like String (and '"' as \"),
+          // cut after max bytes; a cut string is followed by its full length. It is
+          // how an error quotes a name, a key or a line a user wrote.
+          func Quote(s string, max int) string {
+          	n := len(s)
+          	if n > max {
+          		s = s[:max]
+          	}
+          	q := `"` + strings.ReplaceAll(String(s), `"`, `\"`) + `"`
+          	if n > max {
+          		q += fmt.Sprintf("... (%d bytes)", n)
+          	}
+          	return q
+          }
+
+          // ShellArg returns s as one word for a POSIX shell command in a hint: as is
+          // when it holds only characters no shell treats specially, else in single
+          // quotes. Control bytes are then escaped like String, so the hint is safe to
+          // print (and exact to copy for any path without them).
+          func ShellArg(s string) string {
+          	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./@%+=:,") == "" {
+          		return s
+          	}
+          	return String("'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'")
+          }
+        '';
         "observe/observe.go" = ''
           // Package observe records what the supervisor observed about each session
           // (launches, restarts, last exit) in ~/.local/state/agent-box/sessions/NAME.json.
           // Observations are never intent: the registry is not touched here. Only the
-          // supervisor writes these files (atomically); anyone may read them.
+          // supervisor writes these files (atomically); anyone may read them. They
+          // live in the user's home, so they are read like every user-writable file:
+          // without blocking, a regular file of at most MaxFileSize.
           package observe
 
           import (
           	"encoding/json"
           	"errors"
+          	"fmt"
           	"os"
           	"path/filepath"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
+
+          // MaxFileSize is the largest observation file agent-box reads (one written
+          // by the supervisor takes about 2 KiB).
+          const MaxFileSize = 64 << 10
 
           // maxRecent is how many launch times RecentStarts keeps.
           const maxRecent = 20
@@ -2187,18 +2349,27 @@ in
           // path is the observation file of name in dir.
           func path(dir, name string) string { return filepath.Join(dir, name+".json") }
 
-          // Load reads name's observations; a missing file yields a zero Session.
+          // Load reads name's observations; a missing file yields a zero Session. A
+          // file that is not a regular file, is over MaxFileSize or does not parse is
+          // an error naming it. The name is always name, whatever the file says.
           func Load(dir, name string) (Session, error) {
           	s := Session{Name: name}
-          	data, err := os.ReadFile(path(dir, name))
+          	p := path(dir, name)
+          	data, err := userfile.Read(p, MaxFileSize)
           	if errors.Is(err, os.ErrNotExist) {
           		return s, nil
+          	}
+          	if userfile.Bad(err) {
+          		return s, fmt.Errorf("observations: %w", err)
           	}
           	if err != nil {
           		return s, err
           	}
-          	err = json.Unmarshal(data, &s)
-          	return s, err
+          	if err := json.Unmarshal(data, &s); err != nil {
+          		return Session{Name: name}, fmt.Errorf("observations %q: %w", p, err)
+          	}
+          	s.Name = name
+          	return s, nil
           }
 
           // Save writes s atomically (0600), creating dir if needed.
@@ -2428,8 +2599,11 @@ in
           // which agent and arguments they run, whether they are stopped). It is the
           // only code that writes the file; every write goes through
           // atomicfile.Update, so concurrent writers (CLI processes and the supervisor)
-          // never lose each other's changes. A registry that cannot be parsed is
-          // reported as *CorruptError and never rewritten.
+          // never lose each other's changes. A registry that cannot be parsed, is not
+          // a regular file or is over MaxFileSize is reported as *CorruptError and
+          // never rewritten. The limits below are checked when a change is written
+          // (an error wrapping ErrTooLarge) and again when the file is read, so that a
+          // hand-written file cannot bypass them.
           package registry
 
           import (
@@ -2444,8 +2618,45 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
+
+          // Limits. Everything of a session that reaches the agent's execve fits
+          // Linux's limits: each argument is one execve string (MAX_ARG_STRLEN is 32
+          // pages, 131072 bytes with the terminating NUL), and a session's arguments
+          // together take at most MaxArgsSize of ARG_MAX (2 MiB under the default 8 MiB
+          // stack limit), leaving room for the agent's own arguments, the env file and
+          // the unit environment (docs/runtime-contract.md, "Limits").
+          const (
+          	// MaxFileSize is the largest registry file agent-box reads or writes.
+          	MaxFileSize = 4 << 20
+          	// MaxSessions is the most sessions a registry holds.
+          	MaxSessions = 1024
+          	// MaxArgLen is the longest session argument: MAX_ARG_STRLEN less its NUL.
+          	MaxArgLen = 128<<10 - 1
+          	// MaxArgsSize bounds a session's arguments together, each counted as
+          	// execve counts it: its bytes, its NUL and an 8-byte pointer (ArgsSize).
+          	MaxArgsSize = 256 << 10
+          	// MaxCwdLen is the longest working directory: PATH_MAX less its NUL
+          	// (chdir refuses a longer path).
+          	MaxCwdLen = 4096 - 1
+          	// MaxSeedSize is the largest seed file agent-box reads.
+          	MaxSeedSize = 1 << 20
+          )
+
+          // ArgsSize is what args take of execve's ARG_MAX: each argument's bytes,
+          // its NUL and the 8-byte pointer to it.
+          func ArgsSize(args []string) int {
+          	n := 0
+          	for _, a := range args {
+          		n += len(a) + 1 + 8
+          	}
+          	return n
+          }
+
+          // quote quotes a user-written name or value in an error, escaped and cut.
+          func quote(s string) string { return escape.Quote(s, 64) }
 
           // formatVersion is the registry format version written to "version".
           const formatVersion = 1
@@ -2473,9 +2684,16 @@ in
           	ErrUnknown     = errors.New("unknown session")
           	ErrDuplicate   = errors.New("session already exists")
           	ErrInvalidName = errors.New("invalid session name")
+          	// ErrTooLarge: a change would take the registry, a session or an
+          	// argument over one of the limits above; the message names the limit.
+          	ErrTooLarge = errors.New("over the limit")
           )
 
-          // CorruptError reports a registry file that is not a valid version-1 registry.
+          // CorruptError reports a registry file that is not a valid version-1
+          // registry: unparseable or beyond a limit (Err says why), not a regular
+          // file, or over MaxFileSize (Err is a *userfile.Error; if its path is the
+          // lock file, the lock file is what is wrong). Its chain never holds
+          // ErrInvalidName or ErrTooLarge: those are errors in the caller's input.
           type CorruptError struct {
           	Path string
           	Err  error
@@ -2486,6 +2704,23 @@ in
           }
 
           func (e *CorruptError) Unwrap() error { return e.Err }
+
+          // Hint is one line saying how to recover.
+          func (e *CorruptError) Hint() string {
+          	const rebuilt = "the supervisor rebuilds it from the live sessions (stopped sessions and tombstones are lost)"
+          	var ue *userfile.Error
+          	if errors.As(e.Err, &ue) && ue.Path != e.Path {
+          		return fmt.Sprintf("move the lock file away (mv %s %s); it is recreated at the next change", escape.ShellArg(ue.Path), escape.ShellArg(ue.Path+".bad"))
+          	}
+          	mv := fmt.Sprintf("mv %s %s", escape.ShellArg(e.Path), escape.ShellArg(e.Path+".bad"))
+          	switch {
+          	case errors.As(e.Err, &ue) && ue.Err == userfile.ErrTooLarge:
+          		return fmt.Sprintf("a registry holds at most %d bytes (4 MiB): move it away (%s); %s", MaxFileSize, mv, rebuilt)
+          	case ue != nil:
+          		return fmt.Sprintf("move it away (%s); %s", mv, rebuilt)
+          	}
+          	return fmt.Sprintf("fix it by hand, or move it away (%s); %s", mv, rebuilt)
+          }
 
           // ValidName reports whether name matches [A-Za-z0-9_-]{1,64}.
           func ValidName(name string) bool {
@@ -2504,7 +2739,7 @@ in
           // CheckName returns an error wrapping ErrInvalidName for an invalid name.
           func CheckName(name string) error {
           	if !ValidName(name) {
-          		return fmt.Errorf("%w %q (want 1-64 of A-Z a-z 0-9 _ -)", ErrInvalidName, name)
+          		return fmt.Errorf("%w %s (want 1-64 of A-Z a-z 0-9 _ -)", ErrInvalidName, quote(name))
           	}
           	return nil
           }
@@ -2529,19 +2764,42 @@ in
           	return false
           }
 
-          // Add adds s (validated) and clears a tombstone of the same name.
-          func (r *Registry) Add(s Session) error {
+          // checkSession validates one entry: its name, agent and working directory,
+          // and the limits on what reaches the agent's execve.
+          func checkSession(s Session) error {
           	if err := CheckName(s.Name); err != nil {
           		return err
           	}
-          	if _, ok := r.Find(s.Name); ok {
-          		return fmt.Errorf("%w: %q", ErrDuplicate, s.Name)
-          	}
           	if s.Agent == "" {
-          		return fmt.Errorf("session %q: empty agent", s.Name)
+          		return fmt.Errorf("session %s: empty agent", quote(s.Name))
           	}
           	if !filepath.IsAbs(s.Cwd) {
-          		return fmt.Errorf("session %q: working directory must be absolute, got %q", s.Name, s.Cwd)
+          		return fmt.Errorf("session %s: working directory must be absolute, got %s", quote(s.Name), quote(s.Cwd))
+          	}
+          	if len(s.Cwd) > MaxCwdLen {
+          		return fmt.Errorf("session %s: working directory is %d bytes: %w of %d (Linux's PATH_MAX less its NUL)", quote(s.Name), len(s.Cwd), ErrTooLarge, MaxCwdLen)
+          	}
+          	for i, a := range s.Args {
+          		if len(a) > MaxArgLen {
+          			return fmt.Errorf("session %s: argument %d is %d bytes: %w of %d (Linux's MAX_ARG_STRLEN less its NUL)", quote(s.Name), i+1, len(a), ErrTooLarge, MaxArgLen)
+          		}
+          	}
+          	if n := ArgsSize(s.Args); n > MaxArgsSize {
+          		return fmt.Errorf("session %s: its %d arguments take %d bytes: %w of %d (256 KiB, each counted with its NUL and an 8-byte pointer, as execve counts it)", quote(s.Name), len(s.Args), n, ErrTooLarge, MaxArgsSize)
+          	}
+          	return nil
+          }
+
+          // Add adds s (validated) and clears a tombstone of the same name.
+          func (r *Registry) Add(s Session) error {
+          	if err := checkSession(s); err != nil {
+          		return err
+          	}
+          	if _, ok := r.Find(s.Name); ok {
+          		return fmt.Errorf("%w: %s", ErrDuplicate, quote(s.Name))
+          	}
+          	if len(r.Sessions) >= MaxSessions {
+          		return fmt.Errorf("session %s: the registry already holds %d sessions: %w of %d", quote(s.Name), len(r.Sessions), ErrTooLarge, MaxSessions)
           	}
           	if s.Args == nil {
           		s.Args = []string{}
@@ -2568,7 +2826,7 @@ in
           			return nil
           		}
           	}
-          	return fmt.Errorf("%w: %q", ErrUnknown, name)
+          	return fmt.Errorf("%w: %s", ErrUnknown, quote(name))
           }
 
           // parse decodes and validates a registry document. An empty document is not
@@ -2586,28 +2844,36 @@ in
           	if r.Version != formatVersion {
           		return nil, fmt.Errorf("unsupported version %d (want %d)", r.Version, formatVersion)
           	}
+          	if err := r.validate(); err != nil {
+          		// The file is corrupt, not the caller's input: keep
+          		// ErrInvalidName and ErrTooLarge out of the chain.
+          		return nil, errors.New(err.Error())
+          	}
+          	return &r, nil
+          }
+
+          // validate checks every rule a registry obeys, on a parsed file and on the
+          // result of every change before it is written.
+          func (r *Registry) validate() error {
+          	if len(r.Sessions) > MaxSessions {
+          		return fmt.Errorf("%d sessions: %w of %d", len(r.Sessions), ErrTooLarge, MaxSessions)
+          	}
           	seen := map[string]bool{}
           	for _, s := range r.Sessions {
-          		if !ValidName(s.Name) {
-          			return nil, fmt.Errorf("invalid session name %q", s.Name)
+          		if err := checkSession(s); err != nil {
+          			return err
           		}
           		if seen[s.Name] {
-          			return nil, fmt.Errorf("duplicate session %q", s.Name)
+          			return fmt.Errorf("duplicate session %s", quote(s.Name))
           		}
           		seen[s.Name] = true
-          		if s.Agent == "" {
-          			return nil, fmt.Errorf("session %q: empty agent", s.Name)
-          		}
-          		if !filepath.IsAbs(s.Cwd) {
-          			return nil, fmt.Errorf("session %q: working directory must be absolute", s.Name)
-          		}
           	}
           	for _, t := range r.Tombstones {
           		if !ValidName(t) {
-          			return nil, fmt.Errorf("invalid tombstone %q", t)
+          			return fmt.Errorf("invalid tombstone %s", quote(t))
           		}
           	}
-          	return &r, nil
+          	return nil
           }
 
           // marshal renders r deterministically (sessions and tombstones sorted).
@@ -2630,16 +2896,13 @@ in
           	return append(data, '\n')
           }
 
-          // MaxFileSize is the largest registry file agent-box reads.
-          const MaxFileSize = 4 << 20
-
           // Load reads the registry at path; a missing file is an empty registry.
           func Load(path string) (*Registry, error) {
           	data, err := userfile.Read(path, MaxFileSize)
           	if errors.Is(err, os.ErrNotExist) {
           		return &Registry{Version: formatVersion}, nil
           	}
-          	if errors.Is(err, userfile.ErrNotRegular) || errors.Is(err, userfile.ErrTooLarge) {
+          	if userfile.Bad(err) {
           		return nil, &CorruptError{Path: path, Err: err}
           	}
           	if err != nil {
@@ -2654,10 +2917,15 @@ in
 
           // Update applies fn to the registry under the lock and writes the result
           // atomically (mode 0600). If fn returns an error nothing is written. If the
-          // file is corrupt, Update returns *CorruptError and leaves it byte-identical.
+          // file (or its lock file) is corrupt, Update returns *CorruptError and
+          // leaves it byte-identical. A result beyond a limit (too many sessions, a
+          // session's arguments or working directory too long, more than MaxFileSize
+          // in all) is not written: the error wraps ErrTooLarge and names the limit.
           // fn may return atomicfile.ErrNoChange to skip the write.
           func Update(ctx context.Context, path string, fn func(r *Registry) error) error {
-          	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, exists bool) ([]byte, error) {
+          	called := false
+          	err := atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, exists bool) ([]byte, error) {
+          		called = true
           		r := &Registry{Version: formatVersion}
           		if exists {
           			var err error
@@ -2668,8 +2936,19 @@ in
           		if err := fn(r); err != nil {
           			return nil, err
           		}
-          		return marshal(r), nil
+          		if err := r.validate(); err != nil {
+          			return nil, err
+          		}
+          		data := marshal(r)
+          		if len(data) > MaxFileSize {
+          			return nil, fmt.Errorf("the registry would hold %d bytes: %w of %d (4 MiB)", len(data), ErrTooLarge, MaxFileSize)
+          		}
+          		return data, nil
           	})
+          	if !called && userfile.Bad(err) {
+          		return &CorruptError{Path: path, Err: err}
+          	}
+          	return err
           }
 
           // SeedSession is one entry of the seed file.
@@ -2685,9 +2964,14 @@ in
           	Sessions []SeedSession `json:"sessions"`
           }
 
-          // LoadSeed reads and validates a seed file.
+          // LoadSeed reads and validates a seed file (a regular file of at most
+          // MaxSeedSize bytes, at most MaxSessions entries, each within the limits of
+          // a registry entry).
           func LoadSeed(path string) (*Seed, error) {
-          	data, err := os.ReadFile(path)
+          	data, err := userfile.Read(path, MaxSeedSize)
+          	if userfile.Bad(err) {
+          		return nil, fmt.Errorf("seed: %w", err)
+          	}
           	if err != nil {
           		return nil, err
           	}
@@ -2697,15 +2981,19 @@ in
           	if err := dec.Decode(&s); err != nil {
           		return nil, fmt.Errorf("seed %q: %w", path, err)
           	}
+          	if dec.More() {
+          		return nil, fmt.Errorf("seed %q: trailing data after the JSON document", path)
+          	}
+          	if len(s.Sessions) > MaxSessions {
+          		return nil, fmt.Errorf("seed %q: %d sessions: %w of %d", path, len(s.Sessions), ErrTooLarge, MaxSessions)
+          	}
           	for _, e := range s.Sessions {
-          		if err := CheckName(e.Name); err != nil {
+          		cwd := e.Cwd
+          		if cwd == "" {
+          			cwd = "/" // the home, when applied
+          		}
+          		if err := checkSession(Session{Name: e.Name, Agent: e.Agent, Args: e.Args, Cwd: cwd}); err != nil {
           			return nil, fmt.Errorf("seed %q: %w", path, err)
-          		}
-          		if e.Agent == "" {
-          			return nil, fmt.Errorf("seed %q: session %q: empty agent", path, e.Name)
-          		}
-          		if e.Cwd != "" && !filepath.IsAbs(e.Cwd) {
-          			return nil, fmt.Errorf("seed %q: session %q: working directory must be absolute", path, e.Name)
           		}
           	}
           	return &s, nil
@@ -2857,7 +3145,9 @@ in
           // Package state is the supervisor's state.json: written by the running
           // supervisor, read by the CLI and exec-session to find it (its tmux, its
           // control socket, its agents table) and to tell whether it still runs. See
-          // docs/runtime-contract.md, "state.json".
+          // docs/runtime-contract.md, "state.json". The file lives in the user's
+          // runtime directory, so it is read like every user-writable file: without
+          // blocking, a regular file of at most MaxFileSize, or *CorruptError.
           package state
 
           import (
@@ -2870,10 +3160,15 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
 
           // Format is the version of state.json.
           const Format = 1
+
+          // MaxFileSize is the largest state.json agent-box reads or writes.
+          const MaxFileSize = 1 << 20
 
           // State is the supervisor's state.json.
           type State struct {
@@ -2888,11 +3183,16 @@ in
           	StartedAt    time.Time    `json:"startedAt"`
           }
 
-          // Write writes state.json atomically with mode 0600.
+          // Write writes state.json atomically with mode 0600. A state over
+          // MaxFileSize (an agents table that large) is refused, so that no reader
+          // finds the file corrupt.
           func Write(path string, s State) error {
           	data, err := json.MarshalIndent(s, "", "  ")
           	if err != nil {
           		return err
+          	}
+          	if len(data)+1 > MaxFileSize {
+          		return fmt.Errorf("state %q would hold %d bytes, more than %d (1 MiB): is the agents table that large?", path, len(data)+1, MaxFileSize)
           	}
           	return atomicfile.WriteFile(path, append(data, '\n'), 0o600)
           }
@@ -2900,22 +3200,50 @@ in
           // ErrNotRunning means state.json is absent or names a dead process.
           var ErrNotRunning = errors.New("supervisor not running")
 
+          // CorruptError reports a state.json that is not a regular file, is over
+          // MaxFileSize (Err is a *userfile.Error) or does not parse. Its chain never
+          // holds ErrNotRunning: whether a supervisor runs is unknown.
+          type CorruptError struct {
+          	Path string
+          	Err  error
+          }
+
+          func (e *CorruptError) Error() string {
+          	return fmt.Sprintf("corrupt state file %q: %v", e.Path, e.Err)
+          }
+
+          func (e *CorruptError) Unwrap() error { return e.Err }
+
+          // Hint is one line saying how to recover.
+          func (e *CorruptError) Hint() string {
+          	mv := fmt.Sprintf("mv %s %s", escape.ShellArg(e.Path), escape.ShellArg(e.Path+".bad"))
+          	var ue *userfile.Error
+          	if errors.As(e.Err, &ue) && ue.Err == userfile.ErrTooLarge {
+          		return fmt.Sprintf("a state file holds at most %d bytes (1 MiB): move it away (%s); the supervisor writes a new one when it starts", MaxFileSize, mv)
+          	}
+          	return fmt.Sprintf("move it away (%s); the supervisor writes a new one when it starts", mv)
+          }
+
           // Read reads state.json and checks that its pid is alive. It returns an
-          // error wrapping ErrNotRunning when the file is absent or the pid is dead.
+          // error wrapping ErrNotRunning when the file is absent or the pid is dead,
+          // and *CorruptError when it is not a regular file, too large or unparseable.
           func Read(path string) (State, error) {
           	var s State
-          	data, err := os.ReadFile(path)
+          	data, err := userfile.Read(path, MaxFileSize)
           	if errors.Is(err, os.ErrNotExist) {
-          		return s, fmt.Errorf("%w (no %s)", ErrNotRunning, path)
+          		return s, fmt.Errorf("%w (no %q)", ErrNotRunning, path)
+          	}
+          	if userfile.Bad(err) {
+          		return s, &CorruptError{Path: path, Err: err}
           	}
           	if err != nil {
           		return s, err
           	}
           	if err := json.Unmarshal(data, &s); err != nil {
-          		return s, fmt.Errorf("state %q: %w", path, err)
+          		return State{}, &CorruptError{Path: path, Err: err}
           	}
           	if s.PID <= 0 || !alive(s.PID) {
-          		return s, fmt.Errorf("%w (pid %d in %s is gone)", ErrNotRunning, s.PID, path)
+          		return s, fmt.Errorf("%w (pid %d in %q is gone)", ErrNotRunning, s.PID, path)
           	}
           	return s, nil
           }
@@ -4143,12 +4471,13 @@ in
         "userfile/userfile.go" = ''
           // Package userfile reads files from places a user (or any process of that
           // user's agent) can write: the registry, the env file, state.json,
-          // observations, the lock files. Such a path may have been swapped for a
-          // FIFO, a device, a directory or a symlink to one, or grown without bound,
-          // so every read here opens without blocking (O_NONBLOCK, O_NOCTTY), checks
-          // with fstat that it holds a regular file, and reads at most a stated limit.
-          // The owning package maps ErrNotRegular and ErrTooLarge to its own "corrupt"
-          // error.
+          // observations, the seed, the agents table, the lock files. Such a path may
+          // have been swapped for a FIFO, a device, a directory or a symlink to one,
+          // or grown without bound, so every read here opens without blocking
+          // (O_NONBLOCK, O_NOCTTY), checks with fstat that it holds a regular file,
+          // and reads at most a stated limit. Both failures are an *Error wrapping
+          // ErrNotRegular or ErrTooLarge; the owning package maps them to its own
+          // "corrupt" error.
           package userfile
 
           import (
@@ -4161,11 +4490,40 @@ in
           )
 
           var (
-          	// ErrNotRegular: the path names a FIFO, socket, device or directory.
+          	// ErrNotRegular: the path names a FIFO, socket, device or directory
+          	// (or, for a lock file, a symbolic link).
           	ErrNotRegular = errors.New("not a regular file")
           	// ErrTooLarge: the file holds more than the limit.
           	ErrTooLarge = errors.New("file too large")
           )
+
+          // Error reports a file that is not a regular file or holds more than the
+          // reader's limit. Err is ErrNotRegular or ErrTooLarge.
+          type Error struct {
+          	Path  string
+          	Kind  string // what the path is instead, for ErrNotRegular: "a FIFO", "a directory", ...
+          	Size  int64  // for ErrTooLarge: the size seen, or -1 when it grew while being read
+          	Limit int64  // for ErrTooLarge
+          	Err   error
+          }
+
+          func (e *Error) Error() string {
+          	if e.Err == ErrTooLarge {
+          		if e.Size < 0 {
+          			return fmt.Sprintf("%q holds more than %d bytes: %v", e.Path, e.Limit, e.Err)
+          		}
+          		return fmt.Sprintf("%q holds %d bytes, more than %d: %v", e.Path, e.Size, e.Limit, e.Err)
+          	}
+          	return fmt.Sprintf("%q is %s: %v", e.Path, e.Kind, e.Err)
+          }
+
+          func (e *Error) Unwrap() error { return e.Err }
+
+          // Bad reports whether err says that a file is not a regular file or is over
+          // its limit: the failures an owning package reports as a corrupt file.
+          func Bad(err error) bool {
+          	return errors.Is(err, ErrNotRegular) || errors.Is(err, ErrTooLarge)
+          }
 
           // Open opens path read-only without blocking and checks that it is a
           // regular file of at most limit bytes. A missing file is an error wrapping
@@ -4195,15 +4553,17 @@ in
           		return nil, fmt.Errorf("read %q: %w", path, err)
           	}
           	if int64(len(data)) > limit {
-          		return nil, fmt.Errorf("%q holds more than %d bytes: %w", path, limit, ErrTooLarge)
+          		return nil, &Error{Path: path, Size: -1, Limit: limit, Err: ErrTooLarge}
           	}
           	return data, nil
           }
 
           // OpenLock opens (creating it 0600 if missing) a lock file for flock,
-          // without blocking, and checks that it is a regular file.
+          // without blocking, and checks that it is a regular file. A symbolic link
+          // is refused rather than followed: the holder writes its pid into the lock
+          // file, which must never land in a file the link points to.
           func OpenLock(path string) (*os.File, error) {
-          	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0o600)
+          	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
           	if err != nil {
           		return nil, openError(path, err)
           	}
@@ -4214,12 +4574,18 @@ in
           	return f, nil
           }
 
-          // openError turns the failure to open a socket (ENXIO) or a directory for
-          // writing (EISDIR) into ErrNotRegular.
+          // openError turns the failure to open a socket (ENXIO), a directory for
+          // writing (EISDIR) or a symbolic link with O_NOFOLLOW (ELOOP) into
+          // ErrNotRegular.
           func openError(path string, err error) error {
-          	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) {
+          	switch {
+          	case errors.Is(err, syscall.ELOOP):
+          		if fi, serr := os.Lstat(path); serr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+          			return &Error{Path: path, Kind: "a symbolic link", Err: ErrNotRegular}
+          		}
+          	case errors.Is(err, syscall.ENXIO), errors.Is(err, syscall.EISDIR):
           		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
-          			return fmt.Errorf("%q is %s: %w", path, kind(fi.Mode()), ErrNotRegular)
+          			return &Error{Path: path, Kind: kind(fi.Mode()), Err: ErrNotRegular}
           		}
           	}
           	return err
@@ -4231,10 +4597,10 @@ in
           		return fmt.Errorf("stat %q: %w", path, err)
           	}
           	if !fi.Mode().IsRegular() {
-          		return fmt.Errorf("%q is %s: %w", path, kind(fi.Mode()), ErrNotRegular)
+          		return &Error{Path: path, Kind: kind(fi.Mode()), Err: ErrNotRegular}
           	}
           	if limit >= 0 && fi.Size() > limit {
-          		return fmt.Errorf("%q holds %d bytes, more than %d: %w", path, fi.Size(), limit, ErrTooLarge)
+          		return &Error{Path: path, Size: fi.Size(), Limit: limit, Err: ErrTooLarge}
           	}
           	return nil
           }
@@ -4252,7 +4618,7 @@ in
           	case m&fs.ModeDevice != 0:
           		return "a block device"
           	}
-          	return "not a regular file"
+          	return "an irregular file"
           }
         '';
       }

@@ -1,6 +1,9 @@
 // Package agents reads the agents table (AGENT_BOX_AGENTS): which command,
 // with which leading arguments, each agent name runs. See
-// docs/runtime-contract.md, "Agents table".
+// docs/runtime-contract.md, "Agents table". The file is read without
+// blocking, a regular file of at most MaxFileSize; an agent's command and
+// arguments reach every execve of its sessions, so they take at most
+// MaxAgentSize.
 package agents
 
 import (
@@ -8,9 +11,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
+)
+
+const (
+	// MaxFileSize is the largest agents table agent-box reads.
+	MaxFileSize = 1 << 20
+	// MaxAgentSize bounds an agent's command and arguments together, each
+	// counted as execve counts it: its bytes, its NUL and an 8-byte pointer.
+	MaxAgentSize = 64 << 10
 )
 
 // Agent is one entry of the agents table: an absolute command and the
@@ -41,12 +54,23 @@ func parse(data []byte) (Table, error) {
 	if err := dec.Decode(&a); err != nil {
 		return nil, err
 	}
-	for name, ag := range a {
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON document")
+	}
+	for _, name := range a.Names() {
+		ag := a[name]
 		if name == "" {
 			return nil, errors.New("empty agent name")
 		}
 		if !filepath.IsAbs(ag.Command) {
-			return nil, fmt.Errorf("agent %q: command must be an absolute path, got %q", name, ag.Command)
+			return nil, fmt.Errorf("agent %s: command must be an absolute path, got %s", escape.Quote(name, 64), escape.Quote(ag.Command, 64))
+		}
+		n := len(ag.Command) + 1 + 8
+		for _, arg := range ag.Args {
+			n += len(arg) + 1 + 8
+		}
+		if n > MaxAgentSize {
+			return nil, fmt.Errorf("agent %s: command and arguments take %d bytes, more than %d (64 KiB, each counted with its NUL and an 8-byte pointer, as execve counts it)", escape.Quote(name, 64), n, MaxAgentSize)
 		}
 	}
 	return a, nil
@@ -54,7 +78,10 @@ func parse(data []byte) (Table, error) {
 
 // Load reads an agents table file.
 func Load(path string) (Table, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, MaxFileSize)
+	if userfile.Bad(err) {
+		return nil, fmt.Errorf("agents table: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}

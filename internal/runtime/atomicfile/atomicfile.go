@@ -29,6 +29,9 @@ var ErrNoChange = errors.New("no change")
 // gives up with ErrLockTimeout.
 const LockWait = 10 * time.Second
 
+// lockWait is LockWait, shortened by this package's tests.
+var lockWait = LockWait
+
 // ErrLockTimeout: another process held the lock for all of LockWait.
 var ErrLockTimeout = errors.New("timed out waiting for the lock")
 
@@ -37,9 +40,11 @@ var ErrLockTimeout = errors.New("timed out waiting for the lock")
 // exist), calls fn and atomically replaces the file with what fn returns.
 // When fn returns ErrNoChange the file is not written and Update returns
 // nil; any other error is returned unchanged and the file is not written.
-// The parent directory is created with mode 0700 if missing. Waiting for
-// the lock ends when ctx is done (nothing is written, ctx.Err() is returned)
-// or after LockWait (ErrLockTimeout, naming the holder's pid when known).
+// A file (or lock file) that is not a regular file, or a file over limit,
+// is returned as the *userfile.Error before fn is called. The parent
+// directory is created with mode 0700 if missing. Waiting for the lock ends
+// when ctx is done (nothing is written, ctx.Err() is returned) or after
+// LockWait (ErrLockTimeout, naming the holder's pid when known).
 func Update(ctx context.Context, path string, perm fs.FileMode, limit int64, fn func(old []byte, exists bool) ([]byte, error)) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -81,9 +86,9 @@ func lock(ctx context.Context, lockPath string) (unlock func(), err error) {
 	if unlock, ok, err := TryLock(lockPath); err != nil || ok {
 		return unlock, err
 	}
-	f, err := userfile.OpenLock(lockPath)
+	f, err := openLock(lockPath)
 	if err != nil {
-		return nil, fmt.Errorf("lock %q: %w", lockPath, err)
+		return nil, err
 	}
 	got := make(chan error, 1)
 	go func() {
@@ -95,7 +100,7 @@ func lock(ctx context.Context, lockPath string) (unlock func(), err error) {
 			}
 		}
 	}()
-	timer := time.NewTimer(LockWait)
+	timer := time.NewTimer(lockWait)
 	defer timer.Stop()
 	abandon := func() {
 		go func() {
@@ -117,7 +122,7 @@ func lock(ctx context.Context, lockPath string) (unlock func(), err error) {
 	case <-timer.C:
 		who := holder(lockPath)
 		abandon()
-		return nil, fmt.Errorf("%w %q%s after %s", ErrLockTimeout, lockPath, who, LockWait)
+		return nil, fmt.Errorf("%w %q%s after %s", ErrLockTimeout, lockPath, who, lockWait)
 	}
 }
 
@@ -144,9 +149,9 @@ func holder(lockPath string) string {
 // TryLock is lock without waiting: it returns ok=false if another process
 // holds the lock. The holder's pid is written into the lock file.
 func TryLock(lockPath string) (unlock func(), ok bool, err error) {
-	f, err := userfile.OpenLock(lockPath)
+	f, err := openLock(lockPath)
 	if err != nil {
-		return nil, false, fmt.Errorf("lock %q: %w", lockPath, err)
+		return nil, false, err
 	}
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if err == syscall.EWOULDBLOCK {
@@ -159,6 +164,17 @@ func TryLock(lockPath string) (unlock func(), ok bool, err error) {
 	}
 	recordHolder(f)
 	return func() { f.Close() }, true, nil
+}
+
+// openLock opens lockPath through userfile.OpenLock. A lock file that is not
+// a regular file is returned as the *userfile.Error itself (it names the
+// path), so that the owning package can report it as corrupt.
+func openLock(lockPath string) (*os.File, error) {
+	f, err := userfile.OpenLock(lockPath)
+	if err != nil && !userfile.Bad(err) {
+		return nil, fmt.Errorf("lock %q: %w", lockPath, err)
+	}
+	return f, err
 }
 
 // WriteFile atomically replaces path with data (mode perm): temp file in the

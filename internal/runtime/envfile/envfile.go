@@ -2,7 +2,11 @@
 // ~/.config/agent-box/env: one KEY=VALUE per line, keys
 // [A-Za-z_][A-Za-z0-9_]*, values literal (never evaluated: no quotes, no
 // escapes, no expansion), empty lines and lines starting with '#' ignored.
-// The file is written with mode 0600 through atomicfile.Update.
+// The file is written with mode 0600 through atomicfile.Update. Every
+// variable reaches the agent's execve, so each KEY=VALUE is at most
+// MaxVarLen bytes and the file at most MaxFileSize, checked when a change is
+// written and when the file is read. Errors never echo a value: the file
+// holds secrets.
 package envfile
 
 import (
@@ -13,11 +17,17 @@ import (
 	"strings"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
-// MaxFileSize is the largest env file agent-box reads.
-const MaxFileSize = 256 << 10
+const (
+	// MaxFileSize is the largest env file agent-box reads or writes.
+	MaxFileSize = 256 << 10
+	// MaxVarLen is the longest KEY=VALUE: one environment string of
+	// execve, Linux's MAX_ARG_STRLEN (131072) less its NUL.
+	MaxVarLen = 128<<10 - 1
+)
 
 // Errors for invalid input; test with errors.Is.
 var (
@@ -26,14 +36,47 @@ var (
 	ErrUnknownKey   = errors.New("unknown key")
 )
 
-// SyntaxError reports an unparseable line of the env file.
-type SyntaxError struct {
+// CorruptError reports an env file that cannot be used: a line that does
+// not parse or is longer than MaxVarLen (Line > 0), or a file that is not a
+// regular file or is over MaxFileSize (Line 0; Err is a *userfile.Error,
+// whose path is the lock file when that is what is wrong). Its chain never
+// holds ErrInvalidKey or ErrInvalidValue: those are errors in the caller's
+// input.
+type CorruptError struct {
 	Path string
 	Line int
-	Msg  string
+	Err  error
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
+// SyntaxError is the former name of CorruptError.
+//
+// Deprecated: use CorruptError.
+type SyntaxError = CorruptError
+
+func (e *CorruptError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", escape.String(e.Path), e.Line, e.Err)
+	}
+	return fmt.Sprintf("corrupt env file: %v", e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Hint is one line saying how to recover.
+func (e *CorruptError) Hint() string {
+	var ue *userfile.Error
+	if errors.As(e.Err, &ue) && ue.Path != e.Path {
+		return fmt.Sprintf("move the lock file away (mv %s %s); it is recreated at the next change", escape.ShellArg(ue.Path), escape.ShellArg(ue.Path+".bad"))
+	}
+	again := fmt.Sprintf("move it away (mv %s %s) and set the values again with 'agent-box env set KEY'", escape.ShellArg(e.Path), escape.ShellArg(e.Path+".bad"))
+	switch {
+	case ue != nil && ue.Err == userfile.ErrTooLarge:
+		return fmt.Sprintf("an env file holds at most %d bytes (256 KiB): shorten it by hand, or %s", MaxFileSize, again)
+	case ue != nil:
+		return again
+	}
+	return fmt.Sprintf("fix line %d by hand (KEY=VALUE, or # for a comment), or %s", e.Line, again)
+}
 
 // validKey reports whether key matches [A-Za-z_][A-Za-z0-9_]*.
 func validKey(key string) bool {
@@ -53,15 +96,19 @@ func validKey(key string) bool {
 // CheckKey returns an error wrapping ErrInvalidKey for an invalid key.
 func CheckKey(key string) error {
 	if !validKey(key) {
-		return fmt.Errorf("%w %q (want [A-Za-z_][A-Za-z0-9_]*)", ErrInvalidKey, key)
+		return fmt.Errorf("%w %s (want [A-Za-z_][A-Za-z0-9_]*)", ErrInvalidKey, escape.Quote(key, 64))
 	}
 	return nil
 }
 
-// checkValue rejects values the file cannot hold literally.
-func checkValue(v string) error {
+// checkValue rejects values the file cannot hold literally and entries no
+// program can receive. key is valid.
+func checkValue(key, v string) error {
 	if strings.ContainsAny(v, "\n\x00") {
 		return fmt.Errorf("%w: values cannot contain a newline or NUL byte", ErrInvalidValue)
+	}
+	if n := len(key) + 1 + len(v); n > MaxVarLen {
+		return fmt.Errorf("%w: %s=VALUE would be %d bytes, more than %d (the longest environment entry a program can receive: Linux's MAX_ARG_STRLEN less its NUL)", ErrInvalidValue, key, n, MaxVarLen)
 	}
 	return nil
 }
@@ -83,20 +130,25 @@ func parse(path string, data []byte) (*file, error) {
 	if text == "" {
 		return f, nil
 	}
+	bad := func(i int, msg string) error { return &CorruptError{path, i + 1, errors.New(msg)} }
 	for i, l := range strings.Split(text, "\n") {
 		if l == "" || strings.HasPrefix(l, "#") {
 			f.lines = append(f.lines, line{raw: l})
 			continue
 		}
+		// never quote the line: it may hold a secret
 		k, v, ok := strings.Cut(l, "=")
 		if !ok {
-			return nil, &SyntaxError{path, i + 1, "want KEY=VALUE"}
+			return nil, bad(i, "want KEY=VALUE")
 		}
 		if !validKey(k) {
-			return nil, &SyntaxError{path, i + 1, fmt.Sprintf("invalid key %q", k)}
+			return nil, bad(i, "invalid key (want [A-Za-z_][A-Za-z0-9_]* before the first =)")
 		}
 		if strings.ContainsRune(v, 0) {
-			return nil, &SyntaxError{path, i + 1, "NUL byte in value"}
+			return nil, bad(i, "NUL byte in value")
+		}
+		if len(l) > MaxVarLen {
+			return nil, bad(i, fmt.Sprintf("%s=VALUE is %d bytes, more than %d (the longest environment entry a program can receive)", k, len(l), MaxVarLen))
 		}
 		f.lines = append(f.lines, line{v: &Var{k, v}})
 	}
@@ -123,6 +175,9 @@ func Load(path string) ([]Var, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if userfile.Bad(err) {
+		return nil, &CorruptError{Path: path, Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -139,19 +194,18 @@ func Load(path string) ([]Var, error) {
 	return vars, nil
 }
 
-// Set sets key to value, replacing an existing line or appending one.
+// Set sets key to value, replacing an existing line or appending one. A
+// value with a newline or NUL, a KEY=VALUE longer than MaxVarLen, or a
+// result over MaxFileSize is refused (ErrInvalidValue, naming the limit)
+// and nothing is written.
 func Set(ctx context.Context, path, key, value string) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
-	if err := checkValue(value); err != nil {
+	if err := checkValue(key, value); err != nil {
 		return err
 	}
-	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
-		f, err := parse(path, old)
-		if err != nil {
-			return nil, err
-		}
+	return update(ctx, path, func(f *file) error {
 		done := false
 		var keep []line
 		for _, l := range f.lines {
@@ -168,7 +222,7 @@ func Set(ctx context.Context, path, key, value string) error {
 			keep = append(keep, line{v: &Var{key, value}})
 		}
 		f.lines = keep
-		return f.bytes(), nil
+		return nil
 	})
 }
 
@@ -177,11 +231,7 @@ func Remove(ctx context.Context, path, key string) error {
 	if err := CheckKey(key); err != nil {
 		return err
 	}
-	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
-		f, err := parse(path, old)
-		if err != nil {
-			return nil, err
-		}
+	return update(ctx, path, func(f *file) error {
 		var keep []line
 		for _, l := range f.lines {
 			if l.v == nil || l.v.Key != key {
@@ -189,11 +239,37 @@ func Remove(ctx context.Context, path, key string) error {
 			}
 		}
 		if len(keep) == len(f.lines) {
-			return nil, fmt.Errorf("%w %q", ErrUnknownKey, key)
+			return fmt.Errorf("%w %q", ErrUnknownKey, key)
 		}
 		f.lines = keep
-		return f.bytes(), nil
+		return nil
 	})
+}
+
+// update applies fn to the parsed file under the lock and writes the result
+// if it is at most MaxFileSize. A corrupt file (or lock file) is reported as
+// *CorruptError and left as it is.
+func update(ctx context.Context, path string, fn func(f *file) error) error {
+	called := false
+	err := atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, _ bool) ([]byte, error) {
+		called = true
+		f, err := parse(path, old)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(f); err != nil {
+			return nil, err
+		}
+		data := f.bytes()
+		if len(data) > MaxFileSize {
+			return nil, fmt.Errorf("%w: the env file would hold %d bytes, more than %d (256 KiB)", ErrInvalidValue, len(data), MaxFileSize)
+		}
+		return data, nil
+	})
+	if !called && userfile.Bad(err) {
+		return &CorruptError{Path: path, Err: err}
+	}
+	return err
 }
 
 // Merge returns base (KEY=VALUE strings, e.g. os.Environ()) with vars

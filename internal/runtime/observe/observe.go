@@ -1,18 +1,26 @@
 // Package observe records what the supervisor observed about each session
 // (launches, restarts, last exit) in ~/.local/state/agent-box/sessions/NAME.json.
 // Observations are never intent: the registry is not touched here. Only the
-// supervisor writes these files (atomically); anyone may read them.
+// supervisor writes these files (atomically); anyone may read them. They
+// live in the user's home, so they are read like every user-writable file:
+// without blocking, a regular file of at most MaxFileSize.
 package observe
 
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
+
+// MaxFileSize is the largest observation file agent-box reads (one written
+// by the supervisor takes about 2 KiB).
+const MaxFileSize = 64 << 10
 
 // maxRecent is how many launch times RecentStarts keeps.
 const maxRecent = 20
@@ -40,18 +48,27 @@ type Session struct {
 // path is the observation file of name in dir.
 func path(dir, name string) string { return filepath.Join(dir, name+".json") }
 
-// Load reads name's observations; a missing file yields a zero Session.
+// Load reads name's observations; a missing file yields a zero Session. A
+// file that is not a regular file, is over MaxFileSize or does not parse is
+// an error naming it. The name is always name, whatever the file says.
 func Load(dir, name string) (Session, error) {
 	s := Session{Name: name}
-	data, err := os.ReadFile(path(dir, name))
+	p := path(dir, name)
+	data, err := userfile.Read(p, MaxFileSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
+	}
+	if userfile.Bad(err) {
+		return s, fmt.Errorf("observations: %w", err)
 	}
 	if err != nil {
 		return s, err
 	}
-	err = json.Unmarshal(data, &s)
-	return s, err
+	if err := json.Unmarshal(data, &s); err != nil {
+		return Session{Name: name}, fmt.Errorf("observations %q: %w", p, err)
+	}
+	s.Name = name
+	return s, nil
 }
 
 // Save writes s atomically (0600), creating dir if needed.

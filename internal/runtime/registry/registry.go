@@ -3,8 +3,11 @@
 // which agent and arguments they run, whether they are stopped). It is the
 // only code that writes the file; every write goes through
 // atomicfile.Update, so concurrent writers (CLI processes and the supervisor)
-// never lose each other's changes. A registry that cannot be parsed is
-// reported as *CorruptError and never rewritten.
+// never lose each other's changes. A registry that cannot be parsed, is not
+// a regular file or is over MaxFileSize is reported as *CorruptError and
+// never rewritten. The limits below are checked when a change is written
+// (an error wrapping ErrTooLarge) and again when the file is read, so that a
+// hand-written file cannot bypass them.
 package registry
 
 import (
@@ -19,8 +22,45 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
+
+// Limits. Everything of a session that reaches the agent's execve fits
+// Linux's limits: each argument is one execve string (MAX_ARG_STRLEN is 32
+// pages, 131072 bytes with the terminating NUL), and a session's arguments
+// together take at most MaxArgsSize of ARG_MAX (2 MiB under the default 8 MiB
+// stack limit), leaving room for the agent's own arguments, the env file and
+// the unit environment (docs/runtime-contract.md, "Limits").
+const (
+	// MaxFileSize is the largest registry file agent-box reads or writes.
+	MaxFileSize = 4 << 20
+	// MaxSessions is the most sessions a registry holds.
+	MaxSessions = 1024
+	// MaxArgLen is the longest session argument: MAX_ARG_STRLEN less its NUL.
+	MaxArgLen = 128<<10 - 1
+	// MaxArgsSize bounds a session's arguments together, each counted as
+	// execve counts it: its bytes, its NUL and an 8-byte pointer (ArgsSize).
+	MaxArgsSize = 256 << 10
+	// MaxCwdLen is the longest working directory: PATH_MAX less its NUL
+	// (chdir refuses a longer path).
+	MaxCwdLen = 4096 - 1
+	// MaxSeedSize is the largest seed file agent-box reads.
+	MaxSeedSize = 1 << 20
+)
+
+// ArgsSize is what args take of execve's ARG_MAX: each argument's bytes,
+// its NUL and the 8-byte pointer to it.
+func ArgsSize(args []string) int {
+	n := 0
+	for _, a := range args {
+		n += len(a) + 1 + 8
+	}
+	return n
+}
+
+// quote quotes a user-written name or value in an error, escaped and cut.
+func quote(s string) string { return escape.Quote(s, 64) }
 
 // formatVersion is the registry format version written to "version".
 const formatVersion = 1
@@ -48,9 +88,16 @@ var (
 	ErrUnknown     = errors.New("unknown session")
 	ErrDuplicate   = errors.New("session already exists")
 	ErrInvalidName = errors.New("invalid session name")
+	// ErrTooLarge: a change would take the registry, a session or an
+	// argument over one of the limits above; the message names the limit.
+	ErrTooLarge = errors.New("over the limit")
 )
 
-// CorruptError reports a registry file that is not a valid version-1 registry.
+// CorruptError reports a registry file that is not a valid version-1
+// registry: unparseable or beyond a limit (Err says why), not a regular
+// file, or over MaxFileSize (Err is a *userfile.Error; if its path is the
+// lock file, the lock file is what is wrong). Its chain never holds
+// ErrInvalidName or ErrTooLarge: those are errors in the caller's input.
 type CorruptError struct {
 	Path string
 	Err  error
@@ -61,6 +108,23 @@ func (e *CorruptError) Error() string {
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Hint is one line saying how to recover.
+func (e *CorruptError) Hint() string {
+	const rebuilt = "the supervisor rebuilds it from the live sessions (stopped sessions and tombstones are lost)"
+	var ue *userfile.Error
+	if errors.As(e.Err, &ue) && ue.Path != e.Path {
+		return fmt.Sprintf("move the lock file away (mv %s %s); it is recreated at the next change", escape.ShellArg(ue.Path), escape.ShellArg(ue.Path+".bad"))
+	}
+	mv := fmt.Sprintf("mv %s %s", escape.ShellArg(e.Path), escape.ShellArg(e.Path+".bad"))
+	switch {
+	case errors.As(e.Err, &ue) && ue.Err == userfile.ErrTooLarge:
+		return fmt.Sprintf("a registry holds at most %d bytes (4 MiB): move it away (%s); %s", MaxFileSize, mv, rebuilt)
+	case ue != nil:
+		return fmt.Sprintf("move it away (%s); %s", mv, rebuilt)
+	}
+	return fmt.Sprintf("fix it by hand, or move it away (%s); %s", mv, rebuilt)
+}
 
 // ValidName reports whether name matches [A-Za-z0-9_-]{1,64}.
 func ValidName(name string) bool {
@@ -79,7 +143,7 @@ func ValidName(name string) bool {
 // CheckName returns an error wrapping ErrInvalidName for an invalid name.
 func CheckName(name string) error {
 	if !ValidName(name) {
-		return fmt.Errorf("%w %q (want 1-64 of A-Z a-z 0-9 _ -)", ErrInvalidName, name)
+		return fmt.Errorf("%w %s (want 1-64 of A-Z a-z 0-9 _ -)", ErrInvalidName, quote(name))
 	}
 	return nil
 }
@@ -104,19 +168,42 @@ func (r *Registry) tombstoned(name string) bool {
 	return false
 }
 
-// Add adds s (validated) and clears a tombstone of the same name.
-func (r *Registry) Add(s Session) error {
+// checkSession validates one entry: its name, agent and working directory,
+// and the limits on what reaches the agent's execve.
+func checkSession(s Session) error {
 	if err := CheckName(s.Name); err != nil {
 		return err
 	}
-	if _, ok := r.Find(s.Name); ok {
-		return fmt.Errorf("%w: %q", ErrDuplicate, s.Name)
-	}
 	if s.Agent == "" {
-		return fmt.Errorf("session %q: empty agent", s.Name)
+		return fmt.Errorf("session %s: empty agent", quote(s.Name))
 	}
 	if !filepath.IsAbs(s.Cwd) {
-		return fmt.Errorf("session %q: working directory must be absolute, got %q", s.Name, s.Cwd)
+		return fmt.Errorf("session %s: working directory must be absolute, got %s", quote(s.Name), quote(s.Cwd))
+	}
+	if len(s.Cwd) > MaxCwdLen {
+		return fmt.Errorf("session %s: working directory is %d bytes: %w of %d (Linux's PATH_MAX less its NUL)", quote(s.Name), len(s.Cwd), ErrTooLarge, MaxCwdLen)
+	}
+	for i, a := range s.Args {
+		if len(a) > MaxArgLen {
+			return fmt.Errorf("session %s: argument %d is %d bytes: %w of %d (Linux's MAX_ARG_STRLEN less its NUL)", quote(s.Name), i+1, len(a), ErrTooLarge, MaxArgLen)
+		}
+	}
+	if n := ArgsSize(s.Args); n > MaxArgsSize {
+		return fmt.Errorf("session %s: its %d arguments take %d bytes: %w of %d (256 KiB, each counted with its NUL and an 8-byte pointer, as execve counts it)", quote(s.Name), len(s.Args), n, ErrTooLarge, MaxArgsSize)
+	}
+	return nil
+}
+
+// Add adds s (validated) and clears a tombstone of the same name.
+func (r *Registry) Add(s Session) error {
+	if err := checkSession(s); err != nil {
+		return err
+	}
+	if _, ok := r.Find(s.Name); ok {
+		return fmt.Errorf("%w: %s", ErrDuplicate, quote(s.Name))
+	}
+	if len(r.Sessions) >= MaxSessions {
+		return fmt.Errorf("session %s: the registry already holds %d sessions: %w of %d", quote(s.Name), len(r.Sessions), ErrTooLarge, MaxSessions)
 	}
 	if s.Args == nil {
 		s.Args = []string{}
@@ -143,7 +230,7 @@ func (r *Registry) Remove(name string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %q", ErrUnknown, name)
+	return fmt.Errorf("%w: %s", ErrUnknown, quote(name))
 }
 
 // parse decodes and validates a registry document. An empty document is not
@@ -161,28 +248,36 @@ func parse(data []byte) (*Registry, error) {
 	if r.Version != formatVersion {
 		return nil, fmt.Errorf("unsupported version %d (want %d)", r.Version, formatVersion)
 	}
+	if err := r.validate(); err != nil {
+		// The file is corrupt, not the caller's input: keep
+		// ErrInvalidName and ErrTooLarge out of the chain.
+		return nil, errors.New(err.Error())
+	}
+	return &r, nil
+}
+
+// validate checks every rule a registry obeys, on a parsed file and on the
+// result of every change before it is written.
+func (r *Registry) validate() error {
+	if len(r.Sessions) > MaxSessions {
+		return fmt.Errorf("%d sessions: %w of %d", len(r.Sessions), ErrTooLarge, MaxSessions)
+	}
 	seen := map[string]bool{}
 	for _, s := range r.Sessions {
-		if !ValidName(s.Name) {
-			return nil, fmt.Errorf("invalid session name %q", s.Name)
+		if err := checkSession(s); err != nil {
+			return err
 		}
 		if seen[s.Name] {
-			return nil, fmt.Errorf("duplicate session %q", s.Name)
+			return fmt.Errorf("duplicate session %s", quote(s.Name))
 		}
 		seen[s.Name] = true
-		if s.Agent == "" {
-			return nil, fmt.Errorf("session %q: empty agent", s.Name)
-		}
-		if !filepath.IsAbs(s.Cwd) {
-			return nil, fmt.Errorf("session %q: working directory must be absolute", s.Name)
-		}
 	}
 	for _, t := range r.Tombstones {
 		if !ValidName(t) {
-			return nil, fmt.Errorf("invalid tombstone %q", t)
+			return fmt.Errorf("invalid tombstone %s", quote(t))
 		}
 	}
-	return &r, nil
+	return nil
 }
 
 // marshal renders r deterministically (sessions and tombstones sorted).
@@ -205,16 +300,13 @@ func marshal(r *Registry) []byte {
 	return append(data, '\n')
 }
 
-// MaxFileSize is the largest registry file agent-box reads.
-const MaxFileSize = 4 << 20
-
 // Load reads the registry at path; a missing file is an empty registry.
 func Load(path string) (*Registry, error) {
 	data, err := userfile.Read(path, MaxFileSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Registry{Version: formatVersion}, nil
 	}
-	if errors.Is(err, userfile.ErrNotRegular) || errors.Is(err, userfile.ErrTooLarge) {
+	if userfile.Bad(err) {
 		return nil, &CorruptError{Path: path, Err: err}
 	}
 	if err != nil {
@@ -229,10 +321,15 @@ func Load(path string) (*Registry, error) {
 
 // Update applies fn to the registry under the lock and writes the result
 // atomically (mode 0600). If fn returns an error nothing is written. If the
-// file is corrupt, Update returns *CorruptError and leaves it byte-identical.
+// file (or its lock file) is corrupt, Update returns *CorruptError and
+// leaves it byte-identical. A result beyond a limit (too many sessions, a
+// session's arguments or working directory too long, more than MaxFileSize
+// in all) is not written: the error wraps ErrTooLarge and names the limit.
 // fn may return atomicfile.ErrNoChange to skip the write.
 func Update(ctx context.Context, path string, fn func(r *Registry) error) error {
-	return atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, exists bool) ([]byte, error) {
+	called := false
+	err := atomicfile.Update(ctx, path, 0o600, MaxFileSize, func(old []byte, exists bool) ([]byte, error) {
+		called = true
 		r := &Registry{Version: formatVersion}
 		if exists {
 			var err error
@@ -243,8 +340,19 @@ func Update(ctx context.Context, path string, fn func(r *Registry) error) error 
 		if err := fn(r); err != nil {
 			return nil, err
 		}
-		return marshal(r), nil
+		if err := r.validate(); err != nil {
+			return nil, err
+		}
+		data := marshal(r)
+		if len(data) > MaxFileSize {
+			return nil, fmt.Errorf("the registry would hold %d bytes: %w of %d (4 MiB)", len(data), ErrTooLarge, MaxFileSize)
+		}
+		return data, nil
 	})
+	if !called && userfile.Bad(err) {
+		return &CorruptError{Path: path, Err: err}
+	}
+	return err
 }
 
 // SeedSession is one entry of the seed file.
@@ -260,9 +368,14 @@ type Seed struct {
 	Sessions []SeedSession `json:"sessions"`
 }
 
-// LoadSeed reads and validates a seed file.
+// LoadSeed reads and validates a seed file (a regular file of at most
+// MaxSeedSize bytes, at most MaxSessions entries, each within the limits of
+// a registry entry).
 func LoadSeed(path string) (*Seed, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, MaxSeedSize)
+	if userfile.Bad(err) {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -272,15 +385,19 @@ func LoadSeed(path string) (*Seed, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("seed %q: %w", path, err)
 	}
+	if dec.More() {
+		return nil, fmt.Errorf("seed %q: trailing data after the JSON document", path)
+	}
+	if len(s.Sessions) > MaxSessions {
+		return nil, fmt.Errorf("seed %q: %d sessions: %w of %d", path, len(s.Sessions), ErrTooLarge, MaxSessions)
+	}
 	for _, e := range s.Sessions {
-		if err := CheckName(e.Name); err != nil {
+		cwd := e.Cwd
+		if cwd == "" {
+			cwd = "/" // the home, when applied
+		}
+		if err := checkSession(Session{Name: e.Name, Agent: e.Agent, Args: e.Args, Cwd: cwd}); err != nil {
 			return nil, fmt.Errorf("seed %q: %w", path, err)
-		}
-		if e.Agent == "" {
-			return nil, fmt.Errorf("seed %q: session %q: empty agent", path, e.Name)
-		}
-		if e.Cwd != "" && !filepath.IsAbs(e.Cwd) {
-			return nil, fmt.Errorf("seed %q: session %q: working directory must be absolute", path, e.Name)
 		}
 	}
 	return &s, nil

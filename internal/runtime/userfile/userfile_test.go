@@ -113,3 +113,50 @@ func TestOpenLockRefusesAFIFOWithoutBlocking(t *testing.T) {
 		t.Errorf("%v, want ErrNotRegular", err)
 	}
 }
+
+func TestOpenLockRefusesADirectoryAndEverySymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious")
+	if err := os.WriteFile(target, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.lock")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "dir.lock")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, kind string }{{link, "a symbolic link"}, {sub, "a directory"}} {
+		err := within(t, func() error {
+			f, err := OpenLock(tc.path)
+			if err == nil {
+				f.Close()
+			}
+			return err
+		})
+		var ue *Error
+		if !errors.As(err, &ue) || ue.Err != ErrNotRegular || ue.Path != tc.path || ue.Kind != tc.kind {
+			t.Errorf("OpenLock(%s) = %v, want an *Error naming it %s", tc.path, err, tc.kind)
+		}
+	}
+	if data, _ := os.ReadFile(target); string(data) != "keep me" {
+		t.Errorf("the symlink's target changed: %q", data)
+	}
+}
+
+func TestTooLargeErrorNamesThePathAndTheLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("123456"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read(p, 4)
+	var ue *Error
+	if !errors.As(err, &ue) || ue.Path != p || ue.Size != 6 || ue.Limit != 4 || !Bad(err) {
+		t.Fatalf("Read over the limit = %#v, want an *Error with size 6 and limit 4", err)
+	}
+	if want := "holds 6 bytes, more than 4"; !strings.Contains(err.Error(), want) {
+		t.Errorf("%q does not say %q", err, want)
+	}
+}

@@ -1,0 +1,209 @@
+package atomicfile
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
+)
+
+// holdEnv makes the test binary a lock holder: it takes the lock named by
+// the variable, prints "locked" and holds it until stdin is closed.
+const holdEnv = "ATOMICFILE_TEST_HOLD"
+
+func TestMain(m *testing.M) {
+	if p := os.Getenv(holdEnv); p != "" {
+		unlock, ok, err := TryLock(p)
+		if err != nil || !ok {
+			fmt.Fprintln(os.Stderr, "holder:", ok, err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		io.Copy(io.Discard, os.Stdin)
+		unlock()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// holdLock runs a holder process on lockPath and returns its pid once it
+// holds the lock; the lock is released when the test ends.
+func holdLock(t *testing.T, lockPath string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holdEnv+"="+lockPath)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait(); cancel() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("holder said %q, %v", line, err)
+	}
+	return cmd.Process.Pid
+}
+
+// within fails the test if f does not return within a few seconds: a wait
+// that blocks must fail the test, not stall the suite.
+func within(t *testing.T, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatal("blocked for 5 s")
+		return nil
+	}
+}
+
+func TestUpdateReturnsPromptlyWhenCtxEndsWhileAnotherProcessHoldsTheLock(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("before"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holdLock(t, p+".lock")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	called := false
+	start := time.Now()
+	err := within(t, func() error {
+		return Update(ctx, p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { called = true; return []byte("after"), nil })
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Update = %v, want the context's error", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Update returned %s after the context ended", d)
+	}
+	if called {
+		t.Errorf("fn was called without the lock")
+	}
+	if data, _ := os.ReadFile(p); string(data) != "before" {
+		t.Errorf("file changed to %q", data)
+	}
+}
+
+func TestUpdateGivesUpAfterLockWaitNamingTheHolder(t *testing.T) {
+	defer func(d time.Duration) { lockWait = d }(lockWait)
+	lockWait = 300 * time.Millisecond
+	p := filepath.Join(t.TempDir(), "f")
+	pid := holdLock(t, p+".lock")
+	err := within(t, func() error {
+		return Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
+	})
+	if !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("Update = %v, want ErrLockTimeout", err)
+	}
+	if want := "held by pid " + strconv.Itoa(pid); !strings.Contains(err.Error(), want) {
+		t.Errorf("%q does not say %q", err, want)
+	}
+	if _, err := os.Stat(p); err == nil {
+		t.Errorf("the file was written after the timeout")
+	}
+}
+
+// hostile puts a FIFO, a directory or a symlink to a FIFO at path. A reader
+// that blocked on the FIFO anyway is released when the test ends.
+func hostile(t *testing.T, path, kind string) {
+	t.Helper()
+	fifo := path
+	switch kind {
+	case "FIFO":
+	case "directory":
+		if err := os.Mkdir(path, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case "symlink to a FIFO":
+		fifo = path + ".target"
+		if err := os.Symlink(fifo, path); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("unknown kind %q", kind)
+	}
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			syscall.Close(fd)
+		}
+	})
+}
+
+func TestUpdateRefusesABadFileOrLockFileWithoutBlocking(t *testing.T) {
+	for _, which := range []string{"file", "lock file"} {
+		for _, kind := range []string{"FIFO", "directory", "symlink to a FIFO"} {
+			t.Run(which+" is a "+kind, func(t *testing.T) {
+				p := filepath.Join(t.TempDir(), "f")
+				bad := p
+				if which == "lock file" {
+					bad = p + ".lock"
+				}
+				hostile(t, bad, kind)
+				called := false
+				err := within(t, func() error {
+					return Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { called = true; return []byte("x"), nil })
+				})
+				var ue *userfile.Error
+				if !errors.As(err, &ue) || ue.Err != userfile.ErrNotRegular || ue.Path != bad {
+					t.Errorf("Update = %v, want a *userfile.Error naming %s", err, bad)
+				}
+				if called {
+					t.Errorf("fn was called")
+				}
+			})
+		}
+	}
+}
+
+func TestUpdateRefusesAnOversizedFileAndResetsAnOversizedLockFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("12345"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := within(t, func() error {
+		return Update(context.Background(), p, 0o600, 4, func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
+	})
+	if !errors.Is(err, userfile.ErrTooLarge) {
+		t.Errorf("Update of a file over the limit = %v, want ErrTooLarge", err)
+	}
+	// A lock file's contents are only the holder's pid: one grown huge is
+	// harmless and truncated by the next holder.
+	if err := os.Truncate(p+".lock", 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	err = within(t, func() error {
+		return Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
+	})
+	if err != nil {
+		t.Fatalf("Update with a 1 GiB lock file: %v", err)
+	}
+	if data, _ := os.ReadFile(p + ".lock"); string(data) != strconv.Itoa(os.Getpid())+"\n" {
+		t.Errorf("lock file holds %d bytes %.40q, want this process's pid", len(data), data)
+	}
+}
