@@ -197,8 +197,8 @@ func TestSessionAddBeyondTheArgumentLimitIsRefusedNamingIt(t *testing.T) {
 	}
 	arg := strings.Repeat("a", 100<<10) // three of them: within ARG_MAX for the CLI, over 256 KiB for a session
 	r := b.runQuick("", "session", "add", "big", "--", arg, arg, arg)
-	if r.code == 0 || !strings.Contains(r.stderr, "262144") {
-		t.Errorf("session add with 300 KiB of arguments: exit %d, stderr %q; want a refusal naming 262144", r.code, r.stderr)
+	if r.code != 5 || !strings.Contains(r.stderr, "262144") {
+		t.Errorf("session add with 300 KiB of arguments: exit %d, stderr %q; want exit 5 naming 262144", r.code, r.stderr)
 	}
 	if after, _ := os.ReadFile(b.registryPath()); !bytes.Equal(after, before) {
 		t.Errorf("the registry changed")

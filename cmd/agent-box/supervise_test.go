@@ -352,8 +352,8 @@ func TestCorruptRegistryIsReportedAndLeftByteIdenticalWhileSessionsLive(t *testi
 		if r.code != 7 {
 			t.Errorf("%s: exit %d, want 7 (corrupt registry)", strings.Join(args, " "), r.code)
 		}
-		if lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "agent-box: corrupt registry") {
-			t.Errorf("%s: stderr %q, want one line 'agent-box: corrupt registry ...'", strings.Join(args, " "), r.stderr)
+		if lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "agent-box: corrupt registry") || !strings.HasPrefix(lines[1], "hint: fix it by hand, or move it away") {
+			t.Errorf("%s: stderr %q, want 'agent-box: corrupt registry ...' and one hint: line", strings.Join(args, " "), r.stderr)
 		}
 	}
 	// a death makes the supervisor look at the registry again

@@ -70,7 +70,7 @@ session names: 1-64 of A-Z a-z 0-9 _ -;  env keys: [A-Za-z_][A-Za-z0-9_]*
 
 exit codes:
   0 ok                    6 unknown agent
-  1 other failure         7 corrupt registry or env file (left untouched)
+  1 other failure         7 corrupt registry, env file or state.json (left untouched)
   2 usage or input error  8 supervisor not running
   3 unknown session/key   9 foreign tmux server on the socket (supervise)
   4 duplicate session    10 tmux missing or older than 3.0 (supervise)
@@ -120,7 +120,8 @@ func (p *Program) Main(ctx context.Context, args []string) int {
 func exitCode(err error) int {
 	var ue usageError
 	var ce *registry.CorruptError
-	var se *envfile.SyntaxError
+	var ee *envfile.CorruptError
+	var sc *state.CorruptError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
@@ -128,11 +129,12 @@ func exitCode(err error) int {
 		return exitUnknown
 	case errors.Is(err, registry.ErrDuplicate):
 		return exitDuplicate
-	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
+	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
+		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
 		return exitInvalidName
 	case errors.Is(err, errUnknownAgent):
 		return exitUnknownAgent
-	case errors.As(err, &ce), errors.As(err, &se):
+	case errors.As(err, &ce), errors.As(err, &ee), errors.As(err, &sc):
 		return exitCorrupt
 	case errors.Is(err, state.ErrNotRunning):
 		return exitNotRunning
@@ -355,7 +357,7 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 		return usagef("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
 	}
 	if _, ok := table[agent]; !ok {
-		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, strings.Join(table.Names(), ", "))
+		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
 	}
 	if cwd == "" {
 		cwd = e.Home

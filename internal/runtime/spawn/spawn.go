@@ -49,7 +49,7 @@ func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Pl
 	}
 	ag, ok := table[s.Agent]
 	if !ok {
-		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, strings.Join(table.Names(), ", "))
+		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, escape.String(strings.Join(table.Names(), ", ")))
 	}
 	vars, err := envfile.Load(e.EnvFile())
 	if err != nil {
