@@ -25,6 +25,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -86,8 +87,40 @@ type timerMsg struct {
 	gen  int
 }
 
+// logf writes one log line. Every argument that carries text a user (or a
+// user's agent) could have written goes through quote or errText.
 func (s *sup) logf(format string, a ...any) {
 	fmt.Fprintf(s.cfg.Log, "agent-box: "+format+"\n", a...)
+}
+
+// quote is user-controlled text (a name, path, argument) in a log line:
+// quoted, with control bytes and the like escaped.
+func quote(text string) string { return `"` + escape.String(text) + `"` }
+
+// errText is an error in a log line, escaped: errors carry paths, names,
+// tmux's stderr and bytes of files.
+func errText(err error) string { return escape.String(err.Error()) }
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// warnOnce logs a line the first time key is seen.
+func (s *sup) warnOnce(key, format string, a ...any) {
+	if !s.warned[key] {
+		s.warned[key] = true
+		s.logf(format, a...)
+	}
+}
+
+// registryError logs (once) a registry that cannot be read; nothing is
+// changed until it can.
+func (s *sup) registryError(err error) {
+	s.errOnce(fmt.Sprintf("%s (sessions left as they are until it is fixed)", errText(err)))
 }
 
 // Run supervises until ctx is cancelled (SIGTERM), then kills the tmux
@@ -136,7 +169,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	if env.Seed != "" {
 		if err := s.applySeed(); err != nil {
-			s.logf("seed not applied: %v", err)
+			s.logf("seed not applied: %s", errText(err))
 		}
 	}
 	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
@@ -147,7 +180,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	if adopted {
-		s.logf("adopted the running tmux server on %s", env.TmuxSocket())
+		s.logf("adopted the running tmux server on %s", quote(env.TmuxSocket()))
 	}
 
 	os.Remove(env.SupervisorSocket())
@@ -180,7 +213,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer os.Remove(env.StateFile())
-	s.logf("supervising %s (tmux socket %s)", env.Registry(), env.TmuxSocket())
+	s.logf("supervising %s (tmux socket %s)", quote(env.Registry()), quote(env.TmuxSocket()))
 
 	s.reconcile(ctx)
 	resync := time.NewTicker(resyncEvery)
@@ -241,7 +274,7 @@ func (s *sup) applySeed() error {
 		return nil
 	})
 	if err == nil && len(added) > 0 {
-		s.logf("seed added %s", strings.Join(added, ", "))
+		s.logf("seed added %s", quoteAll(added))
 	}
 	return err
 }
@@ -308,7 +341,7 @@ func (s *sup) get(name string) *session {
 		ss = &session{}
 		obs, err := observe.Load(s.cfg.Env.ObservationsDir(), name)
 		if err != nil {
-			s.logf("observations of %q unreadable, starting afresh: %v", name, err)
+			s.logf("observations of %s unreadable, starting afresh: %s", quote(name), errText(err))
 			obs = observe.Session{Name: name}
 		}
 		ss.obs = obs
@@ -320,7 +353,7 @@ func (s *sup) get(name string) *session {
 
 func (s *sup) saveObs(ss *session) {
 	if err := observe.Save(s.cfg.Env.ObservationsDir(), ss.obs); err != nil {
-		s.logf("saving observations of %q: %v", ss.obs.Name, err)
+		s.logf("saving observations of %s: %s", quote(ss.obs.Name), errText(err))
 	}
 }
 
@@ -337,13 +370,13 @@ func (s *sup) errOnce(msg string) {
 func (s *sup) reconcile(ctx context.Context) {
 	reg, err := registry.Load(s.cfg.Env.Registry())
 	if err != nil {
-		s.errOnce(fmt.Sprintf("%v (sessions left as they are until it is fixed)", err))
+		s.registryError(err)
 		return
 	}
 	panes, err := s.tm.ListPanes(ctx)
 	if err != nil && !s.tm.Alive() {
 		// someone ran kill-server (or tmux crashed): start a new one
-		s.logf("tmux server on %s is gone; starting a new one", s.cfg.Env.TmuxSocket())
+		s.logf("tmux server on %s is gone; starting a new one", quote(s.cfg.Env.TmuxSocket()))
 		for _, ss := range s.sessions {
 			s.unwatch(ss)
 		}
@@ -354,7 +387,7 @@ func (s *sup) reconcile(ctx context.Context) {
 	if err != nil {
 		// e.g. a server still shutting down: look again in a second (one
 		// retry pending at a time; it stops as soon as a reconcile works)
-		s.errOnce(fmt.Sprintf("tmux: %v (retrying)", err))
+		s.errOnce(fmt.Sprintf("tmux: %s (retrying)", errText(err)))
 		if !s.retryPending {
 			s.retryPending = true
 			s.clock.AfterFunc(time.Second, func() {
@@ -439,7 +472,7 @@ func (s *sup) watch(ss *session, name string, pid int) {
 	s.unwatch(ss)
 	stop, err := watchPID(pid, name, s.exitCh, s.done)
 	if err != nil {
-		s.logf("session %q: cannot watch pid %d (resync will notice its exit): %v", name, pid, err)
+		s.logf("session %s: cannot watch pid %d (resync will notice its exit): %s", quote(name), pid, errText(err))
 		return
 	}
 	ss.pid, ss.unwatch = pid, stop
@@ -461,7 +494,7 @@ func (s *sup) exited(ctx context.Context, x pidExit) {
 	s.unwatch(ss)
 	reg, err := registry.Load(s.cfg.Env.Registry())
 	if err != nil {
-		s.errOnce(fmt.Sprintf("%v (sessions left as they are until it is fixed)", err))
+		s.registryError(err)
 		return
 	}
 	e, ok := reg.Find(x.name)
@@ -504,7 +537,7 @@ func (s *sup) exited(ctx context.Context, x pidExit) {
 func (s *sup) paneOf(ctx context.Context, name string, pid int) (tmux.Pane, bool) {
 	panes, err := s.tm.ListPanes(ctx)
 	if err != nil {
-		s.logf("listing tmux panes: %v", err)
+		s.logf("listing tmux panes: %s", errText(err))
 		return tmux.Pane{}, false
 	}
 	for _, p := range panes {
@@ -520,20 +553,18 @@ func (s *sup) kill(ctx context.Context, name string) {
 		s.unwatch(ss)
 	}
 	if err := s.tm.KillSession(ctx, name); err != nil {
-		s.logf("killing session %q: %v", name, err)
+		s.logf("killing session %s: %s", quote(name), errText(err))
 		return
 	}
-	s.logf("session %q killed (removed or stopped)", name)
+	s.logf("session %s killed (removed or stopped)", quote(name))
 }
 
 // launch starts e in a new session, or respawns pane p when it is given.
 func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, restart bool) {
 	ss := s.get(e.Name)
 	if _, ok := s.cfg.Agents[e.Agent]; !ok {
-		if !s.warned[e.Name+"\x00"+e.Agent] {
-			s.logf("session %q: unknown agent %q (known: %s); not started", e.Name, e.Agent, strings.Join(s.cfg.Agents.Names(), ", "))
-			s.warned[e.Name+"\x00"+e.Agent] = true
-		}
+		s.warnOnce(e.Name+"\x00"+e.Agent, "session %s: unknown agent %s (known: %s); not started",
+			quote(e.Name), quote(e.Agent), quoteAll(s.cfg.Agents.Names()))
 		return
 	}
 	s.unwatch(ss)
@@ -546,7 +577,7 @@ func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, rest
 		pid, err = s.tm.NewSession(ctx, e.Name, argv)
 	}
 	if err != nil {
-		s.logf("starting session %q: %v", e.Name, err)
+		s.logf("starting session %s: %s", quote(e.Name), errText(err))
 		return
 	}
 	now := s.clock.Now()
@@ -575,10 +606,10 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 			return nil
 		})
 		if err != nil {
-			s.logf("session %q exited 0 but could not be parked: %v", e.Name, err)
+			s.logf("session %s exited 0 but could not be parked: %s", quote(e.Name), errText(err))
 			return
 		}
-		s.logf("session %q exited 0: parked (stopped)", e.Name)
+		s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
 		s.kill(ctx, e.Name)
 		return
 	}
@@ -590,14 +621,14 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	ss.quick = quick
 	how := fmt.Sprintf("status %d", status)
 	if status < 0 {
-		how = "signal " + signal
+		how = "signal " + escape.String(signal)
 	}
 	if delay == 0 {
-		s.logf("session %q died (%s) after %s: restarting", e.Name, how, uptime.Round(time.Millisecond))
+		s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))
 		s.launch(ctx, e, &p, true)
 		return
 	}
-	s.logf("session %q died (%s) after %s: restarting in %s", e.Name, how, uptime.Round(time.Millisecond), delay)
+	s.logf("session %s died (%s) after %s: restarting in %s", quote(e.Name), how, uptime.Round(time.Millisecond), delay)
 	ss.gen++
 	ss.waiting = true
 	next := now.Add(delay).UTC()
@@ -627,7 +658,7 @@ func (s *sup) timerFired(ctx context.Context, t timerMsg) {
 func (s *sup) restart(ctx context.Context, name string) {
 	reg, err := registry.Load(s.cfg.Env.Registry())
 	if err != nil {
-		s.errOnce(err.Error())
+		s.registryError(err)
 		return
 	}
 	e, ok := reg.Find(name)
@@ -643,7 +674,7 @@ func (s *sup) restart(ctx context.Context, name string) {
 	ss.waiting = false
 	panes, err := s.tm.ListPanes(ctx)
 	if err != nil {
-		s.logf("listing tmux panes: %v", err)
+		s.logf("listing tmux panes: %s", errText(err))
 		return
 	}
 	for _, p := range panes {
@@ -663,12 +694,12 @@ func (s *sup) handleMessage(ctx context.Context, m string) {
 	f := strings.Fields(m)
 	switch {
 	case len(f) == 2 && f[0] == "restart" && registry.ValidName(f[1]):
-		s.logf("session %q: restart requested", f[1])
+		s.logf("session %s: restart requested", quote(f[1]))
 		s.restart(ctx, f[1])
 	case len(f) == 1 && f[0] == "restart-all":
 		reg, err := registry.Load(s.cfg.Env.Registry())
 		if err != nil {
-			s.errOnce(err.Error())
+			s.registryError(err)
 			return
 		}
 		s.logf("restart of all sessions requested")
@@ -678,7 +709,7 @@ func (s *sup) handleMessage(ctx context.Context, m string) {
 			}
 		}
 	default:
-		s.logf("ignoring control message %q", m)
+		s.logf("ignoring control message %s", quote(m))
 	}
 }
 

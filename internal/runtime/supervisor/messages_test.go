@@ -1,0 +1,71 @@
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/tmux"
+)
+
+// newTestSup is a supervisor whose tmux always fails (/bin/false) and whose
+// clock is fake, logging into log.
+func newTestSup(t *testing.T, log *bytes.Buffer, table agents.Table) (*sup, *fakeClock) {
+	t.Helper()
+	home := t.TempDir()
+	env, err := paths.FromEnv(func(k string) string {
+		return map[string]string{"HOME": home, "AGENT_BOX_RUNTIME_DIR": home + "/run"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := &sup{
+		cfg:      Config{Env: env, Self: "/bin/agent-box", Agents: table, Log: log},
+		clock:    clock,
+		policy:   defaultPolicy(),
+		tm:       &tmux.Server{Bin: "/bin/false", Socket: home + "/none"},
+		sessions: map[string]*session{},
+		timerCh:  make(chan timerMsg, 16),
+		done:     make(chan struct{}),
+		warned:   map[string]bool{},
+	}
+	t.Cleanup(func() { close(s.done) })
+	return s, clock
+}
+
+// TestLogLinesEscapeUserControlledText feeds hostile text through the log
+// lines that can carry it and requires that no control byte, DEL or bidi
+// control reaches the log.
+func TestLogLinesEscapeUserControlledText(t *testing.T) {
+	var log bytes.Buffer
+	const evil = "\x1b]0;owned\x07\x1b[2J\u202e\x7f\r"
+	s, _ := newTestSup(t, &log, agents.Table{"ok" + evil: {Command: "/bin/true"}})
+	ctx := context.Background()
+	s.launch(ctx, registry.Session{Name: "x", Agent: "a" + evil, Cwd: "/" + evil}, nil, false)
+	s.handleMessage(ctx, "restart "+evil)
+	s.registryError(errors.New("corrupt registry: " + evil))
+	s.lastErr = ""   // so that the next error is logged too
+	s.reconcile(ctx) // tmux fails: its error is logged
+	out := log.String()
+	t.Logf("log:\n%s", out)
+	if n := strings.Count(out, "\n"); n < 4 {
+		t.Fatalf("only %d log lines:\n%s", n, out)
+	}
+	for i, r := range strings.TrimSuffix(out, "\n") {
+		if r < 0x20 && r != '\n' || r == 0x7f || r == 0x202e || r >= 0x80 && r <= 0x9f {
+			t.Errorf("log has raw %U at byte %d:\n%s", r, i, out)
+		}
+	}
+	for _, want := range []string{`\x1b]0;owned\x07`, `\u202e`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks the escaped text %s:\n%s", want, out)
+		}
+	}
+}
