@@ -2,10 +2,11 @@
 // server and keeps every listed, non-stopped session of the registry alive.
 //
 // It is event driven. Four sources wake it up: inotify on the registry's
-// directory (registry edits), a pidfd per session process (exits),
-// datagrams on its control socket (`agent-box session restart`), and its own
-// backoff timers. A slow safety-net resync (every 5 minutes) repairs
-// anything an event could have missed. See docs/runtime-contract.md.
+// directory and the ones above it (registry edits), a pidfd per session
+// process (exits), datagrams on its control socket (`agent-box session
+// restart`), and its own backoff timers. A slow safety-net resync (every 5
+// minutes) repairs anything an event could have missed. See
+// docs/runtime-contract.md.
 package supervisor
 
 import (
@@ -80,6 +81,7 @@ type sup struct {
 	retryPending bool
 	lastErr      string
 	warned       map[string]bool
+	regWatch     *watcher
 }
 
 type timerMsg struct {
@@ -193,11 +195,13 @@ func Run(ctx context.Context, cfg Config) error {
 	msgs := make(chan string, 64)
 	go readDatagrams(conn, msgs, s.done)
 
-	watch, err := watchDir(env.ConfigDir, filepath.Base(env.Registry()))
+	watch, err := watchFile(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
 	if err != nil {
 		return err
 	}
 	defer watch.Close()
+	s.regWatch = watch
+	s.checkWatch()
 	regCh := make(chan struct{}, 1)
 	go watch.run(regCh)
 
@@ -223,6 +227,7 @@ func Run(ctx context.Context, cfg Config) error {
 		case <-ctx.Done():
 			return s.shutdown()
 		case <-regCh:
+			s.checkWatch()
 			s.reconcile(ctx)
 		case m := <-msgs:
 			s.handleMessage(ctx, m)
@@ -234,8 +239,19 @@ func Run(ctx context.Context, cfg Config) error {
 			s.retryPending = false
 			s.reconcile(ctx)
 		case <-resync.C:
+			// also the only way back after HOME itself was re-created
+			s.regWatch.arm()
+			s.checkWatch()
 			s.reconcile(ctx)
 		}
+	}
+}
+
+// checkWatch logs (once per distinct error) when the registry's directory
+// cannot be watched.
+func (s *sup) checkWatch() {
+	if err := s.regWatch.Err(); err != nil {
+		s.warnOnce("watch\x00"+err.Error(), "cannot watch the registry: %s (the resync every %s still applies)", errText(err), resyncEvery)
 	}
 }
 
