@@ -3159,7 +3159,13 @@ in
           // directory and the ones above it (registry edits), a pidfd per session
           // process (exits), datagrams on its control socket (`agent-box session
           // restart`), and its own backoff timers. A slow safety-net resync (every 5
-          // minutes) repairs anything an event could have missed. See
+          // minutes) repairs anything an event could have missed.
+          //
+          // The registry is a file any process of the user can replace, so what the
+          // supervisor does follows from the registry's content, never from how the
+          // file changed: it ends a session only when a valid registry marks it
+          // stopped or tombstones its name; a session it keeps that the registry
+          // lacks is written back, and a missing registry is rebuilt. See
           // docs/runtime-contract.md.
           package supervisor
 
@@ -3170,9 +3176,11 @@ in
           	"errors"
           	"fmt"
           	"io"
+          	"io/fs"
           	"net"
           	"os"
           	"path/filepath"
+          	"sort"
           	"strconv"
           	"strings"
           	"syscall"
@@ -3210,13 +3218,17 @@ in
           	Log          io.Writer
           }
 
+          // session is what the supervisor keeps for one session it supervises:
+          // launched, adopted, or waiting to be started.
           type session struct {
-          	pid     int       // process of the session's pane being watched (0: none)
-          	unwatch func()    // stops the pidfd watch of pid
-          	quick   int       // consecutive quick deaths
-          	started time.Time // last launch (zero if unknown)
-          	gen     int       // timer generation; a timer is current when gen matches
-          	waiting bool      // a delayed restart is pending
+          	name    string
+          	entry   registry.Session // as last listed: what it launched (written back if lost)
+          	pid     int              // process of the session's pane being watched (0: none)
+          	unwatch func()           // stops the pidfd watch of pid
+          	quick   int              // consecutive quick deaths
+          	started time.Time        // last launch (zero if unknown)
+          	gen     int              // timer generation; a timer is current when gen matches
+          	waiting bool             // a delayed restart is pending
           	stop    func() bool
           	obs     observe.Session
           }
@@ -3277,6 +3289,106 @@ in
           // changed until it can.
           func (s *sup) registryError(err error) {
           	s.errOnce(fmt.Sprintf("%s (sessions left as they are until it is fixed)", errText(err)))
+          }
+
+          func tombstoned(r *registry.Registry, name string) bool {
+          	for _, t := range r.Tombstones {
+          		if t == name {
+          			return true
+          		}
+          	}
+          	return false
+          }
+
+          func missingFile(path string) bool {
+          	_, err := os.Stat(path)
+          	return errors.Is(err, fs.ErrNotExist)
+          }
+
+          // current reads the registry after writing back what it lacks (see
+          // restore). An unreadable or corrupt registry is an error: the caller
+          // changes nothing.
+          func (s *sup) current(ctx context.Context) (*registry.Registry, error) {
+          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	if err != nil {
+          		return nil, err
+          	}
+          	if s.restore(ctx, reg) {
+          		return registry.Load(s.cfg.Env.Registry())
+          	}
+          	return reg, nil
+          }
+
+          // restore writes back into the registry every session the supervisor
+          // keeps that reg neither lists nor tombstones (the file was removed, moved
+          // or replaced: `session rm` would have left a tombstone), and, when the
+          // file is missing, the seed. It reports whether it wrote. A failure is
+          // logged; the sessions stay as they are, and the next reconcile tries
+          // again.
+          func (s *sup) restore(ctx context.Context, reg *registry.Registry) bool {
+          	path := s.cfg.Env.Registry()
+          	var lost []registry.Session
+          	for name, ss := range s.sessions {
+          		if _, ok := reg.Find(name); !ok && !tombstoned(reg, name) {
+          			lost = append(lost, ss.entry)
+          		}
+          	}
+          	sort.Slice(lost, func(i, j int) bool { return lost[i].Name < lost[j].Name })
+          	var seed *registry.Seed
+          	if s.cfg.Env.Seed != "" && len(reg.Sessions) == 0 && len(reg.Tombstones) == 0 && missingFile(path) {
+          		var err error
+          		if seed, err = registry.LoadSeed(s.cfg.Env.Seed); err != nil {
+          			s.warnOnce("seed\x00"+err.Error(), "seed not applied to the rebuilt registry: %s", errText(err))
+          		}
+          	}
+          	if len(lost) == 0 && (seed == nil || len(seed.Sessions) == 0) {
+          		return false
+          	}
+          	var back, seeded []string
+          	rebuilt := false
+          	now := time.Now().UTC()
+          	err := registry.Update(ctx, path, func(r *registry.Registry) error {
+          		// under the lock: decide again on what is there now
+          		back, seeded, rebuilt = nil, nil, missingFile(path)
+          		for _, e := range lost {
+          			if _, ok := r.Find(e.Name); ok || tombstoned(r, e.Name) {
+          				continue
+          			}
+          			if r.Add(e) == nil { // from a valid registry: cannot fail
+          				back = append(back, e.Name)
+          			}
+          		}
+          		if seed != nil && rebuilt {
+          			seeded = registry.ApplySeed(r, seed, s.cfg.Env.Home, now)
+          		}
+          		if len(back)+len(seeded) == 0 {
+          			return atomicfile.ErrNoChange
+          		}
+          		return nil
+          	})
+          	if err != nil {
+          		names := make([]string, len(lost))
+          		for i, e := range lost {
+          			names[i] = e.Name
+          		}
+          		s.errOnce(fmt.Sprintf("cannot write back sessions missing from the registry (%s): %s (left as they are)", quoteAll(names), errText(err)))
+          		return false
+          	}
+          	switch {
+          	case len(back)+len(seeded) == 0:
+          		return false
+          	case rebuilt:
+          		from := fmt.Sprintf("the supervised sessions [%s]", quoteAll(back))
+          		if len(seeded) > 0 {
+          			from += fmt.Sprintf(" and the seed's [%s]", quoteAll(seeded))
+          		}
+          		s.logf("registry %s was missing: rebuilt with %s", quote(path), from)
+          	default:
+          		for _, n := range back {
+          			s.logf("session %s is missing from the registry but was not removed with 'session rm': written back", quote(n))
+          		}
+          	}
+          	return true
           }
 
           // Run supervises until ctx is cancelled (SIGTERM), then kills the tmux
@@ -3505,20 +3617,36 @@ in
           	return atomicfile.WriteFile(s.cfg.Env.TmuxConf(), []byte(conf), 0o600)
           }
 
-          func (s *sup) get(name string) *session {
-          	ss := s.sessions[name]
+          // get returns what the supervisor keeps for e (creating it), with e as the
+          // entry it launches.
+          func (s *sup) get(e registry.Session) *session {
+          	ss := s.sessions[e.Name]
           	if ss == nil {
-          		ss = &session{}
-          		obs, err := observe.Load(s.cfg.Env.ObservationsDir(), name)
+          		ss = &session{name: e.Name}
+          		obs, err := observe.Load(s.cfg.Env.ObservationsDir(), e.Name)
           		if err != nil {
-          			s.logf("observations of %s unreadable, starting afresh: %s", quote(name), errText(err))
-          			obs = observe.Session{Name: name}
+          			s.logf("observations of %s unreadable, starting afresh: %s", quote(e.Name), errText(err))
+          			obs = observe.Session{Name: e.Name}
           		}
           		ss.obs = obs
           		ss.started = obs.LastStart
-          		s.sessions[name] = ss
+          		s.sessions[e.Name] = ss
           	}
+          	ss.entry = e
           	return ss
+          }
+
+          // forget stops supervising name: its timers and its pidfd watch end.
+          func (s *sup) forget(name string) {
+          	ss := s.sessions[name]
+          	if ss == nil {
+          		return
+          	}
+          	if ss.stop != nil {
+          		ss.stop()
+          	}
+          	s.unwatch(ss)
+          	delete(s.sessions, name)
           }
 
           func (s *sup) saveObs(ss *session) {
@@ -3535,10 +3663,10 @@ in
           }
 
           // reconcile makes tmux match the registry: launches missing sessions,
-          // handles dead panes, kills sessions that are removed or stopped, and makes
-          // sure every live session process is watched.
+          // handles dead panes, ends sessions the registry marks stopped or
+          // tombstones, and makes sure every live session process is watched.
           func (s *sup) reconcile(ctx context.Context) {
-          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	reg, err := s.current(ctx)
           	if err != nil {
           		s.registryError(err)
           		return
@@ -3570,35 +3698,37 @@ in
           		return
           	}
           	s.lastErr = ""
-          	desired := map[string]registry.Session{}
-          	for _, e := range reg.Sessions {
-          		if !e.Stopped {
-          			desired[e.Name] = e
-          		}
-          	}
           	live := map[string]tmux.Pane{}
           	for _, p := range panes {
           		if _, ok := live[p.Session]; !ok {
           			live[p.Session] = p
           		}
           	}
+          	// The content rule: only a stopped entry or a tombstone ends a session.
+          	ended := func(name string) (bool, string) {
+          		if e, ok := reg.Find(name); ok {
+          			return e.Stopped, "stopped"
+          		}
+          		return tombstoned(reg, name), "removed"
+          	}
           	for name := range live {
-          		if _, ok := desired[name]; !ok {
-          			s.kill(ctx, name)
+          		if end, why := ended(name); end {
+          			s.kill(ctx, name, why)
+          		} else if _, listed := reg.Find(name); !listed && s.sessions[name] == nil {
+          			s.warnOnce("foreign\x00"+name, "tmux session %s was not started by agent-box and is not in the registry: left alone", quote(name))
           		}
           	}
-          	for name, ss := range s.sessions {
-          		if _, ok := desired[name]; !ok {
-          			if ss.stop != nil {
-          				ss.stop()
-          			}
-          			s.unwatch(ss)
-          			delete(s.sessions, name)
+          	for name := range s.sessions {
+          		if end, _ := ended(name); end {
+          			s.forget(name)
           		}
           	}
-          	for name, e := range desired {
-          		p, ok := live[name]
-          		ss := s.get(name)
+          	for _, e := range reg.Sessions {
+          		if e.Stopped {
+          			continue
+          		}
+          		p, ok := live[e.Name]
+          		ss := s.get(e)
           		switch {
           		case ss.waiting:
           			// a delayed restart is pending
@@ -3610,7 +3740,7 @@ in
           			st, sig := paneStatus(p)
           			s.died(ctx, e, p, st, sig)
           		default:
-          			s.watch(ss, name, p.PID)
+          			s.watch(ss, e.Name, p.PID)
           		}
           	}
           }
@@ -3669,6 +3799,8 @@ in
           	}
           	e, ok := reg.Find(x.name)
           	if !ok || e.Stopped {
+          		// stopped, removed, or lost from the registry (reconcile writes it
+          		// back and then handles the dead pane)
           		s.reconcile(ctx)
           		return
           	}
@@ -3718,7 +3850,8 @@ in
           	return tmux.Pane{}, false
           }
 
-          func (s *sup) kill(ctx context.Context, name string) {
+          // kill ends the tmux session name; why is "stopped" or "removed".
+          func (s *sup) kill(ctx context.Context, name, why string) {
           	if ss := s.sessions[name]; ss != nil {
           		s.unwatch(ss)
           	}
@@ -3726,12 +3859,12 @@ in
           		s.logf("killing session %s: %s", quote(name), errText(err))
           		return
           	}
-          	s.logf("session %s killed (removed or stopped)", quote(name))
+          	s.logf("session %s killed (%s in the registry)", quote(name), why)
           }
 
           // launch starts e in a new session, or respawns pane p when it is given.
           func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, restart bool) {
-          	ss := s.get(e.Name)
+          	ss := s.get(e)
           	if _, ok := s.cfg.Agents[e.Agent]; !ok {
           		s.warnOnce(e.Name+"\x00"+e.Agent, "session %s: unknown agent %s (known: %s); not started",
           			quote(e.Name), quote(e.Agent), quoteAll(s.cfg.Agents.Names()))
@@ -3760,27 +3893,13 @@ in
 
           // died handles the death of desired session e's process in pane p.
           func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status int, signal string) {
-          	ss := s.get(e.Name)
+          	ss := s.get(e)
           	s.unwatch(ss)
           	now := s.clock.Now()
           	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
           	if status == 0 {
           		s.saveObs(ss)
-          		err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
-          			cur, ok := r.Find(e.Name)
-          			if !ok || cur.Stopped {
-          				return atomicfile.ErrNoChange
-          			}
-          			cur.Stopped = true
-          			cur.Updated = time.Now().UTC()
-          			return nil
-          		})
-          		if err != nil {
-          			s.logf("session %s exited 0 but could not be parked: %s", quote(e.Name), errText(err))
-          			return
-          		}
-          		s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
-          		s.kill(ctx, e.Name)
+          		s.park(ctx, e)
           		return
           	}
           	var uptime time.Duration
@@ -3813,6 +3932,33 @@ in
           	})
           }
 
+          // park handles an exit 0: the session is marked stopped in the registry
+          // (written back stopped if the registry lost it, unless it was removed)
+          // and its tmux session ends.
+          func (s *sup) park(ctx context.Context, e registry.Session) {
+          	err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
+          		cur, ok := r.Find(e.Name)
+          		switch {
+          		case ok && cur.Stopped, !ok && tombstoned(r, e.Name):
+          			return atomicfile.ErrNoChange
+          		case ok:
+          			cur.Stopped = true
+          			cur.Updated = time.Now().UTC()
+          			return nil
+          		}
+          		back := e
+          		back.Stopped, back.Updated = true, time.Now().UTC()
+          		return r.Add(back)
+          	})
+          	if err != nil {
+          		s.logf("session %s exited 0 but could not be parked: %s", quote(e.Name), errText(err))
+          		return
+          	}
+          	s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
+          	s.kill(ctx, e.Name, "stopped")
+          	s.forget(e.Name)
+          }
+
           func (s *sup) timerFired(ctx context.Context, t timerMsg) {
           	ss := s.sessions[t.name]
           	if ss == nil || ss.gen != t.gen || !ss.waiting {
@@ -3835,7 +3981,7 @@ in
           	if !ok || e.Stopped {
           		return
           	}
-          	ss := s.get(name)
+          	ss := s.get(*e)
           	if ss.stop != nil {
           		ss.stop()
           		ss.stop = nil

@@ -51,11 +51,14 @@ func TestLogLinesEscapeUserControlledText(t *testing.T) {
 	s.launch(ctx, registry.Session{Name: "x", Agent: "a" + evil, Cwd: "/" + evil}, nil, false)
 	s.handleMessage(ctx, "restart "+evil)
 	s.registryError(errors.New("corrupt registry: " + evil))
-	s.lastErr = ""   // so that the next error is logged too
+	s.lastErr = "" // so that the next error is logged too
+	s.sessions["lost"] = &session{name: "lost", entry: registry.Session{Name: "lost", Agent: "a" + evil, Cwd: "/" + evil}}
+	s.cfg.Env.ConfigDir = "/proc/" + evil // not writable: the write-back fails and says so
+	s.restore(ctx, &registry.Registry{})
 	s.reconcile(ctx) // tmux fails: its error is logged
 	out := log.String()
 	t.Logf("log:\n%s", out)
-	if n := strings.Count(out, "\n"); n < 4 {
+	if n := strings.Count(out, "\n"); n < 5 {
 		t.Fatalf("only %d log lines:\n%s", n, out)
 	}
 	for i, r := range strings.TrimSuffix(out, "\n") {
