@@ -2735,17 +2735,22 @@ in
           // "quick"; consecutive quick deaths back off: the first restart is
           // immediate, then Base, 2*Base, 4*Base, ... capped at Max. A session that
           // stayed up for HealthyAfter resets the count. Deaths after QuickWindow
-          // restart immediately without growing the count.
+          // restart immediately without growing the count. Requested restarts
+          // (`session restart`) of one session, and of all sessions, are at least
+          // RequestGap apart (see gate).
           type policy struct {
           	QuickWindow  time.Duration
           	HealthyAfter time.Duration
           	Base         time.Duration
           	Max          time.Duration
+          	RequestGap   time.Duration
           }
 
-          // defaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s cap.
+          // defaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s
+          // cap; requested restarts at least 1 s apart.
           func defaultPolicy() policy {
-          	return policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second}
+          	return policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second,
+          		RequestGap: time.Second}
           }
 
           // next returns the delay before restarting a session that died after running
@@ -2773,6 +2778,40 @@ in
           		delay = p.Max
           	}
           	return delay, quick
+          }
+
+          // gate spaces out the requested restarts of one target (a session, or all
+          // sessions): a request is honoured at once if the last honoured one was at
+          // least gap ago; requests within the gap are folded into a single restart
+          // due gap after the last one, so a flood of requests costs at most one
+          // restart per gap and the last request is still followed by a restart.
+          type gate struct {
+          	last    time.Time // when the last honoured request ran (zero: never)
+          	pending bool      // a folded restart is scheduled
+          	folded  int       // requests folded into it
+          }
+
+          // ask records a request at now. run: restart now. wait > 0: the caller
+          // schedules the folded restart after wait and then calls fire.
+          func (g *gate) ask(now time.Time, gap time.Duration) (run bool, wait time.Duration) {
+          	switch {
+          	case g.pending:
+          		g.folded++
+          		return false, 0
+          	case g.last.IsZero() || now.Sub(g.last) >= gap:
+          		g.last = now
+          		return true, 0
+          	}
+          	g.pending, g.folded = true, 1
+          	return false, g.last.Add(gap).Sub(now)
+          }
+
+          // fire runs the folded restart at now and returns how many requests it
+          // stands for.
+          func (g *gate) fire(now time.Time) (folded int) {
+          	folded = g.folded
+          	g.last, g.pending, g.folded = now, false, 0
+          	return folded
           }
 
           // clock is the supervisor's view of time, replaced in tests.
@@ -3158,8 +3197,9 @@ in
           // It is event driven. Four sources wake it up: inotify on the registry's
           // directory and the ones above it (registry edits), a pidfd per session
           // process (exits), datagrams on its control socket (`agent-box session
-          // restart`), and its own backoff timers. A slow safety-net resync (every 5
-          // minutes) repairs anything an event could have missed.
+          // restart`), and its own timers (backoff, coalesced restart requests). A
+          // slow safety-net resync (every 5 minutes) repairs anything an event could
+          // have missed.
           //
           // The registry is a file any process of the user can replace, so what the
           // supervisor does follows from the registry's content, never from how the
@@ -3206,6 +3246,16 @@ in
           // resyncEvery is the period of the safety-net reconcile.
           const resyncEvery = 5 * time.Minute
 
+          // Control datagrams: the longest valid one, "restart " and a 64-byte name,
+          // has 72 bytes; longer ones are cut at maxDatagram when read and ignored.
+          // A log line shows at most logBytes of an ignored one, and after one such
+          // line the others are only counted until junkWindow has passed.
+          const (
+          	maxDatagram = 128
+          	logBytes    = 64
+          	junkWindow  = time.Minute
+          )
+
           // Config is everything Run needs; the CLI fills it from the environment.
           type Config struct {
           	Env          paths.Env
@@ -3231,6 +3281,7 @@ in
           	waiting bool             // a delayed restart is pending
           	stop    func() bool
           	obs     observe.Session
+          	req     gate // requested restarts
           }
 
           type sup struct {
@@ -3242,17 +3293,34 @@ in
           	timerCh  chan timerMsg
           	exitCh   chan pidExit
           	retryCh  chan struct{}
+          	reqCh    chan reqMsg
+          	junkCh   chan struct{}
           	done     chan struct{}
           	// retryPending is set while a reconcile retry after a tmux error waits
           	retryPending bool
           	lastErr      string
           	warned       map[string]bool
+          	reqAll       gate // requested restarts of all sessions
+          	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
+          	junk         int  // ignored datagrams since then, not logged
           	regWatch     *watcher
           }
 
           type timerMsg struct {
           	name string
           	gen  int
+          }
+
+          // reqMsg is a folded restart request that is due: of ss, or of all sessions.
+          type reqMsg struct {
+          	ss  *session
+          	all bool
+          }
+
+          // datagram is one control message as read.
+          type datagram struct {
+          	data []byte // its first maxDatagram bytes at most
+          	size int    // its real size
           }
 
           // logf writes one log line. Every argument that carries text a user (or a
@@ -3430,6 +3498,8 @@ in
           		timerCh:  make(chan timerMsg, 16),
           		exitCh:   make(chan pidExit, 16),
           		retryCh:  make(chan struct{}, 1),
+          		reqCh:    make(chan reqMsg, 16),
+          		junkCh:   make(chan struct{}, 1),
           		done:     make(chan struct{}),
           		warned:   map[string]bool{},
           	}
@@ -3458,7 +3528,7 @@ in
           	}
           	defer os.Remove(env.SupervisorSocket())
           	defer conn.Close()
-          	msgs := make(chan string, 64)
+          	msgs := make(chan datagram, 64)
           	go readDatagrams(conn, msgs, s.done)
 
           	watch, err := watchFile(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
@@ -3499,6 +3569,10 @@ in
           			s.handleMessage(ctx, m)
           		case t := <-s.timerCh:
           			s.timerFired(ctx, t)
+          		case m := <-s.reqCh:
+          			s.foldedRestart(ctx, m)
+          		case <-s.junkCh:
+          			s.junkWindowEnded()
           		case x := <-s.exitCh:
           			s.exited(ctx, x)
           		case <-s.retryCh:
@@ -3969,8 +4043,7 @@ in
           	s.restart(ctx, t.name)
           }
 
-          // restart (re)launches name now if it is desired: respawning its pane if it
-          // has one, creating the session otherwise.
+          // restart (re)launches name now if it is listed and not stopped.
           func (s *sup) restart(ctx context.Context, name string) {
           	reg, err := registry.Load(s.cfg.Env.Registry())
           	if err != nil {
@@ -3981,66 +4054,201 @@ in
           	if !ok || e.Stopped {
           		return
           	}
-          	ss := s.get(*e)
+          	panes, err := s.tm.ListPanes(ctx)
+          	if err != nil {
+          		s.logf("listing tmux panes: %s", errText(err))
+          		return
+          	}
+          	s.restartIn(ctx, *e, panes)
+          }
+
+          // restartIn (re)launches e now: respawning its pane if it has one among
+          // panes, creating the session otherwise.
+          func (s *sup) restartIn(ctx context.Context, e registry.Session, panes []tmux.Pane) {
+          	ss := s.get(e)
           	if ss.stop != nil {
           		ss.stop()
           		ss.stop = nil
           	}
           	ss.gen++
           	ss.waiting = false
-          	panes, err := s.tm.ListPanes(ctx)
-          	if err != nil {
-          		s.logf("listing tmux panes: %s", errText(err))
-          		return
-          	}
           	for _, p := range panes {
-          		if p.Session == name {
-          			s.launch(ctx, *e, &p, true)
+          		if p.Session == e.Name {
+          			s.launch(ctx, e, &p, true)
           			return
           		}
           	}
-          	s.launch(ctx, *e, nil, true)
+          	s.launch(ctx, e, nil, true)
           }
 
           // handleMessage handles one control datagram:
           //
           //	restart NAME     from `agent-box session restart NAME`
           //	restart-all      from `agent-box session restart --all`
-          func (s *sup) handleMessage(ctx context.Context, m string) {
-          	f := strings.Fields(m)
+          //
+          // Requests go through gates (see gate): a flood costs at most one restart
+          // per session per policy.RequestGap.
+          func (s *sup) handleMessage(ctx context.Context, d datagram) {
+          	if d.size > len(d.data) {
+          		s.ignore(d)
+          		return
+          	}
+          	f := strings.Fields(string(d.data))
           	switch {
           	case len(f) == 2 && f[0] == "restart" && registry.ValidName(f[1]):
-          		s.logf("session %s: restart requested", quote(f[1]))
-          		s.restart(ctx, f[1])
+          		s.requestRestart(ctx, f[1])
           	case len(f) == 1 && f[0] == "restart-all":
-          		reg, err := registry.Load(s.cfg.Env.Registry())
-          		if err != nil {
-          			s.registryError(err)
-          			return
-          		}
-          		s.logf("restart of all sessions requested")
-          		for _, e := range reg.Sessions {
-          			if !e.Stopped {
-          				s.restart(ctx, e.Name)
-          			}
-          		}
+          		s.requestRestartAll(ctx)
           	default:
-          		s.logf("ignoring control message %s", quote(m))
+          		s.ignore(d)
           	}
           }
 
-          func readDatagrams(conn *net.UnixConn, out chan<- string, done <-chan struct{}) {
-          	buf := make([]byte, 4096)
-          	for {
-          		n, _, err := conn.ReadFromUnix(buf)
-          		if err != nil {
-          			if errors.Is(err, net.ErrClosed) {
-          				return
-          			}
+          // after sends m to the event loop after d.
+          func (s *sup) after(d time.Duration, m reqMsg) {
+          	s.clock.AfterFunc(d, func() {
+          		select {
+          		case s.reqCh <- m:
+          		case <-s.done:
+          		}
+          	})
+          }
+
+          func (s *sup) requestRestart(ctx context.Context, name string) {
+          	now := s.clock.Now()
+          	ss := s.sessions[name]
+          	if ss == nil {
+          		// not supervised yet: the registry decides, and the gate starts
+          		s.logf("session %s: restart requested", quote(name))
+          		s.restart(ctx, name)
+          		if ss := s.sessions[name]; ss != nil {
+          			ss.req.last = now
+          		}
+          		return
+          	}
+          	run, wait := ss.req.ask(now, s.policy.RequestGap)
+          	if wait > 0 {
+          		s.after(wait, reqMsg{ss: ss})
+          	}
+          	if run {
+          		s.logf("session %s: restart requested", quote(name))
+          		s.restart(ctx, name)
+          	}
+          }
+
+          func (s *sup) requestRestartAll(ctx context.Context) {
+          	now := s.clock.Now()
+          	run, wait := s.reqAll.ask(now, s.policy.RequestGap)
+          	if wait > 0 {
+          		s.after(wait, reqMsg{all: true})
+          	}
+          	if run {
+          		s.logf("restart of all sessions requested")
+          		s.restartAll(ctx, now)
+          	}
+          }
+
+          // restartAll restarts every listed, non-stopped session whose own gate
+          // lets it (a session restarted less than a gap ago gets its folded restart
+          // later).
+          func (s *sup) restartAll(ctx context.Context, now time.Time) {
+          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	if err != nil {
+          		s.registryError(err)
+          		return
+          	}
+          	panes, err := s.tm.ListPanes(ctx)
+          	if err != nil {
+          		s.logf("listing tmux panes: %s", errText(err))
+          		return
+          	}
+          	for _, e := range reg.Sessions {
+          		if e.Stopped {
           			continue
           		}
+          		ss := s.get(e)
+          		run, wait := ss.req.ask(now, s.policy.RequestGap)
+          		if wait > 0 {
+          			s.after(wait, reqMsg{ss: ss})
+          		}
+          		if run {
+          			s.restartIn(ctx, e, panes)
+          		}
+          	}
+          }
+
+          // foldedRestart runs a restart that requests within a gap were folded into.
+          func (s *sup) foldedRestart(ctx context.Context, m reqMsg) {
+          	now := s.clock.Now()
+          	if m.all {
+          		n := s.reqAll.fire(now)
+          		s.logf("restart of all sessions requested %d more times within %s: restarting them once more", n, s.policy.RequestGap)
+          		s.restartAll(ctx, now)
+          		return
+          	}
+          	ss := m.ss
+          	if s.sessions[ss.name] != ss || !ss.req.pending {
+          		return // forgotten meanwhile
+          	}
+          	n := ss.req.fire(now)
+          	s.logf("session %s: restart requested %d more times within %s: restarting once more", quote(ss.name), n, s.policy.RequestGap)
+          	s.restart(ctx, ss.name)
+          }
+
+          // ignore logs an unknown or oversized datagram, escaped and cut to
+          // logBytes; after one such line, others are only counted for junkWindow.
+          func (s *sup) ignore(d datagram) {
+          	if s.junkOpen {
+          		s.junk++
+          		return
+          	}
+          	shown := escape.Bytes(d.data, logBytes)
+          	if d.size > len(d.data) {
+          		// cut when read: say how long it really was
+          		shown = escape.String(string(d.data[:min(len(d.data), logBytes)])) + fmt.Sprintf("... (%d bytes)", d.size)
+          	}
+          	s.logf("ignoring control message \"%s\"", shown)
+          	s.junkOpen = true
+          	s.clock.AfterFunc(junkWindow, func() {
           		select {
-          		case out <- string(buf[:n]):
+          		case s.junkCh <- struct{}{}:
+          		case <-s.done:
+          		}
+          	})
+          }
+
+          func (s *sup) junkWindowEnded() {
+          	if s.junk > 0 {
+          		s.logf("ignored %d more control messages in the last %s", s.junk, junkWindow)
+          	}
+          	s.junkOpen, s.junk = false, 0
+          }
+
+          // readDatagrams reads control datagrams into out. At most maxDatagram
+          // bytes of each are kept; MSG_TRUNC makes recvfrom return the real size
+          // (Linux >= 3.4), so an oversized one is recognised as such.
+          func readDatagrams(conn *net.UnixConn, out chan<- datagram, done <-chan struct{}) {
+          	rc, err := conn.SyscallConn()
+          	if err != nil {
+          		return
+          	}
+          	buf := make([]byte, maxDatagram)
+          	for {
+          		var n int
+          		var rerr error
+          		err := rc.Read(func(fd uintptr) bool {
+          			n, _, rerr = syscall.Recvfrom(int(fd), buf, syscall.MSG_TRUNC)
+          			return rerr != syscall.EAGAIN
+          		})
+          		if err != nil {
+          			return // closed at shutdown
+          		}
+          		if rerr != nil || n < 0 {
+          			continue
+          		}
+          		d := datagram{data: append([]byte(nil), buf[:min(n, len(buf))]...), size: n}
+          		select {
+          		case out <- d:
           		case <-done:
           			return
           		}

@@ -7,16 +7,20 @@ package main
 // harness_test.go; every wait has a deadline.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/supervisor"
 )
 
 // listed reports whether the registry on disk is valid and lists every
@@ -229,5 +233,120 @@ func TestAddAfterConfigDirectoryRemovalIsLiveWithinASecond(t *testing.T) {
 				b.samePIDs("after the removal", pids)
 			})
 		}
+	}
+}
+
+// sendDatagrams sends each message to the supervisor's control socket.
+func (b *box) sendDatagrams(msgs ...string) {
+	b.t.Helper()
+	sock := filepath.Join(b.runtime, "supervisor.sock")
+	for _, m := range msgs {
+		if err := supervisor.Notify(sock, m); err != nil {
+			b.t.Fatalf("sending %q: %v", m, err)
+		}
+	}
+}
+
+var foldedAll = regexp.MustCompile(`restart of all sessions requested (\d+) more times`)
+
+func TestRestartAllFloodCostsOneRoundPerSecond(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}, {"name": "b", "agent": "sleep"}, {"name": "c", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	for _, n := range []string{"a", "b", "c"} {
+		b.waitRunning(n)
+	}
+	const n = 200
+	flood := make([]string, n)
+	for i := range flood {
+		flood[i] = "restart-all"
+	}
+	start := time.Now()
+	b.sendDatagrams(flood...)
+	sent := time.Since(start)
+	// every request is accounted for in the log: honoured at once, or
+	// folded into a later round
+	var rounds int
+	b.waitFor(20*time.Second, fmt.Sprintf("the log accounts for all %d requests", n), func() bool {
+		log := b.supLog.String()
+		rounds = strings.Count(log, "restart of all sessions requested\n")
+		total := rounds
+		for _, m := range foldedAll.FindAllStringSubmatch(log, -1) {
+			k, _ := strconv.Atoi(m[1])
+			total += k
+			rounds++
+		}
+		return total >= n
+	})
+	// one round at once and one folded round per second after it
+	if max := 2 + int(sent/time.Second); rounds > max {
+		t.Fatalf("%d restart-all datagrams sent in %s caused %d restart rounds, want at most %d", n, sent.Round(time.Millisecond), rounds, max)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		b.waitFor(10*time.Second, fmt.Sprintf("session %s restarted %d times", name, rounds), func() bool {
+			return b.observation(name).Restarts >= rounds
+		})
+		if got := b.observation(name).Restarts; got != rounds {
+			t.Errorf("session %s restarted %d times for %d rounds", name, got, rounds)
+		}
+		b.waitRunning(name)
+	}
+	t.Logf("%d datagrams in %s: %d rounds", n, sent.Round(time.Millisecond), rounds)
+}
+
+// waitLogged sends a valid request after the others and waits until the
+// supervisor logs it: datagrams are handled in order, so every earlier one
+// has been handled too.
+func (b *box) waitLogged(session string) string {
+	b.t.Helper()
+	b.sendDatagrams("restart " + session)
+	line := fmt.Sprintf("session %q: restart requested", session)
+	b.waitFor(10*time.Second, "the supervisor handles the datagrams", func() bool {
+		return strings.Contains(b.supLog.String(), line)
+	})
+	return b.supLog.String()
+}
+
+func TestControlDatagramWithEscapeBytesIsLoggedEscapedAndCut(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	b.waitRunning("a")
+	const prefix = "\x1b]0;owned\x07\x1b[2J\x1b[31m"
+	hostile := prefix + strings.Repeat("A", 300)
+	b.sendDatagrams(hostile)
+	log := b.waitLogged("a")
+	if bytes.ContainsAny([]byte(log), "\x1b\x07") {
+		t.Errorf("raw control bytes in the log:\n%q", log)
+	}
+	want := fmt.Sprintf(`agent-box: ignoring control message "\x1b]0;owned\x07\x1b[2J\x1b[31m%s... (%d bytes)"`+"\n",
+		strings.Repeat("A", 64-len(prefix)), len(hostile))
+	if !strings.Contains(log, want) {
+		t.Errorf("log lacks the escaped, cut line %q:\n%s", want, log)
+	}
+}
+
+func TestJunkDatagramFloodLogsOneLine(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	b.waitRunning("a")
+	junk := make([]string, 100)
+	for i := range junk {
+		junk[i] = fmt.Sprintf("junk %d %s", i, strings.Repeat("x", 4000))
+	}
+	b.sendDatagrams(junk...)
+	log := b.waitLogged("a")
+	if n := strings.Count(log, "ignoring control message"); n != 1 {
+		t.Errorf("100 junk datagrams logged %d lines, want 1", n)
+	}
+	long := 0
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "control message") && len(l) > 200 {
+			long++
+		}
+	}
+	if long > 0 {
+		t.Errorf("%d log lines about control messages are longer than 200 bytes", long)
 	}
 }

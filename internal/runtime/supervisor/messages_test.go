@@ -33,11 +33,60 @@ func newTestSup(t *testing.T, log *bytes.Buffer, table agents.Table) (*sup, *fak
 		tm:       &tmux.Server{Bin: "/bin/false", Socket: home + "/none"},
 		sessions: map[string]*session{},
 		timerCh:  make(chan timerMsg, 16),
+		reqCh:    make(chan reqMsg, 16),
+		junkCh:   make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		warned:   map[string]bool{},
 	}
 	t.Cleanup(func() { close(s.done) })
 	return s, clock
+}
+
+func dgram(s string) datagram { return datagram{data: []byte(s), size: len(s)} }
+
+func TestJunkDatagramsLogOneLineAndACountPerWindow(t *testing.T) {
+	var log bytes.Buffer
+	s, clock := newTestSup(t, &log, nil)
+	ctx := context.Background()
+	for i := 0; i < 100; i++ {
+		s.handleMessage(ctx, dgram("frobnicate"))
+	}
+	s.handleMessage(ctx, dgram("restart bad/name"))
+	if got := strings.Count(log.String(), "\n"); got != 1 {
+		t.Fatalf("101 ignored datagrams logged %d lines, want 1:\n%s", got, log.String())
+	}
+	if len(clock.delays) != 1 || clock.delays[0] != junkWindow {
+		t.Fatalf("timers %v, want one of %s", clock.delays, junkWindow)
+	}
+	clock.fns[0]()
+	<-s.junkCh
+	s.junkWindowEnded()
+	s.handleMessage(ctx, dgram("again"))
+	want := "agent-box: ignoring control message \"frobnicate\"\n" +
+		"agent-box: ignored 100 more control messages in the last 1m0s\n" +
+		"agent-box: ignoring control message \"again\"\n"
+	if log.String() != want {
+		t.Errorf("log:\n%s\nwant:\n%s", log.String(), want)
+	}
+}
+
+func TestOversizedDatagramIsLoggedCutWithItsRealSize(t *testing.T) {
+	var log bytes.Buffer
+	s, _ := newTestSup(t, &log, nil)
+	data := bytes.Repeat([]byte("\x1b[2J"), maxDatagram/4)
+	// as read: the first maxDatagram bytes of a 5000-byte datagram
+	s.handleMessage(context.Background(), datagram{data: data, size: 5000})
+	want := "agent-box: ignoring control message \"" + strings.Repeat(`\x1b[2J`, logBytes/4) + "... (5000 bytes)\"\n"
+	if log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+	// restart-all followed by garbage is not restart-all
+	log.Reset()
+	s.junkWindowEnded()
+	s.handleMessage(context.Background(), datagram{data: []byte("restart-all"), size: 300})
+	if !strings.Contains(log.String(), "ignoring control message \"restart-all... (300 bytes)\"") {
+		t.Errorf("an oversized restart-all was not ignored: %q", log.String())
+	}
 }
 
 // TestLogLinesEscapeUserControlledText feeds hostile text through the log
@@ -49,7 +98,9 @@ func TestLogLinesEscapeUserControlledText(t *testing.T) {
 	s, _ := newTestSup(t, &log, agents.Table{"ok" + evil: {Command: "/bin/true"}})
 	ctx := context.Background()
 	s.launch(ctx, registry.Session{Name: "x", Agent: "a" + evil, Cwd: "/" + evil}, nil, false)
-	s.handleMessage(ctx, "restart "+evil)
+	s.handleMessage(ctx, dgram("restart "+evil))
+	s.junkWindowEnded()
+	s.handleMessage(ctx, dgram(evil+strings.Repeat("x", 200)))
 	s.registryError(errors.New("corrupt registry: " + evil))
 	s.lastErr = "" // so that the next error is logged too
 	s.sessions["lost"] = &session{name: "lost", entry: registry.Session{Name: "lost", Agent: "a" + evil, Cwd: "/" + evil}}
