@@ -93,22 +93,35 @@ func (w *watcher) Err() error {
 func (w *watcher) arm() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	fd := int(w.f.Fd())
-	var want map[int32]int
-	var err error
-	// A directory can vanish between two steps; start over a few times.
-	for attempt := 0; attempt < 8; attempt++ {
-		var again bool
-		if want, again, err = w.armOnce(fd); !again {
-			break
-		}
+	rc, err := w.f.SyscallConn()
+	if err != nil {
+		w.err = err
+		return
 	}
-	for wd := range w.wds {
-		if _, ok := want[wd]; !ok {
-			syscall.InotifyRmWatch(fd, uint32(wd)) // EINVAL if the kernel already dropped it
+	// Control keeps the descriptor open while it runs (an arm racing Close
+	// cannot touch a reused descriptor) and, unlike Fd, leaves the file
+	// non-blocking, so Close still ends a pending Read.
+	cerr := rc.Control(func(sysfd uintptr) {
+		fd := int(sysfd)
+		var want map[int32]int
+		// A directory can vanish between two steps; start over a few times.
+		for attempt := 0; attempt < 8; attempt++ {
+			var again bool
+			if want, again, err = w.armOnce(fd); !again {
+				break
+			}
 		}
+		for wd := range w.wds {
+			if _, ok := want[wd]; !ok {
+				syscall.InotifyRmWatch(fd, uint32(wd)) // EINVAL if the kernel already dropped it
+			}
+		}
+		w.wds = want
+	})
+	if cerr != nil {
+		err = cerr // closed
 	}
-	w.wds, w.err = want, err
+	w.err = err
 }
 
 // armOnce walks the chain from the top. Each directory is watched for the

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -172,5 +173,32 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWatcherReadHonoursDeadlines: the inotify fd must stay non-blocking
+// (os.File.Fd would make it blocking), or Close could not end the reading
+// goroutine and a read with no event would hang.
+func TestWatcherReadHonoursDeadlines(t *testing.T) {
+	home := t.TempDir()
+	w, err := watchFile(home, filepath.Join(home, ".config/agent-box"), "sessions.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.arm() // again, as the resync does
+	must(t, w.f.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := w.step(make([]byte, 4096))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("read with no event: %v, want a deadline error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a read with no event ignored its deadline for 5 s: the inotify fd is blocking")
 	}
 }
