@@ -141,7 +141,7 @@ func TestDeletedRegistryIsRebuiltWithTheLiveSessions(t *testing.T) {
 		t.Errorf("rebuilt registry has %d sessions, want 2", got)
 	}
 	b.samePIDs("after the registry was deleted", pids)
-	if log := b.supLog.String(); !strings.Contains(log, `was missing: rebuilt with the supervised sessions ["x", "y"]`+"\n"+``) {
+	if log := b.supLog.String(); !strings.Contains(log, `was missing: rebuilt with the supervised sessions ["x", "y"]`+"\n") {
 		t.Errorf("the rebuild is not logged:\n%s", log)
 	}
 }
