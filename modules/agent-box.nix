@@ -3265,17 +3265,22 @@ in
           // "quick"; consecutive quick deaths back off: the first restart is
           // immediate, then Base, 2*Base, 4*Base, ... capped at Max. A session that
           // stayed up for HealthyAfter resets the count. Deaths after QuickWindow
-          // restart immediately without growing the count.
+          // restart immediately without growing the count. Requested restarts
+          // (`session restart`) of one session, and of all sessions, are at least
+          // RequestGap apart (see gate).
           type policy struct {
           	QuickWindow  time.Duration
           	HealthyAfter time.Duration
           	Base         time.Duration
           	Max          time.Duration
+          	RequestGap   time.Duration
           }
 
-          // defaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s cap.
+          // defaultPolicy is the contract's policy: 10 s, 60 s, 1 s doubling, 60 s
+          // cap; requested restarts at least 1 s apart.
           func defaultPolicy() policy {
-          	return policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second}
+          	return policy{QuickWindow: 10 * time.Second, HealthyAfter: 60 * time.Second, Base: time.Second, Max: 60 * time.Second,
+          		RequestGap: time.Second}
           }
 
           // next returns the delay before restarting a session that died after running
@@ -3305,6 +3310,40 @@ in
           	return delay, quick
           }
 
+          // gate spaces out the requested restarts of one target (a session, or all
+          // sessions): a request is honoured at once if the last honoured one was at
+          // least gap ago; requests within the gap are folded into a single restart
+          // due gap after the last one, so a flood of requests costs at most one
+          // restart per gap and the last request is still followed by a restart.
+          type gate struct {
+          	last    time.Time // when the last honoured request ran (zero: never)
+          	pending bool      // a folded restart is scheduled
+          	folded  int       // requests folded into it
+          }
+
+          // ask records a request at now. run: restart now. wait > 0: the caller
+          // schedules the folded restart after wait and then calls fire.
+          func (g *gate) ask(now time.Time, gap time.Duration) (run bool, wait time.Duration) {
+          	switch {
+          	case g.pending:
+          		g.folded++
+          		return false, 0
+          	case g.last.IsZero() || now.Sub(g.last) >= gap:
+          		g.last = now
+          		return true, 0
+          	}
+          	g.pending, g.folded = true, 1
+          	return false, g.last.Add(gap).Sub(now)
+          }
+
+          // fire runs the folded restart at now and returns how many requests it
+          // stands for.
+          func (g *gate) fire(now time.Time) (folded int) {
+          	folded = g.folded
+          	g.last, g.pending, g.folded = now, false, 0
+          	return folded
+          }
+
           // clock is the supervisor's view of time, replaced in tests.
           type clock interface {
           	Now() time.Time
@@ -3324,45 +3363,184 @@ in
 
           import (
           	"errors"
+          	"fmt"
           	"os"
+          	"path/filepath"
+          	"strings"
+          	"sync"
           	"syscall"
           	"unsafe"
           )
 
-          // watcher reports changes of one file name in a directory through inotify.
-          // The registry is replaced by rename, so the directory is watched, not the
+          // watcher reports changes of one file (the registry) through inotify, and
+          // keeps doing so when its directory, or a directory above it up to HOME, is
+          // removed, moved away and created again.
+          //
+          // The registry is replaced by rename, so its directory is watched, not the
           // file: IN_MOVED_TO and IN_CLOSE_WRITE cover writers, IN_DELETE and
-          // IN_MOVED_FROM removals.
+          // IN_MOVED_FROM removals. Each existing directory above it (below HOME) is
+          // watched for its own removal or move (IN_DELETE_SELF, IN_MOVE_SELF), which
+          // costs no event while nothing happens to it. When a directory of the chain
+          // is missing, the nearest existing one above it is watched for the creation
+          // of the missing name (IN_CREATE, IN_MOVED_TO). Any change of the chain
+          // re-arms the watches and then reports, so the reconcile that follows reads
+          // the file after the new watches are in place and no write is missed.
           type watcher struct {
-          	f    *os.File
-          	name string
+          	f *os.File
+          	// levels are the watched directories from the top (HOME, or the
+          	// registry directory's parent if that is not under HOME) down to the
+          	// registry's directory; levels[i+1] is a child of levels[i].
+          	levels []string
+          	name   string // the file's name in the last level
+
+          	mu  sync.Mutex
+          	wds map[int32]int // current watch descriptor -> index in levels
+          	err error         // why the last arm could not watch the file's directory
           }
 
-          const watchMask = syscall.IN_CLOSE_WRITE | syscall.IN_MOVED_TO | syscall.IN_MOVED_FROM |
-          	syscall.IN_DELETE | syscall.IN_CREATE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+          const (
+          	// fileMask is the mask of the registry's directory.
+          	fileMask = syscall.IN_CLOSE_WRITE | syscall.IN_MOVED_TO | syscall.IN_MOVED_FROM |
+          		syscall.IN_DELETE | syscall.IN_CREATE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+          	// selfMask is the mask of a directory above it whose child exists.
+          	selfMask = syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+          	// createMask is the mask of the nearest existing directory above a
+          	// missing one.
+          	createMask = selfMask | syscall.IN_CREATE | syscall.IN_MOVED_TO
+          )
 
-          func watchDir(dir, name string) (*watcher, error) {
+          // watchFile watches file (in directory dir) and the directories between
+          // top and dir. The watch is armed before watchFile returns; a missing
+          // directory is not an error (its creation is watched).
+          func watchFile(top, dir, name string) (*watcher, error) {
           	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
           	if err != nil {
           		return nil, os.NewSyscallError("inotify_init1", err)
           	}
-          	if _, err := syscall.InotifyAddWatch(fd, dir, watchMask); err != nil {
-          		syscall.Close(fd)
-          		return nil, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
-          	}
           	// A non-blocking fd lets the runtime poller park Read and lets Close
           	// interrupt it.
-          	return &watcher{f: os.NewFile(uintptr(fd), "inotify"), name: name}, nil
+          	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), levels: chain(top, dir), name: name, wds: map[int32]int{}}
+          	w.arm()
+          	return w, nil
+          }
+
+          // chain lists the directories from top down to dir; just dir's parent and
+          // dir when dir is not below top.
+          func chain(top, dir string) []string {
+          	top, dir = filepath.Clean(top), filepath.Clean(dir)
+          	rel, err := filepath.Rel(top, dir)
+          	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+          		return []string{filepath.Dir(dir), dir}
+          	}
+          	levels := []string{top}
+          	for _, c := range strings.Split(rel, "/") {
+          		levels = append(levels, filepath.Join(levels[len(levels)-1], c))
+          	}
+          	return levels
           }
 
           func (w *watcher) Close() error { return w.f.Close() }
 
+          // Err reports why the file's directory is not watched (nil when it is, or
+          // when only its creation is being waited for).
+          func (w *watcher) Err() error {
+          	w.mu.Lock()
+          	defer w.mu.Unlock()
+          	return w.err
+          }
+
+          // arm (re)installs the watches for the chain as it is now and drops the
+          // ones it no longer needs. Safe to call at any time.
+          func (w *watcher) arm() {
+          	w.mu.Lock()
+          	defer w.mu.Unlock()
+          	rc, err := w.f.SyscallConn()
+          	if err != nil {
+          		w.err = err
+          		return
+          	}
+          	// Control keeps the descriptor open while it runs (an arm racing Close
+          	// cannot touch a reused descriptor) and, unlike Fd, leaves the file
+          	// non-blocking, so Close still ends a pending Read.
+          	cerr := rc.Control(func(sysfd uintptr) {
+          		fd := int(sysfd)
+          		var want map[int32]int
+          		// A directory can vanish between two steps; start over a few times.
+          		for attempt := 0; attempt < 8; attempt++ {
+          			var again bool
+          			if want, again, err = w.armOnce(fd); !again {
+          				break
+          			}
+          		}
+          		for wd := range w.wds {
+          			if _, ok := want[wd]; !ok {
+          				syscall.InotifyRmWatch(fd, uint32(wd)) // EINVAL if the kernel already dropped it
+          			}
+          		}
+          		w.wds = want
+          	})
+          	if cerr != nil {
+          		err = cerr // closed
+          	}
+          	w.err = err
+          }
+
+          // armOnce walks the chain from the top. Each directory is watched for the
+          // creation of its child before the child is looked at, so a creation in
+          // between is seen either by the watch or by the look. again means a
+          // directory vanished during the walk: walk again.
+          func (w *watcher) armOnce(fd int) (want map[int32]int, again bool, err error) {
+          	want = map[int32]int{}
+          	last := len(w.levels) - 1
+          	add := func(dir string, mask uint32) (int32, error) {
+          		wd, err := syscall.InotifyAddWatch(fd, dir, mask)
+          		if err != nil {
+          			return 0, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
+          		}
+          		return int32(wd), nil
+          	}
+          	vanished := func(err error) bool {
+          		return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR)
+          	}
+          	for i, dir := range w.levels {
+          		if i == last {
+          			wd, err := add(dir, fileMask)
+          			if err != nil {
+          				return want, vanished(err), err
+          			}
+          			want[wd] = i
+          			return want, false, nil
+          		}
+          		wd, err := add(dir, createMask)
+          		if err != nil {
+          			// the top itself (HOME) is not watched for re-creation
+          			return want, i > 0 && vanished(err), err
+          		}
+          		if fi, err := os.Stat(w.levels[i+1]); err != nil || !fi.IsDir() {
+          			want[wd] = i // wait for the child to be created
+          			return want, false, nil
+          		}
+          		// the child exists: only this directory's own removal matters,
+          		// and not even that for the top
+          		if i == 0 {
+          			syscall.InotifyRmWatch(fd, uint32(wd))
+          			continue
+          		}
+          		if wd, err = add(dir, selfMask); err != nil {
+          			return want, vanished(err), err
+          		}
+          		want[wd] = i
+          	}
+          	return want, false, nil
+          }
+
           // run sends on ch (non-blocking, capacity 1 coalesces bursts) whenever an
-          // event names w.name or the directory itself goes away.
+          // event names the file, and re-arms, then sends, whenever a directory of
+          // the chain changes.
           func (w *watcher) run(ch chan<- struct{}) {
           	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
           	for {
-          		n, err := w.f.Read(buf)
+          		hit, rearmed, err := w.step(buf)
           		if err != nil {
           			if errors.Is(err, syscall.EINTR) {
           				continue
@@ -3370,23 +3548,62 @@ in
           			// closed at shutdown, or broken: the safety-net resync takes over
           			return
           		}
-          		hit := false
-          		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
-          			ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
-          			nameBytes := buf[off+syscall.SizeofInotifyEvent : off+syscall.SizeofInotifyEvent+int(ev.Len)]
-          			name := string(trimNUL(nameBytes))
-          			if name == w.name || ev.Mask&(syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_Q_OVERFLOW) != 0 {
-          				hit = true
-          			}
-          			off += syscall.SizeofInotifyEvent + int(ev.Len)
-          		}
-          		if hit {
+          		if hit || rearmed {
           			select {
           			case ch <- struct{}{}:
           			default:
           			}
           		}
           	}
+          }
+
+          // step reads one batch of events: hit if one names the file; rearmed if
+          // the chain changed, in which case the watches are re-armed before step
+          // returns.
+          func (w *watcher) step(buf []byte) (hit, rearmed bool, err error) {
+          	n, err := w.f.Read(buf)
+          	if err != nil {
+          		return false, false, err
+          	}
+          	hit, rearmed = w.classify(buf[:n])
+          	if rearmed {
+          		w.arm()
+          	}
+          	return hit, rearmed, nil
+          }
+
+          // classify reads a batch of events: hit if one names the file, rearm if
+          // one changes a directory of the chain (or the queue overflowed).
+          func (w *watcher) classify(buf []byte) (hit, rearm bool) {
+          	w.mu.Lock()
+          	defer w.mu.Unlock()
+          	last := len(w.levels) - 1
+          	for off := 0; off+syscall.SizeofInotifyEvent <= len(buf); {
+          		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
+          		end := off + syscall.SizeofInotifyEvent + int(ev.Len)
+          		if end > len(buf) {
+          			break
+          		}
+          		name := string(trimNUL(buf[off+syscall.SizeofInotifyEvent : end]))
+          		off = end
+          		if ev.Mask&syscall.IN_Q_OVERFLOW != 0 {
+          			hit, rearm = true, true
+          			continue
+          		}
+          		i, ok := w.wds[ev.Wd]
+          		if !ok {
+          			continue // a watch dropped by an earlier arm
+          		}
+          		switch {
+          		case ev.Mask&(syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED) != 0:
+          			rearm = true
+          		case i == last && name == w.name:
+          			hit = true
+          		case i < last && name == filepath.Base(w.levels[i+1]):
+          			rearm = true
+          		}
+          	}
+          	return hit, rearm
           }
 
           func trimNUL(b []byte) []byte {
@@ -3396,6 +3613,11 @@ in
           		}
           	}
           	return b
+          }
+
+          // String describes the watch, for a log line.
+          func (w *watcher) String() string {
+          	return fmt.Sprintf("%s in %s", w.name, w.levels[len(w.levels)-1])
           }
         '';
         "supervisor/pidfd.go" = ''
@@ -3516,10 +3738,18 @@ in
           // server and keeps every listed, non-stopped session of the registry alive.
           //
           // It is event driven. Four sources wake it up: inotify on the registry's
-          // directory (registry edits), a pidfd per session process (exits),
-          // datagrams on its control socket (`agent-box session restart`), and its own
-          // backoff timers. A slow safety-net resync (every 5 minutes) repairs
-          // anything an event could have missed. See docs/runtime-contract.md.
+          // directory and the ones above it (registry edits), a pidfd per session
+          // process (exits), datagrams on its control socket (`agent-box session
+          // restart`), and its own timers (backoff, coalesced restart requests). A
+          // slow safety-net resync (every 5 minutes) repairs anything an event could
+          // have missed.
+          //
+          // The registry is a file any process of the user can replace, so what the
+          // supervisor does follows from the registry's content, never from how the
+          // file changed: it ends a session only when a valid registry marks it
+          // stopped or tombstones its name; a session it keeps that the registry
+          // lacks is written back, and a missing registry is rebuilt. See
+          // docs/runtime-contract.md.
           package supervisor
 
           import (
@@ -3529,9 +3759,11 @@ in
           	"errors"
           	"fmt"
           	"io"
+          	"io/fs"
           	"net"
           	"os"
           	"path/filepath"
+          	"sort"
           	"strconv"
           	"strings"
           	"syscall"
@@ -3539,6 +3771,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -3556,6 +3789,16 @@ in
           // resyncEvery is the period of the safety-net reconcile.
           const resyncEvery = 5 * time.Minute
 
+          // Control datagrams: the longest valid one, "restart " and a 64-byte name,
+          // has 72 bytes; longer ones are cut at maxDatagram when read and ignored.
+          // A log line shows at most logBytes of an ignored one, and after one such
+          // line the others are only counted until junkWindow has passed.
+          const (
+          	maxDatagram = 128
+          	logBytes    = 64
+          	junkWindow  = time.Minute
+          )
+
           // Config is everything Run needs; the CLI fills it from the environment.
           type Config struct {
           	Env          paths.Env
@@ -3568,15 +3811,20 @@ in
           	Log          io.Writer
           }
 
+          // session is what the supervisor keeps for one session it supervises:
+          // launched, adopted, or waiting to be started.
           type session struct {
-          	pid     int       // process of the session's pane being watched (0: none)
-          	unwatch func()    // stops the pidfd watch of pid
-          	quick   int       // consecutive quick deaths
-          	started time.Time // last launch (zero if unknown)
-          	gen     int       // timer generation; a timer is current when gen matches
-          	waiting bool      // a delayed restart is pending
+          	name    string
+          	entry   registry.Session // as last listed: what it launched (written back if lost)
+          	pid     int              // process of the session's pane being watched (0: none)
+          	unwatch func()           // stops the pidfd watch of pid
+          	quick   int              // consecutive quick deaths
+          	started time.Time        // last launch (zero if unknown)
+          	gen     int              // timer generation; a timer is current when gen matches
+          	waiting bool             // a delayed restart is pending
           	stop    func() bool
           	obs     observe.Session
+          	req     gate // requested restarts
           }
 
           type sup struct {
@@ -3588,11 +3836,17 @@ in
           	timerCh  chan timerMsg
           	exitCh   chan pidExit
           	retryCh  chan struct{}
+          	reqCh    chan reqMsg
+          	junkCh   chan struct{}
           	done     chan struct{}
           	// retryPending is set while a reconcile retry after a tmux error waits
           	retryPending bool
           	lastErr      string
           	warned       map[string]bool
+          	reqAll       gate // requested restarts of all sessions
+          	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
+          	junk         int  // ignored datagrams since then, not logged
+          	regWatch     *watcher
           }
 
           type timerMsg struct {
@@ -3600,8 +3854,152 @@ in
           	gen  int
           }
 
+          // reqMsg is a folded restart request that is due: of ss, or of all sessions.
+          type reqMsg struct {
+          	ss  *session
+          	all bool
+          }
+
+          // datagram is one control message as read.
+          type datagram struct {
+          	data []byte // its first maxDatagram bytes at most
+          	size int    // its real size
+          }
+
+          // logf writes one log line. Every argument that carries text a user (or a
+          // user's agent) could have written goes through quote or errText.
           func (s *sup) logf(format string, a ...any) {
           	fmt.Fprintf(s.cfg.Log, "agent-box: "+format+"\n", a...)
+          }
+
+          // quote is user-controlled text (a name, path, argument) in a log line:
+          // quoted, with control bytes and the like escaped.
+          func quote(text string) string { return `"` + escape.String(text) + `"` }
+
+          // errText is an error in a log line, escaped: errors carry paths, names,
+          // tmux's stderr and bytes of files.
+          func errText(err error) string { return escape.String(err.Error()) }
+
+          func quoteAll(names []string) string {
+          	q := make([]string, len(names))
+          	for i, n := range names {
+          		q[i] = quote(n)
+          	}
+          	return strings.Join(q, ", ")
+          }
+
+          // warnOnce logs a line the first time key is seen.
+          func (s *sup) warnOnce(key, format string, a ...any) {
+          	if !s.warned[key] {
+          		s.warned[key] = true
+          		s.logf(format, a...)
+          	}
+          }
+
+          // registryError logs (once) a registry that cannot be read; nothing is
+          // changed until it can.
+          func (s *sup) registryError(err error) {
+          	s.errOnce(fmt.Sprintf("%s (sessions left as they are until it is fixed)", errText(err)))
+          }
+
+          func tombstoned(r *registry.Registry, name string) bool {
+          	for _, t := range r.Tombstones {
+          		if t == name {
+          			return true
+          		}
+          	}
+          	return false
+          }
+
+          func missingFile(path string) bool {
+          	_, err := os.Stat(path)
+          	return errors.Is(err, fs.ErrNotExist)
+          }
+
+          // current reads the registry after writing back what it lacks (see
+          // restore). An unreadable or corrupt registry is an error: the caller
+          // changes nothing.
+          func (s *sup) current(ctx context.Context) (*registry.Registry, error) {
+          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	if err != nil {
+          		return nil, err
+          	}
+          	if s.restore(ctx, reg) {
+          		return registry.Load(s.cfg.Env.Registry())
+          	}
+          	return reg, nil
+          }
+
+          // restore writes back into the registry every session the supervisor
+          // keeps that reg neither lists nor tombstones (the file was removed, moved
+          // or replaced: `session rm` would have left a tombstone), and, when the
+          // file is missing, the seed. It reports whether it wrote. A failure is
+          // logged; the sessions stay as they are, and the next reconcile tries
+          // again.
+          func (s *sup) restore(ctx context.Context, reg *registry.Registry) bool {
+          	path := s.cfg.Env.Registry()
+          	var lost []registry.Session
+          	for name, ss := range s.sessions {
+          		if _, ok := reg.Find(name); !ok && !tombstoned(reg, name) {
+          			lost = append(lost, ss.entry)
+          		}
+          	}
+          	sort.Slice(lost, func(i, j int) bool { return lost[i].Name < lost[j].Name })
+          	var seed *registry.Seed
+          	if s.cfg.Env.Seed != "" && len(reg.Sessions) == 0 && len(reg.Tombstones) == 0 && missingFile(path) {
+          		var err error
+          		if seed, err = registry.LoadSeed(s.cfg.Env.Seed); err != nil {
+          			s.warnOnce("seed\x00"+err.Error(), "seed not applied to the rebuilt registry: %s", errText(err))
+          		}
+          	}
+          	if len(lost) == 0 && (seed == nil || len(seed.Sessions) == 0) {
+          		return false
+          	}
+          	var back, seeded []string
+          	rebuilt := false
+          	now := time.Now().UTC()
+          	err := registry.Update(ctx, path, func(r *registry.Registry) error {
+          		// under the lock: decide again on what is there now
+          		back, seeded, rebuilt = nil, nil, missingFile(path)
+          		for _, e := range lost {
+          			if _, ok := r.Find(e.Name); ok || tombstoned(r, e.Name) {
+          				continue
+          			}
+          			if r.Add(e) == nil { // from a valid registry: cannot fail
+          				back = append(back, e.Name)
+          			}
+          		}
+          		if seed != nil && rebuilt {
+          			seeded = registry.ApplySeed(r, seed, s.cfg.Env.Home, now)
+          		}
+          		if len(back)+len(seeded) == 0 {
+          			return atomicfile.ErrNoChange
+          		}
+          		return nil
+          	})
+          	if err != nil {
+          		names := make([]string, len(lost))
+          		for i, e := range lost {
+          			names[i] = e.Name
+          		}
+          		s.errOnce(fmt.Sprintf("cannot write back sessions missing from the registry (%s): %s (left as they are)", quoteAll(names), errText(err)))
+          		return false
+          	}
+          	switch {
+          	case len(back)+len(seeded) == 0:
+          		return false
+          	case rebuilt:
+          		from := fmt.Sprintf("the supervised sessions [%s]", quoteAll(back))
+          		if len(seeded) > 0 {
+          			from += fmt.Sprintf(" and the seed's [%s]", quoteAll(seeded))
+          		}
+          		s.logf("registry %s was missing: rebuilt with %s", quote(path), from)
+          	default:
+          		for _, n := range back {
+          			s.logf("session %s is missing from the registry but was not removed with 'session rm': written back", quote(n))
+          		}
+          	}
+          	return true
           }
 
           // Run supervises until ctx is cancelled (SIGTERM), then kills the tmux
@@ -3643,6 +4041,8 @@ in
           		timerCh:  make(chan timerMsg, 16),
           		exitCh:   make(chan pidExit, 16),
           		retryCh:  make(chan struct{}, 1),
+          		reqCh:    make(chan reqMsg, 16),
+          		junkCh:   make(chan struct{}, 1),
           		done:     make(chan struct{}),
           		warned:   map[string]bool{},
           	}
@@ -3650,7 +4050,7 @@ in
 
           	if env.Seed != "" {
           		if err := s.applySeed(); err != nil {
-          			s.logf("seed not applied: %v", err)
+          			s.logf("seed not applied: %s", errText(err))
           		}
           	}
           	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
@@ -3661,7 +4061,7 @@ in
           		return err
           	}
           	if adopted {
-          		s.logf("adopted the running tmux server on %s", env.TmuxSocket())
+          		s.logf("adopted the running tmux server on %s", quote(env.TmuxSocket()))
           	}
 
           	os.Remove(env.SupervisorSocket())
@@ -3671,14 +4071,16 @@ in
           	}
           	defer os.Remove(env.SupervisorSocket())
           	defer conn.Close()
-          	msgs := make(chan string, 64)
+          	msgs := make(chan datagram, 64)
           	go readDatagrams(conn, msgs, s.done)
 
-          	watch, err := watchDir(env.ConfigDir, filepath.Base(env.Registry()))
+          	watch, err := watchFile(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
           	if err != nil {
           		return err
           	}
           	defer watch.Close()
+          	s.regWatch = watch
+          	s.checkWatch()
           	regCh := make(chan struct{}, 1)
           	go watch.run(regCh)
 
@@ -3694,7 +4096,7 @@ in
           		return err
           	}
           	defer os.Remove(env.StateFile())
-          	s.logf("supervising %s (tmux socket %s)", env.Registry(), env.TmuxSocket())
+          	s.logf("supervising %s (tmux socket %s)", quote(env.Registry()), quote(env.TmuxSocket()))
 
           	s.reconcile(ctx)
           	resync := time.NewTicker(resyncEvery)
@@ -3704,19 +4106,35 @@ in
           		case <-ctx.Done():
           			return s.shutdown()
           		case <-regCh:
+          			s.checkWatch()
           			s.reconcile(ctx)
           		case m := <-msgs:
           			s.handleMessage(ctx, m)
           		case t := <-s.timerCh:
           			s.timerFired(ctx, t)
+          		case m := <-s.reqCh:
+          			s.foldedRestart(ctx, m)
+          		case <-s.junkCh:
+          			s.junkWindowEnded()
           		case x := <-s.exitCh:
           			s.exited(ctx, x)
           		case <-s.retryCh:
           			s.retryPending = false
           			s.reconcile(ctx)
           		case <-resync.C:
+          			// also the only way back after HOME itself was re-created
+          			s.regWatch.arm()
+          			s.checkWatch()
           			s.reconcile(ctx)
           		}
+          	}
+          }
+
+          // checkWatch logs (once per distinct error) when the registry's directory
+          // cannot be watched.
+          func (s *sup) checkWatch() {
+          	if err := s.regWatch.Err(); err != nil {
+          		s.warnOnce("watch\x00"+err.Error(), "cannot watch the registry: %s (the resync every %s still applies)", errText(err), resyncEvery)
           	}
           }
 
@@ -3755,7 +4173,7 @@ in
           		return nil
           	})
           	if err == nil && len(added) > 0 {
-          		s.logf("seed added %s", strings.Join(added, ", "))
+          		s.logf("seed added %s", quoteAll(added))
           	}
           	return err
           }
@@ -3816,25 +4234,41 @@ in
           	return atomicfile.WriteFile(s.cfg.Env.TmuxConf(), []byte(conf), 0o600)
           }
 
-          func (s *sup) get(name string) *session {
-          	ss := s.sessions[name]
+          // get returns what the supervisor keeps for e (creating it), with e as the
+          // entry it launches.
+          func (s *sup) get(e registry.Session) *session {
+          	ss := s.sessions[e.Name]
           	if ss == nil {
-          		ss = &session{}
-          		obs, err := observe.Load(s.cfg.Env.ObservationsDir(), name)
+          		ss = &session{name: e.Name}
+          		obs, err := observe.Load(s.cfg.Env.ObservationsDir(), e.Name)
           		if err != nil {
-          			s.logf("observations of %q unreadable, starting afresh: %v", name, err)
-          			obs = observe.Session{Name: name}
+          			s.logf("observations of %s unreadable, starting afresh: %s", quote(e.Name), errText(err))
+          			obs = observe.Session{Name: e.Name}
           		}
           		ss.obs = obs
           		ss.started = obs.LastStart
-          		s.sessions[name] = ss
+          		s.sessions[e.Name] = ss
           	}
+          	ss.entry = e
           	return ss
+          }
+
+          // forget stops supervising name: its timers and its pidfd watch end.
+          func (s *sup) forget(name string) {
+          	ss := s.sessions[name]
+          	if ss == nil {
+          		return
+          	}
+          	if ss.stop != nil {
+          		ss.stop()
+          	}
+          	s.unwatch(ss)
+          	delete(s.sessions, name)
           }
 
           func (s *sup) saveObs(ss *session) {
           	if err := observe.Save(s.cfg.Env.ObservationsDir(), ss.obs); err != nil {
-          		s.logf("saving observations of %q: %v", ss.obs.Name, err)
+          		s.logf("saving observations of %s: %s", quote(ss.obs.Name), errText(err))
           	}
           }
 
@@ -3846,18 +4280,18 @@ in
           }
 
           // reconcile makes tmux match the registry: launches missing sessions,
-          // handles dead panes, kills sessions that are removed or stopped, and makes
-          // sure every live session process is watched.
+          // handles dead panes, ends sessions the registry marks stopped or
+          // tombstones, and makes sure every live session process is watched.
           func (s *sup) reconcile(ctx context.Context) {
-          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	reg, err := s.current(ctx)
           	if err != nil {
-          		s.errOnce(fmt.Sprintf("%v (sessions left as they are until it is fixed)", err))
+          		s.registryError(err)
           		return
           	}
           	panes, err := s.tm.ListPanes(ctx)
           	if err != nil && !s.tm.Alive() {
           		// someone ran kill-server (or tmux crashed): start a new one
-          		s.logf("tmux server on %s is gone; starting a new one", s.cfg.Env.TmuxSocket())
+          		s.logf("tmux server on %s is gone; starting a new one", quote(s.cfg.Env.TmuxSocket()))
           		for _, ss := range s.sessions {
           			s.unwatch(ss)
           		}
@@ -3868,7 +4302,7 @@ in
           	if err != nil {
           		// e.g. a server still shutting down: look again in a second (one
           		// retry pending at a time; it stops as soon as a reconcile works)
-          		s.errOnce(fmt.Sprintf("tmux: %v (retrying)", err))
+          		s.errOnce(fmt.Sprintf("tmux: %s (retrying)", errText(err)))
           		if !s.retryPending {
           			s.retryPending = true
           			s.clock.AfterFunc(time.Second, func() {
@@ -3881,35 +4315,37 @@ in
           		return
           	}
           	s.lastErr = ""
-          	desired := map[string]registry.Session{}
-          	for _, e := range reg.Sessions {
-          		if !e.Stopped {
-          			desired[e.Name] = e
-          		}
-          	}
           	live := map[string]tmux.Pane{}
           	for _, p := range panes {
           		if _, ok := live[p.Session]; !ok {
           			live[p.Session] = p
           		}
           	}
+          	// The content rule: only a stopped entry or a tombstone ends a session.
+          	ended := func(name string) (bool, string) {
+          		if e, ok := reg.Find(name); ok {
+          			return e.Stopped, "stopped"
+          		}
+          		return tombstoned(reg, name), "removed"
+          	}
           	for name := range live {
-          		if _, ok := desired[name]; !ok {
-          			s.kill(ctx, name)
+          		if end, why := ended(name); end {
+          			s.kill(ctx, name, why)
+          		} else if _, listed := reg.Find(name); !listed && s.sessions[name] == nil {
+          			s.warnOnce("foreign\x00"+name, "tmux session %s was not started by agent-box and is not in the registry: left alone", quote(name))
           		}
           	}
-          	for name, ss := range s.sessions {
-          		if _, ok := desired[name]; !ok {
-          			if ss.stop != nil {
-          				ss.stop()
-          			}
-          			s.unwatch(ss)
-          			delete(s.sessions, name)
+          	for name := range s.sessions {
+          		if end, _ := ended(name); end {
+          			s.forget(name)
           		}
           	}
-          	for name, e := range desired {
-          		p, ok := live[name]
-          		ss := s.get(name)
+          	for _, e := range reg.Sessions {
+          		if e.Stopped {
+          			continue
+          		}
+          		p, ok := live[e.Name]
+          		ss := s.get(e)
           		switch {
           		case ss.waiting:
           			// a delayed restart is pending
@@ -3921,7 +4357,7 @@ in
           			st, sig := paneStatus(p)
           			s.died(ctx, e, p, st, sig)
           		default:
-          			s.watch(ss, name, p.PID)
+          			s.watch(ss, e.Name, p.PID)
           		}
           	}
           }
@@ -3953,7 +4389,7 @@ in
           	s.unwatch(ss)
           	stop, err := watchPID(pid, name, s.exitCh, s.done)
           	if err != nil {
-          		s.logf("session %q: cannot watch pid %d (resync will notice its exit): %v", name, pid, err)
+          		s.logf("session %s: cannot watch pid %d (resync will notice its exit): %s", quote(name), pid, errText(err))
           		return
           	}
           	ss.pid, ss.unwatch = pid, stop
@@ -3975,11 +4411,13 @@ in
           	s.unwatch(ss)
           	reg, err := registry.Load(s.cfg.Env.Registry())
           	if err != nil {
-          		s.errOnce(fmt.Sprintf("%v (sessions left as they are until it is fixed)", err))
+          		s.registryError(err)
           		return
           	}
           	e, ok := reg.Find(x.name)
           	if !ok || e.Stopped {
+          		// stopped, removed, or lost from the registry (reconcile writes it
+          		// back and then handles the dead pane)
           		s.reconcile(ctx)
           		return
           	}
@@ -4018,7 +4456,7 @@ in
           func (s *sup) paneOf(ctx context.Context, name string, pid int) (tmux.Pane, bool) {
           	panes, err := s.tm.ListPanes(ctx)
           	if err != nil {
-          		s.logf("listing tmux panes: %v", err)
+          		s.logf("listing tmux panes: %s", errText(err))
           		return tmux.Pane{}, false
           	}
           	for _, p := range panes {
@@ -4029,25 +4467,24 @@ in
           	return tmux.Pane{}, false
           }
 
-          func (s *sup) kill(ctx context.Context, name string) {
+          // kill ends the tmux session name; why is "stopped" or "removed".
+          func (s *sup) kill(ctx context.Context, name, why string) {
           	if ss := s.sessions[name]; ss != nil {
           		s.unwatch(ss)
           	}
           	if err := s.tm.KillSession(ctx, name); err != nil {
-          		s.logf("killing session %q: %v", name, err)
+          		s.logf("killing session %s: %s", quote(name), errText(err))
           		return
           	}
-          	s.logf("session %q killed (removed or stopped)", name)
+          	s.logf("session %s killed (%s in the registry)", quote(name), why)
           }
 
           // launch starts e in a new session, or respawns pane p when it is given.
           func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, restart bool) {
-          	ss := s.get(e.Name)
+          	ss := s.get(e)
           	if _, ok := s.cfg.Agents[e.Agent]; !ok {
-          		if !s.warned[e.Name+"\x00"+e.Agent] {
-          			s.logf("session %q: unknown agent %q (known: %s); not started", e.Name, e.Agent, strings.Join(s.cfg.Agents.Names(), ", "))
-          			s.warned[e.Name+"\x00"+e.Agent] = true
-          		}
+          		s.warnOnce(e.Name+"\x00"+e.Agent, "session %s: unknown agent %s (known: %s); not started",
+          			quote(e.Name), quote(e.Agent), quoteAll(s.cfg.Agents.Names()))
           		return
           	}
           	s.unwatch(ss)
@@ -4060,7 +4497,7 @@ in
           		pid, err = s.tm.NewSession(ctx, e.Name, argv)
           	}
           	if err != nil {
-          		s.logf("starting session %q: %v", e.Name, err)
+          		s.logf("starting session %s: %s", quote(e.Name), errText(err))
           		return
           	}
           	now := s.clock.Now()
@@ -4073,27 +4510,13 @@ in
 
           // died handles the death of desired session e's process in pane p.
           func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status int, signal string) {
-          	ss := s.get(e.Name)
+          	ss := s.get(e)
           	s.unwatch(ss)
           	now := s.clock.Now()
           	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
           	if status == 0 {
           		s.saveObs(ss)
-          		err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
-          			cur, ok := r.Find(e.Name)
-          			if !ok || cur.Stopped {
-          				return atomicfile.ErrNoChange
-          			}
-          			cur.Stopped = true
-          			cur.Updated = time.Now().UTC()
-          			return nil
-          		})
-          		if err != nil {
-          			s.logf("session %q exited 0 but could not be parked: %v", e.Name, err)
-          			return
-          		}
-          		s.logf("session %q exited 0: parked (stopped)", e.Name)
-          		s.kill(ctx, e.Name)
+          		s.park(ctx, e)
           		return
           	}
           	var uptime time.Duration
@@ -4104,14 +4527,14 @@ in
           	ss.quick = quick
           	how := fmt.Sprintf("status %d", status)
           	if status < 0 {
-          		how = "signal " + signal
+          		how = "signal " + escape.String(signal)
           	}
           	if delay == 0 {
-          		s.logf("session %q died (%s) after %s: restarting", e.Name, how, uptime.Round(time.Millisecond))
+          		s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))
           		s.launch(ctx, e, &p, true)
           		return
           	}
-          	s.logf("session %q died (%s) after %s: restarting in %s", e.Name, how, uptime.Round(time.Millisecond), delay)
+          	s.logf("session %s died (%s) after %s: restarting in %s", quote(e.Name), how, uptime.Round(time.Millisecond), delay)
           	ss.gen++
           	ss.waiting = true
           	next := now.Add(delay).UTC()
@@ -4126,6 +4549,33 @@ in
           	})
           }
 
+          // park handles an exit 0: the session is marked stopped in the registry
+          // (written back stopped if the registry lost it, unless it was removed)
+          // and its tmux session ends.
+          func (s *sup) park(ctx context.Context, e registry.Session) {
+          	err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
+          		cur, ok := r.Find(e.Name)
+          		switch {
+          		case ok && cur.Stopped, !ok && tombstoned(r, e.Name):
+          			return atomicfile.ErrNoChange
+          		case ok:
+          			cur.Stopped = true
+          			cur.Updated = time.Now().UTC()
+          			return nil
+          		}
+          		back := e
+          		back.Stopped, back.Updated = true, time.Now().UTC()
+          		return r.Add(back)
+          	})
+          	if err != nil {
+          		s.logf("session %s exited 0 but could not be parked: %s", quote(e.Name), errText(err))
+          		return
+          	}
+          	s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
+          	s.kill(ctx, e.Name, "stopped")
+          	s.forget(e.Name)
+          }
+
           func (s *sup) timerFired(ctx context.Context, t timerMsg) {
           	ss := s.sessions[t.name]
           	if ss == nil || ss.gen != t.gen || !ss.waiting {
@@ -4136,78 +4586,212 @@ in
           	s.restart(ctx, t.name)
           }
 
-          // restart (re)launches name now if it is desired: respawning its pane if it
-          // has one, creating the session otherwise.
+          // restart (re)launches name now if it is listed and not stopped.
           func (s *sup) restart(ctx context.Context, name string) {
           	reg, err := registry.Load(s.cfg.Env.Registry())
           	if err != nil {
-          		s.errOnce(err.Error())
+          		s.registryError(err)
           		return
           	}
           	e, ok := reg.Find(name)
           	if !ok || e.Stopped {
           		return
           	}
-          	ss := s.get(name)
+          	panes, err := s.tm.ListPanes(ctx)
+          	if err != nil {
+          		s.logf("listing tmux panes: %s", errText(err))
+          		return
+          	}
+          	s.restartIn(ctx, *e, panes)
+          }
+
+          // restartIn (re)launches e now: respawning its pane if it has one among
+          // panes, creating the session otherwise.
+          func (s *sup) restartIn(ctx context.Context, e registry.Session, panes []tmux.Pane) {
+          	ss := s.get(e)
           	if ss.stop != nil {
           		ss.stop()
           		ss.stop = nil
           	}
           	ss.gen++
           	ss.waiting = false
-          	panes, err := s.tm.ListPanes(ctx)
-          	if err != nil {
-          		s.logf("listing tmux panes: %v", err)
-          		return
-          	}
           	for _, p := range panes {
-          		if p.Session == name {
-          			s.launch(ctx, *e, &p, true)
+          		if p.Session == e.Name {
+          			s.launch(ctx, e, &p, true)
           			return
           		}
           	}
-          	s.launch(ctx, *e, nil, true)
+          	s.launch(ctx, e, nil, true)
           }
 
           // handleMessage handles one control datagram:
           //
           //	restart NAME     from `agent-box session restart NAME`
           //	restart-all      from `agent-box session restart --all`
-          func (s *sup) handleMessage(ctx context.Context, m string) {
-          	f := strings.Fields(m)
+          //
+          // Requests go through gates (see gate): a flood costs at most one restart
+          // per session per policy.RequestGap.
+          func (s *sup) handleMessage(ctx context.Context, d datagram) {
+          	if d.size > len(d.data) {
+          		s.ignore(d)
+          		return
+          	}
+          	f := strings.Fields(string(d.data))
           	switch {
           	case len(f) == 2 && f[0] == "restart" && registry.ValidName(f[1]):
-          		s.logf("session %q: restart requested", f[1])
-          		s.restart(ctx, f[1])
+          		s.requestRestart(ctx, f[1])
           	case len(f) == 1 && f[0] == "restart-all":
-          		reg, err := registry.Load(s.cfg.Env.Registry())
-          		if err != nil {
-          			s.errOnce(err.Error())
-          			return
-          		}
-          		s.logf("restart of all sessions requested")
-          		for _, e := range reg.Sessions {
-          			if !e.Stopped {
-          				s.restart(ctx, e.Name)
-          			}
-          		}
+          		s.requestRestartAll(ctx)
           	default:
-          		s.logf("ignoring control message %q", m)
+          		s.ignore(d)
           	}
           }
 
-          func readDatagrams(conn *net.UnixConn, out chan<- string, done <-chan struct{}) {
-          	buf := make([]byte, 4096)
-          	for {
-          		n, _, err := conn.ReadFromUnix(buf)
-          		if err != nil {
-          			if errors.Is(err, net.ErrClosed) {
-          				return
-          			}
+          // after sends m to the event loop after d.
+          func (s *sup) after(d time.Duration, m reqMsg) {
+          	s.clock.AfterFunc(d, func() {
+          		select {
+          		case s.reqCh <- m:
+          		case <-s.done:
+          		}
+          	})
+          }
+
+          func (s *sup) requestRestart(ctx context.Context, name string) {
+          	now := s.clock.Now()
+          	ss := s.sessions[name]
+          	if ss == nil {
+          		// not supervised yet: the registry decides, and the gate starts
+          		s.logf("session %s: restart requested", quote(name))
+          		s.restart(ctx, name)
+          		if ss := s.sessions[name]; ss != nil {
+          			ss.req.last = now
+          		}
+          		return
+          	}
+          	run, wait := ss.req.ask(now, s.policy.RequestGap)
+          	if wait > 0 {
+          		s.after(wait, reqMsg{ss: ss})
+          	}
+          	if run {
+          		s.logf("session %s: restart requested", quote(name))
+          		s.restart(ctx, name)
+          	}
+          }
+
+          func (s *sup) requestRestartAll(ctx context.Context) {
+          	now := s.clock.Now()
+          	run, wait := s.reqAll.ask(now, s.policy.RequestGap)
+          	if wait > 0 {
+          		s.after(wait, reqMsg{all: true})
+          	}
+          	if run {
+          		s.logf("restart of all sessions requested")
+          		s.restartAll(ctx, now)
+          	}
+          }
+
+          // restartAll restarts every listed, non-stopped session whose own gate
+          // lets it (a session restarted less than a gap ago gets its folded restart
+          // later).
+          func (s *sup) restartAll(ctx context.Context, now time.Time) {
+          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	if err != nil {
+          		s.registryError(err)
+          		return
+          	}
+          	panes, err := s.tm.ListPanes(ctx)
+          	if err != nil {
+          		s.logf("listing tmux panes: %s", errText(err))
+          		return
+          	}
+          	for _, e := range reg.Sessions {
+          		if e.Stopped {
           			continue
           		}
+          		ss := s.get(e)
+          		run, wait := ss.req.ask(now, s.policy.RequestGap)
+          		if wait > 0 {
+          			s.after(wait, reqMsg{ss: ss})
+          		}
+          		if run {
+          			s.restartIn(ctx, e, panes)
+          		}
+          	}
+          }
+
+          // foldedRestart runs a restart that requests within a gap were folded into.
+          func (s *sup) foldedRestart(ctx context.Context, m reqMsg) {
+          	now := s.clock.Now()
+          	if m.all {
+          		n := s.reqAll.fire(now)
+          		s.logf("restart of all sessions requested %d more times within %s: restarting them once more", n, s.policy.RequestGap)
+          		s.restartAll(ctx, now)
+          		return
+          	}
+          	ss := m.ss
+          	if s.sessions[ss.name] != ss || !ss.req.pending {
+          		return // forgotten meanwhile
+          	}
+          	n := ss.req.fire(now)
+          	s.logf("session %s: restart requested %d more times within %s: restarting once more", quote(ss.name), n, s.policy.RequestGap)
+          	s.restart(ctx, ss.name)
+          }
+
+          // ignore logs an unknown or oversized datagram, escaped and cut to
+          // logBytes; after one such line, others are only counted for junkWindow.
+          func (s *sup) ignore(d datagram) {
+          	if s.junkOpen {
+          		s.junk++
+          		return
+          	}
+          	shown := escape.Bytes(d.data, logBytes)
+          	if d.size > len(d.data) {
+          		// cut when read: say how long it really was
+          		shown = escape.String(string(d.data[:min(len(d.data), logBytes)])) + fmt.Sprintf("... (%d bytes)", d.size)
+          	}
+          	s.logf("ignoring control message \"%s\"", shown)
+          	s.junkOpen = true
+          	s.clock.AfterFunc(junkWindow, func() {
           		select {
-          		case out <- string(buf[:n]):
+          		case s.junkCh <- struct{}{}:
+          		case <-s.done:
+          		}
+          	})
+          }
+
+          func (s *sup) junkWindowEnded() {
+          	if s.junk > 0 {
+          		s.logf("ignored %d more control messages in the last %s", s.junk, junkWindow)
+          	}
+          	s.junkOpen, s.junk = false, 0
+          }
+
+          // readDatagrams reads control datagrams into out. At most maxDatagram
+          // bytes of each are kept; MSG_TRUNC makes recvfrom return the real size
+          // (Linux >= 3.4), so an oversized one is recognised as such.
+          func readDatagrams(conn *net.UnixConn, out chan<- datagram, done <-chan struct{}) {
+          	rc, err := conn.SyscallConn()
+          	if err != nil {
+          		return
+          	}
+          	buf := make([]byte, maxDatagram)
+          	for {
+          		var n int
+          		var rerr error
+          		err := rc.Read(func(fd uintptr) bool {
+          			n, _, rerr = syscall.Recvfrom(int(fd), buf, syscall.MSG_TRUNC)
+          			return rerr != syscall.EAGAIN
+          		})
+          		if err != nil {
+          			return // closed at shutdown
+          		}
+          		if rerr != nil || n < 0 {
+          			continue
+          		}
+          		d := datagram{data: append([]byte(nil), buf[:min(n, len(buf))]...), size: n}
+          		select {
+          		case out <- d:
           		case <-done:
           			return
           		}

@@ -43,3 +43,36 @@ func TestPolicyBacksOffOnlyForQuickDeaths(t *testing.T) {
 		}
 	}
 }
+
+func TestGateHonoursOneRequestPerGapAndFoldsTheRest(t *testing.T) {
+	const gap = time.Second
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var g gate
+	type step struct {
+		at   time.Duration // since t0
+		run  bool
+		wait time.Duration
+	}
+	for i, st := range []step{
+		{0, true, 0}, // first request: at once
+		{100 * time.Millisecond, false, 900 * time.Millisecond}, // within the gap: one folded restart, due at t0+1s
+		{200 * time.Millisecond, false, 0},                      // folded into it, nothing new to schedule
+		{999 * time.Millisecond, false, 0},
+	} {
+		run, wait := g.ask(t0.Add(st.at), gap)
+		if run != st.run || wait != st.wait {
+			t.Errorf("request %d at +%s: run %v wait %s, want %v %s", i, st.at, run, wait, st.run, st.wait)
+		}
+	}
+	if n := g.fire(t0.Add(gap)); n != 3 {
+		t.Errorf("the folded restart stands for %d requests, want 3", n)
+	}
+	// the folded restart counts as the last one: the gap starts again
+	if run, wait := g.ask(t0.Add(gap+500*time.Millisecond), gap); run || wait != 500*time.Millisecond {
+		t.Errorf("request right after the folded restart: run %v wait %s, want a restart due in 500ms", run, wait)
+	}
+	g.fire(t0.Add(2 * gap))
+	if run, _ := g.ask(t0.Add(5*gap), gap); !run {
+		t.Errorf("a request long after the last restart waits")
+	}
+}

@@ -2,10 +2,18 @@
 // server and keeps every listed, non-stopped session of the registry alive.
 //
 // It is event driven. Four sources wake it up: inotify on the registry's
-// directory (registry edits), a pidfd per session process (exits),
-// datagrams on its control socket (`agent-box session restart`), and its own
-// backoff timers. A slow safety-net resync (every 5 minutes) repairs
-// anything an event could have missed. See docs/runtime-contract.md.
+// directory and the ones above it (registry edits), a pidfd per session
+// process (exits), datagrams on its control socket (`agent-box session
+// restart`), and its own timers (backoff, coalesced restart requests). A
+// slow safety-net resync (every 5 minutes) repairs anything an event could
+// have missed.
+//
+// The registry is a file any process of the user can replace, so what the
+// supervisor does follows from the registry's content, never from how the
+// file changed: it ends a session only when a valid registry marks it
+// stopped or tombstones its name; a session it keeps that the registry
+// lacks is written back, and a missing registry is rebuilt. See
+// docs/runtime-contract.md.
 package supervisor
 
 import (
@@ -15,9 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +35,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -42,6 +53,16 @@ var errAlreadyRunning = errors.New("another supervisor is running")
 // resyncEvery is the period of the safety-net reconcile.
 const resyncEvery = 5 * time.Minute
 
+// Control datagrams: the longest valid one, "restart " and a 64-byte name,
+// has 72 bytes; longer ones are cut at maxDatagram when read and ignored.
+// A log line shows at most logBytes of an ignored one, and after one such
+// line the others are only counted until junkWindow has passed.
+const (
+	maxDatagram = 128
+	logBytes    = 64
+	junkWindow  = time.Minute
+)
+
 // Config is everything Run needs; the CLI fills it from the environment.
 type Config struct {
 	Env          paths.Env
@@ -54,15 +75,20 @@ type Config struct {
 	Log          io.Writer
 }
 
+// session is what the supervisor keeps for one session it supervises:
+// launched, adopted, or waiting to be started.
 type session struct {
-	pid     int       // process of the session's pane being watched (0: none)
-	unwatch func()    // stops the pidfd watch of pid
-	quick   int       // consecutive quick deaths
-	started time.Time // last launch (zero if unknown)
-	gen     int       // timer generation; a timer is current when gen matches
-	waiting bool      // a delayed restart is pending
+	name    string
+	entry   registry.Session // as last listed: what it launched (written back if lost)
+	pid     int              // process of the session's pane being watched (0: none)
+	unwatch func()           // stops the pidfd watch of pid
+	quick   int              // consecutive quick deaths
+	started time.Time        // last launch (zero if unknown)
+	gen     int              // timer generation; a timer is current when gen matches
+	waiting bool             // a delayed restart is pending
 	stop    func() bool
 	obs     observe.Session
+	req     gate // requested restarts
 }
 
 type sup struct {
@@ -74,11 +100,17 @@ type sup struct {
 	timerCh  chan timerMsg
 	exitCh   chan pidExit
 	retryCh  chan struct{}
+	reqCh    chan reqMsg
+	junkCh   chan struct{}
 	done     chan struct{}
 	// retryPending is set while a reconcile retry after a tmux error waits
 	retryPending bool
 	lastErr      string
 	warned       map[string]bool
+	reqAll       gate // requested restarts of all sessions
+	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
+	junk         int  // ignored datagrams since then, not logged
+	regWatch     *watcher
 }
 
 type timerMsg struct {
@@ -86,8 +118,152 @@ type timerMsg struct {
 	gen  int
 }
 
+// reqMsg is a folded restart request that is due: of ss, or of all sessions.
+type reqMsg struct {
+	ss  *session
+	all bool
+}
+
+// datagram is one control message as read.
+type datagram struct {
+	data []byte // its first maxDatagram bytes at most
+	size int    // its real size
+}
+
+// logf writes one log line. Every argument that carries text a user (or a
+// user's agent) could have written goes through quote or errText.
 func (s *sup) logf(format string, a ...any) {
 	fmt.Fprintf(s.cfg.Log, "agent-box: "+format+"\n", a...)
+}
+
+// quote is user-controlled text (a name, path, argument) in a log line:
+// quoted, with control bytes and the like escaped.
+func quote(text string) string { return `"` + escape.String(text) + `"` }
+
+// errText is an error in a log line, escaped: errors carry paths, names,
+// tmux's stderr and bytes of files.
+func errText(err error) string { return escape.String(err.Error()) }
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// warnOnce logs a line the first time key is seen.
+func (s *sup) warnOnce(key, format string, a ...any) {
+	if !s.warned[key] {
+		s.warned[key] = true
+		s.logf(format, a...)
+	}
+}
+
+// registryError logs (once) a registry that cannot be read; nothing is
+// changed until it can.
+func (s *sup) registryError(err error) {
+	s.errOnce(fmt.Sprintf("%s (sessions left as they are until it is fixed)", errText(err)))
+}
+
+func tombstoned(r *registry.Registry, name string) bool {
+	for _, t := range r.Tombstones {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+func missingFile(path string) bool {
+	_, err := os.Stat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// current reads the registry after writing back what it lacks (see
+// restore). An unreadable or corrupt registry is an error: the caller
+// changes nothing.
+func (s *sup) current(ctx context.Context) (*registry.Registry, error) {
+	reg, err := registry.Load(s.cfg.Env.Registry())
+	if err != nil {
+		return nil, err
+	}
+	if s.restore(ctx, reg) {
+		return registry.Load(s.cfg.Env.Registry())
+	}
+	return reg, nil
+}
+
+// restore writes back into the registry every session the supervisor
+// keeps that reg neither lists nor tombstones (the file was removed, moved
+// or replaced: `session rm` would have left a tombstone), and, when the
+// file is missing, the seed. It reports whether it wrote. A failure is
+// logged; the sessions stay as they are, and the next reconcile tries
+// again.
+func (s *sup) restore(ctx context.Context, reg *registry.Registry) bool {
+	path := s.cfg.Env.Registry()
+	var lost []registry.Session
+	for name, ss := range s.sessions {
+		if _, ok := reg.Find(name); !ok && !tombstoned(reg, name) {
+			lost = append(lost, ss.entry)
+		}
+	}
+	sort.Slice(lost, func(i, j int) bool { return lost[i].Name < lost[j].Name })
+	var seed *registry.Seed
+	if s.cfg.Env.Seed != "" && len(reg.Sessions) == 0 && len(reg.Tombstones) == 0 && missingFile(path) {
+		var err error
+		if seed, err = registry.LoadSeed(s.cfg.Env.Seed); err != nil {
+			s.warnOnce("seed\x00"+err.Error(), "seed not applied to the rebuilt registry: %s", errText(err))
+		}
+	}
+	if len(lost) == 0 && (seed == nil || len(seed.Sessions) == 0) {
+		return false
+	}
+	var back, seeded []string
+	rebuilt := false
+	now := time.Now().UTC()
+	err := registry.Update(ctx, path, func(r *registry.Registry) error {
+		// under the lock: decide again on what is there now
+		back, seeded, rebuilt = nil, nil, missingFile(path)
+		for _, e := range lost {
+			if _, ok := r.Find(e.Name); ok || tombstoned(r, e.Name) {
+				continue
+			}
+			if r.Add(e) == nil { // from a valid registry: cannot fail
+				back = append(back, e.Name)
+			}
+		}
+		if seed != nil && rebuilt {
+			seeded = registry.ApplySeed(r, seed, s.cfg.Env.Home, now)
+		}
+		if len(back)+len(seeded) == 0 {
+			return atomicfile.ErrNoChange
+		}
+		return nil
+	})
+	if err != nil {
+		names := make([]string, len(lost))
+		for i, e := range lost {
+			names[i] = e.Name
+		}
+		s.errOnce(fmt.Sprintf("cannot write back sessions missing from the registry (%s): %s (left as they are)", quoteAll(names), errText(err)))
+		return false
+	}
+	switch {
+	case len(back)+len(seeded) == 0:
+		return false
+	case rebuilt:
+		from := fmt.Sprintf("the supervised sessions [%s]", quoteAll(back))
+		if len(seeded) > 0 {
+			from += fmt.Sprintf(" and the seed's [%s]", quoteAll(seeded))
+		}
+		s.logf("registry %s was missing: rebuilt with %s", quote(path), from)
+	default:
+		for _, n := range back {
+			s.logf("session %s is missing from the registry but was not removed with 'session rm': written back", quote(n))
+		}
+	}
+	return true
 }
 
 // Run supervises until ctx is cancelled (SIGTERM), then kills the tmux
@@ -129,6 +305,8 @@ func Run(ctx context.Context, cfg Config) error {
 		timerCh:  make(chan timerMsg, 16),
 		exitCh:   make(chan pidExit, 16),
 		retryCh:  make(chan struct{}, 1),
+		reqCh:    make(chan reqMsg, 16),
+		junkCh:   make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		warned:   map[string]bool{},
 	}
@@ -136,7 +314,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	if env.Seed != "" {
 		if err := s.applySeed(); err != nil {
-			s.logf("seed not applied: %v", err)
+			s.logf("seed not applied: %s", errText(err))
 		}
 	}
 	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
@@ -147,7 +325,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	if adopted {
-		s.logf("adopted the running tmux server on %s", env.TmuxSocket())
+		s.logf("adopted the running tmux server on %s", quote(env.TmuxSocket()))
 	}
 
 	os.Remove(env.SupervisorSocket())
@@ -157,14 +335,16 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer os.Remove(env.SupervisorSocket())
 	defer conn.Close()
-	msgs := make(chan string, 64)
+	msgs := make(chan datagram, 64)
 	go readDatagrams(conn, msgs, s.done)
 
-	watch, err := watchDir(env.ConfigDir, filepath.Base(env.Registry()))
+	watch, err := watchFile(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
 	if err != nil {
 		return err
 	}
 	defer watch.Close()
+	s.regWatch = watch
+	s.checkWatch()
 	regCh := make(chan struct{}, 1)
 	go watch.run(regCh)
 
@@ -180,7 +360,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer os.Remove(env.StateFile())
-	s.logf("supervising %s (tmux socket %s)", env.Registry(), env.TmuxSocket())
+	s.logf("supervising %s (tmux socket %s)", quote(env.Registry()), quote(env.TmuxSocket()))
 
 	s.reconcile(ctx)
 	resync := time.NewTicker(resyncEvery)
@@ -190,19 +370,35 @@ func Run(ctx context.Context, cfg Config) error {
 		case <-ctx.Done():
 			return s.shutdown()
 		case <-regCh:
+			s.checkWatch()
 			s.reconcile(ctx)
 		case m := <-msgs:
 			s.handleMessage(ctx, m)
 		case t := <-s.timerCh:
 			s.timerFired(ctx, t)
+		case m := <-s.reqCh:
+			s.foldedRestart(ctx, m)
+		case <-s.junkCh:
+			s.junkWindowEnded()
 		case x := <-s.exitCh:
 			s.exited(ctx, x)
 		case <-s.retryCh:
 			s.retryPending = false
 			s.reconcile(ctx)
 		case <-resync.C:
+			// also the only way back after HOME itself was re-created
+			s.regWatch.arm()
+			s.checkWatch()
 			s.reconcile(ctx)
 		}
+	}
+}
+
+// checkWatch logs (once per distinct error) when the registry's directory
+// cannot be watched.
+func (s *sup) checkWatch() {
+	if err := s.regWatch.Err(); err != nil {
+		s.warnOnce("watch\x00"+err.Error(), "cannot watch the registry: %s (the resync every %s still applies)", errText(err), resyncEvery)
 	}
 }
 
@@ -241,7 +437,7 @@ func (s *sup) applySeed() error {
 		return nil
 	})
 	if err == nil && len(added) > 0 {
-		s.logf("seed added %s", strings.Join(added, ", "))
+		s.logf("seed added %s", quoteAll(added))
 	}
 	return err
 }
@@ -302,25 +498,41 @@ set-window-option -g remain-on-exit on
 	return atomicfile.WriteFile(s.cfg.Env.TmuxConf(), []byte(conf), 0o600)
 }
 
-func (s *sup) get(name string) *session {
-	ss := s.sessions[name]
+// get returns what the supervisor keeps for e (creating it), with e as the
+// entry it launches.
+func (s *sup) get(e registry.Session) *session {
+	ss := s.sessions[e.Name]
 	if ss == nil {
-		ss = &session{}
-		obs, err := observe.Load(s.cfg.Env.ObservationsDir(), name)
+		ss = &session{name: e.Name}
+		obs, err := observe.Load(s.cfg.Env.ObservationsDir(), e.Name)
 		if err != nil {
-			s.logf("observations of %q unreadable, starting afresh: %v", name, err)
-			obs = observe.Session{Name: name}
+			s.logf("observations of %s unreadable, starting afresh: %s", quote(e.Name), errText(err))
+			obs = observe.Session{Name: e.Name}
 		}
 		ss.obs = obs
 		ss.started = obs.LastStart
-		s.sessions[name] = ss
+		s.sessions[e.Name] = ss
 	}
+	ss.entry = e
 	return ss
+}
+
+// forget stops supervising name: its timers and its pidfd watch end.
+func (s *sup) forget(name string) {
+	ss := s.sessions[name]
+	if ss == nil {
+		return
+	}
+	if ss.stop != nil {
+		ss.stop()
+	}
+	s.unwatch(ss)
+	delete(s.sessions, name)
 }
 
 func (s *sup) saveObs(ss *session) {
 	if err := observe.Save(s.cfg.Env.ObservationsDir(), ss.obs); err != nil {
-		s.logf("saving observations of %q: %v", ss.obs.Name, err)
+		s.logf("saving observations of %s: %s", quote(ss.obs.Name), errText(err))
 	}
 }
 
@@ -332,18 +544,18 @@ func (s *sup) errOnce(msg string) {
 }
 
 // reconcile makes tmux match the registry: launches missing sessions,
-// handles dead panes, kills sessions that are removed or stopped, and makes
-// sure every live session process is watched.
+// handles dead panes, ends sessions the registry marks stopped or
+// tombstones, and makes sure every live session process is watched.
 func (s *sup) reconcile(ctx context.Context) {
-	reg, err := registry.Load(s.cfg.Env.Registry())
+	reg, err := s.current(ctx)
 	if err != nil {
-		s.errOnce(fmt.Sprintf("%v (sessions left as they are until it is fixed)", err))
+		s.registryError(err)
 		return
 	}
 	panes, err := s.tm.ListPanes(ctx)
 	if err != nil && !s.tm.Alive() {
 		// someone ran kill-server (or tmux crashed): start a new one
-		s.logf("tmux server on %s is gone; starting a new one", s.cfg.Env.TmuxSocket())
+		s.logf("tmux server on %s is gone; starting a new one", quote(s.cfg.Env.TmuxSocket()))
 		for _, ss := range s.sessions {
 			s.unwatch(ss)
 		}
@@ -354,7 +566,7 @@ func (s *sup) reconcile(ctx context.Context) {
 	if err != nil {
 		// e.g. a server still shutting down: look again in a second (one
 		// retry pending at a time; it stops as soon as a reconcile works)
-		s.errOnce(fmt.Sprintf("tmux: %v (retrying)", err))
+		s.errOnce(fmt.Sprintf("tmux: %s (retrying)", errText(err)))
 		if !s.retryPending {
 			s.retryPending = true
 			s.clock.AfterFunc(time.Second, func() {
@@ -367,35 +579,37 @@ func (s *sup) reconcile(ctx context.Context) {
 		return
 	}
 	s.lastErr = ""
-	desired := map[string]registry.Session{}
-	for _, e := range reg.Sessions {
-		if !e.Stopped {
-			desired[e.Name] = e
-		}
-	}
 	live := map[string]tmux.Pane{}
 	for _, p := range panes {
 		if _, ok := live[p.Session]; !ok {
 			live[p.Session] = p
 		}
 	}
+	// The content rule: only a stopped entry or a tombstone ends a session.
+	ended := func(name string) (bool, string) {
+		if e, ok := reg.Find(name); ok {
+			return e.Stopped, "stopped"
+		}
+		return tombstoned(reg, name), "removed"
+	}
 	for name := range live {
-		if _, ok := desired[name]; !ok {
-			s.kill(ctx, name)
+		if end, why := ended(name); end {
+			s.kill(ctx, name, why)
+		} else if _, listed := reg.Find(name); !listed && s.sessions[name] == nil {
+			s.warnOnce("foreign\x00"+name, "tmux session %s was not started by agent-box and is not in the registry: left alone", quote(name))
 		}
 	}
-	for name, ss := range s.sessions {
-		if _, ok := desired[name]; !ok {
-			if ss.stop != nil {
-				ss.stop()
-			}
-			s.unwatch(ss)
-			delete(s.sessions, name)
+	for name := range s.sessions {
+		if end, _ := ended(name); end {
+			s.forget(name)
 		}
 	}
-	for name, e := range desired {
-		p, ok := live[name]
-		ss := s.get(name)
+	for _, e := range reg.Sessions {
+		if e.Stopped {
+			continue
+		}
+		p, ok := live[e.Name]
+		ss := s.get(e)
 		switch {
 		case ss.waiting:
 			// a delayed restart is pending
@@ -407,7 +621,7 @@ func (s *sup) reconcile(ctx context.Context) {
 			st, sig := paneStatus(p)
 			s.died(ctx, e, p, st, sig)
 		default:
-			s.watch(ss, name, p.PID)
+			s.watch(ss, e.Name, p.PID)
 		}
 	}
 }
@@ -439,7 +653,7 @@ func (s *sup) watch(ss *session, name string, pid int) {
 	s.unwatch(ss)
 	stop, err := watchPID(pid, name, s.exitCh, s.done)
 	if err != nil {
-		s.logf("session %q: cannot watch pid %d (resync will notice its exit): %v", name, pid, err)
+		s.logf("session %s: cannot watch pid %d (resync will notice its exit): %s", quote(name), pid, errText(err))
 		return
 	}
 	ss.pid, ss.unwatch = pid, stop
@@ -461,11 +675,13 @@ func (s *sup) exited(ctx context.Context, x pidExit) {
 	s.unwatch(ss)
 	reg, err := registry.Load(s.cfg.Env.Registry())
 	if err != nil {
-		s.errOnce(fmt.Sprintf("%v (sessions left as they are until it is fixed)", err))
+		s.registryError(err)
 		return
 	}
 	e, ok := reg.Find(x.name)
 	if !ok || e.Stopped {
+		// stopped, removed, or lost from the registry (reconcile writes it
+		// back and then handles the dead pane)
 		s.reconcile(ctx)
 		return
 	}
@@ -504,7 +720,7 @@ func (s *sup) exited(ctx context.Context, x pidExit) {
 func (s *sup) paneOf(ctx context.Context, name string, pid int) (tmux.Pane, bool) {
 	panes, err := s.tm.ListPanes(ctx)
 	if err != nil {
-		s.logf("listing tmux panes: %v", err)
+		s.logf("listing tmux panes: %s", errText(err))
 		return tmux.Pane{}, false
 	}
 	for _, p := range panes {
@@ -515,25 +731,24 @@ func (s *sup) paneOf(ctx context.Context, name string, pid int) (tmux.Pane, bool
 	return tmux.Pane{}, false
 }
 
-func (s *sup) kill(ctx context.Context, name string) {
+// kill ends the tmux session name; why is "stopped" or "removed".
+func (s *sup) kill(ctx context.Context, name, why string) {
 	if ss := s.sessions[name]; ss != nil {
 		s.unwatch(ss)
 	}
 	if err := s.tm.KillSession(ctx, name); err != nil {
-		s.logf("killing session %q: %v", name, err)
+		s.logf("killing session %s: %s", quote(name), errText(err))
 		return
 	}
-	s.logf("session %q killed (removed or stopped)", name)
+	s.logf("session %s killed (%s in the registry)", quote(name), why)
 }
 
 // launch starts e in a new session, or respawns pane p when it is given.
 func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, restart bool) {
-	ss := s.get(e.Name)
+	ss := s.get(e)
 	if _, ok := s.cfg.Agents[e.Agent]; !ok {
-		if !s.warned[e.Name+"\x00"+e.Agent] {
-			s.logf("session %q: unknown agent %q (known: %s); not started", e.Name, e.Agent, strings.Join(s.cfg.Agents.Names(), ", "))
-			s.warned[e.Name+"\x00"+e.Agent] = true
-		}
+		s.warnOnce(e.Name+"\x00"+e.Agent, "session %s: unknown agent %s (known: %s); not started",
+			quote(e.Name), quote(e.Agent), quoteAll(s.cfg.Agents.Names()))
 		return
 	}
 	s.unwatch(ss)
@@ -546,7 +761,7 @@ func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, rest
 		pid, err = s.tm.NewSession(ctx, e.Name, argv)
 	}
 	if err != nil {
-		s.logf("starting session %q: %v", e.Name, err)
+		s.logf("starting session %s: %s", quote(e.Name), errText(err))
 		return
 	}
 	now := s.clock.Now()
@@ -559,27 +774,13 @@ func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, rest
 
 // died handles the death of desired session e's process in pane p.
 func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status int, signal string) {
-	ss := s.get(e.Name)
+	ss := s.get(e)
 	s.unwatch(ss)
 	now := s.clock.Now()
 	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
 	if status == 0 {
 		s.saveObs(ss)
-		err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
-			cur, ok := r.Find(e.Name)
-			if !ok || cur.Stopped {
-				return atomicfile.ErrNoChange
-			}
-			cur.Stopped = true
-			cur.Updated = time.Now().UTC()
-			return nil
-		})
-		if err != nil {
-			s.logf("session %q exited 0 but could not be parked: %v", e.Name, err)
-			return
-		}
-		s.logf("session %q exited 0: parked (stopped)", e.Name)
-		s.kill(ctx, e.Name)
+		s.park(ctx, e)
 		return
 	}
 	var uptime time.Duration
@@ -590,14 +791,14 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	ss.quick = quick
 	how := fmt.Sprintf("status %d", status)
 	if status < 0 {
-		how = "signal " + signal
+		how = "signal " + escape.String(signal)
 	}
 	if delay == 0 {
-		s.logf("session %q died (%s) after %s: restarting", e.Name, how, uptime.Round(time.Millisecond))
+		s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))
 		s.launch(ctx, e, &p, true)
 		return
 	}
-	s.logf("session %q died (%s) after %s: restarting in %s", e.Name, how, uptime.Round(time.Millisecond), delay)
+	s.logf("session %s died (%s) after %s: restarting in %s", quote(e.Name), how, uptime.Round(time.Millisecond), delay)
 	ss.gen++
 	ss.waiting = true
 	next := now.Add(delay).UTC()
@@ -612,6 +813,33 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	})
 }
 
+// park handles an exit 0: the session is marked stopped in the registry
+// (written back stopped if the registry lost it, unless it was removed)
+// and its tmux session ends.
+func (s *sup) park(ctx context.Context, e registry.Session) {
+	err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
+		cur, ok := r.Find(e.Name)
+		switch {
+		case ok && cur.Stopped, !ok && tombstoned(r, e.Name):
+			return atomicfile.ErrNoChange
+		case ok:
+			cur.Stopped = true
+			cur.Updated = time.Now().UTC()
+			return nil
+		}
+		back := e
+		back.Stopped, back.Updated = true, time.Now().UTC()
+		return r.Add(back)
+	})
+	if err != nil {
+		s.logf("session %s exited 0 but could not be parked: %s", quote(e.Name), errText(err))
+		return
+	}
+	s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
+	s.kill(ctx, e.Name, "stopped")
+	s.forget(e.Name)
+}
+
 func (s *sup) timerFired(ctx context.Context, t timerMsg) {
 	ss := s.sessions[t.name]
 	if ss == nil || ss.gen != t.gen || !ss.waiting {
@@ -622,78 +850,212 @@ func (s *sup) timerFired(ctx context.Context, t timerMsg) {
 	s.restart(ctx, t.name)
 }
 
-// restart (re)launches name now if it is desired: respawning its pane if it
-// has one, creating the session otherwise.
+// restart (re)launches name now if it is listed and not stopped.
 func (s *sup) restart(ctx context.Context, name string) {
 	reg, err := registry.Load(s.cfg.Env.Registry())
 	if err != nil {
-		s.errOnce(err.Error())
+		s.registryError(err)
 		return
 	}
 	e, ok := reg.Find(name)
 	if !ok || e.Stopped {
 		return
 	}
-	ss := s.get(name)
+	panes, err := s.tm.ListPanes(ctx)
+	if err != nil {
+		s.logf("listing tmux panes: %s", errText(err))
+		return
+	}
+	s.restartIn(ctx, *e, panes)
+}
+
+// restartIn (re)launches e now: respawning its pane if it has one among
+// panes, creating the session otherwise.
+func (s *sup) restartIn(ctx context.Context, e registry.Session, panes []tmux.Pane) {
+	ss := s.get(e)
 	if ss.stop != nil {
 		ss.stop()
 		ss.stop = nil
 	}
 	ss.gen++
 	ss.waiting = false
-	panes, err := s.tm.ListPanes(ctx)
-	if err != nil {
-		s.logf("listing tmux panes: %v", err)
-		return
-	}
 	for _, p := range panes {
-		if p.Session == name {
-			s.launch(ctx, *e, &p, true)
+		if p.Session == e.Name {
+			s.launch(ctx, e, &p, true)
 			return
 		}
 	}
-	s.launch(ctx, *e, nil, true)
+	s.launch(ctx, e, nil, true)
 }
 
 // handleMessage handles one control datagram:
 //
 //	restart NAME     from `agent-box session restart NAME`
 //	restart-all      from `agent-box session restart --all`
-func (s *sup) handleMessage(ctx context.Context, m string) {
-	f := strings.Fields(m)
+//
+// Requests go through gates (see gate): a flood costs at most one restart
+// per session per policy.RequestGap.
+func (s *sup) handleMessage(ctx context.Context, d datagram) {
+	if d.size > len(d.data) {
+		s.ignore(d)
+		return
+	}
+	f := strings.Fields(string(d.data))
 	switch {
 	case len(f) == 2 && f[0] == "restart" && registry.ValidName(f[1]):
-		s.logf("session %q: restart requested", f[1])
-		s.restart(ctx, f[1])
+		s.requestRestart(ctx, f[1])
 	case len(f) == 1 && f[0] == "restart-all":
-		reg, err := registry.Load(s.cfg.Env.Registry())
-		if err != nil {
-			s.errOnce(err.Error())
-			return
-		}
-		s.logf("restart of all sessions requested")
-		for _, e := range reg.Sessions {
-			if !e.Stopped {
-				s.restart(ctx, e.Name)
-			}
-		}
+		s.requestRestartAll(ctx)
 	default:
-		s.logf("ignoring control message %q", m)
+		s.ignore(d)
 	}
 }
 
-func readDatagrams(conn *net.UnixConn, out chan<- string, done <-chan struct{}) {
-	buf := make([]byte, 4096)
-	for {
-		n, _, err := conn.ReadFromUnix(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
+// after sends m to the event loop after d.
+func (s *sup) after(d time.Duration, m reqMsg) {
+	s.clock.AfterFunc(d, func() {
+		select {
+		case s.reqCh <- m:
+		case <-s.done:
+		}
+	})
+}
+
+func (s *sup) requestRestart(ctx context.Context, name string) {
+	now := s.clock.Now()
+	ss := s.sessions[name]
+	if ss == nil {
+		// not supervised yet: the registry decides, and the gate starts
+		s.logf("session %s: restart requested", quote(name))
+		s.restart(ctx, name)
+		if ss := s.sessions[name]; ss != nil {
+			ss.req.last = now
+		}
+		return
+	}
+	run, wait := ss.req.ask(now, s.policy.RequestGap)
+	if wait > 0 {
+		s.after(wait, reqMsg{ss: ss})
+	}
+	if run {
+		s.logf("session %s: restart requested", quote(name))
+		s.restart(ctx, name)
+	}
+}
+
+func (s *sup) requestRestartAll(ctx context.Context) {
+	now := s.clock.Now()
+	run, wait := s.reqAll.ask(now, s.policy.RequestGap)
+	if wait > 0 {
+		s.after(wait, reqMsg{all: true})
+	}
+	if run {
+		s.logf("restart of all sessions requested")
+		s.restartAll(ctx, now)
+	}
+}
+
+// restartAll restarts every listed, non-stopped session whose own gate
+// lets it (a session restarted less than a gap ago gets its folded restart
+// later).
+func (s *sup) restartAll(ctx context.Context, now time.Time) {
+	reg, err := registry.Load(s.cfg.Env.Registry())
+	if err != nil {
+		s.registryError(err)
+		return
+	}
+	panes, err := s.tm.ListPanes(ctx)
+	if err != nil {
+		s.logf("listing tmux panes: %s", errText(err))
+		return
+	}
+	for _, e := range reg.Sessions {
+		if e.Stopped {
 			continue
 		}
+		ss := s.get(e)
+		run, wait := ss.req.ask(now, s.policy.RequestGap)
+		if wait > 0 {
+			s.after(wait, reqMsg{ss: ss})
+		}
+		if run {
+			s.restartIn(ctx, e, panes)
+		}
+	}
+}
+
+// foldedRestart runs a restart that requests within a gap were folded into.
+func (s *sup) foldedRestart(ctx context.Context, m reqMsg) {
+	now := s.clock.Now()
+	if m.all {
+		n := s.reqAll.fire(now)
+		s.logf("restart of all sessions requested %d more times within %s: restarting them once more", n, s.policy.RequestGap)
+		s.restartAll(ctx, now)
+		return
+	}
+	ss := m.ss
+	if s.sessions[ss.name] != ss || !ss.req.pending {
+		return // forgotten meanwhile
+	}
+	n := ss.req.fire(now)
+	s.logf("session %s: restart requested %d more times within %s: restarting once more", quote(ss.name), n, s.policy.RequestGap)
+	s.restart(ctx, ss.name)
+}
+
+// ignore logs an unknown or oversized datagram, escaped and cut to
+// logBytes; after one such line, others are only counted for junkWindow.
+func (s *sup) ignore(d datagram) {
+	if s.junkOpen {
+		s.junk++
+		return
+	}
+	shown := escape.Bytes(d.data, logBytes)
+	if d.size > len(d.data) {
+		// cut when read: say how long it really was
+		shown = escape.String(string(d.data[:min(len(d.data), logBytes)])) + fmt.Sprintf("... (%d bytes)", d.size)
+	}
+	s.logf("ignoring control message \"%s\"", shown)
+	s.junkOpen = true
+	s.clock.AfterFunc(junkWindow, func() {
 		select {
-		case out <- string(buf[:n]):
+		case s.junkCh <- struct{}{}:
+		case <-s.done:
+		}
+	})
+}
+
+func (s *sup) junkWindowEnded() {
+	if s.junk > 0 {
+		s.logf("ignored %d more control messages in the last %s", s.junk, junkWindow)
+	}
+	s.junkOpen, s.junk = false, 0
+}
+
+// readDatagrams reads control datagrams into out. At most maxDatagram
+// bytes of each are kept; MSG_TRUNC makes recvfrom return the real size
+// (Linux >= 3.4), so an oversized one is recognised as such.
+func readDatagrams(conn *net.UnixConn, out chan<- datagram, done <-chan struct{}) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, maxDatagram)
+	for {
+		var n int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			n, _, rerr = syscall.Recvfrom(int(fd), buf, syscall.MSG_TRUNC)
+			return rerr != syscall.EAGAIN
+		})
+		if err != nil {
+			return // closed at shutdown
+		}
+		if rerr != nil || n < 0 {
+			continue
+		}
+		d := datagram{data: append([]byte(nil), buf[:min(n, len(buf))]...), size: n}
+		select {
+		case out <- d:
 		case <-done:
 			return
 		}

@@ -59,7 +59,7 @@ func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
 
 	// die runs the session for uptime, then kills it with status 1
 	die := func(uptime time.Duration) {
-		ss := s.get("x")
+		ss := s.get(e)
 		ss.started, ss.waiting = clock.now, false
 		clock.now = clock.now.Add(uptime)
 		s.died(ctx, e, pane, 1, "")
@@ -76,22 +76,22 @@ func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
 	if diff := cmp.Diff(want, clock.delays); diff != "" {
 		t.Errorf("scheduled delays (-want +got):\n%s", diff)
 	}
-	if ss := s.get("x"); !ss.waiting || ss.obs.NextStart == nil || ss.obs.LastExit == nil || ss.obs.LastExit.Status != 1 {
+	if ss := s.get(e); !ss.waiting || ss.obs.NextStart == nil || ss.obs.LastExit == nil || ss.obs.LastExit.Status != 1 {
 		t.Errorf("after a delayed death: waiting=%v obs=%+v", ss.waiting, ss.obs)
 	}
 	// firing the last timer hands the current generation to the event loop
 	clock.fns[len(clock.fns)-1]()
 	select {
 	case m := <-s.timerCh:
-		if m.name != "x" || m.gen != s.get("x").gen {
-			t.Errorf("timer message %+v, want x at generation %d", m, s.get("x").gen)
+		if m.name != "x" || m.gen != s.get(e).gen {
+			t.Errorf("timer message %+v, want x at generation %d", m, s.get(e).gen)
 		}
 	default:
 		t.Errorf("firing the timer sent nothing")
 	}
 	// a stale timer (older generation) is ignored
 	s.timerFired(ctx, timerMsg{"x", 0})
-	if !s.get("x").waiting {
+	if !s.get(e).waiting {
 		t.Errorf("a stale timer cancelled the pending restart")
 	}
 }
