@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -348,5 +349,35 @@ func TestJunkDatagramFloodLogsOneLine(t *testing.T) {
 	}
 	if long > 0 {
 		t.Errorf("%d log lines about control messages are longer than 200 bytes", long)
+	}
+}
+
+// A FIFO in place of tmux.token (the runtime dir is the user's) must not
+// hang a supervisor that finds a server on the socket: it is refused as
+// foreign, quickly.
+func TestFIFOTokenFileHangsNoSupervisorStart(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	b.startSupervisor()
+	b.ok("session", "add", "s")
+	b.waitRunning("s")
+	// a crash leaves the server; then the token is swapped for a FIFO
+	b.sup.Process.Kill()
+	<-b.supDone
+	b.sup = nil
+	tok := filepath.Join(b.runtime, "tmux.token")
+	os.Remove(tok)
+	if err := syscall.Mkfifo(tok, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan result, 1)
+	go func() { done <- b.run("", "supervise") }()
+	select {
+	case r := <-done:
+		if r.code != 9 {
+			t.Errorf("supervise with a FIFO token: exit %d, want 9 (foreign server)\n%s", r.code, r.stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("supervise hung on a FIFO tmux.token")
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
 // ErrForeignServer means the socket belongs to a tmux server agent-box did
@@ -446,7 +447,7 @@ func (s *sup) applySeed() error {
 func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
 	env := s.cfg.Env
 	if s.tm.Alive() {
-		tok, _ := os.ReadFile(env.TokenFile())
+		tok, _ := userfile.Read(env.TokenFile(), 256) // a FIFO or huge file here is no token
 		got, err := s.tm.ServerOption(ctx, "@agent-box-token")
 		if err != nil && !s.tm.Alive() {
 			return s.startServer(ctx) // it was exiting; start afresh
