@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -95,6 +96,38 @@ func BenchmarkRuntime(b *testing.B) {
 		sessions+30, n1-n0, kids0, childCount(server), systemForks()-forks0)
 	fmt.Printf("idle CPU per minute: supervisor %d ms, tmux server %d ms\n", (c1-c0)*10, (s1-s0)*10)
 	fmt.Printf("supervisor RSS: %s\n", rss(sup))
+
+	// phase 4: 200 concurrent CLI adds against the running supervisor
+	const burst = 200
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	cmds := make([]*exec.Cmd, burst)
+	for i := range cmds {
+		cmds[i] = bx.command(ctx, "session", "add", fmt.Sprintf("c%03d", i), "--agent", "sleep")
+		if err := cmds[i].Start(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	failed := 0
+	for _, c := range cmds {
+		if c.Wait() != nil {
+			failed++
+		}
+	}
+	landed := time.Since(t0)
+	bx.waitFor(2*time.Minute, "all 200 added sessions run", func() bool {
+		n := 0
+		for name, p := range bx.panes() {
+			if strings.HasPrefix(name, "c") && !p.Dead && p.PID != 0 {
+				n++
+			}
+		}
+		return n == burst
+	})
+	fmt.Printf("%d concurrent adds: %d failed, %d registry entries, all CLIs done in %s, all %d sessions live in %s\n",
+		burst, failed, len(bx.registry().Sessions)-sessions-30, landed.Round(time.Millisecond), burst, time.Since(t0).Round(time.Millisecond))
+	fmt.Printf("supervisor RSS with %d sessions: %s\n", sessions+30+burst, rss(sup))
 	fmt.Printf("load after: %s\n", loadavg())
 }
 
@@ -118,7 +151,8 @@ func stats(d []time.Duration) string {
 	s := append([]time.Duration{}, d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	q := func(p float64) time.Duration { return s[int(p*float64(len(s)-1)+0.5)] }
-	return fmt.Sprintf("p50 %s, p99 %s, max %s", q(0.5).Round(100*time.Microsecond), q(0.99).Round(100*time.Microsecond), s[len(s)-1].Round(100*time.Microsecond))
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+	return fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s", r(q(0.5)), r(q(0.9)), r(q(0.99)), r(s[len(s)-1]))
 }
 
 func loadavg() string {
