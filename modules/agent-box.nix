@@ -1181,7 +1181,7 @@ in
           		return func() { f.Close() }, nil
           	case <-ctx.Done():
           		abandon()
-          		return nil, ctx.Err()
+          		return nil, fmt.Errorf("interrupted while waiting for the lock %q%s, nothing changed: %w", lockPath, holder(lockPath), ctx.Err())
           	case <-timer.C:
           		who := holder(lockPath)
           		abandon()
