@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/hostilefile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,47 +53,6 @@ func (b *box) runQuick(stdin string, args ...string) result {
 	return result{out.String(), errb.String(), code}
 }
 
-// plantHostile puts a FIFO, a directory, a symlink to a FIFO or doc padded
-// to limit+1 bytes at path (its directory created). A command that blocked
-// on the FIFO anyway is released when the test ends.
-func plantHostile(t *testing.T, path, kind string, limit int64, doc string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	fifo := path
-	switch kind {
-	case "FIFO":
-	case "directory":
-		if err := os.Mkdir(path, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "symlink to a FIFO":
-		fifo = path + ".target"
-		if err := os.Symlink(fifo, path); err != nil {
-			t.Fatal(err)
-		}
-	case "oversized file":
-		if err := os.WriteFile(path, oversized(doc, limit), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	default:
-		t.Fatalf("unknown kind %q", kind)
-	}
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			syscall.Close(fd)
-		}
-	})
-}
-
-var hostileKinds = []string{"FIFO", "directory", "symlink to a FIFO", "oversized file"}
-
 func describe(path string) string {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -123,14 +83,14 @@ func TestABadRegistryOrEnvFileIsCorruptForEveryCommandAtOnce(t *testing.T) {
 			{"env", "set", "K"}, {"env", "rm", "K"},
 		}},
 	} {
-		for _, kind := range hostileKinds {
+		for _, kind := range hostilefile.Kinds {
 			if tc.limit < 0 && kind == "oversized file" {
 				continue // a lock file's size does not matter: the holder truncates it
 			}
 			t.Run(tc.file+": "+kind, func(t *testing.T) {
 				b := newBox(t, "")
 				p := tc.path(b)
-				plantHostile(t, p, kind, tc.limit, tc.doc)
+				hostilefile.Plant(t, p, kind, tc.limit, tc.doc)
 				before := describe(p)
 				for _, args := range tc.cmds {
 					r := b.runQuick("v", args...)
@@ -149,7 +109,7 @@ func TestABadRegistryOrEnvFileIsCorruptForEveryCommandAtOnce(t *testing.T) {
 func TestABadStateFileOrObservationFileHangsNoCommand(t *testing.T) {
 	t.Parallel()
 	for _, file := range []string{"state.json", "observations"} {
-		for _, kind := range hostileKinds {
+		for _, kind := range hostilefile.Kinds {
 			t.Run(file+": "+kind, func(t *testing.T) {
 				b := newBox(t, "")
 				b.ok("session", "add", "a")
@@ -157,7 +117,7 @@ func TestABadStateFileOrObservationFileHangsNoCommand(t *testing.T) {
 				if file == "observations" {
 					p, limit, doc = filepath.Join(b.home, ".local/state/agent-box/sessions/a.json"), observe.MaxFileSize, "{}"
 				}
-				plantHostile(t, p, kind, limit, doc)
+				hostilefile.Plant(t, p, kind, limit, doc)
 				for _, args := range [][]string{{"session", "ls"}, {"session", "add", "b"}, {"session", "restart", "a"}} {
 					r := b.runQuick("", args...)
 					if strings.Contains(r.stderr, "\x1b") {
@@ -319,14 +279,4 @@ func TestAFIFORegistryHangsNeitherTheSupervisorNorTheCLI(t *testing.T) {
 		t.Errorf("session a is gone while the registry is a FIFO")
 	}
 	// the cleanup's stopSupervisor fails the test if SIGTERM is ignored
-}
-
-// oversized returns valid padded to limit+1 bytes (with newlines if valid
-// ends in one, else spaces): content that parses, only its size is wrong.
-func oversized(valid string, limit int64) []byte {
-	pad := " "
-	if strings.HasSuffix(valid, "\n") {
-		pad = "\n"
-	}
-	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }

@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/hostilefile"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,21 +64,6 @@ func holdLock(t *testing.T, lockPath string) int {
 	return cmd.Process.Pid
 }
 
-// within fails the test if f does not return within a few seconds: a wait
-// that blocks must fail the test, not stall the suite.
-func within(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-		t.Fatal("blocked for 5 s")
-		return nil
-	}
-}
-
 func TestUpdateReturnsPromptlyWhenCtxEndsWhileAnotherProcessHoldsTheLock(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(p, []byte("before"), 0o600); err != nil {
@@ -89,7 +74,7 @@ func TestUpdateReturnsPromptlyWhenCtxEndsWhileAnotherProcessHoldsTheLock(t *test
 	defer cancel()
 	called := false
 	start := time.Now()
-	err := within(t, func() error {
+	err := hostilefile.Within(t, func() error {
 		return Update(ctx, p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { called = true; return []byte("after"), nil })
 	})
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -111,7 +96,7 @@ func TestUpdateGivesUpAfterLockWaitNamingTheHolder(t *testing.T) {
 	lockWait = 300 * time.Millisecond
 	p := filepath.Join(t.TempDir(), "f")
 	pid := holdLock(t, p+".lock")
-	err := within(t, func() error {
+	err := hostilefile.Within(t, func() error {
 		return Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
 	})
 	if !errors.Is(err, ErrLockTimeout) {
@@ -125,36 +110,6 @@ func TestUpdateGivesUpAfterLockWaitNamingTheHolder(t *testing.T) {
 	}
 }
 
-// hostile puts a FIFO, a directory or a symlink to a FIFO at path. A reader
-// that blocked on the FIFO anyway is released when the test ends.
-func hostile(t *testing.T, path, kind string) {
-	t.Helper()
-	fifo := path
-	switch kind {
-	case "FIFO":
-	case "directory":
-		if err := os.Mkdir(path, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "symlink to a FIFO":
-		fifo = path + ".target"
-		if err := os.Symlink(fifo, path); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		t.Fatalf("unknown kind %q", kind)
-	}
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			syscall.Close(fd)
-		}
-	})
-}
-
 func TestUpdateRefusesABadFileOrLockFileWithoutBlocking(t *testing.T) {
 	for _, which := range []string{"file", "lock file"} {
 		for _, kind := range []string{"FIFO", "directory", "symlink to a FIFO"} {
@@ -164,9 +119,9 @@ func TestUpdateRefusesABadFileOrLockFileWithoutBlocking(t *testing.T) {
 				if which == "lock file" {
 					bad = p + ".lock"
 				}
-				hostile(t, bad, kind)
+				hostilefile.Plant(t, bad, kind, 0, "")
 				called := false
-				err := within(t, func() error {
+				err := hostilefile.Within(t, func() error {
 					return Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { called = true; return []byte("x"), nil })
 				})
 				var ue *userfile.Error
@@ -186,7 +141,7 @@ func TestUpdateRefusesAnOversizedFileAndResetsAnOversizedLockFile(t *testing.T) 
 	if err := os.WriteFile(p, []byte("12345"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := within(t, func() error {
+	err := hostilefile.Within(t, func() error {
 		return Update(context.Background(), p, 0o600, 4, func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
 	})
 	if !errors.Is(err, userfile.ErrTooLarge) {
@@ -197,7 +152,7 @@ func TestUpdateRefusesAnOversizedFileAndResetsAnOversizedLockFile(t *testing.T) 
 	if err := os.Truncate(p+".lock", 1<<30); err != nil {
 		t.Fatal(err)
 	}
-	err = within(t, func() error {
+	err = hostilefile.Within(t, func() error {
 		return Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
 	})
 	if err != nil {

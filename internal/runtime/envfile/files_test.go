@@ -4,65 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/hostilefile"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
-
-// within fails the test if f does not return within a few seconds: a read
-// that blocks must fail the test, not stall the suite.
-func within(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-		t.Fatal("blocked for 5 s")
-		return nil
-	}
-}
-
-// hostile puts a FIFO, a directory, a symlink to a FIFO or valid content
-// padded to limit+1 bytes at path. A reader that blocked on the FIFO anyway is
-// released when the test ends.
-func hostile(t *testing.T, path, kind string, limit int64) {
-	t.Helper()
-	fifo := path
-	switch kind {
-	case "FIFO":
-	case "directory":
-		if err := os.Mkdir(path, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "symlink to a FIFO":
-		fifo = path + ".target"
-		if err := os.Symlink(fifo, path); err != nil {
-			t.Fatal(err)
-		}
-	case "oversized file":
-		if err := os.WriteFile(path, oversized("A=1\n", limit), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	default:
-		t.Fatalf("unknown kind %q", kind)
-	}
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			syscall.Close(fd)
-		}
-	})
-}
 
 func snapshot(path string) string {
 	fi, err := os.Lstat(path)
@@ -87,9 +36,9 @@ func TestABadEnvFileIsCorruptAtOnceAndLeftAsItIs(t *testing.T) {
 	for _, kind := range []string{"FIFO", "directory", "symlink to a FIFO", "oversized file"} {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "env")
-			hostile(t, p, kind, MaxFileSize)
+			hostilefile.Plant(t, p, kind, MaxFileSize, "A=1\n")
 			before := snapshot(p)
-			err := within(t, func() error { _, err := Load(p); return err })
+			err := hostilefile.Within(t, func() error { _, err := Load(p); return err })
 			var se *SyntaxError // the name the CLI maps to exit 7 today
 			if !errors.As(err, &se) || se.Line != 0 {
 				t.Fatalf("Load = %v, want *CorruptError for the whole file", err)
@@ -102,7 +51,7 @@ func TestABadEnvFileIsCorruptAtOnceAndLeftAsItIs(t *testing.T) {
 				"Set":    func() error { return Set(context.Background(), p, "K", "v") },
 				"Remove": func() error { return Remove(context.Background(), p, "A") },
 			} {
-				if err := within(t, change); !errors.As(err, &se) {
+				if err := hostilefile.Within(t, change); !errors.As(err, &se) {
 					t.Errorf("%s = %v, want *CorruptError", name, err)
 				}
 			}
@@ -117,8 +66,8 @@ func TestABadLockFileIsCorruptWithItsOwnHint(t *testing.T) {
 	for _, kind := range []string{"FIFO", "directory", "symlink to a FIFO"} {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "env")
-			hostile(t, p+".lock", kind, 0)
-			err := within(t, func() error { return Set(context.Background(), p, "K", "v") })
+			hostilefile.Plant(t, p+".lock", kind, 0, "A=1\n")
+			err := hostilefile.Within(t, func() error { return Set(context.Background(), p, "K", "v") })
 			checkHint(t, err, "move the lock file away (mv "+p+".lock ")
 			if _, err := os.Stat(p); err == nil {
 				t.Errorf("the env file was written without the lock")
@@ -210,14 +159,4 @@ func TestMaxVarLenIsWhatExecveAccepts(t *testing.T) {
 			t.Errorf("exec with an entry of %d bytes: %v", tc.n, err)
 		}
 	}
-}
-
-// oversized returns valid padded to limit+1 bytes (with newlines if valid
-// ends in one, else spaces): content that parses, only its size is wrong.
-func oversized(valid string, limit int64) []byte {
-	pad := " "
-	if strings.HasSuffix(valid, "\n") {
-		pad = "\n"
-	}
-	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }

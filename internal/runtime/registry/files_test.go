@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/hostilefile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,59 +17,8 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
-// within fails the test if f does not return within a few seconds: a read
-// that blocks must fail the test, not stall the suite.
-func within(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-		t.Fatal("blocked for 5 s")
-		return nil
-	}
-}
-
 // badKinds are what a user-writable path can be swapped for.
 var badKinds = []string{"FIFO", "directory", "symlink to a FIFO", "oversized file"}
-
-// hostile puts a FIFO, a directory, a symlink to a FIFO or doc padded to
-// limit+1 bytes at path. A reader that blocked on the FIFO anyway is
-// released when the test ends.
-func hostile(t *testing.T, path, kind string, limit int64, doc string) {
-	t.Helper()
-	fifo := path
-	switch kind {
-	case "FIFO":
-	case "directory":
-		if err := os.Mkdir(path, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "symlink to a FIFO":
-		fifo = path + ".target"
-		if err := os.Symlink(fifo, path); err != nil {
-			t.Fatal(err)
-		}
-	case "oversized file":
-		if err := os.WriteFile(path, oversized(doc, limit), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	default:
-		t.Fatalf("unknown kind %q", kind)
-	}
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			syscall.Close(fd)
-		}
-	})
-}
 
 // snapshot describes what is at path, to show it was left as it was.
 func snapshot(t *testing.T, path string) string {
@@ -91,10 +41,10 @@ func TestABadRegistryIsCorruptAtOnceForLoadAndUpdate(t *testing.T) {
 	for _, kind := range badKinds {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "sessions.json")
-			hostile(t, p, kind, MaxFileSize, `{"version": 1}`)
+			hostilefile.Plant(t, p, kind, MaxFileSize, `{"version": 1}`)
 			before := snapshot(t, p)
 			var ce *CorruptError
-			if err := within(t, func() error { _, err := Load(p); return err }); !errors.As(err, &ce) || ce.Path != p {
+			if err := hostilefile.Within(t, func() error { _, err := Load(p); return err }); !errors.As(err, &ce) || ce.Path != p {
 				t.Fatalf("Load = %v, want *CorruptError", err)
 			}
 			checkHint(t, ce, "mv "+p+" "+p+".bad")
@@ -102,7 +52,7 @@ func TestABadRegistryIsCorruptAtOnceForLoadAndUpdate(t *testing.T) {
 				checkHint(t, ce, "at most 4194304 bytes")
 			}
 			called := false
-			err := within(t, func() error {
+			err := hostilefile.Within(t, func() error {
 				return Update(context.Background(), p, func(*Registry) error { called = true; return nil })
 			})
 			if !errors.As(err, &ce) {
@@ -119,8 +69,8 @@ func TestABadLockFileIsReportedAsCorruptWithItsOwnHint(t *testing.T) {
 	for _, kind := range []string{"FIFO", "directory", "symlink to a FIFO"} {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "sessions.json")
-			hostile(t, p+".lock", kind, 0, "")
-			err := within(t, func() error {
+			hostilefile.Plant(t, p+".lock", kind, 0, "")
+			err := hostilefile.Within(t, func() error {
 				return Update(context.Background(), p, func(r *Registry) error { return r.Add(Session{Name: "a", Agent: "x", Cwd: "/"}) })
 			})
 			var ce *CorruptError
@@ -264,8 +214,8 @@ func TestABadSeedIsRefusedAtOnce(t *testing.T) {
 	for _, kind := range badKinds {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "seed.json")
-			hostile(t, p, kind, MaxSeedSize, `{"sessions": []}`)
-			err := within(t, func() error { _, err := LoadSeed(p); return err })
+			hostilefile.Plant(t, p, kind, MaxSeedSize, `{"sessions": []}`)
+			err := hostilefile.Within(t, func() error { _, err := LoadSeed(p); return err })
 			if !userfile.Bad(err) || !strings.Contains(err.Error(), p) {
 				t.Errorf("LoadSeed = %v, want a not-regular or too-large error naming the file", err)
 			}
@@ -341,14 +291,4 @@ func TestArgLimitsAreWhatExecveAccepts(t *testing.T) {
 	if err := run(many); err != nil {
 		t.Errorf("exec with %d empty arguments: %v", len(many), err)
 	}
-}
-
-// oversized returns valid padded to limit+1 bytes (with newlines if valid
-// ends in one, else spaces): content that parses, only its size is wrong.
-func oversized(valid string, limit int64) []byte {
-	pad := " "
-	if strings.HasSuffix(valid, "\n") {
-		pad = "\n"
-	}
-	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }

@@ -2,66 +2,14 @@ package state
 
 import (
 	"errors"
+	"github.com/agent-box/agent-box/internal/hostilefile"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 )
-
-// within fails the test if f does not return within a few seconds: a read
-// that blocks must fail the test, not stall the suite.
-func within(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-		t.Fatal("blocked for 5 s")
-		return nil
-	}
-}
-
-// hostile puts a FIFO, a directory, a symlink to a FIFO or valid content
-// padded to limit+1 bytes at path. A reader that blocked on the FIFO anyway is
-// released when the test ends.
-func hostile(t *testing.T, path, kind string, limit int64) {
-	t.Helper()
-	fifo := path
-	switch kind {
-	case "FIFO":
-	case "directory":
-		if err := os.Mkdir(path, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "symlink to a FIFO":
-		fifo = path + ".target"
-		if err := os.Symlink(fifo, path); err != nil {
-			t.Fatal(err)
-		}
-	case "oversized file":
-		if err := os.WriteFile(path, oversized(`{"format": 1, "pid": 1}`, limit), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	default:
-		t.Fatalf("unknown kind %q", kind)
-	}
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			syscall.Close(fd)
-		}
-	})
-}
 
 func TestABadStateFileIsCorruptAtOnce(t *testing.T) {
 	for _, kind := range []string{"FIFO", "directory", "symlink to a FIFO", "oversized file", "unparseable"} {
@@ -72,9 +20,9 @@ func TestABadStateFileIsCorruptAtOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				hostile(t, p, kind, MaxFileSize)
+				hostilefile.Plant(t, p, kind, MaxFileSize, `{"format": 1, "pid": 1}`)
 			}
-			err := within(t, func() error { _, err := Read(p); return err })
+			err := hostilefile.Within(t, func() error { _, err := Read(p); return err })
 			var ce *CorruptError
 			if !errors.As(err, &ce) || ce.Path != p {
 				t.Fatalf("Read = %v, want *CorruptError", err)
@@ -106,14 +54,4 @@ func TestWriteRefusesAStateItsReadersWouldFindCorrupt(t *testing.T) {
 	if _, err := os.Stat(p); err == nil {
 		t.Errorf("the refused state was written")
 	}
-}
-
-// oversized returns valid padded to limit+1 bytes (with newlines if valid
-// ends in one, else spaces): content that parses, only its size is wrong.
-func oversized(valid string, limit int64) []byte {
-	pad := " "
-	if strings.HasSuffix(valid, "\n") {
-		pad = "\n"
-	}
-	return []byte(valid + strings.Repeat(pad, int(limit)+1-len(valid)))
 }

@@ -2,6 +2,7 @@ package userfile
 
 import (
 	"errors"
+	"github.com/agent-box/agent-box/internal/hostilefile"
 	"io/fs"
 	"net"
 	"os"
@@ -9,23 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
-
-// within fails the test if f does not return within a deadline: a read
-// that blocks must fail the test, not stall the suite.
-func within(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-		t.Fatal("blocked for 5 s")
-		return nil
-	}
-}
 
 func TestReadRefusesWhatIsNotARegularFileWithoutBlocking(t *testing.T) {
 	dir := t.TempDir()
@@ -55,7 +40,7 @@ func TestReadRefusesWhatIsNotARegularFileWithoutBlocking(t *testing.T) {
 		{"symlink to a FIFO", linkToFifo, "a FIFO"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := within(t, func() error { _, err := Read(tc.path, 1<<20); return err })
+			err := hostilefile.Within(t, func() error { _, err := Read(tc.path, 1<<20); return err })
 			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tc.kind) {
 				t.Errorf("Read(%s) = %v, want ErrNotRegular naming %q", tc.path, err, tc.kind)
 			}
@@ -102,7 +87,7 @@ func TestOpenLockRefusesAFIFOWithoutBlocking(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := within(t, func() error {
+	err := hostilefile.Within(t, func() error {
 		f, err := OpenLock(fifo)
 		if err == nil {
 			f.Close()
@@ -129,7 +114,7 @@ func TestOpenLockRefusesADirectoryAndEverySymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ path, kind string }{{link, "a symbolic link"}, {sub, "a directory"}} {
-		err := within(t, func() error {
+		err := hostilefile.Within(t, func() error {
 			f, err := OpenLock(tc.path)
 			if err == nil {
 				f.Close()
