@@ -6,13 +6,17 @@
 #   internal/runtime/.assemble-ignore
 #   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
+#   internal/runtime/cli/authcmds.go
 #   internal/runtime/cli/cli.go
+#   internal/runtime/cli/web.go
+#   internal/runtime/cli/webserve.go
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/escape/escape.go
 #   internal/runtime/escape/quote.go
 #   internal/runtime/observe/observe.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
+#   internal/runtime/sdlisten/sdlisten.go
 #   internal/runtime/spawn/spawn.go
 #   internal/runtime/state/state.go
 #   internal/runtime/supervisor/backoff.go
@@ -1278,6 +1282,29 @@ in
           	return d.Sync()
           }
         '';
+        "cli/authcmds.go" = ''
+          package cli
+
+          import (
+          	"context"
+          	"errors"
+          )
+
+          // authServe runs the auth service (docs/web-contract.md).
+          func (p *Program) authServe(ctx context.Context) error {
+          	return errors.New("auth serve: not implemented yet")
+          }
+
+          // webHashPassword reads a password from stdin and prints its hash.
+          func (p *Program) webHashPassword() error {
+          	return errors.New("web hash-password: not implemented yet")
+          }
+
+          // webRevoke ends every session of login through the control socket.
+          func (p *Program) webRevoke(ctx context.Context, login string) error {
+          	return errors.New("web revoke: not implemented yet")
+          }
+        '';
         "cli/cli.go" = ''
           // Package cli is the agent-box command line: argument parsing, dispatch to
           // the runtime packages, and the mapping of errors to exit codes. Every
@@ -1326,7 +1353,12 @@ in
           	exitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
           	exitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
           	exitForeignHome   = 11 // HOME belongs to another user
+          	exitConfig        = 12 // auth/web serve: the configuration is invalid
           )
+
+          // configError is implemented by errors of a service's configuration (the
+          // auth service's, the web daemon's): exit 12.
+          type configError interface{ ConfigError() bool }
 
           const helpText = `usage: agent-box COMMAND [ARGS]
 
@@ -1342,6 +1374,9 @@ in
             env set KEY                                  set KEY to the value read from stdin
             env rm KEY                                   remove KEY
                                                          ('session env ...' is a deprecated alias)
+            web hash-password                            read a password from stdin, print its hash
+            web revoke LOGIN                             end every web session of LOGIN (as root)
+            web serve | auth serve                       the web daemon, the auth service (their units' ExecStart)
             supervise                                    run the supervisor (the systemd unit's ExecStart)
             exec-session NAME                            run a session's agent (tmux runs this)
             version                                      print the version
@@ -1357,6 +1392,7 @@ in
             4 duplicate session    10 tmux missing or older than 3.0 (supervise)
             5 invalid name, key or value
                                    11 HOME belongs to another user (run as that user)
+                                   12 invalid web or auth configuration (serve)
           `
 
           // deprecatedSessionEnv is printed on stderr before `session env ...` runs
@@ -1426,6 +1462,10 @@ in
           	case errors.Is(err, paths.ErrForeignHome):
           		return exitForeignHome
           	}
+          	var cfg configError
+          	if errors.As(err, &cfg) && cfg.ConfigError() {
+          		return exitConfig
+          	}
           	return exitFailure
           }
 
@@ -1452,6 +1492,10 @@ in
           		return p.session(ctx, rest[0], rest[1:])
           	case "env":
           		return p.env(ctx, rest)
+          	case "auth":
+          		return p.auth(ctx, rest)
+          	case "web":
+          		return p.web(ctx, rest)
           	case "supervise":
           		if len(rest) != 0 {
           			return usagef("supervise takes no arguments")
@@ -1863,6 +1907,57 @@ in
           		return err
           	}
           	return spawn.Exec(plan)
+          }
+        '';
+        "cli/web.go" = ''
+          package cli
+
+          import "context"
+
+          // auth runs `agent-box auth SUBCOMMAND`.
+          func (p *Program) auth(ctx context.Context, args []string) error {
+          	if len(args) == 1 && args[0] == "serve" {
+          		return p.authServe(ctx)
+          	}
+          	return usagef("usage: auth serve")
+          }
+
+          // web runs `agent-box web SUBCOMMAND`.
+          func (p *Program) web(ctx context.Context, args []string) error {
+          	if len(args) == 0 {
+          		return usagef("web: missing subcommand (serve, hash-password, revoke LOGIN)")
+          	}
+          	switch args[0] {
+          	case "serve":
+          		if len(args) != 1 {
+          			return usagef("usage: web serve")
+          		}
+          		return p.webServe(ctx)
+          	case "hash-password":
+          		if len(args) != 1 {
+          			return usagef("usage: web hash-password (the password is read from stdin, never from arguments)")
+          		}
+          		return p.webHashPassword()
+          	case "revoke":
+          		if len(args) != 2 {
+          			return usagef("usage: web revoke LOGIN")
+          		}
+          		return p.webRevoke(ctx, args[1])
+          	}
+          	return usagef("unknown web subcommand %q", args[0])
+          }
+        '';
+        "cli/webserve.go" = ''
+          package cli
+
+          import (
+          	"context"
+          	"errors"
+          )
+
+          // webServe runs the per-user web daemon (docs/web-contract.md).
+          func (p *Program) webServe(ctx context.Context) error {
+          	return errors.New("web serve: not implemented yet")
           }
         '';
         "envfile/envfile.go" = ''
@@ -3020,6 +3115,99 @@ in
           		}
           	}
           	return added
+          }
+        '';
+        "sdlisten/sdlisten.go" = ''
+          // Package sdlisten takes the sockets systemd passes to a socket-activated
+          // service (sd_listen_fds(3)): LISTEN_PID must be this process, LISTEN_FDS
+          // counts descriptors from 3, LISTEN_FDNAMES names them (FileDescriptorName=).
+          // The descriptors are marked close-on-exec and the variables unset, so no
+          // child inherits them.
+          package sdlisten
+
+          import (
+          	"errors"
+          	"fmt"
+          	"net"
+          	"os"
+          	"strconv"
+          	"strings"
+          	"syscall"
+          )
+
+          // ErrNone: the process was not given sockets by systemd.
+          var ErrNone = errors.New("no sockets from systemd (LISTEN_PID/LISTEN_FDS unset or for another process)")
+
+          const firstFD = 3
+
+          // Listeners returns the passed stream sockets by name. Each descriptor is
+          // marked close-on-exec; LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES are
+          // removed from the environment.
+          func Listeners() (map[string]net.Listener, error) {
+          	pid, fds, names := os.Getenv("LISTEN_PID"), os.Getenv("LISTEN_FDS"), os.Getenv("LISTEN_FDNAMES")
+          	os.Unsetenv("LISTEN_PID")
+          	os.Unsetenv("LISTEN_FDS")
+          	os.Unsetenv("LISTEN_FDNAMES")
+          	if pid != strconv.Itoa(os.Getpid()) || fds == "" {
+          		return nil, ErrNone
+          	}
+          	n, err := strconv.Atoi(fds)
+          	if err != nil || n <= 0 || n > 64 {
+          		return nil, fmt.Errorf("LISTEN_FDS=%q: not a count of sockets", fds)
+          	}
+          	var nameList []string
+          	if names != "" {
+          		nameList = strings.Split(names, ":")
+          	}
+          	out := map[string]net.Listener{}
+          	for i := 0; i < n; i++ {
+          		fd := firstFD + i
+          		syscall.CloseOnExec(fd)
+          		name := "unknown"
+          		if i < len(nameList) && nameList[i] != "" {
+          			name = nameList[i]
+          		}
+          		if _, dup := out[name]; dup {
+          			return nil, fmt.Errorf("two sockets named %q", name)
+          		}
+          		f := os.NewFile(uintptr(fd), name)
+          		l, err := net.FileListener(f)
+          		f.Close() // FileListener dup'ed it
+          		if err != nil {
+          			return nil, fmt.Errorf("socket %q (fd %d): %w", name, fd, err)
+          		}
+          		out[name] = l
+          	}
+          	return out, nil
+          }
+
+          // Take returns the listeners named want, in order, and fails if one is
+          // missing or an unexpected one was passed (a unit wired to the wrong
+          // service).
+          func Take(ls map[string]net.Listener, want ...string) ([]net.Listener, error) {
+          	out := make([]net.Listener, len(want))
+          	for i, w := range want {
+          		l, ok := ls[w]
+          		if !ok {
+          			return nil, fmt.Errorf("systemd passed no socket named %q (got %s)", w, names(ls))
+          		}
+          		out[i] = l
+          	}
+          	if len(ls) != len(want) {
+          		return nil, fmt.Errorf("systemd passed sockets %s, want exactly %s", names(ls), strings.Join(want, ", "))
+          	}
+          	return out, nil
+          }
+
+          func names(ls map[string]net.Listener) string {
+          	var n []string
+          	for k := range ls {
+          		n = append(n, k)
+          	}
+          	if len(n) == 0 {
+          		return "none"
+          	}
+          	return strings.Join(n, ", ")
           }
         '';
         "spawn/spawn.go" = ''

@@ -45,7 +45,12 @@ const (
 	exitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
 	exitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
 	exitForeignHome   = 11 // HOME belongs to another user
+	exitConfig        = 12 // auth/web serve: the configuration is invalid
 )
+
+// configError is implemented by errors of a service's configuration (the
+// auth service's, the web daemon's): exit 12.
+type configError interface{ ConfigError() bool }
 
 const helpText = `usage: agent-box COMMAND [ARGS]
 
@@ -61,6 +66,9 @@ commands:
   env set KEY                                  set KEY to the value read from stdin
   env rm KEY                                   remove KEY
                                                ('session env ...' is a deprecated alias)
+  web hash-password                            read a password from stdin, print its hash
+  web revoke LOGIN                             end every web session of LOGIN (as root)
+  web serve | auth serve                       the web daemon, the auth service (their units' ExecStart)
   supervise                                    run the supervisor (the systemd unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
   version                                      print the version
@@ -76,6 +84,7 @@ exit codes:
   4 duplicate session    10 tmux missing or older than 3.0 (supervise)
   5 invalid name, key or value
                          11 HOME belongs to another user (run as that user)
+                         12 invalid web or auth configuration (serve)
 `
 
 // deprecatedSessionEnv is printed on stderr before `session env ...` runs
@@ -145,6 +154,10 @@ func exitCode(err error) int {
 	case errors.Is(err, paths.ErrForeignHome):
 		return exitForeignHome
 	}
+	var cfg configError
+	if errors.As(err, &cfg) && cfg.ConfigError() {
+		return exitConfig
+	}
 	return exitFailure
 }
 
@@ -171,6 +184,10 @@ func (p *Program) run(ctx context.Context, args []string) error {
 		return p.session(ctx, rest[0], rest[1:])
 	case "env":
 		return p.env(ctx, rest)
+	case "auth":
+		return p.auth(ctx, rest)
+	case "web":
+		return p.web(ctx, rest)
 	case "supervise":
 		if len(rest) != 0 {
 			return usagef("supervise takes no arguments")
