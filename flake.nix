@@ -54,6 +54,18 @@
             };
           };
 
+          # Checks Caddy's adapted JSON against the web contract; the golden
+          # check runs it on the Caddyfile NixOS installs.
+          check-caddy-config = pkgs.buildGoModule {
+            pname = "check-caddy-config";
+            inherit version vendorHash;
+            src = self;
+            subPackages = [ "cmd/check-caddy-config" ];
+            env.CGO_ENABLED = 0;
+            doCheck = false;
+            meta.mainProgram = "check-caddy-config";
+          };
+
           update-golden = pkgs.writeShellApplication {
             name = "agent-box-update-golden";
             runtimeInputs = [
@@ -152,6 +164,7 @@
                 module
                 goldenDir
                 goldens
+                check-caddy-config
                 ;
             };
 

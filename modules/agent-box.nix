@@ -39,9 +39,19 @@
 #   modules/src/lib/render/slice.nix
 #   modules/src/lib/systemd.nix
 #   modules/src/lib/units.nix
+#   modules/src/lib/web.nix
 #   modules/src/options.nix
+#   modules/src/units/.assemble-ignore
 #   modules/src/units/agent-box.slice
 #   modules/src/units/agent-box@.service
+#   modules/src/units/web/agent-box-auth-control.socket
+#   modules/src/units/web/agent-box-auth-pages.socket
+#   modules/src/units/web/agent-box-auth-status.socket
+#   modules/src/units/web/agent-box-auth-verify.socket
+#   modules/src/units/web/agent-box-auth.service
+#   modules/src/units/web/agent-box-term@.service
+#   modules/src/units/web/agent-box-web@.service
+#   modules/src/units/web/agent-box-web@.socket
 
 # agent-box: a NixOS module that turns a host into a multi-user box for
 # coding agents. Each services.agent-box.users.<name> is a normal Linux user
@@ -66,6 +76,8 @@ let
     mapAttrsToList
     mkDefault
     mkIf
+    optional
+    optionalAttrs
     ;
 
   # The option declarations: a function of lib, pkgs and what they default
@@ -214,6 +226,68 @@ let
     };
   };
 
+  loginModule = {
+    options = {
+      hashedPasswordFile = mkOption {
+        type = types.str;
+        description = "Absolute path of a root-only file (outside the Nix store) holding the login's password hash, as `agent-box web hash-password` prints it. systemd hands it to the auth service as a credential; it is never copied into the store or an environment.";
+        example = "/var/lib/secrets/agent-box-ops.hash";
+      };
+      users = mkOption {
+        type = types.listOf types.str;
+        description = "The agent users (names under `services.agent-box.users`) this login may open in the browser. Only users some login may open get a web origin.";
+        example = [
+          "alice"
+          "bob"
+        ];
+      };
+    };
+  };
+
+  webModule = {
+    options = {
+      enable = mkEnableOption "the authenticated web surface (Caddy in front, one origin per agent user, browser terminals)";
+      domain = mkOption {
+        type = types.str;
+        description = "Exactly what browsers use to reach the box, port included when it is not 443. The box origin is `https://<domain>/`; agent user `<user>` is `https://<user>.<domain>/`, so DNS must resolve `<domain>` and `*.<domain>` (a wildcard record, or one name per user; `*.localhost` needs none in browsers).";
+        example = "box.example.com";
+      };
+      tls = mkOption {
+        type = types.enum [
+          "acme"
+          "internal"
+        ];
+        default = "acme";
+        description = "`acme`: certificates from Let's Encrypt (ports 80 and 443 must be reachable); `internal`: Caddy's own local CA (tests, `*.localhost`, private networks; browsers warn until its root is trusted).";
+        example = "internal";
+      };
+      openFirewall = mkOption {
+        type = types.bool;
+        default = false;
+        description = "Whether to open the domain's port (and 80 for ACME) in the firewall.";
+        example = true;
+      };
+      sessionLifetime = mkOption {
+        type = types.str;
+        default = "168h";
+        description = "Absolute lifetime of a login session, as a Go duration (`h`, `m`, `s`).";
+        example = "72h";
+      };
+      idleTimeout = mkOption {
+        type = types.str;
+        default = "24h";
+        description = "A session with no request (and no open terminal) for this long ends, as a Go duration.";
+        example = "8h";
+      };
+      logins = mkOption {
+        type = types.attrsOf (types.submodule loginModule);
+        default = { };
+        description = "Logins of the web surface. A login is a person; `users` are the agent users it may open. One login for the whole box is the common case. Removing a login, or a user from its list, takes effect at `nixos-rebuild switch`.";
+        example = literalExpression ''{ ops = { hashedPasswordFile = "/var/lib/secrets/agent-box-ops.hash"; users = [ "alice" "bob" ]; }; }'';
+      };
+    };
+  };
+
   sliceModule = {
     options = {
       memoryHigh = memoryLimit "MemoryHigh" null "80%";
@@ -270,6 +344,12 @@ in
     defaultText = literalMD "the built-ins shell, claude, codex and opencode";
     description = "Agents sessions can run. The built-ins `shell` (bash), `claude` (`pkgs.claude-code`, unfree), `codex` and `opencode` are always defined and can be overridden attribute by attribute; an agent's package is only built for users whose sessions use it (or who list it in `agents`).";
     example = literalExpression ''{ aider = { package = pkgs.aider-chat; command = "aider"; args = [ "--no-auto-commits" ]; }; }'';
+  };
+
+  web = mkOption {
+    type = types.submodule webModule;
+    default = { };
+    description = "The authenticated web surface (`docs/web-contract.md`, `docs/operating.md`).";
   };
 
   users = mkOption {
@@ -418,7 +498,12 @@ in
 # offline stand-in's evaluation of the same declarations) -> the values the
 # renderers and the glue use. Nothing here fills defaults or checks values:
 # the module system (options.nix) and assertions.nix do.
-{ prim, build, ... }:
+{
+  prim,
+  build,
+  web,
+  ...
+}:
 cfg:
 let
   inherit (builtins) attrNames map mapAttrs;
@@ -463,8 +548,366 @@ let
 in
 {
   inherit (cfg) defaultAgent slice agents;
+  web = web.normalize cfg;
   users = mapAttrs user cfg.users;
   userNames = sortStrings (attrNames cfg.users);
+}
+      ;
+    web =
+      # The web surface (docs/web-contract.md), builtins only: the normalized
+# settings, their checks, and the bytes of every file it installs: the auth
+# service's configuration and drop-ins, the per-user web daemon and ttyd
+# drop-ins, the socket drop-ins, and Caddy's global options and sites.
+{
+  prim,
+  systemd,
+  build,
+  ...
+}:
+let
+  inherit (builtins)
+    attrNames
+    concatStringsSep
+    elem
+    filter
+    head
+    length
+    listToAttrs
+    map
+    match
+    toJSON
+    ;
+  inherit (prim) concatMap hasPrefix show sortStrings unique;
+
+  prefix = "services.agent-box.web";
+
+  # "host[:port]" -> { host; port; } (port null when absent).
+  splitDomain =
+    d:
+    let
+      m = match "([a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:([0-9]{1,5}))?" d;
+    in
+    if m == null then
+      null
+    else
+      {
+        host = head m;
+        port = builtins.elemAt m 3;
+      };
+
+  # cfg: config.services.agent-box (evaluated) -> the web settings.
+  normalize =
+    cfg:
+    let
+      w = cfg.web;
+      d = splitDomain w.domain;
+      loginNames = sortStrings (attrNames w.logins);
+    in
+    {
+      inherit (w) enable tls openFirewall;
+      domain = w.domain;
+      host = if d == null then w.domain else d.host;
+      port = if d == null || d.port == null then 443 else builtins.fromJSON d.port;
+      logins = map (l: {
+        name = l;
+        inherit (w.logins.${l}) hashedPasswordFile;
+        users = sortStrings (unique w.logins.${l}.users);
+      }) loginNames;
+      # Agent users with a web origin: those some login may open.
+      users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
+      inherit (w) sessionLifetime idleTimeout;
+    };
+
+  durationRe = "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+";
+
+  # Checks of the web settings; caddyGroup is services.caddy.group, users the
+  # agent users (attribute set of normalized users).
+  assertions =
+    cfg: n: caddyGroup:
+    let
+      w = normalize cfg;
+      d = splitDomain cfg.web.domain;
+    in
+    if !w.enable then
+      [ ]
+    else
+      [
+        {
+          assertion = d != null && (d.port == null || builtins.fromJSON d.port <= 65535);
+          message = "${prefix}.domain = ${show cfg.web.domain}: use a lowercase host name, with \":port\" when it is not 443 (for example \"box.example.com\" or \"box.localhost:8443\").";
+        }
+        {
+          assertion = w.logins != [ ];
+          message = "${prefix}.logins is empty: define at least one login (a person) with the agent users it may open.";
+        }
+        {
+          assertion = match durationRe w.sessionLifetime != null;
+          message = "${prefix}.sessionLifetime = ${show w.sessionLifetime}: use a Go duration such as \"168h\".";
+        }
+        {
+          assertion = match durationRe w.idleTimeout != null;
+          message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration such as \"24h\".";
+        }
+      ]
+      ++ concatMap (l: [
+        {
+          assertion = match "[a-z][a-z0-9_-]{0,31}" l.name != null;
+          message = "${prefix}.logins.${show l.name}: login names must match [a-z][a-z0-9_-]{0,31}.";
+        }
+        {
+          assertion = hasPrefix "/" l.hashedPasswordFile && !hasPrefix "/nix/store/" l.hashedPasswordFile && match ".*[\n\r:].*" l.hashedPasswordFile == null;
+          message = "${prefix}.logins.${show l.name}.hashedPasswordFile = ${show l.hashedPasswordFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
+        }
+        {
+          assertion = l.users != [ ];
+          message = "${prefix}.logins.${show l.name}.users is empty: name the agent users this login may open.";
+        }
+      ]) w.logins
+      ++ map (u: {
+        assertion = n.users ? ${u};
+        message = "${prefix}.logins names the agent user ${show u}, which services.agent-box.users does not define.";
+      }) w.users
+      ++ map (u: {
+        assertion = !elem caddyGroup n.users.${u}.extraGroups;
+        message = "services.agent-box.users.${show u}.extraGroups contains ${show caddyGroup}, Caddy's group: that user could connect to every socket Caddy may dial (every user's web daemon, the auth service). Remove it.";
+      }) (filter (u: n.users ? ${u}) (attrNames n.users));
+
+  origin = w: u: "${u}.${w.domain}";
+
+  # The auth service's configuration (AGENT_BOX_AUTH_CONFIG).
+  authConfig =
+    w:
+    toJSON {
+      inherit (w) domain users sessionLifetime idleTimeout;
+      logins = listToAttrs (
+        map (l: {
+          inherit (l) name;
+          value.users = l.users;
+        }) w.logins
+      );
+    }
+    + "\n";
+
+  env = systemd.environmentLine;
+
+  # agent-box-auth.service.d/overrides.conf. paths: { authEnv; authConfig; }.
+  authDropin =
+    w: paths:
+    ''
+      # Generated by the agent-box NixOS module for agent-box-auth.service.
+      [Service]
+      ExecStart=
+      ExecStart=${paths.authEnv}/bin/agent-box auth serve
+    ''
+    + env "AGENT_BOX_AUTH_CONFIG" paths.authConfig
+    + concatStringsSep "" (
+      map (l: systemd.line "LoadCredential" "login-${l.name}:${l.hashedPasswordFile}") w.logins
+    );
+
+  # The socket drop-in that gives Caddy's group access.
+  socketDropin = unit: caddyGroup: ''
+    # Generated by the agent-box NixOS module for ${unit}: Caddy's group may connect.
+    [Socket]
+    SocketGroup=${caddyGroup}
+  '';
+
+  # agent-box-web@<user>.service.d/overrides.conf.
+  webDropin =
+    w: u: paths:
+    ''
+      # Generated by the agent-box NixOS module for agent-box-web@${u.name}.service.
+      [Service]
+      ExecStart=
+      ExecStart=${paths.env}/bin/agent-box web serve
+    ''
+    + env "PATH" "${paths.env}/bin"
+    + env "AGENT_BOX_AGENTS" paths.agents
+    + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
+    + env "AGENT_BOX_WEB_DOMAIN" w.domain;
+
+  # agent-box-term@<user>.service.d/overrides.conf: ttyd on the user's
+  # private socket, writable, origin-checked, one URL argument (the session
+  # name the web daemon validated) for `agent-box session attach`.
+  termDropin =
+    u: paths:
+    ''
+      # Generated by the agent-box NixOS module for agent-box-term@${u.name}.service.
+      [Service]
+      ExecStart=
+    ''
+    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i /run/agent-box-term/${u.name}/ttyd.sock -W -O -a -b /term -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach"
+    + env "PATH" "${paths.env}/bin"
+    + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux";
+
+  securityHeaders = tls: ''
+    	header {
+    		Cache-Control "no-store"
+    		X-Content-Type-Options "nosniff"
+    		Referrer-Policy "no-referrer"
+    ${if tls == "acme" then "\t\tStrict-Transport-Security \"max-age=31536000\"\n" else ""}	}
+  '';
+
+  tlsLine = tls: if tls == "internal" then "\ttls internal\n" else "";
+
+  toPages = ''
+    	reverse_proxy unix//run/agent-box-auth/pages.sock {
+    		header_up X-Agent-Box-Client {remote_host}
+    	}
+  '';
+
+  # Caddy's global options for the web surface (imported inside the global
+  # block of the Caddyfile).
+  caddyGlobal =
+    w:
+    ''
+      # Generated by the agent-box NixOS module: Caddy's global options for the web surface.
+      admin unix//run/caddy/admin.sock
+      grace_period 10s
+      servers {
+      	protocols h1 h2
+      }
+    ''
+    + (
+      if w.tls == "internal" then
+        ''
+          skip_install_trust
+          auto_https disable_redirects
+        ''
+      else
+        ""
+    );
+
+  # The sites: the box origin, then one origin per web user. Every dial is a
+  # literal path.
+  caddySites =
+    w:
+    ''
+      # Generated by the agent-box NixOS module: the box origin and one origin per agent user.
+      ${w.domain} {
+    ''
+    + tlsLine w.tls
+    + securityHeaders w.tls
+    + toPages
+    + "}\n"
+    + concatStringsSep "" (
+      map (
+        u:
+        ''
+
+          ${origin w u} {
+        ''
+        + tlsLine w.tls
+        + securityHeaders w.tls
+        + ''
+          	handle /auth/* {
+          		reverse_proxy unix//run/agent-box-auth/pages.sock {
+          			header_up X-Agent-Box-Client {remote_host}
+          		}
+          	}
+          	handle {
+          		route {
+          			request_header -X-Agent-Box-User
+          			request_header -X-Agent-Box-Session
+          			forward_auth unix//run/agent-box-auth/verify.sock {
+          				uri /verify?user=${u}
+          				header_up X-Agent-Box-Client {remote_host}
+          				copy_headers X-Agent-Box-User X-Agent-Box-Session
+          			}
+          			reverse_proxy unix//run/agent-box-web/${u}.sock {
+          				header_up -Cookie
+          				header_up -Authorization
+          			}
+          		}
+          	}
+          }
+        ''
+      ) w.users
+    );
+
+  staticSockets = [
+    "verify"
+    "pages"
+    "status"
+    "control"
+  ];
+in
+{
+  inherit normalize assertions;
+
+  # Fixed store names of the web surface's files.
+  storeNames = {
+    authEnv = "agent-box-auth-env";
+    authConfig = "agent-box-auth-config.json";
+    caddyGlobal = "agent-box-caddy-global.caddy";
+    caddySites = "agent-box-caddy-sites.caddy";
+  };
+
+  # The texts of the web surface's store files, by store name.
+  storeTexts = w: {
+    "agent-box-auth-config.json" = authConfig w;
+    "agent-box-caddy-global.caddy" = caddyGlobal w;
+    "agent-box-caddy-sites.caddy" = caddySites w;
+  };
+
+  # The web surface's drop-ins and enablement, like units.nix's dropins:
+  # unit name -> { text; wantedBy; }. host: { pathsOf; authEnv; authConfig;
+  # caddyGroup; } (pathsOf: user -> { env; seed; agents; }).
+  dropins =
+    n: w: host:
+    if !w.enable then
+      { }
+    else
+      {
+        "agent-box-auth.service" = {
+          text = authDropin w host;
+          wantedBy = [ ];
+        };
+      }
+      // listToAttrs (
+        map (s: {
+          name = "agent-box-auth-${s}.socket";
+          value = {
+            text =
+              if elem s [ "verify" "pages" ] then
+                socketDropin "agent-box-auth-${s}.socket" host.caddyGroup
+              else
+                "# Generated by the agent-box NixOS module: agent-box-auth-${s}.socket is enabled.\n";
+            wantedBy = [ "sockets.target" ];
+          };
+        }) staticSockets
+      )
+      // listToAttrs (
+        concatMap (
+          name:
+          let
+            u = n.users.${name};
+            p = host.pathsOf u;
+          in
+          [
+            {
+              name = "agent-box-web@${name}.socket";
+              value = {
+                text = socketDropin "agent-box-web@${name}.socket" host.caddyGroup;
+                wantedBy = [ "sockets.target" ];
+              };
+            }
+            {
+              name = "agent-box-web@${name}.service";
+              value = {
+                text = webDropin w u p;
+                wantedBy = [ ];
+              };
+            }
+            {
+              name = "agent-box-term@${name}.service";
+              value = {
+                text = termDropin u p;
+                wantedBy = [ "multi-user.target" ];
+              };
+            }
+          ]
+        ) (filter (u: n.users ? ${u}) w.users)
+      );
 }
       ;
     checks =
@@ -474,6 +917,7 @@ in
 {
   prim,
   normalize,
+  web,
   ...
 }:
 let
@@ -593,8 +1037,9 @@ let
       ++ limitChecks path u
     ) n.userNames;
 
+  # caddyGroup: services.caddy.group (the web checks refuse agent users in it).
   assertions =
-    cfg:
+    cfg: caddyGroup:
     let
       n = normalize cfg;
     in
@@ -606,13 +1051,14 @@ let
     ]
     ++ agentChecks n
     ++ userChecks cfg n
-    ++ limitChecks "${prefix}.slice" cfg.slice;
+    ++ limitChecks "${prefix}.slice" cfg.slice
+    ++ web.assertions cfg n caddyGroup;
 in
 {
   inherit assertions;
 
   # The messages of the failed assertions.
-  failures = cfg: map (a: a.message) (filter (a: !a.assertion) (assertions cfg));
+  failures = cfg: caddyGroup: map (a: a.message) (filter (a: !a.assertion) (assertions cfg caddyGroup));
 
   # The one check the glue evaluates itself (it reads users.users, which the
   # lib cannot see); its wording lives here with every other message.
@@ -718,23 +1164,27 @@ u: paths: defaultAgent:
 # enables, as data that both the glue (systemd.units, environment.etc) and
 # the offline golden rendering (`installed`) read, so the two cannot name
 # them differently.
+#
+# host is where the glue (or the offline rendering) says things are:
+# { pathsOf (user -> { env; seed; agents; }); authEnv; authConfig;
+#   caddyGroup; } (the last three only matter with the web surface).
 {
   prim,
   render,
+  web,
   ...
 }:
 let
   inherit (builtins) attrNames foldl' listToAttrs map;
 
-  # n: normalized options; pathsOf: user -> { env; seed; agents; }.
-  # -> unit name -> { text (the drop-in); wantedBy; }.
+  # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
   dropins =
-    n: pathsOf:
+    n: host:
     listToAttrs (
       map (name: {
         name = "agent-box@${name}.service";
         value = {
-          text = render.instance n.users.${name} (pathsOf n.users.${name}) n.defaultAgent;
+          text = render.instance n.users.${name} (host.pathsOf n.users.${name}) n.defaultAgent;
           wantedBy = [ "multi-user.target" ];
         };
       }) n.userNames
@@ -744,15 +1194,16 @@ let
         text = render.slice n.slice;
         wantedBy = [ ];
       };
-    };
+    }
+    // web.dropins n n.web host;
 
-  # n, pathsOf as above -> path under /etc -> text.
+  # n, host -> path under /etc -> text.
   etcFiles =
-    n: pathsOf:
+    n: host:
     listToAttrs (
       map (name: {
         name = "agent-box/users/${name}.env";
-        value = render.login n.users.${name} (pathsOf n.users.${name}) n.defaultAgent;
+        value = render.login n.users.${name} (host.pathsOf n.users.${name}) n.defaultAgent;
       }) n.userNames
     );
 in
@@ -761,40 +1212,53 @@ in
 
   # Everything the module installs for a configuration, as the golden
   # fixtures record it: files (path relative to / -> bytes) and links
-  # (path -> target). units: the verbatim units (file name -> bytes);
-  # storePath: a fixed store name -> its store path. This mirrors how NixOS
-  # installs the glue's systemd.packages, systemd.units (asDropin) and
-  # environment.etc, and the seed and agents files the drop-ins name.
+  # (path -> target). units: { base; web; } the verbatim units (file name ->
+  # bytes); storePath: a fixed store name -> its store path. This mirrors how
+  # NixOS installs the glue's systemd.packages, systemd.units (asDropin) and
+  # environment.etc, the seed and agents files the drop-ins name, and the web
+  # surface's store files (with Caddy's group "caddy").
   installed =
     n: units: storePath:
     let
       sys = "etc/systemd/system";
-      pathsOf = u: {
-        env = storePath u.files.env;
-        seed = storePath u.files.seed;
-        agents = storePath u.files.agents;
+      host = {
+        pathsOf = u: {
+          env = storePath u.files.env;
+          seed = storePath u.files.seed;
+          agents = storePath u.files.agents;
+        };
+        authEnv = storePath web.storeNames.authEnv;
+        authConfig = storePath web.storeNames.authConfig;
+        caddyGroup = "caddy";
       };
-      d = dropins n pathsOf;
-      etc = etcFiles n pathsOf;
+      d = dropins n host;
+      etc = etcFiles n host;
+      verbatim = units.base // (if n.web.enable then units.web else { });
+      store = path: text: { "${prim.relative path}" = text; };
       userFiles = map (
         name:
         let
           u = n.users.${name};
-          p = pathsOf u;
+          p = host.pathsOf u;
         in
-        {
-          "${prim.relative p.seed}" = render.seed u;
-          "${prim.relative p.agents}" = render.agentsTable n u p.env;
-        }
+        store p.seed (render.seed u) // store p.agents (render.agentsTable n u p.env)
       ) n.userNames;
+      webFiles =
+        if n.web.enable then
+          let
+            texts = web.storeTexts n.web;
+          in
+          foldl' (a: name: a // store (storePath name) texts.${name}) { } (attrNames texts)
+        else
+          { };
     in
     {
       files =
         listToAttrs (
           map (u: {
             name = "${sys}/${u}";
-            value = units.${u};
-          }) (attrNames units)
+            value = verbatim.${u};
+          }) (attrNames verbatim)
         )
         // listToAttrs (
           map (u: {
@@ -808,7 +1272,8 @@ in
             value = etc.${f};
           }) (attrNames etc)
         )
-        // foldl' (a: b: a // b) { } userFiles;
+        // foldl' (a: b: a // b) { } userFiles
+        // webFiles;
       links = listToAttrs (
         prim.concatMap (
           u:
@@ -833,10 +1298,14 @@ in
   inherit (self.build) basePackages storeNames runtimeGoMod;
   inherit (self.checks) assertions failures homeMessage;
   inherit (self.units) dropins etcFiles installed;
+  web = {
+    inherit (self.web) storeNames storeTexts;
+  };
 }
     ;
 
-  # Verbatim systemd units, installed byte for byte through systemd.packages.
+  # Verbatim systemd units, installed byte for byte through systemd.packages:
+  # the agent instances', and the web surface's (only when it is enabled).
   units =
     {
       "agent-box.slice" = ''
@@ -925,6 +1394,299 @@ in
         SystemCallErrorNumber=EPERM
         SystemCallFilter=@system-service
         UMask=0077
+      '';
+    }
+    ;
+  webUnits =
+    {
+      "agent-box-auth-control.socket" = ''
+        # agent-box-auth-control.socket: the "control" listener of agent-box-auth.service
+        # (docs/web-contract.md, "Sockets"). Clients: root only: agent-box web revoke.
+
+        [Unit]
+        Description=agent-box web authentication: control
+
+        [Socket]
+        ListenStream=/run/agent-box-auth/control.sock
+        FileDescriptorName=control
+        Service=agent-box-auth.service
+        SocketUser=root
+        SocketGroup=root
+        SocketMode=0600
+        DirectoryMode=0755
+        RemoveOnStop=yes
+
+        [Install]
+        WantedBy=sockets.target
+      '';
+      "agent-box-auth-pages.socket" = ''
+        # agent-box-auth-pages.socket: the "pages" listener of agent-box-auth.service
+        # (docs/web-contract.md, "Sockets"). Clients: Caddy: the box origin and /auth/* of every user origin (group from the drop-in).
+
+        [Unit]
+        Description=agent-box web authentication: pages
+
+        [Socket]
+        ListenStream=/run/agent-box-auth/pages.sock
+        FileDescriptorName=pages
+        Service=agent-box-auth.service
+        SocketUser=root
+        SocketGroup=root
+        SocketMode=0660
+        DirectoryMode=0755
+        RemoveOnStop=yes
+
+        [Install]
+        WantedBy=sockets.target
+      '';
+      "agent-box-auth-status.socket" = ''
+        # agent-box-auth-status.socket: the "status" listener of agent-box-auth.service
+        # (docs/web-contract.md, "Sockets"). Clients: every agent user's web daemon; the service checks the peer's uid.
+
+        [Unit]
+        Description=agent-box web authentication: status
+
+        [Socket]
+        ListenStream=/run/agent-box-auth/status.sock
+        FileDescriptorName=status
+        Service=agent-box-auth.service
+        SocketUser=root
+        SocketGroup=root
+        SocketMode=0666
+        DirectoryMode=0755
+        RemoveOnStop=yes
+
+        [Install]
+        WantedBy=sockets.target
+      '';
+      "agent-box-auth-verify.socket" = ''
+        # agent-box-auth-verify.socket: the "verify" listener of agent-box-auth.service
+        # (docs/web-contract.md, "Sockets"). Clients: Caddy's forward_auth (group from the drop-in).
+
+        [Unit]
+        Description=agent-box web authentication: verify
+
+        [Socket]
+        ListenStream=/run/agent-box-auth/verify.sock
+        FileDescriptorName=verify
+        Service=agent-box-auth.service
+        SocketUser=root
+        SocketGroup=root
+        SocketMode=0660
+        DirectoryMode=0755
+        RemoveOnStop=yes
+
+        [Install]
+        WantedBy=sockets.target
+      '';
+      "agent-box-auth.service" = ''
+        # agent-box-auth.service: the authentication service of the web surface
+        # (docs/web-contract.md). It serves the box origin and /auth/* of every user
+        # origin, answers Caddy's forward_auth, and holds the only session store.
+        #
+        # Verbatim and backend-neutral: the drop-in agent-box-auth.service.d/
+        # overrides.conf rendered by the module adds the absolute ExecStart, the
+        # configuration file and one LoadCredential= per login. It is started by its
+        # four sockets; all its I/O is on them (no network namespace access).
+
+        [Unit]
+        Description=agent-box web authentication
+        Requires=agent-box-auth-verify.socket agent-box-auth-pages.socket agent-box-auth-status.socket agent-box-auth-control.socket
+        After=agent-box-auth-verify.socket agent-box-auth-pages.socket agent-box-auth-status.socket agent-box-auth-control.socket
+
+        [Service]
+        Type=simple
+        Sockets=agent-box-auth-verify.socket agent-box-auth-pages.socket agent-box-auth-status.socket agent-box-auth-control.socket
+        DynamicUser=yes
+        StateDirectory=agent-box-auth
+        StateDirectoryMode=0700
+        Restart=on-failure
+        RestartSec=2s
+        TimeoutStopSec=10s
+
+        # Hardening (alphabetical).
+        CapabilityBoundingSet=
+        DevicePolicy=closed
+        IPAddressDeny=any
+        KeyringMode=private
+        LockPersonality=yes
+        MemoryDenyWriteExecute=yes
+        NoNewPrivileges=yes
+        PrivateDevices=yes
+        PrivateIPC=yes
+        PrivateNetwork=yes
+        PrivateTmp=yes
+        PrivateUsers=yes
+        ProcSubset=pid
+        ProtectClock=yes
+        ProtectControlGroups=yes
+        ProtectHome=yes
+        ProtectHostname=yes
+        ProtectKernelLogs=yes
+        ProtectKernelModules=yes
+        ProtectKernelTunables=yes
+        ProtectProc=invisible
+        ProtectSystem=strict
+        RemoveIPC=yes
+        RestrictAddressFamilies=AF_UNIX
+        RestrictNamespaces=yes
+        RestrictRealtime=yes
+        RestrictSUIDSGID=yes
+        SystemCallArchitectures=native
+        SystemCallErrorNumber=EPERM
+        SystemCallFilter=@system-service
+        SystemCallFilter=~@privileged @resources
+        UMask=0077
+      '';
+      "agent-box-term@.service" = ''
+        # agent-box-term@<user>.service: ttyd for one agent user, running as that
+        # user on a unix socket in a 0700 directory of the user's
+        # (/run/agent-box-term/<user>/), which only the user's web daemon dials
+        # (docs/web-contract.md, "ttyd"). Each terminal runs `agent-box session
+        # attach NAME` against the user's tmux server, which agent-box@<user>
+        # supervises; ttyd never starts a server or a session.
+        #
+        # Verbatim and backend-neutral: the instance's drop-in rendered by the module
+        # adds the absolute ExecStart (ttyd's flags included), PATH and AGENT_BOX_TMUX.
+
+        [Unit]
+        Description=agent-box terminals of %i
+        After=agent-box@%i.service
+
+        [Service]
+        Type=simple
+        User=%i
+        Slice=agent-box.slice
+        WorkingDirectory=/home/%i
+        Environment=HOME=/home/%i
+        Environment=USER=%i
+        Environment=AGENT_BOX_RUNTIME_DIR=/run/agent-box/%i
+        RuntimeDirectory=agent-box-term/%i
+        RuntimeDirectoryMode=0700
+        MemoryMax=512M
+        TasksMax=256
+        Restart=on-failure
+        RestartSec=2s
+        TimeoutStopSec=10s
+
+        # Hardening (alphabetical).
+        BindReadOnlyPaths=/home/%i
+        CapabilityBoundingSet=
+        DevicePolicy=closed
+        IPAddressDeny=any
+        KeyringMode=private
+        LockPersonality=yes
+        MemoryDenyWriteExecute=yes
+        NoNewPrivileges=yes
+        PrivateDevices=yes
+        PrivateIPC=yes
+        PrivateNetwork=yes
+        PrivateTmp=yes
+        ProcSubset=pid
+        ProtectClock=yes
+        ProtectControlGroups=yes
+        ProtectHome=tmpfs
+        ProtectHostname=yes
+        ProtectKernelLogs=yes
+        ProtectKernelModules=yes
+        ProtectKernelTunables=yes
+        ProtectProc=invisible
+        ProtectSystem=strict
+        RemoveIPC=yes
+        RestrictAddressFamilies=AF_UNIX
+        RestrictNamespaces=yes
+        RestrictRealtime=yes
+        RestrictSUIDSGID=yes
+        SystemCallArchitectures=native
+        SystemCallErrorNumber=EPERM
+        SystemCallFilter=@system-service
+        SystemCallFilter=~@privileged @resources
+        UMask=0077
+      '';
+      "agent-box-web@.service" = ''
+        # agent-box-web@<user>.service: the web daemon of one agent user, running as
+        # that user (docs/web-contract.md, "The web daemon"): the user's origin
+        # behind Caddy's forward_auth, and a proxy to the user's ttyd.
+        #
+        # Verbatim and backend-neutral: the instance's drop-in rendered by the module
+        # adds the absolute ExecStart, PATH and the AGENT_BOX_* values. It reads the
+        # user's files and never writes them.
+
+        [Unit]
+        Description=agent-box web daemon of %i
+        Requires=agent-box-web@%i.socket
+        After=agent-box-web@%i.socket
+
+        [Service]
+        Type=simple
+        User=%i
+        Slice=agent-box.slice
+        WorkingDirectory=/home/%i
+        Environment=HOME=/home/%i
+        Environment=USER=%i
+        Environment=AGENT_BOX_RUNTIME_DIR=/run/agent-box/%i
+        Environment=AGENT_BOX_TTYD_SOCKET=/run/agent-box-term/%i/ttyd.sock
+        MemoryMax=256M
+        TasksMax=64
+        Restart=on-failure
+        RestartSec=2s
+        TimeoutStopSec=10s
+
+        # Hardening (alphabetical).
+        BindReadOnlyPaths=/home/%i
+        CapabilityBoundingSet=
+        DevicePolicy=closed
+        IPAddressDeny=any
+        KeyringMode=private
+        LockPersonality=yes
+        MemoryDenyWriteExecute=yes
+        NoNewPrivileges=yes
+        PrivateDevices=yes
+        PrivateIPC=yes
+        PrivateNetwork=yes
+        PrivateTmp=yes
+        ProcSubset=pid
+        ProtectClock=yes
+        ProtectControlGroups=yes
+        ProtectHome=tmpfs
+        ProtectHostname=yes
+        ProtectKernelLogs=yes
+        ProtectKernelModules=yes
+        ProtectKernelTunables=yes
+        ProtectProc=invisible
+        ProtectSystem=strict
+        RemoveIPC=yes
+        RestrictAddressFamilies=AF_UNIX
+        RestrictNamespaces=yes
+        RestrictRealtime=yes
+        RestrictSUIDSGID=yes
+        SystemCallArchitectures=native
+        SystemCallErrorNumber=EPERM
+        SystemCallFilter=@system-service
+        SystemCallFilter=~@privileged @resources
+        UMask=0077
+      '';
+      "agent-box-web@.socket" = ''
+        # agent-box-web@<user>.socket: the web daemon's listener for one agent user
+        # (docs/web-contract.md, "Sockets"). root-owned in a root-owned directory, so
+        # the user cannot open it to others or swap it; the drop-in sets Caddy's
+        # group, which alone may connect.
+
+        [Unit]
+        Description=agent-box web daemon socket of %i
+
+        [Socket]
+        ListenStream=/run/agent-box-web/%i.sock
+        FileDescriptorName=web
+        Service=agent-box-web@%i.service
+        SocketUser=root
+        SocketGroup=root
+        SocketMode=0660
+        DirectoryMode=0755
+        RemoveOnStop=yes
+
+        [Install]
+        WantedBy=sockets.target
       '';
     }
     ;
@@ -5404,6 +6166,8 @@ in
 
   cfg = config.services.agent-box;
   n = agentBox.normalize cfg;
+  caddyGroup = config.services.caddy.group;
+  webUser = name: n.web.enable && builtins.elem name n.web.users;
 
   # The runtime, built from the embedded source with a require-free go.mod.
   runtimeSrc = pkgs.runCommand "agent-box-src" { } (
@@ -5442,7 +6206,7 @@ in
     concatStrings (
       mapAttrsToList (name: text: ''
         install -D -m 0444 ${pkgs.writeText "agent-box-unit" text} "$out/lib/systemd/system/${name}"
-      '') units
+      '') (units // optionalAttrs n.web.enable webUnits)
     )
   );
 
@@ -5459,7 +6223,8 @@ in
         ]
         ++ map (p: pkgs.${p}) agentBox.basePackages
         ++ cfg.extraPackages
-        ++ map (name: cfg.agents.${name}.package) u.agentNames;
+        ++ map (name: cfg.agents.${name}.package) u.agentNames
+        ++ optional (webUser u.name) pkgs.ttyd;
       };
     in
     {
@@ -5467,6 +6232,21 @@ in
       seed = "${pkgs.writeText u.files.seed (agentBox.render.seed u)}";
       agents = "${pkgs.writeText u.files.agents (agentBox.render.agentsTable n u "${env}")}";
     };
+
+  # Where the renderers find things: the per-user files, the auth service's
+  # environment and configuration (fixed names), Caddy's group.
+  host = {
+    pathsOf = userPaths;
+    authEnv = "${
+      pkgs.symlinkJoin {
+        name = agentBox.web.storeNames.authEnv;
+        paths = [ cfg.package ];
+      }
+    }";
+    authConfig = "${webFiles.${agentBox.web.storeNames.authConfig}}";
+    inherit caddyGroup;
+  };
+  webFiles = mapAttrs pkgs.writeText (agentBox.web.storeTexts n.web);
 in
 {
   options.services.agent-box = declarations {
@@ -5477,7 +6257,7 @@ in
 
   config = mkIf cfg.enable {
     assertions =
-      agentBox.assertions cfg
+      agentBox.assertions cfg caddyGroup
       ++ map (
         name:
         let
@@ -5508,10 +6288,28 @@ in
     systemd.units = mapAttrs (_: d: {
       overrideStrategy = "asDropin";
       inherit (d) text wantedBy;
-    }) (agentBox.dropins n userPaths);
+    }) (agentBox.dropins n host);
 
     # Per user, the unit's AGENT_BOX_* values for the CLI of a plain login
     # (root-owned, in the store).
-    environment.etc = mapAttrs (_: text: { inherit text; }) (agentBox.etcFiles n userPaths);
+    environment.etc = mapAttrs (_: text: { inherit text; }) (agentBox.etcFiles n host);
+
+    # The web surface: Caddy in front (docs/web-contract.md). Its admin API
+    # is a unix socket in a 0700 directory; the agent-box sites and options
+    # are store files the Caddyfile imports.
+    services.caddy = mkIf n.web.enable {
+      enable = true;
+      globalConfig = "import ${webFiles.${agentBox.web.storeNames.caddyGlobal}}";
+      extraConfig = "import ${webFiles.${agentBox.web.storeNames.caddySites}}";
+    };
+    systemd.services.caddy.serviceConfig = mkIf n.web.enable {
+      RuntimeDirectory = "caddy";
+      RuntimeDirectoryMode = "0700";
+    };
+    networking.firewall.allowedTCPPorts = mkIf (n.web.enable && n.web.openFirewall) (
+      [ n.web.port ] ++ optional (n.web.tls == "acme") 80
+    );
+    # `agent-box web hash-password` and `web revoke` for the operator (root).
+    environment.systemPackages = mkIf n.web.enable [ cfg.package ];
   };
 }

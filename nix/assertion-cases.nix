@@ -43,4 +43,41 @@
       "services.agent-box.users.alice: users.users.alice.home is /srv/alice, but agent-box@.service uses /home/alice; remove the home override."
     ];
   }
+  {
+    name = "an agent user in Caddy's group";
+    config.services.agent-box = {
+      users.alice.extraGroups = [ "caddy" ];
+      web = {
+        enable = true;
+        domain = "box.example.com";
+        logins.ops = {
+          hashedPasswordFile = "/var/lib/secrets/ops.hash";
+          users = [ "alice" ];
+        };
+      };
+    };
+    expected = [
+      "services.agent-box.users.\"alice\".extraGroups contains \"caddy\", Caddy's group: that user could connect to every socket Caddy may dial (every user's web daemon, the auth service). Remove it."
+    ];
+  }
+  {
+    name = "a login opens an undefined agent user";
+    config.services.agent-box = {
+      users.alice = { };
+      web = {
+        enable = true;
+        domain = "box.example.com";
+        logins.ops = {
+          hashedPasswordFile = "/var/lib/secrets/ops.hash";
+          users = [
+            "alice"
+            "zed"
+          ];
+        };
+      };
+    };
+    expected = [
+      "services.agent-box.web.logins names the agent user \"zed\", which services.agent-box.users does not define."
+    ];
+  }
 ]

@@ -12,8 +12,10 @@
 # path component starting with "agent-box"; files and absolute symlinks by
 # content, relative symlinks (the multi-user.target.wants enablement) as
 # "name -> target" lines; plus the seed and agents files the drop-ins name
-# (AGENT_BOX_SEED, AGENT_BOX_AGENTS; read under ROOT, default /), and every
-# file under ETC/agent-box as files/etc/agent-box/... by content. Store
+# (AGENT_BOX_SEED, AGENT_BOX_AGENTS, AGENT_BOX_AUTH_CONFIG; read under ROOT,
+# default /), every
+# file under ETC/agent-box as files/etc/agent-box/... by content, and the
+# agent-box store files ETC/caddy/caddy_config imports. Store
 # hashes become 32 zeros. Anything extra, missing or different fails (exit
 # 1) with a diff (-fixture +installed).
 set -euo pipefail
@@ -51,7 +53,7 @@ while IFS= read -r rel; do
   zero <"$path" >"$out/files/etc/systemd/system/$rel"
   while IFS= read -r store; do
     stores+=("$store")
-  done < <(grep -ohE 'AGENT_BOX_(SEED|AGENTS)=/nix/store/[^"[:space:]]+' "$path" | sed 's/^[^=]*=//')
+  done < <(grep -ohE 'AGENT_BOX_(SEED|AGENTS|AUTH_CONFIG)=/nix/store/[^"[:space:]]+' "$path" | sed 's/^[^=]*=//')
 done < <(cd "$tree" && find . -mindepth 1 \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
 
 if [ -d "$etc/agent-box" ]; then
@@ -59,6 +61,11 @@ if [ -d "$etc/agent-box" ]; then
     mkdir -p "$(dirname "$out/files/etc/agent-box/$rel")"
     zero <"$etc/agent-box/$rel" >"$out/files/etc/agent-box/$rel"
   done < <(cd "$etc/agent-box" && find -L . -mindepth 1 -type f -printf '%P\n' | LC_ALL=C sort)
+fi
+if [ -f "$etc/caddy/caddy_config" ]; then
+  while IFS= read -r store; do
+    stores+=("$store")
+  done < <(grep -oE 'import /nix/store/[0-9a-z]{32}-agent-box-[^[:space:]]+' "$etc/caddy/caddy_config" | sed 's/^import //')
 fi
 
 for store in "${stores[@]}"; do

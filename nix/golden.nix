@@ -18,6 +18,7 @@
   module,
   goldenDir,
   goldens,
+  check-caddy-config,
 }:
 
 let
@@ -37,7 +38,8 @@ let
 
   treeOf = name: (configOf name).environment.etc."systemd/system".source;
 
-  # The environment.etc entries under agent-box/, as /etc/static links them.
+  # The environment.etc entries under agent-box/, and Caddy's configuration
+  # (its agent-box imports are captured), as /etc/static links them.
   etcOf =
     name:
     let
@@ -47,8 +49,27 @@ let
       map (n: {
         name = n;
         path = etc.${n}.source;
-      }) (builtins.filter (n: builtins.substring 0 10 n == "agent-box/") (builtins.attrNames etc))
+      }) (builtins.filter (n: builtins.substring 0 10 n == "agent-box/" || n == "caddy/caddy_config") (builtins.attrNames etc))
     );
+
+  # With the web surface: Caddy's own adapt of the installed Caddyfile must
+  # hold the web contract (internal/caddycheck).
+  caddyCheck =
+    name:
+    let
+      w = (import (goldenDir + "/${name}/config.nix") { inherit pkgs; }).web or { };
+      users = lib.unique (lib.concatMap (l: l.users) (builtins.attrValues (w.logins or { })));
+      caddyfile = (configOf name).environment.etc."caddy/caddy_config".source;
+    in
+    lib.optionalString (w.enable or false) ''
+      echo "golden: ${name}: caddy adapt of /etc/caddy/caddy_config"
+      HOME=$TMPDIR XDG_DATA_HOME=$TMPDIR XDG_CONFIG_HOME=$TMPDIR \
+        ${lib.getExe pkgs.caddy} adapt --config ${caddyfile} --adapter caddyfile >"$TMPDIR/adapted.json"
+      if ! ${lib.getExe check-caddy-config} -domain ${escapeShellArg w.domain} -users ${escapeShellArg (lib.concatStringsSep "," users)} <"$TMPDIR/adapted.json"; then
+        echo "golden: ${name}: the Caddyfile NixOS installs breaks the web contract" >&2
+        failed+=(${escapeShellArg name})
+      fi
+    '';
 in
 pkgs.runCommand "agent-box-golden"
   {
@@ -63,6 +84,7 @@ pkgs.runCommand "agent-box-golden"
         echo "golden: ${name}: NixOS installs something else than tests/golden/${name}" >&2
         failed+=(${escapeShellArg name})
       fi
+      ${caddyCheck name}
     '') goldens}
     if [ "''${#failed[@]}" -gt 0 ]; then
       echo "golden: failed for: ''${failed[*]}" >&2

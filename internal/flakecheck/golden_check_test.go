@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -69,6 +70,20 @@ func nixosTree(t *testing.T, cfg string) (tree, etc, root string) {
 	}
 	for name, target := range fx.Links {
 		link(target, filepath.Join(tree, strings.TrimPrefix(name, "etc/systemd/system/")))
+	}
+	// With the web surface, NixOS's Caddyfile imports the agent-box files
+	// (nixpkgs writes the rest of it).
+	var imports []string
+	for name := range fx.Files {
+		if strings.HasPrefix(name, "nix/store/") && strings.HasSuffix(name, ".caddy") {
+			imports = append(imports, "import /"+unzero(name)+"\n") // read under root, as the drop-ins' paths are
+		}
+	}
+	if len(imports) > 0 {
+		sort.Strings(imports)
+		stored := filepath.Join(root, "nix/store", fakeHash+"-Caddyfile-formatted/Caddyfile")
+		write(stored, "{\n\t"+imports[0]+"\tlog {\n\t\tlevel ERROR\n\t}\n}\n"+strings.Join(imports[1:], ""))
+		link(stored, filepath.Join(etc, "caddy/caddy_config"))
 	}
 	// Units of the rest of the system, which the check must ignore.
 	write(filepath.Join(root, "nix/store", fakeHash+"-systemd/example/systemd/system/sshd.service"), "[Service]\n")
@@ -171,5 +186,23 @@ func TestGoldenCheckRejectsWhatTheFixtureLacks(t *testing.T) {
 				t.Errorf("golden-check.sh output lacks %q:\n%s", tc.want, out)
 			}
 		})
+	}
+}
+
+// With the web surface, the Caddy sites NixOS's Caddyfile imports are part
+// of what the check compares.
+func TestGoldenCheckRejectsOtherCaddySites(t *testing.T) {
+	tree, etc, root := nixosTree(t, "web")
+	matches, err := filepath.Glob(filepath.Join(root, "nix/store", fakeHash+"-agent-box-caddy-sites.caddy"))
+	if err != nil || len(matches) != 1 {
+		t.Fatalf("no sites file in the tree: %v %v", matches, err)
+	}
+	os.Remove(matches[0])
+	if err := os.WriteFile(matches[0], []byte("box.localhost:8443 {\n\trespond \"hi\"\n}\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	out, err := goldenCheck(t, tree, etc, "web", root)
+	if err == nil || !strings.Contains(out, `+	respond "hi"`) {
+		t.Errorf("golden-check.sh accepted other Caddy sites: %v\n%s", err, out)
 	}
 }

@@ -14,6 +14,8 @@ import (
 // unitRoot builds a root directory for systemd-analyze from a golden
 // configuration: the host's unit set, the golden files and links unchanged,
 // and executable stand-ins at the zero-hash program paths the drop-ins name.
+// instances are the units the golden has a drop-in for (agent instances,
+// the web surface's services and sockets).
 func unitRoot(t *testing.T, cfg string) (root string, instances []string) {
 	t.Helper()
 	requireTool(t, "systemd-analyze")
@@ -38,7 +40,7 @@ func unitRoot(t *testing.T, cfg string) (root string, instances []string) {
 		for _, m := range execStart.FindAllStringSubmatch(data, -1) {
 			programs[m[1]] = true
 		}
-		if m := regexp.MustCompile(`^etc/systemd/system/(agent-box@[^/]+\.service)\.d/`).FindStringSubmatch(name); m != nil {
+		if m := regexp.MustCompile(`^etc/systemd/system/(agent-box[^/]*\.(service|socket))\.d/`).FindStringSubmatch(name); m != nil {
 			instances = append(instances, m[1])
 		}
 	}
@@ -94,9 +96,21 @@ func TestUnitsPassSystemdAnalyzeVerify(t *testing.T) {
 	}
 }
 
-// TestUnitsExposureIsAtMost3 scores every golden instance with `systemd-analyze
-// security --offline=true --threshold=30` (0-100 scale: 3.0 at most).
-func TestUnitsExposureIsAtMost3(t *testing.T) {
+// ceiling is the highest exposure (systemd-analyze's printed level) a unit
+// may have: the agent instances keep their measured 2.4 under 3.0 (they
+// cannot use MemoryDenyWriteExecute, RestrictNamespaces or a private
+// network: agents need JIT, sandboxes and the network); every unit of the
+// web surface stays at or under 2.0.
+func ceiling(unit string) (threshold string, level float64) {
+	if strings.HasPrefix(unit, "agent-box@") {
+		return "30", 3.0
+	}
+	return "20", 2.0
+}
+
+// TestUnitsExposureIsUnderTheirCeilings scores every golden service with
+// `systemd-analyze security --offline=true --threshold=N` (0-100 scale).
+func TestUnitsExposureIsUnderTheirCeilings(t *testing.T) {
 	version, err := exec.Command("systemd-analyze", "--version").Output()
 	if err != nil {
 		t.Fatalf("systemd-analyze --version: %v", err)
@@ -107,7 +121,11 @@ func TestUnitsExposureIsAtMost3(t *testing.T) {
 		t.Run(cfg, func(t *testing.T) {
 			root, instances := unitRoot(t, cfg)
 			for _, unit := range instances {
-				out, err := exec.Command("systemd-analyze", "security", "--offline=true", "--root="+root, "--threshold=30", unit).CombinedOutput()
+				if !strings.HasSuffix(unit, ".service") {
+					continue // security analyses services only
+				}
+				threshold, level := ceiling(unit)
+				out, err := exec.Command("systemd-analyze", "security", "--offline=true", "--root="+root, "--threshold="+threshold, unit).CombinedOutput()
 				m := score.FindSubmatch(out)
 				if m == nil {
 					t.Errorf("no score for %s: %v\n%s", unit, err, out)
@@ -115,7 +133,7 @@ func TestUnitsExposureIsAtMost3(t *testing.T) {
 				}
 				t.Logf("%s %s: exposure %s (%s)", cfg, unit, m[1], v)
 				if err != nil {
-					t.Errorf("%s exposure %s is above 3.0: %v\n%s", unit, m[1], err, out)
+					t.Errorf("%s exposure %s is above %.1f: %v\n%s", unit, m[1], level, err, out)
 				}
 			}
 		})

@@ -21,6 +21,8 @@ let
     mapAttrsToList
     mkDefault
     mkIf
+    optional
+    optionalAttrs
     ;
 
   # The option declarations: a function of lib, pkgs and what they default
@@ -34,9 +36,13 @@ let
     @@include:lib/default.nix@@
     ;
 
-  # Verbatim systemd units, installed byte for byte through systemd.packages.
+  # Verbatim systemd units, installed byte for byte through systemd.packages:
+  # the agent instances', and the web surface's (only when it is enabled).
   units =
     @@include:units/@@
+    ;
+  webUnits =
+    @@include:units/web/@@
     ;
 
   # The runtime's Go source, exactly what the test suite builds offline (the
@@ -54,6 +60,8 @@ let
 
   cfg = config.services.agent-box;
   n = agentBox.normalize cfg;
+  caddyGroup = config.services.caddy.group;
+  webUser = name: n.web.enable && builtins.elem name n.web.users;
 
   # The runtime, built from the embedded source with a require-free go.mod.
   runtimeSrc = pkgs.runCommand "agent-box-src" { } (
@@ -92,7 +100,7 @@ let
     concatStrings (
       mapAttrsToList (name: text: ''
         install -D -m 0444 ${pkgs.writeText "agent-box-unit" text} "$out/lib/systemd/system/${name}"
-      '') units
+      '') (units // optionalAttrs n.web.enable webUnits)
     )
   );
 
@@ -109,7 +117,8 @@ let
         ]
         ++ map (p: pkgs.${p}) agentBox.basePackages
         ++ cfg.extraPackages
-        ++ map (name: cfg.agents.${name}.package) u.agentNames;
+        ++ map (name: cfg.agents.${name}.package) u.agentNames
+        ++ optional (webUser u.name) pkgs.ttyd;
       };
     in
     {
@@ -117,6 +126,21 @@ let
       seed = "${pkgs.writeText u.files.seed (agentBox.render.seed u)}";
       agents = "${pkgs.writeText u.files.agents (agentBox.render.agentsTable n u "${env}")}";
     };
+
+  # Where the renderers find things: the per-user files, the auth service's
+  # environment and configuration (fixed names), Caddy's group.
+  host = {
+    pathsOf = userPaths;
+    authEnv = "${
+      pkgs.symlinkJoin {
+        name = agentBox.web.storeNames.authEnv;
+        paths = [ cfg.package ];
+      }
+    }";
+    authConfig = "${webFiles.${agentBox.web.storeNames.authConfig}}";
+    inherit caddyGroup;
+  };
+  webFiles = mapAttrs pkgs.writeText (agentBox.web.storeTexts n.web);
 in
 {
   options.services.agent-box = declarations {
@@ -127,7 +151,7 @@ in
 
   config = mkIf cfg.enable {
     assertions =
-      agentBox.assertions cfg
+      agentBox.assertions cfg caddyGroup
       ++ map (
         name:
         let
@@ -158,10 +182,28 @@ in
     systemd.units = mapAttrs (_: d: {
       overrideStrategy = "asDropin";
       inherit (d) text wantedBy;
-    }) (agentBox.dropins n userPaths);
+    }) (agentBox.dropins n host);
 
     # Per user, the unit's AGENT_BOX_* values for the CLI of a plain login
     # (root-owned, in the store).
-    environment.etc = mapAttrs (_: text: { inherit text; }) (agentBox.etcFiles n userPaths);
+    environment.etc = mapAttrs (_: text: { inherit text; }) (agentBox.etcFiles n host);
+
+    # The web surface: Caddy in front (docs/web-contract.md). Its admin API
+    # is a unix socket in a 0700 directory; the agent-box sites and options
+    # are store files the Caddyfile imports.
+    services.caddy = mkIf n.web.enable {
+      enable = true;
+      globalConfig = "import ${webFiles.${agentBox.web.storeNames.caddyGlobal}}";
+      extraConfig = "import ${webFiles.${agentBox.web.storeNames.caddySites}}";
+    };
+    systemd.services.caddy.serviceConfig = mkIf n.web.enable {
+      RuntimeDirectory = "caddy";
+      RuntimeDirectoryMode = "0700";
+    };
+    networking.firewall.allowedTCPPorts = mkIf (n.web.enable && n.web.openFirewall) (
+      [ n.web.port ] ++ optional (n.web.tls == "acme") 80
+    );
+    # `agent-box web hash-password` and `web revoke` for the operator (root).
+    environment.systemPackages = mkIf n.web.enable [ cfg.package ];
   };
 }

@@ -141,6 +141,68 @@ let
     };
   };
 
+  loginModule = {
+    options = {
+      hashedPasswordFile = mkOption {
+        type = types.str;
+        description = "Absolute path of a root-only file (outside the Nix store) holding the login's password hash, as `agent-box web hash-password` prints it. systemd hands it to the auth service as a credential; it is never copied into the store or an environment.";
+        example = "/var/lib/secrets/agent-box-ops.hash";
+      };
+      users = mkOption {
+        type = types.listOf types.str;
+        description = "The agent users (names under `services.agent-box.users`) this login may open in the browser. Only users some login may open get a web origin.";
+        example = [
+          "alice"
+          "bob"
+        ];
+      };
+    };
+  };
+
+  webModule = {
+    options = {
+      enable = mkEnableOption "the authenticated web surface (Caddy in front, one origin per agent user, browser terminals)";
+      domain = mkOption {
+        type = types.str;
+        description = "Exactly what browsers use to reach the box, port included when it is not 443. The box origin is `https://<domain>/`; agent user `<user>` is `https://<user>.<domain>/`, so DNS must resolve `<domain>` and `*.<domain>` (a wildcard record, or one name per user; `*.localhost` needs none in browsers).";
+        example = "box.example.com";
+      };
+      tls = mkOption {
+        type = types.enum [
+          "acme"
+          "internal"
+        ];
+        default = "acme";
+        description = "`acme`: certificates from Let's Encrypt (ports 80 and 443 must be reachable); `internal`: Caddy's own local CA (tests, `*.localhost`, private networks; browsers warn until its root is trusted).";
+        example = "internal";
+      };
+      openFirewall = mkOption {
+        type = types.bool;
+        default = false;
+        description = "Whether to open the domain's port (and 80 for ACME) in the firewall.";
+        example = true;
+      };
+      sessionLifetime = mkOption {
+        type = types.str;
+        default = "168h";
+        description = "Absolute lifetime of a login session, as a Go duration (`h`, `m`, `s`).";
+        example = "72h";
+      };
+      idleTimeout = mkOption {
+        type = types.str;
+        default = "24h";
+        description = "A session with no request (and no open terminal) for this long ends, as a Go duration.";
+        example = "8h";
+      };
+      logins = mkOption {
+        type = types.attrsOf (types.submodule loginModule);
+        default = { };
+        description = "Logins of the web surface. A login is a person; `users` are the agent users it may open. One login for the whole box is the common case. Removing a login, or a user from its list, takes effect at `nixos-rebuild switch`.";
+        example = literalExpression ''{ ops = { hashedPasswordFile = "/var/lib/secrets/agent-box-ops.hash"; users = [ "alice" "bob" ]; }; }'';
+      };
+    };
+  };
+
   sliceModule = {
     options = {
       memoryHigh = memoryLimit "MemoryHigh" null "80%";
@@ -197,6 +259,12 @@ in
     defaultText = literalMD "the built-ins shell, claude, codex and opencode";
     description = "Agents sessions can run. The built-ins `shell` (bash), `claude` (`pkgs.claude-code`, unfree), `codex` and `opencode` are always defined and can be overridden attribute by attribute; an agent's package is only built for users whose sessions use it (or who list it in `agents`).";
     example = literalExpression ''{ aider = { package = pkgs.aider-chat; command = "aider"; args = [ "--no-auto-commits" ]; }; }'';
+  };
+
+  web = mkOption {
+    type = types.submodule webModule;
+    default = { };
+    description = "The authenticated web surface (`docs/web-contract.md`, `docs/operating.md`).";
   };
 
   users = mkOption {

@@ -13,6 +13,29 @@ let
   };
   n = offline.normalize minimal;
   failing = offline.failures;
+  # alice, and a web surface with one login opening her; w overrides web.
+  webWith = w: {
+    users.alice = { };
+    web = {
+      enable = true;
+      domain = "box.example.com";
+      logins.ops = {
+        hashedPasswordFile = "/var/lib/secrets/ops.hash";
+        users = [ "alice" ];
+      };
+    }
+    // w
+    // {
+      logins = builtins.mapAttrs (
+        name: l:
+        {
+          hashedPasswordFile = "/var/lib/secrets/${name}.hash";
+          users = [ "alice" ];
+        }
+        // l
+      ) (w.logins or { ops.users = [ "alice" ]; });
+    };
+  };
 in
 [
   {
@@ -338,19 +361,112 @@ in
   {
     name = "every user instance is enabled and the slice is not";
     expr = builtins.mapAttrs (_: d: d.wantedBy) (
-      lib.dropins (offline.normalize {
-        users.a = { };
-        users.b = { };
-      }) (_: {
-        env = "/E";
-        seed = "/S";
-        agents = "/A";
-      })
+      lib.dropins
+        (offline.normalize {
+          users.a = { };
+          users.b = { };
+        })
+        {
+          pathsOf = _: {
+            env = "/E";
+            seed = "/S";
+            agents = "/A";
+          };
+        }
     );
     expected = {
       "agent-box.slice" = [ ];
       "agent-box@a.service" = [ "multi-user.target" ];
       "agent-box@b.service" = [ "multi-user.target" ];
     };
+  }
+  {
+    name = "the web surface needs a login, and a login needs users";
+    expr = failing {
+      users.alice = { };
+      web = {
+        enable = true;
+        domain = "box.example.com";
+        logins = { };
+      };
+    };
+    expected = [
+      "services.agent-box.web.logins is empty: define at least one login (a person) with the agent users it may open."
+    ];
+  }
+  {
+    name = "a login may only open defined agent users";
+    expr = failing (webWith { logins.ops.users = [ "alice" "zed" ]; });
+    expected = [
+      "services.agent-box.web.logins names the agent user \"zed\", which services.agent-box.users does not define."
+    ];
+  }
+  {
+    name = "an agent user in Caddy's group is refused";
+    expr = failing (webWith { } // { users.alice.extraGroups = [ "caddy" ]; });
+    expected = [
+      "services.agent-box.users.\"alice\".extraGroups contains \"caddy\", Caddy's group: that user could connect to every socket Caddy may dial (every user's web daemon, the auth service). Remove it."
+    ];
+  }
+  {
+    name = "a password hash in the Nix store is refused";
+    expr = builtins.length (failing (webWith { logins.ops.hashedPasswordFile = "/nix/store/x-ops.hash"; }));
+    expected = 1;
+  }
+  {
+    name = "a bad domain, login name or duration is refused";
+    expr = builtins.length (failing (
+      webWith {
+        domain = "Box.Example.com/x";
+        sessionLifetime = "a week";
+        logins."Ops".users = [ "alice" ];
+        logins."Ops".hashedPasswordFile = "/etc/x";
+      }
+    ));
+    expected = 3;
+  }
+  {
+    name = "the domain's port is the origins' port; 443 when absent";
+    expr = map (d: (offline.normalize (webWith { domain = d; })).web.port) [
+      "box.localhost:8443"
+      "box.example.com"
+    ];
+    expected = [
+      8443
+      443
+    ];
+  }
+  {
+    name = "only users some login may open get a web origin";
+    expr = builtins.attrNames (
+      lib.dropins (offline.normalize (webWith { } // { users = { alice = { }; bob = { }; }; })) {
+        pathsOf = _: {
+          env = "/E";
+          seed = "/S";
+          agents = "/A";
+        };
+        authEnv = "/AE";
+        authConfig = "/AC";
+        caddyGroup = "caddy";
+      }
+    );
+    expected = [
+      "agent-box-auth-control.socket"
+      "agent-box-auth-pages.socket"
+      "agent-box-auth-status.socket"
+      "agent-box-auth-verify.socket"
+      "agent-box-auth.service"
+      "agent-box-term@alice.service"
+      "agent-box-web@alice.service"
+      "agent-box-web@alice.socket"
+      "agent-box.slice"
+      "agent-box@alice.service"
+      "agent-box@bob.service"
+    ];
+  }
+  {
+    name = "a web option of the wrong type is an error";
+    expr = (offline.eval (webWith { tls = "letsencrypt"; })).web.tls;
+    throws = "A definition for option `services.agent-box.web.tls' is not of type `one of \"acme\", \"internal\"'.";
   }
 ]

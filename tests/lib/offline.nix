@@ -4,7 +4,8 @@
 # (tests/golden/stub-pkgs.nix). The goldens, the lib's table cases and the
 # README option reference all come from here.
 {
-  # lib/default.nix, options.nix and units/ as embedded in the module.
+  # lib/default.nix, options.nix and units/ as embedded in the module
+  # (units = { base; web; }: units/ and units/web/).
   lib,
   declarations,
   units,
@@ -44,9 +45,9 @@ rec {
 
   normalize = config: lib.normalize (eval config);
 
-  # Messages of the failed assertions (the lib's; the glue adds the home
-  # check, which needs users.users).
-  failures = config: lib.failures (eval config);
+  # Messages of the failed assertions (the lib's, with Caddy's group
+  # "caddy"; the glue adds the home check, which needs users.users).
+  failures = config: lib.failures (eval config) "caddy";
 
   # The installed files and links, with zero-hash store paths.
   storePath = name: "/nix/store/${zeroHash}-${name}";

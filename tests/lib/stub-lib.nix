@@ -6,7 +6,7 @@
 #
 # What it models:
 # - mkOption, mkEnableOption, literalExpression, literalMD, optionalAttrs;
-# - types bool, str, int, package, nullOr, listOf, attrsOf and submodule (a
+# - types bool, str, int, package, enum, nullOr, listOf, attrsOf and submodule (a
 #   module `{ options = ...; }` or a function of `{ name, ... }` returning
 #   one), each with the description NixOS prints and a check;
 # - evalOptions: merges a list of definitions (one attribute set per module
@@ -23,7 +23,7 @@
 # priorities (mkDefault, mkForce, mkOverride, mkOptionDefault: every
 # definition is a plain value), mkMerge, mkIf, mkBefore/mkAfter and mkOrder
 # inside option values, `apply`, `readOnly`, `visible`, `internal`, every
-# other type (enum, ints.*, path, either, coercedTo, ...), freeform modules,
+# other type (ints.*, path, either, coercedTo, ...), freeform modules,
 # `imports` or `config` inside submodules, `_module.args`, and the laziness of
 # NixOS's checks (it reports an unknown name as soon as the attribute set
 # holding it is read).
@@ -153,6 +153,14 @@ let
       check = v: isAttrs v && v.type or null == "derivation";
       merge = mergeOne;
     };
+    enum =
+      values:
+      mkType {
+        name = "enum";
+        description = "one of ${concatStringsSep ", " (map builtins.toJSON values)}";
+        descriptionClass = if length values < 2 then "noun" else "conjunction";
+        check = v: builtins.elem v values;
+      };
     nullOr =
       elemType:
       mkType {

@@ -38,6 +38,8 @@ let
     };
     all = f: foldl' (a: x: a && f x) true;
     unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
+    concatMap = f: l: builtins.concatLists (map f l);
+    optionalString = c: s: if c then s else "";
     nixosSystem =
       { modules }:
       {
@@ -45,6 +47,7 @@ let
           assertions = [ ];
           system.build.toplevel = drv "nixos-system" { };
           environment.etc."systemd/system".source = drv "system-units" { };
+          environment.etc."caddy/caddy_config".source = drv "caddy-config" { };
         };
         stub.modules = modules;
       };
@@ -68,6 +71,7 @@ let
     systemd = pkg "systemd";
     qemu = pkg "qemu";
     diffutils = pkg "diffutils";
+    caddy = pkg "caddy";
     linkFarm = name: entries: drv name { inherit entries; };
   };
 in

@@ -4,6 +4,7 @@
 {
   prim,
   normalize,
+  web,
   ...
 }:
 let
@@ -123,8 +124,9 @@ let
       ++ limitChecks path u
     ) n.userNames;
 
+  # caddyGroup: services.caddy.group (the web checks refuse agent users in it).
   assertions =
-    cfg:
+    cfg: caddyGroup:
     let
       n = normalize cfg;
     in
@@ -136,13 +138,14 @@ let
     ]
     ++ agentChecks n
     ++ userChecks cfg n
-    ++ limitChecks "${prefix}.slice" cfg.slice;
+    ++ limitChecks "${prefix}.slice" cfg.slice
+    ++ web.assertions cfg n caddyGroup;
 in
 {
   inherit assertions;
 
   # The messages of the failed assertions.
-  failures = cfg: map (a: a.message) (filter (a: !a.assertion) (assertions cfg));
+  failures = cfg: caddyGroup: map (a: a.message) (filter (a: !a.assertion) (assertions cfg caddyGroup));
 
   # The one check the glue evaluates itself (it reads users.users, which the
   # lib cannot see); its wording lives here with every other message.

@@ -19,6 +19,9 @@ let
     normalize =
       @@include:normalize.nix@@
       ;
+    web =
+      @@include:web.nix@@
+      ;
     checks =
       @@include:assertions.nix@@
       ;
@@ -54,4 +57,7 @@ in
   inherit (self.build) basePackages storeNames runtimeGoMod;
   inherit (self.checks) assertions failures homeMessage;
   inherit (self.units) dropins etcFiles installed;
+  web = {
+    inherit (self.web) storeNames storeTexts;
+  };
 }

@@ -2,7 +2,12 @@
 # offline stand-in's evaluation of the same declarations) -> the values the
 # renderers and the glue use. Nothing here fills defaults or checks values:
 # the module system (options.nix) and assertions.nix do.
-{ prim, build, ... }:
+{
+  prim,
+  build,
+  web,
+  ...
+}:
 cfg:
 let
   inherit (builtins) attrNames map mapAttrs;
@@ -47,6 +52,7 @@ let
 in
 {
   inherit (cfg) defaultAgent slice agents;
+  web = web.normalize cfg;
   users = mapAttrs user cfg.users;
   userNames = sortStrings (attrNames cfg.users);
 }

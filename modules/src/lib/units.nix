@@ -2,23 +2,27 @@
 # enables, as data that both the glue (systemd.units, environment.etc) and
 # the offline golden rendering (`installed`) read, so the two cannot name
 # them differently.
+#
+# host is where the glue (or the offline rendering) says things are:
+# { pathsOf (user -> { env; seed; agents; }); authEnv; authConfig;
+#   caddyGroup; } (the last three only matter with the web surface).
 {
   prim,
   render,
+  web,
   ...
 }:
 let
   inherit (builtins) attrNames foldl' listToAttrs map;
 
-  # n: normalized options; pathsOf: user -> { env; seed; agents; }.
-  # -> unit name -> { text (the drop-in); wantedBy; }.
+  # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
   dropins =
-    n: pathsOf:
+    n: host:
     listToAttrs (
       map (name: {
         name = "agent-box@${name}.service";
         value = {
-          text = render.instance n.users.${name} (pathsOf n.users.${name}) n.defaultAgent;
+          text = render.instance n.users.${name} (host.pathsOf n.users.${name}) n.defaultAgent;
           wantedBy = [ "multi-user.target" ];
         };
       }) n.userNames
@@ -28,15 +32,16 @@ let
         text = render.slice n.slice;
         wantedBy = [ ];
       };
-    };
+    }
+    // web.dropins n n.web host;
 
-  # n, pathsOf as above -> path under /etc -> text.
+  # n, host -> path under /etc -> text.
   etcFiles =
-    n: pathsOf:
+    n: host:
     listToAttrs (
       map (name: {
         name = "agent-box/users/${name}.env";
-        value = render.login n.users.${name} (pathsOf n.users.${name}) n.defaultAgent;
+        value = render.login n.users.${name} (host.pathsOf n.users.${name}) n.defaultAgent;
       }) n.userNames
     );
 in
@@ -45,40 +50,53 @@ in
 
   # Everything the module installs for a configuration, as the golden
   # fixtures record it: files (path relative to / -> bytes) and links
-  # (path -> target). units: the verbatim units (file name -> bytes);
-  # storePath: a fixed store name -> its store path. This mirrors how NixOS
-  # installs the glue's systemd.packages, systemd.units (asDropin) and
-  # environment.etc, and the seed and agents files the drop-ins name.
+  # (path -> target). units: { base; web; } the verbatim units (file name ->
+  # bytes); storePath: a fixed store name -> its store path. This mirrors how
+  # NixOS installs the glue's systemd.packages, systemd.units (asDropin) and
+  # environment.etc, the seed and agents files the drop-ins name, and the web
+  # surface's store files (with Caddy's group "caddy").
   installed =
     n: units: storePath:
     let
       sys = "etc/systemd/system";
-      pathsOf = u: {
-        env = storePath u.files.env;
-        seed = storePath u.files.seed;
-        agents = storePath u.files.agents;
+      host = {
+        pathsOf = u: {
+          env = storePath u.files.env;
+          seed = storePath u.files.seed;
+          agents = storePath u.files.agents;
+        };
+        authEnv = storePath web.storeNames.authEnv;
+        authConfig = storePath web.storeNames.authConfig;
+        caddyGroup = "caddy";
       };
-      d = dropins n pathsOf;
-      etc = etcFiles n pathsOf;
+      d = dropins n host;
+      etc = etcFiles n host;
+      verbatim = units.base // (if n.web.enable then units.web else { });
+      store = path: text: { "${prim.relative path}" = text; };
       userFiles = map (
         name:
         let
           u = n.users.${name};
-          p = pathsOf u;
+          p = host.pathsOf u;
         in
-        {
-          "${prim.relative p.seed}" = render.seed u;
-          "${prim.relative p.agents}" = render.agentsTable n u p.env;
-        }
+        store p.seed (render.seed u) // store p.agents (render.agentsTable n u p.env)
       ) n.userNames;
+      webFiles =
+        if n.web.enable then
+          let
+            texts = web.storeTexts n.web;
+          in
+          foldl' (a: name: a // store (storePath name) texts.${name}) { } (attrNames texts)
+        else
+          { };
     in
     {
       files =
         listToAttrs (
           map (u: {
             name = "${sys}/${u}";
-            value = units.${u};
-          }) (attrNames units)
+            value = verbatim.${u};
+          }) (attrNames verbatim)
         )
         // listToAttrs (
           map (u: {
@@ -92,7 +110,8 @@ in
             value = etc.${f};
           }) (attrNames etc)
         )
-        // foldl' (a: b: a // b) { } userFiles;
+        // foldl' (a: b: a // b) { } userFiles
+        // webFiles;
       links = listToAttrs (
         prim.concatMap (
           u:

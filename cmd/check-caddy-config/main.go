@@ -1,0 +1,47 @@
+// Command check-caddy-config reads Caddy's adapted JSON configuration
+// (`caddy adapt --config FILE --adapter caddyfile`) on stdin and checks it
+// against the web surface's contract (internal/caddycheck): exit 0 when it
+// holds, 1 with one line per problem when not, 2 for usage errors. The
+// flake's golden check runs it on the Caddyfile NixOS installs.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agent-box/agent-box/internal/caddycheck"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check-caddy-config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	domain := fs.String("domain", "", "the web domain (host[:port])")
+	users := fs.String("users", "", "comma-separated agent users with an origin")
+	if err := fs.Parse(args); err != nil || *domain == "" || fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "usage: check-caddy-config -domain HOST[:PORT] -users A,B < adapted.json")
+		return 2
+	}
+	data, err := io.ReadAll(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "check-caddy-config: reading stdin: %v\n", err)
+		return 2
+	}
+	var us []string
+	if *users != "" {
+		us = strings.Split(*users, ",")
+	}
+	probs := caddycheck.Check(data, caddycheck.Want{Domain: *domain, Users: us})
+	for _, p := range probs {
+		fmt.Fprintf(stderr, "check-caddy-config: %s\n", p)
+	}
+	if len(probs) > 0 {
+		return 1
+	}
+	fmt.Fprintln(stdout, "check-caddy-config: the configuration holds the web contract")
+	return 0
+}

@@ -1,0 +1,320 @@
+// Package caddycheck checks Caddy's adapted JSON configuration
+// (`caddy adapt`) against what docs/web-contract.md requires of the web
+// surface's routes. `caddy validate` alone proves little: it accepts a
+// config whose dials hold placeholders or whose per-user route lacks
+// forward_auth. The Go tests run it on the golden Caddyfile with Debian's
+// caddy; the flake's golden check runs it (cmd/check-caddy-config) on the
+// Caddyfile NixOS really installs.
+package caddycheck
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Want is what the configuration must serve: the domain (host[:port]) and
+// the agent users with an origin.
+type Want struct {
+	Domain string
+	Users  []string
+}
+
+// The sockets, as docs/web-contract.md names them.
+const (
+	pagesDial  = "unix//run/agent-box-auth/pages.sock"
+	verifyDial = "unix//run/agent-box-auth/verify.sock"
+	clientVar  = "{http.request.remote.host}"
+)
+
+func webDial(user string) string { return "unix//run/agent-box-web/" + user + ".sock" }
+
+type config struct {
+	Admin struct {
+		Listen string `json:"listen"`
+	} `json:"admin"`
+	Apps struct {
+		HTTP struct {
+			Servers map[string]server `json:"servers"`
+		} `json:"http"`
+	} `json:"apps"`
+}
+
+type server struct {
+	Listen    []string `json:"listen"`
+	Routes    []route  `json:"routes"`
+	Protocols []string `json:"protocols"`
+}
+
+type route struct {
+	Group  string           `json:"group"`
+	Match  []map[string]any `json:"match"`
+	Handle []handler        `json:"handle"`
+}
+
+type handler struct {
+	Handler   string                  `json:"handler"`
+	Routes    []route                 `json:"routes"`
+	Upstreams []struct{ Dial string } `json:"upstreams"`
+	Rewrite   *struct {
+		Method string `json:"method"`
+		URI    string `json:"uri"`
+	} `json:"rewrite"`
+	Headers *struct {
+		Request *struct {
+			Set    map[string][]string `json:"set"`
+			Delete []string            `json:"delete"`
+		} `json:"request"`
+	} `json:"headers"`
+	Request *struct { // a "headers" handler's request operations
+		Set    map[string][]string `json:"set"`
+		Delete []string            `json:"delete"`
+	} `json:"request"`
+	HandleResponse []struct {
+		Match *struct {
+			StatusCode []int `json:"status_code"`
+		} `json:"match"`
+		Routes []route `json:"routes"`
+	} `json:"handle_response"`
+}
+
+// proxy is one reverse_proxy handler found in the tree, with the path
+// matchers above it and what runs before it in its route list.
+type proxy struct {
+	h      handler
+	paths  []string
+	before []handler // handlers of earlier matcher-less routes of the same list, and earlier handlers of its route
+}
+
+func hostPort(domain string) (host, port string) {
+	host, port, ok := strings.Cut(domain, ":")
+	if !ok {
+		port = "443"
+	}
+	return host, port
+}
+
+// Check returns every way the adapted config (JSON) departs from the
+// contract; none means it holds.
+func Check(adapted []byte, want Want) []string {
+	var c config
+	if err := json.Unmarshal(adapted, &c); err != nil {
+		return []string{fmt.Sprintf("not Caddy JSON: %v", err)}
+	}
+	var probs []string
+	bad := func(f string, a ...any) { probs = append(probs, fmt.Sprintf(f, a...)) }
+	if !strings.HasPrefix(c.Admin.Listen, "unix//") {
+		bad("admin listens on %q, want a unix socket (a TCP admin API hands every local user the config)", c.Admin.Listen)
+	}
+	host, port := hostPort(want.Domain)
+	hosts := map[string]string{host: ""}
+	for _, u := range want.Users {
+		hosts[u+"."+host] = u
+	}
+	seen := map[string]bool{}
+	dials := map[string]bool{}
+	for name, s := range c.Apps.HTTP.Servers {
+		if !slices.Equal(s.Protocols, []string{"h1", "h2"}) {
+			bad("server %s: protocols %v, want exactly h1 h2 (no HTTP/3 over UDP)", name, s.Protocols)
+		}
+		if !slices.Equal(s.Listen, []string{":" + port}) {
+			bad("server %s listens on %v, want [:%s]", name, s.Listen, port)
+		}
+		for _, r := range s.Routes {
+			hs := hostsOf(r)
+			if len(hs) != 1 {
+				bad("a top-level route matches hosts %v, want exactly one origin per route", hs)
+				continue
+			}
+			h := hs[0]
+			u, ok := hosts[h]
+			if !ok {
+				bad("route for host %q, which is no origin of %s", h, want.Domain)
+				continue
+			}
+			seen[h] = true
+			ps := proxies(r.Handle, nil, nil)
+			for _, p := range ps {
+				for _, up := range p.h.Upstreams {
+					dials[up.Dial] = true
+					if strings.ContainsAny(up.Dial, "{}") {
+						bad("%s: dial %q holds a placeholder", h, up.Dial)
+					}
+				}
+			}
+			probs = append(probs, checkOrigin(h, u, ps)...)
+		}
+	}
+	for h := range hosts {
+		if !seen[h] {
+			bad("no route for origin %s", h)
+		}
+	}
+	wantDials := map[string]bool{pagesDial: true}
+	if len(want.Users) > 0 {
+		wantDials[verifyDial] = true
+	}
+	for _, u := range want.Users {
+		wantDials[webDial(u)] = true
+	}
+	for d := range dials {
+		if !wantDials[d] {
+			bad("unexpected dial %q", d)
+		}
+	}
+	for d := range wantDials {
+		if !dials[d] {
+			bad("nothing dials %q", d)
+		}
+	}
+	sort.Strings(probs)
+	return probs
+}
+
+func hostsOf(r route) []string {
+	var hs []string
+	for _, m := range r.Match {
+		if v, ok := m["host"].([]any); ok {
+			for _, h := range v {
+				if s, ok := h.(string); ok {
+					hs = append(hs, s)
+				}
+			}
+		}
+	}
+	return hs
+}
+
+func pathsOf(r route) []string {
+	var ps []string
+	for _, m := range r.Match {
+		if v, ok := m["path"].([]any); ok {
+			for _, p := range v {
+				if s, ok := p.(string); ok {
+					ps = append(ps, s)
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// proxies walks handlers (one route's handle list, with the path matchers
+// above and the handlers that ran before) and returns the reverse proxies.
+func proxies(hs []handler, paths []string, before []handler) []proxy {
+	var out []proxy
+	for i, h := range hs {
+		prior := append(slices.Clone(before), hs[:i]...)
+		switch h.Handler {
+		case "reverse_proxy":
+			out = append(out, proxy{h: h, paths: paths, before: prior})
+		case "subroute":
+			out = append(out, walk(h.Routes, paths, prior)...)
+		}
+	}
+	return out
+}
+
+func walk(rs []route, paths []string, before []handler) []proxy {
+	var out []proxy
+	prior := slices.Clone(before)
+	for _, r := range rs {
+		p := append(slices.Clone(paths), pathsOf(r)...)
+		out = append(out, proxies(r.Handle, p, prior)...)
+		if len(r.Match) == 0 && r.Group == "" {
+			prior = append(prior, r.Handle...) // always runs, for what follows
+		}
+	}
+	return out
+}
+
+func setsClient(h handler) bool {
+	return h.Headers != nil && h.Headers.Request != nil && slices.Equal(h.Headers.Request.Set["X-Agent-Box-Client"], []string{clientVar})
+}
+
+func deletes(h handler, name string) bool {
+	if h.Handler == "headers" && h.Request != nil && slices.Contains(h.Request.Delete, name) {
+		return true
+	}
+	return h.Headers != nil && h.Headers.Request != nil && slices.Contains(h.Headers.Request.Delete, name)
+}
+
+// isForwardAuth reports a reverse_proxy shaped like forward_auth for user u:
+// GET rewritten to /verify?user=u on the verify socket, copying both
+// identity headers on a 2xx.
+func isForwardAuth(h handler, u string) bool {
+	if h.Handler != "reverse_proxy" || h.Rewrite == nil || h.Rewrite.Method != "GET" || h.Rewrite.URI != "/verify?user="+u {
+		return false
+	}
+	if len(h.Upstreams) != 1 || h.Upstreams[0].Dial != verifyDial || !setsClient(h) {
+		return false
+	}
+	for _, hr := range h.HandleResponse {
+		if hr.Match == nil || !slices.Equal(hr.Match.StatusCode, []int{2}) {
+			continue
+		}
+		for _, r := range hr.Routes {
+			for _, x := range r.Handle {
+				// copy_headers: a headers handler setting both from the response
+				if x.Handler == "headers" && x.Request != nil {
+					s := x.Request.Set
+					if slices.Equal(s["X-Agent-Box-User"], []string{"{http.reverse_proxy.header.X-Agent-Box-User}"}) &&
+						slices.Equal(s["X-Agent-Box-Session"], []string{"{http.reverse_proxy.header.X-Agent-Box-Session}"}) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func checkOrigin(h, u string, ps []proxy) []string {
+	var probs []string
+	bad := func(f string, a ...any) { probs = append(probs, fmt.Sprintf(h+": "+f, a...)) }
+	for _, p := range ps {
+		if isForwardAuth(p.h, u) {
+			continue
+		}
+		if len(p.h.Upstreams) != 1 {
+			bad("a reverse_proxy with %d upstreams", len(p.h.Upstreams))
+			continue
+		}
+		dial := p.h.Upstreams[0].Dial
+		switch {
+		case dial == pagesDial:
+			if u != "" && !slices.Equal(p.paths, []string{"/auth/*"}) {
+				bad("the auth pages are reached on paths %v, want only /auth/*", p.paths)
+			}
+			if !setsClient(p.h) {
+				bad("the proxy to the auth pages does not set X-Agent-Box-Client from {remote_host}")
+			}
+		case u != "" && dial == webDial(u):
+			if !deletes(p.h, "Cookie") || !deletes(p.h, "Authorization") {
+				bad("the proxy to %s does not remove Cookie and Authorization", dial)
+			}
+			var fa, delUser, delSession = -1, -1, -1
+			for i, b := range p.before {
+				switch {
+				case isForwardAuth(b, u):
+					fa = i
+				case deletes(b, "X-Agent-Box-User"):
+					delUser = i
+				case deletes(b, "X-Agent-Box-Session"):
+					delSession = i
+				}
+			}
+			if fa < 0 {
+				bad("%s is reached without forward_auth to /verify?user=%s before it", dial, u)
+			}
+			if delUser < 0 || delUser > fa || delSession < 0 || delSession > fa {
+				bad("the client's X-Agent-Box-User and X-Agent-Box-Session are not removed before forward_auth")
+			}
+		default:
+			bad("dials %q, which this origin must not reach", dial)
+		}
+	}
+	return probs
+}

@@ -1,0 +1,28 @@
+# The web surface: two logins (one opening alice and bob, one only alice),
+# three agent users (carol has no web origin: no login opens her), Caddy's
+# internal CA on box.localhost:8443, which the VM tier and `make demo`
+# serve. The hash files are written by the VM harness (a known demo
+# password).
+{ pkgs, ... }:
+{
+  enable = true;
+  users.alice.sessions.main = { };
+  users.bob.sessions.main = { };
+  users.carol.sessions.main = { };
+  web = {
+    enable = true;
+    domain = "box.localhost:8443";
+    tls = "internal";
+    logins.ops = {
+      hashedPasswordFile = "/etc/agent-box-demo/ops.hash";
+      users = [
+        "alice"
+        "bob"
+      ];
+    };
+    logins.alice-only = {
+      hashedPasswordFile = "/etc/agent-box-demo/alice-only.hash";
+      users = [ "alice" ];
+    };
+  };
+}
