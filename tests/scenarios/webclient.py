@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""A browser-like client of the web surface, for the scenario scripts.
+
+Standard library only (it runs unchanged in the Debian guest and in NixOS
+VM tests). It talks HTTPS to 127.0.0.1 with the origin's name as SNI and
+Host (so no DNS is needed for *.localhost), keeps cookies per origin like a
+browser (host-only), sends the Sec-Fetch-* headers a browser sends, and
+speaks just enough WebSocket (RFC 6455) and ttyd protocol to type into a
+terminal. Caddy's internal CA is not verified: the scenarios check the
+routes, not the PKI.
+
+Usage (every command prints what it saw; exit 0 unless the tool failed):
+  webclient.py login JAR LOGIN PASSWORD [USER]   log in on the box origin (and open USER)
+  webclient.py get JAR URL [-H 'Name: value']... [--fetch] [--post k=v&...]
+  webclient.py term JAR URL ORIGIN INPUT EXPECT  WebSocket to a terminal: type INPUT, wait for EXPECT
+  webclient.py hold JAR URL ORIGIN SECONDS       open a terminal WebSocket; report when it closes
+JAR is a JSON file of cookies by origin host (created if missing). URL is
+https://host:port/path. `get` prints "status NNN", the headers as
+"header Name: value" and the body after a blank line.
+"""
+
+import base64
+import http.client
+import json
+import os
+import socket
+import ssl
+import struct
+import sys
+import time
+import urllib.parse
+
+CTX = ssl.create_default_context()
+CTX.check_hostname = False
+CTX.verify_mode = ssl.CERT_NONE
+CTX.set_alpn_protocols(["http/1.1"])
+
+
+def load_jar(path):
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return {}
+
+
+def save_jar(path, jar):
+    with open(path + ".tmp", "w") as f:
+        json.dump(jar, f)
+    os.replace(path + ".tmp", path)
+
+
+def connect(host, port):
+    raw = socket.create_connection(("127.0.0.1", port), timeout=20)
+    return CTX.wrap_socket(raw, server_hostname=host)
+
+
+class Conn(http.client.HTTPSConnection):
+    """HTTPS to 127.0.0.1, with the origin's name as SNI and Host."""
+
+    def connect(self):
+        self.sock = connect(self.host, self.port)
+
+
+def cookie_header(jar, host):
+    c = jar.get(host, {})
+    return "; ".join(f"{k}={v}" for k, v in sorted(c.items()))
+
+
+def store_cookies(jar, host, headers):
+    for k, v in headers:
+        if k.lower() != "set-cookie":
+            continue
+        nv = v.split(";", 1)[0]
+        name, _, value = nv.partition("=")
+        attrs = v.lower()
+        if "max-age=0" in attrs or "max-age=-1" in attrs or value == "":
+            jar.get(host, {}).pop(name.strip(), None)
+        else:
+            jar.setdefault(host, {})[name.strip()] = value.strip()
+
+
+def request(jar, method, url, headers=None, body=None, navigate=True, origin=None):
+    u = urllib.parse.urlsplit(url)
+    host, port = u.hostname, u.port or 443
+    h = {
+        "Host": u.netloc,
+        "User-Agent": "agent-box-scenario",
+        "Sec-Fetch-Site": "same-origin" if method == "POST" else "none",
+        "Sec-Fetch-Mode": "navigate" if navigate else "cors",
+        "Sec-Fetch-Dest": "document" if navigate else "empty",
+    }
+    c = cookie_header(jar, host)
+    if c:
+        h["Cookie"] = c
+    if method == "POST":
+        h["Origin"] = origin or f"https://{u.netloc}"
+        h["Content-Type"] = "application/x-www-form-urlencoded"
+    for k, v in (headers or {}).items():
+        if v is None:
+            h.pop(k, None)
+        else:
+            h[k] = v
+    conn = Conn(host, port, timeout=20)
+    path = u.path or "/"
+    if u.query:
+        path += "?" + u.query
+    conn.request(method, path, body=body, headers=h)
+    r = conn.getresponse()
+    data = r.read()
+    store_cookies(jar, host, r.getheaders())
+    conn.close()
+    return r.status, r.getheaders(), data
+
+
+def header(headers, name):
+    for k, v in headers:
+        if k.lower() == name.lower():
+            return v
+    return None
+
+
+def follow(jar, method, url, body=None, limit=10):
+    """A browser navigation: POST (or GET), then GET along 30x redirects."""
+    status, headers, data = request(jar, method, url, body=body)
+    for _ in range(limit):
+        if status not in (301, 302, 303, 307, 308):
+            return url, status, headers, data
+        url = urllib.parse.urljoin(url, header(headers, "Location"))
+        status, headers, data = request(jar, "GET", url)
+    raise SystemExit("too many redirects")
+
+
+def form_fields(html, action):
+    """The hidden inputs of the form posting to action (the hand-over page)."""
+    import html.parser
+
+    class P(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.inform = False
+            self.fields = {}
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "form" and a.get("action") == action:
+                self.inform = True
+            elif tag == "input" and self.inform and a.get("name"):
+                self.fields[a["name"]] = a.get("value", "")
+
+        def handle_endtag(self, tag):
+            if tag == "form":
+                self.inform = False
+
+    p = P()
+    p.feed(html)
+    return p.fields
+
+
+def cmd_login(jar_path, login, password, user=None):
+    jar = load_jar(jar_path)
+    box = os.environ.get("AGENT_BOX_WEB_DOMAIN", "box.localhost:8443")
+    body = urllib.parse.urlencode({"login": login, "password": password, "user": user or "", "next": "/"})
+    url, status, headers, data = follow(jar, "POST", f"https://{box}/auth/login", body=body)
+    if user:
+        # the hand-over page: its form posts the code back to the user origin
+        fields = form_fields(data.decode(errors="replace"), "/auth/handover")
+        if "code" not in fields:
+            print(f"status {status}\nno hand-over form at {url}")
+            save_jar(jar_path, jar)
+            return
+        url, status, headers, data = follow(jar, "POST", urllib.parse.urljoin(url, "/auth/handover"), body=urllib.parse.urlencode(fields))
+    save_jar(jar_path, jar)
+    print(f"status {status}\nurl {url}")
+
+
+def cmd_get(jar_path, url, opts):
+    jar = load_jar(jar_path)
+    headers, body, method, navigate = {}, None, "GET", True
+    i = 0
+    while i < len(opts):
+        if opts[i] == "-H":
+            k, _, v = opts[i + 1].partition(":")
+            headers[k.strip()] = v.strip()
+            i += 2
+        elif opts[i] == "--fetch":
+            navigate = False
+            i += 1
+        elif opts[i] == "--post":
+            method, body = "POST", opts[i + 1]
+            i += 2
+        else:
+            raise SystemExit(f"unknown option {opts[i]}")
+    status, hs, data = request(jar, method, url, headers=headers, body=body, navigate=navigate)
+    save_jar(jar_path, jar)
+    print(f"status {status}")
+    for k, v in hs:
+        print(f"header {k}: {v}")
+    print()
+    sys.stdout.write(data.decode(errors="replace"))
+
+
+def ws_open(jar, url, origin):
+    u = urllib.parse.urlsplit(url)
+    s = connect(u.hostname, u.port or 443)
+    key = base64.b64encode(os.urandom(16)).decode()
+    path = u.path + ("?" + u.query if u.query else "")
+    lines = [
+        f"GET {path} HTTP/1.1",
+        f"Host: {u.netloc}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        f"Sec-WebSocket-Key: {key}",
+        "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-Protocol: tty",
+        f"Origin: {origin}",
+        "Sec-Fetch-Mode: websocket",
+        "Sec-Fetch-Site: same-origin",
+    ]
+    c = cookie_header(jar, u.hostname)
+    if c:
+        lines.append(f"Cookie: {c}")
+    s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    resp = b""
+    while b"\r\n\r\n" not in resp:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        resp += chunk
+    head, _, rest = resp.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+    return s, status, head.decode(errors="replace"), rest
+
+
+def ws_send(s, payload, opcode=2):
+    mask = os.urandom(4)
+    n = len(payload)
+    if n < 126:
+        hdr = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
+    elif n < 65536:
+        hdr = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
+    else:
+        hdr = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
+    s.sendall(hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+
+class Frames:
+    def __init__(self, s, buf):
+        self.s, self.buf = s, buf
+
+    def need(self, n):
+        while len(self.buf) < n:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def next(self):
+        b0, b1 = self.need(2)
+        n = b1 & 0x7F
+        if n == 126:
+            (n,) = struct.unpack("!H", self.need(2))
+        elif n == 127:
+            (n,) = struct.unpack("!Q", self.need(8))
+        return b0 & 0x0F, self.need(n)
+
+
+def cmd_term(jar_path, url, origin, text, expect, timeout=20):
+    jar = load_jar(jar_path)
+    s, status, head, rest = ws_open(jar, url, origin)
+    print(f"status {status}")
+    if status != 101:
+        print(head)
+        return
+    s.settimeout(timeout)
+    ws_send(s, json.dumps({"AuthToken": "", "columns": 100, "rows": 30}).encode())
+    time.sleep(0.5)
+    ws_send(s, b"0" + text.encode() + b"\r")
+    f, seen, deadline = Frames(s, rest), b"", time.time() + timeout
+    try:
+        while time.time() < deadline and expect.encode() not in seen:
+            op, data = f.next()
+            if op == 8:
+                break
+            if op in (1, 2) and data[:1] == b"0":
+                seen += data[1:]
+    except (EOFError, socket.timeout, OSError):
+        pass
+    print("output " + json.dumps(seen.decode(errors="replace")))
+    print("found" if expect.encode() in seen else "not found")
+
+
+def cmd_hold(jar_path, url, origin, seconds):
+    jar = load_jar(jar_path)
+    s, status, head, rest = ws_open(jar, url, origin)
+    print(f"status {status}")
+    if status != 101:
+        return
+    ws_send(s, json.dumps({"AuthToken": "", "columns": 80, "rows": 24}).encode())
+    s.settimeout(1)
+    f, start = Frames(s, rest), time.time()
+    while time.time() - start < float(seconds):
+        try:
+            op, _ = f.next()
+            if op == 8:
+                print(f"closed after {time.time() - start:.1f} s")
+                return
+        except socket.timeout:
+            continue
+        except (EOFError, OSError):
+            print(f"closed after {time.time() - start:.1f} s")
+            return
+    print(f"open after {seconds} s")
+
+
+def main(argv):
+    if len(argv) < 3:
+        raise SystemExit(__doc__)
+    cmd, args = argv[1], argv[2:]
+    if cmd == "login" and len(args) in (3, 4):
+        cmd_login(*args)
+    elif cmd == "get" and len(args) >= 2:
+        cmd_get(args[0], args[1], args[2:])
+    elif cmd == "term" and len(args) == 5:
+        cmd_term(*args)
+    elif cmd == "hold" and len(args) == 4:
+        cmd_hold(*args)
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
