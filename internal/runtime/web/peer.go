@@ -83,14 +83,14 @@ func checkPeer(c *net.UnixConn, uid int, inUnit func(pid int) error) error {
 	if pidfdErr != nil && !errors.Is(pidfdErr, syscall.ENOPROTOOPT) {
 		// ESRCH or EINVAL: the process that listened is gone; its socket
 		// is held by another.
-		return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (%v)", cred.Pid, pidfdErr)}
+		return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (SO_PEERPIDFD: %v)", cred.Pid, pidfdErr)}
 	}
 	if err := inUnit(int(cred.Pid)); err != nil {
 		return &PeerError{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
 	}
 	if pidfdErr == nil {
 		if _, _, e := syscall.Syscall6(sysPidfdSendSignal, uintptr(pidfd), 0, 0, 0, 0, 0); e != 0 {
-			return &PeerError{fmt.Sprintf("pid %d exited while it was checked (%v)", cred.Pid, e)}
+			return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (pidfd: %v)", cred.Pid, e)}
 		}
 	}
 	return nil

@@ -216,3 +216,56 @@ func TestInTermUnitReadsTheProcessCgroup(t *testing.T) {
 		t.Errorf("a pid that does not exist: no error")
 	}
 }
+
+func TestAListenerWhoseProcessIsGoneIsNeverUsed(t *testing.T) {
+	// The socket is bound here and listened on by a child, which then
+	// dies: its clients' SO_PEERCRED still names the child's pid, which a
+	// process in the term unit could get next. This process keeps the
+	// socket and would answer.
+	path := filepath.Join(sockDir(t), "ttyd.sock")
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	sock := os.NewFile(uintptr(fd), "ttyd.sock")
+	defer sock.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "WEB_TEST_CHILD=listen-fd3")
+	cmd.ExtraFiles = []*os.File{sock}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "listening\n" {
+		cmd.Process.Kill()
+		t.Fatalf("child: %q", line)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	l, err := net.FileListener(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttyd := &fakeTTYD{path: path}
+	go (&http.Server{Handler: http.HandlerFunc(ttyd.serve)}).Serve(l)
+	defer l.Close()
+
+	f := newFixture(t, func(c *Config) { c.TTYDSocket = path })
+	code, _, body := f.do(http.MethodGet, "/term/?arg=main", header())
+	if code != http.StatusBadGateway || strings.Contains(body, fakeBody) {
+		t.Errorf("status %d, body %q; want 502 without the answer", code, body)
+	}
+	if n := len(ttyd.requests()); n != 0 {
+		t.Errorf("the orphaned listener got %d requests", n)
+	}
+	if !strings.Contains(f.log.String(), "the process that listened is gone") {
+		t.Errorf("log:\n%s", f.log)
+	}
+}

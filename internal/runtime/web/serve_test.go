@@ -48,6 +48,15 @@ func processChild(mode string) int {
 			return 1
 		}
 		fmt.Printf("cloexec %s -> %s\n", before, flags())
+	case "listen-fd3":
+		// listen on the inherited, bound socket: SO_PEERCRED of its
+		// clients names this process; then wait to be killed
+		if err := syscall.Listen(3, 16); err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		fmt.Println("listening")
+		select {}
 	default:
 		return 2
 	}
