@@ -302,6 +302,11 @@ func (f *fixture) do(method, path string, h http.Header) (int, http.Header, stri
 		f.t.Fatal(err)
 	}
 	req.Host = testHost
+	if host := h.Get("Host"); host != "" { // the client sends req.Host, never Header["Host"]
+		req.Host = host
+		h = h.Clone()
+		h.Del("Host")
+	}
 	req.Header = h
 	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := c.Do(req)

@@ -104,6 +104,11 @@ func TestNoCredentialReachesTTYD(t *testing.T) {
 	if got := seen[1].Header.Get("Origin"); got != testOrigin {
 		t.Errorf("the WebSocket reached ttyd with Origin %q, want %q", got, testOrigin)
 	}
+	// ttyd's -O meets the origin the daemon checked, whatever Host came in
+	f.do(http.MethodGet, "/term/?arg=main", header("Host", "evil.example"))
+	if seen := f.ttyd.requests(); seen[len(seen)-1].Host != testHost {
+		t.Errorf("a request for Host evil.example reached ttyd with Host %q, want %q", seen[len(seen)-1].Host, testHost)
+	}
 }
 
 func TestAWebSocketNeedsUsersOriginAndBoxSession(t *testing.T) {
