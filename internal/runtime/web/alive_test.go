@@ -38,12 +38,6 @@ func TestAnEndedBoxSessionClosesItsWebSocketsOnly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, func(c *Config) { c.AliveInterval = interval })
-			f.status.setAnswer(func(id string) int {
-				if id == sessionA {
-					return tc.answer
-				}
-				return http.StatusNoContent
-			})
 			_, ca, bra := f.ws("/term/ws?arg=main", header("Origin", testOrigin))
 			_, cb, brb := f.ws("/term/ws?arg=other", header("Origin", testOrigin, "X-Agent-Box-Session", "", "X-Agent-Box-Session", sessionB))
 			for _, e := range []error{echo(ca, bra, "0a"), echo(cb, brb, "0b")} {
@@ -51,21 +45,29 @@ func TestAnEndedBoxSessionClosesItsWebSocketsOnly(t *testing.T) {
 					t.Fatal(e)
 				}
 			}
+			// both are open and alive (204); now session A gets its answer
+			askedA, askedB := f.status.count(sessionA), f.status.count(sessionB)
+			f.status.setAnswer(func(id string) int {
+				if id == sessionA {
+					return tc.answer
+				}
+				return http.StatusNoContent
+			})
 			if tc.closes {
 				took := closedWithin(t, ca, bra, 5*time.Second)
-				t.Logf("closed %s after the wait began (interval %s)", took, interval)
+				t.Logf("closed %s after the answer changed (interval %s)", took, interval)
 				waitFor(t, 5*time.Second, "ttyd's side of the closed WebSocket is closed too", func() bool { return f.ttyd.openWebSockets() == 1 })
-				if !strings.Contains(f.log.String(), "box session ended: closed the terminal of main") {
-					t.Errorf("log:\n%s", f.log)
-				}
+				waitFor(t, 5*time.Second, "the closing is logged", func() bool {
+					return strings.Contains(f.log.String(), "box session ended: closed the terminal of main")
+				})
 			} else {
-				waitFor(t, 5*time.Second, "three questions about session A", func() bool { return f.status.count(sessionA) >= 3 })
+				waitFor(t, 5*time.Second, "three more questions about session A", func() bool { return f.status.count(sessionA) >= askedA+3 })
 				if err := echo(ca, bra, "0still"); err != nil {
 					t.Errorf("session A's WebSocket after three checks: %v", err)
 				}
 			}
 			// the other box session's terminal is untouched either way
-			waitFor(t, 5*time.Second, "three questions about session B", func() bool { return f.status.count(sessionB) >= 3 })
+			waitFor(t, 5*time.Second, "three more questions about session B", func() bool { return f.status.count(sessionB) >= askedB+3 })
 			if err := echo(cb, brb, "0b-still"); err != nil {
 				t.Errorf("session B's WebSocket: %v", err)
 			}
@@ -91,6 +93,7 @@ func TestAnUnreachableStatusSocketKeepsTerminalsOpenAndIsLoggedOnce(t *testing.T
 	// it comes back: said once; an ended session is then closed
 	startFakeStatus(t, filepath.Join(filepath.Dir(f.srv.cfg.StatusSocket), "absent.sock"), func(string) int { return http.StatusNotFound })
 	closedWithin(t, c, br, 5*time.Second)
+	waitFor(t, 5*time.Second, "the recovery is logged", func() bool { return strings.Contains(f.log.String(), "status socket answers again") })
 	if n := strings.Count(f.log.String(), "status socket answers again"); n != 1 {
 		t.Errorf("the recovery is logged %d times, want once:\n%s", n, f.log)
 	}
