@@ -17,6 +17,7 @@
 #   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
 #   internal/runtime/sdlisten/sdlisten.go
+#   internal/runtime/sessionstate/sessionstate.go
 #   internal/runtime/spawn/spawn.go
 #   internal/runtime/state/state.go
 #   internal/runtime/supervisor/backoff.go
@@ -25,6 +26,12 @@
 #   internal/runtime/supervisor/supervisor.go
 #   internal/runtime/tmux/tmux.go
 #   internal/runtime/userfile/userfile.go
+#   internal/runtime/web/alive.go
+#   internal/runtime/web/list.go
+#   internal/runtime/web/peer.go
+#   internal/runtime/web/serve.go
+#   internal/runtime/web/term.go
+#   internal/runtime/web/web.go
 #   modules/src/agent-box.nix
 #   modules/src/lib/agents.nix
 #   modules/src/lib/assertions.nix
@@ -2714,12 +2721,42 @@ in
 
           import (
           	"context"
-          	"errors"
+          	"fmt"
+          	"os"
+
+          	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
+          	"github.com/agent-box/agent-box/internal/runtime/web"
           )
 
-          // webServe runs the per-user web daemon (docs/web-contract.md).
+          // webServe runs the per-user web daemon (docs/web-contract.md): as the
+          // user, on the socket systemd passes as "web". Before anything else it
+          // makes itself non-dumpable and marks every inherited descriptor
+          // close-on-exec.
           func (p *Program) webServe(ctx context.Context) error {
-          	return errors.New("web serve: not implemented yet")
+          	if err := web.SetNotDumpable(); err != nil {
+          		return fmt.Errorf("web serve: %w", err)
+          	}
+          	if err := web.CloseOnExecInherited(); err != nil {
+          		return fmt.Errorf("web serve: %w", err)
+          	}
+          	e, err := p.envCfg()
+          	if err != nil {
+          		return err
+          	}
+          	cfg, err := web.FromEnv(os.Getenv, e)
+          	if err != nil {
+          		return err
+          	}
+          	ls, err := sdlisten.Listeners()
+          	if err != nil {
+          		return fmt.Errorf("web serve: %w", err)
+          	}
+          	l, err := sdlisten.Take(ls, "web")
+          	if err != nil {
+          		return fmt.Errorf("web serve: %w", err)
+          	}
+          	cfg.ProcEnv, cfg.Log = os.Environ(), p.Stderr
+          	return web.Serve(ctx, l[0], cfg)
           }
         '';
         "envfile/envfile.go" = ''
@@ -3970,6 +4007,93 @@ in
           		return "none"
           	}
           	return strings.Join(n, ", ")
+          }
+        '';
+        "sessionstate/sessionstate.go" = ''
+          // Package sessionstate computes what `agent-box session ls` shows of each
+          // registry entry: its state as tmux sees it and the supervisor's
+          // observations. The web daemon's session list uses it; it reads the
+          // registry, state.json, the observation files and tmux, and changes
+          // nothing.
+          package sessionstate
+
+          import (
+          	"context"
+          	"sort"
+
+          	"github.com/agent-box/agent-box/internal/runtime/observe"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/state"
+          	"github.com/agent-box/agent-box/internal/runtime/tmux"
+          )
+
+          // States of an entry (docs/runtime-contract.md, `session ls`).
+          const (
+          	Running = "running" // a live pane
+          	Stopped = "stopped" // parked in the registry
+          	Dead    = "dead"    // the pane exists, its program has exited
+          	Absent  = "absent"  // the supervisor runs, tmux has no such session
+          	Unknown = "unknown" // no supervisor, no tmux, or tmux did not answer
+          )
+
+          // Entry is one registry session with what was observed of it.
+          type Entry struct {
+          	registry.Session
+          	State    string        `json:"state"`
+          	Restarts int           `json:"restarts"`
+          	LastExit *observe.Exit `json:"lastExit,omitempty"`
+          }
+
+          // List returns every session of e's registry, sorted by name. tmuxBin is
+          // the absolute tmux to ask (never one state.json names); with "" every
+          // session that is not stopped is Unknown. procEnv is the environment of
+          // the tmux client. A registry that cannot be read is the only error.
+          func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([]Entry, error) {
+          	reg, err := registry.Load(e.Registry())
+          	if err != nil {
+          		return nil, err
+          	}
+          	panes := map[string]tmux.Pane{}
+          	tmuxKnown := false
+          	if _, err := state.Read(e.StateFile()); err == nil && tmuxBin != "" {
+          		srv := &tmux.Server{Bin: tmuxBin, Socket: e.TmuxSocket(), Env: procEnv}
+          		if srv.Alive() {
+          			if ps, err := srv.ListPanes(ctx); err == nil {
+          				tmuxKnown = true
+          				for _, pn := range ps {
+          					if _, ok := panes[pn.Session]; !ok {
+          						panes[pn.Session] = pn
+          					}
+          				}
+          			}
+          		}
+          	}
+          	out := []Entry{}
+          	for _, s := range reg.Sessions {
+          		le := Entry{Session: s, State: Unknown}
+          		if s.Args == nil {
+          			le.Args = []string{}
+          		}
+          		if obs, err := observe.Load(e.ObservationsDir(), s.Name); err == nil {
+          			le.Restarts, le.LastExit = obs.Restarts, obs.LastExit
+          		}
+          		pn, live := panes[s.Name]
+          		switch {
+          		case s.Stopped:
+          			le.State = Stopped
+          		case !tmuxKnown:
+          		case live && !pn.Dead:
+          			le.State = Running
+          		case live:
+          			le.State = Dead
+          		default:
+          			le.State = Absent
+          		}
+          		out = append(out, le)
+          	}
+          	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+          	return out, nil
           }
         '';
         "spawn/spawn.go" = ''
@@ -6156,6 +6280,960 @@ in
           		return "a block device"
           	}
           	return "an irregular file"
+          }
+        '';
+        "web/alive.go" = ''
+          package web
+
+          import (
+          	"context"
+          	"fmt"
+          	"io"
+          	"net"
+          	"net/http"
+          	"net/url"
+          	"strings"
+          	"sync"
+          	"sync/atomic"
+          	"time"
+          )
+
+          // statusTimeout bounds one question to the status socket.
+          const statusTimeout = 10 * time.Second
+
+          // verdict is the status socket's answer about one session.
+          type verdict int
+
+          const (
+          	alive   verdict = iota // 204: the session lives
+          	ended                  // 404: it has ended (logout, expiry, revoke)
+          	unknown                // no answer, or one we do not understand
+          )
+
+          // statusClient asks the auth service's status socket whether a session is
+          // alive: POST /alive with session=<id>.
+          type statusClient struct {
+          	c *http.Client
+          }
+
+          func newStatusClient(socket string) *statusClient {
+          	tr := &http.Transport{
+          		Proxy: nil,
+          		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+          			var d net.Dialer
+          			return d.DialContext(ctx, "unix", socket)
+          		},
+          		MaxIdleConns:    1,
+          		IdleConnTimeout: 2 * DefaultAliveInterval,
+          	}
+          	return &statusClient{c: &http.Client{Transport: tr, Timeout: statusTimeout}}
+          }
+
+          // ask returns the verdict on session id and, for unknown, why.
+          func (sc *statusClient) ask(ctx context.Context, id string) (verdict, error) {
+          	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://status/alive",
+          		strings.NewReader("session="+url.QueryEscape(id)))
+          	if err != nil {
+          		return unknown, err
+          	}
+          	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+          	res, err := sc.c.Do(req)
+          	if err != nil {
+          		return unknown, err
+          	}
+          	io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
+          	res.Body.Close()
+          	switch res.StatusCode {
+          	case http.StatusNoContent:
+          		return alive, nil
+          	case http.StatusNotFound:
+          		return ended, nil
+          	case http.StatusForbidden:
+          		// the auth service does not count this uid as a web user any more:
+          		// none of its sessions can be alive
+          		return ended, fmt.Errorf("the status socket does not know this user (403)")
+          	}
+          	return unknown, fmt.Errorf("the status socket answered %s", res.Status)
+          }
+
+          // tracker holds the open WebSockets by box session and closes those
+          // whose session the status socket says has ended.
+          type tracker struct {
+          	log    *logger
+          	status *statusClient
+
+          	mu   sync.Mutex
+          	open map[string]map[*wsEntry]struct{} // session id → its WebSockets
+          	down bool                             // the status socket failed; logged once
+
+          	rounds atomic.Int64 // rounds done, for tests
+          }
+
+          type wsEntry struct {
+          	name  string // the terminal's session name (for the log)
+          	close context.CancelFunc
+          }
+
+          func newTracker(log *logger, status *statusClient) *tracker {
+          	return &tracker{log: log, status: status, open: map[string]map[*wsEntry]struct{}{}}
+          }
+
+          // add registers a WebSocket of session id; closing it is cancelling the
+          // request's context, which makes httputil.ReverseProxy close the backend
+          // and then the client connection. The returned func unregisters it.
+          func (t *tracker) add(id, name string, cancel context.CancelFunc) func() {
+          	e := &wsEntry{name: name, close: cancel}
+          	t.mu.Lock()
+          	defer t.mu.Unlock()
+          	if t.open[id] == nil {
+          		t.open[id] = map[*wsEntry]struct{}{}
+          	}
+          	t.open[id][e] = struct{}{}
+          	return func() {
+          		t.mu.Lock()
+          		defer t.mu.Unlock()
+          		delete(t.open[id], e)
+          		if len(t.open[id]) == 0 {
+          			delete(t.open, id)
+          		}
+          	}
+          }
+
+          // run checks every interval, until ctx ends; then every WebSocket is
+          // closed (their contexts derive from the server's, which ends too).
+          func (t *tracker) run(ctx context.Context, interval time.Duration) {
+          	tick := time.NewTicker(interval)
+          	defer tick.Stop()
+          	for {
+          		select {
+          		case <-ctx.Done():
+          			return
+          		case <-tick.C:
+          		}
+          		t.round(ctx)
+          	}
+          }
+
+          // round asks once per session with open WebSockets. An ended session's
+          // WebSockets are closed. A status socket that does not answer leaves them
+          // open (the auth service restarting must not cut every terminal) and is
+          // logged once per outage.
+          func (t *tracker) round(ctx context.Context) {
+          	defer t.rounds.Add(1)
+          	t.mu.Lock()
+          	ids := make([]string, 0, len(t.open))
+          	for id := range t.open {
+          		ids = append(ids, id)
+          	}
+          	t.mu.Unlock()
+          	var failed error
+          	for _, id := range ids {
+          		v, err := t.status.ask(ctx, id)
+          		if ctx.Err() != nil {
+          			return
+          		}
+          		switch v {
+          		case unknown:
+          			if failed == nil {
+          				failed = err
+          			}
+          		case ended:
+          			if err != nil {
+          				t.log.printf("%v", err)
+          			}
+          			t.closeSession(id)
+          		}
+          	}
+          	if len(ids) == 0 {
+          		return
+          	}
+          	t.mu.Lock()
+          	was := t.down
+          	t.down = failed != nil
+          	t.mu.Unlock()
+          	switch {
+          	case failed != nil && !was:
+          		t.log.printf("status socket: %v; open terminals stay open until it answers", failed)
+          	case failed == nil && was:
+          		t.log.printf("status socket answers again")
+          	}
+          }
+
+          func (t *tracker) closeSession(id string) {
+          	t.mu.Lock()
+          	var names []string
+          	for e := range t.open[id] {
+          		e.close()
+          		names = append(names, e.name)
+          	}
+          	delete(t.open, id)
+          	t.mu.Unlock()
+          	if len(names) > 0 {
+          		t.log.printf("box session ended: closed the terminal of %s", strings.Join(names, ", "))
+          	}
+          }
+        '';
+        "web/list.go" = ''
+          package web
+
+          import (
+          	"bytes"
+          	"crypto/sha256"
+          	"encoding/base64"
+          	"html/template"
+          	"net/http"
+          	"net/url"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
+          )
+
+          // pageStyle is the one inline style of the daemon's pages; the CSP allows
+          // it by hash and allows nothing else (no script, no other source).
+          const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;max-width:50em}` +
+          	`table{border-collapse:collapse}td,th{padding:.3em 1em;text-align:left;border-bottom:1px solid #ccc}` +
+          	`.stopped,.unknown,.absent,.dead{color:#777}`
+
+          // pageCSP is the Content-Security-Policy of the daemon's own pages.
+          var pageCSP = func() string {
+          	sum := sha256.Sum256([]byte(pageStyle))
+          	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+          		"'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+          }()
+
+          var listPage = template.Must(template.New("list").Parse(`<!doctype html>
+          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+          <title>{{.User}}: sessions</title><style>{{.Style}}</style></head>
+          <body><h1>Sessions of {{.User}}</h1>
+          {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
+          {{else if not .Sessions}}<p>No sessions. Add one with <code>agent-box session add NAME</code>.</p>
+          {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th></tr></thead><tbody>
+          {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td></tr>
+          {{end}}</tbody></table>{{end}}
+          <form method="post" action="/auth/logout"><button type="submit">Log out</button></form>
+          </body></html>
+          `))
+
+          type listRow struct {
+          	Name, Agent, State string
+          	Link               string
+          }
+
+          // list is GET /: U's sessions, each linking to its terminal.
+          func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+          	data := struct {
+          		User     string
+          		Style    template.CSS
+          		Sessions []listRow
+          		Error    string
+          	}{User: s.cfg.User, Style: template.CSS(pageStyle)}
+          	code := http.StatusOK
+          	entries, err := sessionstate.List(r.Context(), s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
+          	if err != nil {
+          		s.log.printf("session list: %v", err)
+          		data.Error, code = err.Error(), http.StatusInternalServerError
+          	}
+          	for _, e := range entries {
+          		data.Sessions = append(data.Sessions, listRow{
+          			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
+          			Link: "/term/?arg=" + url.QueryEscape(e.Name),
+          		})
+          	}
+          	var buf bytes.Buffer
+          	if err := listPage.Execute(&buf, data); err != nil {
+          		s.log.printf("session list: %v", err)
+          		plain(w, http.StatusInternalServerError, "internal error")
+          		return
+          	}
+          	h := w.Header()
+          	h.Set("Content-Type", "text/html; charset=utf-8")
+          	h.Set("Content-Security-Policy", pageCSP)
+          	w.WriteHeader(code)
+          	w.Write(buf.Bytes())
+          }
+        '';
+        "web/peer.go" = ''
+          package web
+
+          import (
+          	"bufio"
+          	"bytes"
+          	"context"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"net"
+          	"os"
+          	"strconv"
+          	"strings"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          )
+
+          // PeerError is a ttyd socket whose listener is not U's ttyd: the
+          // connection is closed before anything is written to it.
+          type PeerError struct{ Reason string }
+
+          func (e *PeerError) Error() string { return "ttyd socket peer refused: " + e.Reason }
+
+          const (
+          	soPeerPidfd         = 77  // SO_PEERPIDFD (Linux 6.5)
+          	sysPidfdSendSignal  = 424 // pidfd_send_signal(2), the same number on every architecture
+          	maxCgroupFileSize   = 64 << 10
+          	ttydDialTimeout     = 5 * time.Second
+          	termUnitPrefix      = "agent-box-term@"
+          	termUnitSuffix      = ".service"
+          	unifiedHierarchyTag = "0::"
+          )
+
+          // dialTTYD connects to U's ttyd socket and checks who listens on it: uid
+          // U, and a process in agent-box-term@U.service. Anything else is closed
+          // unused (a *PeerError).
+          func (s *Server) dialTTYD(ctx context.Context, _, _ string) (net.Conn, error) {
+          	d := net.Dialer{Timeout: ttydDialTimeout}
+          	c, err := d.DialContext(ctx, "unix", s.cfg.TTYDSocket)
+          	if err != nil {
+          		return nil, err
+          	}
+          	if err := checkPeer(c.(*net.UnixConn), s.cfg.UID, s.cfg.InUnit); err != nil {
+          		c.Close()
+          		return nil, err
+          	}
+          	return c, nil
+          }
+
+          // checkPeer reads the peer's credentials (SO_PEERCRED: those of the
+          // process that called listen) and checks uid and unit. When the kernel
+          // gives a pidfd of the peer (SO_PEERPIDFD), the process is checked to be
+          // alive after its cgroup was read, so the pid read was not reused by
+          // another process in the meantime.
+          func checkPeer(c *net.UnixConn, uid int, inUnit func(pid int) error) error {
+          	raw, err := c.SyscallConn()
+          	if err != nil {
+          		return err
+          	}
+          	var cred *syscall.Ucred
+          	var credErr, pidfdErr error
+          	pidfd := -1
+          	if err := raw.Control(func(fd uintptr) {
+          		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+          		pidfd, pidfdErr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, soPeerPidfd)
+          	}); err != nil {
+          		return err
+          	}
+          	if pidfdErr == nil {
+          		defer syscall.Close(pidfd)
+          	}
+          	if credErr != nil {
+          		return &PeerError{fmt.Sprintf("SO_PEERCRED: %v", credErr)}
+          	}
+          	if int(cred.Uid) != uid {
+          		return &PeerError{fmt.Sprintf("the listener's uid is %d, not %d", cred.Uid, uid)}
+          	}
+          	if cred.Pid <= 0 {
+          		return &PeerError{"the listener's pid is not visible (another pid namespace)"}
+          	}
+          	if pidfdErr != nil && !errors.Is(pidfdErr, syscall.ENOPROTOOPT) {
+          		// ESRCH or EINVAL: the process that listened is gone; its socket
+          		// is held by another.
+          		return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (SO_PEERPIDFD: %v)", cred.Pid, pidfdErr)}
+          	}
+          	if err := inUnit(int(cred.Pid)); err != nil {
+          		return &PeerError{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
+          	}
+          	if pidfdErr == nil {
+          		if _, _, e := syscall.Syscall6(sysPidfdSendSignal, uintptr(pidfd), 0, 0, 0, 0, 0); e != 0 {
+          			return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (pidfd: %v)", cred.Pid, e)}
+          		}
+          	}
+          	return nil
+          }
+
+          // TermUnit is the unit of U's ttyd.
+          func TermUnit(user string) string { return termUnitPrefix + user + termUnitSuffix }
+
+          // InTermUnit is the real unit check: /proc/<pid>/cgroup must put the
+          // process in agent-box-term@U.service of the system manager.
+          func InTermUnit(user string) func(pid int) error {
+          	unit := TermUnit(user)
+          	return func(pid int) error {
+          		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/cgroup")
+          		if err != nil {
+          			return err
+          		}
+          		defer f.Close()
+          		data, err := io.ReadAll(io.LimitReader(f, maxCgroupFileSize))
+          		if err != nil {
+          			return err
+          		}
+          		return checkCgroup(data, unit)
+          	}
+          }
+
+          // checkCgroup checks the unified-hierarchy line of a /proc/<pid>/cgroup
+          // file: its path must be slices only, then unit itself, e.g.
+          // 0::/system.slice/system-agent\x2dbox\x2dterm.slice/agent-box-term@alice.service.
+          // Requiring every component before the unit to be a slice is what refuses
+          // a unit of the same name run by U's own user manager
+          // (/user.slice/user-1000.slice/user@1000.service/app.slice/agent-box-term@alice.service):
+          // only the system manager creates slices outside a delegated subtree, and
+          // every delegated subtree sits below a service or scope.
+          func checkCgroup(data []byte, unit string) error {
+          	sc := bufio.NewScanner(bytes.NewReader(data))
+          	for sc.Scan() {
+          		line := sc.Text()
+          		path, ok := strings.CutPrefix(line, unifiedHierarchyTag)
+          		if !ok {
+          			continue
+          		}
+          		parts := strings.Split(path, "/")
+          		if len(parts) < 3 || parts[0] != "" || parts[len(parts)-1] != unit {
+          			return fmt.Errorf("in cgroup %s, not in %s", escape.Quote(path, 256), unit)
+          		}
+          		for _, p := range parts[1 : len(parts)-1] {
+          			if !strings.HasSuffix(p, ".slice") || p == ".slice" {
+          				return fmt.Errorf("in cgroup %s: %s is not in a system slice", escape.Quote(path, 256), unit)
+          			}
+          		}
+          		return nil
+          	}
+          	return errors.New("no unified cgroup hierarchy line (0::) in its cgroup file")
+          }
+        '';
+        "web/serve.go" = ''
+          package web
+
+          import (
+          	"context"
+          	"errors"
+          	"fmt"
+          	"log"
+          	"net"
+          	"net/http"
+          	"os"
+          	"strconv"
+          	"syscall"
+          	"time"
+          )
+
+          // shutdownTimeout bounds the wait for requests in flight at SIGTERM.
+          const shutdownTimeout = 5 * time.Second
+
+          // Serve runs the daemon on l until ctx ends, then closes every WebSocket
+          // and returns nil after the requests in flight finish (at most
+          // shutdownTimeout).
+          func Serve(ctx context.Context, l net.Listener, cfg Config) error {
+          	s, err := New(cfg)
+          	if err != nil {
+          		return err
+          	}
+          	srv := &http.Server{
+          		Handler:           s,
+          		ReadHeaderTimeout: 10 * time.Second,
+          		IdleTimeout:       2 * time.Minute,
+          		MaxHeaderBytes:    64 << 10,
+          		ErrorLog:          log.New(s.log, "http: ", 0),
+          		// every request, and so every WebSocket, ends with ctx
+          		BaseContext: func(net.Listener) context.Context { return ctx },
+          	}
+          	go s.Alive(ctx)
+          	errc := make(chan error, 1)
+          	go func() { errc <- srv.Serve(l) }()
+          	select {
+          	case err := <-errc:
+          		return fmt.Errorf("web serve: %w", err)
+          	case <-ctx.Done():
+          	}
+          	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+          	defer cancel()
+          	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+          		return fmt.Errorf("web serve: shutdown: %w", err)
+          	}
+          	return nil
+          }
+
+          // SetNotDumpable makes this process non-dumpable (prctl PR_SET_DUMPABLE
+          // 0): processes of the same uid can no longer ptrace it, read its memory
+          // or take its descriptors through /proc/<pid>/fd, and its /proc files
+          // belong to root.
+          func SetNotDumpable() error {
+          	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); e != 0 {
+          		return fmt.Errorf("prctl(PR_SET_DUMPABLE, 0): %w", e)
+          	}
+          	return nil
+          }
+
+          // CloseOnExecInherited marks every descriptor above stderr close-on-exec,
+          // so nothing the daemon was given (systemd's sockets, anything a parent
+          // leaked) reaches a program it runs. Go opens its own descriptors
+          // close-on-exec; marking them again changes nothing.
+          func CloseOnExecInherited() error {
+          	d, err := os.Open("/proc/self/fd")
+          	if err != nil {
+          		return fmt.Errorf("list descriptors: %w", err)
+          	}
+          	names, err := d.Readdirnames(-1)
+          	d.Close()
+          	if err != nil {
+          		return fmt.Errorf("list descriptors: %w", err)
+          	}
+          	for _, n := range names {
+          		fd, err := strconv.Atoi(n)
+          		if err != nil || fd <= 2 {
+          			continue
+          		}
+          		syscall.CloseOnExec(fd) // the directory's own descriptor is closed by now: EBADF is harmless
+          	}
+          	return nil
+          }
+        '';
+        "web/term.go" = ''
+          package web
+
+          import (
+          	"context"
+          	"errors"
+          	"net/http"
+          	"net/http/httputil"
+          	"net/url"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          )
+
+          // newProxy is the reverse proxy to ttyd: a transport that dials only the
+          // ttyd socket (checking its peer), never a proxy from the environment.
+          func (s *Server) newProxy() *httputil.ReverseProxy {
+          	tr := &http.Transport{
+          		Proxy:                 nil,
+          		DialContext:           s.dialTTYD,
+          		DisableCompression:    true,
+          		MaxIdleConns:          4,
+          		IdleConnTimeout:       60 * time.Second,
+          		ResponseHeaderTimeout: 30 * time.Second,
+          	}
+          	return &httputil.ReverseProxy{
+          		Transport: tr,
+          		Rewrite: func(pr *httputil.ProxyRequest) {
+          			pr.Out.URL.Scheme = "http"
+          			pr.Out.URL.Host = s.host
+          			// ttyd's -O compares Origin with Host: the Origin checked
+          			// against https://U.D must meet U.D, whatever Host came in.
+          			pr.Out.Host = s.host
+          			strip(pr.Out.Header)
+          		},
+          		ModifyResponse: func(res *http.Response) error {
+          			// nothing U's processes send may set a cookie on U's origin
+          			res.Header.Del("Set-Cookie")
+          			return nil
+          		},
+          		ErrorHandler: s.proxyError,
+          	}
+          }
+
+          func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+          	var pe *PeerError
+          	switch {
+          	case errors.As(err, &pe):
+          		s.log.refuse("ttyd-peer", "%s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
+          	case errors.Is(err, context.Canceled):
+          		// the client went away, or the session ended (Alive)
+          	default:
+          		s.log.printf("ttyd: %s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
+          	}
+          	plain(w, http.StatusBadGateway, "the terminal is not available")
+          }
+
+          // isUpgrade reports a request that asks to switch protocols in any way.
+          func isUpgrade(r *http.Request) bool {
+          	return r.Header.Get("Upgrade") != "" || headerHasToken(r.Header, "Connection", "upgrade")
+          }
+
+          func headerHasToken(h http.Header, name, token string) bool {
+          	for _, v := range h.Values(name) {
+          		for _, t := range strings.Split(v, ",") {
+          			if strings.EqualFold(strings.TrimSpace(t), token) {
+          				return true
+          			}
+          		}
+          	}
+          	return false
+          }
+
+          // validSessionID matches a session id of the auth service: 16 bytes, hex.
+          func validSessionID(id string) bool {
+          	if len(id) != 32 {
+          		return false
+          	}
+          	for i := 0; i < len(id); i++ {
+          		c := id[i]
+          		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+          			return false
+          		}
+          	}
+          	return true
+          }
+
+          // term proxies /term/... to ttyd. The page /term/ and every WebSocket
+          // carry exactly one arg, a session name the registry holds; ttyd gets
+          // exactly that arg and nothing else. Every other path (ttyd's token, the
+          // /term redirect) reaches ttyd with no query at all: ttyd reads arg only on
+          // a WebSocket, and its page fetches token without one. A WebSocket must
+          // come from U's origin and name its box session, which is checked every
+          // AliveInterval.
+          func (s *Server) term(w http.ResponseWriter, r *http.Request) {
+          	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+          		s.log.refuse("method", "%s %s", escape.Quote(r.Method, 16), escape.Quote(r.URL.Path, 128))
+          		w.Header().Set("Allow", "GET, HEAD")
+          		plain(w, http.StatusMethodNotAllowed, "method not allowed")
+          		return
+          	}
+          	ws := isUpgrade(r)
+          	session, _ := r.Context().Value(ctxKey{}).(string)
+          	if ws {
+          		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || !headerHasToken(r.Header, "Connection", "upgrade") {
+          			s.log.refuse("upgrade", "%s: not a WebSocket handshake (Upgrade %s)", escape.Quote(r.URL.Path, 128), escape.Quote(r.Header.Get("Upgrade"), 32))
+          			plain(w, http.StatusBadRequest, "bad request")
+          			return
+          		}
+          		if o := r.Header.Values("Origin"); len(o) != 1 || o[0] != s.origin {
+          			s.log.refuse("origin", "%s: Origin %s, want %s", escape.Quote(r.URL.Path, 128), escape.Quote(strings.Join(o, ", "), 128), s.origin)
+          			plain(w, http.StatusForbidden, "forbidden")
+          			return
+          		}
+          		if !validSessionID(session) {
+          			s.log.refuse("no-session", "%s: a WebSocket without a valid %s header", escape.Quote(r.URL.Path, 128), hdrSession)
+          			plain(w, http.StatusForbidden, "forbidden")
+          			return
+          		}
+          	}
+          	query := ""
+          	name := ""
+          	if ws || r.URL.Path == "/term/" {
+          		var code int
+          		var why string
+          		name, code, why = s.sessionArg(r.URL.RawQuery)
+          		if code != 0 {
+          			s.log.refuse("query", "%s: %s", escape.Quote(r.URL.Path, 128), why)
+          			plain(w, code, "bad request: "+why)
+          			return
+          		}
+          		query = "arg=" + url.QueryEscape(name)
+          	}
+          	out := r.Clone(r.Context())
+          	out.URL.RawQuery = query
+          	out.URL.ForceQuery = false
+          	if !ws {
+          		s.proxy.ServeHTTP(w, out)
+          		return
+          	}
+          	ctx, cancel := context.WithCancel(r.Context())
+          	defer cancel()
+          	done := s.alive.add(session, name, cancel)
+          	defer done()
+          	s.proxy.ServeHTTP(w, out.WithContext(ctx))
+          }
+
+          // sessionArg returns the one session name of a query, or the status and
+          // reason of its refusal. The reason quotes only what a name may hold.
+          func (s *Server) sessionArg(rawQuery string) (string, int, string) {
+          	q, err := url.ParseQuery(rawQuery)
+          	if err != nil {
+          		return "", http.StatusBadRequest, "the query does not parse"
+          	}
+          	args := q["arg"]
+          	if len(args) != 1 {
+          		return "", http.StatusBadRequest, "want exactly one arg (a session name)"
+          	}
+          	name := args[0]
+          	if !registry.ValidName(name) {
+          		return "", http.StatusBadRequest, "arg " + escape.Quote(name, 64) + " is not a session name"
+          	}
+          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	if err != nil {
+          		s.log.printf("registry: %v", err)
+          		return "", http.StatusInternalServerError, "the registry cannot be read"
+          	}
+          	if _, ok := reg.Find(name); !ok {
+          		return "", http.StatusBadRequest, "no session " + escape.Quote(name, 64)
+          	}
+          	return name, 0, ""
+          }
+        '';
+        "web/web.go" = ''
+          // Package web is the per-user web daemon, `agent-box web serve`
+          // (docs/web-contract.md, "The web daemon"). It runs as the agent user U
+          // behind Caddy and the auth service's forward_auth, and serves U's origin
+          // https://U.D: the list of U's sessions, and /term/... proxied to U's ttyd
+          // on its private socket. It trusts nothing U's other processes control:
+          // the ttyd socket's peer is checked (uid and unit cgroup) before a request
+          // is written to it, the query ttyd sees is rebuilt from a registry name,
+          // and no cookie, Authorization or X-Agent-Box-* header ever reaches ttyd.
+          package web
+
+          import (
+          	"context"
+          	"fmt"
+          	"io"
+          	"net/http"
+          	"net/http/httputil"
+          	"os"
+          	"os/user"
+          	"path/filepath"
+          	"strconv"
+          	"strings"
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
+          )
+
+          // Environment variables of the web daemon (beyond those of paths).
+          const (
+          	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
+          	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
+          )
+
+          // StatusSocket is the auth service's status socket (POST /alive). A
+          // variable for tests only.
+          var StatusSocket = "/run/agent-box-auth/status.sock"
+
+          // DefaultTTYDSocket is where U's ttyd listens (agent-box-term@U.service).
+          func DefaultTTYDSocket(user string) string {
+          	return filepath.Join("/run/agent-box-term", user, "ttyd.sock")
+          }
+
+          // DefaultAliveInterval is how often open terminals' sessions are checked.
+          const DefaultAliveInterval = 30 * time.Second
+
+          // Config is one web daemon.
+          type Config struct {
+          	User   string // U: the user running the daemon
+          	UID    int    // U's uid
+          	Domain string // D: the box's domain as browsers use it, port included when not 443
+
+          	Env     paths.Env // U's paths: registry, observations, state.json, tmux socket
+          	Tmux    string    // absolute tmux for session states; "" leaves them unknown
+          	ProcEnv []string  // environment of tmux clients
+
+          	TTYDSocket   string // U's ttyd
+          	StatusSocket string // the auth service's status socket
+
+          	// InUnit checks that process pid (the ttyd socket's peer, already of
+          	// uid UID) runs in agent-box-term@U.service; nil is InTermUnit(User).
+          	InUnit func(pid int) error
+          	// AliveInterval is how often the sessions of open WebSockets are
+          	// checked; 0 is DefaultAliveInterval.
+          	AliveInterval time.Duration
+
+          	Log io.Writer // one line per refusal and per status-socket outage
+          }
+
+          // ConfigError is a configuration the daemon refuses to start with (exit 12).
+          type ConfigError struct{ Msg string }
+
+          func (e *ConfigError) Error() string     { return e.Msg }
+          func (e *ConfigError) ConfigError() bool { return true }
+
+          func configErrorf(format string, a ...any) error {
+          	return &ConfigError{fmt.Sprintf(format, a...)}
+          }
+
+          // FromEnv builds the daemon's configuration from its environment (getenv
+          // is os.Getenv in production) and e, the user's paths (as the CLI derives
+          // them). U is the user of the running uid, never $USER. Only AGENT_BOX_TMUX
+          // is ever executed: the daemon runs no tmux found through PATH.
+          func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
+          	uid := os.Getuid()
+          	u, err := user.LookupId(strconv.Itoa(uid))
+          	if err != nil {
+          		return Config{}, configErrorf("web serve: the user of uid %d: %v", uid, err)
+          	}
+          	cfg := Config{
+          		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
+          		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), StatusSocket: StatusSocket,
+          	}
+          	if cfg.TTYDSocket == "" {
+          		cfg.TTYDSocket = DefaultTTYDSocket(cfg.User)
+          	}
+          	if cfg.Tmux != "" && !filepath.IsAbs(cfg.Tmux) {
+          		return Config{}, configErrorf("web serve: %s must be an absolute path, got %s", paths.EnvTmux, escape.Quote(cfg.Tmux, 256))
+          	}
+          	return cfg, cfg.check()
+          }
+
+          func (c Config) check() error {
+          	if c.Domain == "" {
+          		return configErrorf("web serve: %s is unset (the box's domain, for example box.example.com)", EnvDomain)
+          	}
+          	if !validDomain(c.Domain) {
+          		return configErrorf("web serve: %s=%s is not a host name with an optional port", EnvDomain, escape.Quote(c.Domain, 256))
+          	}
+          	if c.User == "" || strings.ContainsAny(c.User, "/:") || escape.String(c.User) != c.User {
+          		return configErrorf("web serve: user name %s cannot name an origin", escape.Quote(c.User, 64))
+          	}
+          	if !filepath.IsAbs(c.TTYDSocket) {
+          		return configErrorf("web serve: %s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
+          	}
+          	if !filepath.IsAbs(c.StatusSocket) {
+          		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
+          	}
+          	return nil
+          }
+
+          // validDomain accepts lower-case host names (letters, digits, '-', '.')
+          // with an optional :port, which is all a browser sends in Origin.
+          func validDomain(d string) bool {
+          	host, port, hasPort := strings.Cut(d, ":")
+          	if hasPort {
+          		n, err := strconv.Atoi(port)
+          		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+          			return false
+          		}
+          	}
+          	if host == "" || len(host) > 253 || host[0] == '.' || host[len(host)-1] == '.' || strings.Contains(host, "..") {
+          		return false
+          	}
+          	for i := 0; i < len(host); i++ {
+          		c := host[i]
+          		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+          			return false
+          		}
+          	}
+          	return true
+          }
+
+          // Server is the daemon's handler.
+          type Server struct {
+          	cfg    Config
+          	origin string // https://U.D
+          	host   string // U.D
+          	mux    *http.ServeMux
+          	proxy  *httputil.ReverseProxy
+          	alive  *tracker
+          	log    *logger
+          }
+
+          // New checks cfg and returns the daemon's handler. Run s.Alive to check
+          // the sessions of open WebSockets (Serve does).
+          func New(cfg Config) (*Server, error) {
+          	if err := cfg.check(); err != nil {
+          		return nil, err
+          	}
+          	if cfg.InUnit == nil {
+          		cfg.InUnit = InTermUnit(cfg.User)
+          	}
+          	if cfg.AliveInterval <= 0 {
+          		cfg.AliveInterval = DefaultAliveInterval
+          	}
+          	if cfg.Log == nil {
+          		cfg.Log = io.Discard
+          	}
+          	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: &logger{w: cfg.Log}}
+          	s.origin = "https://" + s.host
+          	s.alive = newTracker(s.log, newStatusClient(cfg.StatusSocket))
+          	s.proxy = s.newProxy()
+          	s.mux = http.NewServeMux()
+          	s.mux.HandleFunc("GET /{$}", s.list)
+          	s.mux.HandleFunc("/term", s.term)
+          	s.mux.HandleFunc("/term/", s.term)
+          	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+          		plain(w, http.StatusNotFound, "not found")
+          	})
+          	return s, nil
+          }
+
+          // Alive checks the session of every open WebSocket each AliveInterval and
+          // closes those whose session has ended, until ctx ends.
+          func (s *Server) Alive(ctx context.Context) {
+          	s.alive.run(ctx, s.cfg.AliveInterval)
+          }
+
+          // User header and session header, set by Caddy from forward_auth's answer.
+          const (
+          	hdrUser    = "X-Agent-Box-User"
+          	hdrSession = "X-Agent-Box-Session"
+          )
+
+          type ctxKey struct{}
+
+          // ServeHTTP checks the user header, removes every credential-bearing
+          // header and dispatches.
+          func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+          	h := w.Header()
+          	h.Set("X-Content-Type-Options", "nosniff")
+          	h.Set("X-Frame-Options", "DENY")
+          	h.Set("Cache-Control", "no-store")
+          	h.Set("Referrer-Policy", "no-referrer")
+          	if v := r.Header.Values(hdrUser); len(v) != 1 || v[0] != s.cfg.User {
+          		got := "none"
+          		if len(v) > 0 {
+          			got = escape.Quote(strings.Join(v, ", "), 64)
+          		}
+          		s.log.refuse("wrong-user", "%s %s (got %s)", r.Method, escape.Quote(r.URL.Path, 128), got)
+          		plain(w, http.StatusForbidden, "forbidden")
+          		return
+          	}
+          	session := ""
+          	if v := r.Header.Values(hdrSession); len(v) == 1 {
+          		session = v[0]
+          	}
+          	strip(r.Header)
+          	s.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, session)))
+          }
+
+          // strip removes what must never reach ttyd: cookies, credentials and the
+          // headers of our own (identity, session, client address).
+          func strip(h http.Header) {
+          	for k := range h {
+          		if len(k) >= len("X-Agent-Box-") && strings.EqualFold(k[:len("X-Agent-Box-")], "X-Agent-Box-") {
+          			delete(h, k)
+          		}
+          	}
+          	h.Del("Cookie")
+          	h.Del("Authorization")
+          	h.Del("Proxy-Authorization")
+          }
+
+          // plain writes a short text answer (never anything a client sent).
+          func plain(w http.ResponseWriter, code int, msg string) {
+          	h := w.Header()
+          	h.Set("Content-Type", "text/plain; charset=utf-8")
+          	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+          	h.Del("Content-Length")
+          	w.WriteHeader(code)
+          	fmt.Fprintln(w, msg)
+          }
+
+          // logger writes one escaped line per event. Nothing that could be a
+          // credential is passed to it: no header but the user header's value, no
+          // session id, no query but a validated name.
+          type logger struct {
+          	mu sync.Mutex
+          	w  io.Writer
+          }
+
+          func (l *logger) printf(format string, a ...any) {
+          	msg := escape.Terminal(fmt.Sprintf(format, a...))
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	fmt.Fprintf(l.w, "agent-box: web: %s\n", msg)
+          }
+
+          // refuse logs a refused request: its class first, then what was refused.
+          func (l *logger) refuse(class, format string, a ...any) {
+          	l.printf("refused %s: %s", class, fmt.Sprintf(format, a...))
+          }
+
+          // Write makes the logger net/http's ErrorLog (one escaped line each).
+          func (l *logger) Write(p []byte) (int, error) {
+          	l.printf("%s", strings.TrimSuffix(string(p), "\n"))
+          	return len(p), nil
           }
         '';
       }

@@ -1,0 +1,144 @@
+package sessionstate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/state"
+	"github.com/agent-box/agent-box/internal/runtime/tmux"
+)
+
+// world is a HOME with a registry of four sessions and, when asked, a
+// state.json naming this (live) process and a tmux server on the runtime
+// socket where "run" is alive, "dead" has exited (remain-on-exit) and
+// "gone" does not exist.
+func world(t *testing.T, supervisor bool) (paths.Env, string) {
+	t.Helper()
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux is required on PATH: %v\nhint: run 'make deps'", err)
+	}
+	home := t.TempDir()
+	rt, err := os.MkdirTemp("", "ss") // unix socket paths are short
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	e, err := paths.FromEnv(func(k string) string {
+		return map[string]string{"HOME": home, "AGENT_BOX_RUNTIME_DIR": rt}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Now().UTC()
+	err = registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
+		for _, n := range []string{"run", "dead", "gone", "park"} {
+			if err := r.Add(registry.Session{Name: n, Agent: "sh", Cwd: home, Stopped: n == "park", Created: now, Updated: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := observe.Save(e.ObservationsDir(), observe.Session{Name: "run", Restarts: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if !supervisor {
+		return e, bin
+	}
+	if err := state.Write(e.StateFile(), state.State{Format: state.Format, PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(rt, "tmux.conf")
+	os.WriteFile(conf, []byte("set-option -s exit-empty off\nset-window-option -g remain-on-exit on\n"), 0o600)
+	srv := &tmux.Server{Bin: bin, Socket: e.TmuxSocket(), Env: []string{"PATH=" + os.Getenv("PATH")}}
+	if err := srv.Start(ctx, conf); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.KillServer(context.Background()) })
+	if _, err := srv.NewSession(ctx, "run", []string{"sleep", "1000"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.NewSession(ctx, "dead", []string{"sh", "-c", "exit 3"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ps, _ := srv.ListPanes(ctx)
+		dead := false
+		for _, p := range ps {
+			dead = dead || p.Session == "dead" && p.Dead
+		}
+		if dead {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pane of \"dead\" did not exit within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return e, bin
+}
+
+func TestStatesAreThoseOfSessionLs(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		supervisor bool
+		noTmux     bool
+		want       map[string]string
+	}{
+		{"supervisor and tmux", true, false, map[string]string{"run": Running, "dead": Dead, "gone": Absent, "park": Stopped}},
+		{"no supervisor", false, false, map[string]string{"run": Unknown, "dead": Unknown, "gone": Unknown, "park": Stopped}},
+		{"no tmux binary", true, true, map[string]string{"run": Unknown, "dead": Unknown, "gone": Unknown, "park": Stopped}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, bin := world(t, tc.supervisor)
+			if tc.noTmux {
+				bin = ""
+			}
+			got, err := List(context.Background(), e, bin, []string{"PATH=" + os.Getenv("PATH")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := []string{}
+			for _, le := range got {
+				names = append(names, le.Name)
+				if le.State != tc.want[le.Name] {
+					t.Errorf("%s: state %q, want %q", le.Name, le.State, tc.want[le.Name])
+				}
+				if le.Args == nil {
+					t.Errorf("%s: nil args (JSON would say null)", le.Name)
+				}
+			}
+			if want := []string{"dead", "gone", "park", "run"}; len(names) != 4 || names[0] != want[0] || names[3] != want[3] {
+				t.Errorf("order %q, want %q", names, want)
+			}
+			if got[3].Restarts != 3 {
+				t.Errorf("run: restarts %d, want 3 (from its observation file)", got[3].Restarts)
+			}
+		})
+	}
+}
+
+func TestACorruptRegistryIsAnError(t *testing.T) {
+	e, bin := world(t, false)
+	if err := os.WriteFile(e.Registry(), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := List(context.Background(), e, bin, nil)
+	var ce *registry.CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want *registry.CorruptError", err)
+	}
+}

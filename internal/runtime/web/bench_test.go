@@ -1,0 +1,63 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+)
+
+// BenchmarkKeystrokeEcho measures one keystroke (a 2-byte input frame)
+// echoed back over a WebSocket: straight to the fake ttyd, and through the
+// web daemon on its unix socket (as Caddy reaches it). It reports p50 and
+// p99 of the round trip.
+func BenchmarkKeystrokeEcho(b *testing.B) {
+	f := newFixture(b)
+	l, err := net.Listen("unix", filepath.Join(f.dir, "web.sock"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	go Serve(ctx, l, f.srv.cfg)
+	for _, tc := range []struct{ name, socket string }{
+		{"direct-to-ttyd", f.ttyd.path},
+		{"through-web-daemon", l.Addr().String()},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c, err := net.DialTimeout("unix", tc.socket, 5*time.Second)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			res, br, err := wsHandshake(c, testHost, "/term/ws?arg=main", header("Origin", testOrigin))
+			if err != nil || res.StatusCode != http.StatusSwitchingProtocols {
+				b.Fatalf("handshake: %v %v", res.Status, err)
+			}
+			keystroke(b, c, br) // warm up
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				keystroke(b, c, br)
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+			b.ReportMetric(float64(p50.Nanoseconds())/1e3, "p50-µs")
+			b.ReportMetric(float64(p99.Nanoseconds())/1e3, "p99-µs")
+			b.Logf("%s: %d keystrokes, p50 %s, p99 %s", tc.name, len(lat), p50, p99)
+		})
+	}
+}
+
+func keystroke(b *testing.B, c net.Conn, br *bufio.Reader) {
+	if err := echo(c, br, "0a"); err != nil {
+		b.Fatal(err)
+	}
+}

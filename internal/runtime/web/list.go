@@ -1,0 +1,77 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"html/template"
+	"net/http"
+	"net/url"
+
+	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
+)
+
+// pageStyle is the one inline style of the daemon's pages; the CSP allows
+// it by hash and allows nothing else (no script, no other source).
+const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;max-width:50em}` +
+	`table{border-collapse:collapse}td,th{padding:.3em 1em;text-align:left;border-bottom:1px solid #ccc}` +
+	`.stopped,.unknown,.absent,.dead{color:#777}`
+
+// pageCSP is the Content-Security-Policy of the daemon's own pages.
+var pageCSP = func() string {
+	sum := sha256.Sum256([]byte(pageStyle))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+}()
+
+var listPage = template.Must(template.New("list").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>{{.User}}: sessions</title><style>{{.Style}}</style></head>
+<body><h1>Sessions of {{.User}}</h1>
+{{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
+{{else if not .Sessions}}<p>No sessions. Add one with <code>agent-box session add NAME</code>.</p>
+{{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th></tr></thead><tbody>
+{{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td></tr>
+{{end}}</tbody></table>{{end}}
+<form method="post" action="/auth/logout"><button type="submit">Log out</button></form>
+</body></html>
+`))
+
+type listRow struct {
+	Name, Agent, State string
+	Link               string
+}
+
+// list is GET /: U's sessions, each linking to its terminal.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	data := struct {
+		User     string
+		Style    template.CSS
+		Sessions []listRow
+		Error    string
+	}{User: s.cfg.User, Style: template.CSS(pageStyle)}
+	code := http.StatusOK
+	entries, err := sessionstate.List(r.Context(), s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
+	if err != nil {
+		s.log.printf("session list: %v", err)
+		data.Error, code = err.Error(), http.StatusInternalServerError
+	}
+	for _, e := range entries {
+		data.Sessions = append(data.Sessions, listRow{
+			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
+			Link: "/term/?arg=" + url.QueryEscape(e.Name),
+		})
+	}
+	var buf bytes.Buffer
+	if err := listPage.Execute(&buf, data); err != nil {
+		s.log.printf("session list: %v", err)
+		plain(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", pageCSP)
+	w.WriteHeader(code)
+	w.Write(buf.Bytes())
+}

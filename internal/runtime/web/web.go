@@ -1,0 +1,270 @@
+// Package web is the per-user web daemon, `agent-box web serve`
+// (docs/web-contract.md, "The web daemon"). It runs as the agent user U
+// behind Caddy and the auth service's forward_auth, and serves U's origin
+// https://U.D: the list of U's sessions, and /term/... proxied to U's ttyd
+// on its private socket. It trusts nothing U's other processes control:
+// the ttyd socket's peer is checked (uid and unit cgroup) before a request
+// is written to it, the query ttyd sees is rebuilt from a registry name,
+// and no cookie, Authorization or X-Agent-Box-* header ever reaches ttyd.
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
+)
+
+// Environment variables of the web daemon (beyond those of paths).
+const (
+	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
+	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
+)
+
+// StatusSocket is the auth service's status socket (POST /alive). A
+// variable for tests only.
+var StatusSocket = "/run/agent-box-auth/status.sock"
+
+// DefaultTTYDSocket is where U's ttyd listens (agent-box-term@U.service).
+func DefaultTTYDSocket(user string) string {
+	return filepath.Join("/run/agent-box-term", user, "ttyd.sock")
+}
+
+// DefaultAliveInterval is how often open terminals' sessions are checked.
+const DefaultAliveInterval = 30 * time.Second
+
+// Config is one web daemon.
+type Config struct {
+	User   string // U: the user running the daemon
+	UID    int    // U's uid
+	Domain string // D: the box's domain as browsers use it, port included when not 443
+
+	Env     paths.Env // U's paths: registry, observations, state.json, tmux socket
+	Tmux    string    // absolute tmux for session states; "" leaves them unknown
+	ProcEnv []string  // environment of tmux clients
+
+	TTYDSocket   string // U's ttyd
+	StatusSocket string // the auth service's status socket
+
+	// InUnit checks that process pid (the ttyd socket's peer, already of
+	// uid UID) runs in agent-box-term@U.service; nil is InTermUnit(User).
+	InUnit func(pid int) error
+	// AliveInterval is how often the sessions of open WebSockets are
+	// checked; 0 is DefaultAliveInterval.
+	AliveInterval time.Duration
+
+	Log io.Writer // one line per refusal and per status-socket outage
+}
+
+// ConfigError is a configuration the daemon refuses to start with (exit 12).
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string     { return e.Msg }
+func (e *ConfigError) ConfigError() bool { return true }
+
+func configErrorf(format string, a ...any) error {
+	return &ConfigError{fmt.Sprintf(format, a...)}
+}
+
+// FromEnv builds the daemon's configuration from its environment (getenv
+// is os.Getenv in production) and e, the user's paths (as the CLI derives
+// them). U is the user of the running uid, never $USER. Only AGENT_BOX_TMUX
+// is ever executed: the daemon runs no tmux found through PATH.
+func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
+	uid := os.Getuid()
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return Config{}, configErrorf("web serve: the user of uid %d: %v", uid, err)
+	}
+	cfg := Config{
+		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
+		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), StatusSocket: StatusSocket,
+	}
+	if cfg.TTYDSocket == "" {
+		cfg.TTYDSocket = DefaultTTYDSocket(cfg.User)
+	}
+	if cfg.Tmux != "" && !filepath.IsAbs(cfg.Tmux) {
+		return Config{}, configErrorf("web serve: %s must be an absolute path, got %s", paths.EnvTmux, escape.Quote(cfg.Tmux, 256))
+	}
+	return cfg, cfg.check()
+}
+
+func (c Config) check() error {
+	if c.Domain == "" {
+		return configErrorf("web serve: %s is unset (the box's domain, for example box.example.com)", EnvDomain)
+	}
+	if !validDomain(c.Domain) {
+		return configErrorf("web serve: %s=%s is not a host name with an optional port", EnvDomain, escape.Quote(c.Domain, 256))
+	}
+	if c.User == "" || strings.ContainsAny(c.User, "/:") || escape.String(c.User) != c.User {
+		return configErrorf("web serve: user name %s cannot name an origin", escape.Quote(c.User, 64))
+	}
+	if !filepath.IsAbs(c.TTYDSocket) {
+		return configErrorf("web serve: %s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
+	}
+	if !filepath.IsAbs(c.StatusSocket) {
+		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
+	}
+	return nil
+}
+
+// validDomain accepts lower-case host names (letters, digits, '-', '.')
+// with an optional :port, which is all a browser sends in Origin.
+func validDomain(d string) bool {
+	host, port, hasPort := strings.Cut(d, ":")
+	if hasPort {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return false
+		}
+	}
+	if host == "" || len(host) > 253 || host[0] == '.' || host[len(host)-1] == '.' || strings.Contains(host, "..") {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// Server is the daemon's handler.
+type Server struct {
+	cfg    Config
+	origin string // https://U.D
+	host   string // U.D
+	mux    *http.ServeMux
+	proxy  *httputil.ReverseProxy
+	alive  *tracker
+	log    *logger
+}
+
+// New checks cfg and returns the daemon's handler. Run s.Alive to check
+// the sessions of open WebSockets (Serve does).
+func New(cfg Config) (*Server, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.InUnit == nil {
+		cfg.InUnit = InTermUnit(cfg.User)
+	}
+	if cfg.AliveInterval <= 0 {
+		cfg.AliveInterval = DefaultAliveInterval
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: &logger{w: cfg.Log}}
+	s.origin = "https://" + s.host
+	s.alive = newTracker(s.log, newStatusClient(cfg.StatusSocket))
+	s.proxy = s.newProxy()
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /{$}", s.list)
+	s.mux.HandleFunc("/term", s.term)
+	s.mux.HandleFunc("/term/", s.term)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		plain(w, http.StatusNotFound, "not found")
+	})
+	return s, nil
+}
+
+// Alive checks the session of every open WebSocket each AliveInterval and
+// closes those whose session has ended, until ctx ends.
+func (s *Server) Alive(ctx context.Context) {
+	s.alive.run(ctx, s.cfg.AliveInterval)
+}
+
+// User header and session header, set by Caddy from forward_auth's answer.
+const (
+	hdrUser    = "X-Agent-Box-User"
+	hdrSession = "X-Agent-Box-Session"
+)
+
+type ctxKey struct{}
+
+// ServeHTTP checks the user header, removes every credential-bearing
+// header and dispatches.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	if v := r.Header.Values(hdrUser); len(v) != 1 || v[0] != s.cfg.User {
+		got := "none"
+		if len(v) > 0 {
+			got = escape.Quote(strings.Join(v, ", "), 64)
+		}
+		s.log.refuse("wrong-user", "%s %s (got %s)", r.Method, escape.Quote(r.URL.Path, 128), got)
+		plain(w, http.StatusForbidden, "forbidden")
+		return
+	}
+	session := ""
+	if v := r.Header.Values(hdrSession); len(v) == 1 {
+		session = v[0]
+	}
+	strip(r.Header)
+	s.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, session)))
+}
+
+// strip removes what must never reach ttyd: cookies, credentials and the
+// headers of our own (identity, session, client address).
+func strip(h http.Header) {
+	for k := range h {
+		if len(k) >= len("X-Agent-Box-") && strings.EqualFold(k[:len("X-Agent-Box-")], "X-Agent-Box-") {
+			delete(h, k)
+		}
+	}
+	h.Del("Cookie")
+	h.Del("Authorization")
+	h.Del("Proxy-Authorization")
+}
+
+// plain writes a short text answer (never anything a client sent).
+func plain(w http.ResponseWriter, code int, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	h.Del("Content-Length")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, msg)
+}
+
+// logger writes one escaped line per event. Nothing that could be a
+// credential is passed to it: no header but the user header's value, no
+// session id, no query but a validated name.
+type logger struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *logger) printf(format string, a ...any) {
+	msg := escape.Terminal(fmt.Sprintf(format, a...))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "agent-box: web: %s\n", msg)
+}
+
+// refuse logs a refused request: its class first, then what was refused.
+func (l *logger) refuse(class, format string, a ...any) {
+	l.printf("refused %s: %s", class, fmt.Sprintf(format, a...))
+}
+
+// Write makes the logger net/http's ErrorLog (one escaped line each).
+func (l *logger) Write(p []byte) (int, error) {
+	l.printf("%s", strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
