@@ -2090,7 +2090,6 @@ in
           	"os"
           	"os/exec"
           	"path/filepath"
-          	"sort"
           	"strings"
           	"syscall"
           	"text/tabwriter"
@@ -2099,9 +2098,9 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
-          	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
           	"github.com/agent-box/agent-box/internal/runtime/spawn"
           	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/supervisor"
@@ -2473,57 +2472,11 @@ in
           	return nil
           }
 
-          type lsEntry struct {
-          	registry.Session
-          	State    string        `json:"state"`
-          	Restarts int           `json:"restarts"`
-          	LastExit *observe.Exit `json:"lastExit,omitempty"`
-          }
-
           func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
-          	reg, err := registry.Load(e.Registry())
+          	out, err := sessionstate.List(ctx, e, p.tmuxBin(e), os.Environ())
           	if err != nil {
           		return err
           	}
-          	panes := map[string]tmux.Pane{}
-          	tmuxKnown := false
-          	if _, err := state.Read(e.StateFile()); err == nil {
-          		srv := &tmux.Server{Bin: p.tmuxBin(e), Socket: e.TmuxSocket(), Env: os.Environ()}
-          		if srv.Bin != "" && srv.Alive() {
-          			if ps, err := srv.ListPanes(ctx); err == nil {
-          				tmuxKnown = true
-          				for _, pn := range ps {
-          					if _, ok := panes[pn.Session]; !ok {
-          						panes[pn.Session] = pn
-          					}
-          				}
-          			}
-          		}
-          	}
-          	out := []lsEntry{}
-          	for _, s := range reg.Sessions {
-          		le := lsEntry{Session: s, State: "unknown"}
-          		if s.Args == nil {
-          			le.Args = []string{}
-          		}
-          		if obs, err := observe.Load(e.ObservationsDir(), s.Name); err == nil {
-          			le.Restarts, le.LastExit = obs.Restarts, obs.LastExit
-          		}
-          		pn, live := panes[s.Name]
-          		switch {
-          		case s.Stopped:
-          			le.State = "stopped"
-          		case !tmuxKnown:
-          		case live && !pn.Dead:
-          			le.State = "running"
-          		case live:
-          			le.State = "dead"
-          		default:
-          			le.State = "absent"
-          		}
-          		out = append(out, le)
-          	}
-          	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
           	if asJSON {
           		data, err := json.MarshalIndent(out, "", "  ")
           		if err != nil {
