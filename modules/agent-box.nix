@@ -6,12 +6,14 @@
 #   internal/runtime/.assemble-ignore
 #   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
+#   internal/runtime/auth/client.go
 #   internal/runtime/auth/codes.go
 #   internal/runtime/auth/config.go
 #   internal/runtime/auth/hash.go
 #   internal/runtime/auth/limits.go
 #   internal/runtime/auth/log.go
 #   internal/runtime/auth/pages.go
+#   internal/runtime/auth/password.go
 #   internal/runtime/auth/server.go
 #   internal/runtime/auth/status.go
 #   internal/runtime/auth/store.go
@@ -1293,6 +1295,95 @@ in
           	return d.Sync()
           }
         '';
+        "auth/client.go" = ''
+          package auth
+
+          import (
+          	"context"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"net"
+          	"net/http"
+          	"net/url"
+          	"strconv"
+          	"strings"
+          	"syscall"
+          	"time"
+          )
+
+          // ControlSocket is the control listener's path (agent-box-auth-control.socket).
+          // A variable for tests only.
+          var ControlSocket = "/run/agent-box-auth/control.sock"
+
+          // UnreachableError: nothing answers on the control socket.
+          type UnreachableError struct {
+          	Socket string
+          	Err    error
+          }
+
+          func (e *UnreachableError) Error() string {
+          	return fmt.Sprintf("the auth service is unreachable on %s: %v", e.Socket, e.Err)
+          }
+
+          func (e *UnreachableError) Unwrap() error { return e.Err }
+
+          // Hint is printed on its own line by the CLI.
+          func (e *UnreachableError) Hint() string {
+          	if errors.Is(e.Err, syscall.EACCES) {
+          		return "the control socket is root's: run 'agent-box web revoke' as root"
+          	}
+          	return "the auth service may not run: see 'systemctl status agent-box-auth-control.socket agent-box-auth.service'"
+          }
+
+          // Revoke asks the auth service on socket to end every session of login
+          // and returns how many ended.
+          func Revoke(ctx context.Context, socket, login string) (int, error) {
+          	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+          	defer cancel()
+          	var d net.Dialer
+          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+          		return d.DialContext(ctx, "unix", socket)
+          	}}
+          	defer tr.CloseIdleConnections()
+          	body := url.Values{"login": {login}}.Encode()
+          	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://control/revoke", strings.NewReader(body))
+          	if err != nil {
+          		return 0, err
+          	}
+          	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+          	resp, err := (&http.Client{Transport: tr}).Do(req)
+          	if err != nil {
+          		var op *net.OpError
+          		if errors.As(err, &op) && op.Op == "dial" {
+          			return 0, &UnreachableError{Socket: socket, Err: op.Err}
+          		}
+          		return 0, &UnreachableError{Socket: socket, Err: err}
+          	}
+          	defer resp.Body.Close()
+          	data, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+          	if err != nil {
+          		return 0, fmt.Errorf("revoke %q: reading the answer: %w", login, err)
+          	}
+          	text := strings.TrimSpace(string(data))
+          	if resp.StatusCode != http.StatusOK {
+          		return 0, fmt.Errorf("revoke %q: the auth service answered %s: %s", login, resp.Status, text)
+          	}
+          	n, err := strconv.Atoi(text)
+          	if err != nil {
+          		return 0, fmt.Errorf("revoke %q: the auth service answered %q, not a count", login, text)
+          	}
+          	return n, nil
+          }
+
+          // CheckLogin refuses what cannot be a login name.
+          func CheckLogin(login string) error {
+          	if !loginRE.MatchString(login) {
+          		return fmt.Errorf("%q is not a login name ([a-z][a-z0-9_-]{0,31})", login)
+          	}
+          	return nil
+          }
+        '';
         "auth/codes.go" = ''
           package auth
 
@@ -2410,6 +2501,110 @@ in
           	redirect(w, http.StatusSeeOther, "https://"+s.cfg.Domain+"/")
           }
         '';
+        "auth/password.go" = ''
+          package auth
+
+          import (
+          	"bufio"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"os"
+          	"os/signal"
+          	"strings"
+          	"syscall"
+          	"unsafe"
+          )
+
+          // MaxPasswordLen bounds the line `agent-box web hash-password` reads.
+          const MaxPasswordLen = 4096
+
+          // ErrEmptyPassword: the line read was empty.
+          var ErrEmptyPassword = errors.New("the password is empty")
+
+          // ReadPassword reads one line from in (its line ending removed). When in
+          // is a terminal it prompts on prompt and turns echo off while reading; the
+          // terminal is restored afterwards, also when SIGINT, SIGTERM or SIGHUP
+          // interrupts the read.
+          func ReadPassword(in io.Reader, prompt io.Writer) (string, error) {
+          	var pw string
+          	var err error
+          	if f, ok := in.(*os.File); ok {
+          		if old, terr := getTermios(f.Fd()); terr == nil {
+          			pw, err = readTerminal(f, old, prompt)
+          		} else {
+          			pw, err = readLine(in)
+          		}
+          	} else {
+          		pw, err = readLine(in)
+          	}
+          	if err == nil && pw == "" {
+          		err = ErrEmptyPassword
+          	}
+          	return pw, err
+          }
+
+          func readLine(in io.Reader) (string, error) {
+          	br := bufio.NewReader(io.LimitReader(in, MaxPasswordLen+2))
+          	line, err := br.ReadString('\n')
+          	if err != nil && err != io.EOF {
+          		return "", fmt.Errorf("read the password: %w", err)
+          	}
+          	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+          	if len(line) > MaxPasswordLen {
+          		return "", fmt.Errorf("the password is longer than %d bytes", MaxPasswordLen)
+          	}
+          	return line, nil
+          }
+
+          func readTerminal(f *os.File, old syscall.Termios, prompt io.Writer) (string, error) {
+          	noEcho := old
+          	noEcho.Lflag &^= syscall.ECHO
+          	io.WriteString(prompt, "Password: ")
+          	if err := setTermios(f.Fd(), &noEcho); err != nil {
+          		return "", fmt.Errorf("turn the terminal's echo off: %w", err)
+          	}
+          	restore := func() {
+          		setTermios(f.Fd(), &old)
+          		io.WriteString(prompt, "\n")
+          	}
+          	sig := make(chan os.Signal, 1)
+          	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+          	defer signal.Stop(sig)
+          	type line struct {
+          		s   string
+          		err error
+          	}
+          	got := make(chan line, 1)
+          	go func() {
+          		s, err := readLine(f)
+          		got <- line{s, err}
+          	}()
+          	select {
+          	case l := <-got:
+          		restore()
+          		return l.s, l.err
+          	case s := <-sig:
+          		restore()
+          		return "", fmt.Errorf("interrupted by %v", s)
+          	}
+          }
+
+          func getTermios(fd uintptr) (syscall.Termios, error) {
+          	var t syscall.Termios
+          	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); e != 0 {
+          		return t, e
+          	}
+          	return t, nil
+          }
+
+          func setTermios(fd uintptr, t *syscall.Termios) error {
+          	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(t))); e != 0 {
+          		return e
+          	}
+          	return nil
+          }
+        '';
         "auth/server.go" = ''
           package auth
 
@@ -3300,21 +3495,61 @@ in
           import (
           	"context"
           	"errors"
+          	"fmt"
+          	"os"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/auth"
+          	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
           )
 
           // authServe runs the auth service (docs/web-contract.md).
           func (p *Program) authServe(ctx context.Context) error {
-          	return errors.New("auth serve: not implemented yet")
+          	cfg, err := auth.LoadConfig(os.Getenv("AGENT_BOX_AUTH_CONFIG"), os.Getenv("CREDENTIALS_DIRECTORY"))
+          	if err != nil {
+          		return err
+          	}
+          	// systemd joins several StateDirectory= paths with ':'; the unit has one
+          	stateDir, _, _ := strings.Cut(os.Getenv("STATE_DIRECTORY"), ":")
+          	srv, err := auth.New(auth.Options{Config: cfg, StateDir: stateDir, Log: p.Stderr})
+          	if err != nil {
+          		return err
+          	}
+          	passed, err := sdlisten.Listeners()
+          	if err != nil {
+          		return fmt.Errorf("auth serve: %w", err)
+          	}
+          	ls, err := sdlisten.Take(passed, auth.ListenerNames...)
+          	if err != nil {
+          		return fmt.Errorf("auth serve: %w", err)
+          	}
+          	return srv.Serve(ctx, ls[0], ls[1], ls[2], ls[3])
           }
 
           // webHashPassword reads a password from stdin and prints its hash.
           func (p *Program) webHashPassword() error {
-          	return errors.New("web hash-password: not implemented yet")
+          	pw, err := auth.ReadPassword(p.Stdin, p.Stderr)
+          	if errors.Is(err, auth.ErrEmptyPassword) {
+          		return usageError{"web hash-password: the password is empty (it is read from stdin, one line)"}
+          	}
+          	if err != nil {
+          		return fmt.Errorf("web hash-password: %w", err)
+          	}
+          	_, err = fmt.Fprintln(p.Stdout, auth.NewHash(pw).String())
+          	return err
           }
 
           // webRevoke ends every session of login through the control socket.
           func (p *Program) webRevoke(ctx context.Context, login string) error {
-          	return errors.New("web revoke: not implemented yet")
+          	if err := auth.CheckLogin(login); err != nil {
+          		return usagef("web revoke: %v", err)
+          	}
+          	n, err := auth.Revoke(ctx, auth.ControlSocket, login)
+          	if err != nil {
+          		return err
+          	}
+          	_, err = fmt.Fprintln(p.Stdout, n)
+          	return err
           }
         '';
         "cli/cli.go" = ''
