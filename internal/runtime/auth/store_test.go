@@ -22,7 +22,7 @@ func TestSessionsSurviveARestart(t *testing.T) {
 		t.Error("the children did not survive the restart")
 	}
 	rec := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}})
-	if !contains(rec.Body.String(), "Logged in as ops") {
+	if !strings.Contains(rec.Body.String(), "Logged in as ops") {
 		t.Error("the box session did not survive the restart")
 	}
 	p := filepath.Join(w.dir, "sessions.json")
@@ -122,7 +122,7 @@ func TestAConfigurationChangeEndsSessions(t *testing.T) {
 			w.log.Reset()
 			w.restart(tc.config)
 			boxAlive := func(c string) bool {
-				return contains(w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{c}}).Body.String(), "Logged in")
+				return strings.Contains(w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{c}}).Body.String(), "Logged in")
 			}
 			got := alive{
 				opsBox: boxAlive(ops.box), opsAlice: w.verifyCode("alice", ops.alice) == 204, opsBob: w.verifyCode("bob", ops.bob) == 204,
@@ -224,7 +224,7 @@ func TestSessionCaps(t *testing.T) {
 		w.login("ops")
 	}
 	rec := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{first}})
-	if contains(rec.Body.String(), "Logged in") {
+	if strings.Contains(rec.Body.String(), "Logged in") {
 		t.Error("the 65th box session did not end the least recently seen")
 	}
 	box := w.login("ops")

@@ -154,7 +154,7 @@ func TestLifetimes(t *testing.T) {
 			t.Errorf("alice's child: %d, want 204", c)
 		}
 		rec := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}})
-		if !contains(rec.Body.String(), "Logged in as ops") {
+		if !strings.Contains(rec.Body.String(), "Logged in as ops") {
 			t.Errorf("the box session ended with its child active:\n%s", rec.Body)
 		}
 	})
@@ -172,8 +172,6 @@ func TestLifetimes(t *testing.T) {
 	})
 }
 
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
-
 func TestVerifyMarksResponsesUncacheable(t *testing.T) {
 	w := newTW(t)
 	f := w.family()
@@ -190,7 +188,7 @@ func TestUsingTheBoxOriginIsActivity(t *testing.T) {
 	w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{box}})
 	w.clock.Advance(50 * time.Minute)
 	rec := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{box}})
-	if !contains(rec.Body.String(), "Logged in as ops") {
+	if !strings.Contains(rec.Body.String(), "Logged in as ops") {
 		t.Error("the box session went idle though its page was used")
 	}
 }
