@@ -2519,8 +2519,11 @@ in
           // MaxPasswordLen bounds the line `agent-box web hash-password` reads.
           const MaxPasswordLen = 4096
 
-          // ErrEmptyPassword: the line read was empty.
-          var ErrEmptyPassword = errors.New("the password is empty")
+          // Input errors of ReadPassword.
+          var (
+          	ErrEmptyPassword   = errors.New("the password is empty")
+          	ErrPasswordTooLong = fmt.Errorf("the password is longer than %d bytes", MaxPasswordLen)
+          )
 
           // ReadPassword reads one line from in (its line ending removed). When in
           // is a terminal it prompts on prompt and turns echo off while reading; the
@@ -2552,7 +2555,7 @@ in
           	}
           	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
           	if len(line) > MaxPasswordLen {
-          		return "", fmt.Errorf("the password is longer than %d bytes", MaxPasswordLen)
+          		return "", ErrPasswordTooLong
           	}
           	return line, nil
           }
@@ -3529,8 +3532,8 @@ in
           // webHashPassword reads a password from stdin and prints its hash.
           func (p *Program) webHashPassword() error {
           	pw, err := auth.ReadPassword(p.Stdin, p.Stderr)
-          	if errors.Is(err, auth.ErrEmptyPassword) {
-          		return usageError{"web hash-password: the password is empty (it is read from stdin, one line)"}
+          	if errors.Is(err, auth.ErrEmptyPassword) || errors.Is(err, auth.ErrPasswordTooLong) {
+          		return usagef("web hash-password: %v (it is read from stdin, one line)", err)
           	}
           	if err != nil {
           		return fmt.Errorf("web hash-password: %w", err)

@@ -413,7 +413,7 @@ func TestHashPasswordFromAPipe(t *testing.T) {
 	if r := a.run("", "web", "hash-password", "hunter2"); r.code != 2 || !strings.Contains(r.stderr, "never from arguments") {
 		t.Errorf("a password in argv: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := a.run(strings.Repeat("x", auth.MaxPasswordLen+1)+"\n", "web", "hash-password"); r.code != 1 || r.stdout != "" {
+	if r := a.run(strings.Repeat("x", auth.MaxPasswordLen+1)+"\n", "web", "hash-password"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "longer than 4096 bytes") {
 		t.Errorf("an over-long password: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -15,8 +15,11 @@ import (
 // MaxPasswordLen bounds the line `agent-box web hash-password` reads.
 const MaxPasswordLen = 4096
 
-// ErrEmptyPassword: the line read was empty.
-var ErrEmptyPassword = errors.New("the password is empty")
+// Input errors of ReadPassword.
+var (
+	ErrEmptyPassword   = errors.New("the password is empty")
+	ErrPasswordTooLong = fmt.Errorf("the password is longer than %d bytes", MaxPasswordLen)
+)
 
 // ReadPassword reads one line from in (its line ending removed). When in
 // is a terminal it prompts on prompt and turns echo off while reading; the
@@ -48,7 +51,7 @@ func readLine(in io.Reader) (string, error) {
 	}
 	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 	if len(line) > MaxPasswordLen {
-		return "", fmt.Errorf("the password is longer than %d bytes", MaxPasswordLen)
+		return "", ErrPasswordTooLong
 	}
 	return line, nil
 }

@@ -37,8 +37,8 @@ func (p *Program) authServe(ctx context.Context) error {
 // webHashPassword reads a password from stdin and prints its hash.
 func (p *Program) webHashPassword() error {
 	pw, err := auth.ReadPassword(p.Stdin, p.Stderr)
-	if errors.Is(err, auth.ErrEmptyPassword) {
-		return usageError{"web hash-password: the password is empty (it is read from stdin, one line)"}
+	if errors.Is(err, auth.ErrEmptyPassword) || errors.Is(err, auth.ErrPasswordTooLong) {
+		return usagef("web hash-password: %v (it is read from stdin, one line)", err)
 	}
 	if err != nil {
 		return fmt.Errorf("web hash-password: %w", err)
