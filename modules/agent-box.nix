@@ -6,6 +6,19 @@
 #   internal/runtime/.assemble-ignore
 #   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
+#   internal/runtime/auth/client.go
+#   internal/runtime/auth/codes.go
+#   internal/runtime/auth/config.go
+#   internal/runtime/auth/hash.go
+#   internal/runtime/auth/limits.go
+#   internal/runtime/auth/log.go
+#   internal/runtime/auth/pages.go
+#   internal/runtime/auth/password.go
+#   internal/runtime/auth/server.go
+#   internal/runtime/auth/status.go
+#   internal/runtime/auth/store.go
+#   internal/runtime/auth/templates.go
+#   internal/runtime/auth/verify.go
 #   internal/runtime/cli/authcmds.go
 #   internal/runtime/cli/cli.go
 #   internal/runtime/cli/web.go
@@ -2051,27 +2064,2264 @@ in
           	return d.Sync()
           }
         '';
+        "auth/client.go" = ''
+          package auth
+
+          import (
+          	"context"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"net"
+          	"net/http"
+          	"net/url"
+          	"strconv"
+          	"strings"
+          	"syscall"
+          	"time"
+          )
+
+          // ControlSocket is the control listener's path (agent-box-auth-control.socket).
+          // A variable for tests only.
+          var ControlSocket = "/run/agent-box-auth/control.sock"
+
+          // UnreachableError: nothing answers on the control socket.
+          type UnreachableError struct {
+          	Socket string
+          	Err    error
+          }
+
+          func (e *UnreachableError) Error() string {
+          	return fmt.Sprintf("the auth service is unreachable on %s: %v", e.Socket, e.Err)
+          }
+
+          func (e *UnreachableError) Unwrap() error { return e.Err }
+
+          // Hint is printed on its own line by the CLI.
+          func (e *UnreachableError) Hint() string {
+          	if errors.Is(e.Err, syscall.EACCES) {
+          		return "the control socket is root's: run 'agent-box web revoke' as root"
+          	}
+          	return "the auth service may not run: see 'systemctl status agent-box-auth-control.socket agent-box-auth.service'"
+          }
+
+          // Revoke asks the auth service on socket to end every session of login
+          // and returns how many ended.
+          func Revoke(ctx context.Context, socket, login string) (int, error) {
+          	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+          	defer cancel()
+          	var d net.Dialer
+          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+          		return d.DialContext(ctx, "unix", socket)
+          	}}
+          	defer tr.CloseIdleConnections()
+          	body := url.Values{"login": {login}}.Encode()
+          	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://control/revoke", strings.NewReader(body))
+          	if err != nil {
+          		return 0, err
+          	}
+          	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+          	resp, err := (&http.Client{Transport: tr}).Do(req)
+          	if err != nil {
+          		var op *net.OpError
+          		if errors.As(err, &op) && op.Op == "dial" {
+          			return 0, &UnreachableError{Socket: socket, Err: op.Err}
+          		}
+          		return 0, &UnreachableError{Socket: socket, Err: err}
+          	}
+          	defer resp.Body.Close()
+          	data, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+          	if err != nil {
+          		return 0, fmt.Errorf("revoke %q: reading the answer: %w", login, err)
+          	}
+          	text := strings.TrimSpace(string(data))
+          	if resp.StatusCode != http.StatusOK {
+          		return 0, fmt.Errorf("revoke %q: the auth service answered %s: %s", login, resp.Status, text)
+          	}
+          	n, err := strconv.Atoi(text)
+          	if err != nil {
+          		return 0, fmt.Errorf("revoke %q: the auth service answered %q, not a count", login, text)
+          	}
+          	return n, nil
+          }
+
+          // CheckLogin refuses what cannot be a login name.
+          func CheckLogin(login string) error {
+          	if !loginRE.MatchString(login) {
+          		return fmt.Errorf("%q is not a login name ([a-z][a-z0-9_-]{0,31})", login)
+          	}
+          	return nil
+          }
+        '';
+        "auth/codes.go" = ''
+          package auth
+
+          import (
+          	"sync"
+          	"time"
+          )
+
+          // One-time codes hand a box session over to a user origin: bound to the
+          // box session and the user, valid 60 s, used at most once. They live in
+          // memory only.
+          const (
+          	codeLifetime   = 60 * time.Second
+          	maxCodes       = 4096 // pending codes in all
+          	maxCodesPerBox = 16   // pending codes of one box session; a new one replaces the oldest
+          )
+
+          type code struct {
+          	box     string // box session id
+          	user    string
+          	expires time.Time
+          	seq     uint64 // issue order
+          }
+
+          type codes struct {
+          	mu  sync.Mutex
+          	m   map[string]code
+          	seq uint64
+          }
+
+          func newCodes() *codes { return &codes{m: map[string]code{}} }
+
+          // issue returns a fresh code for (box, user), or "" when too many are
+          // pending.
+          func (c *codes) issue(box, user string, now time.Time) string {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	var mine []string
+          	for k, v := range c.m {
+          		switch {
+          		case !now.Before(v.expires):
+          			delete(c.m, k)
+          		case v.box == box:
+          			mine = append(mine, k)
+          		}
+          	}
+          	if len(mine) >= maxCodesPerBox {
+          		oldest := mine[0]
+          		for _, k := range mine[1:] {
+          			if c.m[k].seq < c.m[oldest].seq {
+          				oldest = k
+          			}
+          		}
+          		delete(c.m, oldest)
+          	}
+          	if len(c.m) >= maxCodes {
+          		return ""
+          	}
+          	k := randomText(32)
+          	c.seq++
+          	c.m[k] = code{box: box, user: user, expires: now.Add(codeLifetime), seq: c.seq}
+          	return k
+          }
+
+          // take consumes k: whatever happens next, it cannot be used again. ok is
+          // false for an unknown, used or expired code, and for one of another user
+          // (which is consumed too: it was seen where it does not belong).
+          func (c *codes) take(k, user string, now time.Time) (box string, ok bool) {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	v, found := c.m[k]
+          	if !found {
+          		return "", false
+          	}
+          	delete(c.m, k)
+          	if !now.Before(v.expires) || v.user != user {
+          		return "", false
+          	}
+          	return v.box, true
+          }
+        '';
+        "auth/config.go" = ''
+          // Package auth is the auth service of the web surface (`agent-box auth
+          // serve`, docs/web-contract.md "The auth service"): the pages of the box
+          // origin and /auth/* of every user origin, Caddy's forward_auth endpoint,
+          // the status socket the web daemons ask and the root-only control socket.
+          // Sessions are kept in $STATE_DIRECTORY/sessions.json with only
+          // sha256(secret) at rest. It also holds what `agent-box web hash-password`
+          // and `agent-box web revoke` need.
+          package auth
+
+          import (
+          	"bytes"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"path/filepath"
+          	"regexp"
+          	"strconv"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          // Default lifetimes (docs/web-contract.md, "Sessions and cookies").
+          const (
+          	DefaultSessionLifetime = 7 * 24 * time.Hour
+          	DefaultIdleTimeout     = 24 * time.Hour
+          )
+
+          const (
+          	configLimit     = 1 << 20 // the configuration file, from the store
+          	credentialLimit = 1024    // one hash line
+          )
+
+          var (
+          	// loginRE is the failed-login line's rule for <L>; a configured login
+          	// must match it, so its failures are always logged by name.
+          	loginRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+          	// userRE: an agent user name (the module's [a-z_][a-z0-9_-]{0,31})
+          	// that is also a DNS label, since it names the origin U.D.
+          	userRE = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$`)
+          	// labelRE: one label of the domain.
+          	labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+          )
+
+          // Config is the auth service's configuration (AGENT_BOX_AUTH_CONFIG) with
+          // the login hashes read from the credentials directory.
+          type Config struct {
+          	Domain          string           // D: host[:port], exactly as browsers use it
+          	Users           []string         // agent users with the web surface
+          	Logins          map[string]Login // login name -> what it may open
+          	SessionLifetime time.Duration    // absolute
+          	IdleTimeout     time.Duration
+
+          	hashes map[string]Hash // login -> its password hash
+          }
+
+          // Login is one person: the agent users it may open.
+          type Login struct {
+          	Users []string `json:"users"`
+          }
+
+          // ConfigError is an invalid configuration: the service refuses to start
+          // (exit 12).
+          type ConfigError struct {
+          	Path string // the file at fault, if any
+          	Err  error
+          }
+
+          func (e *ConfigError) Error() string {
+          	if e.Path == "" {
+          		return "auth configuration: " + e.Err.Error()
+          	}
+          	return fmt.Sprintf("auth configuration %q: %v", e.Path, e.Err)
+          }
+
+          func (e *ConfigError) Unwrap() error { return e.Err }
+
+          // ConfigError marks the error for the CLI's exit code 12.
+          func (e *ConfigError) ConfigError() bool { return true }
+
+          func configErrorf(path, format string, a ...any) error {
+          	return &ConfigError{Path: path, Err: fmt.Errorf(format, a...)}
+          }
+
+          // rawConfig is the JSON of the contract; unknown fields are refused.
+          type rawConfig struct {
+          	Domain          string           `json:"domain"`
+          	Users           []string         `json:"users"`
+          	Logins          map[string]Login `json:"logins"`
+          	SessionLifetime *string          `json:"sessionLifetime"`
+          	IdleTimeout     *string          `json:"idleTimeout"`
+          }
+
+          // LoadConfig reads the configuration file at path and each login's hash
+          // from credDir/login-<L>. Every failure is a *ConfigError.
+          func LoadConfig(path, credDir string) (*Config, error) {
+          	if path == "" {
+          		return nil, &ConfigError{Err: errors.New("AGENT_BOX_AUTH_CONFIG is unset")}
+          	}
+          	data, err := userfile.Read(path, configLimit)
+          	if err != nil {
+          		return nil, &ConfigError{Path: path, Err: err}
+          	}
+          	c, err := ParseConfig(data)
+          	if err != nil {
+          		return nil, &ConfigError{Path: path, Err: err}
+          	}
+          	if err := c.loadHashes(credDir); err != nil {
+          		return nil, err
+          	}
+          	return c, nil
+          }
+
+          // ParseConfig parses and checks the configuration JSON (without hashes).
+          func ParseConfig(data []byte) (*Config, error) {
+          	dec := json.NewDecoder(bytes.NewReader(data))
+          	dec.DisallowUnknownFields()
+          	var raw rawConfig
+          	if err := dec.Decode(&raw); err != nil {
+          		return nil, fmt.Errorf("invalid JSON: %w", err)
+          	}
+          	if _, err := dec.Token(); err != io.EOF {
+          		return nil, errors.New("invalid JSON: data after the object")
+          	}
+          	if err := exactKeys(data); err != nil {
+          		return nil, err
+          	}
+          	c := &Config{Domain: raw.Domain, Users: raw.Users, Logins: raw.Logins}
+          	if err := checkDomain(c.Domain); err != nil {
+          		return nil, err
+          	}
+          	seen := map[string]bool{}
+          	for _, u := range c.Users {
+          		if !userRE.MatchString(u) {
+          			return nil, fmt.Errorf("users: %q is not a user name that is also a host name label ([a-z]([a-z0-9-]{0,30}[a-z0-9])?)", u)
+          		}
+          		if seen[u] {
+          			return nil, fmt.Errorf("users: %q is listed twice", u)
+          		}
+          		seen[u] = true
+          	}
+          	if c.Logins == nil {
+          		c.Logins = map[string]Login{}
+          	}
+          	for name, l := range c.Logins {
+          		if !loginRE.MatchString(name) {
+          			return nil, fmt.Errorf("logins: %q is not a login name ([a-z][a-z0-9_-]{0,31})", name)
+          		}
+          		mine := map[string]bool{}
+          		for _, u := range l.Users {
+          			if !seen[u] {
+          				return nil, fmt.Errorf("logins.%s.users: unknown user %q (not in users)", name, u)
+          			}
+          			if mine[u] {
+          				return nil, fmt.Errorf("logins.%s.users: %q is listed twice", name, u)
+          			}
+          			mine[u] = true
+          		}
+          	}
+          	var err error
+          	if c.SessionLifetime, err = duration("sessionLifetime", raw.SessionLifetime, DefaultSessionLifetime); err != nil {
+          		return nil, err
+          	}
+          	if c.IdleTimeout, err = duration("idleTimeout", raw.IdleTimeout, DefaultIdleTimeout); err != nil {
+          		return nil, err
+          	}
+          	return c, nil
+          }
+
+          // exactKeys refuses keys that encoding/json matched only case-insensitively
+          // ("sessionlifetime"): the names are exactly the contract's.
+          func exactKeys(data []byte) error {
+          	var top map[string]json.RawMessage
+          	if err := json.Unmarshal(data, &top); err != nil {
+          		return fmt.Errorf("invalid JSON: %w", err)
+          	}
+          	known := map[string]bool{"domain": true, "users": true, "logins": true, "sessionLifetime": true, "idleTimeout": true}
+          	for k := range top {
+          		if !known[k] {
+          			return fmt.Errorf("unknown field %q", k)
+          		}
+          	}
+          	var logins map[string]map[string]json.RawMessage
+          	if l, ok := top["logins"]; ok && json.Unmarshal(l, &logins) == nil {
+          		for name, fields := range logins {
+          			for k := range fields {
+          				if k != "users" {
+          					return fmt.Errorf("logins.%s: unknown field %q", name, k)
+          				}
+          			}
+          		}
+          	}
+          	return nil
+          }
+
+          func duration(field string, s *string, def time.Duration) (time.Duration, error) {
+          	if s == nil {
+          		return def, nil
+          	}
+          	d, err := time.ParseDuration(*s)
+          	if err != nil {
+          		return 0, fmt.Errorf("%s: %w", field, err)
+          	}
+          	if d < time.Minute {
+          		return 0, fmt.Errorf("%s: %q is shorter than a minute", field, *s)
+          	}
+          	return d, nil
+          }
+
+          // checkDomain accepts a lowercase DNS name with an optional port: what a
+          // browser puts in Host (no scheme, path, user info, trailing dot or IP).
+          func checkDomain(d string) error {
+          	if d == "" {
+          		return errors.New("domain is empty")
+          	}
+          	host, port := d, ""
+          	if i := strings.LastIndexByte(d, ':'); i >= 0 {
+          		host, port = d[:i], d[i+1:]
+          		n, err := strconv.Atoi(port)
+          		if err != nil || n < 1 || n > 65535 || port[0] == '0' || port == "443" {
+          			return fmt.Errorf("domain %q: the port must be 1-65535 without leading zeros, and 443 is left out (browsers omit it)", d)
+          		}
+          	}
+          	labels := strings.Split(host, ".")
+          	if len(host) > 253 || len(labels) < 2 {
+          		return fmt.Errorf("domain %q: want a host name of at least two labels, with an optional :port", d)
+          	}
+          	for _, l := range labels {
+          		if !labelRE.MatchString(l) {
+          			return fmt.Errorf("domain %q: %q is not a lowercase host name label", d, l)
+          		}
+          	}
+          	if l := labels[len(labels)-1]; l[0] >= '0' && l[0] <= '9' {
+          		return fmt.Errorf("domain %q: an IP address cannot have user origins below it", d)
+          	}
+          	return nil
+          }
+
+          // loadHashes reads credDir/login-<L> for each login.
+          func (c *Config) loadHashes(credDir string) error {
+          	c.hashes = map[string]Hash{}
+          	if len(c.Logins) == 0 {
+          		return nil
+          	}
+          	if credDir == "" {
+          		return &ConfigError{Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=login-<L>:...)")}
+          	}
+          	for name := range c.Logins {
+          		p := filepath.Join(credDir, "login-"+name)
+          		data, err := userfile.Read(p, credentialLimit)
+          		if err != nil {
+          			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
+          		}
+          		h, err := ParseHash(strings.TrimRight(string(data), " \t\r\n"))
+          		if err != nil {
+          			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
+          		}
+          		c.hashes[name] = h
+          	}
+          	return nil
+          }
+
+          // mayOpen reports whether login may open user.
+          func (c *Config) mayOpen(login, user string) bool {
+          	l, ok := c.Logins[login]
+          	if !ok {
+          		return false
+          	}
+          	for _, u := range l.Users {
+          		if u == user {
+          			return true
+          		}
+          	}
+          	return false
+          }
+
+          // isUser reports whether u is a configured user.
+          func (c *Config) isUser(u string) bool {
+          	for _, x := range c.Users {
+          		if x == u {
+          			return true
+          		}
+          	}
+          	return false
+          }
+
+          // userOrigin is https://U.D.
+          func (c *Config) userOrigin(u string) string { return "https://" + u + "." + c.Domain }
+        '';
+        "auth/hash.go" = ''
+          package auth
+
+          import (
+          	"crypto/pbkdf2"
+          	"crypto/rand"
+          	"crypto/sha256"
+          	"crypto/subtle"
+          	"encoding/base64"
+          	"errors"
+          	"fmt"
+          	"strconv"
+          	"strings"
+          )
+
+          // Password hashes: $pbkdf2-sha256$i=<iterations>$<salt>$<key>, salt 16 and
+          // key 32 bytes in standard base64 without padding, PBKDF2-HMAC-SHA256.
+          const (
+          	MinIterations = 600_000    // fewer is refused when the service starts
+          	MaxIterations = 10_000_000 // more would make one login take over a second
+          	hashPrefix    = "$pbkdf2-sha256$i="
+          	saltLen       = 16
+          	keyLen        = 32
+          )
+
+          var b64 = base64.RawStdEncoding.Strict()
+
+          // Hash is a parsed password hash.
+          type Hash struct {
+          	Iterations int
+          	Salt       []byte
+          	Key        []byte
+          }
+
+          // derive is PBKDF2-HMAC-SHA256 with a 32-byte key: the one hash function
+          // of this package (a Server counts its calls through its own field).
+          func derive(password string, salt []byte, iter int) []byte {
+          	k, err := pbkdf2.Key(sha256.New, password, salt, iter, keyLen)
+          	if err != nil {
+          		// only FIPS-only mode refuses, and never for these sizes
+          		panic(fmt.Sprintf("pbkdf2: %v", err))
+          	}
+          	return k
+          }
+
+          // NewHash hashes password with a fresh random salt at MinIterations.
+          func NewHash(password string) Hash {
+          	salt := make([]byte, saltLen)
+          	rand.Read(salt)
+          	return Hash{Iterations: MinIterations, Salt: salt, Key: derive(password, salt, MinIterations)}
+          }
+
+          // String formats h as $pbkdf2-sha256$i=<iterations>$<salt>$<key>.
+          func (h Hash) String() string {
+          	return hashPrefix + strconv.Itoa(h.Iterations) + "$" + b64.EncodeToString(h.Salt) + "$" + b64.EncodeToString(h.Key)
+          }
+
+          // ParseHash parses the format String writes and refuses fewer than
+          // MinIterations.
+          func ParseHash(s string) (Hash, error) {
+          	rest, ok := strings.CutPrefix(s, hashPrefix)
+          	if !ok {
+          		return Hash{}, errors.New(`not a hash of 'agent-box web hash-password' (want "$pbkdf2-sha256$i=<iterations>$<salt>$<key>")`)
+          	}
+          	parts := strings.Split(rest, "$")
+          	if len(parts) != 3 {
+          		return Hash{}, errors.New(`want "$pbkdf2-sha256$i=<iterations>$<salt>$<key>"`)
+          	}
+          	it := parts[0]
+          	n, err := strconv.Atoi(it)
+          	if err != nil || it == "" || it[0] < '1' || it[0] > '9' {
+          		return Hash{}, fmt.Errorf("iterations %q: not a positive decimal number", it)
+          	}
+          	if n < MinIterations {
+          		return Hash{}, fmt.Errorf("%d iterations, fewer than %d: hash the password again with 'agent-box web hash-password'", n, MinIterations)
+          	}
+          	if n > MaxIterations {
+          		return Hash{}, fmt.Errorf("%d iterations, more than %d", n, MaxIterations)
+          	}
+          	salt, err := b64.DecodeString(parts[1])
+          	if err != nil || len(salt) != saltLen {
+          		return Hash{}, fmt.Errorf("the salt is not %d bytes of base64 without padding", saltLen)
+          	}
+          	key, err := b64.DecodeString(parts[2])
+          	if err != nil || len(key) != keyLen {
+          		return Hash{}, fmt.Errorf("the key is not %d bytes of base64 without padding", keyLen)
+          	}
+          	return Hash{Iterations: n, Salt: salt, Key: key}, nil
+          }
+
+          // Verify reports whether password matches h (one PBKDF2 run).
+          func (h Hash) Verify(password string) bool { return h.check(derive, password) }
+
+          func (h Hash) check(d func(string, []byte, int) []byte, password string) bool {
+          	return subtle.ConstantTimeCompare(d(password, h.Salt, h.Iterations), h.Key) == 1
+          }
+
+          // dummyHash is what an unknown login is checked against: the same cost as
+          // the most expensive configured hash, a key nothing derives to.
+          func dummyHash(hashes map[string]Hash) Hash {
+          	iter := MinIterations
+          	for _, h := range hashes {
+          		iter = max(iter, h.Iterations)
+          	}
+          	salt, key := make([]byte, saltLen), make([]byte, keyLen)
+          	rand.Read(salt)
+          	rand.Read(key)
+          	return Hash{Iterations: iter, Salt: salt, Key: key}
+          }
+        '';
+        "auth/limits.go" = ''
+          package auth
+
+          import (
+          	"context"
+          	"net/netip"
+          	"sync"
+          	"time"
+          )
+
+          // Login limits (docs/web-contract.md, "Logins").
+          const (
+          	hashSlots     = 2                // hashes at once
+          	bucketSize    = 5                // attempts per client address...
+          	bucketRefill  = 12 * time.Second // ...and one more this often
+          	backoffFirst  = time.Second      // after a login's first failure
+          	backoffMax    = 5 * time.Minute
+          	maxBuckets    = 1 << 16 // addresses tracked; beyond, the full buckets are forgotten
+          	overflowKey   = "overflow"
+          	unknownClient = "-"
+          )
+
+          // limiter holds the per-address token buckets and the per-login backoff.
+          // Only configured logins get a backoff entry, so its size is bounded.
+          type limiter struct {
+          	mu      sync.Mutex
+          	buckets map[string]*bucket
+          	logins  map[string]*backoff
+          }
+
+          type bucket struct {
+          	tokens float64
+          	at     time.Time
+          }
+
+          type backoff struct {
+          	failures int
+          	until    time.Time
+          	inFlight bool // an attempt of this login is being checked
+          }
+
+          func newLimiter() *limiter {
+          	return &limiter{buckets: map[string]*bucket{}, logins: map[string]*backoff{}}
+          }
+
+          // clientKey is the bucket of a client address: the address itself, its /64
+          // for IPv6 (one host usually holds a whole /64), or "-" when the address
+          // did not parse.
+          func clientKey(addr string) string {
+          	a, err := netip.ParseAddr(addr)
+          	if err != nil || addr == unknownClient {
+          		return unknownClient
+          	}
+          	if a.Is6() && !a.Is4In6() {
+          		p, _ := a.Prefix(64)
+          		return p.String()
+          	}
+          	return a.Unmap().String()
+          }
+
+          func (b *bucket) refill(now time.Time) {
+          	if el := now.Sub(b.at); el > 0 {
+          		b.tokens = min(bucketSize, b.tokens+float64(el)/float64(bucketRefill))
+          	}
+          	b.at = now
+          }
+
+          // admit decides whether an attempt from key for login (known: a configured
+          // login) may be checked now. When it may not, wait is the Retry-After.
+          // An admitted attempt of a known login must be followed by done.
+          func (l *limiter) admit(key, login string, known bool, now time.Time) (wait time.Duration, ok bool) {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	b := l.buckets[key]
+          	if b == nil {
+          		if len(l.buckets) >= maxBuckets {
+          			l.forgetFullLocked(now)
+          		}
+          		if len(l.buckets) >= maxBuckets {
+          			key = overflowKey
+          			b = l.buckets[key]
+          		}
+          		if b == nil {
+          			b = &bucket{tokens: bucketSize, at: now}
+          			l.buckets[key] = b
+          		}
+          	}
+          	b.refill(now)
+          	if b.tokens < 1 {
+          		return time.Duration((1 - b.tokens) * float64(bucketRefill)), false
+          	}
+          	if known {
+          		bo := l.logins[login]
+          		if bo == nil {
+          			bo = &backoff{}
+          			l.logins[login] = bo
+          		}
+          		if bo.inFlight {
+          			return time.Second, false
+          		}
+          		if now.Before(bo.until) {
+          			return bo.until.Sub(now), false
+          		}
+          		bo.inFlight = true
+          	}
+          	b.tokens--
+          	return 0, true
+          }
+
+          // done ends an admitted attempt of a known login: a success resets its
+          // backoff, a failure doubles it (1 s, 2 s, 4 s ... 5 min).
+          func (l *limiter) done(login string, success bool, now time.Time) {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	bo := l.logins[login]
+          	if bo == nil {
+          		return
+          	}
+          	bo.inFlight = false
+          	if success {
+          		delete(l.logins, login)
+          		return
+          	}
+          	bo.failures++
+          	d := backoffMax
+          	if bo.failures <= 20 {
+          		d = min(backoffMax, backoffFirst<<(bo.failures-1))
+          	}
+          	bo.until = now.Add(d)
+          }
+
+          // cancel ends an admitted attempt that was never checked.
+          func (l *limiter) cancel(login string) {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	if bo := l.logins[login]; bo != nil {
+          		bo.inFlight = false
+          	}
+          }
+
+          func (l *limiter) forgetFullLocked(now time.Time) {
+          	for k, b := range l.buckets {
+          		b.refill(now)
+          		if b.tokens >= bucketSize {
+          			delete(l.buckets, k)
+          		}
+          	}
+          }
+
+          // semaphore bounds the hashes running at once.
+          type semaphore chan struct{}
+
+          func (s semaphore) acquire(ctx context.Context) error {
+          	select {
+          	case s <- struct{}{}:
+          		return nil
+          	case <-ctx.Done():
+          		return ctx.Err()
+          	}
+          }
+
+          func (s semaphore) release() { <-s }
+        '';
+        "auth/log.go" = ''
+          package auth
+
+          import (
+          	"bytes"
+          	"fmt"
+          	"io"
+          	"log"
+          	"net/http"
+          	"net/netip"
+          	"sync"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          )
+
+          // clientHeader carries the client address; Caddy sets it from
+          // {remote_host} (header_up replaces a client's copy). Never X-Forwarded-For.
+          const clientHeader = "X-Agent-Box-Client"
+
+          // clientAddress is the request's client address in canonical form, or "-"
+          // when the header is missing, repeated, not an IP address or has a zone
+          // (a zone is free text).
+          func clientAddress(h http.Header) string {
+          	vs := h.Values(clientHeader)
+          	if len(vs) != 1 {
+          		return unknownClient
+          	}
+          	a, err := netip.ParseAddr(vs[0])
+          	if err != nil || a.Zone() != "" {
+          		return unknownClient
+          	}
+          	return a.String()
+          }
+
+          // logName is <L> of the failed-login line: the login if it matches
+          // [a-z][a-z0-9_-]{0,31}, else "-".
+          func logName(login string) string {
+          	if loginRE.MatchString(login) {
+          		return login
+          	}
+          	return "-"
+          }
+
+          // failedLoginLine is the one line a failed login writes (the next issue's
+          // fail2ban jail reads it). Both fields are validated, so nothing else a
+          // client sends reaches it.
+          func failedLoginLine(login, addr string) string {
+          	return fmt.Sprintf("agent-box-auth: login failed login=%s addr=%s\n", logName(login), addr)
+          }
+
+          // logger writes whole lines to the service's stderr (the journal).
+          type logger struct {
+          	mu sync.Mutex
+          	w  io.Writer
+          }
+
+          func (l *logger) printf(format string, a ...any) {
+          	l.line(fmt.Sprintf("agent-box-auth: "+format, a...))
+          }
+
+          func (l *logger) line(s string) {
+          	if len(s) == 0 || s[len(s)-1] != '\n' {
+          		s += "\n"
+          	}
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	io.WriteString(l.w, s)
+          }
+
+          // httpLog is net/http's ErrorLog: each message escaped onto one line, so
+          // that no text from a client can forge a failed-login line.
+          func (l *logger) httpLog() *log.Logger {
+          	return log.New(escapingWriter{l}, "", 0)
+          }
+
+          type escapingWriter struct{ l *logger }
+
+          func (e escapingWriter) Write(p []byte) (int, error) {
+          	e.l.line("agent-box-auth: http: " + escape.String(string(bytes.TrimSuffix(p, []byte("\n")))))
+          	return len(p), nil
+          }
+        '';
+        "auth/pages.go" = ''
+          package auth
+
+          import (
+          	"bytes"
+          	"io"
+          	"net/http"
+          	"net/url"
+          	"strconv"
+          	"strings"
+          	"time"
+          )
+
+          const (
+          	cookieName = "__Host-agentbox"
+          	formLimit  = 16 << 10 // a form body
+          	maxCookies = 8        // cookies of our name looked at in one request
+          )
+
+          // Pages is the handler of the pages listener: the box origin and /auth/*
+          // of every user origin, told apart by Host.
+          func (s *Server) Pages() http.Handler {
+          	cop := http.NewCrossOriginProtection()
+          	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+          		io.Copy(io.Discard, io.LimitReader(r.Body, formLimit))
+          		s.message(w, http.StatusForbidden, "Refused", "A request from another site was refused.")
+          	}))
+          	inner := cop.Handler(http.HandlerFunc(s.pages))
+          	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+          		h := w.Header()
+          		if strings.ToLower(r.Host) == s.cfg.Domain {
+          			h.Set("Content-Security-Policy", s.boxCSP)
+          		} else {
+          			h.Set("Content-Security-Policy", s.userCSP)
+          		}
+          		h.Set("X-Frame-Options", "DENY")
+          		h.Set("Cache-Control", "no-store")
+          		h.Set("X-Content-Type-Options", "nosniff")
+          		h.Set("Referrer-Policy", "no-referrer")
+          		r.Body = http.MaxBytesReader(w, r.Body, formLimit)
+          		inner.ServeHTTP(w, r)
+          	})
+          }
+
+          func (s *Server) pages(w http.ResponseWriter, r *http.Request) {
+          	host := strings.ToLower(r.Host)
+          	if host == s.cfg.Domain {
+          		s.boxOrigin(w, r)
+          		return
+          	}
+          	if u, ok := strings.CutSuffix(host, "."+s.cfg.Domain); ok && s.cfg.isUser(u) {
+          		s.userOriginPages(w, r, u)
+          		return
+          	}
+          	s.notFound(w)
+          }
+
+          func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
+          	switch r.URL.Path {
+          	case "/":
+          		if allow(w, r, http.MethodGet) {
+          			s.home(w, r)
+          		}
+          	case "/auth/login":
+          		if r.Method == http.MethodPost {
+          			s.login(w, r)
+          		} else if allow(w, r, http.MethodGet, http.MethodPost) {
+          			s.loginPage(w, r)
+          		}
+          	case "/auth/open":
+          		if allow(w, r, http.MethodPost) {
+          			s.open(w, r)
+          		}
+          	case "/auth/logout":
+          		if allow(w, r, http.MethodPost) {
+          			s.logout(w, r, "")
+          		}
+          	case "/auth/style.css":
+          		if allow(w, r, http.MethodGet) {
+          			style(w)
+          		}
+          	default:
+          		s.notFound(w)
+          	}
+          }
+
+          func (s *Server) userOriginPages(w http.ResponseWriter, r *http.Request, u string) {
+          	switch r.URL.Path {
+          	case "/auth/handover":
+          		if r.Method == http.MethodPost {
+          			s.handover(w, r, u)
+          		} else if allow(w, r, http.MethodGet, http.MethodPost) {
+          			s.handoverPage(w, r, u)
+          		}
+          	case "/auth/login":
+          		if allow(w, r, http.MethodGet) {
+          			redirect(w, http.StatusFound, s.loginURL(u, localPath(r.URL.Query().Get("next"))))
+          		}
+          	case "/auth/logout":
+          		if allow(w, r, http.MethodPost) {
+          			s.logout(w, r, u)
+          		}
+          	case "/auth/style.css":
+          		if allow(w, r, http.MethodGet) {
+          			style(w)
+          		}
+          	default:
+          		s.notFound(w)
+          	}
+          }
+
+          // allow answers 405 unless r's method is one of methods (GET admits HEAD)
+          // and reports whether to go on.
+          func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+          	for _, m := range methods {
+          		if r.Method == m || m == http.MethodGet && r.Method == http.MethodHead {
+          			return true
+          		}
+          	}
+          	w.Header().Set("Allow", strings.Join(methods, ", "))
+          	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+          	return false
+          }
+
+          func style(w http.ResponseWriter) {
+          	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+          	io.WriteString(w, styleSheet)
+          }
+
+          func redirect(w http.ResponseWriter, status int, to string) {
+          	w.Header().Set("Location", to)
+          	w.WriteHeader(status)
+          }
+
+          // loginURL is the box origin's login form for user u, then next.
+          func (s *Server) loginURL(u, next string) string {
+          	return "https://" + s.cfg.Domain + "/auth/login?" + url.Values{"user": {u}, "next": {next}}.Encode()
+          }
+
+          // localPath is p if it is a local path (/..., not //..., no scheme, no
+          // backslash, no control, space or non-ASCII byte), else "/".
+          func localPath(p string) string {
+          	if len(p) == 0 || len(p) > 2048 || p[0] != '/' || len(p) > 1 && p[1] == '/' {
+          		return "/"
+          	}
+          	for i := 0; i < len(p); i++ {
+          		if c := p[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+          			return "/"
+          		}
+          	}
+          	u, err := url.Parse(p)
+          	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.User != nil {
+          		return "/"
+          	}
+          	return p
+          }
+
+          func (s *Server) render(w http.ResponseWriter, status int, name string, d pageData) {
+          	d.Domain = s.cfg.Domain
+          	var buf bytes.Buffer
+          	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
+          		s.log.printf("page %s: %v", name, err)
+          		http.Error(w, "internal error", http.StatusInternalServerError)
+          		return
+          	}
+          	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+          	w.WriteHeader(status)
+          	w.Write(buf.Bytes())
+          }
+
+          func (s *Server) message(w http.ResponseWriter, status int, title, msg string) {
+          	s.render(w, status, "message", pageData{Title: title, Message: msg})
+          }
+
+          func (s *Server) notFound(w http.ResponseWriter) {
+          	s.message(w, http.StatusNotFound, "Not found", "There is nothing here.")
+          }
+
+          // session returns the live session named by one of r's cookies for origin
+          // ("" for the box origin) whose login may still open it, and records the
+          // request as its activity.
+          func (s *Server) session(r *http.Request, origin string, now time.Time) (Session, bool) {
+          	n := 0
+          	for _, c := range r.Cookies() {
+          		if c.Name != cookieName {
+          			continue
+          		}
+          		if n++; n > maxCookies {
+          			break
+          		}
+          		sess, ok := s.store.find(c.Value)
+          		if !ok || sess.Origin != origin {
+          			continue
+          		}
+          		if origin != "" && !s.cfg.mayOpen(sess.Login, origin) {
+          			continue
+          		}
+          		if _, alive := s.store.alive(sess.ID, now); alive {
+          			if s.store.touch(sess.ID, now) {
+          				s.persistLogged(now)
+          			}
+          			return sess, true
+          		}
+          	}
+          	return Session{}, false
+          }
+
+          // anySession returns the session a cookie names for origin, alive or not
+          // (for logout).
+          func (s *Server) anySession(r *http.Request, origin string) (Session, bool) {
+          	for _, c := range r.Cookies() {
+          		if c.Name != cookieName {
+          			continue
+          		}
+          		if sess, ok := s.store.find(c.Value); ok && sess.Origin == origin {
+          			return sess, true
+          		}
+          	}
+          	return Session{}, false
+          }
+
+          func (s *Server) setCookie(w http.ResponseWriter, sess Session, secret string, now time.Time) {
+          	http.SetCookie(w, &http.Cookie{
+          		Name: cookieName, Value: sess.ID + "." + secret, Path: "/",
+          		Expires: sess.Expires.UTC(), MaxAge: max(1, int(sess.Expires.Sub(now)/time.Second)),
+          		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+          	})
+          }
+
+          func clearCookie(w http.ResponseWriter) {
+          	http.SetCookie(w, &http.Cookie{
+          		Name: cookieName, Value: "", Path: "/", MaxAge: -1,
+          		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+          	})
+          }
+
+          // home is GET / of the box origin.
+          func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+          	sess, ok := s.session(r, "", s.clock.Now())
+          	if !ok {
+          		s.render(w, http.StatusOK, "login", pageData{Title: "Log in", Next: "/"})
+          		return
+          	}
+          	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users})
+          }
+
+          // loginPage is GET /auth/login?user=U&next=P: the form, or, for a live box
+          // session, a button that opens U (GET changes nothing, so it cannot
+          // hand over by itself).
+          func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+          	q := r.URL.Query()
+          	u, next := q.Get("user"), localPath(q.Get("next"))
+          	if !s.cfg.isUser(u) {
+          		u = ""
+          	}
+          	if sess, ok := s.session(r, "", s.clock.Now()); ok && u != "" {
+          		s.render(w, http.StatusOK, "continue", pageData{Title: "agent-box", Login: sess.Login, User: u, Next: next, May: s.cfg.mayOpen(sess.Login, u)})
+          		return
+          	}
+          	s.render(w, http.StatusOK, "login", pageData{Title: "Log in", User: u, Next: next})
+          }
+
+          // login is POST /auth/login.
+          func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+          	name, password := r.PostFormValue("login"), r.PostFormValue("password")
+          	u, next := r.PostFormValue("user"), localPath(r.PostFormValue("next"))
+          	if !s.cfg.isUser(u) {
+          		u = ""
+          	}
+          	form := pageData{Title: "Log in", Login: name, User: u, Next: next}
+          	addr := clientAddress(r.Header)
+          	h, known := s.cfg.hashes[name]
+          	if !known {
+          		h = s.dummy
+          	}
+          	now := s.clock.Now()
+          	if wait, ok := s.limits.admit(clientKey(addr), name, known, now); !ok {
+          		secs := int((wait + time.Second - 1) / time.Second)
+          		w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))
+          		form.Message = "Too many attempts. Try again in " + strconv.Itoa(max(1, secs)) + " s."
+          		s.render(w, http.StatusTooManyRequests, "login", form)
+          		return
+          	}
+          	if err := s.sem.acquire(r.Context()); err != nil {
+          		if known {
+          			s.limits.cancel(name)
+          		}
+          		return // the client is gone
+          	}
+          	good := h.check(s.derive, password)
+          	s.sem.release()
+          	now = s.clock.Now()
+          	if known {
+          		s.limits.done(name, good, now)
+          	}
+          	if !known || !good {
+          		s.log.line(failedLoginLine(name, addr))
+          		form.Message = "Wrong login or password."
+          		s.render(w, http.StatusUnauthorized, "login", form)
+          		return
+          	}
+          	sess, secret := s.store.create(name, nil, "", now, s.cfg.SessionLifetime)
+          	s.persistLogged(now)
+          	s.setCookie(w, sess, secret, now)
+          	if u != "" && s.cfg.mayOpen(name, u) {
+          		s.handOver(w, sess, u, next, now)
+          		return
+          	}
+          	redirect(w, http.StatusSeeOther, "/")
+          }
+
+          // open is POST /auth/open (user, next) on the box origin.
+          func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+          	u, next := r.PostFormValue("user"), localPath(r.PostFormValue("next"))
+          	now := s.clock.Now()
+          	sess, ok := s.session(r, "", now)
+          	if !ok {
+          		if !s.cfg.isUser(u) {
+          			u = ""
+          		}
+          		redirect(w, http.StatusSeeOther, "/auth/login?"+url.Values{"user": {u}, "next": {next}}.Encode())
+          		return
+          	}
+          	if !s.cfg.mayOpen(sess.Login, u) {
+          		s.message(w, http.StatusForbidden, "Not allowed", "This login may not open that agent user.")
+          		return
+          	}
+          	s.handOver(w, sess, u, next, now)
+          }
+
+          // handOver answers 303 to U's hand-over page with a fresh one-time code.
+          func (s *Server) handOver(w http.ResponseWriter, box Session, u, next string, now time.Time) {
+          	c := s.codes.issue(box.ID, u, now)
+          	if c == "" {
+          		w.Header().Set("Retry-After", "60")
+          		s.message(w, http.StatusServiceUnavailable, "Busy", "Too many hand-overs are pending. Try again in a minute.")
+          		return
+          	}
+          	redirect(w, http.StatusSeeOther, s.cfg.userOrigin(u)+"/auth/handover?"+url.Values{"code": {c}, "next": {next}}.Encode())
+          }
+
+          // handoverPage is GET /auth/handover on U's origin: a form that posts the
+          // code back, submitted by the one hashed script (or by hand).
+          func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, u string) {
+          	q := r.URL.Query()
+          	c := q.Get("code")
+          	if len(c) != secretLen {
+          		s.message(w, http.StatusForbidden, "Link not valid", "This link is not valid. Open the agent user again from the box.")
+          		return
+          	}
+          	s.render(w, http.StatusOK, "handover", pageData{Title: "Opening " + u, User: u, Code: c, Next: localPath(q.Get("next"))})
+          }
+
+          // handover is POST /auth/handover on U's origin: the code becomes a child
+          // session cookie of its box session.
+          func (s *Server) handover(w http.ResponseWriter, r *http.Request, u string) {
+          	c, next := r.PostFormValue("code"), localPath(r.PostFormValue("next"))
+          	now := s.clock.Now()
+          	boxID, ok := s.codes.take(c, u, now)
+          	var box Session
+          	if ok {
+          		box, ok = s.store.alive(boxID, now)
+          	}
+          	if !ok || box.Origin != "" || !s.cfg.mayOpen(box.Login, u) {
+          		s.message(w, http.StatusForbidden, "Link expired", "This link was used already, has expired or is not for this agent user. Open the agent user again from the box.")
+          		return
+          	}
+          	child, secret := s.store.create(box.Login, &box, u, now, s.cfg.SessionLifetime)
+          	s.persistLogged(now)
+          	s.setCookie(w, child, secret, now)
+          	redirect(w, http.StatusSeeOther, next)
+          }
+
+          // logout is POST /auth/logout on either origin: the whole box session
+          // ends, with every child.
+          func (s *Server) logout(w http.ResponseWriter, r *http.Request, origin string) {
+          	now := s.clock.Now()
+          	if sess, ok := s.anySession(r, origin); ok {
+          		s.store.endFamily(sess)
+          		s.persistLogged(now)
+          	}
+          	clearCookie(w)
+          	if origin == "" {
+          		redirect(w, http.StatusSeeOther, "/")
+          		return
+          	}
+          	redirect(w, http.StatusSeeOther, "https://"+s.cfg.Domain+"/")
+          }
+        '';
+        "auth/password.go" = ''
+          package auth
+
+          import (
+          	"bufio"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"os"
+          	"os/signal"
+          	"strings"
+          	"syscall"
+          	"unsafe"
+          )
+
+          // MaxPasswordLen bounds the line `agent-box web hash-password` reads.
+          const MaxPasswordLen = 4096
+
+          // Input errors of ReadPassword.
+          var (
+          	ErrEmptyPassword   = errors.New("the password is empty")
+          	ErrPasswordTooLong = fmt.Errorf("the password is longer than %d bytes", MaxPasswordLen)
+          )
+
+          // ReadPassword reads one line from in (its line ending removed). When in
+          // is a terminal it prompts on prompt and turns echo off while reading; the
+          // terminal is restored afterwards, also when SIGINT, SIGTERM or SIGHUP
+          // interrupts the read.
+          func ReadPassword(in io.Reader, prompt io.Writer) (string, error) {
+          	var pw string
+          	var err error
+          	if f, ok := in.(*os.File); ok {
+          		if old, terr := getTermios(f.Fd()); terr == nil {
+          			pw, err = readTerminal(f, old, prompt)
+          		} else {
+          			pw, err = readLine(in)
+          		}
+          	} else {
+          		pw, err = readLine(in)
+          	}
+          	if err == nil && pw == "" {
+          		err = ErrEmptyPassword
+          	}
+          	return pw, err
+          }
+
+          func readLine(in io.Reader) (string, error) {
+          	br := bufio.NewReader(io.LimitReader(in, MaxPasswordLen+2))
+          	line, err := br.ReadString('\n')
+          	if err != nil && err != io.EOF {
+          		return "", fmt.Errorf("read the password: %w", err)
+          	}
+          	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+          	if len(line) > MaxPasswordLen {
+          		return "", ErrPasswordTooLong
+          	}
+          	return line, nil
+          }
+
+          func readTerminal(f *os.File, old syscall.Termios, prompt io.Writer) (string, error) {
+          	noEcho := old
+          	noEcho.Lflag &^= syscall.ECHO
+          	io.WriteString(prompt, "Password: ")
+          	if err := setTermios(f.Fd(), &noEcho); err != nil {
+          		return "", fmt.Errorf("turn the terminal's echo off: %w", err)
+          	}
+          	restore := func() {
+          		setTermios(f.Fd(), &old)
+          		io.WriteString(prompt, "\n")
+          	}
+          	sig := make(chan os.Signal, 1)
+          	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+          	defer signal.Stop(sig)
+          	type line struct {
+          		s   string
+          		err error
+          	}
+          	got := make(chan line, 1)
+          	go func() {
+          		s, err := readLine(f)
+          		got <- line{s, err}
+          	}()
+          	select {
+          	case l := <-got:
+          		restore()
+          		return l.s, l.err
+          	case s := <-sig:
+          		restore()
+          		return "", fmt.Errorf("interrupted by %v", s)
+          	}
+          }
+
+          func getTermios(fd uintptr) (syscall.Termios, error) {
+          	var t syscall.Termios
+          	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); e != 0 {
+          		return t, e
+          	}
+          	return t, nil
+          }
+
+          func setTermios(fd uintptr, t *syscall.Termios) error {
+          	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(t))); e != 0 {
+          		return e
+          	}
+          	return nil
+          }
+        '';
+        "auth/server.go" = ''
+          package auth
+
+          import (
+          	"context"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"net"
+          	"net/http"
+          	"os/user"
+          	"path/filepath"
+          	"strconv"
+          	"strings"
+          	"sync"
+          	"syscall"
+          	"time"
+          )
+
+          // Clock is the time source; tests pass a fake one.
+          type Clock interface{ Now() time.Time }
+
+          type systemClock struct{}
+
+          func (systemClock) Now() time.Time { return time.Now() }
+
+          // Options configure a Server.
+          type Options struct {
+          	Config   *Config   // from LoadConfig
+          	StateDir string    // $STATE_DIRECTORY: sessions.json lives here
+          	Log      io.Writer // stderr: the journal
+          	Clock    Clock     // nil: the system clock
+          }
+
+          // Server is the auth service: its handlers share one session table.
+          type Server struct {
+          	cfg    *Config
+          	clock  Clock
+          	log    *logger
+          	store  *store
+          	codes  *codes
+          	limits *limiter
+          	sem    semaphore
+          	dummy  Hash
+
+          	// derive is the password hash function; tests count its calls.
+          	derive func(password string, salt []byte, iter int) []byte
+          	// userName maps a peer's uid to a user name (os/user).
+          	userName func(uid int) (string, error)
+
+          	boxCSP, userCSP string
+          }
+
+          // New loads the session table from StateDir and drops the sessions the
+          // configuration no longer allows.
+          func New(o Options) (*Server, error) {
+          	if o.Config == nil {
+          		return nil, errors.New("auth: no configuration")
+          	}
+          	if o.StateDir == "" {
+          		return nil, &ConfigError{Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
+          	}
+          	s := &Server{
+          		cfg: o.Config, clock: o.Clock, log: &logger{w: o.Log},
+          		codes: newCodes(), limits: newLimiter(), sem: make(semaphore, hashSlots),
+          		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
+          	}
+          	if s.clock == nil {
+          		s.clock = systemClock{}
+          	}
+          	if s.cfg.hashes == nil {
+          		s.cfg.hashes = map[string]Hash{}
+          	}
+          	s.boxCSP, s.userCSP = csp(s.cfg)
+          	st, warn, err := loadStore(filepath.Join(o.StateDir, "sessions.json"), s.cfg.IdleTimeout)
+          	if err != nil {
+          		return nil, err
+          	}
+          	if warn != nil {
+          		s.log.printf("warning: %v", warn)
+          	}
+          	s.store = st
+          	now := s.clock.Now()
+          	if n := st.reconcile(s.cfg, now); n > 0 {
+          		s.log.printf("ended %d sessions the configuration no longer allows", n)
+          	}
+          	if err := st.persist(now); err != nil {
+          		return nil, err
+          	}
+          	return s, nil
+          }
+
+          // csp returns the Content-Security-Policy of the box origin and of the
+          // user origins. A form's redirect is subject to form-action (Chrome), so
+          // the box origin, whose login and open forms are answered with a redirect
+          // to a user origin, lists every user origin; a user origin's logout goes
+          // to the box origin.
+          func csp(c *Config) (box, usr string) {
+          	var fa strings.Builder
+          	for _, u := range c.Users {
+          		fa.WriteString(" " + c.userOrigin(u))
+          	}
+          	tail := "; style-src 'self'; script-src " + scriptHash
+          	box = "default-src 'none'; form-action 'self'" + fa.String() + tail
+          	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + tail
+          	return box, usr
+          }
+
+          // lookupUserName is the uid -> name mapping of the passwd database.
+          func lookupUserName(uid int) (string, error) {
+          	u, err := user.LookupId(strconv.Itoa(uid))
+          	if err != nil {
+          		return "", err
+          	}
+          	return u.Username, nil
+          }
+
+          // persistLogged writes the table and logs a failure (the table in memory
+          // stays authoritative; the next change writes again).
+          func (s *Server) persistLogged(now time.Time) error {
+          	err := s.store.persist(now)
+          	if err != nil {
+          		s.log.printf("%v", err)
+          	}
+          	return err
+          }
+
+          // Listener names, in the order Serve takes them (LISTEN_FDNAMES).
+          var ListenerNames = []string{"verify", "pages", "status", "control"}
+
+          // Serve answers on the four listeners until ctx ends, then shuts down
+          // gracefully and writes the session table.
+          func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.Listener) error {
+          	servers := []*http.Server{
+          		s.httpServer(s.Verify(), false),
+          		s.httpServer(s.Pages(), false),
+          		s.httpServer(s.Status(), true),
+          		s.httpServer(s.Control(), true),
+          	}
+          	ls := []net.Listener{verify, pages, status, control}
+          	s.log.printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
+          	errc := make(chan error, len(servers))
+          	for i, srv := range servers {
+          		go func(name string) {
+          			if err := srv.Serve(ls[i]); !errors.Is(err, http.ErrServerClosed) {
+          				errc <- fmt.Errorf("listener %q: %w", name, err)
+          				return
+          			}
+          			errc <- nil
+          		}(ListenerNames[i])
+          	}
+          	var first error
+          	select {
+          	case <-ctx.Done():
+          	case first = <-errc:
+          	}
+          	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+          	defer cancel()
+          	var wg sync.WaitGroup
+          	for _, srv := range servers {
+          		wg.Add(1)
+          		go func() { defer wg.Done(); srv.Shutdown(sctx) }()
+          	}
+          	wg.Wait()
+          	if err := s.store.persist(s.clock.Now()); err != nil && first == nil {
+          		first = err
+          	}
+          	return first
+          }
+
+          func (s *Server) httpServer(h http.Handler, peer bool) *http.Server {
+          	srv := &http.Server{
+          		Handler:           h,
+          		ReadHeaderTimeout: 5 * time.Second,
+          		ReadTimeout:       15 * time.Second,
+          		WriteTimeout:      30 * time.Second,
+          		IdleTimeout:       2 * time.Minute,
+          		MaxHeaderBytes:    64 << 10,
+          		ErrorLog:          s.log.httpLog(),
+          	}
+          	if peer {
+          		srv.ConnContext = peerContext
+          	}
+          	return srv
+          }
+
+          type peerKey struct{}
+
+          // peerContext records the connecting process's uid (SO_PEERCRED), or -1.
+          func peerContext(ctx context.Context, c net.Conn) context.Context {
+          	uid := -1
+          	if uc, ok := c.(*net.UnixConn); ok {
+          		if raw, err := uc.SyscallConn(); err == nil {
+          			raw.Control(func(fd uintptr) {
+          				if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
+          					uid = int(cred.Uid)
+          				}
+          			})
+          		}
+          	}
+          	return context.WithValue(ctx, peerKey{}, uid)
+          }
+
+          func peerUID(ctx context.Context) int {
+          	if uid, ok := ctx.Value(peerKey{}).(int); ok {
+          		return uid
+          	}
+          	return -1
+          }
+        '';
+        "auth/status.go" = ''
+          package auth
+
+          import (
+          	"fmt"
+          	"io"
+          	"net/http"
+          	"net/url"
+          	"strconv"
+          )
+
+          const bodyLimit = 4 << 10 // a status or control request body
+
+          // Status is the handler of the status listener: POST /alive from a web
+          // daemon, whose uid (SO_PEERCRED) must be a configured user U; the session
+          // must be a live child session of U's origin.
+          func (s *Server) Status() http.Handler { return http.HandlerFunc(s.status) }
+
+          func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+          	if r.URL.Path != "/alive" {
+          		http.NotFound(w, r)
+          		return
+          	}
+          	if !allow(w, r, http.MethodPost) {
+          		return
+          	}
+          	name, ok := s.peerUser(r)
+          	if !ok {
+          		http.Error(w, "forbidden: not an agent user with the web surface", http.StatusForbidden)
+          		return
+          	}
+          	s.alive(w, r, name)
+          }
+
+          // peerUser is the configured user whose uid connected.
+          func (s *Server) peerUser(r *http.Request) (string, bool) {
+          	uid := peerUID(r.Context())
+          	if uid < 0 {
+          		return "", false
+          	}
+          	name, err := s.userName(uid)
+          	if err != nil || !s.cfg.isUser(name) {
+          		return "", false
+          	}
+          	return name, true
+          }
+
+          func (s *Server) alive(w http.ResponseWriter, r *http.Request, name string) {
+          	q, ok := formBody(w, r)
+          	if !ok {
+          		return
+          	}
+          	id := q.Get("session")
+          	now := s.clock.Now()
+          	sess, alive := s.store.alive(id, now)
+          	if !validID(id) || !alive || sess.Origin != name || !s.cfg.mayOpen(sess.Login, name) {
+          		http.Error(w, "no such session", http.StatusNotFound)
+          		return
+          	}
+          	if s.store.touch(id, now) {
+          		s.persistLogged(now)
+          	}
+          	w.WriteHeader(http.StatusNoContent)
+          }
+
+          // Control is the handler of the control listener: POST /revoke from root.
+          func (s *Server) Control() http.Handler { return http.HandlerFunc(s.control) }
+
+          func (s *Server) control(w http.ResponseWriter, r *http.Request) {
+          	if r.URL.Path != "/revoke" {
+          		http.NotFound(w, r)
+          		return
+          	}
+          	if !allow(w, r, http.MethodPost) {
+          		return
+          	}
+          	if peerUID(r.Context()) != 0 {
+          		http.Error(w, "forbidden: root only", http.StatusForbidden)
+          		return
+          	}
+          	q, ok := formBody(w, r)
+          	if !ok {
+          		return
+          	}
+          	login := q.Get("login")
+          	if !loginRE.MatchString(login) {
+          		http.Error(w, fmt.Sprintf("%q is not a login name", login), http.StatusBadRequest)
+          		return
+          	}
+          	n := s.store.endLogin(login)
+          	s.log.printf("revoked %d sessions of login %s", n, login)
+          	if err := s.persistLogged(s.clock.Now()); err != nil {
+          		http.Error(w, fmt.Sprintf("ended %d sessions, but writing the session table failed: %v", n, err), http.StatusInternalServerError)
+          		return
+          	}
+          	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+          	io.WriteString(w, strconv.Itoa(n)+"\n")
+          }
+
+          // formBody reads a small urlencoded body.
+          func formBody(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+          	data, err := io.ReadAll(io.LimitReader(r.Body, bodyLimit+1))
+          	if err != nil || len(data) > bodyLimit {
+          		http.Error(w, "bad body", http.StatusBadRequest)
+          		return nil, false
+          	}
+          	q, err := url.ParseQuery(string(data))
+          	if err != nil {
+          		http.Error(w, "bad body", http.StatusBadRequest)
+          		return nil, false
+          	}
+          	return q, true
+          }
+        '';
+        "auth/store.go" = ''
+          package auth
+
+          import (
+          	"crypto/rand"
+          	"crypto/sha256"
+          	"crypto/subtle"
+          	"encoding/base64"
+          	"encoding/hex"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"io/fs"
+          	"sort"
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          const (
+          	stateLimit      = 16 << 20 // sessions.json
+          	stateVersion    = 1
+          	persistInterval = time.Minute // lastSeen reaches the disk at most this often
+          	maxBoxPerLogin  = 64          // box sessions of one login; a new one ends the least recently seen
+          	maxChildren     = 8           // child sessions of one box session for one origin; likewise
+          )
+
+          // Session is one session as stored in sessions.json. The secret itself is
+          // never stored: SHA256 is the hex sha256 of the cookie's secret text.
+          type Session struct {
+          	ID       string    `json:"id"`
+          	SHA256   string    `json:"sha256"`
+          	Login    string    `json:"login"`
+          	Origin   string    `json:"origin"` // "" for the box origin, else the agent user
+          	Parent   string    `json:"parent"` // a child's box session, "" for a box session
+          	Created  time.Time `json:"created"`
+          	Expires  time.Time `json:"expires"`
+          	LastSeen time.Time `json:"lastSeen"`
+          }
+
+          // stateFile is sessions.json. Logins holds, per login, the sha256 of the
+          // hash its sessions were made under: a changed hash ends them at start.
+          type stateFile struct {
+          	Version  int               `json:"version"`
+          	Logins   map[string]string `json:"logins"`
+          	Sessions []Session         `json:"sessions"`
+          }
+
+          // store is the session table, the one copy in memory and its file.
+          type store struct {
+          	path string
+          	idle time.Duration
+
+          	mu          sync.Mutex
+          	sessions    map[string]*Session
+          	logins      map[string]string
+          	gen         uint64    // bumped by every change
+          	lastPersist time.Time // when lastSeen was last written (or attempted)
+
+          	wmu     sync.Mutex // serialises writes; a snapshot is never overwritten by an older one
+          	written uint64
+          }
+
+          // loadStore reads path. A missing file is an empty store; an unreadable or
+          // invalid one too, with the reason in warn (everyone logs in again: failing
+          // closed, and the service still starts).
+          func loadStore(path string, idle time.Duration) (st *store, warn error, err error) {
+          	st = &store{path: path, idle: idle, sessions: map[string]*Session{}, logins: map[string]string{}}
+          	data, err := userfile.Read(path, stateLimit)
+          	if errors.Is(err, fs.ErrNotExist) {
+          		return st, nil, nil
+          	}
+          	if err != nil && !userfile.Bad(err) {
+          		return nil, nil, fmt.Errorf("read sessions: %w", err)
+          	}
+          	if err != nil {
+          		return st, fmt.Errorf("%w: starting with no sessions", err), nil
+          	}
+          	var f stateFile
+          	if err := json.Unmarshal(data, &f); err != nil {
+          		return st, fmt.Errorf("%q: %v: starting with no sessions", path, err), nil
+          	}
+          	if f.Version != stateVersion {
+          		return st, fmt.Errorf("%q: version %d, want %d: starting with no sessions", path, f.Version, stateVersion), nil
+          	}
+          	bad := 0
+          	for i := range f.Sessions {
+          		s := f.Sessions[i]
+          		if !validStored(&s) || st.sessions[s.ID] != nil {
+          			bad++
+          			continue
+          		}
+          		st.sessions[s.ID] = &s
+          	}
+          	for l, fp := range f.Logins {
+          		st.logins[l] = fp
+          	}
+          	if bad > 0 {
+          		warn = fmt.Errorf("%q: dropped %d invalid session entries", path, bad)
+          	}
+          	return st, warn, nil
+          }
+
+          func validStored(s *Session) bool {
+          	if !validID(s.ID) || len(s.SHA256) != 64 || !isHex(s.SHA256) || !loginRE.MatchString(s.Login) {
+          		return false
+          	}
+          	if s.Origin == "" {
+          		return s.Parent == ""
+          	}
+          	return userRE.MatchString(s.Origin) && validID(s.Parent)
+          }
+
+          func isHex(s string) bool {
+          	for i := 0; i < len(s); i++ {
+          		if !('0' <= s[i] && s[i] <= '9' || 'a' <= s[i] && s[i] <= 'f') {
+          			return false
+          		}
+          	}
+          	return true
+          }
+
+          func validID(id string) bool { return len(id) == 32 && isHex(id) }
+
+          // secretLen is the length of the base64url text of 32 bytes.
+          var secretLen = base64.RawURLEncoding.EncodedLen(32)
+
+          // splitCookie splits "<id>.<secret>" and checks the shapes.
+          func splitCookie(v string) (id, secret string, ok bool) {
+          	if len(v) != 32+1+secretLen || v[32] != '.' {
+          		return "", "", false
+          	}
+          	id, secret = v[:32], v[33:]
+          	if !validID(id) {
+          		return "", "", false
+          	}
+          	for i := 0; i < len(secret); i++ {
+          		c := secret[i]
+          		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+          			return "", "", false
+          		}
+          	}
+          	return id, secret, true
+          }
+
+          func secretHash(secret string) string {
+          	sum := sha256.Sum256([]byte(secret))
+          	return hex.EncodeToString(sum[:])
+          }
+
+          func randomHex(n int) string {
+          	b := make([]byte, n)
+          	rand.Read(b)
+          	return hex.EncodeToString(b)
+          }
+
+          func randomText(n int) string {
+          	b := make([]byte, n)
+          	rand.Read(b)
+          	return base64.RawURLEncoding.EncodeToString(b)
+          }
+
+          // aliveLocked: not past its absolute expiry nor idle, and for a child, its
+          // box session too.
+          func (st *store) aliveLocked(s *Session, now time.Time) bool {
+          	if !now.Before(s.Expires) || now.Sub(s.LastSeen) >= st.idle {
+          		return false
+          	}
+          	if s.Origin == "" {
+          		return true
+          	}
+          	p := st.sessions[s.Parent]
+          	return p != nil && p.Origin == "" && p.Login == s.Login && st.aliveLocked(p, now)
+          }
+
+          // find returns a copy of the session the cookie value names if its secret
+          // matches (alive or not).
+          func (st *store) find(cookie string) (Session, bool) {
+          	id, secret, ok := splitCookie(cookie)
+          	if !ok {
+          		return Session{}, false
+          	}
+          	want := secretHash(secret)
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	s := st.sessions[id]
+          	if s == nil || subtle.ConstantTimeCompare([]byte(s.SHA256), []byte(want)) != 1 {
+          		return Session{}, false
+          	}
+          	return *s, true
+          }
+
+          // alive reports whether the session id is alive at now, and returns it.
+          func (st *store) alive(id string, now time.Time) (Session, bool) {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	s := st.sessions[id]
+          	if s == nil || !st.aliveLocked(s, now) {
+          		return Session{}, false
+          	}
+          	return *s, true
+          }
+
+          // touch records activity on id (and on its box session, so that working
+          // on a user origin keeps the box session from going idle). It reports
+          // whether lastSeen is due to be written.
+          func (st *store) touch(id string, now time.Time) (due bool) {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	s := st.sessions[id]
+          	if s == nil {
+          		return false
+          	}
+          	s.LastSeen = now
+          	if p := st.sessions[s.Parent]; p != nil {
+          		p.LastSeen = now
+          	}
+          	st.gen++
+          	if now.Sub(st.lastPersist) >= persistInterval {
+          		st.lastPersist = now
+          		return true
+          	}
+          	return false
+          }
+
+          // create adds a session and returns it with its secret. A box session
+          // (parent nil) lives lifetime; a child ends with its box session. Beyond
+          // the caps the least recently seen sibling is ended.
+          func (st *store) create(login string, parent *Session, origin string, now time.Time, lifetime time.Duration) (Session, string) {
+          	secret := randomText(32)
+          	s := &Session{
+          		ID: randomHex(16), SHA256: secretHash(secret), Login: login, Origin: origin,
+          		Created: now, Expires: now.Add(lifetime), LastSeen: now,
+          	}
+          	if parent != nil {
+          		s.Parent, s.Expires = parent.ID, parent.Expires
+          	}
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	var siblings []*Session
+          	for _, o := range st.sessions {
+          		if o.Login == login && o.Origin == origin && o.Parent == s.Parent {
+          			siblings = append(siblings, o)
+          		}
+          	}
+          	limit := maxBoxPerLogin
+          	if parent != nil {
+          		limit = maxChildren
+          	}
+          	if len(siblings) >= limit {
+          		sort.Slice(siblings, func(i, j int) bool { return siblings[i].LastSeen.Before(siblings[j].LastSeen) })
+          		for _, o := range siblings[:len(siblings)-limit+1] {
+          			st.endLocked(o.ID)
+          		}
+          	}
+          	st.sessions[s.ID] = s
+          	st.gen++
+          	return *s, secret
+          }
+
+          // endLocked removes id and, for a box session, its children; it returns
+          // how many sessions ended.
+          func (st *store) endLocked(id string) int {
+          	s := st.sessions[id]
+          	if s == nil {
+          		return 0
+          	}
+          	n := 1
+          	delete(st.sessions, id)
+          	if s.Origin == "" {
+          		for cid, c := range st.sessions {
+          			if c.Parent == id {
+          				delete(st.sessions, cid)
+          				n++
+          			}
+          		}
+          	}
+          	st.gen++
+          	return n
+          }
+
+          // endFamily ends the box session of s (s itself, or its parent) and all
+          // its children.
+          func (st *store) endFamily(s Session) int {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	root := s.ID
+          	if s.Origin != "" {
+          		root = s.Parent
+          	}
+          	n := st.endLocked(root)
+          	n += st.endLocked(s.ID) // a child whose box session was already gone
+          	return n
+          }
+
+          // endLogin ends every session of login.
+          func (st *store) endLogin(login string) int {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	n := 0
+          	for id, s := range st.sessions {
+          		if s.Login == login {
+          			delete(st.sessions, id)
+          			n++
+          		}
+          	}
+          	if n > 0 {
+          		st.gen++
+          	}
+          	return n
+          }
+
+          // reconcile drops, at start, every session the configuration no longer
+          // allows (a removed login, a user removed from its list, a changed hash),
+          // children without their box session, and dead sessions. It returns how
+          // many were dropped because of the configuration.
+          func (st *store) reconcile(c *Config, now time.Time) (dropped int) {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	fps := map[string]string{}
+          	for l, h := range c.hashes {
+          		sum := sha256.Sum256([]byte(h.String()))
+          		fps[l] = hex.EncodeToString(sum[:])
+          	}
+          	allowed := func(s *Session) bool {
+          		fp, ok := fps[s.Login]
+          		if _, listed := c.Logins[s.Login]; !ok || !listed {
+          			return false
+          		}
+          		if old, had := st.logins[s.Login]; had && old != fp {
+          			return false
+          		}
+          		return s.Origin == "" || c.mayOpen(s.Login, s.Origin)
+          	}
+          	for id, s := range st.sessions {
+          		if !allowed(s) {
+          			delete(st.sessions, id)
+          			dropped++
+          		}
+          	}
+          	for id, s := range st.sessions {
+          		if !st.aliveLocked(s, now) {
+          			delete(st.sessions, id)
+          		}
+          	}
+          	st.logins = fps
+          	st.gen++
+          	return dropped
+          }
+
+          // pruneLocked drops dead sessions, so the file does not grow.
+          func (st *store) pruneLocked(now time.Time) {
+          	for id, s := range st.sessions {
+          		if !st.aliveLocked(s, now) {
+          			delete(st.sessions, id)
+          		}
+          	}
+          }
+
+          // persist writes the current table (if a newer one is not already on
+          // disk), pruning dead sessions first.
+          func (st *store) persist(now time.Time) error {
+          	st.mu.Lock()
+          	st.pruneLocked(now)
+          	st.lastPersist = now
+          	f := stateFile{Version: stateVersion, Logins: st.logins, Sessions: make([]Session, 0, len(st.sessions))}
+          	for _, s := range st.sessions {
+          		f.Sessions = append(f.Sessions, *s)
+          	}
+          	gen := st.gen
+          	st.mu.Unlock()
+          	sort.Slice(f.Sessions, func(i, j int) bool { return f.Sessions[i].ID < f.Sessions[j].ID })
+          	data, err := json.MarshalIndent(f, "", "  ")
+          	if err != nil {
+          		return err
+          	}
+          	data = append(data, '\n')
+          	st.wmu.Lock()
+          	defer st.wmu.Unlock()
+          	if gen <= st.written && st.written != 0 {
+          		return nil
+          	}
+          	if err := atomicfile.WriteFile(st.path, data, 0o600); err != nil {
+          		return fmt.Errorf("write sessions %q: %w", st.path, err)
+          	}
+          	st.written = gen
+          	return nil
+          }
+
+          // count returns the number of sessions in memory.
+          func (st *store) count() int {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	return len(st.sessions)
+          }
+        '';
+        "auth/templates.go" = ''
+          package auth
+
+          import (
+          	"crypto/sha256"
+          	"encoding/base64"
+          	"html/template"
+          )
+
+          // handoverScript is the one inline script of every page: the hand-over
+          // page submits its form with it. The CSP allows exactly its sha256.
+          const handoverScript = `document.getElementById("handover").submit();`
+
+          // scriptHash is the CSP source of handoverScript, computed from the same
+          // bytes the page carries.
+          var scriptHash = func() string {
+          	sum := sha256.Sum256([]byte(handoverScript))
+          	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+          }()
+
+          // styleSheet is /auth/style.css on every origin (style-src 'self').
+          const styleSheet = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#1d1d1b}
+          main{max-width:28rem;margin:4rem auto;padding:1.5rem;background:#fff;border:1px solid #ddd;border-radius:.5rem}
+          h1{font-size:1.3rem;margin:0 0 1rem}
+          label{display:block;margin:.75rem 0}
+          input[type=text],input[type=password]{display:block;width:100%;box-sizing:border-box;padding:.4rem;font:inherit}
+          button{font:inherit;padding:.4rem 1rem;margin:.25rem 0}
+          ul{list-style:none;padding:0}
+          li form{display:flex;justify-content:space-between;align-items:center;border-top:1px solid #eee;padding:.5rem 0}
+          .error{color:#a00}
+          .quiet{color:#666;font-size:.9rem}
+          `
+
+          const layout = `{{define "head"}}<!doctype html>
+          <html lang="en">
+          <head>
+          <meta charset="utf-8">
+          <meta name="viewport" content="width=device-width, initial-scale=1">
+          <title>{{.Title}} · agent-box</title>
+          <link rel="stylesheet" href="/auth/style.css">
+          </head>
+          <body>
+          <main>
+          <h1>{{.Title}}</h1>
+          {{with .Message}}<p class="error" role="alert">{{.}}</p>
+          {{end}}{{end}}
+          {{define "foot"}}</main>
+          </body>
+          </html>
+          {{end}}
+          {{define "logout"}}<form method="post" action="/auth/logout"><button>Log out</button></form>
+          {{end}}`
+
+          // pageData is what every page template reads.
+          type pageData struct {
+          	Title   string
+          	Message string
+          	Domain  string
+          	Login   string   // the login typed, or the one logged in
+          	User    string   // the user to open after logging in
+          	Next    string   // a local path
+          	Users   []string // what the login may open
+          	Code    string
+          	May     bool // the login may open User
+          }
+
+          var pages = template.Must(template.New("pages").Parse(layout + `
+          {{define "login"}}{{template "head" .}}<form method="post" action="/auth/login">
+          <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
+          <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+          <input type="hidden" name="user" value="{{.User}}">
+          <input type="hidden" name="next" value="{{.Next}}">
+          <button>Log in</button>
+          </form>
+          {{with .User}}<p class="quiet">Then on to {{.}}.{{$.Domain}}.</p>
+          {{end}}{{template "foot" .}}{{end}}
+
+          {{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
+          {{if .Users}}<ul>
+          {{range .Users}}<li><form method="post" action="/auth/open"><span>{{.}}</span><input type="hidden" name="user" value="{{.}}"><input type="hidden" name="next" value="/"><button>Open</button></form></li>
+          {{end}}</ul>
+          {{else}}<p>This login may open no agent user.</p>
+          {{end}}{{template "logout" .}}{{template "foot" .}}{{end}}
+
+          {{define "continue"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
+          {{if .May}}<form method="post" action="/auth/open">
+          <input type="hidden" name="user" value="{{.User}}">
+          <input type="hidden" name="next" value="{{.Next}}">
+          <button>Open {{.User}}</button>
+          </form>
+          {{else}}<p>This login may not open {{.User}}.</p>
+          {{end}}<p><a href="/">All agent users</a></p>
+          {{template "logout" .}}{{template "foot" .}}{{end}}
+
+          {{define "handover"}}{{template "head" .}}<form id="handover" method="post" action="/auth/handover">
+          <input type="hidden" name="code" value="{{.Code}}">
+          <input type="hidden" name="next" value="{{.Next}}">
+          <button>Continue to {{.User}}</button>
+          </form>
+          <script>` + handoverScript + `</script>
+          {{template "foot" .}}{{end}}
+
+          {{define "message"}}{{template "head" .}}<p><a href="https://{{.Domain}}/">Back to the box</a></p>
+          {{template "foot" .}}{{end}}
+          `))
+        '';
+        "auth/verify.go" = ''
+          package auth
+
+          import (
+          	"net/http"
+          	"strings"
+          )
+
+          // Identity headers of a verified request; Caddy's forward_auth copies them
+          // to the request it passes on (copy_headers), after removing a client's.
+          const (
+          	userHeader    = "X-Agent-Box-User"
+          	sessionHeader = "X-Agent-Box-Session"
+          )
+
+          // Verify is the handler of the verify listener: GET /verify?user=U for
+          // Caddy's forward_auth (docs/web-contract.md, "Listener verify").
+          func (s *Server) Verify() http.Handler { return http.HandlerFunc(s.verify) }
+
+          func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
+          	if r.URL.Path != "/verify" {
+          		http.NotFound(w, r)
+          		return
+          	}
+          	if !allow(w, r, http.MethodGet) {
+          		return
+          	}
+          	w.Header().Set("Cache-Control", "no-store")
+          	// 1. a configured user, asked for on its own origin
+          	us := r.URL.Query()["user"]
+          	if len(us) != 1 || !s.cfg.isUser(us[0]) || strings.ToLower(r.Host) != us[0]+"."+s.cfg.Domain {
+          		http.Error(w, "forbidden", http.StatusForbidden)
+          		return
+          	}
+          	u := us[0]
+          	// 2. a cross-origin request (a WebSocket handshake above all) is refused
+          	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) != 1 || origins[0] != s.cfg.userOrigin(u)) {
+          		http.Error(w, "forbidden", http.StatusForbidden)
+          		return
+          	}
+          	// 3. a live child session of this origin
+          	now := s.clock.Now()
+          	if sess, ok := s.session(r, u, now); ok {
+          		w.Header().Set(userHeader, u)
+          		w.Header().Set(sessionHeader, sess.ID)
+          		w.WriteHeader(http.StatusNoContent)
+          		return
+          	}
+          	// 4. a browser navigation goes to the login, anything else is refused
+          	if r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("X-Forwarded-Method") == http.MethodGet {
+          		redirect(w, http.StatusFound, s.loginURL(u, localPath(r.Header.Get("X-Forwarded-Uri"))))
+          		return
+          	}
+          	http.Error(w, "unauthorized", http.StatusUnauthorized)
+          }
+        '';
         "cli/authcmds.go" = ''
           package cli
 
           import (
           	"context"
           	"errors"
+          	"fmt"
+          	"os"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/auth"
+          	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
           )
 
           // authServe runs the auth service (docs/web-contract.md).
           func (p *Program) authServe(ctx context.Context) error {
-          	return errors.New("auth serve: not implemented yet")
+          	cfg, err := auth.LoadConfig(os.Getenv("AGENT_BOX_AUTH_CONFIG"), os.Getenv("CREDENTIALS_DIRECTORY"))
+          	if err != nil {
+          		return err
+          	}
+          	// systemd joins several StateDirectory= paths with ':'; the unit has one
+          	stateDir, _, _ := strings.Cut(os.Getenv("STATE_DIRECTORY"), ":")
+          	srv, err := auth.New(auth.Options{Config: cfg, StateDir: stateDir, Log: p.Stderr})
+          	if err != nil {
+          		return err
+          	}
+          	passed, err := sdlisten.Listeners()
+          	if err != nil {
+          		return fmt.Errorf("auth serve: %w", err)
+          	}
+          	ls, err := sdlisten.Take(passed, auth.ListenerNames...)
+          	if err != nil {
+          		return fmt.Errorf("auth serve: %w", err)
+          	}
+          	return srv.Serve(ctx, ls[0], ls[1], ls[2], ls[3])
           }
 
           // webHashPassword reads a password from stdin and prints its hash.
           func (p *Program) webHashPassword() error {
-          	return errors.New("web hash-password: not implemented yet")
+          	pw, err := auth.ReadPassword(p.Stdin, p.Stderr)
+          	if errors.Is(err, auth.ErrEmptyPassword) || errors.Is(err, auth.ErrPasswordTooLong) {
+          		return usagef("web hash-password: %v (it is read from stdin, one line)", err)
+          	}
+          	if err != nil {
+          		return fmt.Errorf("web hash-password: %w", err)
+          	}
+          	_, err = fmt.Fprintln(p.Stdout, auth.NewHash(pw).String())
+          	return err
           }
 
           // webRevoke ends every session of login through the control socket.
           func (p *Program) webRevoke(ctx context.Context, login string) error {
-          	return errors.New("web revoke: not implemented yet")
+          	if err := auth.CheckLogin(login); err != nil {
+          		return usagef("web revoke: %v", err)
+          	}
+          	n, err := auth.Revoke(ctx, auth.ControlSocket, login)
+          	if err != nil {
+          		return err
+          	}
+          	_, err = fmt.Fprintln(p.Stdout, n)
+          	return err
           }
         '';
         "cli/cli.go" = ''

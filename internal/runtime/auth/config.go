@@ -1,0 +1,290 @@
+// Package auth is the auth service of the web surface (`agent-box auth
+// serve`, docs/web-contract.md "The auth service"): the pages of the box
+// origin and /auth/* of every user origin, Caddy's forward_auth endpoint,
+// the status socket the web daemons ask and the root-only control socket.
+// Sessions are kept in $STATE_DIRECTORY/sessions.json with only
+// sha256(secret) at rest. It also holds what `agent-box web hash-password`
+// and `agent-box web revoke` need.
+package auth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
+)
+
+// Default lifetimes (docs/web-contract.md, "Sessions and cookies").
+const (
+	DefaultSessionLifetime = 7 * 24 * time.Hour
+	DefaultIdleTimeout     = 24 * time.Hour
+)
+
+const (
+	configLimit     = 1 << 20 // the configuration file, from the store
+	credentialLimit = 1024    // one hash line
+)
+
+var (
+	// loginRE is the failed-login line's rule for <L>; a configured login
+	// must match it, so its failures are always logged by name.
+	loginRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	// userRE: an agent user name (the module's [a-z_][a-z0-9_-]{0,31})
+	// that is also a DNS label, since it names the origin U.D.
+	userRE = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$`)
+	// labelRE: one label of the domain.
+	labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// Config is the auth service's configuration (AGENT_BOX_AUTH_CONFIG) with
+// the login hashes read from the credentials directory.
+type Config struct {
+	Domain          string           // D: host[:port], exactly as browsers use it
+	Users           []string         // agent users with the web surface
+	Logins          map[string]Login // login name -> what it may open
+	SessionLifetime time.Duration    // absolute
+	IdleTimeout     time.Duration
+
+	hashes map[string]Hash // login -> its password hash
+}
+
+// Login is one person: the agent users it may open.
+type Login struct {
+	Users []string `json:"users"`
+}
+
+// ConfigError is an invalid configuration: the service refuses to start
+// (exit 12).
+type ConfigError struct {
+	Path string // the file at fault, if any
+	Err  error
+}
+
+func (e *ConfigError) Error() string {
+	if e.Path == "" {
+		return "auth configuration: " + e.Err.Error()
+	}
+	return fmt.Sprintf("auth configuration %q: %v", e.Path, e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ConfigError marks the error for the CLI's exit code 12.
+func (e *ConfigError) ConfigError() bool { return true }
+
+func configErrorf(path, format string, a ...any) error {
+	return &ConfigError{Path: path, Err: fmt.Errorf(format, a...)}
+}
+
+// rawConfig is the JSON of the contract; unknown fields are refused.
+type rawConfig struct {
+	Domain          string           `json:"domain"`
+	Users           []string         `json:"users"`
+	Logins          map[string]Login `json:"logins"`
+	SessionLifetime *string          `json:"sessionLifetime"`
+	IdleTimeout     *string          `json:"idleTimeout"`
+}
+
+// LoadConfig reads the configuration file at path and each login's hash
+// from credDir/login-<L>. Every failure is a *ConfigError.
+func LoadConfig(path, credDir string) (*Config, error) {
+	if path == "" {
+		return nil, &ConfigError{Err: errors.New("AGENT_BOX_AUTH_CONFIG is unset")}
+	}
+	data, err := userfile.Read(path, configLimit)
+	if err != nil {
+		return nil, &ConfigError{Path: path, Err: err}
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, &ConfigError{Path: path, Err: err}
+	}
+	if err := c.loadHashes(credDir); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ParseConfig parses and checks the configuration JSON (without hashes).
+func ParseConfig(data []byte) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var raw rawConfig
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid JSON: data after the object")
+	}
+	if err := exactKeys(data); err != nil {
+		return nil, err
+	}
+	c := &Config{Domain: raw.Domain, Users: raw.Users, Logins: raw.Logins}
+	if err := checkDomain(c.Domain); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, u := range c.Users {
+		if !userRE.MatchString(u) {
+			return nil, fmt.Errorf("users: %q is not a user name that is also a host name label ([a-z]([a-z0-9-]{0,30}[a-z0-9])?)", u)
+		}
+		if seen[u] {
+			return nil, fmt.Errorf("users: %q is listed twice", u)
+		}
+		seen[u] = true
+	}
+	if c.Logins == nil {
+		c.Logins = map[string]Login{}
+	}
+	for name, l := range c.Logins {
+		if !loginRE.MatchString(name) {
+			return nil, fmt.Errorf("logins: %q is not a login name ([a-z][a-z0-9_-]{0,31})", name)
+		}
+		mine := map[string]bool{}
+		for _, u := range l.Users {
+			if !seen[u] {
+				return nil, fmt.Errorf("logins.%s.users: unknown user %q (not in users)", name, u)
+			}
+			if mine[u] {
+				return nil, fmt.Errorf("logins.%s.users: %q is listed twice", name, u)
+			}
+			mine[u] = true
+		}
+	}
+	var err error
+	if c.SessionLifetime, err = duration("sessionLifetime", raw.SessionLifetime, DefaultSessionLifetime); err != nil {
+		return nil, err
+	}
+	if c.IdleTimeout, err = duration("idleTimeout", raw.IdleTimeout, DefaultIdleTimeout); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// exactKeys refuses keys that encoding/json matched only case-insensitively
+// ("sessionlifetime"): the names are exactly the contract's.
+func exactKeys(data []byte) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	known := map[string]bool{"domain": true, "users": true, "logins": true, "sessionLifetime": true, "idleTimeout": true}
+	for k := range top {
+		if !known[k] {
+			return fmt.Errorf("unknown field %q", k)
+		}
+	}
+	var logins map[string]map[string]json.RawMessage
+	if l, ok := top["logins"]; ok && json.Unmarshal(l, &logins) == nil {
+		for name, fields := range logins {
+			for k := range fields {
+				if k != "users" {
+					return fmt.Errorf("logins.%s: unknown field %q", name, k)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func duration(field string, s *string, def time.Duration) (time.Duration, error) {
+	if s == nil {
+		return def, nil
+	}
+	d, err := time.ParseDuration(*s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", field, err)
+	}
+	if d < time.Minute {
+		return 0, fmt.Errorf("%s: %q is shorter than a minute", field, *s)
+	}
+	return d, nil
+}
+
+// checkDomain accepts a lowercase DNS name with an optional port: what a
+// browser puts in Host (no scheme, path, user info, trailing dot or IP).
+func checkDomain(d string) error {
+	if d == "" {
+		return errors.New("domain is empty")
+	}
+	host, port := d, ""
+	if i := strings.LastIndexByte(d, ':'); i >= 0 {
+		host, port = d[:i], d[i+1:]
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '0' || port == "443" {
+			return fmt.Errorf("domain %q: the port must be 1-65535 without leading zeros, and 443 is left out (browsers omit it)", d)
+		}
+	}
+	labels := strings.Split(host, ".")
+	if len(host) > 253 || len(labels) < 2 {
+		return fmt.Errorf("domain %q: want a host name of at least two labels, with an optional :port", d)
+	}
+	for _, l := range labels {
+		if !labelRE.MatchString(l) {
+			return fmt.Errorf("domain %q: %q is not a lowercase host name label", d, l)
+		}
+	}
+	if l := labels[len(labels)-1]; l[0] >= '0' && l[0] <= '9' {
+		return fmt.Errorf("domain %q: an IP address cannot have user origins below it", d)
+	}
+	return nil
+}
+
+// loadHashes reads credDir/login-<L> for each login.
+func (c *Config) loadHashes(credDir string) error {
+	c.hashes = map[string]Hash{}
+	if len(c.Logins) == 0 {
+		return nil
+	}
+	if credDir == "" {
+		return &ConfigError{Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=login-<L>:...)")}
+	}
+	for name := range c.Logins {
+		p := filepath.Join(credDir, "login-"+name)
+		data, err := userfile.Read(p, credentialLimit)
+		if err != nil {
+			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
+		}
+		h, err := ParseHash(strings.TrimRight(string(data), " \t\r\n"))
+		if err != nil {
+			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
+		}
+		c.hashes[name] = h
+	}
+	return nil
+}
+
+// mayOpen reports whether login may open user.
+func (c *Config) mayOpen(login, user string) bool {
+	l, ok := c.Logins[login]
+	if !ok {
+		return false
+	}
+	for _, u := range l.Users {
+		if u == user {
+			return true
+		}
+	}
+	return false
+}
+
+// isUser reports whether u is a configured user.
+func (c *Config) isUser(u string) bool {
+	for _, x := range c.Users {
+		if x == u {
+			return true
+		}
+	}
+	return false
+}
+
+// userOrigin is https://U.D.
+func (c *Config) userOrigin(u string) string { return "https://" + u + "." + c.Domain }

@@ -1,0 +1,86 @@
+package auth
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// fastDerive stands in for PBKDF2 at 600k iterations: the same function
+// at one iteration, so handler tests do not spend 80 ms a login. The
+// hashes of the test logins are made with it.
+func fastDerive(pw string, salt []byte, iter int) []byte { return derive(pw, salt, 1) }
+
+func fastHash(pw string) Hash {
+	salt := make([]byte, saltLen)
+	rand.Read(salt)
+	return Hash{Iterations: MinIterations, Salt: salt, Key: fastDerive(pw, salt, MinIterations)}
+}
+
+var hashRE = regexp.MustCompile(`^\$pbkdf2-sha256\$i=600000\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$`)
+
+// TestHashRoundTrip uses the real 600k-iteration PBKDF2.
+func TestHashRoundTrip(t *testing.T) {
+	h := NewHash("correct horse")
+	s := h.String()
+	if !hashRE.MatchString(s) {
+		t.Fatalf("format: %q", s)
+	}
+	p, err := ParseHash(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.String() != s {
+		t.Errorf("parse(format) = %q, want %q", p.String(), s)
+	}
+	if !p.Verify("correct horse") {
+		t.Error("the password does not verify")
+	}
+	if p.Verify("correct horse ") || p.Verify("") {
+		t.Error("another password verifies")
+	}
+	if NewHash("correct horse").String() == s {
+		t.Error("two hashes of one password are equal: the salt is not random")
+	}
+}
+
+// TestDeriveIsPBKDF2HMACSHA256 pins the function with RFC 7914's vector.
+func TestDeriveIsPBKDF2HMACSHA256(t *testing.T) {
+	got := hex.EncodeToString(derive("passwd", []byte("salt"), 1))
+	if want := "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc"; got != want {
+		t.Errorf("derive = %s, want %s", got, want)
+	}
+}
+
+func TestParseHashRefuses(t *testing.T) {
+	good := NewHash("pw").String()
+	parts := strings.Split(good, "$") // "", pbkdf2-sha256, i=600000, salt, key
+	salt, key := parts[3], parts[4]
+	for _, tc := range []struct{ name, s, want string }{
+		{"the floor minus one", "$pbkdf2-sha256$i=599999$" + salt + "$" + key, "fewer than 600000"},
+		{"a few iterations", "$pbkdf2-sha256$i=1000$" + salt + "$" + key, "fewer than 600000"},
+		{"above the cap", "$pbkdf2-sha256$i=10000001$" + salt + "$" + key, "more than 10000000"},
+		{"a leading zero", "$pbkdf2-sha256$i=0600000$" + salt + "$" + key, "not a positive decimal"},
+		{"a sign", "$pbkdf2-sha256$i=+600000$" + salt + "$" + key, "not a positive decimal"},
+		{"no iterations", "$pbkdf2-sha256$i=$" + salt + "$" + key, "not a positive decimal"},
+		{"another algorithm", "$pbkdf2-sha512$i=600000$" + salt + "$" + key, "not a hash"},
+		{"argon2", "$argon2id$v=19$m=65536,t=3,p=4$" + salt + "$" + key, "not a hash"},
+		{"padded salt", "$pbkdf2-sha256$i=600000$" + salt + "==$" + key, "salt"},
+		{"short salt", "$pbkdf2-sha256$i=600000$" + salt[:20] + "$" + key, "salt"},
+		{"url alphabet", "$pbkdf2-sha256$i=600000$" + strings.Repeat("_", 22) + "$" + key, "salt"},
+		{"short key", "$pbkdf2-sha256$i=600000$" + salt + "$" + key[:40], "key"},
+		{"an extra field", good + "$x", "want"},
+		{"a missing field", "$pbkdf2-sha256$i=600000$" + salt, "want"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := ParseHash(tc.s); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ParseHash(%q) = %v, want an error naming %q", tc.s, err, tc.want)
+			}
+		})
+	}
+	if _, err := ParseHash("$pbkdf2-sha256$i=600000$" + salt + "$" + key); err != nil {
+		t.Errorf("the good hash: %v", err)
+	}
+}

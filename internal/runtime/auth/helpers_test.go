@@ -1,0 +1,253 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// tw is one test server with its clock, log and hash-call counter.
+type tw struct {
+	t      *testing.T
+	s      *Server
+	clock  *fakeClock
+	log    *syncBuf
+	dir    string
+	hashes map[string]Hash
+	calls  atomic.Int64 // derive calls
+	iters  []int        // iterations of each derive call
+	mu     sync.Mutex
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuf) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
+}
+
+// newTW starts a server on a fresh state directory.
+func newTW(t *testing.T) *tw {
+	t.Helper()
+	w := &tw{t: t, clock: &fakeClock{now: t0}, log: &syncBuf{}, dir: t.TempDir(), hashes: map[string]Hash{}}
+	for l, pw := range testPasswords {
+		w.hashes[l] = fastHash(pw)
+	}
+	w.restart(testConfig)
+	return w
+}
+
+// restart replaces the server with a new one on the same state directory
+// (a service restart), with configuration js and the current hashes.
+func (w *tw) restart(js string) {
+	w.t.Helper()
+	c := mustConfig(w.t, js)
+	c.hashes = map[string]Hash{}
+	for l := range c.Logins {
+		c.hashes[l] = w.hashes[l]
+	}
+	s, err := New(Options{Config: c, StateDir: w.dir, Log: w.log, Clock: w.clock})
+	if err != nil {
+		w.t.Fatalf("New: %v", err)
+	}
+	s.derive = func(pw string, salt []byte, iter int) []byte {
+		w.calls.Add(1)
+		w.mu.Lock()
+		w.iters = append(w.iters, iter)
+		w.mu.Unlock()
+		return fastDerive(pw, salt, iter)
+	}
+	w.s = s
+}
+
+// rq is one request to a handler.
+type rq struct {
+	method, host, target string
+	form                 url.Values
+	cookies              []string // cookie values of __Host-agentbox
+	header               map[string]string
+	uid                  *int // the peer's uid (status, control)
+}
+
+const testClient = "192.0.2.7"
+
+// do sends r to h. POSTs are same-origin browser requests from testClient
+// unless the header says otherwise.
+func (w *tw) do(h http.Handler, r rq) *httptest.ResponseRecorder {
+	w.t.Helper()
+	return w.doWith(h, r, nil)
+}
+
+// doWith is do with a last change to the request.
+func (w *tw) doWith(h http.Handler, r rq, edit func(*http.Request)) *httptest.ResponseRecorder {
+	w.t.Helper()
+	var body *strings.Reader
+	if r.form != nil {
+		body = strings.NewReader(r.form.Encode())
+	} else {
+		body = strings.NewReader("")
+	}
+	req := httptest.NewRequest(r.method, "http://"+r.host+r.target, body)
+	req.Host = r.host
+	if r.form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if r.method == http.MethodPost {
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
+	req.Header.Set(clientHeader, testClient)
+	for _, c := range r.cookies {
+		req.AddCookie(&http.Cookie{Name: cookieName, Value: c})
+	}
+	for k, v := range r.header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	if r.uid != nil {
+		req = req.WithContext(context.WithValue(req.Context(), peerKey{}, *r.uid))
+	}
+	if edit != nil {
+		edit(req)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func (w *tw) pages(r rq) *httptest.ResponseRecorder   { return w.do(w.s.Pages(), r) }
+func (w *tw) verifyH(r rq) *httptest.ResponseRecorder { return w.do(w.s.Verify(), r) }
+
+// cookieOf returns the value of the __Host-agentbox cookie rec sets.
+func cookieOf(t testing.TB, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == cookieName {
+			return c.Value
+		}
+	}
+	t.Fatalf("no %s cookie in %q", cookieName, rec.Header().Values("Set-Cookie"))
+	return ""
+}
+
+// login logs login in on the box origin and returns the box cookie.
+func (w *tw) login(login string) string {
+	w.t.Helper()
+	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/login",
+		form: url.Values{"login": {login}, "password": {testPasswords[login]}}})
+	if rec.Code != http.StatusSeeOther {
+		w.t.Fatalf("login %s: %d %s", login, rec.Code, rec.Body)
+	}
+	return cookieOf(w.t, rec)
+}
+
+var codeRE = regexp.MustCompile(`[?&]code=([A-Za-z0-9_-]+)`)
+
+// code asks the box origin for a one-time code for user.
+func (w *tw) code(box, user string) string {
+	w.t.Helper()
+	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{box},
+		form: url.Values{"user": {user}, "next": {"/"}}})
+	loc := rec.Header().Get("Location")
+	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(loc, "https://"+user+".box.test/auth/handover?") {
+		w.t.Fatalf("open %s: %d %q", user, rec.Code, loc)
+	}
+	return codeRE.FindStringSubmatch(loc)[1]
+}
+
+// handover posts code on user's origin.
+func (w *tw) handover(user, code string) *httptest.ResponseRecorder {
+	return w.pages(rq{method: "POST", host: user + ".box.test", target: "/auth/handover",
+		form: url.Values{"code": {code}, "next": {"/"}}})
+}
+
+// child opens user from box and returns the child cookie.
+func (w *tw) child(box, user string) string {
+	w.t.Helper()
+	rec := w.handover(user, w.code(box, user))
+	if rec.Code != http.StatusSeeOther {
+		w.t.Fatalf("handover %s: %d %s", user, rec.Code, rec.Body)
+	}
+	return cookieOf(w.t, rec)
+}
+
+// verifyCode is the status of /verify?user=user on its origin with cookie.
+func (w *tw) verifyCode(user, cookie string) int {
+	w.t.Helper()
+	r := rq{method: "GET", host: user + ".box.test", target: "/verify?user=" + user}
+	if cookie != "" {
+		r.cookies = []string{cookie}
+	}
+	return w.verifyH(r).Code
+}
+
+func (w *tw) readState() stateFile {
+	w.t.Helper()
+	st, warn, err := loadStore(w.dir+"/sessions.json", time.Hour)
+	if err != nil || warn != nil {
+		w.t.Fatalf("sessions.json: %v %v", err, warn)
+	}
+	var f stateFile
+	for _, s := range st.sessions {
+		f.Sessions = append(f.Sessions, *s)
+	}
+	f.Logins = st.logins
+	return f
+}
+
+func idOf(cookie string) string { id, _, _ := strings.Cut(cookie, "."); return id }
+
+func intp(i int) *int { return &i }
+
+func TestMain(m *testing.M) {
+	if os.Getenv(peerChildEnv) != "" {
+		os.Exit(peerChild())
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,80 @@
+package auth
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/netip"
+	"sync"
+
+	"github.com/agent-box/agent-box/internal/runtime/escape"
+)
+
+// clientHeader carries the client address; Caddy sets it from
+// {remote_host} (header_up replaces a client's copy). Never X-Forwarded-For.
+const clientHeader = "X-Agent-Box-Client"
+
+// clientAddress is the request's client address in canonical form, or "-"
+// when the header is missing, repeated, not an IP address or has a zone
+// (a zone is free text).
+func clientAddress(h http.Header) string {
+	vs := h.Values(clientHeader)
+	if len(vs) != 1 {
+		return unknownClient
+	}
+	a, err := netip.ParseAddr(vs[0])
+	if err != nil || a.Zone() != "" {
+		return unknownClient
+	}
+	return a.String()
+}
+
+// logName is <L> of the failed-login line: the login if it matches
+// [a-z][a-z0-9_-]{0,31}, else "-".
+func logName(login string) string {
+	if loginRE.MatchString(login) {
+		return login
+	}
+	return "-"
+}
+
+// failedLoginLine is the one line a failed login writes (the next issue's
+// fail2ban jail reads it). Both fields are validated, so nothing else a
+// client sends reaches it.
+func failedLoginLine(login, addr string) string {
+	return fmt.Sprintf("agent-box-auth: login failed login=%s addr=%s\n", logName(login), addr)
+}
+
+// logger writes whole lines to the service's stderr (the journal).
+type logger struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *logger) printf(format string, a ...any) {
+	l.line(fmt.Sprintf("agent-box-auth: "+format, a...))
+}
+
+func (l *logger) line(s string) {
+	if len(s) == 0 || s[len(s)-1] != '\n' {
+		s += "\n"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(l.w, s)
+}
+
+// httpLog is net/http's ErrorLog: each message escaped onto one line, so
+// that no text from a client can forge a failed-login line.
+func (l *logger) httpLog() *log.Logger {
+	return log.New(escapingWriter{l}, "", 0)
+}
+
+type escapingWriter struct{ l *logger }
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	e.l.line("agent-box-auth: http: " + escape.String(string(bytes.TrimSuffix(p, []byte("\n")))))
+	return len(p), nil
+}

@@ -1,0 +1,387 @@
+package auth
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	cookieName = "__Host-agentbox"
+	formLimit  = 16 << 10 // a form body
+	maxCookies = 8        // cookies of our name looked at in one request
+)
+
+// Pages is the handler of the pages listener: the box origin and /auth/*
+// of every user origin, told apart by Host.
+func (s *Server) Pages() http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, io.LimitReader(r.Body, formLimit))
+		s.message(w, http.StatusForbidden, "Refused", "A request from another site was refused.")
+	}))
+	inner := cop.Handler(http.HandlerFunc(s.pages))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		if strings.ToLower(r.Host) == s.cfg.Domain {
+			h.Set("Content-Security-Policy", s.boxCSP)
+		} else {
+			h.Set("Content-Security-Policy", s.userCSP)
+		}
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		r.Body = http.MaxBytesReader(w, r.Body, formLimit)
+		inner.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) pages(w http.ResponseWriter, r *http.Request) {
+	host := strings.ToLower(r.Host)
+	if host == s.cfg.Domain {
+		s.boxOrigin(w, r)
+		return
+	}
+	if u, ok := strings.CutSuffix(host, "."+s.cfg.Domain); ok && s.cfg.isUser(u) {
+		s.userOriginPages(w, r, u)
+		return
+	}
+	s.notFound(w)
+}
+
+func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/":
+		if allow(w, r, http.MethodGet) {
+			s.home(w, r)
+		}
+	case "/auth/login":
+		if r.Method == http.MethodPost {
+			s.login(w, r)
+		} else if allow(w, r, http.MethodGet, http.MethodPost) {
+			s.loginPage(w, r)
+		}
+	case "/auth/open":
+		if allow(w, r, http.MethodPost) {
+			s.open(w, r)
+		}
+	case "/auth/logout":
+		if allow(w, r, http.MethodPost) {
+			s.logout(w, r, "")
+		}
+	case "/auth/style.css":
+		if allow(w, r, http.MethodGet) {
+			style(w)
+		}
+	default:
+		s.notFound(w)
+	}
+}
+
+func (s *Server) userOriginPages(w http.ResponseWriter, r *http.Request, u string) {
+	switch r.URL.Path {
+	case "/auth/handover":
+		if r.Method == http.MethodPost {
+			s.handover(w, r, u)
+		} else if allow(w, r, http.MethodGet, http.MethodPost) {
+			s.handoverPage(w, r, u)
+		}
+	case "/auth/login":
+		if allow(w, r, http.MethodGet) {
+			redirect(w, http.StatusFound, s.loginURL(u, localPath(r.URL.Query().Get("next"))))
+		}
+	case "/auth/logout":
+		if allow(w, r, http.MethodPost) {
+			s.logout(w, r, u)
+		}
+	case "/auth/style.css":
+		if allow(w, r, http.MethodGet) {
+			style(w)
+		}
+	default:
+		s.notFound(w)
+	}
+}
+
+// allow answers 405 unless r's method is one of methods (GET admits HEAD)
+// and reports whether to go on.
+func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m || m == http.MethodGet && r.Method == http.MethodHead {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	return false
+}
+
+func style(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	io.WriteString(w, styleSheet)
+}
+
+func redirect(w http.ResponseWriter, status int, to string) {
+	w.Header().Set("Location", to)
+	w.WriteHeader(status)
+}
+
+// loginURL is the box origin's login form for user u, then next.
+func (s *Server) loginURL(u, next string) string {
+	return "https://" + s.cfg.Domain + "/auth/login?" + url.Values{"user": {u}, "next": {next}}.Encode()
+}
+
+// localPath is p if it is a local path (/..., not //..., no scheme, no
+// backslash, no control, space or non-ASCII byte), else "/".
+func localPath(p string) string {
+	if len(p) == 0 || len(p) > 2048 || p[0] != '/' || len(p) > 1 && p[1] == '/' {
+		return "/"
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.User != nil {
+		return "/"
+	}
+	return p
+}
+
+func (s *Server) render(w http.ResponseWriter, status int, name string, d pageData) {
+	d.Domain = s.cfg.Domain
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
+		s.log.printf("page %s: %v", name, err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func (s *Server) message(w http.ResponseWriter, status int, title, msg string) {
+	s.render(w, status, "message", pageData{Title: title, Message: msg})
+}
+
+func (s *Server) notFound(w http.ResponseWriter) {
+	s.message(w, http.StatusNotFound, "Not found", "There is nothing here.")
+}
+
+// session returns the live session named by one of r's cookies for origin
+// ("" for the box origin) whose login may still open it, and records the
+// request as its activity.
+func (s *Server) session(r *http.Request, origin string, now time.Time) (Session, bool) {
+	n := 0
+	for _, c := range r.Cookies() {
+		if c.Name != cookieName {
+			continue
+		}
+		if n++; n > maxCookies {
+			break
+		}
+		sess, ok := s.store.find(c.Value)
+		if !ok || sess.Origin != origin {
+			continue
+		}
+		if origin != "" && !s.cfg.mayOpen(sess.Login, origin) {
+			continue
+		}
+		if _, alive := s.store.alive(sess.ID, now); alive {
+			if s.store.touch(sess.ID, now) {
+				s.persistLogged(now)
+			}
+			return sess, true
+		}
+	}
+	return Session{}, false
+}
+
+// anySession returns the session a cookie names for origin, alive or not
+// (for logout).
+func (s *Server) anySession(r *http.Request, origin string) (Session, bool) {
+	for _, c := range r.Cookies() {
+		if c.Name != cookieName {
+			continue
+		}
+		if sess, ok := s.store.find(c.Value); ok && sess.Origin == origin {
+			return sess, true
+		}
+	}
+	return Session{}, false
+}
+
+func (s *Server) setCookie(w http.ResponseWriter, sess Session, secret string, now time.Time) {
+	http.SetCookie(w, &http.Cookie{
+		Name: cookieName, Value: sess.ID + "." + secret, Path: "/",
+		Expires: sess.Expires.UTC(), MaxAge: max(1, int(sess.Expires.Sub(now)/time.Second)),
+		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+func clearCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{
+		Name: cookieName, Value: "", Path: "/", MaxAge: -1,
+		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// home is GET / of the box origin.
+func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	sess, ok := s.session(r, "", s.clock.Now())
+	if !ok {
+		s.render(w, http.StatusOK, "login", pageData{Title: "Log in", Next: "/"})
+		return
+	}
+	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users})
+}
+
+// loginPage is GET /auth/login?user=U&next=P: the form, or, for a live box
+// session, a button that opens U (GET changes nothing, so it cannot
+// hand over by itself).
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	u, next := q.Get("user"), localPath(q.Get("next"))
+	if !s.cfg.isUser(u) {
+		u = ""
+	}
+	if sess, ok := s.session(r, "", s.clock.Now()); ok && u != "" {
+		s.render(w, http.StatusOK, "continue", pageData{Title: "agent-box", Login: sess.Login, User: u, Next: next, May: s.cfg.mayOpen(sess.Login, u)})
+		return
+	}
+	s.render(w, http.StatusOK, "login", pageData{Title: "Log in", User: u, Next: next})
+}
+
+// login is POST /auth/login.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	name, password := r.PostFormValue("login"), r.PostFormValue("password")
+	u, next := r.PostFormValue("user"), localPath(r.PostFormValue("next"))
+	if !s.cfg.isUser(u) {
+		u = ""
+	}
+	form := pageData{Title: "Log in", Login: name, User: u, Next: next}
+	addr := clientAddress(r.Header)
+	h, known := s.cfg.hashes[name]
+	if !known {
+		h = s.dummy
+	}
+	now := s.clock.Now()
+	if wait, ok := s.limits.admit(clientKey(addr), name, known, now); !ok {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))
+		form.Message = "Too many attempts. Try again in " + strconv.Itoa(max(1, secs)) + " s."
+		s.render(w, http.StatusTooManyRequests, "login", form)
+		return
+	}
+	if err := s.sem.acquire(r.Context()); err != nil {
+		if known {
+			s.limits.cancel(name)
+		}
+		return // the client is gone
+	}
+	good := h.check(s.derive, password)
+	s.sem.release()
+	now = s.clock.Now()
+	if known {
+		s.limits.done(name, good, now)
+	}
+	if !known || !good {
+		s.log.line(failedLoginLine(name, addr))
+		form.Message = "Wrong login or password."
+		s.render(w, http.StatusUnauthorized, "login", form)
+		return
+	}
+	sess, secret := s.store.create(name, nil, "", now, s.cfg.SessionLifetime)
+	s.persistLogged(now)
+	s.setCookie(w, sess, secret, now)
+	if u != "" && s.cfg.mayOpen(name, u) {
+		s.handOver(w, sess, u, next, now)
+		return
+	}
+	redirect(w, http.StatusSeeOther, "/")
+}
+
+// open is POST /auth/open (user, next) on the box origin.
+func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+	u, next := r.PostFormValue("user"), localPath(r.PostFormValue("next"))
+	now := s.clock.Now()
+	sess, ok := s.session(r, "", now)
+	if !ok {
+		if !s.cfg.isUser(u) {
+			u = ""
+		}
+		redirect(w, http.StatusSeeOther, "/auth/login?"+url.Values{"user": {u}, "next": {next}}.Encode())
+		return
+	}
+	if !s.cfg.mayOpen(sess.Login, u) {
+		s.message(w, http.StatusForbidden, "Not allowed", "This login may not open that agent user.")
+		return
+	}
+	s.handOver(w, sess, u, next, now)
+}
+
+// handOver answers 303 to U's hand-over page with a fresh one-time code.
+func (s *Server) handOver(w http.ResponseWriter, box Session, u, next string, now time.Time) {
+	c := s.codes.issue(box.ID, u, now)
+	if c == "" {
+		w.Header().Set("Retry-After", "60")
+		s.message(w, http.StatusServiceUnavailable, "Busy", "Too many hand-overs are pending. Try again in a minute.")
+		return
+	}
+	redirect(w, http.StatusSeeOther, s.cfg.userOrigin(u)+"/auth/handover?"+url.Values{"code": {c}, "next": {next}}.Encode())
+}
+
+// handoverPage is GET /auth/handover on U's origin: a form that posts the
+// code back, submitted by the one hashed script (or by hand).
+func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, u string) {
+	q := r.URL.Query()
+	c := q.Get("code")
+	if len(c) != secretLen {
+		s.message(w, http.StatusForbidden, "Link not valid", "This link is not valid. Open the agent user again from the box.")
+		return
+	}
+	s.render(w, http.StatusOK, "handover", pageData{Title: "Opening " + u, User: u, Code: c, Next: localPath(q.Get("next"))})
+}
+
+// handover is POST /auth/handover on U's origin: the code becomes a child
+// session cookie of its box session.
+func (s *Server) handover(w http.ResponseWriter, r *http.Request, u string) {
+	c, next := r.PostFormValue("code"), localPath(r.PostFormValue("next"))
+	now := s.clock.Now()
+	boxID, ok := s.codes.take(c, u, now)
+	var box Session
+	if ok {
+		box, ok = s.store.alive(boxID, now)
+	}
+	if !ok || box.Origin != "" || !s.cfg.mayOpen(box.Login, u) {
+		s.message(w, http.StatusForbidden, "Link expired", "This link was used already, has expired or is not for this agent user. Open the agent user again from the box.")
+		return
+	}
+	child, secret := s.store.create(box.Login, &box, u, now, s.cfg.SessionLifetime)
+	s.persistLogged(now)
+	s.setCookie(w, child, secret, now)
+	redirect(w, http.StatusSeeOther, next)
+}
+
+// logout is POST /auth/logout on either origin: the whole box session
+// ends, with every child.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, origin string) {
+	now := s.clock.Now()
+	if sess, ok := s.anySession(r, origin); ok {
+		s.store.endFamily(sess)
+		s.persistLogged(now)
+	}
+	clearCookie(w)
+	if origin == "" {
+		redirect(w, http.StatusSeeOther, "/")
+		return
+	}
+	redirect(w, http.StatusSeeOther, "https://"+s.cfg.Domain+"/")
+}

@@ -1,0 +1,519 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLoginToTerminal walks the whole flow: the login form, a login, the
+// list, the hand-over to alice's origin, a verified request.
+func TestLoginToTerminal(t *testing.T) {
+	w := newTW(t)
+	rec := w.pages(rq{method: "GET", host: "box.test", target: "/"})
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `action="/auth/login"`) {
+		t.Fatalf("GET / without a cookie: %d\n%s", rec.Code, rec.Body)
+	}
+	box := w.login("ops")
+	rec = w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{box}})
+	body := rec.Body.String()
+	for _, u := range []string{"alice", "bob"} {
+		if !strings.Contains(body, `<input type="hidden" name="user" value="`+u+`">`) {
+			t.Errorf("the list lacks %s:\n%s", u, body)
+		}
+	}
+	if !strings.Contains(body, `action="/auth/open"`) || !strings.Contains(body, `action="/auth/logout"`) {
+		t.Errorf("the list lacks the open or logout forms:\n%s", body)
+	}
+	// al may open alice only
+	rec = w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{w.login("al")}})
+	if strings.Contains(rec.Body.String(), `value="bob"`) {
+		t.Errorf("al's list offers bob:\n%s", rec.Body)
+	}
+
+	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{box},
+		form: url.Values{"user": {"alice"}, "next": {"/term/?arg=s1"}}})
+	loc, _ := url.Parse(rec.Header().Get("Location"))
+	if rec.Code != 303 || loc.Scheme != "https" || loc.Host != "alice.box.test" || loc.Path != "/auth/handover" || loc.Query().Get("next") != "/term/?arg=s1" {
+		t.Fatalf("open: %d %q", rec.Code, loc)
+	}
+	rec = w.pages(rq{method: "GET", host: "alice.box.test", target: loc.RequestURI()})
+	body = rec.Body.String()
+	if rec.Code != 200 || !strings.Contains(body, `<form id="handover" method="post" action="/auth/handover">`) ||
+		!strings.Contains(body, `value="`+loc.Query().Get("code")+`"`) || !strings.Contains(body, `<button>Continue to alice</button>`) {
+		t.Fatalf("hand-over page: %d\n%s", rec.Code, body)
+	}
+	rec = w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover",
+		form: url.Values{"code": {loc.Query().Get("code")}, "next": {loc.Query().Get("next")}}})
+	if rec.Code != 303 || rec.Header().Get("Location") != "/term/?arg=s1" {
+		t.Fatalf("hand-over: %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	child := cookieOf(t, rec)
+	if idOf(child) == idOf(box) {
+		t.Error("the child reuses the box session's id")
+	}
+	if c := w.verifyCode("alice", child); c != 204 {
+		t.Errorf("verify with the child cookie: %d", c)
+	}
+}
+
+// TestCookies: the exact attributes on both origins, and the clearing one.
+func TestCookies(t *testing.T) {
+	w := newTW(t)
+	valueRE := `[0-9a-f]{32}\.[A-Za-z0-9_-]{43}`
+	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/login",
+		form: url.Values{"login": {"ops"}, "password": {testPasswords["ops"]}}})
+	want := regexp.MustCompile(`^__Host-agentbox=` + valueRE + `; Path=/; Expires=Tue, 01 Dec 2026 12:00:00 GMT; Max-Age=7200; HttpOnly; Secure; SameSite=Lax$`)
+	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 1 || !want.MatchString(sc[0]) {
+		t.Errorf("box cookie %q, want %s", sc, want)
+	}
+	box := cookieOf(t, rec)
+	w.clock.Advance(30 * time.Minute)
+	rec = w.handover("alice", w.code(box, "alice"))
+	// the child ends with its box session: 90 minutes left
+	want = regexp.MustCompile(`^__Host-agentbox=` + valueRE + `; Path=/; Expires=Tue, 01 Dec 2026 12:00:00 GMT; Max-Age=5400; HttpOnly; Secure; SameSite=Lax$`)
+	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 1 || !want.MatchString(sc[0]) {
+		t.Errorf("child cookie %q, want %s", sc, want)
+	}
+	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/logout", cookies: []string{box}})
+	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 1 || sc[0] != "__Host-agentbox=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax" {
+		t.Errorf("logout cookie %q", sc)
+	}
+}
+
+func TestLoginWithAUserGoesStraightToTheHandover(t *testing.T) {
+	for _, tc := range []struct{ name, login, user, next, wantHost, wantNext string }{
+		{"a user the login may open", "ops", "bob", "/term/?arg=x", "bob.box.test", "/term/?arg=x"},
+		{"a user the login may not open", "al", "bob", "/x", "", ""},
+		{"an unconfigured user", "ops", "carol", "/x", "", ""},
+		{"a foreign next", "ops", "alice", "https://evil.example/", "alice.box.test", "/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newTW(t)
+			rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/login",
+				form: url.Values{"login": {tc.login}, "password": {testPasswords[tc.login]}, "user": {tc.user}, "next": {tc.next}}})
+			loc, _ := url.Parse(rec.Header().Get("Location"))
+			if rec.Code != 303 {
+				t.Fatalf("%d", rec.Code)
+			}
+			if tc.wantHost == "" {
+				if loc.String() != "/" {
+					t.Errorf("Location %q, want /", loc)
+				}
+				return
+			}
+			if loc.Host != tc.wantHost || loc.Path != "/auth/handover" || loc.Query().Get("next") != tc.wantNext {
+				t.Errorf("Location %q, want %s's hand-over with next %q", loc, tc.wantHost, tc.wantNext)
+			}
+			if r := w.handover(strings.Split(tc.wantHost, ".")[0], loc.Query().Get("code")); r.Code != 303 {
+				t.Errorf("the hand-over of that code: %d", r.Code)
+			}
+		})
+	}
+}
+
+func TestWrongPasswordShowsTheFormAgain(t *testing.T) {
+	w := newTW(t)
+	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/login",
+		form: url.Values{"login": {"ops"}, "password": {"nope"}, "user": {"alice"}, "next": {"/x"}}})
+	body := rec.Body.String()
+	if rec.Code != 401 || !strings.Contains(body, "Wrong login or password") || !strings.Contains(body, `name="login" value="ops"`) ||
+		!strings.Contains(body, `name="user" value="alice"`) || !strings.Contains(body, `name="next" value="/x"`) {
+		t.Errorf("%d\n%s", rec.Code, body)
+	}
+	if len(rec.Header().Values("Set-Cookie")) != 0 {
+		t.Error("a failed login sets a cookie")
+	}
+}
+
+func TestLocalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/":                             "/",
+		"/term/?arg=s1":                 "/term/?arg=s1",
+		"/a/b?c=d#e":                    "/a/b?c=d#e",
+		"/%2F/evil.example":             "/%2F/evil.example",
+		"/ok?next=//x":                  "/ok?next=//x",
+		"":                              "/",
+		"term":                          "/",
+		"//evil.example/":               "/",
+		"///evil.example/":              "/",
+		"/\\evil.example/":              "/",
+		"\\\\evil.example":              "/",
+		"/a\\b":                         "/",
+		"https://evil.example/":         "/",
+		"javascript:alert(1)":           "/",
+		"/\t/evil.example":              "/",
+		"/\n/evil.example":              "/",
+		"/a b":                          "/",
+		"/é":                            "/",
+		"/\x7f":                         "/",
+		"/" + strings.Repeat("a", 2048): "/",
+	} {
+		if got := localPath(in); got != want {
+			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestNextIsSanitisedEverywhere: every place a next enters.
+func TestNextIsSanitisedEverywhere(t *testing.T) {
+	w := newTW(t)
+	box := w.login("ops")
+	evil := "//evil.example/"
+	rec := w.pages(rq{method: "GET", host: "box.test", target: "/auth/login?user=alice&next=" + url.QueryEscape(evil)})
+	if strings.Contains(rec.Body.String(), "evil") || !strings.Contains(rec.Body.String(), `name="next" value="/"`) {
+		t.Errorf("login form:\n%s", rec.Body)
+	}
+	rec = w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/login?next=" + url.QueryEscape(evil)})
+	if loc := rec.Header().Get("Location"); rec.Code != 302 || loc != "https://box.test/auth/login?next=%2F&user=alice" {
+		t.Errorf("user origin login: %d %q", rec.Code, loc)
+	}
+	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{box}, form: url.Values{"user": {"alice"}, "next": {evil}}})
+	if loc := rec.Header().Get("Location"); !strings.HasSuffix(loc, "&next=%2F") {
+		t.Errorf("open: %q", loc)
+	}
+	rec = w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + w.code(box, "alice") + "&next=" + url.QueryEscape(evil)})
+	if strings.Contains(rec.Body.String(), "evil") {
+		t.Errorf("hand-over page:\n%s", rec.Body)
+	}
+	rec = w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover", form: url.Values{"code": {w.code(box, "alice")}, "next": {evil}}})
+	if loc := rec.Header().Get("Location"); rec.Code != 303 || loc != "/" {
+		t.Errorf("hand-over: %d %q", rec.Code, loc)
+	}
+}
+
+func TestUserOriginLoginGoesToTheBox(t *testing.T) {
+	w := newTW(t)
+	rec := w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/login?next=%2Fterm%2F%3Farg%3Ds1"})
+	if loc := rec.Header().Get("Location"); rec.Code != 302 || loc != "https://box.test/auth/login?next=%2Fterm%2F%3Farg%3Ds1&user=alice" {
+		t.Errorf("%d %q", rec.Code, loc)
+	}
+	if rec := w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/login", form: url.Values{"login": {"ops"}, "password": {testPasswords["ops"]}}}); rec.Code != 405 || w.calls.Load() != 0 {
+		t.Errorf("a password posted on a user origin: %d, %d hashes", rec.Code, w.calls.Load())
+	}
+}
+
+// TestLoginPageWithALiveBoxSession offers one button instead of the
+// password form: a GET cannot hand over by itself.
+func TestLoginPageWithALiveBoxSession(t *testing.T) {
+	w := newTW(t)
+	rec := w.pages(rq{method: "GET", host: "box.test", target: "/auth/login?user=bob&next=%2Fx", cookies: []string{w.login("ops")}})
+	body := rec.Body.String()
+	if !strings.Contains(body, `action="/auth/open"`) || !strings.Contains(body, `name="user" value="bob"`) || !strings.Contains(body, `name="next" value="/x"`) || strings.Contains(body, `type="password"`) {
+		t.Errorf("ops:\n%s", body)
+	}
+	rec = w.pages(rq{method: "GET", host: "box.test", target: "/auth/login?user=bob", cookies: []string{w.login("al")}})
+	if body := rec.Body.String(); strings.Contains(body, `action="/auth/open"`) || !strings.Contains(body, "may not open bob") {
+		t.Errorf("al:\n%s", body)
+	}
+}
+
+func TestOpenRules(t *testing.T) {
+	w := newTW(t)
+	al := w.login("al")
+	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{al}, form: url.Values{"user": {"bob"}}})
+	if rec.Code != 403 {
+		t.Errorf("al opens bob: %d", rec.Code)
+	}
+	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", form: url.Values{"user": {"alice"}, "next": {"/x"}}})
+	if loc := rec.Header().Get("Location"); rec.Code != 303 || loc != "/auth/login?next=%2Fx&user=alice" {
+		t.Errorf("open without a session: %d %q", rec.Code, loc)
+	}
+	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{w.child(w.login("ops"), "alice")}, form: url.Values{"user": {"alice"}}})
+	if loc := rec.Header().Get("Location"); rec.Code != 303 || !strings.HasPrefix(loc, "/auth/login") {
+		t.Errorf("open with a child cookie: %d %q", rec.Code, loc)
+	}
+}
+
+// TestOneTimeCodes: single use, 60 s, bound to the user and the box session.
+func TestOneTimeCodes(t *testing.T) {
+	t.Run("replay", func(t *testing.T) {
+		w := newTW(t)
+		c := w.code(w.login("ops"), "alice")
+		if rec := w.handover("alice", c); rec.Code != 303 {
+			t.Fatalf("first use: %d", rec.Code)
+		}
+		if rec := w.handover("alice", c); rec.Code != 403 || len(rec.Header().Values("Set-Cookie")) != 0 {
+			t.Errorf("second use: %d %q", rec.Code, rec.Header().Values("Set-Cookie"))
+		}
+	})
+	t.Run("expiry", func(t *testing.T) {
+		w := newTW(t)
+		box := w.login("ops")
+		c1, c2 := w.code(box, "alice"), w.code(box, "alice")
+		w.clock.Advance(59 * time.Second)
+		if rec := w.handover("alice", c1); rec.Code != 303 {
+			t.Errorf("after 59 s: %d", rec.Code)
+		}
+		w.clock.Advance(time.Second)
+		if rec := w.handover("alice", c2); rec.Code != 403 {
+			t.Errorf("after 60 s: %d", rec.Code)
+		}
+	})
+	t.Run("another origin", func(t *testing.T) {
+		w := newTW(t)
+		c := w.code(w.login("ops"), "alice")
+		if rec := w.handover("bob", c); rec.Code != 403 {
+			t.Errorf("alice's code on bob's origin: %d", rec.Code)
+		}
+		if rec := w.handover("alice", c); rec.Code != 403 {
+			t.Errorf("after being shown to bob's origin, on alice's: %d (want it burnt)", rec.Code)
+		}
+		box := w.login("ops")
+		c = w.code(box, "alice")
+		if rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/handover", form: url.Values{"code": {c}}}); rec.Code != 404 {
+			t.Errorf("a code posted on the box origin: %d", rec.Code)
+		}
+	})
+	t.Run("the box session ended", func(t *testing.T) {
+		w := newTW(t)
+		box := w.login("ops")
+		c := w.code(box, "alice")
+		w.pages(rq{method: "POST", host: "box.test", target: "/auth/logout", cookies: []string{box}})
+		if rec := w.handover("alice", c); rec.Code != 403 {
+			t.Errorf("a code of a logged-out box session: %d", rec.Code)
+		}
+	})
+	t.Run("garbage", func(t *testing.T) {
+		w := newTW(t)
+		for _, c := range []string{"", "x", randomText(32), strings.Repeat("A", 500)} {
+			if rec := w.handover("alice", c); rec.Code != 403 {
+				t.Errorf("POST code %q: %d", c, rec.Code)
+			}
+		}
+		if rec := w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=x"}); rec.Code != 403 {
+			t.Errorf("GET with a malformed code: %d", rec.Code)
+		}
+	})
+	t.Run("pending codes of one box session are capped", func(t *testing.T) {
+		w := newTW(t)
+		box := w.login("ops")
+		first := w.code(box, "alice")
+		for i := 0; i < maxCodesPerBox; i++ {
+			w.code(box, "alice")
+		}
+		if rec := w.handover("alice", first); rec.Code != 403 {
+			t.Errorf("the oldest of %d pending codes: %d, want it replaced", maxCodesPerBox+1, rec.Code)
+		}
+	})
+}
+
+// TestLogoutEndsTheWholeBoxSession from either origin; another login's
+// sessions stay.
+func TestLogoutEndsTheWholeBoxSession(t *testing.T) {
+	for _, origin := range []string{"box.test", "alice.box.test", "bob.box.test"} {
+		t.Run(origin, func(t *testing.T) {
+			w := newTW(t)
+			f := w.family()
+			other := w.family()
+			cookie := map[string]string{"box.test": f.box, "alice.box.test": f.alice, "bob.box.test": f.bob}[origin]
+			rec := w.pages(rq{method: "POST", host: origin, target: "/auth/logout", cookies: []string{cookie}})
+			wantLoc := "https://box.test/"
+			if origin == "box.test" {
+				wantLoc = "/"
+			}
+			if rec.Code != 303 || rec.Header().Get("Location") != wantLoc {
+				t.Errorf("logout: %d %q", rec.Code, rec.Header().Get("Location"))
+			}
+			if c := w.verifyCode("alice", f.alice); c != 401 {
+				t.Errorf("alice's child after logout: %d", c)
+			}
+			if c := w.verifyCode("bob", f.bob); c != 401 {
+				t.Errorf("bob's child after logout: %d", c)
+			}
+			rec = w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}})
+			if strings.Contains(rec.Body.String(), "Logged in") {
+				t.Error("the box session survived its logout")
+			}
+			if w.verifyCode("alice", other.alice) != 204 || w.verifyCode("bob", other.bob) != 204 {
+				t.Error("another box session ended too")
+			}
+			if st := w.readState(); len(st.Sessions) != 3 {
+				t.Errorf("%d sessions on disk, want the other family's 3", len(st.Sessions))
+			}
+		})
+	}
+}
+
+// TestCrossOriginPostsAreRefused by CrossOriginProtection, before anything
+// is hashed or changed.
+func TestCrossOriginPostsAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"cross-site", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"same-site (another user's origin)", map[string]string{"Sec-Fetch-Site": "same-site"}, 403},
+		{"an old browser from a foreign Origin", map[string]string{"Sec-Fetch-Site": "", "Origin": "https://evil.example"}, 403},
+		{"same-origin", map[string]string{"Sec-Fetch-Site": "same-origin"}, 0},
+		{"no browser headers (not a browser)", map[string]string{"Sec-Fetch-Site": ""}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newTW(t)
+			f := w.family()
+			calls := w.calls.Load()
+			w.log.Reset()
+			codes := map[string]int{
+				"login": w.pages(rq{method: "POST", host: "box.test", target: "/auth/login", header: tc.header,
+					form: url.Values{"login": {"ops"}, "password": {"wrong"}}}).Code,
+				"open": w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", header: tc.header, cookies: []string{f.box},
+					form: url.Values{"user": {"alice"}}}).Code,
+				"handover": w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover", header: tc.header,
+					form: url.Values{"code": {w.code(f.box, "alice")}}}).Code,
+				"logout": w.pages(rq{method: "POST", host: "bob.box.test", target: "/auth/logout", header: tc.header, cookies: []string{f.bob}}).Code,
+			}
+			for what, code := range codes {
+				if tc.want == 403 && code != 403 || tc.want == 0 && code == 403 {
+					t.Errorf("%s: %d", what, code)
+				}
+			}
+			if tc.want == 403 {
+				if w.calls.Load() != calls || w.log.String() != "" {
+					t.Errorf("a refused login hashed (%d) or logged %q", w.calls.Load()-calls, w.log.String())
+				}
+				if w.verifyCode("bob", f.bob) != 204 {
+					t.Error("a refused logout ended the session")
+				}
+			}
+		})
+	}
+}
+
+// TestGetChangesNothing: logout, open and the hand-over need POST.
+func TestGetChangesNothing(t *testing.T) {
+	w := newTW(t)
+	f := w.family()
+	for _, r := range []rq{
+		{method: "GET", host: "box.test", target: "/auth/logout", cookies: []string{f.box}},
+		{method: "GET", host: "alice.box.test", target: "/auth/logout", cookies: []string{f.alice}},
+		{method: "GET", host: "box.test", target: "/auth/open?user=alice", cookies: []string{f.box}},
+		{method: "GET", host: "box.test", target: "/auth/login?login=ops&password=" + testPasswords["ops"]},
+	} {
+		rec := w.pages(r)
+		if rec.Code != 405 && rec.Code != 200 || len(rec.Header().Values("Set-Cookie")) != 0 || strings.Contains(rec.Header().Get("Location"), "handover") {
+			t.Errorf("GET %s%s: %d %q", r.host, r.target, rec.Code, rec.Header())
+		}
+	}
+	if w.calls.Load() != 1 { // the login of w.family
+		t.Errorf("%d hashes: a GET hashed a password", w.calls.Load())
+	}
+	if w.verifyCode("alice", f.alice) != 204 {
+		t.Error("a GET ended the session")
+	}
+	c := w.code(f.box, "alice")
+	w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + c})
+	if rec := w.handover("alice", c); rec.Code != 303 {
+		t.Errorf("GET of the hand-over page consumed the code: %d", rec.Code)
+	}
+}
+
+// TestPageHeaders: every pages response carries the CSP of its origin,
+// X-Frame-Options and Cache-Control.
+func TestPageHeaders(t *testing.T) {
+	w := newTW(t)
+	f := w.family()
+	boxCSP := "default-src 'none'; form-action 'self' https://alice.box.test https://bob.box.test; style-src 'self'; script-src " + scriptHash
+	userCSP := "default-src 'none'; form-action 'self' https://box.test; style-src 'self'; script-src " + scriptHash
+	for _, r := range []rq{
+		{method: "GET", host: "box.test", target: "/"},
+		{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}},
+		{method: "GET", host: "box.test", target: "/auth/login?user=alice"},
+		{method: "POST", host: "box.test", target: "/auth/login", form: url.Values{"login": {"x"}}},
+		{method: "POST", host: "box.test", target: "/auth/logout", header: map[string]string{"Sec-Fetch-Site": "cross-site"}},
+		{method: "GET", host: "box.test", target: "/auth/style.css"},
+		{method: "GET", host: "box.test", target: "/nothing"},
+		{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + w.code(f.box, "alice")},
+		{method: "POST", host: "alice.box.test", target: "/auth/handover"},
+		{method: "GET", host: "alice.box.test", target: "/auth/login"},
+		{method: "GET", host: "evil.example", target: "/"},
+	} {
+		rec := w.pages(r)
+		want := userCSP
+		if r.host == "box.test" {
+			want = boxCSP
+		}
+		h := rec.Header()
+		if h.Get("Content-Security-Policy") != want || h.Get("X-Frame-Options") != "DENY" || h.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s %s%s: CSP %q, X-Frame-Options %q, Cache-Control %q", r.method, r.host, r.target,
+				h.Get("Content-Security-Policy"), h.Get("X-Frame-Options"), h.Get("Cache-Control"))
+		}
+	}
+}
+
+var (
+	scriptRE = regexp.MustCompile(`(?s)<script>(.*?)</script>`)
+	onAttr   = regexp.MustCompile(` on[a-z]+=`) // an inline event handler
+)
+
+// TestTheCSPHashIsTheHandoverScript: the header's hash is the sha256 of
+// the bytes the page carries, and no other page has a script.
+func TestTheCSPHashIsTheHandoverScript(t *testing.T) {
+	w := newTW(t)
+	f := w.family()
+	rec := w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + w.code(f.box, "alice")})
+	scripts := scriptRE.FindAllStringSubmatch(rec.Body.String(), -1)
+	if len(scripts) != 1 {
+		t.Fatalf("%d scripts in the hand-over page:\n%s", len(scripts), rec.Body)
+	}
+	sum := sha256.Sum256([]byte(scripts[0][1]))
+	want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.HasSuffix(csp, want) {
+		t.Errorf("CSP %q, want it to end with %q", csp, want)
+	}
+	for _, r := range []rq{
+		{method: "GET", host: "box.test", target: "/"},
+		{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}},
+		{method: "GET", host: "box.test", target: "/auth/login?user=alice", cookies: []string{f.box}},
+		{method: "GET", host: "box.test", target: "/nothing"},
+	} {
+		if body := w.pages(r).Body.String(); strings.Contains(body, "<script") || onAttr.MatchString(body) {
+			t.Errorf("%s%s has a script:\n%s", r.host, r.target, body)
+		}
+	}
+}
+
+func TestHostRouting(t *testing.T) {
+	w := newTW(t)
+	for _, tc := range []struct {
+		host, target string
+		want         int
+	}{
+		{"box.test", "/", 200},
+		{"BOX.test", "/", 200},
+		{"box.test", "/auth/style.css", 200},
+		{"alice.box.test", "/auth/style.css", 200},
+		{"box.test:8443", "/", 404},
+		{"box.test.", "/", 404},
+		{"evil.example", "/", 404},
+		{"alice.box.test", "/", 404},
+		{"carol.box.test", "/auth/login", 404},
+		{"x.alice.box.test", "/auth/login", 404},
+		{".box.test", "/auth/login", 404},
+		{"box.test", "/auth/handover", 404},
+		{"box.test", "/verify?user=alice", 404},
+		{"alice.box.test", "/verify?user=alice", 404},
+		{"alice.box.test", "/auth/open", 404},
+	} {
+		if rec := w.pages(rq{method: "GET", host: tc.host, target: tc.target}); rec.Code != tc.want {
+			t.Errorf("GET %s%s: %d, want %d", tc.host, tc.target, rec.Code, tc.want)
+		}
+	}
+}
+
+func TestTemplatesEscape(t *testing.T) {
+	w := newTW(t)
+	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/login",
+		form: url.Values{"login": {`"><script>alert(1)</script>`}, "password": {"x"}}})
+	if body := rec.Body.String(); strings.Contains(body, "<script>alert") || !strings.Contains(body, "&#34;&gt;&lt;script&gt;") {
+		t.Errorf("the login echoed unescaped:\n%s", body)
+	}
+	if rec.Header().Get("Content-Type") != "text/html; charset=utf-8" || http.StatusUnauthorized != rec.Code {
+		t.Errorf("%d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}

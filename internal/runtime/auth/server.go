@@ -1,0 +1,208 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Clock is the time source; tests pass a fake one.
+type Clock interface{ Now() time.Time }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Options configure a Server.
+type Options struct {
+	Config   *Config   // from LoadConfig
+	StateDir string    // $STATE_DIRECTORY: sessions.json lives here
+	Log      io.Writer // stderr: the journal
+	Clock    Clock     // nil: the system clock
+}
+
+// Server is the auth service: its handlers share one session table.
+type Server struct {
+	cfg    *Config
+	clock  Clock
+	log    *logger
+	store  *store
+	codes  *codes
+	limits *limiter
+	sem    semaphore
+	dummy  Hash
+
+	// derive is the password hash function; tests count its calls.
+	derive func(password string, salt []byte, iter int) []byte
+	// userName maps a peer's uid to a user name (os/user).
+	userName func(uid int) (string, error)
+
+	boxCSP, userCSP string
+}
+
+// New loads the session table from StateDir and drops the sessions the
+// configuration no longer allows.
+func New(o Options) (*Server, error) {
+	if o.Config == nil {
+		return nil, errors.New("auth: no configuration")
+	}
+	if o.StateDir == "" {
+		return nil, &ConfigError{Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
+	}
+	s := &Server{
+		cfg: o.Config, clock: o.Clock, log: &logger{w: o.Log},
+		codes: newCodes(), limits: newLimiter(), sem: make(semaphore, hashSlots),
+		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
+	}
+	if s.clock == nil {
+		s.clock = systemClock{}
+	}
+	if s.cfg.hashes == nil {
+		s.cfg.hashes = map[string]Hash{}
+	}
+	s.boxCSP, s.userCSP = csp(s.cfg)
+	st, warn, err := loadStore(filepath.Join(o.StateDir, "sessions.json"), s.cfg.IdleTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if warn != nil {
+		s.log.printf("warning: %v", warn)
+	}
+	s.store = st
+	now := s.clock.Now()
+	if n := st.reconcile(s.cfg, now); n > 0 {
+		s.log.printf("ended %d sessions the configuration no longer allows", n)
+	}
+	if err := st.persist(now); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// csp returns the Content-Security-Policy of the box origin and of the
+// user origins. A form's redirect is subject to form-action (Chrome), so
+// the box origin, whose login and open forms are answered with a redirect
+// to a user origin, lists every user origin; a user origin's logout goes
+// to the box origin.
+func csp(c *Config) (box, usr string) {
+	var fa strings.Builder
+	for _, u := range c.Users {
+		fa.WriteString(" " + c.userOrigin(u))
+	}
+	tail := "; style-src 'self'; script-src " + scriptHash
+	box = "default-src 'none'; form-action 'self'" + fa.String() + tail
+	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + tail
+	return box, usr
+}
+
+// lookupUserName is the uid -> name mapping of the passwd database.
+func lookupUserName(uid int) (string, error) {
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return "", err
+	}
+	return u.Username, nil
+}
+
+// persistLogged writes the table and logs a failure (the table in memory
+// stays authoritative; the next change writes again).
+func (s *Server) persistLogged(now time.Time) error {
+	err := s.store.persist(now)
+	if err != nil {
+		s.log.printf("%v", err)
+	}
+	return err
+}
+
+// Listener names, in the order Serve takes them (LISTEN_FDNAMES).
+var ListenerNames = []string{"verify", "pages", "status", "control"}
+
+// Serve answers on the four listeners until ctx ends, then shuts down
+// gracefully and writes the session table.
+func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.Listener) error {
+	servers := []*http.Server{
+		s.httpServer(s.Verify(), false),
+		s.httpServer(s.Pages(), false),
+		s.httpServer(s.Status(), true),
+		s.httpServer(s.Control(), true),
+	}
+	ls := []net.Listener{verify, pages, status, control}
+	s.log.printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func(name string) {
+			if err := srv.Serve(ls[i]); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("listener %q: %w", name, err)
+				return
+			}
+			errc <- nil
+		}(ListenerNames[i])
+	}
+	var first error
+	select {
+	case <-ctx.Done():
+	case first = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); srv.Shutdown(sctx) }()
+	}
+	wg.Wait()
+	if err := s.store.persist(s.clock.Now()); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+func (s *Server) httpServer(h http.Handler, peer bool) *http.Server {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          s.log.httpLog(),
+	}
+	if peer {
+		srv.ConnContext = peerContext
+	}
+	return srv
+}
+
+type peerKey struct{}
+
+// peerContext records the connecting process's uid (SO_PEERCRED), or -1.
+func peerContext(ctx context.Context, c net.Conn) context.Context {
+	uid := -1
+	if uc, ok := c.(*net.UnixConn); ok {
+		if raw, err := uc.SyscallConn(); err == nil {
+			raw.Control(func(fd uintptr) {
+				if cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED); err == nil {
+					uid = int(cred.Uid)
+				}
+			})
+		}
+	}
+	return context.WithValue(ctx, peerKey{}, uid)
+}
+
+func peerUID(ctx context.Context) int {
+	if uid, ok := ctx.Value(peerKey{}).(int); ok {
+		return uid
+	}
+	return -1
+}

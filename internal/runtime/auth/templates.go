@@ -1,0 +1,104 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"html/template"
+)
+
+// handoverScript is the one inline script of every page: the hand-over
+// page submits its form with it. The CSP allows exactly its sha256.
+const handoverScript = `document.getElementById("handover").submit();`
+
+// scriptHash is the CSP source of handoverScript, computed from the same
+// bytes the page carries.
+var scriptHash = func() string {
+	sum := sha256.Sum256([]byte(handoverScript))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}()
+
+// styleSheet is /auth/style.css on every origin (style-src 'self').
+const styleSheet = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#1d1d1b}
+main{max-width:28rem;margin:4rem auto;padding:1.5rem;background:#fff;border:1px solid #ddd;border-radius:.5rem}
+h1{font-size:1.3rem;margin:0 0 1rem}
+label{display:block;margin:.75rem 0}
+input[type=text],input[type=password]{display:block;width:100%;box-sizing:border-box;padding:.4rem;font:inherit}
+button{font:inherit;padding:.4rem 1rem;margin:.25rem 0}
+ul{list-style:none;padding:0}
+li form{display:flex;justify-content:space-between;align-items:center;border-top:1px solid #eee;padding:.5rem 0}
+.error{color:#a00}
+.quiet{color:#666;font-size:.9rem}
+`
+
+const layout = `{{define "head"}}<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} · agent-box</title>
+<link rel="stylesheet" href="/auth/style.css">
+</head>
+<body>
+<main>
+<h1>{{.Title}}</h1>
+{{with .Message}}<p class="error" role="alert">{{.}}</p>
+{{end}}{{end}}
+{{define "foot"}}</main>
+</body>
+</html>
+{{end}}
+{{define "logout"}}<form method="post" action="/auth/logout"><button>Log out</button></form>
+{{end}}`
+
+// pageData is what every page template reads.
+type pageData struct {
+	Title   string
+	Message string
+	Domain  string
+	Login   string   // the login typed, or the one logged in
+	User    string   // the user to open after logging in
+	Next    string   // a local path
+	Users   []string // what the login may open
+	Code    string
+	May     bool // the login may open User
+}
+
+var pages = template.Must(template.New("pages").Parse(layout + `
+{{define "login"}}{{template "head" .}}<form method="post" action="/auth/login">
+<label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
+<label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+<input type="hidden" name="user" value="{{.User}}">
+<input type="hidden" name="next" value="{{.Next}}">
+<button>Log in</button>
+</form>
+{{with .User}}<p class="quiet">Then on to {{.}}.{{$.Domain}}.</p>
+{{end}}{{template "foot" .}}{{end}}
+
+{{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
+{{if .Users}}<ul>
+{{range .Users}}<li><form method="post" action="/auth/open"><span>{{.}}</span><input type="hidden" name="user" value="{{.}}"><input type="hidden" name="next" value="/"><button>Open</button></form></li>
+{{end}}</ul>
+{{else}}<p>This login may open no agent user.</p>
+{{end}}{{template "logout" .}}{{template "foot" .}}{{end}}
+
+{{define "continue"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
+{{if .May}}<form method="post" action="/auth/open">
+<input type="hidden" name="user" value="{{.User}}">
+<input type="hidden" name="next" value="{{.Next}}">
+<button>Open {{.User}}</button>
+</form>
+{{else}}<p>This login may not open {{.User}}.</p>
+{{end}}<p><a href="/">All agent users</a></p>
+{{template "logout" .}}{{template "foot" .}}{{end}}
+
+{{define "handover"}}{{template "head" .}}<form id="handover" method="post" action="/auth/handover">
+<input type="hidden" name="code" value="{{.Code}}">
+<input type="hidden" name="next" value="{{.Next}}">
+<button>Continue to {{.User}}</button>
+</form>
+<script>` + handoverScript + `</script>
+{{template "foot" .}}{{end}}
+
+{{define "message"}}{{template "head" .}}<p><a href="https://{{.Domain}}/">Back to the box</a></p>
+{{template "foot" .}}{{end}}
+`))

@@ -1,0 +1,54 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Identity headers of a verified request; Caddy's forward_auth copies them
+// to the request it passes on (copy_headers), after removing a client's.
+const (
+	userHeader    = "X-Agent-Box-User"
+	sessionHeader = "X-Agent-Box-Session"
+)
+
+// Verify is the handler of the verify listener: GET /verify?user=U for
+// Caddy's forward_auth (docs/web-contract.md, "Listener verify").
+func (s *Server) Verify() http.Handler { return http.HandlerFunc(s.verify) }
+
+func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/verify" {
+		http.NotFound(w, r)
+		return
+	}
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	// 1. a configured user, asked for on its own origin
+	us := r.URL.Query()["user"]
+	if len(us) != 1 || !s.cfg.isUser(us[0]) || strings.ToLower(r.Host) != us[0]+"."+s.cfg.Domain {
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	u := us[0]
+	// 2. a cross-origin request (a WebSocket handshake above all) is refused
+	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) != 1 || origins[0] != s.cfg.userOrigin(u)) {
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	// 3. a live child session of this origin
+	now := s.clock.Now()
+	if sess, ok := s.session(r, u, now); ok {
+		w.Header().Set(userHeader, u)
+		w.Header().Set(sessionHeader, sess.ID)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	// 4. a browser navigation goes to the login, anything else is refused
+	if r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("X-Forwarded-Method") == http.MethodGet {
+		redirect(w, http.StatusFound, s.loginURL(u, localPath(r.Header.Get("X-Forwarded-Uri"))))
+		return
+	}
+	http.Error(w, "unauthorized", http.StatusUnauthorized)
+}
