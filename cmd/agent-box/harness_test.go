@@ -316,17 +316,28 @@ func (b *box) panes() map[string]tmux.Pane {
 }
 
 // running reports whether name has a live pane whose process has exec'd
-// away from agent-box (so its pid is the agent's).
+// the agent: neither tmux's child before its exec (its exe is still tmux)
+// nor agent-box exec-session (the test binary, unless it runs as the test
+// agent), so its pid is the agent's.
 func (b *box) running(name string) (tmux.Pane, bool) {
 	p, ok := b.panes()[name]
 	if !ok || p.Dead || p.PID == 0 {
 		return p, false
 	}
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID))
-	if err != nil || exe == testBinary(b.t) && !b.isTestAgent(p.PID) {
+	if err != nil || exe == testBinary(b.t) && !b.isTestAgent(p.PID) || exe == realTmux() {
 		return p, false
 	}
 	return p, true
+}
+
+// realTmux is tmux's executable as /proc/<pid>/exe names it.
+func realTmux() string {
+	p, err := filepath.EvalSymlinks(tmuxBin)
+	if err != nil {
+		return tmuxBin
+	}
+	return p
 }
 
 func (b *box) isTestAgent(pid int) bool {
