@@ -469,4 +469,13 @@ in
     expr = (offline.eval (webWith { tls = "letsencrypt"; })).web.tls;
     throws = "A definition for option `services.agent-box.web.tls' is not of type `one of \"acme\", \"internal\"'.";
   }
+  {
+    name = "an agent user with a web origin must be a host name label";
+    expr = failing (
+      webWith { logins.ops.users = [ "al_ice" ]; } // { users.al_ice = { }; }
+    );
+    expected = [
+      "services.agent-box.web.logins opens the agent user \"al_ice\", whose name cannot be a host name label (its origin is al_ice.box.example.com): use lowercase letters, digits and inner '-' only."
+    ];
+  }
 ]

@@ -107,10 +107,16 @@ let
           message = "${prefix}.logins.${show l.name}.users is empty: name the agent users this login may open.";
         }
       ]) w.logins
-      ++ map (u: {
-        assertion = n.users ? ${u};
-        message = "${prefix}.logins names the agent user ${show u}, which services.agent-box.users does not define.";
-      }) w.users
+      ++ concatMap (u: [
+        {
+          assertion = n.users ? ${u};
+          message = "${prefix}.logins names the agent user ${show u}, which services.agent-box.users does not define.";
+        }
+        {
+          assertion = match "[a-z0-9]([a-z0-9-]*[a-z0-9])?" u != null;
+          message = "${prefix}.logins opens the agent user ${show u}, whose name cannot be a host name label (its origin is ${u}.${cfg.web.domain}): use lowercase letters, digits and inner '-' only.";
+        }
+      ]) w.users
       ++ map (u: {
         assertion = !elem caddyGroup n.users.${u}.extraGroups;
         message = "services.agent-box.users.${show u}.extraGroups contains ${show caddyGroup}, Caddy's group: that user could connect to every socket Caddy may dial (every user's web daemon, the auth service). Remove it.";
