@@ -94,3 +94,25 @@ func Requirements(root string) ([]Requirement, error) {
 	}
 	return reqs, nil
 }
+
+// Login is one line of tests/scenarios/demo-logins.
+type Login struct {
+	Name, Password, Hash string
+}
+
+// DemoLogins reads tests/scenarios/demo-logins: the web golden's logins
+// with their (public, test-only) passwords and hashes.
+func DemoLogins(root string) ([]Login, error) {
+	file, recs, lines, err := records(root, "demo-logins")
+	if err != nil {
+		return nil, err
+	}
+	var out []Login
+	for i, f := range recs {
+		if len(f) != 3 {
+			return nil, fmt.Errorf("%s:%d: want 'LOGIN PASSWORD HASH', got %d fields", file, lines[i], len(f))
+		}
+		out = append(out, Login{Name: f[0], Password: f[1], Hash: f[2]})
+	}
+	return out, nil
+}
