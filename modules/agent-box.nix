@@ -689,8 +689,8 @@ let
           message = "${prefix}.logins names the agent user ${show u}, which services.agent-box.users does not define.";
         }
         {
-          assertion = match "[a-z0-9]([a-z0-9-]*[a-z0-9])?" u != null;
-          message = "${prefix}.logins opens the agent user ${show u}, whose name cannot be a host name label (its origin is ${u}.${cfg.web.domain}): use lowercase letters, digits and inner '-' only.";
+          assertion = match "[a-z]([a-z0-9-]{0,30}[a-z0-9])?" u != null;
+          message = "${prefix}.logins opens the agent user ${show u}, whose name cannot be a host name label (its origin is ${u}.${cfg.web.domain}): start with a letter, then lowercase letters, digits and inner '-' (at most 32).";
         }
       ]) w.users
       ++ map (u: {

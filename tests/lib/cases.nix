@@ -475,7 +475,7 @@ in
       webWith { logins.ops.users = [ "al_ice" ]; } // { users.al_ice = { }; }
     );
     expected = [
-      "services.agent-box.web.logins opens the agent user \"al_ice\", whose name cannot be a host name label (its origin is al_ice.box.example.com): use lowercase letters, digits and inner '-' only."
+      "services.agent-box.web.logins opens the agent user \"al_ice\", whose name cannot be a host name label (its origin is al_ice.box.example.com): start with a letter, then lowercase letters, digits and inner '-' (at most 32)."
     ];
   }
 ]
