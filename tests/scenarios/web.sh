@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# Scenario "web" (golden configuration: web): the web surface in a real
+# boot, through Caddy with its internal CA on box.localhost:8443. Logins
+# "ops" (alice, bob) and "alice-only"; carol has no origin. Every socket's
+# owner and mode; who can connect to what; what listens; cookies per origin;
+# a terminal typed into; refused origins, headers, paths and hosts; a
+# listener in place of alice's ttyd socket; logout, revoke and restarts; no
+# secret in Caddy; no Caddy reload.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+D=box.localhost:8443
+A=alice.$D
+B=bob.$D
+export AGENT_BOX_WEB_DOMAIN=$D
+work=$(mktemp -d)
+wc() { python3 "$here/webclient.py" "$@"; }
+password() { awk -v l="$1" '$1 == l { print $2 }' "$here/demo-logins"; }
+# status_of JAR URL [OPTIONS...]: the status a request gets.
+status_of() { wc get "$@" | sed -n '1s/^status //p'; }
+status_is() {
+  local want=$1 got
+  shift
+  got=$(status_of "$@")
+  [ "$got" = "$want" ] || {
+    echo "status $got, want $want"
+    return 1
+  }
+}
+# in_out WANT COMMAND...: the command's output contains WANT.
+in_out() {
+  local want=$1 out
+  shift
+  out=$("$@" 2>&1)
+  grep -qF -- "$want" <<<"$out" || {
+    echo "$out" | head -n 30
+    echo "(wanted: $want)"
+    return 1
+  }
+}
+# mode PATH OWNER:GROUP OCTAL
+mode() {
+  local got
+  got=$(stat -c '%U:%G %a' "$1")
+  if [ "$got" != "$2 $3" ]; then
+    echo "$1: $got, want $2 $3"
+    return 1
+  fi
+}
+# connect USER SOCKET: USER (outside any unit, as from a login) connects.
+connect() {
+  as "$1" python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$2"
+}
+refused() { ! connect "$@"; }
+
+# phase: the units are up
+check "caddy is active" wait_until 120 systemctl is-active --quiet caddy.service
+for s in verify pages status control; do
+  check "agent-box-auth-$s.socket listens" wait_until 60 systemctl is-active --quiet "agent-box-auth-$s.socket"
+done
+for u in alice bob; do
+  check "agent-box-web@$u.socket listens" wait_until 60 systemctl is-active --quiet "agent-box-web@$u.socket"
+  check "agent-box-term@$u is active" wait_until 60 systemctl is-active --quiet "agent-box-term@$u.service"
+  check "$u's seeded session main is live" wait_until 60 has_session "$u" main
+done
+check "carol, whom no login opens, has no web socket" test ! -e /run/agent-box-web/carol.sock
+check "carol has no ttyd" test ! -e /run/agent-box-term/carol
+
+# phase: sockets, owners and modes
+check "the auth directory is root's" mode /run/agent-box-auth root:root 755
+check "verify.sock is root:caddy 0660" mode /run/agent-box-auth/verify.sock root:caddy 660
+check "pages.sock is root:caddy 0660" mode /run/agent-box-auth/pages.sock root:caddy 660
+check "status.sock is root:root 0666" mode /run/agent-box-auth/status.sock root:root 666
+check "control.sock is root:root 0600" mode /run/agent-box-auth/control.sock root:root 600
+check "the web socket directory is root's" mode /run/agent-box-web root:root 755
+for u in alice bob; do
+  check "web/$u.sock is root:caddy 0660" mode "/run/agent-box-web/$u.sock" root:caddy 660
+  check "$u's ttyd directory is hers alone (0700)" mode "/run/agent-box-term/$u" "$u:$(id -gn "$u")" 700
+  check "$u's ttyd socket is in it" test -S "/run/agent-box-term/$u/ttyd.sock"
+done
+check "Caddy's admin directory is caddy's alone (0700)" mode /run/caddy caddy:caddy 700
+
+# phase: who can connect to what
+check "caddy can connect to alice's web socket (control)" connect caddy /run/agent-box-web/alice.sock
+check "alice cannot connect to her own web socket (only Caddy may)" refused alice /run/agent-box-web/alice.sock
+check "bob cannot connect to alice's web socket" refused bob /run/agent-box-web/alice.sock
+for s in verify pages control; do
+  check "alice cannot connect to the auth $s socket" refused alice "/run/agent-box-auth/$s.sock"
+done
+check "alice can reach the status socket (it checks her uid)" connect alice /run/agent-box-auth/status.sock
+check "bob cannot connect to alice's ttyd" refused bob /run/agent-box-term/alice/ttyd.sock
+check "alice cannot reach Caddy's admin socket" refused alice /run/caddy/admin.sock
+tcp_only_8443() {
+  local l
+  l=$(ss -ltnH | awk '{print $4}' | sort -u)
+  echo "$l"
+  [ -n "$l" ] && ! grep -qv ':8443$' <<<"$l"
+}
+check "nothing listens on TCP but 8443" tcp_only_8443
+no_udp() {
+  local l
+  l=$(ss -lunH)
+  echo "$l"
+  [ -z "$l" ]
+}
+check "nothing listens on UDP (no HTTP/3)" no_udp
+no_tcp_admin() { ! python3 -c 'import socket; socket.create_connection(("127.0.0.1", 2019), timeout=3)'; }
+check "nothing answers on localhost:2019" no_tcp_admin
+
+# phase: logins and origins
+ops=$work/ops.json ao=$work/alice-only.json none=$work/none.json
+check "no cookie: a navigation to alice's origin goes to the box login" \
+  in_out "header Location: https://$D/auth/login?user=alice" wc get "$none" "https://$A/"
+check "no cookie: a fetch on alice's origin gets 401" status_is 401 "$none" "https://$A/" --fetch
+check "a wrong password is refused" in_out "status 401" wc login "$work/wrong.json" ops not-the-password
+check "ops logs in and is handed over to alice" in_out "url https://$A/" wc login "$ops" ops "$(password ops)" alice
+check "alice's origin lists her session main" in_out 'main' wc get "$ops" "https://$A/"
+check "ops is handed over to bob too" in_out "url https://$B/" wc login "$ops" ops "$(password ops)" bob
+check "alice-only logs in and opens alice" in_out "url https://$A/" wc login "$ao" alice-only "$(password alice-only)" alice
+check "alice-only has no way into bob's origin" status_is 401 "$ao" "https://$B/" --fetch
+check "the box refuses to open bob for alice-only" status_is 403 "$ao" "https://$D/auth/open" --post "user=bob&next=/"
+# bob's cookie presented on alice's origin (and alice's on bob's)
+swap_cookie() {
+  python3 - "$ops" "$work/swapped.json" "$A" "$B" <<'EOF'
+import json, sys
+jar = json.load(open(sys.argv[1]))
+a, b = sys.argv[3].split(":")[0], sys.argv[4].split(":")[0]
+json.dump({a: jar[b], b: jar[a]}, open(sys.argv[2], "w"))
+EOF
+}
+check "bob's and alice's cookies swapped" swap_cookie
+check "alice's origin refuses bob's cookie" status_is 401 "$work/swapped.json" "https://$A/" --fetch
+check "bob's origin refuses alice's cookie" status_is 401 "$work/swapped.json" "https://$B/" --fetch
+check "a forged identity header without a cookie is refused" \
+  status_is 401 "$none" "https://$A/" --fetch -H "X-Agent-Box-User: alice" -H "X-Agent-Box-Session: 00000000000000000000000000000000"
+
+# phase: a terminal
+# shellcheck disable=SC2016 # typed into alice's shell, expanded there
+term() { wc term "$1" "wss://$A/term/ws?arg=main" "$2" 'echo MARK-$((6*7))-$(id -un)' "MARK-42-alice"; }
+check "a WebSocket to alice's session opens and runs as alice" in_out found term "$ops" "https://$A"
+check "a WebSocket from another origin is refused" in_out "status 403" term "$ops" "https://evil.example"
+check "a WebSocket from bob's origin is refused on alice's" in_out "status 403" term "$ops" "https://$B"
+check "a WebSocket with bob's cookie on alice's origin is refused" in_out "status 401" term "$work/swapped.json" "https://$A"
+check "a session name the registry lacks is refused" \
+  status_is 400 "$ops" "https://$A/term/?arg=nosuch"
+
+# phase: paths and hosts that must reach nothing
+check "an encoded path does not reach /verify" status_is 404 "$ops" "https://$A/auth/..%2f..%2fverify?user=bob"
+check "a dotted path does not reach /verify" status_is 404 "$ops" "https://$A/auth/../verify?user=bob"
+hostile_host() {
+  local code
+  code=$(curl -sk --http2 -o "$work/hostile.out" -w '%{http_code}' \
+    --resolve "$A:127.0.0.1" -H 'Host: ../bob' "https://$A/" || true)
+  echo "status $code, body: $(head -c 200 "$work/hostile.out")"
+  # nothing answered, or Caddy answered with no backend's content (no
+  # route matches such a host: an empty answer)
+  [ "$code" = 000 ] && return 0
+  ! grep -q . "$work/hostile.out" && [ "$code" != 204 ] && [ "$code" != 101 ]
+}
+check "a hostile Host (:authority) over HTTP/2 reaches nothing" hostile_host
+
+# phase: a listener alice puts in place of her ttyd socket
+sock=/run/agent-box-term/alice/ttyd.sock
+fake_ttyd() {
+  as alice sh -c "mv '$sock' '$sock.real' && exec python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+open(sys.argv[2], \"w\").close()
+while True:
+    c, _ = s.accept()
+    c.settimeout(2)
+    try:
+        data = c.recv(65536)
+    except OSError:
+        data = b\"\"
+    open(sys.argv[2], \"ab\").write(data)
+    c.sendall(b\"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nFAKE-TTYD\")
+    c.close()
+' '$sock' '$work/fake-saw'" &
+  echo $! >"$work/fake.pid"
+  wait_until 10 test -S "$sock"
+}
+check "alice (from a login) replaces her ttyd socket with her own listener" fake_ttyd
+check "the operator's terminal request gets 502, never the listener's page" status_is 502 "$ops" "https://$A/term/?arg=main"
+fake_saw_nothing() { ! grep -qi 'cookie\|agentbox\|X-Agent-Box' "$work/fake-saw"; }
+check "the listener never saw a cookie or an identity header" fake_saw_nothing
+check "alice's listener cannot reach bob's ttyd" refused alice /run/agent-box-term/bob/ttyd.sock
+restore_ttyd() {
+  kill "$(cat "$work/fake.pid")" 2>/dev/null
+  pkill -u alice -f 'FAKE-TTYD' || true
+  as alice sh -c "rm -f '$sock' && mv '$sock.real' '$sock'"
+}
+check "alice's real ttyd socket is put back" restore_ttyd
+check "the terminal works again" in_out found term "$ops" "https://$A"
+
+# phase: alice cannot take a socket or descriptor from her web daemon
+webpid=$(systemctl show -P MainPID agent-box-web@alice.service)
+check "alice's web daemon runs (it is socket-activated)" test "$webpid" -gt 0
+check "alice cannot list her web daemon's descriptors" bash -c "! runuser -u alice -- ls /proc/$webpid/fd"
+no_ptrace() {
+  as alice python3 -c '
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+sys.exit(0 if libc.ptrace(16, int(sys.argv[1]), 0, 0) == -1 else 1)' "$webpid"
+}
+check "alice cannot ptrace her web daemon" no_ptrace
+
+# phase: sessions end
+check "logout on alice's origin" in_out "status 303" wc get "$ops" "https://$A/auth/logout" --post ""
+check "after the logout alice's origin refuses the cookie" status_is 401 "$ops" "https://$A/" --fetch
+check "after the logout bob's origin refuses it too (one login session)" status_is 401 "$ops" "https://$B/" --fetch
+check "ops logs in again" in_out "url https://$A/" wc login "$ops" ops "$(password ops)" alice
+hold() { wc hold "$ops" "wss://$A/term/ws?arg=main" "https://$A" 90 >"$work/hold.out" 2>&1 & }
+check "an open terminal" hold
+sleep 2
+revoke() { in_out 1 "$(agent_box_bin alice)" web revoke ops; }
+check "root revokes ops" revoke
+closed_in_time() {
+  wait_until 75 grep -q 'closed after' "$work/hold.out" && cat "$work/hold.out" &&
+    awk '/closed after/ { exit !($3 <= 62) }' "$work/hold.out"
+}
+check "the open terminal of the revoked login closes within 60 s" closed_in_time
+check "the revoked cookie is refused" status_is 401 "$ops" "https://$A/" --fetch
+check "alice-only's session survives a restart of the auth service (before)" status_is 200 "$ao" "https://$A/"
+check "the auth service restarts" systemctl restart agent-box-auth.service
+check "alice-only's session survives a restart of the auth service" status_is 200 "$ao" "https://$A/"
+
+# phase: Caddy holds no secret and was never reloaded
+caddypid=$(systemctl show -P MainPID caddy.service)
+secrets() {
+  python3 - "$ops" "$ao" "$here/demo-logins" <<'EOF'
+import json, sys
+for jar in sys.argv[1:3]:
+    for cookies in json.load(open(jar)).values():
+        for v in cookies.values():
+            print(v.split(".")[-1])
+for line in open(sys.argv[3]):
+    if line.strip() and not line.startswith("#"):
+        print(line.split()[2].split("$")[-1])
+EOF
+}
+no_secret_in() {
+  local s
+  while IFS= read -r s; do
+    [ -n "$s" ] || continue
+    if grep -qF -- "$s" "$1"; then
+      echo "found a secret in $1"
+      return 1
+    fi
+  done < <(secrets)
+}
+check "Caddy's environment holds no cookie or hash" no_secret_in "/proc/$caddypid/environ"
+caddy_config() { curl -s --unix-socket /run/caddy/admin.sock http://localhost/config/ >"$work/caddy-config.json"; }
+check "Caddy's running config is readable by root (control)" caddy_config
+check "Caddy's running config holds no cookie or hash" no_secret_in "$work/caddy-config.json"
+not_reloaded() {
+  local n
+  n=$(journalctl -b -u caddy.service -o cat | grep -ci 'reload' || true)
+  [ "$n" = 0 ] || {
+    journalctl -b -u caddy.service -o cat | grep -i reload | head
+    return 1
+  }
+}
+check "Caddy was never reloaded during the user actions" not_reloaded
+
+done_testing
