@@ -72,7 +72,19 @@ check "no session dies when the registry is moved away" stays_alive 3 scratch "$
 check "the moved registry is rebuilt" wait_until 30 registry_has main scratch
 
 # phase: the whole config directory removed, then an add
-check "inside alice's unit ~/.config/agent-box is removed" in_unit alice rm -rf "$cfg"
+# The supervisor may be writing into the directory while rm walks it (it
+# rebuilds the registry it just lost), so one rm can fail with "Directory not
+# empty"; a user's retry is what a real removal looks like, and each attempt
+# that succeeds deletes the directory itself.
+remove_cfg() {
+  local i
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    in_unit alice rm -rf "$cfg" 2>/dev/null && { echo "removed on attempt $i"; return 0; }
+    sleep 0.1
+  done
+  in_unit alice rm -rf "$cfg"
+}
+check "inside alice's unit ~/.config/agent-box is removed" remove_cfg
 add_late() { ab alice session add late --agent shell -- -c 'exec sleep 100000'; }
 check "session add recreates it" add_late
 check "the added session is live within 5 s (no wait for the resync)" wait_until 5 has_session alice late
