@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"github.com/agent-box/agent-box/internal/golden"
 	"io"
@@ -200,64 +199,6 @@ func MakeDisk(ctx context.Context, base, disk string, prepare func(root string) 
 		return fmt.Errorf("mkfs.ext4 -d: %v\n%s", err, out)
 	}
 	return nil
-}
-
-// Kernel returns Debian's kernel and initrd (package linux-image-amd64).
-func Kernel() (kernel, initrd string, err error) {
-	ks, _ := filepath.Glob("/boot/vmlinuz-*")
-	sort.Strings(ks)
-	for i := len(ks) - 1; i >= 0; i-- {
-		k := ks[i]
-		ird := strings.Replace(k, "vmlinuz-", "initrd.img-", 1)
-		if _, err := os.Stat(ird); err == nil {
-			return k, ird, nil
-		}
-	}
-	return "", "", errors.New("no /boot/vmlinuz-* with an initrd: install linux-image-amd64 (make deps)")
-}
-
-// SmallInitrd returns an initrd for kernel holding only what the guest needs
-// (virtio disk, ext4), made once with mkinitramfs and cached: Debian's full
-// initrd takes many seconds to unpack under TCG. Without mkinitramfs it
-// returns the full initrd.
-func SmallInitrd(ctx context.Context, kernel, full string, log io.Writer) string {
-	version := strings.TrimPrefix(filepath.Base(kernel), "vmlinuz-")
-	out := filepath.Join(CacheDir(), "initrd-"+version+"-virtio.img")
-	if _, err := os.Stat(out); err == nil {
-		return out
-	}
-	if _, err := exec.LookPath("mkinitramfs"); err != nil {
-		return full
-	}
-	conf, err := os.MkdirTemp("", "initramfs-conf-")
-	if err != nil {
-		return full
-	}
-	defer os.RemoveAll(conf)
-	if err := exec.CommandContext(ctx, "cp", "-a", "/etc/initramfs-tools/.", conf).Run(); err != nil {
-		return full
-	}
-	cfg, err := os.ReadFile(filepath.Join(conf, "initramfs.conf"))
-	if err != nil {
-		return full
-	}
-	cfg = regexp.MustCompile(`(?m)^MODULES=.*$`).ReplaceAll(cfg, []byte("MODULES=list"))
-	cfg = regexp.MustCompile(`(?m)^COMPRESS=.*$`).ReplaceAll(cfg, []byte("COMPRESS=gzip"))
-	if os.WriteFile(filepath.Join(conf, "initramfs.conf"), cfg, 0o644) != nil ||
-		os.WriteFile(filepath.Join(conf, "modules"), []byte("virtio_pci\nvirtio_blk\next4\n"), 0o644) != nil {
-		return full
-	}
-	os.MkdirAll(CacheDir(), 0o755)
-	tmp := out + ".tmp"
-	if b, err := exec.CommandContext(ctx, "mkinitramfs", "-d", conf, "-o", tmp, version).CombinedOutput(); err != nil {
-		fmt.Fprintf(log, "vmtest: mkinitramfs failed, using the full initrd: %v\n%s\n", err, b)
-		return full
-	}
-	if os.Rename(tmp, out) != nil {
-		return full
-	}
-	fmt.Fprintf(log, "vmtest: made a small initrd %s\n", out)
-	return out
 }
 
 // Boot describes one boot.
