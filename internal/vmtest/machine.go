@@ -105,12 +105,18 @@ func Install(root string, fx golden.Fixture, scenariosDir, agentBox string) (use
 
 // runPhase runs the phase named on the kernel command line and writes its
 // TAP to the second serial port, then powers off (unless the harness will
-// cut the power itself).
+// cut the power itself). First it reports, as "# guest:" diagnostics, the
+// guest's kernel, systemd and uptime, and the units that failed while it
+// booted (the harness fails the phase on any).
 const runPhase = `#!/bin/bash
 set -uo pipefail
 phase=$(sed -n 's/.*agent_box\.phase=\([^ ]*\).*/\1/p' /proc/cmdline)
 stty -F /dev/ttyS1 raw -echo 2>/dev/null || true
 exec 3>/dev/ttyS1
+# What the guest runs, and what already failed while it booted.
+printf '# guest: linux %s, %s, up %s s at the start of the phase\n' "$(uname -r)" "$(systemctl --version | head -n 1)" "$(cut -d' ' -f1 /proc/uptime)" >&3
+failed=$(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | paste -sd ' ')
+printf '# guest: failed units at boot: %s\n' "${failed:-none}" >&3
 if [ "$phase" = probe ]; then
   printf '1..0\n# END\n' >&3
 else

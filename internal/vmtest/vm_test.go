@@ -86,12 +86,16 @@ func TestScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tapLog.Close()
+			failed := "(not reported)"
 			b := Boot{
 				Disk: disk, Kernel: base.Kernel, Initrd: base.Initrd, Phase: ph.Name, Crash: ph.Crash,
 				Accel: accel, Deadline: 6 * time.Minute, Console: console,
 				OnLine: func(line string) {
 					fmt.Fprintln(tapLog, line)
-					if strings.HasPrefix(line, "# measure:") {
+					if f, ok := strings.CutPrefix(line, "# guest: failed units at boot: "); ok {
+						failed = f
+					}
+					if strings.HasPrefix(line, "# measure:") || strings.HasPrefix(line, "# guest:") {
 						fmt.Printf("vmtest: %s %s\n", ph.Name, strings.TrimPrefix(line, "# "))
 					}
 				},
@@ -107,6 +111,9 @@ func TestScenarios(t *testing.T) {
 						}
 					})
 				}
+			}
+			if failed != "none" {
+				t.Errorf("units failed while the guest booted: %s\nconsole: %s", failed, console)
 			}
 			if err != nil {
 				t.Errorf("%v\nconsole (last 60 lines of %s):\n%s", err, console, ConsoleTail(console, 60))
