@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"github.com/agent-box/agent-box/internal/golden"
 	"io"
@@ -106,12 +105,18 @@ func Install(root string, fx golden.Fixture, scenariosDir, agentBox string) (use
 
 // runPhase runs the phase named on the kernel command line and writes its
 // TAP to the second serial port, then powers off (unless the harness will
-// cut the power itself).
+// cut the power itself). First it reports, as "# guest:" diagnostics, the
+// guest's kernel, systemd and uptime, and the units that failed while it
+// booted (the harness fails the phase on any).
 const runPhase = `#!/bin/bash
 set -uo pipefail
 phase=$(sed -n 's/.*agent_box\.phase=\([^ ]*\).*/\1/p' /proc/cmdline)
 stty -F /dev/ttyS1 raw -echo 2>/dev/null || true
 exec 3>/dev/ttyS1
+# What the guest runs, and what already failed while it booted.
+printf '# guest: linux %s, %s, up %s s at the start of the phase\n' "$(uname -r)" "$(systemctl --version | head -n 1)" "$(cut -d' ' -f1 /proc/uptime)" >&3
+failed=$(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | paste -sd ' ')
+printf '# guest: failed units at boot: %s\n' "${failed:-none}" >&3
 if [ "$phase" = probe ]; then
   printf '1..0\n# END\n' >&3
 else
@@ -200,64 +205,6 @@ func MakeDisk(ctx context.Context, base, disk string, prepare func(root string) 
 		return fmt.Errorf("mkfs.ext4 -d: %v\n%s", err, out)
 	}
 	return nil
-}
-
-// Kernel returns Debian's kernel and initrd (package linux-image-amd64).
-func Kernel() (kernel, initrd string, err error) {
-	ks, _ := filepath.Glob("/boot/vmlinuz-*")
-	sort.Strings(ks)
-	for i := len(ks) - 1; i >= 0; i-- {
-		k := ks[i]
-		ird := strings.Replace(k, "vmlinuz-", "initrd.img-", 1)
-		if _, err := os.Stat(ird); err == nil {
-			return k, ird, nil
-		}
-	}
-	return "", "", errors.New("no /boot/vmlinuz-* with an initrd: install linux-image-amd64 (make deps)")
-}
-
-// SmallInitrd returns an initrd for kernel holding only what the guest needs
-// (virtio disk, ext4), made once with mkinitramfs and cached: Debian's full
-// initrd takes many seconds to unpack under TCG. Without mkinitramfs it
-// returns the full initrd.
-func SmallInitrd(ctx context.Context, kernel, full string, log io.Writer) string {
-	version := strings.TrimPrefix(filepath.Base(kernel), "vmlinuz-")
-	out := filepath.Join(CacheDir(), "initrd-"+version+"-virtio.img")
-	if _, err := os.Stat(out); err == nil {
-		return out
-	}
-	if _, err := exec.LookPath("mkinitramfs"); err != nil {
-		return full
-	}
-	conf, err := os.MkdirTemp("", "initramfs-conf-")
-	if err != nil {
-		return full
-	}
-	defer os.RemoveAll(conf)
-	if err := exec.CommandContext(ctx, "cp", "-a", "/etc/initramfs-tools/.", conf).Run(); err != nil {
-		return full
-	}
-	cfg, err := os.ReadFile(filepath.Join(conf, "initramfs.conf"))
-	if err != nil {
-		return full
-	}
-	cfg = regexp.MustCompile(`(?m)^MODULES=.*$`).ReplaceAll(cfg, []byte("MODULES=list"))
-	cfg = regexp.MustCompile(`(?m)^COMPRESS=.*$`).ReplaceAll(cfg, []byte("COMPRESS=gzip"))
-	if os.WriteFile(filepath.Join(conf, "initramfs.conf"), cfg, 0o644) != nil ||
-		os.WriteFile(filepath.Join(conf, "modules"), []byte("virtio_pci\nvirtio_blk\next4\n"), 0o644) != nil {
-		return full
-	}
-	os.MkdirAll(CacheDir(), 0o755)
-	tmp := out + ".tmp"
-	if b, err := exec.CommandContext(ctx, "mkinitramfs", "-d", conf, "-o", tmp, version).CombinedOutput(); err != nil {
-		fmt.Fprintf(log, "vmtest: mkinitramfs failed, using the full initrd: %v\n%s\n", err, b)
-		return full
-	}
-	if os.Rename(tmp, out) != nil {
-		return full
-	}
-	fmt.Fprintf(log, "vmtest: made a small initrd %s\n", out)
-	return out
 }
 
 // Boot describes one boot.

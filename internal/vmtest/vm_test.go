@@ -32,12 +32,8 @@ func TestScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kernel, initrd, err := Kernel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	initrd = SmallInitrd(ctx, kernel, initrd, os.Stdout)
-	accel := Accel(ctx, kernel, os.Stdout)
+	fmt.Printf("vmtest: guest: %s\n", strings.Join(base.Versions, "; "))
+	accel := Accel(ctx, base.Kernel, os.Stdout)
 	work := t.TempDir()
 	// Console logs outlive the test: they are what explains a failed boot.
 	logs := filepath.Join(CacheDir(), "logs")
@@ -76,7 +72,7 @@ func TestScenarios(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				err = MakeDisk(ctx, base, disk, func(r string) error {
+				err = MakeDisk(ctx, base.Root, disk, func(r string) error {
 					_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), agentBox)
 					return err
 				})
@@ -90,12 +86,16 @@ func TestScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tapLog.Close()
+			failed := "(not reported)"
 			b := Boot{
-				Disk: disk, Kernel: kernel, Initrd: initrd, Phase: ph.Name, Crash: ph.Crash,
+				Disk: disk, Kernel: base.Kernel, Initrd: base.Initrd, Phase: ph.Name, Crash: ph.Crash,
 				Accel: accel, Deadline: 6 * time.Minute, Console: console,
 				OnLine: func(line string) {
 					fmt.Fprintln(tapLog, line)
-					if strings.HasPrefix(line, "# measure:") {
+					if f, ok := strings.CutPrefix(line, "# guest: failed units at boot: "); ok {
+						failed = f
+					}
+					if strings.HasPrefix(line, "# measure:") || strings.HasPrefix(line, "# guest:") {
 						fmt.Printf("vmtest: %s %s\n", ph.Name, strings.TrimPrefix(line, "# "))
 					}
 				},
@@ -111,6 +111,9 @@ func TestScenarios(t *testing.T) {
 						}
 					})
 				}
+			}
+			if failed != "none" {
+				t.Errorf("units failed while the guest booted: %s\nconsole: %s", failed, console)
 			}
 			if err != nil {
 				t.Errorf("%v\nconsole (last 60 lines of %s):\n%s", err, console, ConsoleTail(console, 60))
