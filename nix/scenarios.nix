@@ -7,6 +7,7 @@
 #        phases = [ { name = "sessions"; config = "hostile"; crash = false; } ... ];
 #        tests = { sessions = [ <phase> ]; durability = [ <pre> <post> ]; ... };
 #        requirements = [ "bashInteractive" ... ];  # nixpkgs attributes
+#        demoLogins = [ { name = "ops"; hash = "$pbkdf2-sha256$..."; } ... ];
 #      }
 #
 # A VM test groups the phases that share the name before the first "." (so
@@ -72,4 +73,16 @@ in
     }) testNames
   );
   requirements = map requirement (records (dir + "/requirements"));
+  # The web golden's logins (tests/scenarios/demo-logins: LOGIN PASSWORD
+  # HASH); the VM installs each hash where the golden's login reads it.
+  demoLogins = map (
+    r:
+    if length r == 3 then
+      {
+        name = head r;
+        hash = elemAt r 2;
+      }
+    else
+      throw "tests/scenarios/demo-logins: bad line (want LOGIN PASSWORD HASH)"
+  ) (records (dir + "/demo-logins"));
 }

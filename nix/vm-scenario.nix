@@ -20,7 +20,7 @@
 }:
 
 let
-  inherit (lib) concatMapStringsSep unique;
+  inherit (lib) concatMapStringsSep listToAttrs unique;
 
   phases = scenarios.tests.${test};
   configs = unique (map (p: p.config) phases);
@@ -43,7 +43,20 @@ pkgs.testers.runNixOSTest {
       environment.systemPackages = map (attr: pkgs.${attr}) scenarios.requirements;
       # In the system closure, so the scripts are in the guest however its
       # store is provided.
-      environment.etc."agent-box-test/scenarios".source = scenariosDir;
+      environment.etc = {
+        "agent-box-test/scenarios".source = scenariosDir;
+      }
+      # The web golden's hashedPasswordFile paths: the public demo logins'
+      # hashes, root-only as docs/operating.md says.
+      // listToAttrs (
+        map (l: {
+          name = "agent-box-demo/${l.name}.hash";
+          value = {
+            text = l.hash + "\n";
+            mode = "0400";
+          };
+        }) scenarios.demoLogins
+      );
       # The offline tier boots with -m 1536 -smp 2; the goldens' limits are
       # sized for that guest.
       virtualisation.memorySize = 1536;

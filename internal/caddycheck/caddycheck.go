@@ -318,3 +318,12 @@ func checkOrigin(h, u string, ps []proxy) []string {
 	}
 	return probs
 }
+
+// NixOSCaddyfile is the Caddyfile nixpkgs' services.caddy writes for the
+// module's settings (globalConfig = "import <global>", extraConfig =
+// "import <sites>", its default log block), up to `caddy fmt` whitespace.
+// The offline checks and the VM tier's guest use it, so what they run is
+// what a NixOS host runs.
+func NixOSCaddyfile(global, sites string) string {
+	return "{\n\timport " + global + "\n\tlog {\n\t\tlevel ERROR\n\t}\n}\nimport " + sites + "\n"
+}

@@ -41,9 +41,8 @@ func caddyBin(t *testing.T) string {
 	return p
 }
 
-// adapt writes a Caddyfile shaped like the one NixOS generates (the global
-// block importing global, nixpkgs' default log, then an import of sites),
-// validates it and returns the adapted JSON.
+// adapt writes the Caddyfile NixOS generates (NixOSCaddyfile), validates it
+// and returns the adapted JSON.
 func adapt(t *testing.T, global, sites string) []byte {
 	t.Helper()
 	dir := t.TempDir()
@@ -51,7 +50,7 @@ func adapt(t *testing.T, global, sites string) []byte {
 	os.WriteFile(g, []byte(global), 0o644)
 	os.WriteFile(s, []byte(sites), 0o644)
 	file := filepath.Join(dir, "Caddyfile")
-	os.WriteFile(file, []byte("{\n\timport "+g+"\n\tlog {\n\t\tlevel ERROR\n\t}\n}\nimport "+s+"\n"), 0o644)
+	os.WriteFile(file, []byte(NixOSCaddyfile(g, s)), 0o644)
 	env := append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	v := exec.Command(caddyBin(t), "validate", "--config", file, "--adapter", "caddyfile")
 	v.Env = env

@@ -148,14 +148,15 @@ func TestFlakeGoldenListIsTheGoldenDirectories(t *testing.T) {
 }
 
 // nix/scenarios.nix (what the flake's VM tests run) reads the phases and
-// requirements exactly as this independent reader does; every phase has
+// requirements (and the demo logins) exactly as this independent reader does; every phase has
 // its script and boots a golden configuration the flake knows.
 func TestScenarioReaderMatchesPhasesAndRequirements(t *testing.T) {
 	r := root(t)
 	var got struct {
-		Phases       []scenarios.Phase            `json:"phases"`
-		Tests        map[string][]scenarios.Phase `json:"tests"`
-		Requirements []string                     `json:"requirements"`
+		Phases       []scenarios.Phase             `json:"phases"`
+		Tests        map[string][]scenarios.Phase  `json:"tests"`
+		Requirements []string                      `json:"requirements"`
+		DemoLogins   []struct{ Name, Hash string } `json:"demoLogins"`
 	}
 	evalJSON(t, fmt.Sprintf("import %q %q\n", filepath.Join(r, "nix", "scenarios.nix"), filepath.Join(r, "tests", "scenarios")), &got)
 
@@ -168,6 +169,19 @@ func TestScenarioReaderMatchesPhasesAndRequirements(t *testing.T) {
 	}
 	if reqs := requirements(t); !slices.Equal(got.Requirements, reqs) {
 		t.Errorf("nix/scenarios.nix requirements = %v, want %v", got.Requirements, reqs)
+	}
+
+	logins, err := scenarios.DemoLogins(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.DemoLogins) != len(logins) {
+		t.Errorf("nix/scenarios.nix demoLogins = %v, want %v", got.DemoLogins, logins)
+	}
+	for i := range min(len(got.DemoLogins), len(logins)) {
+		if g, w := got.DemoLogins[i], logins[i]; g.Name != w.Name || g.Hash != w.Hash {
+			t.Errorf("nix/scenarios.nix demoLogins[%d] = %v, want %s %s", i, g, w.Name, w.Hash)
+		}
 	}
 
 	dirs := goldenDirs(t)

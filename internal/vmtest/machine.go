@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/agent-box/agent-box/internal/golden"
+	"github.com/agent-box/agent-box/internal/scenarios"
 	"io"
 	"os"
 	"os/exec"
@@ -22,8 +24,9 @@ import (
 // paths) and links, plus what the golden bytes refer to: the zero-hash
 // per-user environments (bin/ linking to the guest's programs and holding
 // the agent-box binary built on the host), the users and their homes. Then
-// the scenario scripts and the oneshot unit that runs a phase.
-func Install(root string, fx golden.Fixture, scenariosDir, agentBox string) (users []string, err error) {
+// the scenario scripts and the oneshot unit that runs a phase. A web golden
+// also gets what the host adds (installWeb).
+func Install(root string, fx golden.Fixture, scenariosDir, agentBox string, logins []scenarios.Login) (users []string, err error) {
 	envDirs := map[string]bool{}
 	envRe := regexp.MustCompile(`(?m)^ExecStart=(/nix/store/[^/\s]+)/bin/agent-box `)
 	instanceRe := regexp.MustCompile(`^etc/systemd/system/agent-box@([^/]+)\.service\.d/`)
@@ -75,12 +78,18 @@ func Install(root string, fx golden.Fixture, scenariosDir, agentBox string) (use
 	if err := addUsers(root, users); err != nil {
 		return nil, err
 	}
+	if err := installWeb(root, fx, logins); err != nil {
+		return nil, err
+	}
 	// Scenario scripts and the phase runner (harness, not product).
 	scen, err := os.ReadDir(scenariosDir)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range scen {
+		if e.IsDir() { // __pycache__ of a local python3 run
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(scenariosDir, e.Name()))
 		if err != nil {
 			return nil, err
@@ -95,12 +104,20 @@ func Install(root string, fx golden.Fixture, scenariosDir, agentBox string) (use
 	if err := writeFile(filepath.Join(root, "etc/systemd/system/agent-box-scenario.service"), []byte(scenarioUnit), 0o644); err != nil {
 		return nil, err
 	}
-	want := filepath.Join(root, "etc/systemd/system/multi-user.target.wants/agent-box-scenario.service")
+	return users, enable(root, "multi-user.target", "/etc/systemd/system/agent-box-scenario.service")
+}
+
+// enable links unit (an absolute path in the guest) into target's wants.
+func enable(root, target, unit string) error {
+	want := filepath.Join(root, "etc/systemd/system", target+".wants", filepath.Base(unit))
 	if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	os.Remove(want)
-	return users, os.Symlink("/etc/systemd/system/agent-box-scenario.service", want)
+	if err := os.Symlink(unit, want); err != nil {
+		return fmt.Errorf("enabling %s: %w", filepath.Base(unit), err)
+	}
+	return nil
 }
 
 // runPhase runs the phase named on the kernel command line and writes its
@@ -119,7 +136,21 @@ failed=$(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | 
 printf '# guest: failed units at boot: %s\n' "${failed:-none}" >&3
 if [ "$phase" = probe ]; then
   printf '1..0\n# END\n' >&3
+elif [ "$phase" = demo ]; then
+  # make demo: QEMU's user network (10.0.2.0/24), then wait for Caddy.
+  ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0
+  for _ in $(seq 600); do
+    if curl -skf -o /dev/null --resolve box.localhost:8443:127.0.0.1 https://box.localhost:8443/auth/login; then
+      printf '# demo: ready\n' >&3
+      exec sleep infinity
+    fi
+    sleep 0.5
+  done
+  printf '# demo: Caddy did not answer on 8443 within 300 s\n' >&3
 else
+  # What agent-box's units and Caddy log goes to the console log as it
+  # happens (it is what explains a failed check, even after a deadline).
+  journalctl -b -f --no-pager -o short-monotonic -u 'agent-box*' -u caddy.service >/dev/ttyS0 2>&1 &
   bash "/opt/agent-box-test/scenarios/${phase}.sh" >&3 2>&1
   echo "# exit status $?" >&3
 fi
@@ -216,6 +247,10 @@ type Boot struct {
 	Deadline             time.Duration // for the whole boot
 	Console              string        // file for the console log (ttyS0)
 	OnLine               func(string)  // sees every TAP line as it arrives
+	// Forward, when set, gives the guest a user-mode network restricted
+	// to this host (restrict=on: no route out) with host 127.0.0.1:PORT
+	// forwarded to guest port PORT for each port. Otherwise: no network.
+	Forward []int
 }
 
 // Run boots the machine and returns the phase's TAP report. The error says
@@ -227,9 +262,24 @@ func (b Boot) Run(ctx context.Context) (*TAP, time.Duration, error) {
 	if b.Crash {
 		cmdline += " agent_box.crash=1"
 	}
+	nic := "none"
+	if len(b.Forward) > 0 {
+		nic = "user,model=virtio-net-pci,restrict=on"
+		for _, p := range b.Forward {
+			nic += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:%d", p, p)
+		}
+	}
+	// Under TCG, QEMU's emulated AVX2 is what Go's SHA-256 picks, and it is
+	// slow: one 600,000-round PBKDF2 login hash took 10.0 s under
+	// qemu-x86_64 -cpu max and 3.4 s with -cpu max,-avx2 (19 s in the
+	// TCG guest before). KVM runs the host's instructions.
+	cpu := "max"
+	if b.Accel == "tcg" {
+		cpu = "max,-avx2"
+	}
 	args := []string{
-		"-accel", b.Accel, "-cpu", "max", "-smp", "2", "-m", "1536",
-		"-display", "none", "-vga", "none", "-monitor", "none", "-nic", "none", "-no-reboot",
+		"-accel", b.Accel, "-cpu", cpu, "-smp", "2", "-m", "1536",
+		"-display", "none", "-vga", "none", "-monitor", "none", "-nic", nic, "-no-reboot",
 		"-kernel", b.Kernel, "-initrd", b.Initrd, "-append", cmdline,
 		"-drive", "file=" + b.Disk + ",format=raw,if=virtio,cache=unsafe",
 		"-serial", "file:" + b.Console,
@@ -260,6 +310,9 @@ func (b Boot) Run(ctx context.Context) (*TAP, time.Duration, error) {
 	waitErr := cmd.Wait()
 	took := time.Since(start)
 	if ctx.Err() != nil {
+		if parent := context.Cause(ctx); errors.Is(parent, context.Canceled) {
+			return tap, took, parent // stopped by the caller (the demo's Ctrl-C)
+		}
 		return tap, took, fmt.Errorf("boot of phase %s did not finish within %s", b.Phase, b.Deadline)
 	}
 	if waitErr != nil && !b.Crash {

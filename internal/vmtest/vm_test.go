@@ -9,7 +9,6 @@ import (
 	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/scenarios"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,28 +23,16 @@ func TestScenarios(t *testing.T) {
 	ctx := context.Background()
 	root := module.Root()
 	start := time.Now()
-	reqs, err := scenarios.Requirements(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := EnsureBase(ctx, reqs, os.Stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Printf("vmtest: guest: %s\n", strings.Join(base.Versions, "; "))
-	accel := Accel(ctx, base.Kernel, os.Stdout)
 	work := t.TempDir()
+	g, err := Prepare(ctx, root, work, os.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, accel := g.Base, g.Accel
 	// Console logs outlive the test: they are what explains a failed boot.
 	logs := filepath.Join(CacheDir(), "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		t.Fatal(err)
-	}
-	agentBox := filepath.Join(work, "agent-box")
-	build := exec.Command("go", "build", "-o", agentBox, "./cmd/agent-box")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building agent-box for the guest: %v\n%s", err, out)
 	}
 	phases, err := scenarios.Phases(root)
 	if err != nil {
@@ -73,7 +60,7 @@ func TestScenarios(t *testing.T) {
 					t.Fatal(err)
 				}
 				err = MakeDisk(ctx, base.Root, disk, func(r string) error {
-					_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), agentBox)
+					_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), g.AgentBox, g.Logins)
 					return err
 				})
 				if err != nil {
@@ -89,7 +76,7 @@ func TestScenarios(t *testing.T) {
 			failed := "(not reported)"
 			b := Boot{
 				Disk: disk, Kernel: base.Kernel, Initrd: base.Initrd, Phase: ph.Name, Crash: ph.Crash,
-				Accel: accel, Deadline: 6 * time.Minute, Console: console,
+				Accel: accel, Deadline: 10 * time.Minute, Console: console,
 				OnLine: func(line string) {
 					fmt.Fprintln(tapLog, line)
 					if f, ok := strings.CutPrefix(line, "# guest: failed units at boot: "); ok {

@@ -11,6 +11,7 @@ routes, not the PKI.
 
 Usage (every command prints what it saw; exit 0 unless the tool failed):
   webclient.py login JAR LOGIN PASSWORD [USER]   log in on the box origin (and open USER)
+  webclient.py open JAR USER                     open USER from the box session (no password)
   webclient.py get JAR URL [-H 'Name: value']... [--fetch] [--post k=v&...]
   webclient.py term JAR URL ORIGIN INPUT EXPECT  WebSocket to a terminal: type INPUT, wait for EXPECT
   webclient.py hold JAR URL ORIGIN SECONDS       open a terminal WebSocket; report when it closes
@@ -100,7 +101,8 @@ def request(jar, method, url, headers=None, body=None, navigate=True, origin=Non
             h.pop(k, None)
         else:
             h[k] = v
-    conn = Conn(host, port, timeout=20)
+    # A login hashes 600,000 PBKDF2 rounds: seconds in an emulated guest.
+    conn = Conn(host, port, timeout=120)
     path = u.path or "/"
     if u.query:
         path += "?" + u.query
@@ -130,7 +132,7 @@ def follow(jar, method, url, body=None, limit=10):
     raise SystemExit("too many redirects")
 
 
-def form_fields(html, action):
+def form_fields(page, action):
     """The hidden inputs of the form posting to action (the hand-over page)."""
     import html.parser
 
@@ -152,8 +154,17 @@ def form_fields(html, action):
                 self.inform = False
 
     p = P()
-    p.feed(html)
+    p.feed(page)
     return p.fields
+
+
+def hand_over(jar, url, status, data):
+    """From the box's answer (the hand-over page) to the user origin."""
+    fields = form_fields(data.decode(errors="replace"), "/auth/handover")
+    if "code" not in fields:
+        print(f"status {status}\nno hand-over form at {url}")
+        return None
+    return follow(jar, "POST", urllib.parse.urljoin(url, "/auth/handover"), body=urllib.parse.urlencode(fields))
 
 
 def cmd_login(jar_path, login, password, user=None):
@@ -162,14 +173,26 @@ def cmd_login(jar_path, login, password, user=None):
     body = urllib.parse.urlencode({"login": login, "password": password, "user": user or "", "next": "/"})
     url, status, headers, data = follow(jar, "POST", f"https://{box}/auth/login", body=body)
     if user:
-        # the hand-over page: its form posts the code back to the user origin
-        fields = form_fields(data.decode(errors="replace"), "/auth/handover")
-        if "code" not in fields:
-            print(f"status {status}\nno hand-over form at {url}")
-            save_jar(jar_path, jar)
+        r = hand_over(jar, url, status, data)
+        save_jar(jar_path, jar)
+        if r is None:
             return
-        url, status, headers, data = follow(jar, "POST", urllib.parse.urljoin(url, "/auth/handover"), body=urllib.parse.urlencode(fields))
+        url, status, headers, data = r
     save_jar(jar_path, jar)
+    print(f"status {status}\nurl {url}")
+
+
+def cmd_open(jar_path, user):
+    """The box's "Open" button: no password, the box session's cookie."""
+    jar = load_jar(jar_path)
+    box = os.environ.get("AGENT_BOX_WEB_DOMAIN", "box.localhost:8443")
+    body = urllib.parse.urlencode({"user": user, "next": "/"})
+    url, status, headers, data = follow(jar, "POST", f"https://{box}/auth/open", body=body)
+    r = hand_over(jar, url, status, data)
+    save_jar(jar_path, jar)
+    if r is None:
+        return
+    url, status, headers, data = r
     print(f"status {status}\nurl {url}")
 
 
@@ -320,6 +343,8 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "login" and len(args) in (3, 4):
         cmd_login(*args)
+    elif cmd == "open" and len(args) == 2:
+        cmd_open(*args)
     elif cmd == "get" and len(args) >= 2:
         cmd_get(args[0], args[1], args[2:])
     elif cmd == "term" and len(args) == 5:

@@ -1,0 +1,50 @@
+package vmtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/agent-box/agent-box/internal/scenarios"
+)
+
+// Guest is what every boot of the VM tier and of `make demo` starts from:
+// the cached base image, the accelerator that works here, the agent-box
+// binary built from this tree, and the demo logins.
+type Guest struct {
+	Base     *Base
+	Accel    string
+	AgentBox string // a static build of ./cmd/agent-box
+	Logins   []scenarios.Login
+}
+
+// Prepare builds (or finds) the base image for root's scenario
+// requirements, picks the accelerator and builds agent-box into work.
+func Prepare(ctx context.Context, root, work string, log io.Writer) (*Guest, error) {
+	reqs, err := scenarios.Requirements(root)
+	if err != nil {
+		return nil, err
+	}
+	logins, err := scenarios.DemoLogins(root)
+	if err != nil {
+		return nil, err
+	}
+	base, err := EnsureBase(ctx, reqs, log)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "vmtest: guest: %s\n", strings.Join(base.Versions, "; "))
+	accel := Accel(ctx, base.Kernel, log)
+	agentBox := filepath.Join(work, "agent-box")
+	build := exec.CommandContext(ctx, "go", "build", "-o", agentBox, "./cmd/agent-box")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building agent-box for the guest: %v\n%s", err, out)
+	}
+	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, Logins: logins}, nil
+}

@@ -1,0 +1,90 @@
+package vmtest
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/agent-box/agent-box/internal/caddycheck"
+	"github.com/agent-box/agent-box/internal/golden"
+	"github.com/agent-box/agent-box/internal/scenarios"
+)
+
+// What a NixOS host adds for the web surface besides the golden files, and
+// how the guest gets the same: services.caddy's Caddyfile importing the
+// module's two store files, the glue's caddy.service settings, and the
+// operator's hash files (here the public demo logins).
+const (
+	caddyGlobalSuffix = "-agent-box-caddy-global.caddy"
+	caddySitesSuffix  = "-agent-box-caddy-sites.caddy"
+	// The glue's systemd.services.caddy.serviceConfig, and nixpkgs'
+	// ExecStart (Debian's adds --environ, which logs the environment).
+	caddyDropin = `# What the agent-box module and nixpkgs' services.caddy set (the VM tier).
+[Service]
+RuntimeDirectory=caddy
+RuntimeDirectoryMode=0700
+ExecStart=
+ExecStart=/usr/bin/caddy run --config /etc/caddy/Caddyfile --adapter caddyfile
+`
+)
+
+var credRe = regexp.MustCompile(`(?m)^LoadCredential=login-([^:]+):(\S+)$`)
+
+// installWeb lays the web surface's host side into the guest when the
+// golden configuration has one; it does nothing otherwise. Every login the
+// golden's auth service loads must be a demo login, or the boot could not
+// log in: that is an error, not a skip.
+func installWeb(root string, fx golden.Fixture, logins []scenarios.Login) error {
+	var global, sites string
+	for rel := range fx.Files {
+		switch {
+		case strings.HasSuffix(rel, caddyGlobalSuffix):
+			global = "/" + rel
+		case strings.HasSuffix(rel, caddySitesSuffix):
+			sites = "/" + rel
+		}
+	}
+	if global == "" && sites == "" {
+		return nil
+	}
+	if global == "" || sites == "" {
+		return fmt.Errorf("web golden has only one of the Caddy files (global %q, sites %q)", global, sites)
+	}
+	if err := writeFile(filepath.Join(root, "etc/caddy/Caddyfile"), []byte(caddycheck.NixOSCaddyfile(global, sites)), 0o644); err != nil {
+		return fmt.Errorf("writing the Caddyfile: %w", err)
+	}
+	if err := writeFile(filepath.Join(root, "etc/systemd/system/caddy.service.d/agent-box.conf"), []byte(caddyDropin), 0o644); err != nil {
+		return fmt.Errorf("writing caddy.service's drop-in: %w", err)
+	}
+	if err := enable(root, "multi-user.target", "/lib/systemd/system/caddy.service"); err != nil {
+		return err
+	}
+	hashes := map[string]string{}
+	for _, l := range logins {
+		hashes[l.Name] = l.Hash
+	}
+	auth := fx.Files["etc/systemd/system/agent-box-auth.service.d/overrides.conf"]
+	creds := credRe.FindAllStringSubmatch(auth, -1)
+	if len(creds) == 0 {
+		return fmt.Errorf("the web golden's auth drop-in loads no login credential")
+	}
+	var missing []string
+	for _, m := range creds {
+		h, ok := hashes[m[1]]
+		if !ok {
+			missing = append(missing, m[1])
+			continue
+		}
+		// root-only, as docs/operating.md tells the operator
+		if err := writeFile(filepath.Join(root, m[2]), []byte(h+"\n"), 0o400); err != nil {
+			return fmt.Errorf("writing the hash of login %s: %w", m[1], err)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("logins %s of the web golden are not in tests/scenarios/demo-logins", strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package vmtest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-box/agent-box/internal/golden"
+	"github.com/agent-box/agent-box/internal/module"
+	"github.com/agent-box/agent-box/internal/scenarios"
+)
+
+func webFixture(t *testing.T) (golden.Fixture, []scenarios.Login) {
+	t.Helper()
+	fx, err := golden.Read(module.Root(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logins, err := scenarios.DemoLogins(module.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fx, logins
+}
+
+// The guest of a web golden gets the host side NixOS would add: the
+// Caddyfile importing exactly the golden's two store files, caddy enabled
+// with its admin directory, and each login's hash at the path its
+// LoadCredential= names, root-only.
+func TestInstallWebLaysTheHostSide(t *testing.T) {
+	fx, logins := webFixture(t)
+	root := t.TempDir()
+	if err := installWeb(root, fx, logins); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := os.ReadFile(filepath.Join(root, "etc/caddy/Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\timport /nix/store/00000000000000000000000000000000-agent-box-caddy-global.caddy\n",
+		"\nimport /nix/store/00000000000000000000000000000000-agent-box-caddy-sites.caddy\n",
+	} {
+		if !strings.Contains(string(cf), want) {
+			t.Errorf("Caddyfile lacks %q:\n%s", want, cf)
+		}
+	}
+	dropin, err := os.ReadFile(filepath.Join(root, "etc/systemd/system/caddy.service.d/agent-box.conf"))
+	if err != nil || !strings.Contains(string(dropin), "\nRuntimeDirectoryMode=0700\n") {
+		t.Errorf("caddy drop-in: %v\n%s", err, dropin)
+	}
+	if target, err := os.Readlink(filepath.Join(root, "etc/systemd/system/multi-user.target.wants/caddy.service")); err != nil || target != "/lib/systemd/system/caddy.service" {
+		t.Errorf("caddy.service enabled as %q, %v", target, err)
+	}
+	for _, l := range logins {
+		p := filepath.Join(root, "etc/agent-box-demo", l.Name+".hash")
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Errorf("login %s: %v", l.Name, err)
+			continue
+		}
+		if st.Mode().Perm() != 0o400 {
+			t.Errorf("%s: mode %o, want 0400", p, st.Mode().Perm())
+		}
+		if data, _ := os.ReadFile(p); string(data) != l.Hash+"\n" {
+			t.Errorf("%s holds %q, want the demo hash", p, data)
+		}
+	}
+}
+
+// A golden login without a demo password is an error naming it: the boot
+// could not log in, and a phase must not pass by skipping it.
+func TestInstallWebRefusesALoginWithoutADemoPassword(t *testing.T) {
+	fx, logins := webFixture(t)
+	var only []scenarios.Login
+	for _, l := range logins {
+		if l.Name != "ops" {
+			only = append(only, l)
+		}
+	}
+	err := installWeb(t.TempDir(), fx, only)
+	if err == nil || !strings.Contains(err.Error(), "logins ops ") {
+		t.Fatalf("got %v, want an error naming login ops", err)
+	}
+}
+
+// Goldens without the web surface get nothing of it.
+func TestInstallWebLeavesOtherGoldensAlone(t *testing.T) {
+	fx, err := golden.Read(module.Root(), "two-users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := installWeb(root, fx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/caddy")); !os.IsNotExist(err) {
+		t.Errorf("etc/caddy exists for two-users (%v)", err)
+	}
+}
