@@ -2,10 +2,21 @@
 # packages, Go modules), then runs the whole offline suite.
 GO ?= go
 
-.PHONY: test deps lint unit module vm bench
+.PHONY: test deps lint unit module vm bench demo demo-check
 
-# The ordinary suite first, then the VM tier (never both at once: 2 cores).
-test: deps lint module unit vm
+# The ordinary suite first, then the VM tier (never both at once: 2 cores),
+# then the demo's own check (so `make demo` cannot rot).
+test: deps lint module unit vm demo-check
+
+# The web golden configuration in QEMU at https://box.localhost:8443/, until
+# Ctrl-C.
+demo: deps
+	$(GO) run ./cmd/agent-box-demo
+
+# Boots the demo, logs in, types into a terminal (WebSocket client, then
+# headless chromium; screenshot under the VM logs), stops.
+demo-check: deps
+	$(GO) run ./cmd/agent-box-demo -check
 
 deps:
 	./scripts/deps

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""The web surface in a real browser (Debian's chromium, headless, through
+chromium-driver and python3-selenium), against the demo guest that
+`agent-box-demo -check` boots with 127.0.0.1:8443 forwarded to its Caddy.
+
+Logs in on the box origin as a person would (the form), opens alice, which
+hands over to alice's origin, opens her session from the list, types into
+the terminal and reads the answer back from the xterm.js object ttyd
+exposes (window.term). Saves a screenshot of the terminal. Exit 0 only if
+the text typed came back from a shell running as alice.
+
+Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
+"""
+
+import random
+import sys
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+BOX = "https://box.localhost:8443"
+ALICE = "https://alice.box.localhost:8443"
+# Computed by alice's shell, and new each run: the screen tmux redraws on
+# attach still shows what earlier clients typed.
+N = random.randrange(1000, 1000000)
+TYPED = f"echo BROWSER-$(({N}*2))-$(id -un)"
+WANT = f"BROWSER-{N * 2}-alice"
+
+
+def step(msg):
+    print(f"browser: {msg}", flush=True)
+
+
+def terminal_text(driver):
+    """Every line of the terminal's active buffer, or None before ttyd's
+    xterm.js object exists."""
+    return driver.execute_script(
+        """
+        const t = window.term;
+        if (!t || !t.buffer) return null;
+        const b = t.buffer.active, out = [];
+        for (let i = 0; i < b.length; i++) {
+          const l = b.getLine(i);
+          if (l) out.push(l.translateToString(true));
+        }
+        return out.join("\\n");
+        """
+    )
+
+
+def main(login, password, shot):
+    opts = Options()
+    opts.binary_location = "/usr/bin/chromium"
+    for a in (
+        "--headless=new",
+        "--no-sandbox",  # CI runs as root
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        # Caddy's internal CA is not in this browser's trust store; the
+        # scenarios check the routes, not the PKI.
+        "--ignore-certificate-errors",
+        "--window-size=1100,700",
+    ):
+        opts.add_argument(a)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    wait = WebDriverWait(driver, 60)
+    try:
+        step(f"open {BOX}/")
+        driver.get(BOX + "/")
+        wait.until(EC.presence_of_element_located((By.NAME, "login")))
+        step(f"log in as {login}")
+        driver.find_element(By.NAME, "login").send_keys(login)
+        driver.find_element(By.NAME, "password").send_keys(password)
+        driver.find_element(By.CSS_SELECTOR, "form[action='/auth/login'] button").click()
+        step("open alice from the box's list")
+        open_alice = wait.until(
+            EC.element_to_be_clickable(
+                (By.XPATH, "//form[@action='/auth/open'][input[@name='user' and @value='alice']]/button")
+            )
+        )
+        open_alice.click()
+        step("alice's session list, after the handover")
+        wait.until(lambda d: d.current_url.startswith(ALICE + "/") and "/auth/" not in d.current_url)
+        link = wait.until(EC.element_to_be_clickable((By.LINK_TEXT, "main")))
+        link.click()
+        step(f"the terminal of session main ({driver.current_url})")
+        wait.until(lambda d: terminal_text(d) is not None)
+        # Something drawn first (tmux's screen, the prompt), so the keys go
+        # to a terminal that is attached.
+        wait.until(lambda d: (terminal_text(d) or "").strip() != "")
+        area = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ".xterm-helper-textarea")))
+        area.send_keys(TYPED + "\n")
+        step(f"typed {TYPED!r}; waiting for {WANT!r}")
+        deadline = time.monotonic() + 30
+        text = ""
+        while time.monotonic() < deadline:
+            text = terminal_text(driver) or ""
+            if WANT in text:
+                break
+            time.sleep(0.3)
+        driver.save_screenshot(shot)
+        step(f"screenshot {shot}")
+        if WANT not in text:
+            print("browser: the terminal shows:\n" + text, file=sys.stderr)
+            return 1
+        step(f"the terminal answered {WANT}")
+        return 0
+    except WebDriverException as e:
+        try:
+            driver.save_screenshot(shot)
+            print(f"browser: failed at {driver.current_url}; screenshot {shot}", file=sys.stderr)
+            print(driver.page_source[:2000], file=sys.stderr)
+        except WebDriverException:
+            pass
+        print(f"browser: {e}", file=sys.stderr)
+        return 1
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    sys.exit(main(*sys.argv[1:]))
