@@ -207,12 +207,15 @@ func readBase(dir string) (*Base, error) {
 }
 
 // inChroot runs a shell script as root in the guest tree, with /proc and
-// /sys mounted in a private mount namespace (they vanish with it, so a
-// failed build never leaves a mount in the cache). Its output goes to log
+// /sys mounted in a mount namespace of its own and unmounted after it, so a
+// failed build never leaves a mount in the cache. Its output goes to log
 // and is returned.
 func inChroot(ctx context.Context, root string, log io.Writer, script string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--",
-		"/bin/sh", "-c", `mount -t proc proc "$0/proc" && mount -t sysfs sysfs "$0/sys" && exec chroot "$0" /bin/sh -euc "$1"`,
+	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", propagation(ctx), "--",
+		"/bin/sh", "-c", `mount -t proc proc "$0/proc" && mount -t sysfs sysfs "$0/sys" || exit
+chroot "$0" /bin/sh -euc "$1"; rc=$?
+umount "$0/sys" "$0/proc"
+exit "$rc"`,
 		root, script)
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8", "DEBIAN_FRONTEND=noninteractive"}
 	var out bytes.Buffer
@@ -221,6 +224,18 @@ func inChroot(ctx context.Context, root string, log io.Writer, script string) ([
 	fmt.Fprintf(log, "vmtest: in the chroot: %s\n", script)
 	err := cmd.Run()
 	return out.Bytes(), err
+}
+
+// propagation is how inChroot's mount namespace treats the mounts it
+// inherits: "private", unless "/" is not a mount point (the test command
+// itself runs in a chroot, as fresh-debian-run does: unshare then fails
+// with "cannot change root filesystem propagation: Invalid argument"), in
+// which case "unchanged"; inChroot unmounts what it mounted either way.
+func propagation(ctx context.Context) string {
+	if exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "true").Run() == nil {
+		return "private"
+	}
+	return "unchanged"
 }
 
 // sidDir holds, inside the chroot during the build, the private apt state
