@@ -160,6 +160,13 @@ term() {
   client term "$1" "wss://$A/term/ws?arg=main" "$2" "echo MARK-\$(($n*2))-\$(id -un)" "MARK-$((n * 2))-alice"
 }
 check "a WebSocket to alice's session opens and runs as alice" in_out found term "$ops" "https://$A"
+echo_latency() {
+  client echo "$ops" "wss://$A/term/ws?arg=main" "https://$A" 40 >"$work/echo.out" 2>&1
+  cat "$work/echo.out"
+  grep -q '^echo 40 keystrokes' "$work/echo.out"
+}
+check "40 keystrokes each come back (echo latency measured)" echo_latency
+note "measure: keystroke echo through Caddy, web daemon, ttyd, tmux: $(sed -n 's/^echo //p' "$work/echo.out") (emulated machine, TCG)"
 check "a WebSocket from another origin is refused" in_out "status 403" term "$ops" "https://evil.example"
 check "a WebSocket from bob's origin is refused on alice's" in_out "status 403" term "$ops" "https://$B"
 check "a WebSocket with bob's cookie on alice's origin is refused" in_out "status 401" term "$work/swapped.json" "https://$A"

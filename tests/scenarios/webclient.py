@@ -15,6 +15,7 @@ Usage (every command prints what it saw; exit 0 unless the tool failed):
   webclient.py get JAR URL [-H 'Name: value']... [--fetch] [--post k=v&...]
   webclient.py term JAR URL ORIGIN INPUT EXPECT  WebSocket to a terminal: type INPUT, wait for EXPECT
   webclient.py hold JAR URL ORIGIN SECONDS       open a terminal WebSocket; report when it closes
+  webclient.py echo JAR URL ORIGIN COUNT         time COUNT keystrokes' echo (p50/p90/max)
 JAR is a JSON file of cookies by origin host (created if missing). URL is
 https://host:port/path. `get` prints "status NNN", the headers as
 "header Name: value" and the body after a blank line.
@@ -289,18 +290,28 @@ class Frames:
         return b0 & 0x0F, self.need(n)
 
 
-def cmd_term(jar_path, url, origin, text, expect, timeout=20):
+def term_open(jar_path, url, origin, columns=100, rows=30):
+    """A ttyd WebSocket with its first message sent, as Frames; None (after
+    printing the refusal) unless the handshake gave 101."""
     jar = load_jar(jar_path)
     s, status, head, rest = ws_open(jar, url, origin)
     print(f"status {status}")
     if status != 101:
         print(head)
+        return None
+    ws_send(s, json.dumps({"AuthToken": "", "columns": columns, "rows": rows}).encode())
+    return s, Frames(s, rest)
+
+
+def cmd_term(jar_path, url, origin, text, expect, timeout=20):
+    t = term_open(jar_path, url, origin)
+    if t is None:
         return
+    s, f = t
     s.settimeout(timeout)
-    ws_send(s, json.dumps({"AuthToken": "", "columns": 100, "rows": 30}).encode())
     time.sleep(0.5)
     ws_send(s, b"0" + text.encode() + b"\r")
-    f, seen, deadline = Frames(s, rest), b"", time.time() + timeout
+    seen, deadline = b"", time.time() + timeout
     try:
         while time.time() < deadline and expect.encode() not in seen:
             op, data = f.next()
@@ -314,15 +325,51 @@ def cmd_term(jar_path, url, origin, text, expect, timeout=20):
     print("found" if expect.encode() in seen else "not found")
 
 
-def cmd_hold(jar_path, url, origin, seconds):
-    jar = load_jar(jar_path)
-    s, status, head, rest = ws_open(jar, url, origin)
-    print(f"status {status}")
-    if status != 101:
+def cmd_echo(jar_path, url, origin, count):
+    """Keystroke echo: types one character at a time and times the first
+    output frame that comes back for each (keystroke -> Caddy -> web
+    daemon -> ttyd -> tmux -> shell -> and back). Prints p50/p90/max."""
+    t = term_open(jar_path, url, origin)
+    if t is None:
         return
-    ws_send(s, json.dumps({"AuthToken": "", "columns": 80, "rows": 24}).encode())
+    s, f = t
+    # Let the attach redraw settle: read until 1 s passes without output.
     s.settimeout(1)
-    f, start = Frames(s, rest), time.time()
+    try:
+        while True:
+            f.next()
+    except (EOFError, socket.timeout, OSError):
+        pass
+    s.settimeout(10)
+    times = []
+    try:
+        for _ in range(int(count)):
+            t0 = time.perf_counter()
+            ws_send(s, b"0x")
+            while True:
+                op, data = f.next()
+                if op in (1, 2) and data[:1] == b"0":
+                    break
+            times.append((time.perf_counter() - t0) * 1000)
+            time.sleep(0.05)
+    except (EOFError, socket.timeout, OSError) as e:
+        print(f"error after {len(times)} keystrokes: {e}")
+    ws_send(s, b"0\x15")  # Ctrl-U: clear the typed line
+    if not times:
+        print("no echo")
+        return
+    times.sort()
+    pick = lambda q: times[min(len(times) - 1, int(q * len(times)))]
+    print(f"echo {len(times)} keystrokes p50 {pick(0.5):.1f} ms p90 {pick(0.9):.1f} ms max {times[-1]:.1f} ms")
+
+
+def cmd_hold(jar_path, url, origin, seconds):
+    t = term_open(jar_path, url, origin, 80, 24)
+    if t is None:
+        return
+    s, f = t
+    s.settimeout(1)
+    start = time.time()
     while time.time() - start < float(seconds):
         try:
             op, _ = f.next()
@@ -349,6 +396,8 @@ def main(argv):
         cmd_get(args[0], args[1], args[2:])
     elif cmd == "term" and len(args) == 5:
         cmd_term(*args)
+    elif cmd == "echo" and len(args) == 4:
+        cmd_echo(*args)
     elif cmd == "hold" and len(args) == 4:
         cmd_hold(*args)
     else:
