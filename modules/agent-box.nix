@@ -1542,7 +1542,10 @@ in
         PrivateIPC=yes
         PrivateNetwork=yes
         PrivateTmp=yes
-        PrivateUsers=yes
+        # No PrivateUsers=: the status socket tells agent users apart by SO_PEERCRED,
+        # and in a private user namespace every uid but root's and the service's own
+        # reads as nobody (measured: the web daemon's liveness checks got 403 and
+        # closed every open terminal within 30 s).
         ProcSubset=pid
         ProtectClock=yes
         ProtectControlGroups=yes
