@@ -13,13 +13,16 @@ Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
 
 import random
+import shutil
+import socket
+import subprocess
 import sys
+import tempfile
 import time
 
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -54,10 +57,51 @@ def terminal_text(driver):
     )
 
 
-def main(login, password, shot):
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, procs, what):
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if any(p.poll() is not None for p in procs) or time.monotonic() > deadline:
+                for p in procs:
+                    p.kill()
+                raise SystemExit(f"browser: {what} did not listen on 127.0.0.1:{port}")
+            time.sleep(0.1)
+
+
+def start_driver(args, profile):
+    """Chromium and chromedriver, both on 127.0.0.1, and a session. Selenium
+    and chromedriver otherwise connect to "localhost", which a machine
+    without /etc/hosts (a bare chroot, measured) cannot resolve."""
+    cdp = free_port()
+    browser = subprocess.Popen(
+        ["/usr/bin/chromium", *args, f"--remote-debugging-port={cdp}", f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_port(cdp, [browser], "chromium's DevTools")
+    port = free_port()
+    driver = subprocess.Popen(
+        ["/usr/bin/chromedriver", f"--port={port}", "--allowed-ips=127.0.0.1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_port(port, [browser, driver], "chromedriver")
     opts = Options()
-    opts.binary_location = "/usr/bin/chromium"
-    for a in (
+    opts.add_experimental_option("debuggerAddress", f"127.0.0.1:{cdp}")
+    return webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=opts), [driver, browser]
+
+
+def main(login, password, shot):
+    args = (
         "--headless=new",
         "--no-sandbox",  # CI runs as root
         "--disable-gpu",
@@ -66,9 +110,9 @@ def main(login, password, shot):
         # scenarios check the routes, not the PKI.
         "--ignore-certificate-errors",
         "--window-size=1100,700",
-    ):
-        opts.add_argument(a)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    )
+    profile = tempfile.mkdtemp(prefix="agent-box-browser-")
+    driver, procs = start_driver(args, profile)
     wait = WebDriverWait(driver, 60)
     try:
         step(f"open {BOX}/")
@@ -122,6 +166,10 @@ def main(login, password, shot):
         return 1
     finally:
         driver.quit()
+        for p in procs:
+            p.terminate()
+            p.wait(10)
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 if __name__ == "__main__":
