@@ -228,8 +228,21 @@ while True:
 }
 check "alice (from a login) replaces her ttyd socket with her own listener" fake_ttyd
 check "the operator's terminal request gets 502, never the listener's page" status_is 502 "$ops" "https://$A/term/?arg=main"
-fake_saw_nothing() { ! grep -qi 'cookie\|agentbox\|X-Agent-Box' "$awork/fake-saw"; }
-check "the listener never saw a cookie or an identity header" fake_saw_nothing
+# The listener ran (it creates the file first) and got not one byte: the web
+# daemon checks the peer before it writes, so no header (cookie or not) of
+# the operator's request ever reaches it.
+fake_saw_nothing() {
+  [ -f "$awork/fake-saw" ] || {
+    echo "the listener never started"
+    return 1
+  }
+  [ ! -s "$awork/fake-saw" ] || {
+    echo "the listener received:"
+    head -c 400 "$awork/fake-saw"
+    return 1
+  }
+}
+check "the listener never received a byte of the operator's request" fake_saw_nothing
 check "alice's listener cannot reach bob's ttyd" refused alice /run/agent-box-term/bob/ttyd.sock
 restore_ttyd() {
   kill "$(cat "$work/fake.pid")" 2>/dev/null
