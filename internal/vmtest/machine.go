@@ -150,7 +150,7 @@ elif [ "$phase" = demo ]; then
 else
   # What agent-box's units and Caddy log goes to the console log as it
   # happens (it is what explains a failed check, even after a deadline).
-  journalctl -b -f --no-pager -o short-monotonic -u 'agent-box*' -u caddy.service >/dev/ttyS0 2>&1 &
+  journalctl -b -f --no-pager -o short-monotonic -u 'agent-box*' -u agent-box-auth.service -u caddy.service >/dev/ttyS0 2>&1 &
   bash "/opt/agent-box-test/scenarios/${phase}.sh" >&3 2>&1
   echo "# exit status $?" >&3
 fi
