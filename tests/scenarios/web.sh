@@ -160,6 +160,10 @@ term() {
   client term "$1" "wss://$A/term/ws?arg=main" "$2" "echo MARK-\$(($n*2))-\$(id -un)" "MARK-$((n * 2))-alice"
 }
 check "a WebSocket to alice's session opens and runs as alice" in_out found term "$ops" "https://$A"
+# A terminal of a live session must outlast the web daemon's liveness checks
+# (every 30 s); its result is read before the logout below.
+hold_live() { client hold "$ops" "wss://$A/term/ws?arg=main" "https://$A" 70 >"$work/hold-live.out" 2>&1 & }
+check "a terminal held open for 70 s" hold_live
 echo_latency() {
   client echo "$ops" "wss://$A/term/ws?arg=main" "https://$A" 40 >"$work/echo.out" 2>&1
   cat "$work/echo.out"
@@ -265,6 +269,12 @@ sys.exit(0 if libc.ptrace(16, int(sys.argv[1]), 0, 0) == -1 else 1)' "$webpid"
 check "alice cannot ptrace her web daemon" no_ptrace
 
 # phase: sessions end
+stayed_open() {
+  wait_until 100 grep -q 'open after\|closed after' "$work/hold-live.out"
+  cat "$work/hold-live.out"
+  grep -q '^open after 70 s' "$work/hold-live.out"
+}
+check "the terminal of a live session stayed open through two liveness checks" stayed_open
 check "logout on alice's origin" in_out "status 303" client get "$ops" "https://$A/auth/logout" --post ""
 check "after the logout alice's origin refuses the cookie" status_is 401 "$ops" "https://$A/" --fetch
 check "after the logout bob's origin refuses it too (one login session)" status_is 401 "$ops" "https://$B/" --fetch
@@ -327,5 +337,66 @@ not_reloaded() {
   }
 }
 check "Caddy was never reloaded during the user actions" not_reloaded
+
+# phase: expiry. The auth service restarts with the golden's configuration
+# but a session lifetime of one minute (the shortest it accepts); a login
+# made then expires, and its open terminal closes within the next 60 s.
+expiry_config() {
+  local cfgfile
+  cfgfile=$(systemctl show -P Environment agent-box-auth.service | tr ' ' '\n' | sed -n 's/^AGENT_BOX_AUTH_CONFIG=//p')
+  [ -r "$cfgfile" ] || {
+    echo "no AGENT_BOX_AUTH_CONFIG in agent-box-auth.service"
+    return 1
+  }
+  install -d -m 0755 /run/agent-box-test /run/systemd/system/agent-box-auth.service.d
+  python3 - "$cfgfile" /run/agent-box-test/auth-config.json <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["sessionLifetime"] = "1m"
+json.dump(c, open(sys.argv[2], "w"))
+EOF2
+  chmod 0644 /run/agent-box-test/auth-config.json
+  printf '[Service]\nEnvironment=AGENT_BOX_AUTH_CONFIG=/run/agent-box-test/auth-config.json\n' \
+    >/run/systemd/system/agent-box-auth.service.d/zz-expiry.conf
+  systemctl daemon-reload && systemctl restart agent-box-auth.service
+}
+check "the auth service restarts with a one-minute session lifetime" expiry_config
+ex=$work/expiring.json
+# The session's expiry lies between the two times around its login.
+login_expiring() {
+  date +%s >"$work/expiring.before"
+  client login "$ex" alice-only "$(password alice-only)" alice
+  date +%s >"$work/expiring.after"
+}
+check "alice-only logs in (the session expires a minute later)" in_out "url https://$A/" login_expiring
+check "the fresh session opens alice's origin" status_is 200 "$ex" "https://$A/"
+ended_lines() { journalctl -b -u agent-box-web@alice.service -o cat | grep -c 'box session ended' || true; }
+ended_before=$(ended_lines)
+hold_expiring() {
+  date +%s >"$work/expiring.hold"
+  client hold "$ex" "wss://$A/term/ws?arg=main" "https://$A" 150 >"$work/hold-expiring.out" 2>&1 &
+}
+check "an open terminal of that session" hold_expiring
+# It must close after the expiry (not before: a terminal of a live session
+# stays open) and at most 60 s later, because the web daemon's liveness
+# check found the session ended.
+closed_by_expiry() {
+  wait_until 150 grep -q 'closed after\|open after' "$work/hold-expiring.out"
+  cat "$work/hold-expiring.out"
+  local held closed earliest latest
+  held=$(sed -n 's/^closed after \([0-9]*\).*/\1/p' "$work/hold-expiring.out")
+  [ -n "$held" ] || return 1
+  closed=$(($(cat "$work/expiring.hold") + held))
+  earliest=$(($(cat "$work/expiring.after") + 60 - 1))
+  latest=$(($(cat "$work/expiring.before") + 60 + 60 + 1))
+  echo "closed at +$((closed - $(cat "$work/expiring.before"))) s after the login began; allowed: +$((earliest - $(cat "$work/expiring.before")))..+120 s"
+  [ "$closed" -ge "$earliest" ] && [ "$closed" -le "$latest" ] || return 1
+  [ "$(ended_lines)" -gt "$ended_before" ] || {
+    echo "the web daemon did not log that it closed the terminal of an ended session"
+    return 1
+  }
+}
+check "the open terminal of the expired session closes within 60 s of the expiry" closed_by_expiry
+check "the expired cookie is refused" status_is 401 "$ex" "https://$A/" --fetch
 
 done_testing

@@ -268,26 +268,46 @@ def ws_send(s, payload, opcode=2):
 
 
 class Frames:
+    """Server frames of one WebSocket. Like a browser, it answers every ping
+    with a pong (ttyd pings every 30 s and closes a connection that does not
+    answer). A timeout leaves a partly received frame in the buffer."""
+
     def __init__(self, s, buf):
         self.s, self.buf = s, buf
 
-    def need(self, n):
-        while len(self.buf) < n:
-            chunk = self.s.recv(65536)
-            if not chunk:
-                raise EOFError
-            self.buf += chunk
-        out, self.buf = self.buf[:n], self.buf[n:]
-        return out
+    def parse(self):
+        """(opcode, payload, length) of the first whole frame, or None."""
+        b = self.buf
+        if len(b) < 2:
+            return None
+        n, at = b[1] & 0x7F, 2
+        if n == 126:
+            if len(b) < 4:
+                return None
+            (n,), at = struct.unpack("!H", b[2:4]), 4
+        elif n == 127:
+            if len(b) < 10:
+                return None
+            (n,), at = struct.unpack("!Q", b[2:10]), 10
+        if len(b) < at + n:
+            return None
+        return b[0] & 0x0F, b[at : at + n], at + n
 
     def next(self):
-        b0, b1 = self.need(2)
-        n = b1 & 0x7F
-        if n == 126:
-            (n,) = struct.unpack("!H", self.need(2))
-        elif n == 127:
-            (n,) = struct.unpack("!Q", self.need(8))
-        return b0 & 0x0F, self.need(n)
+        while True:
+            frame = self.parse()
+            if frame is None:
+                chunk = self.s.recv(65536)
+                if not chunk:
+                    raise EOFError
+                self.buf += chunk
+                continue
+            op, data, used = frame
+            self.buf = self.buf[used:]
+            if op == 9:
+                ws_send(self.s, data, opcode=10)
+                continue
+            return op, data
 
 
 def term_open(jar_path, url, origin, columns=100, rows=30):
