@@ -14,7 +14,8 @@
 # "name -> target" lines; plus the seed and agents files the drop-ins name
 # (AGENT_BOX_SEED, AGENT_BOX_AGENTS, AGENT_BOX_AUTH_CONFIG; read under ROOT,
 # default /), every
-# file under ETC/agent-box as files/etc/agent-box/... by content, and the
+# file under ETC/agent-box as files/etc/agent-box/... by content, the
+# agent-box* files of ETC/fail2ban/filter.d and jail.d (likewise), and the
 # agent-box store files ETC/caddy/caddy_config imports. Store
 # hashes become 32 zeros. Anything extra, missing or different fails (exit
 # 1) with a diff (-fixture +installed).
@@ -62,6 +63,13 @@ if [ -d "$etc/agent-box" ]; then
     zero <"$etc/agent-box/$rel" >"$out/files/etc/agent-box/$rel"
   done < <(cd "$etc/agent-box" && find -L . -mindepth 1 -type f -printf '%P\n' | LC_ALL=C sort)
 fi
+for dir in fail2ban/filter.d fail2ban/jail.d; do
+  [ -d "$etc/$dir" ] || continue
+  while IFS= read -r rel; do
+    mkdir -p "$out/files/etc/$dir"
+    zero <"$etc/$dir/$rel" >"$out/files/etc/$dir/$rel"
+  done < <(cd "$etc/$dir" && find -L . -mindepth 1 -maxdepth 1 -type f -name 'agent-box*' -printf '%P\n' | LC_ALL=C sort)
+done
 if [ -f "$etc/caddy/caddy_config" ]; then
   while IFS= read -r store; do
     stores+=("$store")

@@ -38,8 +38,9 @@ let
 
   treeOf = name: (configOf name).environment.etc."systemd/system".source;
 
-  # The environment.etc entries under agent-box/, and Caddy's configuration
-  # (its agent-box imports are captured), as /etc/static links them.
+  # The environment.etc entries under agent-box/, the module's fail2ban
+  # filter and jail, and Caddy's configuration (its agent-box imports are
+  # captured), as /etc/static links them.
   etcOf =
     name:
     let
@@ -49,7 +50,14 @@ let
       map (n: {
         name = n;
         path = etc.${n}.source;
-      }) (builtins.filter (n: builtins.substring 0 10 n == "agent-box/" || n == "caddy/caddy_config") (builtins.attrNames etc))
+      }) (
+        builtins.filter (
+          n:
+          builtins.substring 0 10 n == "agent-box/"
+          || n == "caddy/caddy_config"
+          || builtins.match "fail2ban/(filter|jail)[.]d/agent-box.*" n != null
+        ) (builtins.attrNames etc)
+      )
     );
 
   # With the web surface: Caddy's own adapt of the installed Caddyfile must

@@ -53,10 +53,10 @@ func nixosTree(t *testing.T, cfg string) (tree, etc, root string) {
 		switch {
 		case strings.HasPrefix(name, "nix/store/"):
 			write(filepath.Join(root, unzero(name)), unzero(data))
-		case strings.HasPrefix(name, "etc/agent-box/"):
+		case strings.HasPrefix(name, "etc/agent-box/"), strings.HasPrefix(name, "etc/fail2ban/"):
 			// environment.etc entries, linked like pkgs.linkFarm does
 			rel := strings.TrimPrefix(name, "etc/")
-			stored := filepath.Join(root, "nix/store", fakeHash+"-etc-"+filepath.Base(rel))
+			stored := filepath.Join(root, "nix/store", fakeHash+"-etc-"+strings.ReplaceAll(rel, "/", "-"))
 			write(stored, unzero(data))
 			link(stored, filepath.Join(etc, rel))
 		case strings.HasPrefix(name, "etc/systemd/system/"):
@@ -161,7 +161,7 @@ func TestGoldenCheckRejectsWhatTheFixtureLacks(t *testing.T) {
 			}
 		}, "-etc/systemd/system/multi-user.target.wants/agent-box@alice.service -> ../agent-box@alice.service"},
 		{"a different login file", func(t *testing.T, _, root string) {
-			p := filepath.Join(root, "nix/store", fakeHash+"-etc-alice.env")
+			p := filepath.Join(root, "nix/store", fakeHash+"-etc-agent-box-users-alice.env")
 			os.Remove(p)
 			if err := os.WriteFile(p, []byte("AGENT_BOX_TMUX=/tmp/tmux\n"), 0o444); err != nil {
 				t.Fatal(err)
@@ -204,5 +204,23 @@ func TestGoldenCheckRejectsOtherCaddySites(t *testing.T) {
 	out, err := goldenCheck(t, tree, etc, "web", root)
 	if err == nil || !strings.Contains(out, `+	respond "hi"`) {
 		t.Errorf("golden-check.sh accepted other Caddy sites: %v\n%s", err, out)
+	}
+}
+
+// The module's fail2ban jail in environment.etc is part of what the check
+// compares.
+func TestGoldenCheckRejectsAnotherFail2banJail(t *testing.T) {
+	tree, etc, root := nixosTree(t, "web")
+	stored := filepath.Join(root, "nix/store", fakeHash+"-etc-fail2ban-jail.d-agent-box-auth.local")
+	if _, err := os.Stat(stored); err != nil {
+		t.Fatalf("no jail in the tree: %v", err)
+	}
+	os.Remove(stored)
+	if err := os.WriteFile(stored, []byte("[agent-box-auth]\nenabled = false\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	out, err := goldenCheck(t, tree, etc, "web", root)
+	if err == nil || !strings.Contains(out, "+enabled = false") {
+		t.Errorf("golden-check.sh accepted another jail: %v\n%s", err, out)
 	}
 }

@@ -48,10 +48,11 @@ const (
 // guestBasePackages are what the harness itself needs in the guest, on top
 // of the scenarios' requirements: an init, the tools that make the guest's
 // own initrd, and what the web surface runs on (Caddy, a WebSocket client
-// for its tests; ttyd is added from sid).
+// for its tests, fail2ban with its journal backend and nftables for the
+// bans; ttyd is added from sid).
 var guestBasePackages = []string{
 	"systemd", "systemd-sysv", "udev", "dbus", "e2fsprogs", "initramfs-tools",
-	"caddy", "python3-websockets",
+	"caddy", "python3-websockets", "fail2ban", "python3-systemd", "nftables",
 }
 
 // guestKernelPackage is the guest's kernel, installed after the initramfs
@@ -327,14 +328,14 @@ func installKernel(ctx context.Context, root string, log io.Writer) error {
 	return nil
 }
 
-// finishBase disables the services Debian enables on installation: Caddy and
-// ttyd with Debian's example configurations (the scenarios start their own)
-// and e2scrub_reap (no LVM in the guest; it sat on the boot's critical
+// finishBase disables the services Debian enables on installation: Caddy,
+// ttyd and fail2ban with Debian's example configurations (the web phases
+// start their own) and e2scrub_reap (no LVM in the guest; it sat on the boot's critical
 // path). It checks that they stay off, then drops apt's caches and indexes
 // (no network in the guest; every disk is smaller).
 func finishBase(ctx context.Context, root string, log io.Writer) error {
-	script := `systemctl disable caddy.service ttyd.service e2scrub_reap.service
-for u in caddy.service ttyd.service e2scrub_reap.service; do
+	script := `systemctl disable caddy.service ttyd.service fail2ban.service e2scrub_reap.service
+for u in caddy.service ttyd.service fail2ban.service e2scrub_reap.service; do
   s=$(systemctl is-enabled "$u" || true)
   [ "$s" = disabled ] || { echo "$u is $s, want disabled"; exit 1; }
 done

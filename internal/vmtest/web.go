@@ -1,13 +1,17 @@
 package vmtest
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/agent-box/agent-box/internal/caddycheck"
+	"github.com/agent-box/agent-box/internal/fail2bancheck"
 	"github.com/agent-box/agent-box/internal/golden"
 	"github.com/agent-box/agent-box/internal/scenarios"
 )
@@ -29,6 +33,20 @@ ExecStart=
 ExecStart=/usr/bin/caddy run --config /etc/caddy/Caddyfile --adapter caddyfile
 `
 )
+
+// nixosJailDefaults is the [DEFAULT] section nixpkgs' services.fail2ban
+// writes into /etc/fail2ban/jail.local (with nftables as the firewall and
+// its default ignoreIP, maxretry and bantime); the module's jail in
+// jail.d/agent-box-auth.local is read after it.
+const nixosJailDefaults = `# What nixpkgs' services.fail2ban sets for every jail (the VM tier).
+[DEFAULT]
+backend = systemd
+banaction = nftables-multiport
+banaction_allports = nftables-allports
+bantime = 10m
+ignoreip = 127.0.0.1/8 ::1
+maxretry = 3
+`
 
 var credRe = regexp.MustCompile(`(?m)^LoadCredential=login-([^:]+):(\S+)$`)
 
@@ -61,6 +79,9 @@ func installWeb(root string, fx golden.Fixture, logins []scenarios.Login) error 
 	if err := enable(root, "multi-user.target", "/lib/systemd/system/caddy.service"); err != nil {
 		return err
 	}
+	if err := installFail2ban(root, fx); err != nil {
+		return err
+	}
 	hashes := map[string]string{}
 	for _, l := range logins {
 		hashes[l.Name] = l.Hash
@@ -87,4 +108,21 @@ func installWeb(root string, fx golden.Fixture, logins []scenarios.Login) error 
 		return fmt.Errorf("logins %s of the web golden are not in tests/scenarios/demo-logins", strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// installFail2ban enables fail2ban with nixpkgs' defaults when the golden
+// installs the module's jail (the jail and filter are golden files, already
+// in place). Debian's jail.d/defaults-debian.conf goes: a NixOS host has no
+// such file, and its sshd jail is nixpkgs' only with openssh on.
+func installFail2ban(root string, fx golden.Fixture) error {
+	if _, ok := fx.Files[fail2bancheck.JailPath]; !ok {
+		return nil
+	}
+	if err := writeFile(filepath.Join(root, "etc/fail2ban/jail.local"), []byte(nixosJailDefaults), 0o644); err != nil {
+		return fmt.Errorf("writing fail2ban's jail.local: %w", err)
+	}
+	if err := os.Remove(filepath.Join(root, "etc/fail2ban/jail.d/defaults-debian.conf")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return enable(root, "multi-user.target", "/lib/systemd/system/fail2ban.service")
 }

@@ -99,3 +99,33 @@ func TestInstallWebLeavesOtherGoldensAlone(t *testing.T) {
 		t.Errorf("etc/caddy exists for two-users (%v)", err)
 	}
 }
+
+// With the module's jail in the golden, fail2ban runs with what nixpkgs'
+// services.fail2ban puts in jail.local, and Debian's own defaults (an sshd
+// jail, its banaction) are gone, so the guest loads what a NixOS host
+// loads.
+func TestInstallWebEnablesFail2banAsNixOSDoes(t *testing.T) {
+	fx, logins := webFixture(t)
+	root := t.TempDir()
+	debian := filepath.Join(root, "etc/fail2ban/jail.d/defaults-debian.conf")
+	os.MkdirAll(filepath.Dir(debian), 0o755)
+	os.WriteFile(debian, []byte("[sshd]\nenabled = true\n"), 0o644)
+	if err := installWeb(root, fx, logins); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(filepath.Join(root, "etc/systemd/system/multi-user.target.wants/fail2ban.service")); err != nil || target != "/lib/systemd/system/fail2ban.service" {
+		t.Errorf("fail2ban.service enabled as %q, %v", target, err)
+	}
+	local, err := os.ReadFile(filepath.Join(root, "etc/fail2ban/jail.local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n[DEFAULT]\n", "\nbackend = systemd\n", "\nignoreip = 127.0.0.1/8 ::1\n", "\nbanaction = nftables-multiport\n"} {
+		if !strings.Contains(string(local), want) {
+			t.Errorf("jail.local lacks %q:\n%s", want, local)
+		}
+	}
+	if _, err := os.Stat(debian); !os.IsNotExist(err) {
+		t.Errorf("Debian's defaults-debian.conf is still there (%v)", err)
+	}
+}

@@ -17,6 +17,7 @@
 let
   inherit (lib)
     concatStrings
+    filterAttrs
     mapAttrs
     mapAttrsToList
     mkDefault
@@ -202,6 +203,15 @@ in
     };
     networking.firewall.allowedTCPPorts = mkIf (n.web.enable && n.web.openFirewall) (
       [ n.web.port ] ++ optional (n.web.tls == "acme") 80
+    );
+    # fail2ban bans addresses that fail to log in: the lib's filter and jail
+    # are in environment.etc above (fail2ban/filter.d, fail2ban/jail.d), the
+    # same bytes the offline suite checks; a change restarts fail2ban.
+    services.fail2ban.enable = mkIf n.web.fail2ban.enable true;
+    systemd.services.fail2ban.restartTriggers = mkIf n.web.fail2ban.enable (
+      mapAttrsToList (_: text: builtins.hashString "sha256" text) (
+        filterAttrs (path: _: lib.hasPrefix "fail2ban/" path) (agentBox.etcFiles n host)
+      )
     );
     # `agent-box web hash-password` and `web revoke` for the operator (root).
     environment.systemPackages = mkIf n.web.enable [ cfg.package ];

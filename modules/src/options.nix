@@ -159,6 +159,35 @@ let
     };
   };
 
+  fail2banModule = {
+    options = {
+      enable = mkOption {
+        type = types.bool;
+        default = true;
+        description = "Whether to ban, through nixpkgs' `services.fail2ban` (which this enables), a client address after `maxretry` failed logins within `findtime`. Only with the web surface on. nixpkgs' fail2ban also enables its `sshd` jail, and its `ignoreip` holds loopback, so local guessing is slowed by the auth service's per-login backoff instead.";
+        example = false;
+      };
+      maxretry = mkOption {
+        type = types.int;
+        default = 5;
+        description = "Failed logins from one address within `findtime` that ban it.";
+        example = 3;
+      };
+      findtime = mkOption {
+        type = types.str;
+        default = "10m";
+        description = "The window `maxretry` counts in, in fail2ban's time format (`s`, `m`, `h`, `d`, `w`).";
+        example = "1h";
+      };
+      bantime = mkOption {
+        type = types.str;
+        default = "1h";
+        description = "How long a banned address stays banned, in fail2ban's time format.";
+        example = "1d";
+      };
+    };
+  };
+
   webModule = {
     options = {
       enable = mkEnableOption "the authenticated web surface (Caddy in front, one origin per agent user, browser terminals)";
@@ -193,6 +222,11 @@ let
         default = "24h";
         description = "A session with no request (and no open terminal) for this long ends, as a Go duration.";
         example = "8h";
+      };
+      fail2ban = mkOption {
+        type = types.submodule fail2banModule;
+        default = { };
+        description = "Banning addresses that guess passwords: a fail2ban jail on the auth service's failed-login journal line (see `docs/operating.md`).";
       };
       logins = mkOption {
         type = types.attrsOf (types.submodule loginModule);

@@ -478,4 +478,55 @@ in
       "services.agent-box.web.logins opens the agent user \"al_ice\", whose name cannot be a host name label (its origin is al_ice.box.example.com): start with a letter, then lowercase letters, digits and inner '-' (at most 32)."
     ];
   }
+  {
+    name = "fail2ban is on with the web surface, and off without it";
+    expr = map (c: (offline.normalize c).web.fail2ban.enable) [
+      (webWith { })
+      (webWith { fail2ban.enable = false; })
+      { users.alice = { }; }
+    ];
+    expected = [
+      true
+      false
+      false
+    ];
+  }
+  {
+    name = "fail2ban's jail bans the domain's port, or http and https on 443";
+    expr = map (d: builtins.match ".*\nport = ([^\n]*)\n.*" (lib.render.fail2ban.jail (offline.normalize (webWith { domain = d; })).web)) [
+      "box.localhost:8443"
+      "box.example.com"
+    ];
+    expected = [
+      [ "8443" ]
+      [ "http,https" ]
+    ];
+  }
+  {
+    name = "without fail2ban no fail2ban file is installed";
+    expr = builtins.attrNames (
+      lib.etcFiles (offline.normalize (webWith { fail2ban.enable = false; })) {
+        pathsOf = _: {
+          env = "/E";
+          seed = "/S";
+          agents = "/A";
+        };
+      }
+    );
+    expected = [ "agent-box/users/alice.env" ];
+  }
+  {
+    name = "a bad fail2ban count or time is refused, naming the option";
+    expr = failing (webWith {
+      fail2ban = {
+        maxretry = 0;
+        findtime = "ten minutes";
+        bantime = "1h30m";
+      };
+    });
+    expected = [
+      "services.agent-box.web.fail2ban.maxretry = 0: use 1 or more (failed logins that ban an address)."
+      "services.agent-box.web.fail2ban.findtime = \"ten minutes\": use a fail2ban time such as \"10m\", \"1h\" or \"1d\" (a number with s, m, h, d or w; plain seconds)."
+    ];
+  }
 ]

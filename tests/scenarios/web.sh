@@ -338,6 +338,66 @@ not_reloaded() {
 }
 check "Caddy was never reloaded during the user actions" not_reloaded
 
+# phase: fail2ban. A client in a second network namespace (10.99.0.2, over
+# a veth pair to the guest's 10.99.0.1) fails to log in maxretry times: its
+# address is banned and its next connection refused, while loopback still
+# works; an unban restores it. What a client puts in the address headers
+# never reaches the ban.
+port=${D##*:}
+maxretry=$(sed -n 's/^maxretry = //p' /etc/fail2ban/jail.d/agent-box-auth.local)
+check "fail2ban runs the agent-box-auth jail" wait_until 60 fail2ban-client status agent-box-auth
+netns() {
+  ip netns add abcl &&
+    ip link add ab-host type veth peer name ab-client &&
+    ip link set ab-client netns abcl &&
+    ip addr add 10.99.0.1/24 dev ab-host && ip link set ab-host up &&
+    ip netns exec abcl ip addr add 10.99.0.2/24 dev ab-client &&
+    ip netns exec abcl ip link set ab-client up && ip netns exec abcl ip link set lo up
+}
+check "a client network namespace at 10.99.0.2" netns
+# from_client CURL-ARGS...: curl in the namespace, to the box through 10.99.0.1
+from_client() {
+  ip netns exec abcl curl -sk --connect-timeout 10 -o /dev/null -w '%{http_code}' \
+    --resolve "$D:10.99.0.1" "$@"
+}
+check "the client reaches the login page" in_out 200 from_client "https://$D/auth/login"
+bad_logins() {
+  local i code
+  for i in $(seq "$maxretry"); do
+    # the address headers a client sends are replaced or ignored
+    code=$(from_client -H 'X-Agent-Box-Client: 192.0.2.99' -H 'X-Forwarded-For: 192.0.2.98' \
+      --data-urlencode "login=guess$i" --data-urlencode 'password=wrong' "https://$D/auth/login") || true
+    echo "attempt $i: $code"
+    [ "$code" = 401 ] || return 1
+  done
+}
+check "the client fails to log in $maxretry times (401 each)" bad_logins
+logged_the_route_address() {
+  local lines
+  lines=$(journalctl -b -u agent-box-auth.service -o cat | grep 'login failed login=guess' || true)
+  echo "$lines"
+  [ "$(grep -c 'addr=10\.99\.0\.2$' <<<"$lines")" = "$maxretry" ] && ! grep -q '192\.0\.2\.9' <<<"$lines"
+}
+check "each failure is logged with the address Caddy saw, not the client's headers" logged_the_route_address
+banned() { fail2ban-client status agent-box-auth | grep -q 'Banned IP list:.*10\.99\.0\.2'; }
+check "fail2ban bans 10.99.0.2" wait_until 60 banned
+not_banned_forged() {
+  fail2ban-client status agent-box-auth
+  ! fail2ban-client status agent-box-auth | grep -q '192\.0\.2\.9'
+}
+check "no address from a client header is banned" not_banned_forged
+connect_refused() {
+  local rc=0
+  ip netns exec abcl curl -sk --connect-timeout 10 -o /dev/null --resolve "$D:10.99.0.1" "https://$D/auth/login" || rc=$?
+  echo "curl exit status $rc (7: connection refused)"
+  [ "$rc" = 7 ]
+}
+check "the banned client's next connection to port $port is refused" connect_refused
+check "loopback still reaches the login page" status_is 200 "$none" "https://$D/auth/login"
+check "root unbans 10.99.0.2" fail2ban-client set agent-box-auth unbanip 10.99.0.2
+check "after the unban the client reaches the login page again" in_out 200 from_client "https://$D/auth/login"
+check "the client network namespace goes" bash -c 'ip link del ab-host && ip netns del abcl'
+
 # phase: expiry. The auth service restarts with the golden's configuration
 # but a session lifetime of one minute (the shortest it accepts); a login
 # made then expires, and its open terminal closes within the next 60 s.

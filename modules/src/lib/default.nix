@@ -41,6 +41,9 @@ let
       login =
         @@include:render/login.nix@@
         ;
+      fail2ban =
+        @@include:render/fail2ban.nix@@
+        ;
     };
     units =
       @@include:units.nix@@

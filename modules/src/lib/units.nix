@@ -35,7 +35,9 @@ let
     }
     // web.dropins n n.web host;
 
-  # n, host -> path under /etc -> text.
+  # n, host -> path under /etc -> text: the login files, and fail2ban's
+  # filter and jail (installed as files, so a NixOS host and the VM tier run
+  # the same bytes; nixpkgs' fail2ban reads jail.d/*.local after jail.local).
   etcFiles =
     n: host:
     listToAttrs (
@@ -43,6 +45,15 @@ let
         name = "agent-box/users/${name}.env";
         value = render.login n.users.${name} (host.pathsOf n.users.${name}) n.defaultAgent;
       }) n.userNames
+    )
+    // (
+      if n.web.fail2ban.enable then
+        {
+          "fail2ban/filter.d/agent-box-auth.local" = render.fail2ban.filter;
+          "fail2ban/jail.d/agent-box-auth.local" = render.fail2ban.jail n.web;
+        }
+      else
+        { }
     );
 in
 {

@@ -60,9 +60,15 @@ let
       # Agent users with a web origin: those some login may open.
       users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
       inherit (w) sessionLifetime idleTimeout;
+      fail2ban = {
+        enable = w.enable && w.fail2ban.enable;
+        inherit (w.fail2ban) maxretry findtime bantime;
+      };
     };
 
   durationRe = "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+";
+  # fail2ban's times: seconds, or counts with s, m, h, d, w.
+  banTimeRe = "[0-9]+|([0-9]+(s|m|h|d|w))+";
 
   # Checks of the web settings; caddyGroup is services.caddy.group, users the
   # agent users (attribute set of normalized users).
@@ -93,6 +99,21 @@ let
           message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration such as \"24h\".";
         }
       ]
+      ++ (
+        if w.fail2ban.enable then
+          [
+            {
+              assertion = w.fail2ban.maxretry >= 1;
+              message = "${prefix}.fail2ban.maxretry = ${toString w.fail2ban.maxretry}: use 1 or more (failed logins that ban an address).";
+            }
+          ]
+          ++ map (o: {
+            assertion = match banTimeRe w.fail2ban.${o} != null;
+            message = "${prefix}.fail2ban.${o} = ${show w.fail2ban.${o}}: use a fail2ban time such as \"10m\", \"1h\" or \"1d\" (a number with s, m, h, d or w; plain seconds).";
+          }) [ "findtime" "bantime" ]
+        else
+          [ ]
+      )
       ++ concatMap (l: [
         {
           assertion = match "[a-z][a-z0-9_-]{0,31}" l.name != null;

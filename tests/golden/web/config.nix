@@ -1,8 +1,9 @@
 # The web surface: two logins (one opening alice and bob, one only alice),
 # three agent users (carol has no web origin: no login opens her), Caddy's
 # internal CA on box.localhost:8443, which the VM tier and `make demo`
-# serve. The hash files are written by the VM harness (a known demo
-# password).
+# serve, its port open in the firewall (the fail2ban check's client is in
+# another network namespace) and a ban after three failed logins. The hash
+# files are written by the VM harness (a known demo password).
 { pkgs, ... }:
 {
   enable = true;
@@ -13,6 +14,8 @@
     enable = true;
     domain = "box.localhost:8443";
     tls = "internal";
+    openFirewall = true;
+    fail2ban.maxretry = 3;
     logins.ops = {
       hashedPasswordFile = "/etc/agent-box-demo/ops.hash";
       users = [
