@@ -268,6 +268,41 @@ sys.exit(0 if libc.ptrace(16, int(sys.argv[1]), 0, 0) == -1 else 1)' "$webpid"
 }
 check "alice cannot ptrace her web daemon" no_ptrace
 
+# phase: downloads. alice's ~/downloads is served on her origin as
+# attachments only; a symlink alice makes inside her unit to a file of bob's
+# gives 404, never the file.
+make_downloads() {
+  as alice sh -c 'mkdir -p ~/downloads && printf "report 0123456789\n" >~/downloads/report.txt &&
+    printf "<html><script>document.title=\"ran\"</script></html>\n" >~/downloads/page.html' &&
+    printf 'BOB-SECRET-%s\n' "$$" >/home/bob/secret.txt && chown bob: /home/bob/secret.txt &&
+    chmod 0644 /home/bob/secret.txt &&
+    nsenter -t "$(systemctl show -P MainPID agent-box@alice.service)" -m -- \
+      runuser -u alice -- ln -s /home/bob/secret.txt /home/alice/downloads/bob.txt
+}
+check "alice puts files in ~/downloads and, inside her unit, a symlink to bob's file" make_downloads
+check "alice's origin lists her downloads" in_out 'href="/downloads/page.html"' client get "$ops" "https://$A/downloads/"
+# attachment FILE: the download's status and headers say "save, never render"
+attachment() {
+  local out
+  out=$(client get "$ops" "https://$A/downloads/$1")
+  sed -n '1p; /^header Content-\(Type\|Disposition\|Security-Policy\):/p; /^header X-Content-Type-Options:/p' <<<"$out"
+  grep -q '^status 200$' <<<"$out" &&
+    grep -q "^header Content-Disposition: attachment; filename=\"$1\"" <<<"$out" &&
+    grep -q '^header Content-Type: application/octet-stream$' <<<"$out" &&
+    grep -q '^header Content-Security-Policy: sandbox' <<<"$out" &&
+    grep -q '^header X-Content-Type-Options: nosniff$' <<<"$out"
+}
+check "a download is an attachment with nosniff and a sandbox CSP" attachment report.txt
+check "an .html download is an attachment too (never rendered)" attachment page.html
+check "a Range request gets that range" in_out "status 206" client get "$ops" "https://$A/downloads/report.txt" -H "Range: bytes=7-16"
+no_bob() {
+  local out
+  out=$(client get "$ops" "https://$A/downloads/bob.txt")
+  head -n 1 <<<"$out"
+  grep -q '^status 404$' <<<"$out" && ! grep -q 'BOB-SECRET' <<<"$out"
+}
+check "the symlink to bob's file gives 404, never its content" no_bob
+
 # phase: sessions end
 stayed_open() {
   wait_until 100 grep -q 'open after\|closed after' "$work/hold-live.out"

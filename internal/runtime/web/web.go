@@ -173,6 +173,10 @@ func New(cfg Config) (*Server, error) {
 	s.proxy = s.newProxy()
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.list)
+	s.mux.HandleFunc("GET /downloads/", s.downloads)
+	s.mux.HandleFunc("GET /downloads", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/downloads/", http.StatusMovedPermanently)
+	})
 	s.mux.HandleFunc("/term", s.term)
 	s.mux.HandleFunc("/term/", s.term)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
