@@ -4,6 +4,7 @@
 #   cmd/agent-box/.assemble-ignore
 #   cmd/agent-box/main.go
 #   internal/runtime/.assemble-ignore
+#   internal/runtime/actions/actions.go
 #   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
 #   internal/runtime/auth/client.go
@@ -44,6 +45,7 @@
 #   internal/runtime/web/list.go
 #   internal/runtime/web/peer.go
 #   internal/runtime/web/serve.go
+#   internal/runtime/web/settings.go
 #   internal/runtime/web/term.go
 #   internal/runtime/web/web.go
 #   modules/src/agent-box.nix
@@ -1752,7 +1754,8 @@ in
         #
         # Verbatim and backend-neutral: the instance's drop-in rendered by the module
         # adds the absolute ExecStart, PATH and the AGENT_BOX_* values. It reads the
-        # user's files and never writes them.
+        # user's home and writes only ~/.config/agent-box (the registry and the env
+        # file, through the same locked code as the CLI: the settings page).
 
         [Unit]
         Description=agent-box web daemon of %i
@@ -1797,6 +1800,8 @@ in
         ProtectKernelTunables=yes
         ProtectProc=invisible
         ProtectSystem=strict
+        # "-": the supervisor creates it; until then there is nothing to write.
+        ReadWritePaths=-/home/%i/.config/agent-box
         RemoveIPC=yes
         RestrictAddressFamilies=AF_UNIX
         RestrictNamespaces=yes
@@ -1873,6 +1878,140 @@ in
       ;
     "internal/runtime" =
       {
+        "actions/actions.go" = ''
+          // Package actions changes a user's sessions the one way both the CLI and
+          // the web daemon's settings page do: validated input, then one locked
+          // registry update (or, for a restart, one message to the supervisor). The
+          // supervisor applies a registry change within a second.
+          package actions
+
+          import (
+          	"context"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"path/filepath"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/spawn"
+          	"github.com/agent-box/agent-box/internal/runtime/state"
+          	"github.com/agent-box/agent-box/internal/runtime/supervisor"
+          )
+
+          // InputError is input a person got wrong (the CLI's usage error, exit 2;
+          // the page's 400).
+          type InputError struct{ Msg string }
+
+          func (e *InputError) Error() string { return e.Msg }
+
+          func inputf(format string, a ...any) error { return &InputError{fmt.Sprintf(format, a...)} }
+
+          // Spec is a session to add. Empty Agent is the default agent; empty Cwd
+          // is the home.
+          type Spec struct {
+          	Name, Agent, Cwd string
+          	Args             []string
+          }
+
+          // Add adds a session: a valid, new name; an agent of the user's table;
+          // an existing working directory.
+          func Add(ctx context.Context, e paths.Env, table agents.Table, defaultAgent string, s Spec) error {
+          	if err := registry.CheckName(s.Name); err != nil {
+          		return err
+          	}
+          	agent := s.Agent
+          	if agent == "" {
+          		agent = defaultAgent
+          	}
+          	if agent == "" {
+          		return inputf("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
+          	}
+          	if _, ok := table[agent]; !ok {
+          		return fmt.Errorf("%w %q (known: %s)", spawn.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
+          	}
+          	cwd := s.Cwd
+          	if cwd == "" {
+          		cwd = e.Home
+          	}
+          	cwd, err := filepath.Abs(cwd)
+          	if err != nil {
+          		return err
+          	}
+          	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+          		return inputf("working directory %q is not a directory", cwd)
+          	}
+          	now := time.Now().UTC()
+          	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
+          		return r.Add(registry.Session{Name: s.Name, Agent: agent, Args: s.Args, Cwd: cwd, Created: now, Updated: now})
+          	})
+          }
+
+          // SetStopped parks (stopped) or unparks a session.
+          func SetStopped(ctx context.Context, e paths.Env, name string, stopped bool) error {
+          	if err := registry.CheckName(name); err != nil {
+          		return err
+          	}
+          	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
+          		s, ok := r.Find(name)
+          		if !ok {
+          			return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
+          		}
+          		s.Stopped = stopped
+          		s.Updated = time.Now().UTC()
+          		return nil
+          	})
+          }
+
+          // Remove removes a session (its name is tombstoned).
+          func Remove(ctx context.Context, e paths.Env, name string) error {
+          	if err := registry.CheckName(name); err != nil {
+          		return err
+          	}
+          	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error { return r.Remove(name) })
+          }
+
+          // Restart asks the running supervisor to restart one session, or every
+          // session when name is "".
+          func Restart(e paths.Env, name string) error {
+          	if _, err := state.Read(e.StateFile()); err != nil {
+          		return err
+          	}
+          	msg := "restart-all"
+          	if name != "" {
+          		if err := registry.CheckName(name); err != nil {
+          			return err
+          		}
+          		reg, err := registry.Load(e.Registry())
+          		if err != nil {
+          			return err
+          		}
+          		s, ok := reg.Find(name)
+          		if !ok {
+          			return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
+          		}
+          		if s.Stopped {
+          			return fmt.Errorf("session %q is stopped; use 'agent-box session start %s'", name, name)
+          		}
+          		msg = "restart " + name
+          	}
+          	err := supervisor.Notify(e.SupervisorSocket(), msg)
+          	if supervisor.IsNotListening(err) {
+          		return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
+          	}
+          	return err
+          }
+
+          // IsInput reports whether err is an InputError.
+          func IsInput(err error) bool {
+          	var ie *InputError
+          	return errors.As(err, &ie)
+          }
+        '';
         "agents/agents.go" = ''
           // Package agents reads the agents table (AGENT_BOX_AGENTS): which command,
           // with which leading arguments, each agent name runs. See
@@ -4465,8 +4604,8 @@ in
           	"strings"
           	"syscall"
           	"text/tabwriter"
-          	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/actions"
           	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -4576,11 +4715,12 @@ in
 
           func exitCode(err error) int {
           	var ue usageError
+          	var ie *actions.InputError
           	var ce *registry.CorruptError
           	var ee *envfile.CorruptError
           	var sc *state.CorruptError
           	switch {
-          	case errors.As(err, &ue):
+          	case errors.As(err, &ue), errors.As(err, &ie):
           		return exitUsage
           	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
           		return exitUnknown
@@ -4704,7 +4844,7 @@ in
           		if err != nil {
           			return err
           		}
-          		if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error { return r.Remove(name) }); err != nil {
+          		if err := actions.Remove(ctx, e, name); err != nil {
           			return err
           		}
           		p.noteIfNotRunning(e)
@@ -4714,16 +4854,7 @@ in
           		if err != nil {
           			return err
           		}
-          		stopped := sub == "stop"
-          		if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
-          			s, ok := r.Find(name)
-          			if !ok {
-          				return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
-          			}
-          			s.Stopped = stopped
-          			s.Updated = time.Now().UTC()
-          			return nil
-          		}); err != nil {
+          		if err := actions.SetStopped(ctx, e, name, sub == "stop"); err != nil {
           			return err
           		}
           		p.noteIfNotRunning(e)
@@ -4732,33 +4863,11 @@ in
           		if len(args) != 1 {
           			return usagef("usage: session restart NAME|--all")
           		}
-          		if _, err := state.Read(e.StateFile()); err != nil {
-          			return err
+          		name := args[0]
+          		if name == "--all" {
+          			name = ""
           		}
-          		msg := "restart-all"
-          		if args[0] != "--all" {
-          			name := args[0]
-          			if err := registry.CheckName(name); err != nil {
-          				return err
-          			}
-          			reg, err := registry.Load(e.Registry())
-          			if err != nil {
-          				return err
-          			}
-          			s, ok := reg.Find(name)
-          			if !ok {
-          				return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
-          			}
-          			if s.Stopped {
-          				return fmt.Errorf("session %q is stopped; use 'agent-box session start %s'", name, name)
-          			}
-          			msg = "restart " + name
-          		}
-          		err = supervisor.Notify(e.SupervisorSocket(), msg)
-          		if supervisor.IsNotListening(err) {
-          			return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
-          		}
-          		return err
+          		return actions.Restart(e, name)
           	case "attach":
           		if len(args) > 1 {
           			return usagef("usage: session attach [NAME]")
@@ -4815,29 +4924,7 @@ in
           	if err != nil {
           		return err
           	}
-          	if agent == "" {
-          		agent = def
-          	}
-          	if agent == "" {
-          		return usagef("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
-          	}
-          	if _, ok := table[agent]; !ok {
-          		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
-          	}
-          	if cwd == "" {
-          		cwd = e.Home
-          	}
-          	if cwd, err = filepath.Abs(cwd); err != nil {
-          		return err
-          	}
-          	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-          		return usagef("working directory %q is not a directory", cwd)
-          	}
-          	now := time.Now().UTC()
-          	err = registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
-          		return r.Add(registry.Session{Name: name, Agent: agent, Args: extra, Cwd: cwd, Created: now, Updated: now})
-          	})
-          	if err != nil {
+          	if err := actions.Add(ctx, e, table, def, actions.Spec{Name: name, Agent: agent, Cwd: cwd, Args: extra}); err != nil {
           		return err
           	}
           	p.noteIfNotRunning(e)
@@ -9054,7 +9141,7 @@ in
           {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th></tr></thead><tbody>
           {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td></tr>
           {{end}}</tbody></table>{{end}}
-          <p><a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>)</p>
+          <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>)</p>
           <form method="post" action="/auth/logout"><button type="submit">Log out</button></form>
           </body></html>
           `))
@@ -9332,6 +9419,303 @@ in
           		syscall.CloseOnExec(fd) // the directory's own descriptor is closed by now: EBADF is harmless
           	}
           	return nil
+          }
+        '';
+        "web/settings.go" = ''
+          package web
+
+          import (
+          	"bytes"
+          	"errors"
+          	"html/template"
+          	"net/http"
+          	"net/url"
+          	"strconv"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/actions"
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/envfile"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
+          	"github.com/agent-box/agent-box/internal/runtime/spawn"
+          )
+
+          // formLimit bounds a settings form (a session's arguments are at most
+          // registry's limit; a secret at most envfile's).
+          const formLimit = 256 << 10
+
+          var settingsPage = template.Must(template.New("settings").Parse(`<!doctype html>
+          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+          <title>{{.User}}: settings</title><style>{{.Style}}</style></head>
+          <body><h1>Settings of {{.User}}</h1>
+          <p><a href="/">Sessions</a> · <a href="/downloads/">Downloads</a> · <a href="{{.PasswordURL}}">Change your password</a> (on the box)</p>
+          {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
+          {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
+          <h2>Sessions</h2>
+          {{if .ListError}}<p class="error">The session list cannot be read: {{.ListError}}</p>
+          {{else if not .Sessions}}<p>No sessions.</p>
+          {{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
+          {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
+          <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
+          {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button>{{end}}
+          <button name="action" value="remove">Remove</button></form></td></tr>
+          {{end}}</tbody></table>{{end}}
+          <h3>Add a session</h3>
+          <form method="post" action="/settings/sessions"><input type="hidden" name="action" value="add">
+          <p><label>Name <input name="name" required maxlength="64" pattern="[A-Za-z0-9_-]{1,64}"></label>
+          <label>Agent <select name="agent">{{range .Agents}}<option{{if .Default}} selected{{end}}>{{.Name}}</option>{{end}}</select></label></p>
+          <p><label>Working directory <input name="cwd" placeholder="{{.Home}}"></label></p>
+          <p><label>Arguments, one per line<br><textarea name="args" rows="3" cols="50"></textarea></label></p>
+          <p><button>Add</button></p></form>
+          <h2>Secrets</h2>
+          <p>Variables of <code>~/.config/agent-box/env</code>, given to every session when it starts. Values are never shown.</p>
+          {{if .EnvError}}<p class="error">The secrets cannot be read: {{.EnvError}}</p>
+          {{else if not .Keys}}<p>No secrets.</p>
+          {{else}}<table><tbody>{{range .Keys}}<tr><td><code>{{.}}</code></td><td><form method="post" action="/settings/secrets"><input type="hidden" name="key" value="{{.}}"><button name="action" value="remove">Remove</button></form></td></tr>
+          {{end}}</tbody></table>{{end}}
+          <form method="post" action="/settings/secrets"><input type="hidden" name="action" value="set">
+          <p><label>Key <input name="key" required pattern="[A-Za-z_][A-Za-z0-9_]*"></label>
+          <label>Value <input name="value" type="password" autocomplete="off"></label>
+          <button>Set</button></p></form>
+          </body></html>
+          `))
+
+          type settingsRow struct {
+          	Name, Agent, Args, Cwd, State, LastExit, Link string
+          	Restarts                                      int
+          	Stopped                                       bool
+          }
+
+          type agentOption struct {
+          	Name    string
+          	Default bool
+          }
+
+          type settingsData struct {
+          	User, Home, PasswordURL string
+          	Style                   template.CSS
+          	Done, Error             string
+          	ListError, EnvError     string
+          	Sessions                []settingsRow
+          	Agents                  []agentOption
+          	Keys                    []string
+          }
+
+          // doneMessages are what a redirect after a change may say (by code, so no
+          // text from the URL is ever shown).
+          var doneMessages = map[string]string{
+          	"added":     "Added session %s; the supervisor starts it within a second.",
+          	"stopped":   "Stopped session %s.",
+          	"started":   "Started session %s.",
+          	"restarted": "Restarting session %s.",
+          	"removed":   "Removed session %s.",
+          	"set":       "Set %s; sessions started from now on get it.",
+          	"unset":     "Removed %s.",
+          }
+
+          // settings is GET /settings.
+          func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
+          	d := s.settingsData(r)
+          	q := r.URL.Query()
+          	if msg, ok := doneMessages[q.Get("done")]; ok {
+          		what := q.Get("name")
+          		if registry.ValidName(what) || envfile.CheckKey(what) == nil {
+          			d.Done = strings.Replace(msg, "%s", what, 1)
+          		}
+          	}
+          	s.renderSettings(w, http.StatusOK, d)
+          }
+
+          func (s *Server) settingsData(r *http.Request) settingsData {
+          	d := settingsData{
+          		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle),
+          		PasswordURL: "https://" + s.cfg.Domain + "/auth/password",
+          	}
+          	entries, err := sessionstate.List(r.Context(), s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
+          	if err != nil {
+          		d.ListError = err.Error()
+          	}
+          	for _, e := range entries {
+          		row := settingsRow{
+          			Name: e.Name, Agent: escape.String(e.Agent), Cwd: escape.String(e.Cwd), State: e.State,
+          			Restarts: e.Restarts, Stopped: e.Stopped, Link: "/term/?arg=" + url.QueryEscape(e.Name),
+          		}
+          		args := make([]string, len(e.Args))
+          		for i, a := range e.Args {
+          			args[i] = escape.Quote(a, 128)
+          		}
+          		row.Args = strings.Join(args, " ")
+          		if x := e.LastExit; x != nil {
+          			row.LastExit = "status " + strconv.Itoa(x.Status)
+          			if x.Signal != "" {
+          				row.LastExit = "signal " + escape.String(x.Signal)
+          			}
+          			row.LastExit += " at " + x.At.UTC().Format(time.DateTime)
+          		}
+          		d.Sessions = append(d.Sessions, row)
+          	}
+          	if table, def, err := s.agentsTable(); err == nil {
+          		for _, n := range table.Names() {
+          			d.Agents = append(d.Agents, agentOption{Name: n, Default: n == def})
+          		}
+          	}
+          	vars, err := envfile.Load(s.cfg.Env.EnvFile())
+          	if err != nil {
+          		d.EnvError = err.Error()
+          	}
+          	seen := map[string]bool{}
+          	for _, v := range vars {
+          		if !seen[v.Key] {
+          			d.Keys, seen[v.Key] = append(d.Keys, v.Key), true
+          		}
+          	}
+          	return d
+          }
+
+          func (s *Server) agentsTable() (agents.Table, string, error) {
+          	if s.cfg.Env.AgentsFile == "" {
+          		return nil, "", errors.New("no agents table (AGENT_BOX_AGENTS is unset)")
+          	}
+          	t, err := agents.Load(s.cfg.Env.AgentsFile)
+          	return t, s.cfg.Env.DefaultAgent, err
+          }
+
+          func (s *Server) renderSettings(w http.ResponseWriter, code int, d settingsData) {
+          	var buf bytes.Buffer
+          	if err := settingsPage.Execute(&buf, d); err != nil {
+          		s.log.printf("settings: %v", err)
+          		plain(w, http.StatusInternalServerError, "internal error")
+          		return
+          	}
+          	h := w.Header()
+          	h.Set("Content-Type", "text/html; charset=utf-8")
+          	h.Set("Content-Security-Policy", pageCSP)
+          	w.WriteHeader(code)
+          	w.Write(buf.Bytes())
+          }
+
+          // form parses a POSTed urlencoded form of at most formLimit bytes; on
+          // failure it has answered.
+          func (s *Server) form(w http.ResponseWriter, r *http.Request) bool {
+          	r.Body = http.MaxBytesReader(w, r.Body, formLimit)
+          	if err := r.ParseForm(); err != nil {
+          		var mb *http.MaxBytesError
+          		if errors.As(err, &mb) {
+          			plain(w, http.StatusRequestEntityTooLarge, "the form is too large")
+          		} else {
+          			plain(w, http.StatusBadRequest, "the form does not parse")
+          		}
+          		return false
+          	}
+          	return true
+          }
+
+          // sessionsPost is POST /settings/sessions: add, stop, start, restart or
+          // remove, through the same code as the CLI.
+          func (s *Server) sessionsPost(w http.ResponseWriter, r *http.Request) {
+          	if !s.form(w, r) {
+          		return
+          	}
+          	f := r.PostForm
+          	name := f.Get("name")
+          	var err error
+          	done := ""
+          	switch f.Get("action") {
+          	case "add":
+          		var table agents.Table
+          		var def string
+          		if table, def, err = s.agentsTable(); err == nil {
+          			err = actions.Add(r.Context(), s.cfg.Env, table, def, actions.Spec{
+          				Name: name, Agent: f.Get("agent"), Cwd: strings.TrimSpace(f.Get("cwd")), Args: argLines(f.Get("args")),
+          			})
+          		}
+          		done = "added"
+          	case "stop":
+          		err, done = actions.SetStopped(r.Context(), s.cfg.Env, name, true), "stopped"
+          	case "start":
+          		err, done = actions.SetStopped(r.Context(), s.cfg.Env, name, false), "started"
+          	case "restart":
+          		if name == "" { // never "all" from a form
+          			err = &actions.InputError{Msg: "restart needs a session name"}
+          		} else {
+          			err = actions.Restart(s.cfg.Env, name)
+          		}
+          		done = "restarted"
+          	case "remove":
+          		err, done = actions.Remove(r.Context(), s.cfg.Env, name), "removed"
+          	default:
+          		err = &actions.InputError{Msg: "unknown action " + escape.Quote(f.Get("action"), 32)}
+          	}
+          	s.answer(w, r, err, done, name)
+          }
+
+          // secretsPost is POST /settings/secrets: set or remove one key of the env
+          // file. The value is never logged, echoed or put in a redirect.
+          func (s *Server) secretsPost(w http.ResponseWriter, r *http.Request) {
+          	if !s.form(w, r) {
+          		return
+          	}
+          	f := r.PostForm
+          	key := f.Get("key")
+          	var err error
+          	done := ""
+          	switch f.Get("action") {
+          	case "set":
+          		if err = envfile.CheckKey(key); err == nil {
+          			err = envfile.Set(r.Context(), s.cfg.Env.EnvFile(), key, f.Get("value"))
+          		}
+          		done = "set"
+          	case "remove":
+          		if err = envfile.CheckKey(key); err == nil {
+          			err = envfile.Remove(r.Context(), s.cfg.Env.EnvFile(), key)
+          		}
+          		done = "unset"
+          	default:
+          		err = &actions.InputError{Msg: "unknown action " + escape.Quote(f.Get("action"), 32)}
+          	}
+          	s.answer(w, r, err, done, key)
+          }
+
+          // answer redirects to the settings page after a change, or shows it with
+          // the error (its text is the CLI's) and the status that fits.
+          func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done, name string) {
+          	if err == nil {
+          		http.Redirect(w, r, "/settings?"+url.Values{"done": {done}, "name": {name}}.Encode(), http.StatusSeeOther)
+          		return
+          	}
+          	var rc *registry.CorruptError
+          	var ec *envfile.CorruptError
+          	code := http.StatusBadRequest
+          	switch {
+          	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
+          		code = http.StatusNotFound
+          	case errors.Is(err, registry.ErrDuplicate):
+          		code = http.StatusConflict
+          	case errors.As(err, &rc), errors.As(err, &ec):
+          		code = http.StatusInternalServerError
+          	case actions.IsInput(err), errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
+          		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue), errors.Is(err, spawn.ErrUnknownAgent):
+          	default:
+          		code = http.StatusServiceUnavailable // the supervisor is not running, a lock timed out, ...
+          		s.log.printf("settings: %v", err)
+          	}
+          	d := s.settingsData(r)
+          	d.Error = err.Error()
+          	s.renderSettings(w, code, d)
+          }
+
+          // argLines is one argument per line of a textarea (CR LF or LF; a last
+          // empty line is dropped, inner empty lines are empty arguments).
+          func argLines(text string) []string {
+          	text = strings.ReplaceAll(text, "\r\n", "\n")
+          	text = strings.TrimSuffix(text, "\n")
+          	if text == "" {
+          		return nil
+          	}
+          	return strings.Split(text, "\n")
           }
         '';
         "web/term.go" = ''
@@ -9685,6 +10069,12 @@ in
           	s.proxy = s.newProxy()
           	s.mux = http.NewServeMux()
           	s.mux.HandleFunc("GET /{$}", s.list)
+          	s.mux.HandleFunc("GET /settings", s.settings)
+          	// Every POST must be same-origin (Sec-Fetch-Site, else Origin against
+          	// Host); no GET changes anything.
+          	csrf := http.NewCrossOriginProtection()
+          	s.mux.Handle("POST /settings/sessions", csrf.Handler(http.HandlerFunc(s.sessionsPost)))
+          	s.mux.Handle("POST /settings/secrets", csrf.Handler(http.HandlerFunc(s.secretsPost)))
           	s.mux.HandleFunc("GET /downloads/", s.downloads)
           	s.mux.HandleFunc("GET /downloads", func(w http.ResponseWriter, r *http.Request) {
           		http.Redirect(w, r, "/downloads/", http.StatusMovedPermanently)

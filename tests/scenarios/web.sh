@@ -268,6 +268,45 @@ sys.exit(0 if libc.ptrace(16, int(sys.argv[1]), 0, 0) == -1 else 1)' "$webpid"
 }
 check "alice cannot ptrace her web daemon" no_ptrace
 
+# phase: settings. What the settings page does through HTTP is what the CLI
+# does; the supervisor applies it; a cross-site form changes nothing; a
+# secret's value is never shown.
+settings_post() { client get "$ops" "https://$A/settings/$1" --post "$2" "${@:3}"; }
+check "the settings page lists alice's sessions" in_out '<a href="/term/?arg=main">main</a>' client get "$ops" "https://$A/settings"
+check "the page adds a session (303)" in_out "status 303" settings_post sessions 'action=add&name=webadd&agent=shell&cwd=%2Fhome%2Falice&args=--norc%0A-i'
+check "the CLI adds the same session" ab alice session add cliadd --agent shell --cwd /home/alice -- --norc -i
+same_as_cli() {
+  ab alice session ls --json | python3 -c '
+import json, sys
+s = {x["name"]: x for x in json.load(sys.stdin)}
+keys = ("agent", "args", "cwd", "stopped")
+w, c = ({k: s[n].get(k) for k in keys} for n in ("webadd", "cliadd"))
+print("web", w, "cli", c)
+sys.exit(0 if w == c else 1)'
+}
+check "the page's session is the CLI's (agent, arguments, directory)" same_as_cli
+check "the supervisor starts the page's session" wait_until 30 session_is alice webadd running
+check "the page stops it (303)" in_out "status 303" settings_post sessions 'action=stop&name=webadd'
+check "the supervisor stops it" wait_until 30 session_is alice webadd stopped
+cross_site() {
+  settings_post sessions 'action=remove&name=webadd' -H "Sec-Fetch-Site: cross-site" -H "Origin: https://evil.example"
+}
+check "a cross-site form is refused (403)" in_out "status 403" cross_site
+check "and changed nothing" session_is alice webadd stopped
+check "the page removes it (303)" in_out "status 303" settings_post sessions 'action=remove&name=webadd'
+check "the registry no longer has it" session_is alice webadd missing
+check "the CLI removes its own" ab alice session rm cliadd
+check "the page refuses a bad name with the CLI's words" in_out "invalid session name" settings_post sessions 'action=add&name=a+b&agent=shell'
+check "the page sets a secret (303)" in_out "status 303" settings_post secrets "action=set&key=WEB_TOKEN&value=tok-$$-value"
+check "the CLI sees its key" in_out WEB_TOKEN ab alice env ls
+value_not_shown() {
+  local out
+  out=$(client get "$ops" "https://$A/settings")
+  grep -q '<code>WEB_TOKEN</code>' <<<"$out" && ! grep -q "tok-$$-value" <<<"$out"
+}
+check "the page shows the key, never the value" value_not_shown
+check "the page removes the secret (303)" in_out "status 303" settings_post secrets 'action=remove&key=WEB_TOKEN'
+
 # phase: downloads. alice's ~/downloads is served on her origin as
 # attachments only; a symlink alice makes inside her unit to a file of bob's
 # gives 404, never the file.

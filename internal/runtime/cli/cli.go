@@ -16,8 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
-	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -127,11 +127,12 @@ func (p *Program) Main(ctx context.Context, args []string) int {
 
 func exitCode(err error) int {
 	var ue usageError
+	var ie *actions.InputError
 	var ce *registry.CorruptError
 	var ee *envfile.CorruptError
 	var sc *state.CorruptError
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ie):
 		return exitUsage
 	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
 		return exitUnknown
@@ -255,7 +256,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		if err != nil {
 			return err
 		}
-		if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error { return r.Remove(name) }); err != nil {
+		if err := actions.Remove(ctx, e, name); err != nil {
 			return err
 		}
 		p.noteIfNotRunning(e)
@@ -265,16 +266,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		if err != nil {
 			return err
 		}
-		stopped := sub == "stop"
-		if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
-			s, ok := r.Find(name)
-			if !ok {
-				return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
-			}
-			s.Stopped = stopped
-			s.Updated = time.Now().UTC()
-			return nil
-		}); err != nil {
+		if err := actions.SetStopped(ctx, e, name, sub == "stop"); err != nil {
 			return err
 		}
 		p.noteIfNotRunning(e)
@@ -283,33 +275,11 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		if len(args) != 1 {
 			return usagef("usage: session restart NAME|--all")
 		}
-		if _, err := state.Read(e.StateFile()); err != nil {
-			return err
+		name := args[0]
+		if name == "--all" {
+			name = ""
 		}
-		msg := "restart-all"
-		if args[0] != "--all" {
-			name := args[0]
-			if err := registry.CheckName(name); err != nil {
-				return err
-			}
-			reg, err := registry.Load(e.Registry())
-			if err != nil {
-				return err
-			}
-			s, ok := reg.Find(name)
-			if !ok {
-				return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
-			}
-			if s.Stopped {
-				return fmt.Errorf("session %q is stopped; use 'agent-box session start %s'", name, name)
-			}
-			msg = "restart " + name
-		}
-		err = supervisor.Notify(e.SupervisorSocket(), msg)
-		if supervisor.IsNotListening(err) {
-			return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
-		}
-		return err
+		return actions.Restart(e, name)
 	case "attach":
 		if len(args) > 1 {
 			return usagef("usage: session attach [NAME]")
@@ -366,29 +336,7 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if agent == "" {
-		agent = def
-	}
-	if agent == "" {
-		return usagef("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
-	}
-	if _, ok := table[agent]; !ok {
-		return fmt.Errorf("%w %q (known: %s)", errUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
-	}
-	if cwd == "" {
-		cwd = e.Home
-	}
-	if cwd, err = filepath.Abs(cwd); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return usagef("working directory %q is not a directory", cwd)
-	}
-	now := time.Now().UTC()
-	err = registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
-		return r.Add(registry.Session{Name: name, Agent: agent, Args: extra, Cwd: cwd, Created: now, Updated: now})
-	})
-	if err != nil {
+	if err := actions.Add(ctx, e, table, def, actions.Spec{Name: name, Agent: agent, Cwd: cwd, Args: extra}); err != nil {
 		return err
 	}
 	p.noteIfNotRunning(e)

@@ -34,7 +34,7 @@ var listPage = template.Must(template.New("list").Parse(`<!doctype html>
 {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th></tr></thead><tbody>
 {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td></tr>
 {{end}}</tbody></table>{{end}}
-<p><a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>)</p>
+<p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>)</p>
 <form method="post" action="/auth/logout"><button type="submit">Log out</button></form>
 </body></html>
 `))

@@ -173,6 +173,12 @@ func New(cfg Config) (*Server, error) {
 	s.proxy = s.newProxy()
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.list)
+	s.mux.HandleFunc("GET /settings", s.settings)
+	// Every POST must be same-origin (Sec-Fetch-Site, else Origin against
+	// Host); no GET changes anything.
+	csrf := http.NewCrossOriginProtection()
+	s.mux.Handle("POST /settings/sessions", csrf.Handler(http.HandlerFunc(s.sessionsPost)))
+	s.mux.Handle("POST /settings/secrets", csrf.Handler(http.HandlerFunc(s.secretsPost)))
 	s.mux.HandleFunc("GET /downloads/", s.downloads)
 	s.mux.HandleFunc("GET /downloads", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/downloads/", http.StatusMovedPermanently)

@@ -1,0 +1,132 @@
+// Package actions changes a user's sessions the one way both the CLI and
+// the web daemon's settings page do: validated input, then one locked
+// registry update (or, for a restart, one message to the supervisor). The
+// supervisor applies a registry change within a second.
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/spawn"
+	"github.com/agent-box/agent-box/internal/runtime/state"
+	"github.com/agent-box/agent-box/internal/runtime/supervisor"
+)
+
+// InputError is input a person got wrong (the CLI's usage error, exit 2;
+// the page's 400).
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputf(format string, a ...any) error { return &InputError{fmt.Sprintf(format, a...)} }
+
+// Spec is a session to add. Empty Agent is the default agent; empty Cwd
+// is the home.
+type Spec struct {
+	Name, Agent, Cwd string
+	Args             []string
+}
+
+// Add adds a session: a valid, new name; an agent of the user's table;
+// an existing working directory.
+func Add(ctx context.Context, e paths.Env, table agents.Table, defaultAgent string, s Spec) error {
+	if err := registry.CheckName(s.Name); err != nil {
+		return err
+	}
+	agent := s.Agent
+	if agent == "" {
+		agent = defaultAgent
+	}
+	if agent == "" {
+		return inputf("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
+	}
+	if _, ok := table[agent]; !ok {
+		return fmt.Errorf("%w %q (known: %s)", spawn.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
+	}
+	cwd := s.Cwd
+	if cwd == "" {
+		cwd = e.Home
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return inputf("working directory %q is not a directory", cwd)
+	}
+	now := time.Now().UTC()
+	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
+		return r.Add(registry.Session{Name: s.Name, Agent: agent, Args: s.Args, Cwd: cwd, Created: now, Updated: now})
+	})
+}
+
+// SetStopped parks (stopped) or unparks a session.
+func SetStopped(ctx context.Context, e paths.Env, name string, stopped bool) error {
+	if err := registry.CheckName(name); err != nil {
+		return err
+	}
+	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
+		s, ok := r.Find(name)
+		if !ok {
+			return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
+		}
+		s.Stopped = stopped
+		s.Updated = time.Now().UTC()
+		return nil
+	})
+}
+
+// Remove removes a session (its name is tombstoned).
+func Remove(ctx context.Context, e paths.Env, name string) error {
+	if err := registry.CheckName(name); err != nil {
+		return err
+	}
+	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error { return r.Remove(name) })
+}
+
+// Restart asks the running supervisor to restart one session, or every
+// session when name is "".
+func Restart(e paths.Env, name string) error {
+	if _, err := state.Read(e.StateFile()); err != nil {
+		return err
+	}
+	msg := "restart-all"
+	if name != "" {
+		if err := registry.CheckName(name); err != nil {
+			return err
+		}
+		reg, err := registry.Load(e.Registry())
+		if err != nil {
+			return err
+		}
+		s, ok := reg.Find(name)
+		if !ok {
+			return fmt.Errorf("%w: %q", registry.ErrUnknown, name)
+		}
+		if s.Stopped {
+			return fmt.Errorf("session %q is stopped; use 'agent-box session start %s'", name, name)
+		}
+		msg = "restart " + name
+	}
+	err := supervisor.Notify(e.SupervisorSocket(), msg)
+	if supervisor.IsNotListening(err) {
+		return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
+	}
+	return err
+}
+
+// IsInput reports whether err is an InputError.
+func IsInput(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie)
+}
