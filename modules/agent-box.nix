@@ -4502,7 +4502,7 @@ in
           	}
           	u := us[0]
           	// 2. a cross-origin request (a WebSocket handshake above all) is refused
-          	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) != 1 || origins[0] != s.cfg.userOrigin(u)) {
+          	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) != 1 || !s.sameOrigin(r, origins[0], u)) {
           		http.Error(w, "forbidden", http.StatusForbidden)
           		return
           	}
@@ -4520,6 +4520,19 @@ in
           		return
           	}
           	http.Error(w, "unauthorized", http.StatusUnauthorized)
+          }
+
+          // sameOrigin reports whether origin is U's. "null" counts only with
+          // Sec-Fetch-Site: same-origin: a browser sends Origin: null for a form
+          // POST from a page under Referrer-Policy: no-referrer (every page here),
+          // and Sec-Fetch-Site, which no page script can set, still says where the
+          // form was. A WebSocket always carries its page's real origin.
+          func (s *Server) sameOrigin(r *http.Request, origin, u string) bool {
+          	if origin == s.cfg.userOrigin(u) {
+          		return true
+          	}
+          	site := r.Header.Values("Sec-Fetch-Site")
+          	return origin == "null" && len(site) == 1 && site[0] == "same-origin"
           }
         '';
         "cli/authcmds.go" = ''

@@ -4,14 +4,18 @@ chromium-driver and python3-selenium), against the demo guest that
 `agent-box-demo -check` boots with 127.0.0.1:8443 forwarded to its Caddy.
 
 Logs in on the box origin as a person would (the form), opens alice, which
-hands over to alice's origin, opens her session from the list, types into
-the terminal and reads the answer back from the xterm.js object ttyd
-exposes (window.term). Saves a screenshot of the terminal. Exit 0 only if
-the text typed came back from a shell running as alice.
+hands over to alice's origin, goes to her settings page, sets a secret and
+adds a session there, waits for the supervisor to run it, opens it from
+the list, types into the terminal and reads the answer back from the
+xterm.js object ttyd exposes (window.term). Saves screenshots of the
+settings page (browser-settings.png beside SCREENSHOT) and the terminal.
+Exit 0 only if the text typed came back from a shell running as alice in
+the new session, with the secret in its environment.
 
 Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
 
+import os
 import random
 import shutil
 import socket
@@ -32,8 +36,10 @@ ALICE = "https://alice.box.localhost:8443"
 # Computed by alice's shell, and new each run: the screen tmux redraws on
 # attach still shows what earlier clients typed.
 N = random.randrange(1000, 1000000)
-TYPED = f"echo BROWSER-$(({N}*2))-$(id -un)"
-WANT = f"BROWSER-{N * 2}-alice"
+SESSION = f"browser-{N}"
+TOKEN = f"tok{random.randrange(10**8, 10**9)}"
+TYPED = f"echo BROWSER-$(({N}*2))-$(id -un)-$BROWSER_TOKEN"
+WANT = f"BROWSER-{N * 2}-alice-{TOKEN}"
 
 
 def step(msg):
@@ -101,6 +107,8 @@ def start_driver(args, profile):
 
 
 def main(login, password, shot):
+    global SETTINGS_SHOT
+    SETTINGS_SHOT = os.path.join(os.path.dirname(shot), "browser-settings.png")
     args = (
         "--headless=new",
         "--no-sandbox",  # CI runs as root
@@ -131,9 +139,39 @@ def main(login, password, shot):
         open_alice.click()
         step("alice's session list, after the handover")
         wait.until(lambda d: d.current_url.startswith(ALICE + "/") and "/auth/" not in d.current_url)
-        link = wait.until(EC.element_to_be_clickable((By.LINK_TEXT, "main")))
+        wait.until(EC.element_to_be_clickable((By.LINK_TEXT, "Settings"))).click()
+        step("the settings page: set a secret")
+        secret = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "form[action='/settings/secrets'] input[name='value']")))
+        form = secret.find_element(By.XPATH, "ancestor::form")
+        form.find_element(By.NAME, "key").send_keys("BROWSER_TOKEN")
+        secret.send_keys(TOKEN)
+        form.find_element(By.TAG_NAME, "button").click()
+        wait.until(EC.presence_of_element_located((By.XPATH, "//p[@class='done'][contains(., 'Set BROWSER_TOKEN')]")))
+        if TOKEN in driver.page_source:
+            print("browser: the settings page shows the secret's value", file=sys.stderr)
+            return 1
+        step(f"the settings page: add session {SESSION}")
+        add = driver.find_element(By.CSS_SELECTOR, "form[action='/settings/sessions'] input[name='action'][value='add']").find_element(By.XPATH, "ancestor::form")
+        add.find_element(By.NAME, "name").send_keys(SESSION)
+        add.find_element(By.TAG_NAME, "button").click()
+        wait.until(EC.presence_of_element_located((By.XPATH, f"//p[@class='done'][contains(., 'Added session {SESSION}')]")))
+        step("waiting for the supervisor to run it")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            driver.get(ALICE + "/settings")
+            rows = driver.find_elements(By.XPATH, f"//tr[td/a[text()='{SESSION}']]")
+            if rows and "running" in rows[0].text:
+                break
+            time.sleep(1)
+        else:
+            print("browser: the new session is not running after 60 s", file=sys.stderr)
+            return 1
+        driver.save_screenshot(SETTINGS_SHOT)
+        step(f"screenshot {SETTINGS_SHOT}")
+        driver.get(ALICE + "/")
+        link = wait.until(EC.element_to_be_clickable((By.LINK_TEXT, SESSION)))
         link.click()
-        step(f"the terminal of session main ({driver.current_url})")
+        step(f"the terminal of session {SESSION} ({driver.current_url})")
         wait.until(lambda d: terminal_text(d) is not None)
         # Something drawn first (tmux's screen, the prompt), so the keys go
         # to a terminal that is attached.

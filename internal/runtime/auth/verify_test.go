@@ -60,6 +60,13 @@ func TestVerify(t *testing.T) {
 			header: map[string]string{"Origin": "http://alice.box.test"}},
 		{name: "Origin null", cookies: func(f family) []string { return []string{f.alice} }, want: 403,
 			header: map[string]string{"Origin": "null"}},
+		// a form POST from a no-referrer page of alice's origin, as Chrome sends it
+		{name: "Origin null from a same-origin form", cookies: func(f family) []string { return []string{f.alice} }, want: 204,
+			header: map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-origin"}},
+		{name: "Origin null from a same-site page (bob's origin)", cookies: func(f family) []string { return []string{f.alice} }, want: 403,
+			header: map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-site"}},
+		{name: "Origin null from another site", cookies: func(f family) []string { return []string{f.alice} }, want: 403,
+			header: map[string]string{"Origin": "null", "Sec-Fetch-Site": "cross-site"}},
 		{name: "WebSocket from alice's origin", cookies: func(f family) []string { return []string{f.alice} }, want: 204,
 			header: map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Origin": "https://alice.box.test"}},
 		{name: "Host of another user", host: "bob.box.test", cookies: func(f family) []string { return []string{f.alice} }, want: 403},
