@@ -7,6 +7,7 @@
 #   internal/runtime/actions/actions.go
 #   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
+#   internal/runtime/auth/change.go
 #   internal/runtime/auth/client.go
 #   internal/runtime/auth/codes.go
 #   internal/runtime/auth/config.go
@@ -2325,6 +2326,118 @@ in
           	return d.Sync()
           }
         '';
+        "auth/change.go" = ''
+          package auth
+
+          import (
+          	"crypto/rand"
+          	"net/http"
+          	"strconv"
+          	"time"
+          	"unicode/utf8"
+          )
+
+          // MinNewPassword is the shortest password /auth/password accepts (the
+          // operator's hash-password accepts any).
+          const MinNewPassword = 8
+
+          // hashOf is the hash a login's password is checked against: the one it
+          // was changed to on the box origin while the configured hash it replaced
+          // is still configured, else the configured one.
+          func (s *Server) hashOf(login string) (Hash, bool) {
+          	h, ok := s.cfg.hashes[login]
+          	if !ok {
+          		return Hash{}, false
+          	}
+          	if text, ok := s.store.changedPassword(login, fingerprint(h)); ok {
+          		if ch, err := ParseHash(text); err == nil {
+          			return ch, true
+          		}
+          	}
+          	return h, true
+          }
+
+          // passwordPage is GET /auth/password on the box origin: the form, for a
+          // live box session; else the login, then back here.
+          func (s *Server) passwordPage(w http.ResponseWriter, r *http.Request) {
+          	sess, ok := s.session(r, "", s.clock.Now())
+          	if !ok {
+          		redirect(w, http.StatusFound, "/auth/login?next=%2Fauth%2Fpassword")
+          		return
+          	}
+          	s.render(w, http.StatusOK, "password", pageData{Title: "Change the password", Login: sess.Login})
+          }
+
+          // changePassword is POST /auth/password (old, new, repeat) on the box
+          // origin. The old password is checked like a login (same limits, backoff
+          // and failed-login line); the new one is stored hashed with the sha256 of
+          // the configured hash it replaces, and every other session of the login
+          // ends (this box session and its user origins stay).
+          func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
+          	now := s.clock.Now()
+          	sess, ok := s.session(r, "", now)
+          	if !ok {
+          		redirect(w, http.StatusSeeOther, "/auth/login?next=%2Fauth%2Fpassword")
+          		return
+          	}
+          	old, pw, repeat := r.PostFormValue("old"), r.PostFormValue("new"), r.PostFormValue("repeat")
+          	form := pageData{Title: "Change the password", Login: sess.Login}
+          	fail := func(code int, msg string) {
+          		form.Message = msg
+          		s.render(w, code, "password", form)
+          	}
+          	switch {
+          	case pw != repeat:
+          		fail(http.StatusBadRequest, "The new password and its repetition differ.")
+          		return
+          	case utf8.RuneCountInString(pw) < MinNewPassword:
+          		fail(http.StatusBadRequest, "The new password needs at least "+strconv.Itoa(MinNewPassword)+" characters.")
+          		return
+          	case len(pw) > MaxPasswordLen || len(old) > MaxPasswordLen:
+          		fail(http.StatusBadRequest, "A password is longer than "+strconv.Itoa(MaxPasswordLen)+" bytes.")
+          		return
+          	}
+          	h, known := s.hashOf(sess.Login)
+          	if !known { // the configuration dropped the login: its sessions ended at start
+          		fail(http.StatusForbidden, "This login no longer exists.")
+          		return
+          	}
+          	addr := clientAddress(r.Header)
+          	if wait, ok := s.limits.admit(clientKey(addr), sess.Login, true, now); !ok {
+          		secs := max(1, int((wait+time.Second-1)/time.Second))
+          		w.Header().Set("Retry-After", strconv.Itoa(secs))
+          		fail(http.StatusTooManyRequests, "Too many attempts. Try again in "+strconv.Itoa(secs)+" s.")
+          		return
+          	}
+          	if err := s.sem.acquire(r.Context()); err != nil {
+          		s.limits.cancel(sess.Login)
+          		return
+          	}
+          	good := h.check(s.derive, old)
+          	var nh Hash
+          	if good {
+          		salt := make([]byte, saltLen)
+          		rand.Read(salt)
+          		nh = Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
+          	}
+          	s.sem.release()
+          	now = s.clock.Now()
+          	s.limits.done(sess.Login, good, now)
+          	if !good {
+          		s.log.line(failedLoginLine(sess.Login, addr))
+          		fail(http.StatusUnauthorized, "The current password is wrong.")
+          		return
+          	}
+          	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
+          	if err := s.persistLogged(now); err != nil {
+          		fail(http.StatusInternalServerError, "The new password could not be stored; the old one stays in use after a restart.")
+          		return
+          	}
+          	s.log.printf("changed the password of login %s; ended %d other sessions", sess.Login, n)
+          	form.Message = ""
+          	s.render(w, http.StatusOK, "changed", form)
+          }
+        '';
         "auth/client.go" = ''
           package auth
 
@@ -3219,6 +3332,12 @@ in
           		if allow(w, r, http.MethodPost) {
           			s.logout(w, r, "")
           		}
+          	case "/auth/password":
+          		if r.Method == http.MethodPost {
+          			s.changePassword(w, r)
+          		} else if allow(w, r, http.MethodGet, http.MethodPost) {
+          			s.passwordPage(w, r)
+          		}
           	case "/auth/style.css":
           		if allow(w, r, http.MethodGet) {
           			style(w)
@@ -3413,7 +3532,7 @@ in
           	}
           	form := pageData{Title: "Log in", Login: name, User: u, Next: next}
           	addr := clientAddress(r.Header)
-          	h, known := s.cfg.hashes[name]
+          	h, known := s.hashOf(name)
           	if !known {
           		h = s.dummy
           	}
@@ -3450,7 +3569,10 @@ in
           		s.handOver(w, sess, u, next, now)
           		return
           	}
-          	redirect(w, http.StatusSeeOther, "/")
+          	if r.PostFormValue("user") != "" {
+          		next = "/" // a user this login may not open, or no such user
+          	}
+          	redirect(w, http.StatusSeeOther, next) // with no user, next is the box's own page
           }
 
           // open is POST /auth/open (user, next) on the box origin.
@@ -4006,10 +4128,27 @@ in
 
           // stateFile is sessions.json. Logins holds, per login, the sha256 of the
           // hash its sessions were made under: a changed hash ends them at start.
+          // Passwords holds the passwords changed on the box origin.
           type stateFile struct {
-          	Version  int               `json:"version"`
-          	Logins   map[string]string `json:"logins"`
-          	Sessions []Session         `json:"sessions"`
+          	Version   int                        `json:"version"`
+          	Logins    map[string]string          `json:"logins"`
+          	Sessions  []Session                  `json:"sessions"`
+          	Passwords map[string]ChangedPassword `json:"passwords,omitempty"`
+          }
+
+          // ChangedPassword is a login's password changed through /auth/password:
+          // its hash, and the sha256 of the configured hash it replaced. It counts
+          // only while the configured hash is still that one: an operator who writes
+          // a new hashedPasswordFile (a reset) wins.
+          type ChangedPassword struct {
+          	Hash     string `json:"hash"`
+          	Replaces string `json:"replaces"`
+          }
+
+          // fingerprint is the hex sha256 of a hash's text.
+          func fingerprint(h Hash) string {
+          	sum := sha256.Sum256([]byte(h.String()))
+          	return hex.EncodeToString(sum[:])
           }
 
           // store is the session table, the one copy in memory and its file.
@@ -4020,6 +4159,7 @@ in
           	mu          sync.Mutex
           	sessions    map[string]*Session
           	logins      map[string]string
+          	passwords   map[string]ChangedPassword
           	gen         uint64    // bumped by every change
           	lastPersist time.Time // when lastSeen was last written (or attempted)
 
@@ -4031,7 +4171,7 @@ in
           // invalid one too, with the reason in warn (everyone logs in again: failing
           // closed, and the service still starts).
           func loadStore(path string, idle time.Duration) (st *store, warn error, err error) {
-          	st = &store{path: path, idle: idle, sessions: map[string]*Session{}, logins: map[string]string{}}
+          	st = &store{path: path, idle: idle, sessions: map[string]*Session{}, logins: map[string]string{}, passwords: map[string]ChangedPassword{}}
           	data, err := userfile.Read(path, stateLimit)
           	if errors.Is(err, fs.ErrNotExist) {
           		return st, nil, nil
@@ -4060,6 +4200,13 @@ in
           	}
           	for l, fp := range f.Logins {
           		st.logins[l] = fp
+          	}
+          	for l, p := range f.Passwords {
+          		if _, err := ParseHash(p.Hash); err != nil || !loginRE.MatchString(l) {
+          			bad++
+          			continue
+          		}
+          		st.passwords[l] = p
           	}
           	if bad > 0 {
           		warn = fmt.Errorf("%q: dropped %d invalid session entries", path, bad)
@@ -4285,8 +4432,13 @@ in
           	defer st.mu.Unlock()
           	fps := map[string]string{}
           	for l, h := range c.hashes {
-          		sum := sha256.Sum256([]byte(h.String()))
-          		fps[l] = hex.EncodeToString(sum[:])
+          		fps[l] = fingerprint(h)
+          	}
+          	// a changed password counts while its configured hash is unchanged
+          	for l, p := range st.passwords {
+          		if fp, ok := fps[l]; !ok || p.Replaces != fp {
+          			delete(st.passwords, l)
+          		}
           	}
           	allowed := func(s *Session) bool {
           		fp, ok := fps[s.Login]
@@ -4329,7 +4481,10 @@ in
           	st.mu.Lock()
           	st.pruneLocked(now)
           	st.lastPersist = now
-          	f := stateFile{Version: stateVersion, Logins: st.logins, Sessions: make([]Session, 0, len(st.sessions))}
+          	f := stateFile{Version: stateVersion, Logins: st.logins, Sessions: make([]Session, 0, len(st.sessions)), Passwords: map[string]ChangedPassword{}}
+          	for l, p := range st.passwords {
+          		f.Passwords[l] = p
+          	}
           	for _, s := range st.sessions {
           		f.Sessions = append(f.Sessions, *s)
           	}
@@ -4351,6 +4506,35 @@ in
           	}
           	st.written = gen
           	return nil
+          }
+
+          // changedPassword returns the hash login's password was changed to, if the
+          // configured hash it replaced (fingerprint fp) is still the configured one.
+          func (st *store) changedPassword(login, fp string) (string, bool) {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	p, ok := st.passwords[login]
+          	if !ok || p.Replaces != fp {
+          		return "", false
+          	}
+          	return p.Hash, true
+          }
+
+          // setPassword records login's new hash and ends every session of login but
+          // the box session keep and its children; it returns how many ended.
+          func (st *store) setPassword(login string, h Hash, replaces, keep string) int {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	st.passwords[login] = ChangedPassword{Hash: h.String(), Replaces: replaces}
+          	n := 0
+          	for id, s := range st.sessions {
+          		if s.Login == login && id != keep && s.Parent != keep {
+          			delete(st.sessions, id)
+          			n++
+          		}
+          	}
+          	st.gen++
+          	return n
           }
 
           // count returns the number of sessions in memory.
@@ -4460,6 +4644,21 @@ in
           <button>Continue to {{.User}}</button>
           </form>
           <script>` + handoverScript + `</script>
+          {{template "foot" .}}{{end}}
+
+          {{define "password"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
+          <form method="post" action="/auth/password">
+          <label>Current password <input type="password" name="old" autocomplete="current-password" required autofocus></label>
+          <label>New password <input type="password" name="new" autocomplete="new-password" minlength="8" required></label>
+          <label>New password again <input type="password" name="repeat" autocomplete="new-password" minlength="8" required></label>
+          <button>Change</button>
+          </form>
+          <p class="quiet">Your other sessions end; this one stays. An operator's new hashedPasswordFile replaces a password changed here.</p>
+          <p><a href="/">Back to the box</a></p>
+          {{template "foot" .}}{{end}}
+
+          {{define "changed"}}{{template "head" .}}<p>The password of {{.Login}} is changed. Every other session of this login has ended.</p>
+          <p><a href="/">Back to the box</a></p>
           {{template "foot" .}}{{end}}
 
           {{define "message"}}{{template "head" .}}<p><a href="https://{{.Domain}}/">Back to the box</a></p>

@@ -534,4 +534,29 @@ closed_by_expiry() {
 check "the open terminal of the expired session closes within 60 s of the expiry" closed_by_expiry
 check "the expired cookie is refused" status_is 401 "$ex" "https://$A/" --fetch
 
+# phase: password. A login changes its password on the box origin (only
+# the auth service sees it): the login's other sessions end, the changing
+# one stays, the old password stops working and the new one works, also
+# after a restart of the auth service.
+restore_config() {
+  rm -f /run/systemd/system/agent-box-auth.service.d/zz-expiry.conf &&
+    systemctl daemon-reload && systemctl restart agent-box-auth.service
+}
+check "the auth service restarts with its own configuration" restore_config
+pw1=$work/pw1.json pw2=$work/pw2.json newpw="changed-$$-password"
+check "alice-only logs in in one browser" in_out "url https://$D/" client login "$pw1" alice-only "$(password alice-only)"
+check "and in another" in_out "url https://$D/" client login "$pw2" alice-only "$(password alice-only)"
+check "the box origin serves the password form" in_out 'action="/auth/password"' client get "$pw1" "https://$D/auth/password"
+check "alice-only changes the password" in_out "is changed" client get "$pw1" "https://$D/auth/password" \
+  --post "old=$(password alice-only)&new=$newpw&repeat=$newpw"
+logged_in() { client get "$1" "https://$D/" | grep -q 'Logged in as alice-only'; }
+check "the changing browser stays logged in" logged_in "$pw1"
+logged_out() { ! logged_in "$1"; }
+check "the other browser's session ended" logged_out "$pw2"
+check "the old password is refused" in_out "status 401" client login "$work/pw3.json" alice-only "$(password alice-only)"
+sleep 2 # the login's backoff after that failure
+check "the new password logs in" in_out "url https://$D/" client login "$work/pw4.json" alice-only "$newpw"
+check "the auth service restarts" systemctl restart agent-box-auth.service
+check "the new password still logs in" in_out "url https://$D/" client login "$work/pw5.json" alice-only "$newpw"
+
 done_testing

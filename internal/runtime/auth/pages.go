@@ -74,6 +74,12 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodPost) {
 			s.logout(w, r, "")
 		}
+	case "/auth/password":
+		if r.Method == http.MethodPost {
+			s.changePassword(w, r)
+		} else if allow(w, r, http.MethodGet, http.MethodPost) {
+			s.passwordPage(w, r)
+		}
 	case "/auth/style.css":
 		if allow(w, r, http.MethodGet) {
 			style(w)
@@ -268,7 +274,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	form := pageData{Title: "Log in", Login: name, User: u, Next: next}
 	addr := clientAddress(r.Header)
-	h, known := s.cfg.hashes[name]
+	h, known := s.hashOf(name)
 	if !known {
 		h = s.dummy
 	}
@@ -305,7 +311,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.handOver(w, sess, u, next, now)
 		return
 	}
-	redirect(w, http.StatusSeeOther, "/")
+	if r.PostFormValue("user") != "" {
+		next = "/" // a user this login may not open, or no such user
+	}
+	redirect(w, http.StatusSeeOther, next) // with no user, next is the box's own page
 }
 
 // open is POST /auth/open (user, next) on the box origin.

@@ -41,10 +41,27 @@ type Session struct {
 
 // stateFile is sessions.json. Logins holds, per login, the sha256 of the
 // hash its sessions were made under: a changed hash ends them at start.
+// Passwords holds the passwords changed on the box origin.
 type stateFile struct {
-	Version  int               `json:"version"`
-	Logins   map[string]string `json:"logins"`
-	Sessions []Session         `json:"sessions"`
+	Version   int                        `json:"version"`
+	Logins    map[string]string          `json:"logins"`
+	Sessions  []Session                  `json:"sessions"`
+	Passwords map[string]ChangedPassword `json:"passwords,omitempty"`
+}
+
+// ChangedPassword is a login's password changed through /auth/password:
+// its hash, and the sha256 of the configured hash it replaced. It counts
+// only while the configured hash is still that one: an operator who writes
+// a new hashedPasswordFile (a reset) wins.
+type ChangedPassword struct {
+	Hash     string `json:"hash"`
+	Replaces string `json:"replaces"`
+}
+
+// fingerprint is the hex sha256 of a hash's text.
+func fingerprint(h Hash) string {
+	sum := sha256.Sum256([]byte(h.String()))
+	return hex.EncodeToString(sum[:])
 }
 
 // store is the session table, the one copy in memory and its file.
@@ -55,6 +72,7 @@ type store struct {
 	mu          sync.Mutex
 	sessions    map[string]*Session
 	logins      map[string]string
+	passwords   map[string]ChangedPassword
 	gen         uint64    // bumped by every change
 	lastPersist time.Time // when lastSeen was last written (or attempted)
 
@@ -66,7 +84,7 @@ type store struct {
 // invalid one too, with the reason in warn (everyone logs in again: failing
 // closed, and the service still starts).
 func loadStore(path string, idle time.Duration) (st *store, warn error, err error) {
-	st = &store{path: path, idle: idle, sessions: map[string]*Session{}, logins: map[string]string{}}
+	st = &store{path: path, idle: idle, sessions: map[string]*Session{}, logins: map[string]string{}, passwords: map[string]ChangedPassword{}}
 	data, err := userfile.Read(path, stateLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil, nil
@@ -95,6 +113,13 @@ func loadStore(path string, idle time.Duration) (st *store, warn error, err erro
 	}
 	for l, fp := range f.Logins {
 		st.logins[l] = fp
+	}
+	for l, p := range f.Passwords {
+		if _, err := ParseHash(p.Hash); err != nil || !loginRE.MatchString(l) {
+			bad++
+			continue
+		}
+		st.passwords[l] = p
 	}
 	if bad > 0 {
 		warn = fmt.Errorf("%q: dropped %d invalid session entries", path, bad)
@@ -320,8 +345,13 @@ func (st *store) reconcile(c *Config, now time.Time) (dropped int) {
 	defer st.mu.Unlock()
 	fps := map[string]string{}
 	for l, h := range c.hashes {
-		sum := sha256.Sum256([]byte(h.String()))
-		fps[l] = hex.EncodeToString(sum[:])
+		fps[l] = fingerprint(h)
+	}
+	// a changed password counts while its configured hash is unchanged
+	for l, p := range st.passwords {
+		if fp, ok := fps[l]; !ok || p.Replaces != fp {
+			delete(st.passwords, l)
+		}
 	}
 	allowed := func(s *Session) bool {
 		fp, ok := fps[s.Login]
@@ -364,7 +394,10 @@ func (st *store) persist(now time.Time) error {
 	st.mu.Lock()
 	st.pruneLocked(now)
 	st.lastPersist = now
-	f := stateFile{Version: stateVersion, Logins: st.logins, Sessions: make([]Session, 0, len(st.sessions))}
+	f := stateFile{Version: stateVersion, Logins: st.logins, Sessions: make([]Session, 0, len(st.sessions)), Passwords: map[string]ChangedPassword{}}
+	for l, p := range st.passwords {
+		f.Passwords[l] = p
+	}
 	for _, s := range st.sessions {
 		f.Sessions = append(f.Sessions, *s)
 	}
@@ -386,6 +419,35 @@ func (st *store) persist(now time.Time) error {
 	}
 	st.written = gen
 	return nil
+}
+
+// changedPassword returns the hash login's password was changed to, if the
+// configured hash it replaced (fingerprint fp) is still the configured one.
+func (st *store) changedPassword(login, fp string) (string, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	p, ok := st.passwords[login]
+	if !ok || p.Replaces != fp {
+		return "", false
+	}
+	return p.Hash, true
+}
+
+// setPassword records login's new hash and ends every session of login but
+// the box session keep and its children; it returns how many ended.
+func (st *store) setPassword(login string, h Hash, replaces, keep string) int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.passwords[login] = ChangedPassword{Hash: h.String(), Replaces: replaces}
+	n := 0
+	for id, s := range st.sessions {
+		if s.Login == login && id != keep && s.Parent != keep {
+			delete(st.sessions, id)
+			n++
+		}
+	}
+	st.gen++
+	return n
 }
 
 // count returns the number of sessions in memory.

@@ -99,6 +99,21 @@ var pages = template.Must(template.New("pages").Parse(layout + `
 <script>` + handoverScript + `</script>
 {{template "foot" .}}{{end}}
 
+{{define "password"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
+<form method="post" action="/auth/password">
+<label>Current password <input type="password" name="old" autocomplete="current-password" required autofocus></label>
+<label>New password <input type="password" name="new" autocomplete="new-password" minlength="8" required></label>
+<label>New password again <input type="password" name="repeat" autocomplete="new-password" minlength="8" required></label>
+<button>Change</button>
+</form>
+<p class="quiet">Your other sessions end; this one stays. An operator's new hashedPasswordFile replaces a password changed here.</p>
+<p><a href="/">Back to the box</a></p>
+{{template "foot" .}}{{end}}
+
+{{define "changed"}}{{template "head" .}}<p>The password of {{.Login}} is changed. Every other session of this login has ended.</p>
+<p><a href="/">Back to the box</a></p>
+{{template "foot" .}}{{end}}
+
 {{define "message"}}{{template "head" .}}<p><a href="https://{{.Domain}}/">Back to the box</a></p>
 {{template "foot" .}}{{end}}
 `))

@@ -1,0 +1,110 @@
+package auth
+
+import (
+	"crypto/rand"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// MinNewPassword is the shortest password /auth/password accepts (the
+// operator's hash-password accepts any).
+const MinNewPassword = 8
+
+// hashOf is the hash a login's password is checked against: the one it
+// was changed to on the box origin while the configured hash it replaced
+// is still configured, else the configured one.
+func (s *Server) hashOf(login string) (Hash, bool) {
+	h, ok := s.cfg.hashes[login]
+	if !ok {
+		return Hash{}, false
+	}
+	if text, ok := s.store.changedPassword(login, fingerprint(h)); ok {
+		if ch, err := ParseHash(text); err == nil {
+			return ch, true
+		}
+	}
+	return h, true
+}
+
+// passwordPage is GET /auth/password on the box origin: the form, for a
+// live box session; else the login, then back here.
+func (s *Server) passwordPage(w http.ResponseWriter, r *http.Request) {
+	sess, ok := s.session(r, "", s.clock.Now())
+	if !ok {
+		redirect(w, http.StatusFound, "/auth/login?next=%2Fauth%2Fpassword")
+		return
+	}
+	s.render(w, http.StatusOK, "password", pageData{Title: "Change the password", Login: sess.Login})
+}
+
+// changePassword is POST /auth/password (old, new, repeat) on the box
+// origin. The old password is checked like a login (same limits, backoff
+// and failed-login line); the new one is stored hashed with the sha256 of
+// the configured hash it replaces, and every other session of the login
+// ends (this box session and its user origins stay).
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
+	now := s.clock.Now()
+	sess, ok := s.session(r, "", now)
+	if !ok {
+		redirect(w, http.StatusSeeOther, "/auth/login?next=%2Fauth%2Fpassword")
+		return
+	}
+	old, pw, repeat := r.PostFormValue("old"), r.PostFormValue("new"), r.PostFormValue("repeat")
+	form := pageData{Title: "Change the password", Login: sess.Login}
+	fail := func(code int, msg string) {
+		form.Message = msg
+		s.render(w, code, "password", form)
+	}
+	switch {
+	case pw != repeat:
+		fail(http.StatusBadRequest, "The new password and its repetition differ.")
+		return
+	case utf8.RuneCountInString(pw) < MinNewPassword:
+		fail(http.StatusBadRequest, "The new password needs at least "+strconv.Itoa(MinNewPassword)+" characters.")
+		return
+	case len(pw) > MaxPasswordLen || len(old) > MaxPasswordLen:
+		fail(http.StatusBadRequest, "A password is longer than "+strconv.Itoa(MaxPasswordLen)+" bytes.")
+		return
+	}
+	h, known := s.hashOf(sess.Login)
+	if !known { // the configuration dropped the login: its sessions ended at start
+		fail(http.StatusForbidden, "This login no longer exists.")
+		return
+	}
+	addr := clientAddress(r.Header)
+	if wait, ok := s.limits.admit(clientKey(addr), sess.Login, true, now); !ok {
+		secs := max(1, int((wait+time.Second-1)/time.Second))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		fail(http.StatusTooManyRequests, "Too many attempts. Try again in "+strconv.Itoa(secs)+" s.")
+		return
+	}
+	if err := s.sem.acquire(r.Context()); err != nil {
+		s.limits.cancel(sess.Login)
+		return
+	}
+	good := h.check(s.derive, old)
+	var nh Hash
+	if good {
+		salt := make([]byte, saltLen)
+		rand.Read(salt)
+		nh = Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
+	}
+	s.sem.release()
+	now = s.clock.Now()
+	s.limits.done(sess.Login, good, now)
+	if !good {
+		s.log.line(failedLoginLine(sess.Login, addr))
+		fail(http.StatusUnauthorized, "The current password is wrong.")
+		return
+	}
+	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
+	if err := s.persistLogged(now); err != nil {
+		fail(http.StatusInternalServerError, "The new password could not be stored; the old one stays in use after a restart.")
+		return
+	}
+	s.log.printf("changed the password of login %s; ended %d other sessions", sess.Login, n)
+	form.Message = ""
+	s.render(w, http.StatusOK, "changed", form)
+}
