@@ -9101,7 +9101,6 @@ in
           package web
 
           import (
-          	"bytes"
           	"errors"
           	"html/template"
           	"io/fs"
@@ -9304,16 +9303,7 @@ in
           		row.Modified = info.ModTime().UTC().Format(time.DateTime)
           		data.Entries = append(data.Entries, row)
           	}
-          	var buf bytes.Buffer
-          	if err := downloadsPage.Execute(&buf, data); err != nil {
-          		s.log.printf("downloads: %v", err)
-          		plain(w, http.StatusInternalServerError, "internal error")
-          		return
-          	}
-          	h := w.Header()
-          	h.Set("Content-Type", "text/html; charset=utf-8")
-          	h.Set("Content-Security-Policy", pageCSP)
-          	w.Write(buf.Bytes())
+          	s.page(w, http.StatusOK, downloadsPage, data)
           }
         '';
         "web/list.go" = ''
@@ -9383,9 +9373,15 @@ in
           			Link: "/term/?arg=" + url.QueryEscape(e.Name),
           		})
           	}
+          	s.page(w, code, listPage, data)
+          }
+
+          // page writes one of the daemon's own pages: t executed on data, whole or
+          // not at all, with the pages' CSP.
+          func (s *Server) page(w http.ResponseWriter, code int, t *template.Template, data any) {
           	var buf bytes.Buffer
-          	if err := listPage.Execute(&buf, data); err != nil {
-          		s.log.printf("session list: %v", err)
+          	if err := t.Execute(&buf, data); err != nil {
+          		s.log.printf("page %s: %v", t.Name(), err)
           		plain(w, http.StatusInternalServerError, "internal error")
           		return
           	}
@@ -9637,7 +9633,6 @@ in
           package web
 
           import (
-          	"bytes"
           	"errors"
           	"html/template"
           	"net/http"
@@ -9738,7 +9733,7 @@ in
           			d.Done = strings.Replace(msg, "%s", what, 1)
           		}
           	}
-          	s.renderSettings(w, http.StatusOK, d)
+          	s.page(w, http.StatusOK, settingsPage, d)
           }
 
           func (s *Server) settingsData(r *http.Request) settingsData {
@@ -9793,20 +9788,6 @@ in
           	}
           	t, err := agents.Load(s.cfg.Env.AgentsFile)
           	return t, s.cfg.Env.DefaultAgent, err
-          }
-
-          func (s *Server) renderSettings(w http.ResponseWriter, code int, d settingsData) {
-          	var buf bytes.Buffer
-          	if err := settingsPage.Execute(&buf, d); err != nil {
-          		s.log.printf("settings: %v", err)
-          		plain(w, http.StatusInternalServerError, "internal error")
-          		return
-          	}
-          	h := w.Header()
-          	h.Set("Content-Type", "text/html; charset=utf-8")
-          	h.Set("Content-Security-Policy", pageCSP)
-          	w.WriteHeader(code)
-          	w.Write(buf.Bytes())
           }
 
           // form parses a POSTed urlencoded form of at most formLimit bytes; on
@@ -9916,7 +9897,7 @@ in
           	}
           	d := s.settingsData(r)
           	d.Error = err.Error()
-          	s.renderSettings(w, code, d)
+          	s.page(w, code, settingsPage, d)
           }
 
           // argLines is one argument per line of a textarea (CR LF or LF; a last

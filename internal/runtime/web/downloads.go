@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"errors"
 	"html/template"
 	"io/fs"
@@ -204,14 +203,5 @@ func (s *Server) renderDownloads(w http.ResponseWriter, rel string, entries []fs
 		row.Modified = info.ModTime().UTC().Format(time.DateTime)
 		data.Entries = append(data.Entries, row)
 	}
-	var buf bytes.Buffer
-	if err := downloadsPage.Execute(&buf, data); err != nil {
-		s.log.printf("downloads: %v", err)
-		plain(w, http.StatusInternalServerError, "internal error")
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", pageCSP)
-	w.Write(buf.Bytes())
+	s.page(w, http.StatusOK, downloadsPage, data)
 }

@@ -297,7 +297,13 @@ func header(kv ...string) http.Header {
 // body.
 func (f *fixture) do(method, path string, h http.Header) (int, http.Header, string) {
 	f.t.Helper()
-	req, err := http.NewRequest(method, f.web.URL+path, nil)
+	return f.send(method, path, nil, h)
+}
+
+// send is do with a request body.
+func (f *fixture) send(method, path string, body io.Reader, h http.Header) (int, http.Header, string) {
+	f.t.Helper()
+	req, err := http.NewRequest(method, f.web.URL+path, body)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -314,8 +320,8 @@ func (f *fixture) do(method, path string, h http.Header) (int, http.Header, stri
 		f.t.Fatal(err)
 	}
 	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header, string(body)
+	data, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(data)
 }
 
 // ws opens a WebSocket to the daemon; a 101 leaves conn open (closed at

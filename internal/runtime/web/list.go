@@ -64,9 +64,15 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			Link: "/term/?arg=" + url.QueryEscape(e.Name),
 		})
 	}
+	s.page(w, code, listPage, data)
+}
+
+// page writes one of the daemon's own pages: t executed on data, whole or
+// not at all, with the pages' CSP.
+func (s *Server) page(w http.ResponseWriter, code int, t *template.Template, data any) {
 	var buf bytes.Buffer
-	if err := listPage.Execute(&buf, data); err != nil {
-		s.log.printf("session list: %v", err)
+	if err := t.Execute(&buf, data); err != nil {
+		s.log.printf("page %s: %v", t.Name(), err)
 		plain(w, http.StatusInternalServerError, "internal error")
 		return
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"errors"
 	"html/template"
 	"net/http"
@@ -102,7 +101,7 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 			d.Done = strings.Replace(msg, "%s", what, 1)
 		}
 	}
-	s.renderSettings(w, http.StatusOK, d)
+	s.page(w, http.StatusOK, settingsPage, d)
 }
 
 func (s *Server) settingsData(r *http.Request) settingsData {
@@ -157,20 +156,6 @@ func (s *Server) agentsTable() (agents.Table, string, error) {
 	}
 	t, err := agents.Load(s.cfg.Env.AgentsFile)
 	return t, s.cfg.Env.DefaultAgent, err
-}
-
-func (s *Server) renderSettings(w http.ResponseWriter, code int, d settingsData) {
-	var buf bytes.Buffer
-	if err := settingsPage.Execute(&buf, d); err != nil {
-		s.log.printf("settings: %v", err)
-		plain(w, http.StatusInternalServerError, "internal error")
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", pageCSP)
-	w.WriteHeader(code)
-	w.Write(buf.Bytes())
 }
 
 // form parses a POSTed urlencoded form of at most formLimit bytes; on
@@ -280,7 +265,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done,
 	}
 	d := s.settingsData(r)
 	d.Error = err.Error()
-	s.renderSettings(w, code, d)
+	s.page(w, code, settingsPage, d)
 }
 
 // argLines is one argument per line of a textarea (CR LF or LF; a last

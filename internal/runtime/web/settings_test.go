@@ -2,14 +2,12 @@ package web
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
@@ -39,20 +37,8 @@ func settingsFixture(t *testing.T) *fixture {
 // post sends a form as a same-origin browser does, plus kv header pairs.
 func (f *fixture) post(path string, form url.Values, kv ...string) (int, http.Header, string) {
 	f.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, f.web.URL+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	req.Host = testHost
-	req.Header = header(append([]string{"Content-Type", "application/x-www-form-urlencoded", "Sec-Fetch-Site", "same-origin", "Origin", testOrigin}, kv...)...)
-	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header, string(body)
+	h := header(append([]string{"Content-Type", "application/x-www-form-urlencoded", "Sec-Fetch-Site", "same-origin", "Origin", testOrigin}, kv...)...)
+	return f.send(http.MethodPost, path, strings.NewReader(form.Encode()), h)
 }
 
 func (f *fixture) registry() *registry.Registry {
