@@ -24,7 +24,7 @@
       # NAR hash of the vendor/ directory `go mod vendor` writes for this
       # repository (internal/flakecheck recomputes it; update it when go.mod,
       # go.sum or the set of imported packages changes).
-      vendorHash = "sha256-vYPZDAba23ElC5H3hRznkuIP2BOEWLDvISpqVpcWaBg=";
+      vendorHash = "sha256-PYFG6gJSg1N0xGjmnagNW3+aOlVNl9q7Qo8SMbTgYtQ=";
 
       # Golden configurations (tests/golden/<name>/) and scenario phases
       # (tests/scenarios/phases): the same fixtures the offline tiers use.
