@@ -286,6 +286,13 @@ sys.exit(0 if w == c else 1)'
 }
 check "the page's session is the CLI's (agent, arguments, directory)" same_as_cli
 check "the supervisor starts the page's session" wait_until 30 session_is alice webadd running
+shows_uptime() {
+  local row
+  row=$(client get "$ops" "https://$A/settings" | grep -o '<a href="/term/?arg=webadd">webadd</a>.*' | head -n 1)
+  echo "$row" | head -c 400
+  grep -Eq '<td>running</td><td>[0-9]+[smhd]' <<<"$row"
+}
+check "the settings page shows how long it has been up" wait_until 10 shows_uptime
 # as Chrome sends a form from a no-referrer page: Origin null, Sec-Fetch-Site same-origin
 check "the page stops it (303; Origin null from a same-origin form)" in_out "status 303" settings_post sessions 'action=stop&name=webadd' -H "Origin: null"
 check "the supervisor stops it" wait_until 30 session_is alice webadd stopped

@@ -8,6 +8,7 @@ package sessionstate
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -28,9 +29,10 @@ const (
 // Entry is one registry session with what was observed of it.
 type Entry struct {
 	registry.Session
-	State    string        `json:"state"`
-	Restarts int           `json:"restarts"`
-	LastExit *observe.Exit `json:"lastExit,omitempty"`
+	State     string        `json:"state"`
+	Restarts  int           `json:"restarts"`
+	LastStart *time.Time    `json:"lastStart,omitempty"` // when the supervisor last launched it
+	LastExit  *observe.Exit `json:"lastExit,omitempty"`
 }
 
 // List returns every session of e's registry, sorted by name. tmuxBin is
@@ -65,6 +67,10 @@ func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([
 		}
 		if obs, err := observe.Load(e.ObservationsDir(), s.Name); err == nil {
 			le.Restarts, le.LastExit = obs.Restarts, obs.LastExit
+			if !obs.LastStart.IsZero() {
+				t := obs.LastStart
+				le.LastStart = &t
+			}
 		}
 		pn, live := panes[s.Name]
 		switch {

@@ -51,7 +51,7 @@ func world(t *testing.T, supervisor bool) (paths.Env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := observe.Save(e.ObservationsDir(), observe.Session{Name: "run", Restarts: 3}); err != nil {
+	if err := observe.Save(e.ObservationsDir(), observe.Session{Name: "run", Restarts: 3, LastStart: lastStart}); err != nil {
 		t.Fatal(err)
 	}
 	if !supervisor {
@@ -127,9 +127,15 @@ func TestStatesAreThoseOfSessionLs(t *testing.T) {
 			if got[3].Restarts != 3 {
 				t.Errorf("run: restarts %d, want 3 (from its observation file)", got[3].Restarts)
 			}
+			if got[3].LastStart == nil || !got[3].LastStart.Equal(lastStart) || got[0].LastStart != nil {
+				t.Errorf("last starts: run %v (want %v), dead %v (want none)", got[3].LastStart, lastStart, got[0].LastStart)
+			}
 		})
 	}
 }
+
+// lastStart is the launch time of "run" in its observation file.
+var lastStart = time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
 
 func TestACorruptRegistryIsAnError(t *testing.T) {
 	e, bin := world(t, false)

@@ -32,8 +32,8 @@ var settingsPage = template.Must(template.New("settings").Parse(`<!doctype html>
 <h2>Sessions</h2>
 {{if .ListError}}<p class="error">The session list cannot be read: {{.ListError}}</p>
 {{else if not .Sessions}}<p>No sessions.</p>
-{{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
-{{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
+{{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Up</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
+{{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
 <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
 {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button>{{end}}
 <button name="action" value="remove">Remove</button></form></td></tr>
@@ -60,6 +60,7 @@ var settingsPage = template.Must(template.New("settings").Parse(`<!doctype html>
 
 type settingsRow struct {
 	Name, Agent, Args, Cwd, State, LastExit, Link string
+	Uptime                                        string // since the last launch, while running
 	Restarts                                      int
 	Stopped                                       bool
 }
@@ -123,6 +124,9 @@ func (s *Server) settingsData(r *http.Request) settingsData {
 			args[i] = escape.Quote(a, 128)
 		}
 		row.Args = strings.Join(args, " ")
+		if e.State == sessionstate.Running && e.LastStart != nil {
+			row.Uptime = uptime(time.Since(*e.LastStart))
+		}
 		if x := e.LastExit; x != nil {
 			row.LastExit = "status " + strconv.Itoa(x.Status)
 			if x.Signal != "" {
@@ -277,4 +281,22 @@ func argLines(text string) []string {
 		return nil
 	}
 	return strings.Split(text, "\n")
+}
+
+// uptime is d as "4d 3h", "3h 12m", "12m 5s" or "5s".
+func uptime(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	sec := int64(d / time.Second)
+	days, hours, mins := sec/86400, sec/3600%24, sec/60%60
+	switch {
+	case days > 0:
+		return strconv.FormatInt(days, 10) + "d " + strconv.FormatInt(hours, 10) + "h"
+	case hours > 0:
+		return strconv.FormatInt(hours, 10) + "h " + strconv.FormatInt(mins, 10) + "m"
+	case mins > 0:
+		return strconv.FormatInt(mins, 10) + "m " + strconv.FormatInt(sec%60, 10) + "s"
+	}
+	return strconv.FormatInt(sec, 10) + "s"
 }

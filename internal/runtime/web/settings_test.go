@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
@@ -241,5 +242,23 @@ func TestSettingsDoneMessageShowsOnlyValidNames(t *testing.T) {
 	_, _, body = f.do(http.MethodGet, "/settings?done=nonsense&name=main", header())
 	if strings.Contains(body, `class="done"`) {
 		t.Error("an unknown done code showed a message")
+	}
+}
+
+func TestUptimeReadsAtAGlance(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0s"},
+		{0, "0s"},
+		{59 * time.Second, "59s"},
+		{61 * time.Second, "1m 1s"},
+		{3*time.Hour + 12*time.Minute + 9*time.Second, "3h 12m"},
+		{4*24*time.Hour + 3*time.Hour + 59*time.Minute, "4d 3h"},
+	} {
+		if got := uptime(tc.d); got != tc.want {
+			t.Errorf("uptime(%v) = %q, want %q", tc.d, got, tc.want)
+		}
 	}
 }
