@@ -275,7 +275,7 @@ let
       enable = mkOption {
         type = types.bool;
         default = true;
-        description = "Whether to ban, through nixpkgs' `services.fail2ban` (which this enables), a client address after `maxretry` failed logins within `findtime`. Only with the web surface on. nixpkgs' fail2ban also enables its `sshd` jail, and its `ignoreip` holds loopback, so local guessing is slowed by the auth service's per-login backoff instead.";
+        description = "Whether to ban, through nixpkgs' `services.fail2ban` (which this enables), a client address after `maxretry` failed logins within `findtime`. Only with the web surface on. nixpkgs' fail2ban also enables its `sshd` jail when openssh is on, and its `ignoreip` holds loopback, so local guessing is slowed by the auth service's per-address limit and per-login backoff instead.";
         example = false;
       };
       maxretry = mkOption {
@@ -1912,6 +1912,18 @@ in
 
           func inputf(format string, a ...any) error { return &InputError{fmt.Sprintf(format, a...)} }
 
+          // Agents returns the agents table AGENT_BOX_AGENTS names (the unit's, else
+          // the login file's: root-owned store files) and the default agent.
+          // state.json is never consulted: its owner can write it, and exec-session
+          // executes what the table names.
+          func Agents(e paths.Env) (agents.Table, string, error) {
+          	if e.AgentsFile == "" {
+          		return nil, "", fmt.Errorf("no agents table: %s is unset and there is no login file %s", paths.EnvAgents, paths.LoginFile("<user>"))
+          	}
+          	a, err := agents.Load(e.AgentsFile)
+          	return a, e.DefaultAgent, err
+          }
+
           // Spec is a session to add. Empty Agent is the default agent; empty Cwd
           // is the home.
           type Spec struct {
@@ -2397,37 +2409,25 @@ in
           		fail(http.StatusBadRequest, "A password is longer than "+strconv.Itoa(MaxPasswordLen)+" bytes.")
           		return
           	}
-          	h, known := s.hashOf(sess.Login)
-          	if !known { // the configuration dropped the login: its sessions ended at start
-          		fail(http.StatusForbidden, "This login no longer exists.")
+          	switch res := s.attempt(r, sess.Login, old); {
+          	case res.gone:
           		return
-          	}
-          	addr := clientAddress(r.Header)
-          	if wait, ok := s.limits.admit(clientKey(addr), sess.Login, true, now); !ok {
-          		secs := max(1, int((wait+time.Second-1)/time.Second))
-          		w.Header().Set("Retry-After", strconv.Itoa(secs))
-          		fail(http.StatusTooManyRequests, "Too many attempts. Try again in "+strconv.Itoa(secs)+" s.")
+          	case res.wait > 0:
+          		secs := retryAfter(w, res.wait)
+          		fail(http.StatusTooManyRequests, "Too many attempts. Try again in "+secs+" s.")
           		return
-          	}
-          	if err := s.sem.acquire(r.Context()); err != nil {
-          		s.limits.cancel(sess.Login)
-          		return
-          	}
-          	good := h.check(s.derive, old)
-          	var nh Hash
-          	if good {
-          		salt := make([]byte, saltLen)
-          		rand.Read(salt)
-          		nh = Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
-          	}
-          	s.sem.release()
-          	now = s.clock.Now()
-          	s.limits.done(sess.Login, good, now)
-          	if !good {
-          		s.log.line(failedLoginLine(sess.Login, addr))
+          	case !res.good:
           		fail(http.StatusUnauthorized, "The current password is wrong.")
           		return
           	}
+          	if err := s.sem.acquire(r.Context()); err != nil {
+          		return // the client is gone
+          	}
+          	salt := make([]byte, saltLen)
+          	rand.Read(salt)
+          	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
+          	s.sem.release()
+          	now = s.clock.Now()
           	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
           	if err := s.persistLogged(now); err != nil {
           		fail(http.StatusInternalServerError, "The new password could not be stored; the old one stays in use after a restart.")
@@ -2436,6 +2436,52 @@ in
           	s.log.printf("changed the password of login %s; ended %d other sessions", sess.Login, n)
           	form.Message = ""
           	s.render(w, http.StatusOK, "changed", form)
+          }
+
+          // attemptResult is how one password check ended: refused before hashing
+          // (wait), the client gone, or checked (good).
+          type attemptResult struct {
+          	good, gone bool
+          	wait       time.Duration
+          }
+
+          // attempt checks password for login as a login does: the client address's
+          // bucket and, for a configured login, its backoff; one hash (the dummy for
+          // an unknown login) under the hashing limit; and, on failure, the one
+          // failed-login line fail2ban reads.
+          func (s *Server) attempt(r *http.Request, login, password string) attemptResult {
+          	addr := clientAddress(r.Header)
+          	h, known := s.hashOf(login)
+          	if !known {
+          		h = s.dummy
+          	}
+          	if wait, ok := s.limits.admit(clientKey(addr), login, known, s.clock.Now()); !ok {
+          		return attemptResult{wait: max(wait, time.Nanosecond)}
+          	}
+          	if err := s.sem.acquire(r.Context()); err != nil {
+          		if known {
+          			s.limits.cancel(login)
+          		}
+          		return attemptResult{gone: true}
+          	}
+          	good := h.check(s.derive, password)
+          	s.sem.release()
+          	if known {
+          		s.limits.done(login, good, s.clock.Now())
+          	}
+          	if !known || !good {
+          		s.log.line(failedLoginLine(login, addr))
+          		return attemptResult{}
+          	}
+          	return attemptResult{good: true}
+          }
+
+          // retryAfter sets Retry-After for wait (whole seconds, at least 1) and
+          // returns it as text.
+          func retryAfter(w http.ResponseWriter, wait time.Duration) string {
+          	secs := strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second)))
+          	w.Header().Set("Retry-After", secs)
+          	return secs
           }
         '';
         "auth/client.go" = ''
@@ -3263,7 +3309,6 @@ in
           	"io"
           	"net/http"
           	"net/url"
-          	"strconv"
           	"strings"
           	"time"
           )
@@ -3531,37 +3576,20 @@ in
           		u = ""
           	}
           	form := pageData{Title: "Log in", Login: name, User: u, Next: next}
-          	addr := clientAddress(r.Header)
-          	h, known := s.hashOf(name)
-          	if !known {
-          		h = s.dummy
-          	}
-          	now := s.clock.Now()
-          	if wait, ok := s.limits.admit(clientKey(addr), name, known, now); !ok {
-          		secs := int((wait + time.Second - 1) / time.Second)
-          		w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))
-          		form.Message = "Too many attempts. Try again in " + strconv.Itoa(max(1, secs)) + " s."
+          	switch res := s.attempt(r, name, password); {
+          	case res.gone:
+          		return
+          	case res.wait > 0:
+          		secs := retryAfter(w, res.wait)
+          		form.Message = "Too many attempts. Try again in " + secs + " s."
           		s.render(w, http.StatusTooManyRequests, "login", form)
           		return
-          	}
-          	if err := s.sem.acquire(r.Context()); err != nil {
-          		if known {
-          			s.limits.cancel(name)
-          		}
-          		return // the client is gone
-          	}
-          	good := h.check(s.derive, password)
-          	s.sem.release()
-          	now = s.clock.Now()
-          	if known {
-          		s.limits.done(name, good, now)
-          	}
-          	if !known || !good {
-          		s.log.line(failedLoginLine(name, addr))
+          	case !res.good:
           		form.Message = "Wrong login or password."
           		s.render(w, http.StatusUnauthorized, "login", form)
           		return
           	}
+          	now := s.clock.Now()
           	sess, secret := s.store.create(name, nil, "", now, s.cfg.SessionLifetime)
           	s.persistLogged(now)
           	s.setCookie(w, sess, secret, now)
@@ -5016,18 +5044,6 @@ in
           	return e.WithLogin()
           }
 
-          // agents returns the agents table named by AGENT_BOX_AGENTS (the unit's,
-          // else the login file's: root-owned store files) and the default agent.
-          // state.json is never consulted: its owner can write it, and exec-session
-          // executes what the table names.
-          func (p *Program) agents(e paths.Env) (agents.Table, string, error) {
-          	if e.AgentsFile == "" {
-          		return nil, "", fmt.Errorf("no agents table: %s is unset and there is no login file %s", paths.EnvAgents, paths.LoginFile("<user>"))
-          	}
-          	a, err := agents.Load(e.AgentsFile)
-          	return a, e.DefaultAgent, err
-          }
-
           func (p *Program) session(ctx context.Context, sub string, args []string) error {
           	e, err := p.envCfg()
           	if err != nil {
@@ -5132,7 +5148,7 @@ in
           	if err := registry.CheckName(name); err != nil {
           		return err
           	}
-          	table, def, err := p.agents(e)
+          	table, def, err := actions.Agents(e)
           	if err != nil {
           		return err
           	}
@@ -5218,16 +5234,12 @@ in
           	}
           	switch {
           	case args[0] == "ls" && len(args) == 1:
-          		vars, err := envfile.Load(e.EnvFile())
+          		keys, err := envfile.Keys(e.EnvFile())
           		if err != nil {
           			return err
           		}
-          		seen := map[string]bool{}
-          		for _, v := range vars {
-          			if !seen[v.Key] {
-          				fmt.Fprintln(p.Stdout, v.Key)
-          				seen[v.Key] = true
-          			}
+          		for _, k := range keys {
+          			fmt.Fprintln(p.Stdout, k)
           		}
           		return nil
           	case args[0] == "set" && len(args) == 2:
@@ -5287,7 +5299,7 @@ in
           	if err != nil {
           		return err
           	}
-          	table, _, err := p.agents(e)
+          	table, _, err := actions.Agents(e)
           	if err != nil {
           		return err
           	}
@@ -5578,6 +5590,20 @@ in
           		}
           	}
           	return vars, nil
+          }
+
+          // Keys returns the keys of the file at path, each once, in file order
+          // (never a value).
+          func Keys(path string) ([]string, error) {
+          	vars, err := Load(path)
+          	var keys []string
+          	seen := map[string]bool{}
+          	for _, v := range vars {
+          		if !seen[v.Key] {
+          			keys, seen[v.Key] = append(keys, v.Key), true
+          		}
+          	}
+          	return keys, err
           }
 
           // Set sets key to value, replacing an existing line or appending one. A
@@ -9774,30 +9800,17 @@ in
           		}
           		d.Sessions = append(d.Sessions, row)
           	}
-          	if table, def, err := s.agentsTable(); err == nil {
+          	if table, def, err := actions.Agents(s.cfg.Env); err == nil {
           		for _, n := range table.Names() {
           			d.Agents = append(d.Agents, agentOption{Name: n, Default: n == def})
           		}
           	}
-          	vars, err := envfile.Load(s.cfg.Env.EnvFile())
+          	keys, err := envfile.Keys(s.cfg.Env.EnvFile())
           	if err != nil {
           		d.EnvError = err.Error()
           	}
-          	seen := map[string]bool{}
-          	for _, v := range vars {
-          		if !seen[v.Key] {
-          			d.Keys, seen[v.Key] = append(d.Keys, v.Key), true
-          		}
-          	}
+          	d.Keys = keys
           	return d
-          }
-
-          func (s *Server) agentsTable() (agents.Table, string, error) {
-          	if s.cfg.Env.AgentsFile == "" {
-          		return nil, "", errors.New("no agents table (AGENT_BOX_AGENTS is unset)")
-          	}
-          	t, err := agents.Load(s.cfg.Env.AgentsFile)
-          	return t, s.cfg.Env.DefaultAgent, err
           }
 
           // form parses a POSTed urlencoded form of at most formLimit bytes; on
@@ -9830,7 +9843,7 @@ in
           	case "add":
           		var table agents.Table
           		var def string
-          		if table, def, err = s.agentsTable(); err == nil {
+          		if table, def, err = actions.Agents(s.cfg.Env); err == nil {
           			err = actions.Add(r.Context(), s.cfg.Env, table, def, actions.Spec{
           				Name: name, Agent: f.Get("agent"), Cwd: strings.TrimSpace(f.Get("cwd")), Args: argLines(f.Get("args")),
           			})

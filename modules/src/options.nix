@@ -164,7 +164,7 @@ let
       enable = mkOption {
         type = types.bool;
         default = true;
-        description = "Whether to ban, through nixpkgs' `services.fail2ban` (which this enables), a client address after `maxretry` failed logins within `findtime`. Only with the web surface on. nixpkgs' fail2ban also enables its `sshd` jail, and its `ignoreip` holds loopback, so local guessing is slowed by the auth service's per-login backoff instead.";
+        description = "Whether to ban, through nixpkgs' `services.fail2ban` (which this enables), a client address after `maxretry` failed logins within `findtime`. Only with the web surface on. nixpkgs' fail2ban also enables its `sshd` jail when openssh is on, and its `ignoreip` holds loopback, so local guessing is slowed by the auth service's per-address limit and per-login backoff instead.";
         example = false;
       };
       maxretry = mkOption {

@@ -30,6 +30,18 @@ func (e *InputError) Error() string { return e.Msg }
 
 func inputf(format string, a ...any) error { return &InputError{fmt.Sprintf(format, a...)} }
 
+// Agents returns the agents table AGENT_BOX_AGENTS names (the unit's, else
+// the login file's: root-owned store files) and the default agent.
+// state.json is never consulted: its owner can write it, and exec-session
+// executes what the table names.
+func Agents(e paths.Env) (agents.Table, string, error) {
+	if e.AgentsFile == "" {
+		return nil, "", fmt.Errorf("no agents table: %s is unset and there is no login file %s", paths.EnvAgents, paths.LoginFile("<user>"))
+	}
+	a, err := agents.Load(e.AgentsFile)
+	return a, e.DefaultAgent, err
+}
+
 // Spec is a session to add. Empty Agent is the default agent; empty Cwd
 // is the home.
 type Spec struct {

@@ -68,37 +68,25 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "A password is longer than "+strconv.Itoa(MaxPasswordLen)+" bytes.")
 		return
 	}
-	h, known := s.hashOf(sess.Login)
-	if !known { // the configuration dropped the login: its sessions ended at start
-		fail(http.StatusForbidden, "This login no longer exists.")
+	switch res := s.attempt(r, sess.Login, old); {
+	case res.gone:
 		return
-	}
-	addr := clientAddress(r.Header)
-	if wait, ok := s.limits.admit(clientKey(addr), sess.Login, true, now); !ok {
-		secs := max(1, int((wait+time.Second-1)/time.Second))
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		fail(http.StatusTooManyRequests, "Too many attempts. Try again in "+strconv.Itoa(secs)+" s.")
+	case res.wait > 0:
+		secs := retryAfter(w, res.wait)
+		fail(http.StatusTooManyRequests, "Too many attempts. Try again in "+secs+" s.")
 		return
-	}
-	if err := s.sem.acquire(r.Context()); err != nil {
-		s.limits.cancel(sess.Login)
-		return
-	}
-	good := h.check(s.derive, old)
-	var nh Hash
-	if good {
-		salt := make([]byte, saltLen)
-		rand.Read(salt)
-		nh = Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
-	}
-	s.sem.release()
-	now = s.clock.Now()
-	s.limits.done(sess.Login, good, now)
-	if !good {
-		s.log.line(failedLoginLine(sess.Login, addr))
+	case !res.good:
 		fail(http.StatusUnauthorized, "The current password is wrong.")
 		return
 	}
+	if err := s.sem.acquire(r.Context()); err != nil {
+		return // the client is gone
+	}
+	salt := make([]byte, saltLen)
+	rand.Read(salt)
+	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
+	s.sem.release()
+	now = s.clock.Now()
 	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
 	if err := s.persistLogged(now); err != nil {
 		fail(http.StatusInternalServerError, "The new password could not be stored; the old one stays in use after a restart.")
@@ -107,4 +95,50 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 	s.log.printf("changed the password of login %s; ended %d other sessions", sess.Login, n)
 	form.Message = ""
 	s.render(w, http.StatusOK, "changed", form)
+}
+
+// attemptResult is how one password check ended: refused before hashing
+// (wait), the client gone, or checked (good).
+type attemptResult struct {
+	good, gone bool
+	wait       time.Duration
+}
+
+// attempt checks password for login as a login does: the client address's
+// bucket and, for a configured login, its backoff; one hash (the dummy for
+// an unknown login) under the hashing limit; and, on failure, the one
+// failed-login line fail2ban reads.
+func (s *Server) attempt(r *http.Request, login, password string) attemptResult {
+	addr := clientAddress(r.Header)
+	h, known := s.hashOf(login)
+	if !known {
+		h = s.dummy
+	}
+	if wait, ok := s.limits.admit(clientKey(addr), login, known, s.clock.Now()); !ok {
+		return attemptResult{wait: max(wait, time.Nanosecond)}
+	}
+	if err := s.sem.acquire(r.Context()); err != nil {
+		if known {
+			s.limits.cancel(login)
+		}
+		return attemptResult{gone: true}
+	}
+	good := h.check(s.derive, password)
+	s.sem.release()
+	if known {
+		s.limits.done(login, good, s.clock.Now())
+	}
+	if !known || !good {
+		s.log.line(failedLoginLine(login, addr))
+		return attemptResult{}
+	}
+	return attemptResult{good: true}
+}
+
+// retryAfter sets Retry-After for wait (whole seconds, at least 1) and
+// returns it as text.
+func retryAfter(w http.ResponseWriter, wait time.Duration) string {
+	secs := strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second)))
+	w.Header().Set("Retry-After", secs)
+	return secs
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -273,37 +272,20 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		u = ""
 	}
 	form := pageData{Title: "Log in", Login: name, User: u, Next: next}
-	addr := clientAddress(r.Header)
-	h, known := s.hashOf(name)
-	if !known {
-		h = s.dummy
-	}
-	now := s.clock.Now()
-	if wait, ok := s.limits.admit(clientKey(addr), name, known, now); !ok {
-		secs := int((wait + time.Second - 1) / time.Second)
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))
-		form.Message = "Too many attempts. Try again in " + strconv.Itoa(max(1, secs)) + " s."
+	switch res := s.attempt(r, name, password); {
+	case res.gone:
+		return
+	case res.wait > 0:
+		secs := retryAfter(w, res.wait)
+		form.Message = "Too many attempts. Try again in " + secs + " s."
 		s.render(w, http.StatusTooManyRequests, "login", form)
 		return
-	}
-	if err := s.sem.acquire(r.Context()); err != nil {
-		if known {
-			s.limits.cancel(name)
-		}
-		return // the client is gone
-	}
-	good := h.check(s.derive, password)
-	s.sem.release()
-	now = s.clock.Now()
-	if known {
-		s.limits.done(name, good, now)
-	}
-	if !known || !good {
-		s.log.line(failedLoginLine(name, addr))
+	case !res.good:
 		form.Message = "Wrong login or password."
 		s.render(w, http.StatusUnauthorized, "login", form)
 		return
 	}
+	now := s.clock.Now()
 	sess, secret := s.store.create(name, nil, "", now, s.cfg.SessionLifetime)
 	s.persistLogged(now)
 	s.setCookie(w, sess, secret, now)

@@ -216,18 +216,6 @@ func (p *Program) envCfg() (paths.Env, error) {
 	return e.WithLogin()
 }
 
-// agents returns the agents table named by AGENT_BOX_AGENTS (the unit's,
-// else the login file's: root-owned store files) and the default agent.
-// state.json is never consulted: its owner can write it, and exec-session
-// executes what the table names.
-func (p *Program) agents(e paths.Env) (agents.Table, string, error) {
-	if e.AgentsFile == "" {
-		return nil, "", fmt.Errorf("no agents table: %s is unset and there is no login file %s", paths.EnvAgents, paths.LoginFile("<user>"))
-	}
-	a, err := agents.Load(e.AgentsFile)
-	return a, e.DefaultAgent, err
-}
-
 func (p *Program) session(ctx context.Context, sub string, args []string) error {
 	e, err := p.envCfg()
 	if err != nil {
@@ -332,7 +320,7 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 	if err := registry.CheckName(name); err != nil {
 		return err
 	}
-	table, def, err := p.agents(e)
+	table, def, err := actions.Agents(e)
 	if err != nil {
 		return err
 	}
@@ -418,16 +406,12 @@ func (p *Program) env(ctx context.Context, args []string) error {
 	}
 	switch {
 	case args[0] == "ls" && len(args) == 1:
-		vars, err := envfile.Load(e.EnvFile())
+		keys, err := envfile.Keys(e.EnvFile())
 		if err != nil {
 			return err
 		}
-		seen := map[string]bool{}
-		for _, v := range vars {
-			if !seen[v.Key] {
-				fmt.Fprintln(p.Stdout, v.Key)
-				seen[v.Key] = true
-			}
+		for _, k := range keys {
+			fmt.Fprintln(p.Stdout, k)
 		}
 		return nil
 	case args[0] == "set" && len(args) == 2:
@@ -487,7 +471,7 @@ func (p *Program) execSession(name string) error {
 	if err != nil {
 		return err
 	}
-	table, _, err := p.agents(e)
+	table, _, err := actions.Agents(e)
 	if err != nil {
 		return err
 	}

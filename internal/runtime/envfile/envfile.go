@@ -194,6 +194,20 @@ func Load(path string) ([]Var, error) {
 	return vars, nil
 }
 
+// Keys returns the keys of the file at path, each once, in file order
+// (never a value).
+func Keys(path string) ([]string, error) {
+	vars, err := Load(path)
+	var keys []string
+	seen := map[string]bool{}
+	for _, v := range vars {
+		if !seen[v.Key] {
+			keys, seen[v.Key] = append(keys, v.Key), true
+		}
+	}
+	return keys, err
+}
+
 // Set sets key to value, replacing an existing line or appending one. A
 // value with a newline or NUL, a KEY=VALUE longer than MaxVarLen, or a
 // result over MaxFileSize is refused (ErrInvalidValue, naming the limit)

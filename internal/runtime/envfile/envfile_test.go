@@ -106,3 +106,17 @@ func TestMergeLetsEnvFileWinOverInheritedEnvironment(t *testing.T) {
 		t.Errorf("Merge (-want +got):\n%s", diff)
 	}
 }
+
+func TestKeysListsEachKeyOnceInFileOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "env")
+	if err := os.WriteFile(path, []byte("# c\nB=1\nA=2\nB=3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := Keys(path)
+	if err != nil || !cmp.Equal(keys, []string{"B", "A"}) {
+		t.Errorf("Keys = %q, %v; want B,A", keys, err)
+	}
+	if keys, err := Keys(filepath.Join(t.TempDir(), "none")); err != nil || keys != nil {
+		t.Errorf("a missing file: %q, %v", keys, err)
+	}
+}

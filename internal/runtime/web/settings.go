@@ -136,30 +136,17 @@ func (s *Server) settingsData(r *http.Request) settingsData {
 		}
 		d.Sessions = append(d.Sessions, row)
 	}
-	if table, def, err := s.agentsTable(); err == nil {
+	if table, def, err := actions.Agents(s.cfg.Env); err == nil {
 		for _, n := range table.Names() {
 			d.Agents = append(d.Agents, agentOption{Name: n, Default: n == def})
 		}
 	}
-	vars, err := envfile.Load(s.cfg.Env.EnvFile())
+	keys, err := envfile.Keys(s.cfg.Env.EnvFile())
 	if err != nil {
 		d.EnvError = err.Error()
 	}
-	seen := map[string]bool{}
-	for _, v := range vars {
-		if !seen[v.Key] {
-			d.Keys, seen[v.Key] = append(d.Keys, v.Key), true
-		}
-	}
+	d.Keys = keys
 	return d
-}
-
-func (s *Server) agentsTable() (agents.Table, string, error) {
-	if s.cfg.Env.AgentsFile == "" {
-		return nil, "", errors.New("no agents table (AGENT_BOX_AGENTS is unset)")
-	}
-	t, err := agents.Load(s.cfg.Env.AgentsFile)
-	return t, s.cfg.Env.DefaultAgent, err
 }
 
 // form parses a POSTed urlencoded form of at most formLimit bytes; on
@@ -192,7 +179,7 @@ func (s *Server) sessionsPost(w http.ResponseWriter, r *http.Request) {
 	case "add":
 		var table agents.Table
 		var def string
-		if table, def, err = s.agentsTable(); err == nil {
+		if table, def, err = actions.Agents(s.cfg.Env); err == nil {
 			err = actions.Add(r.Context(), s.cfg.Env, table, def, actions.Spec{
 				Name: name, Agent: f.Get("agent"), Cwd: strings.TrimSpace(f.Get("cwd")), Args: argLines(f.Get("args")),
 			})
