@@ -28,6 +28,8 @@
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/escape/escape.go
 #   internal/runtime/escape/quote.go
+#   internal/runtime/hooks/config.go
+#   internal/runtime/hooks/store.go
 #   internal/runtime/observe/observe.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
@@ -43,6 +45,7 @@
 #   internal/runtime/userfile/userfile.go
 #   internal/runtime/web/alive.go
 #   internal/runtime/web/downloads.go
+#   internal/runtime/web/hook.go
 #   internal/runtime/web/list.go
 #   internal/runtime/web/peer.go
 #   internal/runtime/web/serve.go
@@ -5358,6 +5361,7 @@ in
           import (
           	"context"
           	"fmt"
+          	"net"
           	"os"
 
           	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
@@ -5387,12 +5391,20 @@ in
           	if err != nil {
           		return fmt.Errorf("web serve: %w", err)
           	}
-          	l, err := sdlisten.Take(ls, "web")
+          	want := []string{"web"}
+          	if len(cfg.Hooks.Hooks) > 0 {
+          		want = append(want, "hook")
+          	}
+          	l, err := sdlisten.Take(ls, want...)
           	if err != nil {
           		return fmt.Errorf("web serve: %w", err)
           	}
+          	var hook net.Listener
+          	if len(l) == 2 {
+          		hook = l[1]
+          	}
           	cfg.ProcEnv, cfg.Log = os.Environ(), p.Stderr
-          	return web.Serve(ctx, l[0], cfg)
+          	return web.Serve(ctx, l[0], hook, cfg)
           }
         '';
         "envfile/envfile.go" = ''
@@ -5844,6 +5856,506 @@ in
           	return String("'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'")
           }
         '';
+        "hooks/config.go" = ''
+          // Package hooks is the webhook side of the per-user web daemon
+          // (docs/web-contract.md, "Webhooks"): the hooks' configuration, their
+          // secrets (systemd credentials) and the durable store of deliveries under
+          // ~/.local/state/agent-box/hooks/<name>/.
+          package hooks
+
+          import (
+          	"bytes"
+          	"encoding/json"
+          	"fmt"
+          	"io"
+          	"os"
+          	"path/filepath"
+          	"regexp"
+          	"sort"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          )
+
+          // Environment of the web daemon for webhooks.
+          const (
+          	// EnvConfig names the hooks' configuration (a root-owned store file);
+          	// unset means the user has no hooks.
+          	EnvConfig = "AGENT_BOX_HOOKS"
+          	// EnvDir is what every session's agent finds in its environment: the
+          	// directory holding one folder of deliveries per hook.
+          	EnvDir = "AGENT_BOX_HOOKS_DIR"
+          )
+
+          // Defaults of the options (options.nix holds the same).
+          const (
+          	DefaultMaxBody     = 1 << 20
+          	DefaultQuota       = 64 << 20
+          	DefaultRetention   = 7 * 24 * time.Hour
+          	DefaultConcurrency = 8
+          	// MinSecret is the shortest secret accepted (bytes, after the one
+          	// trailing newline a secrets file usually ends with is removed).
+          	MinSecret = 16
+          	// MaxSecret bounds what is read from a credential.
+          	MaxSecret = 4096
+          	// MaxNotify bounds the text typed into a session.
+          	MaxNotify = 1024
+          )
+
+          // NameRE is a hook's name: it is a path element of the URL, a directory
+          // and a credential name.
+          var NameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+          // Hook is one webhook of the user.
+          type Hook struct {
+          	Name      string        // the URL's last element and the folder of its deliveries
+          	Session   string        // the session it wakes
+          	Notify    string        // typed into the session after a delivery ("" types nothing)
+          	MaxBody   int64         // bytes; a longer body is refused with 413
+          	Quota     int64         // bytes of stored deliveries; beyond it 503
+          	Retention time.Duration // how long a delivery is kept (and its body deduplicated)
+          	Secret    []byte        // the HMAC-SHA256 key
+          }
+
+          // Config is every hook of the user and their shared limits.
+          type Config struct {
+          	Concurrency int // requests in flight on the hook listener; beyond it 503
+          	Hooks       map[string]*Hook
+          }
+
+          // fileConfig is the JSON the module renders (no secret in it).
+          type fileConfig struct {
+          	Concurrency int `json:"concurrency"`
+          	Hooks       map[string]struct {
+          		Session   string  `json:"session"`
+          		Notify    *string `json:"notify"`
+          		MaxBody   int64   `json:"maxBodySize"`
+          		Quota     int64   `json:"quota"`
+          		Retention string  `json:"retention"`
+          	} `json:"hooks"`
+          }
+
+          // CredentialName is the systemd credential holding hook name's secret.
+          func CredentialName(name string) string { return "hook-" + name }
+
+          // Load reads the configuration file path and each hook's secret from
+          // credDir ($CREDENTIALS_DIRECTORY). Every problem is an error naming the
+          // hook and what to fix: the daemon does not start with a hook it cannot
+          // verify.
+          func Load(path, credDir string) (Config, error) {
+          	data, err := os.ReadFile(path)
+          	if err != nil {
+          		return Config{}, fmt.Errorf("webhooks: %w", err)
+          	}
+          	var fc fileConfig
+          	dec := json.NewDecoder(bytes.NewReader(data))
+          	dec.DisallowUnknownFields()
+          	if err := dec.Decode(&fc); err != nil {
+          		return Config{}, fmt.Errorf("webhooks: %s: %w", path, err)
+          	}
+          	c := Config{Concurrency: fc.Concurrency, Hooks: map[string]*Hook{}}
+          	if c.Concurrency < 1 || c.Concurrency > 1024 {
+          		return Config{}, fmt.Errorf("webhooks: %s: concurrency %d is not between 1 and 1024", path, c.Concurrency)
+          	}
+          	if len(fc.Hooks) > 0 && credDir == "" {
+          		return Config{}, fmt.Errorf("webhooks: CREDENTIALS_DIRECTORY is unset: the unit passes each hook's secret as the credential %s", CredentialName("<name>"))
+          	}
+          	for name, fh := range fc.Hooks {
+          		where := fmt.Sprintf("webhooks: hook %s", escape.Quote(name, 80))
+          		if !NameRE.MatchString(name) {
+          			return Config{}, fmt.Errorf("%s: a name must match %s", where, NameRE)
+          		}
+          		if err := registry.CheckName(fh.Session); err != nil {
+          			return Config{}, fmt.Errorf("%s: session: %w", where, err)
+          		}
+          		h := &Hook{Name: name, Session: fh.Session, MaxBody: fh.MaxBody, Quota: fh.Quota}
+          		if fh.Notify != nil {
+          			h.Notify = *fh.Notify
+          		}
+          		if err := CheckNotify(h.Notify); err != nil {
+          			return Config{}, fmt.Errorf("%s: notify: %w", where, err)
+          		}
+          		if h.MaxBody < 1 || h.MaxBody > 64<<20 {
+          			return Config{}, fmt.Errorf("%s: maxBodySize %d is not between 1 and %d bytes", where, h.MaxBody, 64<<20)
+          		}
+          		if h.Quota < h.MaxBody {
+          			return Config{}, fmt.Errorf("%s: quota %d is smaller than maxBodySize %d: no delivery could be stored", where, h.Quota, h.MaxBody)
+          		}
+          		if h.Retention, err = time.ParseDuration(fh.Retention); err != nil || h.Retention < time.Minute {
+          			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least 1m", where, escape.Quote(fh.Retention, 40))
+          		}
+          		if h.Secret, err = readSecret(filepath.Join(credDir, CredentialName(name))); err != nil {
+          			return Config{}, fmt.Errorf("%s: secret: %w", where, err)
+          		}
+          		c.Hooks[name] = h
+          	}
+          	return c, nil
+          }
+
+          // Names returns the hooks' names, sorted.
+          func (c Config) Names() []string {
+          	var n []string
+          	for k := range c.Hooks {
+          		n = append(n, k)
+          	}
+          	sort.Strings(n)
+          	return n
+          }
+
+          // MaxBody is the largest body any hook accepts (what an unknown hook reads,
+          // so that it costs what a known one does).
+          func (c Config) MaxBody() int64 {
+          	m := int64(DefaultMaxBody)
+          	for _, h := range c.Hooks {
+          		m = max(m, h.MaxBody)
+          	}
+          	return m
+          }
+
+          func readSecret(path string) ([]byte, error) {
+          	f, err := os.Open(path)
+          	if err != nil {
+          		return nil, err
+          	}
+          	defer f.Close()
+          	b, err := io.ReadAll(io.LimitReader(f, MaxSecret+3))
+          	if err != nil {
+          		return nil, err
+          	}
+          	b = bytes.TrimSuffix(b, []byte("\n"))
+          	b = bytes.TrimSuffix(b, []byte("\r"))
+          	switch {
+          	case len(b) > MaxSecret:
+          		return nil, fmt.Errorf("%s is longer than %d bytes", path, MaxSecret)
+          	case len(b) < MinSecret:
+          		return nil, fmt.Errorf("%s holds %d bytes; use at least %d (for example: openssl rand -hex 32)", path, len(b), MinSecret)
+          	}
+          	return b, nil
+          }
+
+          // CheckNotify accepts text that can be typed into a terminal as is:
+          // printable, no control character (a newline would submit early), at most
+          // MaxNotify bytes.
+          func CheckNotify(s string) error {
+          	if len(s) > MaxNotify {
+          		return fmt.Errorf("%d bytes is more than %d", len(s), MaxNotify)
+          	}
+          	if escape.Terminal(s) != s {
+          		return fmt.Errorf("%s holds a control character or invalid UTF-8", escape.Quote(s, 80))
+          	}
+          	return nil
+          }
+        '';
+        "hooks/store.go" = ''
+          package hooks
+
+          import (
+          	"bytes"
+          	"crypto/sha256"
+          	"encoding/base64"
+          	"encoding/hex"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"path/filepath"
+          	"sort"
+          	"strings"
+          	"sync"
+          	"time"
+          	"unicode/utf8"
+          )
+
+          // ErrFull is a delivery that does not fit the hook's quota even after the
+          // deliveries older than its retention are removed. Nothing is stored.
+          var ErrFull = errors.New("the hook's storage is full")
+
+          // idTime is the time part of a delivery id: UTC, fixed width, so ids sort
+          // in the order deliveries arrived.
+          const idTime = "20060102T150405.000000000Z"
+
+          // hashLen is how many hex digits of the body's sha256 an id carries; two
+          // bodies with the same digits are the same delivery (128 bits).
+          const hashLen = 32
+
+          // Suffix is the file name suffix of a stored delivery: <id>.json.
+          const Suffix = ".json"
+
+          // Delivery is the JSON document stored for each delivery. Body is the raw
+          // body when it is JSON; otherwise BodyText holds it (valid UTF-8) or
+          // BodyBase64 does.
+          type Delivery struct {
+          	ID         string            `json:"id"`
+          	Hook       string            `json:"hook"`
+          	Received   time.Time         `json:"received"`
+          	SHA256     string            `json:"sha256"`
+          	Headers    map[string]string `json:"headers"`
+          	Body       json.RawMessage   `json:"body,omitempty"`
+          	BodyText   *string           `json:"bodyText,omitempty"`
+          	BodyBase64 *string           `json:"bodyBase64,omitempty"`
+          }
+
+          type entry struct {
+          	id   string
+          	size int64
+          	at   time.Time
+          }
+
+          // Store is one hook's folder of deliveries. Put is safe for concurrent use.
+          type Store struct {
+          	dir       string
+          	hook      string
+          	quota     int64
+          	retention time.Duration
+          	now       func() time.Time
+
+          	// Fault, when set, is called after each step of a write ("synced":
+          	// the temporary file is on disk; "renamed"; "dirsynced": the name is
+          	// on disk) and makes the write fail with what it returns. Tests only.
+          	Fault func(step string) error
+
+          	dirf    *os.File
+          	mu      sync.Mutex
+          	used    int64
+          	entries []entry              // by id, oldest first
+          	byHash  map[string]string    // hash part -> id
+          	pending map[string]chan bool // hash part -> closed when its write ends
+          }
+
+          // Open opens (creating it 0700 if needed) the folder dir of hook and reads
+          // what it holds: temporary files of writes that never finished are
+          // removed, deliveries older than retention are removed, the rest are
+          // indexed by their body's hash, so deduplication survives restarts.
+          func Open(dir, hook string, quota int64, retention time.Duration, now func() time.Time) (*Store, error) {
+          	if now == nil {
+          		now = time.Now
+          	}
+          	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+          		return nil, fmt.Errorf("webhook %s: %w", hook, err)
+          	}
+          	fi, err := os.Lstat(dir)
+          	if err != nil {
+          		return nil, fmt.Errorf("webhook %s: %w", hook, err)
+          	}
+          	if !fi.IsDir() {
+          		return nil, fmt.Errorf("webhook %s: %s is not a directory", hook, dir)
+          	}
+          	s := &Store{dir: dir, hook: hook, quota: quota, retention: retention, now: now,
+          		byHash: map[string]string{}, pending: map[string]chan bool{}}
+          	if s.dirf, err = os.Open(dir); err != nil {
+          		return nil, fmt.Errorf("webhook %s: %w", hook, err)
+          	}
+          	ents, err := s.dirf.ReadDir(-1)
+          	if err != nil {
+          		s.dirf.Close()
+          		return nil, fmt.Errorf("webhook %s: %w", hook, err)
+          	}
+          	for _, de := range ents {
+          		name := de.Name()
+          		if strings.HasPrefix(name, ".tmp-") {
+          			os.Remove(filepath.Join(dir, name))
+          			continue
+          		}
+          		id, ok := strings.CutSuffix(name, Suffix)
+          		at, hash, okID := parseID(id)
+          		if !ok || !okID || !de.Type().IsRegular() {
+          			continue // not ours: left alone, not counted
+          		}
+          		info, err := de.Info()
+          		if err != nil {
+          			continue
+          		}
+          		s.entries = append(s.entries, entry{id: id, size: info.Size(), at: at})
+          		s.byHash[hash] = id
+          		s.used += info.Size()
+          	}
+          	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].id < s.entries[j].id })
+          	s.mu.Lock()
+          	s.pruneLocked()
+          	s.mu.Unlock()
+          	return s, nil
+          }
+
+          // Close releases the folder.
+          func (s *Store) Close() error { return s.dirf.Close() }
+
+          // Dir is the hook's folder.
+          func (s *Store) Dir() string { return s.dir }
+
+          // Path is where delivery id is stored.
+          func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+Suffix) }
+
+          // Used is the bytes the stored deliveries take.
+          func (s *Store) Used() int64 {
+          	s.mu.Lock()
+          	defer s.mu.Unlock()
+          	return s.used
+          }
+
+          func parseID(id string) (time.Time, string, bool) {
+          	ts, hash, ok := strings.Cut(id, "-")
+          	if !ok || len(hash) != hashLen || strings.Trim(hash, "0123456789abcdef") != "" {
+          		return time.Time{}, "", false
+          	}
+          	at, err := time.Parse(idTime, ts)
+          	if err != nil {
+          		return time.Time{}, "", false
+          	}
+          	return at, hash, true
+          }
+
+          // Put stores body durably and returns its id: the temporary file is
+          // written and fsynced, renamed to <id>.json and the folder fsynced before
+          // Put returns nil. A body stored before (within the retention) is not
+          // stored again: Put returns the stored delivery's id and dup. headers are
+          // the request's headers worth keeping. On any error nothing is stored.
+          func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool, err error) {
+          	sum := sha256.Sum256(body)
+          	full := hex.EncodeToString(sum[:])
+          	key := full[:hashLen]
+          	at := s.now().UTC()
+          	id = at.Format(idTime) + "-" + key
+          	doc, err := encode(Delivery{ID: id, Hook: s.hook, Received: at, SHA256: full, Headers: headers}, body)
+          	if err != nil {
+          		return "", false, fmt.Errorf("webhook %s: %w", s.hook, err)
+          	}
+
+          	s.mu.Lock()
+          	for {
+          		if old, ok := s.byHash[key]; ok {
+          			s.mu.Unlock()
+          			return old, true, nil
+          		}
+          		ch, ok := s.pending[key]
+          		if !ok {
+          			break
+          		}
+          		// The same body is being written: its outcome decides.
+          		s.mu.Unlock()
+          		<-ch
+          		s.mu.Lock()
+          	}
+          	s.pruneLocked()
+          	size := int64(len(doc))
+          	if s.used+size > s.quota {
+          		s.mu.Unlock()
+          		return "", false, ErrFull
+          	}
+          	s.used += size
+          	ch := make(chan bool)
+          	s.pending[key] = ch
+          	s.mu.Unlock()
+
+          	werr := s.write(id, doc)
+
+          	s.mu.Lock()
+          	delete(s.pending, key)
+          	close(ch)
+          	if werr != nil {
+          		s.used -= size
+          		s.mu.Unlock()
+          		return "", false, fmt.Errorf("webhook %s: %w", s.hook, werr)
+          	}
+          	s.byHash[key] = id
+          	i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].id >= id })
+          	s.entries = append(s.entries, entry{})
+          	copy(s.entries[i+1:], s.entries[i:])
+          	s.entries[i] = entry{id: id, size: size, at: at}
+          	s.mu.Unlock()
+          	return id, false, nil
+          }
+
+          // write puts doc at <id>.json: temporary file, fsync, rename, folder fsync.
+          func (s *Store) write(id string, doc []byte) (err error) {
+          	f, err := os.CreateTemp(s.dir, ".tmp-*")
+          	if err != nil {
+          		return err
+          	}
+          	tmp := f.Name()
+          	final := s.Path(id)
+          	renamed := false
+          	defer func() {
+          		if err != nil {
+          			if renamed {
+          				// not known to be on disk: the sender is told to retry,
+          				// and the retry must not be answered from this file
+          				os.Remove(final)
+          			} else {
+          				os.Remove(tmp)
+          			}
+          		}
+          	}()
+          	if _, err = f.Write(doc); err == nil {
+          		err = f.Sync()
+          	}
+          	if cerr := f.Close(); err == nil {
+          		err = cerr
+          	}
+          	if err == nil {
+          		err = s.fault("synced")
+          	}
+          	if err != nil {
+          		return err
+          	}
+          	if err = os.Rename(tmp, final); err != nil {
+          		return err
+          	}
+          	renamed = true
+          	if err = s.fault("renamed"); err != nil {
+          		return err
+          	}
+          	if err = s.dirf.Sync(); err != nil {
+          		return fmt.Errorf("fsync %s: %w", s.dir, err)
+          	}
+          	return s.fault("dirsynced")
+          }
+
+          func (s *Store) fault(step string) error {
+          	if s.Fault == nil {
+          		return nil
+          	}
+          	return s.Fault(step)
+          }
+
+          // pruneLocked removes the deliveries older than the retention.
+          func (s *Store) pruneLocked() {
+          	cut := s.now().Add(-s.retention)
+          	n := 0
+          	for n < len(s.entries) && s.entries[n].at.Before(cut) {
+          		e := s.entries[n]
+          		if err := os.Remove(s.Path(e.id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+          			break // kept, and still counted
+          		}
+          		s.used -= e.size
+          		_, hash, _ := parseID(e.id)
+          		delete(s.byHash, hash)
+          		n++
+          	}
+          	s.entries = s.entries[n:]
+          }
+
+          // encode renders the stored document.
+          func encode(d Delivery, body []byte) ([]byte, error) {
+          	switch {
+          	case json.Valid(body):
+          		d.Body = body
+          	case utf8.Valid(body):
+          		t := string(body)
+          		d.BodyText = &t
+          	default:
+          		b := base64.StdEncoding.EncodeToString(body)
+          		d.BodyBase64 = &b
+          	}
+          	var buf bytes.Buffer
+          	enc := json.NewEncoder(&buf)
+          	enc.SetEscapeHTML(false)
+          	if err := enc.Encode(d); err != nil {
+          		return nil, err
+          	}
+          	return buf.Bytes(), nil
+          }
+        '';
         "observe/observe.go" = ''
           // Package observe records what the supervisor observed about each session
           // (launches, restarts, last exit) in ~/.local/state/agent-box/sessions/NAME.json.
@@ -6119,6 +6631,12 @@ in
           // ObservationsDir holds one JSON file per session with what the supervisor saw.
           func (e Env) ObservationsDir() string {
           	return filepath.Join(e.Home, ".local", "state", "agent-box", "sessions")
+          }
+
+          // HooksDir holds one folder of webhook deliveries per hook (the web
+          // daemon writes them; every session finds it in AGENT_BOX_HOOKS_DIR).
+          func (e Env) HooksDir() string {
+          	return filepath.Join(e.Home, ".local", "state", "agent-box", "hooks")
           }
 
           // StateFile is the supervisor's state.json in the runtime dir.
@@ -6772,6 +7290,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/hooks"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           )
@@ -6812,7 +7331,10 @@ in
           	}
           	argv := append([]string{ag.Command}, ag.Args...)
           	argv = append(argv, s.Args...)
-          	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: envfile.Merge(environ, vars)}, nil
+          	// Where the web daemon stores webhook deliveries (docs/web-contract.md,
+          	// "Webhooks"); the env file may not move it.
+          	env := envfile.Merge(envfile.Merge(environ, vars), []envfile.Var{{Key: hooks.EnvDir, Value: e.HooksDir()}})
+          	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: env}, nil
           }
 
           // ErrUnknownAgent is returned for an agent missing from the agents table.
@@ -7787,6 +8309,11 @@ in
           	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
           		return err
           	}
+          	// The web daemon may write only in here (its unit's ReadWritePaths=),
+          	// so it must exist before the daemon starts.
+          	if err := os.MkdirAll(env.HooksDir(), 0o700); err != nil {
+          		return err
+          	}
           	adopted, err := s.startServer(ctx)
           	if err != nil {
           		return err
@@ -8738,6 +9265,26 @@ in
           	return err == nil
           }
 
+          // SendText types text literally into the active pane of the session named
+          // exactly name, then presses Enter. tmux reads an argument ending in ';'
+          // as a command separator, so a final ';' is sent escaped.
+          func (s *Server) SendText(ctx context.Context, name, text string) error {
+          	target := "=" + name + ":"
+          	if _, err := s.Run(ctx, "send-keys", "-t", target, "-l", "--", literalArg(text)); err != nil {
+          		return err
+          	}
+          	_, err := s.Run(ctx, "send-keys", "-t", target, "Enter")
+          	return err
+          }
+
+          // literalArg is s as one tmux argument that is never a separator.
+          func literalArg(s string) string {
+          	if strings.HasSuffix(s, ";") {
+          		return s[:len(s)-1] + `\;`
+          	}
+          	return s
+          }
+
           // KillServer kills the server and every session.
           func (s *Server) KillServer(ctx context.Context) error {
           	_, err := s.Run(ctx, "kill-server")
@@ -9338,6 +9885,382 @@ in
           	s.page(w, http.StatusOK, downloadsPage, data)
           }
         '';
+        "web/hook.go" = ''
+          package web
+
+          import (
+          	"bytes"
+          	"context"
+          	"crypto/hmac"
+          	"crypto/rand"
+          	"crypto/sha256"
+          	"encoding/hex"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"net/http"
+          	"os"
+          	"path/filepath"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/actions"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/hooks"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/tmux"
+          )
+
+          // The webhook receiver: the one unauthenticated route, on its own listener
+          // ("hook"). Caddy sends it POST https://D/U/hook/NAME from the box origin;
+          // nothing on this listener is reached through forward_auth, so nothing on
+          // it trusts a header but the signature.
+
+          const (
+          	hookBodyTimeout = 30 * time.Second // to read a body
+          	hookSlotWait    = 2 * time.Second  // for a slot when Concurrency are in flight
+          	hdrSignature    = "X-Hub-Signature-256"
+          	maxKeptHeaders  = 32
+          	maxHeaderValue  = 1024
+          )
+
+          // hookReceiver serves the hook listener.
+          type hookReceiver struct {
+          	prefix  string // "/U/hook/"
+          	hooks   map[string]*hookEntry
+          	slots   chan struct{}
+          	maxBody int64  // what an unknown hook reads
+          	dummy   []byte // its key
+          	log     *logger
+          	wake    func(h *hooks.Hook, id string, path string)
+          }
+
+          type hookEntry struct {
+          	hook  *hooks.Hook
+          	store *hooks.Store
+          }
+
+          // newHookReceiver opens the store of every hook under dir (dir itself is
+          // created by the supervisor; its parent is read-only in the unit).
+          func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
+          	r := &hookReceiver{prefix: "/" + user + "/hook/", hooks: map[string]*hookEntry{},
+          		slots: make(chan struct{}, c.Concurrency), maxBody: c.MaxBody(), log: log, wake: wake}
+          	r.dummy = make([]byte, 32)
+          	if _, err := rand.Read(r.dummy); err != nil {
+          		return nil, err
+          	}
+          	for _, name := range c.Names() {
+          		h := c.Hooks[name]
+          		st, err := hooks.Open(filepath.Join(dir, name), name, h.Quota, h.Retention, nil)
+          		if err != nil {
+          			r.close()
+          			return nil, err
+          		}
+          		r.hooks[name] = &hookEntry{hook: h, store: st}
+          	}
+          	return r, nil
+          }
+
+          func (r *hookReceiver) close() {
+          	for _, e := range r.hooks {
+          		e.store.Close()
+          	}
+          }
+
+          func hookAnswer(w http.ResponseWriter, code int, msg string) {
+          	w.Header().Set("Cache-Control", "no-store")
+          	w.Header().Set("X-Content-Type-Options", "nosniff")
+          	if code == http.StatusServiceUnavailable {
+          		w.Header().Set("Retry-After", "5")
+          	}
+          	plain(w, code, msg)
+          }
+
+          // ServeHTTP answers 202 {"id":…,"duplicate":…} once the delivery is on
+          // disk; 401 for a bad signature; 404 for an unknown hook, after the same
+          // work as a known one (the body read up to the cap and put through
+          // HMAC-SHA256); 405 for a method but POST; 413 for a body over the cap;
+          // 503 when too many requests are in flight, when the hook's quota is full
+          // or when the delivery could not be stored.
+          func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+          	if req.Method != http.MethodPost {
+          		w.Header().Set("Allow", "POST")
+          		hookAnswer(w, http.StatusMethodNotAllowed, "method not allowed: a webhook is a POST")
+          		return
+          	}
+          	t := time.NewTimer(hookSlotWait)
+          	select {
+          	case r.slots <- struct{}{}:
+          		t.Stop()
+          		defer func() { <-r.slots }()
+          	case <-t.C:
+          		r.log.refuse("hook-busy", "POST %s: %d requests in flight", escape.Quote(req.URL.Path, 128), cap(r.slots))
+          		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
+          		return
+          	case <-req.Context().Done():
+          		t.Stop()
+          		return
+          	}
+
+          	name, known := "", false
+          	if rest, ok := strings.CutPrefix(req.URL.Path, r.prefix); ok && req.URL.RawPath == "" && hooks.NameRE.MatchString(rest) {
+          		name = rest
+          		_, known = r.hooks[name]
+          	}
+          	limit, key := r.maxBody, r.dummy
+          	var e *hookEntry
+          	if known {
+          		e = r.hooks[name]
+          		limit, key = e.hook.MaxBody, e.hook.Secret
+          	}
+          	if req.ContentLength > limit {
+          		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
+          		return
+          	}
+          	http.NewResponseController(w).SetReadDeadline(time.Now().Add(hookBodyTimeout))
+          	mac := hmac.New(sha256.New, key)
+          	var body bytes.Buffer
+          	n, err := io.Copy(io.MultiWriter(&body, mac), io.LimitReader(req.Body, limit+1))
+          	switch {
+          	case n > limit:
+          		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
+          		return
+          	case err != nil:
+          		hookAnswer(w, http.StatusBadRequest, "the request body could not be read")
+          		return
+          	}
+          	good := signatureMatches(req.Header.Values(hdrSignature), mac.Sum(nil))
+          	if !known {
+          		r.log.refuse("hook-unknown", "POST %s", escape.Quote(req.URL.Path, 128))
+          		hookAnswer(w, http.StatusNotFound, "not found")
+          		return
+          	}
+          	if !good {
+          		r.log.refuse("hook-signature", "webhook %s: bad or missing %s", name, hdrSignature)
+          		hookAnswer(w, http.StatusUnauthorized, "bad signature: "+hdrSignature+" must be sha256=<HMAC-SHA256 of the body with the hook's secret>")
+          		return
+          	}
+          	id, dup, err := e.store.Put(body.Bytes(), keptHeaders(req.Header))
+          	if err != nil {
+          		if errors.Is(err, hooks.ErrFull) {
+          			r.log.printf("webhook %s: refused a delivery of %d bytes: the hook's storage is full (%d bytes used)", name, n, e.store.Used())
+          			hookAnswer(w, http.StatusServiceUnavailable, "the hook's storage is full: nothing was stored")
+          			return
+          		}
+          		r.log.printf("webhook %s: a delivery could not be stored: %v", name, err)
+          		hookAnswer(w, http.StatusServiceUnavailable, "the delivery could not be stored: nothing was stored")
+          		return
+          	}
+          	w.Header().Set("Content-Type", "application/json")
+          	w.Header().Set("Cache-Control", "no-store")
+          	w.WriteHeader(http.StatusAccepted)
+          	json.NewEncoder(w).Encode(struct {
+          		ID        string `json:"id"`
+          		Duplicate bool   `json:"duplicate"`
+          	}{id, dup})
+          	if dup {
+          		r.log.printf("webhook %s: a repeated body answered with the stored delivery %s", name, id)
+          		return
+          	}
+          	r.log.printf("webhook %s: stored delivery %s (%d bytes)", name, id, n)
+          	if r.wake != nil {
+          		r.wake(e.hook, id, e.store.Path(id))
+          	}
+          }
+
+          // signatureMatches compares the one X-Hub-Signature-256 value against
+          // sum in constant time; anything but exactly one "sha256=<64 hex>" fails.
+          func signatureMatches(values []string, sum []byte) bool {
+          	if len(values) != 1 {
+          		return false
+          	}
+          	hexSig, ok := strings.CutPrefix(values[0], "sha256=")
+          	if !ok || len(hexSig) != 2*sha256.Size {
+          		return false
+          	}
+          	got, err := hex.DecodeString(hexSig)
+          	if err != nil {
+          		return false
+          	}
+          	return hmac.Equal(got, sum)
+          }
+
+          // keptHeaders are the headers stored with a delivery: Content-Type,
+          // User-Agent and the sender's X-* event headers (X-GitHub-Event,
+          // X-GitHub-Delivery, …), but never a signature, a forwarding header or our
+          // own.
+          func keptHeaders(h http.Header) map[string]string {
+          	out := map[string]string{}
+          	for k, v := range h {
+          		lk := strings.ToLower(k)
+          		switch {
+          		case lk == "content-type" || lk == "user-agent":
+          		case !strings.HasPrefix(lk, "x-"):
+          			continue
+          		case strings.HasPrefix(lk, "x-hub-signature"), strings.HasPrefix(lk, "x-forwarded-"),
+          			strings.HasPrefix(lk, "x-agent-box-"), lk == "x-real-ip":
+          			continue
+          		}
+          		if len(out) == maxKeptHeaders {
+          			break
+          		}
+          		val := strings.Join(v, ", ")
+          		if len(val) > maxHeaderValue {
+          			val = val[:maxHeaderValue]
+          		}
+          		out[k] = val
+          	}
+          	return out
+          }
+
+          // hookWaker starts a delivery's session if it is stopped and types the
+          // hook's notify text into it, one delivery at a time, after the answer.
+          type hookWaker struct {
+          	q      chan wakeMsg
+          	start  func(ctx context.Context, session string) (started bool, err error)
+          	typeIn func(ctx context.Context, session, text string) error
+          	log    *logger
+          	settle time.Duration // after a start, before typing
+          }
+
+          type wakeMsg struct {
+          	hook *hooks.Hook
+          	id   string
+          	path string
+          }
+
+          // enqueue never blocks the answer: a full queue drops the wake (the
+          // delivery is stored; the agent finds it in its folder).
+          func (k *hookWaker) enqueue(h *hooks.Hook, id, path string) {
+          	select {
+          	case k.q <- wakeMsg{h, id, path}:
+          	default:
+          		k.log.printf("webhook %s: delivery %s stored; too many wakes queued, session %s not woken for it", h.Name, id, h.Session)
+          	}
+          }
+
+          func (k *hookWaker) run(ctx context.Context) {
+          	for {
+          		select {
+          		case <-ctx.Done():
+          			return
+          		case m := <-k.q:
+          			k.one(ctx, m)
+          		}
+          	}
+          }
+
+          func (k *hookWaker) one(ctx context.Context, m wakeMsg) {
+          	started, err := k.start(ctx, m.hook.Session)
+          	if err != nil {
+          		k.log.printf("webhook %s: delivery %s stored; session %s not started: %v", m.hook.Name, m.id, m.hook.Session, err)
+          		return
+          	}
+          	if started {
+          		k.log.printf("webhook %s: delivery %s started the stopped session %s", m.hook.Name, m.id, m.hook.Session)
+          	}
+          	if m.hook.Notify == "" {
+          		return
+          	}
+          	if started && k.settle > 0 {
+          		select {
+          		case <-ctx.Done():
+          			return
+          		case <-time.After(k.settle):
+          		}
+          	}
+          	text := notifyText(m.hook.Notify, m.id, m.path)
+          	if err := k.typeIn(ctx, m.hook.Session, text); err != nil {
+          		k.log.printf("webhook %s: delivery %s stored; notify not typed into session %s: %v", m.hook.Name, m.id, m.hook.Session, err)
+          		return
+          	}
+          	k.log.printf("webhook %s: delivery %s typed into session %s", m.hook.Name, m.id, m.hook.Session)
+          }
+
+          // notifyText replaces {id} and {file} in the hook's notify text.
+          func notifyText(notify, id, path string) string {
+          	return strings.NewReplacer("{id}", id, "{file}", path).Replace(notify)
+          }
+
+          // errNoHooksDir explains a missing hooks folder.
+          func errNoHooksDir(dir string, err error) error {
+          	if errors.Is(err, os.ErrNotExist) {
+          		return fmt.Errorf("webhooks: %s does not exist yet: agent-box@<user>.service creates it at start (start it, then this daemon)", dir)
+          	}
+          	return fmt.Errorf("webhooks: %w", err)
+          }
+
+          // openHooks opens every hook's folder and sets up the waker.
+          func (s *Server) openHooks() error {
+          	if _, err := os.Stat(s.cfg.HooksDir); err != nil {
+          		return errNoHooksDir(s.cfg.HooksDir, err)
+          	}
+          	settle := s.cfg.WakeSettle
+          	if settle <= 0 {
+          		settle = DefaultWakeSettle
+          	}
+          	s.waker = &hookWaker{q: make(chan wakeMsg, 256), log: s.log, settle: settle,
+          		start: s.startStopped, typeIn: s.typeInto}
+          	var err error
+          	s.hooks, err = newHookReceiver(s.cfg.User, s.cfg.Hooks, s.cfg.HooksDir, s.log, s.waker.enqueue)
+          	return err
+          }
+
+          // Hooks is the handler of the hook listener; nil when the user has no
+          // webhooks.
+          func (s *Server) Hooks() http.Handler {
+          	if s.hooks == nil {
+          		return nil
+          	}
+          	return s.hooks
+          }
+
+          // Wake starts and notifies the sessions of deliveries until ctx ends.
+          func (s *Server) Wake(ctx context.Context) {
+          	if s.waker != nil {
+          		s.waker.run(ctx)
+          	}
+          }
+
+          // startStopped unparks session if the registry has it stopped (the
+          // supervisor starts it within a second), through the CLI's code path.
+          func (s *Server) startStopped(ctx context.Context, session string) (bool, error) {
+          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	if err != nil {
+          		return false, err
+          	}
+          	e, ok := reg.Find(session)
+          	if !ok {
+          		return false, fmt.Errorf("%w: %q", registry.ErrUnknown, session)
+          	}
+          	if !e.Stopped {
+          		return false, nil
+          	}
+          	return true, actions.SetStopped(ctx, s.cfg.Env, session, false)
+          }
+
+          // typeWait bounds the wait for the session's pane before typing.
+          const typeWait = 30 * time.Second
+
+          // typeInto types text and Enter into session's pane once it runs.
+          func (s *Server) typeInto(ctx context.Context, session, text string) error {
+          	if s.cfg.Tmux == "" {
+          		return errors.New("no tmux (AGENT_BOX_TMUX is unset)")
+          	}
+          	tm := &tmux.Server{Bin: s.cfg.Tmux, Socket: s.cfg.Env.TmuxSocket(), Env: s.cfg.ProcEnv}
+          	ctx, cancel := context.WithTimeout(ctx, typeWait)
+          	defer cancel()
+          	for !tm.HasSession(ctx, session) {
+          		select {
+          		case <-ctx.Done():
+          			return fmt.Errorf("session %q is not running after %s", session, typeWait)
+          		case <-time.After(200 * time.Millisecond):
+          		}
+          	}
+          	return tm.SendText(ctx, session, text)
+          }
+        '';
         "web/list.go" = ''
           package web
 
@@ -9593,14 +10516,23 @@ in
           // shutdownTimeout bounds the wait for requests in flight at SIGTERM.
           const shutdownTimeout = 5 * time.Second
 
-          // Serve runs the daemon on l until ctx ends, then closes every WebSocket
-          // and returns nil after the requests in flight finish (at most
-          // shutdownTimeout).
-          func Serve(ctx context.Context, l net.Listener, cfg Config) error {
+          // Serve runs the daemon on l (the "web" listener) and hook (the "hook"
+          // listener, which must be nil exactly when cfg has no webhooks) until ctx
+          // ends, then closes every WebSocket and returns nil after the requests in
+          // flight finish (at most shutdownTimeout).
+          func Serve(ctx context.Context, l, hook net.Listener, cfg Config) error {
           	s, err := New(cfg)
           	if err != nil {
           		return err
           	}
+          	if (hook != nil) != (s.hooks != nil) {
+          		return configErrorf("web serve: a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
+          	}
+          	defer func() {
+          		if s.hooks != nil {
+          			s.hooks.close()
+          		}
+          	}()
           	srv := &http.Server{
           		Handler:           s,
           		ReadHeaderTimeout: 10 * time.Second,
@@ -9611,8 +10543,22 @@ in
           		BaseContext: func(net.Listener) context.Context { return ctx },
           	}
           	go s.Alive(ctx)
-          	errc := make(chan error, 1)
+          	errc := make(chan error, 2)
           	go func() { errc <- srv.Serve(l) }()
+          	servers := []*http.Server{srv}
+          	if hook != nil {
+          		hs := &http.Server{
+          			Handler:           s.hooks,
+          			ReadHeaderTimeout: 10 * time.Second,
+          			IdleTimeout:       time.Minute,
+          			MaxHeaderBytes:    64 << 10,
+          			ErrorLog:          log.New(s.log, "http (hook): ", 0),
+          			BaseContext:       func(net.Listener) context.Context { return ctx },
+          		}
+          		servers = append(servers, hs)
+          		go s.Wake(ctx)
+          		go func() { errc <- hs.Serve(hook) }()
+          	}
           	select {
           	case err := <-errc:
           		return fmt.Errorf("web serve: %w", err)
@@ -9620,8 +10566,10 @@ in
           	}
           	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
           	defer cancel()
-          	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-          		return fmt.Errorf("web serve: shutdown: %w", err)
+          	for _, srv := range servers {
+          		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+          			return fmt.Errorf("web serve: shutdown: %w", err)
+          		}
           	}
           	return nil
           }
@@ -10153,6 +11101,7 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/hooks"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           )
 
@@ -10195,7 +11144,18 @@ in
           	AliveInterval time.Duration
 
           	Log io.Writer // one line per refusal and per status-socket outage
+
+          	// Hooks are the user's webhooks (none: no hook listener); their
+          	// deliveries go under HooksDir (paths.Env.HooksDir).
+          	Hooks    hooks.Config
+          	HooksDir string
+          	// WakeSettle is how long after starting a stopped session the notify
+          	// text waits before it is typed; 0 is DefaultWakeSettle.
+          	WakeSettle time.Duration
           }
+
+          // DefaultWakeSettle gives a just-started agent time to draw its prompt.
+          const DefaultWakeSettle = 3 * time.Second
 
           // ConfigError is a configuration the daemon refuses to start with (exit 12).
           type ConfigError struct{ Msg string }
@@ -10220,6 +11180,15 @@ in
           	cfg := Config{
           		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
           		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), StatusSocket: StatusSocket,
+          		HooksDir: e.HooksDir(),
+          	}
+          	if p := getenv(hooks.EnvConfig); p != "" {
+          		if !filepath.IsAbs(p) {
+          			return Config{}, configErrorf("web serve: %s must be an absolute path, got %s", hooks.EnvConfig, escape.Quote(p, 256))
+          		}
+          		if cfg.Hooks, err = hooks.Load(p, getenv("CREDENTIALS_DIRECTORY")); err != nil {
+          			return Config{}, configErrorf("web serve: %v", err)
+          		}
           	}
           	if cfg.TTYDSocket == "" {
           		cfg.TTYDSocket = DefaultTTYDSocket(cfg.User)
@@ -10280,6 +11249,8 @@ in
           	proxy  *httputil.ReverseProxy
           	alive  *tracker
           	log    *logger
+          	hooks  *hookReceiver // nil without hooks
+          	waker  *hookWaker
           }
 
           // New checks cfg and returns the daemon's handler. Run s.Alive to check
@@ -10300,6 +11271,11 @@ in
           	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: &logger{w: cfg.Log}}
           	s.origin = "https://" + s.host
           	s.alive = newTracker(s.log, newStatusClient(cfg.StatusSocket))
+          	if len(cfg.Hooks.Hooks) > 0 {
+          		if err := s.openHooks(); err != nil {
+          			return nil, err
+          		}
+          	}
           	s.proxy = s.newProxy()
           	s.mux = http.NewServeMux()
           	s.mux.HandleFunc("GET /{$}", s.list)

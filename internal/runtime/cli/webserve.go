@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 
 	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
@@ -32,10 +33,18 @@ func (p *Program) webServe(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("web serve: %w", err)
 	}
-	l, err := sdlisten.Take(ls, "web")
+	want := []string{"web"}
+	if len(cfg.Hooks.Hooks) > 0 {
+		want = append(want, "hook")
+	}
+	l, err := sdlisten.Take(ls, want...)
 	if err != nil {
 		return fmt.Errorf("web serve: %w", err)
 	}
+	var hook net.Listener
+	if len(l) == 2 {
+		hook = l[1]
+	}
 	cfg.ProcEnv, cfg.Log = os.Environ(), p.Stderr
-	return web.Serve(ctx, l[0], cfg)
+	return web.Serve(ctx, l[0], hook, cfg)
 }

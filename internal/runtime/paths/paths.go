@@ -173,6 +173,12 @@ func (e Env) ObservationsDir() string {
 	return filepath.Join(e.Home, ".local", "state", "agent-box", "sessions")
 }
 
+// HooksDir holds one folder of webhook deliveries per hook (the web
+// daemon writes them; every session finds it in AGENT_BOX_HOOKS_DIR).
+func (e Env) HooksDir() string {
+	return filepath.Join(e.Home, ".local", "state", "agent-box", "hooks")
+}
+
 // StateFile is the supervisor's state.json in the runtime dir.
 func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
@@ -57,7 +58,10 @@ func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Pl
 	}
 	argv := append([]string{ag.Command}, ag.Args...)
 	argv = append(argv, s.Args...)
-	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: envfile.Merge(environ, vars)}, nil
+	// Where the web daemon stores webhook deliveries (docs/web-contract.md,
+	// "Webhooks"); the env file may not move it.
+	env := envfile.Merge(envfile.Merge(environ, vars), []envfile.Var{{Key: hooks.EnvDir, Value: e.HooksDir()}})
+	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: env}, nil
 }
 
 // ErrUnknownAgent is returned for an agent missing from the agents table.

@@ -49,10 +49,26 @@ func TestPrepareAppendsSessionArgsAndLetsEnvFileWin(t *testing.T) {
 		Path: "/bin/tool",
 		Argv: []string{"/bin/tool", "--fixed", "two words", "$(x)"},
 		Dir:  "/tmp",
-		Env:  []string{"TOKEN=from file", "PATH=/bin"},
+		Env:  []string{"TOKEN=from file", "PATH=/bin", "AGENT_BOX_HOOKS_DIR=" + e.Home + "/.local/state/agent-box/hooks"},
 	}
 	if diff := cmp.Diff(want, plan); diff != "" {
 		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+}
+
+func TestPrepareGivesEverySessionTheHooksFolderWhateverTheEnvFileSays(t *testing.T) {
+	e := setup(t)
+	if err := envfile.Set(context.Background(), e.EnvFile(), "AGENT_BOX_HOOKS_DIR", "/tmp/elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	table := agents.Table{"tool": {Command: "/bin/tool"}}
+	plan, err := Prepare(e, table, "s", []string{"AGENT_BOX_HOOKS_DIR=/inherited", "PATH=/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"AGENT_BOX_HOOKS_DIR=" + filepath.Join(e.Home, ".local/state/agent-box/hooks"), "PATH=/bin"}
+	if diff := cmp.Diff(want, plan.Env); diff != "" {
+		t.Errorf("environment (-want +got):\n%s", diff)
 	}
 }
 

@@ -321,6 +321,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
 		return err
 	}
+	// The web daemon may write only in here (its unit's ReadWritePaths=),
+	// so it must exist before the daemon starts.
+	if err := os.MkdirAll(env.HooksDir(), 0o700); err != nil {
+		return err
+	}
 	adopted, err := s.startServer(ctx)
 	if err != nil {
 		return err

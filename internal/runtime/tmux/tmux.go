@@ -189,6 +189,26 @@ func (s *Server) HasSession(ctx context.Context, name string) bool {
 	return err == nil
 }
 
+// SendText types text literally into the active pane of the session named
+// exactly name, then presses Enter. tmux reads an argument ending in ';'
+// as a command separator, so a final ';' is sent escaped.
+func (s *Server) SendText(ctx context.Context, name, text string) error {
+	target := "=" + name + ":"
+	if _, err := s.Run(ctx, "send-keys", "-t", target, "-l", "--", literalArg(text)); err != nil {
+		return err
+	}
+	_, err := s.Run(ctx, "send-keys", "-t", target, "Enter")
+	return err
+}
+
+// literalArg is s as one tmux argument that is never a separator.
+func literalArg(s string) string {
+	if strings.HasSuffix(s, ";") {
+		return s[:len(s)-1] + `\;`
+	}
+	return s
+}
+
 // KillServer kills the server and every session.
 func (s *Server) KillServer(ctx context.Context) error {
 	_, err := s.Run(ctx, "kill-server")

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -67,4 +70,39 @@ func TestCheckVersionRefusesMissingAndOldTmuxWithErrUnusable(t *testing.T) {
 			t.Errorf("%s: CheckVersion = %v, want ok=%v (else wrapping ErrUnusable)", tc.what, err, tc.ok)
 		}
 	}
+}
+
+func TestSendTextTypesTheTextLiterallyThenEnter(t *testing.T) {
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
+	}
+	dir, err := os.MkdirTemp("/tmp", "tmux-send-") // a short path: socket names are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	s := &Server{Bin: bin, Socket: filepath.Join(dir, "s"), Env: []string{"PATH=/usr/bin:/bin", "TERM=xterm"}}
+	ctx := context.Background()
+	out := filepath.Join(dir, "typed")
+	// the pane's program writes every line it reads
+	if _, err := s.NewSession(ctx, "main", []string{"/bin/sh", "-c", "cat > " + out}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.KillServer(ctx)
+	lines := []string{`a; b;`, `;`, `x\;`, `$(id) {file} 'q' "d"`, `-t other`, `héllo`}
+	for _, l := range lines {
+		if err := s.SendText(ctx, "main", l); err != nil {
+			t.Fatalf("SendText(%q): %v", l, err)
+		}
+	}
+	want := strings.Join(lines, "\n") + "\n"
+	var got []byte
+	for i := 0; i < 50; i++ {
+		if got, _ = os.ReadFile(out); string(got) == want {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("the pane read %q, want %q", got, want)
 }

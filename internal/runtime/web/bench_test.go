@@ -29,7 +29,7 @@ func BenchmarkKeystrokeEcho(b *testing.B) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	go Serve(ctx, l, f.srv.cfg)
+	go Serve(ctx, l, nil, f.srv.cfg)
 	for _, tc := range []struct{ name, socket string }{
 		{"direct-to-ttyd", f.ttyd.path},
 		{"through-web-daemon", l.Addr().String()},

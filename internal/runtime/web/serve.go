@@ -16,14 +16,23 @@ import (
 // shutdownTimeout bounds the wait for requests in flight at SIGTERM.
 const shutdownTimeout = 5 * time.Second
 
-// Serve runs the daemon on l until ctx ends, then closes every WebSocket
-// and returns nil after the requests in flight finish (at most
-// shutdownTimeout).
-func Serve(ctx context.Context, l net.Listener, cfg Config) error {
+// Serve runs the daemon on l (the "web" listener) and hook (the "hook"
+// listener, which must be nil exactly when cfg has no webhooks) until ctx
+// ends, then closes every WebSocket and returns nil after the requests in
+// flight finish (at most shutdownTimeout).
+func Serve(ctx context.Context, l, hook net.Listener, cfg Config) error {
 	s, err := New(cfg)
 	if err != nil {
 		return err
 	}
+	if (hook != nil) != (s.hooks != nil) {
+		return configErrorf("web serve: a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
+	}
+	defer func() {
+		if s.hooks != nil {
+			s.hooks.close()
+		}
+	}()
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -34,8 +43,22 @@ func Serve(ctx context.Context, l net.Listener, cfg Config) error {
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	go s.Alive(ctx)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(l) }()
+	servers := []*http.Server{srv}
+	if hook != nil {
+		hs := &http.Server{
+			Handler:           s.hooks,
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          log.New(s.log, "http (hook): ", 0),
+			BaseContext:       func(net.Listener) context.Context { return ctx },
+		}
+		servers = append(servers, hs)
+		go s.Wake(ctx)
+		go func() { errc <- hs.Serve(hook) }()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("web serve: %w", err)
@@ -43,8 +66,10 @@ func Serve(ctx context.Context, l net.Listener, cfg Config) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("web serve: shutdown: %w", err)
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("web serve: shutdown: %w", err)
+		}
 	}
 	return nil
 }

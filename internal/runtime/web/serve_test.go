@@ -21,6 +21,8 @@ import (
 // what it observed.
 func processChild(mode string) int {
 	switch mode {
+	case "hook-crash":
+		return hookCrashChild()
 	case "dumpable":
 		before, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
 		if err := SetNotDumpable(); err != nil {
@@ -105,7 +107,7 @@ func TestServeEndsWithItsContextAndClosesWebSockets(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, l, f.srv.cfg) }()
+	go func() { done <- Serve(ctx, l, nil, f.srv.cfg) }()
 	c, err := net.DialTimeout("unix", l.Addr().String(), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

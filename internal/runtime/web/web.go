@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 )
 
@@ -65,7 +66,18 @@ type Config struct {
 	AliveInterval time.Duration
 
 	Log io.Writer // one line per refusal and per status-socket outage
+
+	// Hooks are the user's webhooks (none: no hook listener); their
+	// deliveries go under HooksDir (paths.Env.HooksDir).
+	Hooks    hooks.Config
+	HooksDir string
+	// WakeSettle is how long after starting a stopped session the notify
+	// text waits before it is typed; 0 is DefaultWakeSettle.
+	WakeSettle time.Duration
 }
+
+// DefaultWakeSettle gives a just-started agent time to draw its prompt.
+const DefaultWakeSettle = 3 * time.Second
 
 // ConfigError is a configuration the daemon refuses to start with (exit 12).
 type ConfigError struct{ Msg string }
@@ -90,6 +102,15 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 	cfg := Config{
 		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
 		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), StatusSocket: StatusSocket,
+		HooksDir: e.HooksDir(),
+	}
+	if p := getenv(hooks.EnvConfig); p != "" {
+		if !filepath.IsAbs(p) {
+			return Config{}, configErrorf("web serve: %s must be an absolute path, got %s", hooks.EnvConfig, escape.Quote(p, 256))
+		}
+		if cfg.Hooks, err = hooks.Load(p, getenv("CREDENTIALS_DIRECTORY")); err != nil {
+			return Config{}, configErrorf("web serve: %v", err)
+		}
 	}
 	if cfg.TTYDSocket == "" {
 		cfg.TTYDSocket = DefaultTTYDSocket(cfg.User)
@@ -150,6 +171,8 @@ type Server struct {
 	proxy  *httputil.ReverseProxy
 	alive  *tracker
 	log    *logger
+	hooks  *hookReceiver // nil without hooks
+	waker  *hookWaker
 }
 
 // New checks cfg and returns the daemon's handler. Run s.Alive to check
@@ -170,6 +193,11 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: &logger{w: cfg.Log}}
 	s.origin = "https://" + s.host
 	s.alive = newTracker(s.log, newStatusClient(cfg.StatusSocket))
+	if len(cfg.Hooks.Hooks) > 0 {
+		if err := s.openHooks(); err != nil {
+			return nil, err
+		}
+	}
 	s.proxy = s.newProxy()
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.list)

@@ -1,0 +1,189 @@
+// Package hooks is the webhook side of the per-user web daemon
+// (docs/web-contract.md, "Webhooks"): the hooks' configuration, their
+// secrets (systemd credentials) and the durable store of deliveries under
+// ~/.local/state/agent-box/hooks/<name>/.
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+)
+
+// Environment of the web daemon for webhooks.
+const (
+	// EnvConfig names the hooks' configuration (a root-owned store file);
+	// unset means the user has no hooks.
+	EnvConfig = "AGENT_BOX_HOOKS"
+	// EnvDir is what every session's agent finds in its environment: the
+	// directory holding one folder of deliveries per hook.
+	EnvDir = "AGENT_BOX_HOOKS_DIR"
+)
+
+// Defaults of the options (options.nix holds the same).
+const (
+	DefaultMaxBody     = 1 << 20
+	DefaultQuota       = 64 << 20
+	DefaultRetention   = 7 * 24 * time.Hour
+	DefaultConcurrency = 8
+	// MinSecret is the shortest secret accepted (bytes, after the one
+	// trailing newline a secrets file usually ends with is removed).
+	MinSecret = 16
+	// MaxSecret bounds what is read from a credential.
+	MaxSecret = 4096
+	// MaxNotify bounds the text typed into a session.
+	MaxNotify = 1024
+)
+
+// NameRE is a hook's name: it is a path element of the URL, a directory
+// and a credential name.
+var NameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Hook is one webhook of the user.
+type Hook struct {
+	Name      string        // the URL's last element and the folder of its deliveries
+	Session   string        // the session it wakes
+	Notify    string        // typed into the session after a delivery ("" types nothing)
+	MaxBody   int64         // bytes; a longer body is refused with 413
+	Quota     int64         // bytes of stored deliveries; beyond it 503
+	Retention time.Duration // how long a delivery is kept (and its body deduplicated)
+	Secret    []byte        // the HMAC-SHA256 key
+}
+
+// Config is every hook of the user and their shared limits.
+type Config struct {
+	Concurrency int // requests in flight on the hook listener; beyond it 503
+	Hooks       map[string]*Hook
+}
+
+// fileConfig is the JSON the module renders (no secret in it).
+type fileConfig struct {
+	Concurrency int `json:"concurrency"`
+	Hooks       map[string]struct {
+		Session   string  `json:"session"`
+		Notify    *string `json:"notify"`
+		MaxBody   int64   `json:"maxBodySize"`
+		Quota     int64   `json:"quota"`
+		Retention string  `json:"retention"`
+	} `json:"hooks"`
+}
+
+// CredentialName is the systemd credential holding hook name's secret.
+func CredentialName(name string) string { return "hook-" + name }
+
+// Load reads the configuration file path and each hook's secret from
+// credDir ($CREDENTIALS_DIRECTORY). Every problem is an error naming the
+// hook and what to fix: the daemon does not start with a hook it cannot
+// verify.
+func Load(path, credDir string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("webhooks: %w", err)
+	}
+	var fc fileConfig
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fc); err != nil {
+		return Config{}, fmt.Errorf("webhooks: %s: %w", path, err)
+	}
+	c := Config{Concurrency: fc.Concurrency, Hooks: map[string]*Hook{}}
+	if c.Concurrency < 1 || c.Concurrency > 1024 {
+		return Config{}, fmt.Errorf("webhooks: %s: concurrency %d is not between 1 and 1024", path, c.Concurrency)
+	}
+	if len(fc.Hooks) > 0 && credDir == "" {
+		return Config{}, fmt.Errorf("webhooks: CREDENTIALS_DIRECTORY is unset: the unit passes each hook's secret as the credential %s", CredentialName("<name>"))
+	}
+	for name, fh := range fc.Hooks {
+		where := fmt.Sprintf("webhooks: hook %s", escape.Quote(name, 80))
+		if !NameRE.MatchString(name) {
+			return Config{}, fmt.Errorf("%s: a name must match %s", where, NameRE)
+		}
+		if err := registry.CheckName(fh.Session); err != nil {
+			return Config{}, fmt.Errorf("%s: session: %w", where, err)
+		}
+		h := &Hook{Name: name, Session: fh.Session, MaxBody: fh.MaxBody, Quota: fh.Quota}
+		if fh.Notify != nil {
+			h.Notify = *fh.Notify
+		}
+		if err := CheckNotify(h.Notify); err != nil {
+			return Config{}, fmt.Errorf("%s: notify: %w", where, err)
+		}
+		if h.MaxBody < 1 || h.MaxBody > 64<<20 {
+			return Config{}, fmt.Errorf("%s: maxBodySize %d is not between 1 and %d bytes", where, h.MaxBody, 64<<20)
+		}
+		if h.Quota < h.MaxBody {
+			return Config{}, fmt.Errorf("%s: quota %d is smaller than maxBodySize %d: no delivery could be stored", where, h.Quota, h.MaxBody)
+		}
+		if h.Retention, err = time.ParseDuration(fh.Retention); err != nil || h.Retention < time.Minute {
+			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least 1m", where, escape.Quote(fh.Retention, 40))
+		}
+		if h.Secret, err = readSecret(filepath.Join(credDir, CredentialName(name))); err != nil {
+			return Config{}, fmt.Errorf("%s: secret: %w", where, err)
+		}
+		c.Hooks[name] = h
+	}
+	return c, nil
+}
+
+// Names returns the hooks' names, sorted.
+func (c Config) Names() []string {
+	var n []string
+	for k := range c.Hooks {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// MaxBody is the largest body any hook accepts (what an unknown hook reads,
+// so that it costs what a known one does).
+func (c Config) MaxBody() int64 {
+	m := int64(DefaultMaxBody)
+	for _, h := range c.Hooks {
+		m = max(m, h.MaxBody)
+	}
+	return m
+}
+
+func readSecret(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSecret+3))
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	switch {
+	case len(b) > MaxSecret:
+		return nil, fmt.Errorf("%s is longer than %d bytes", path, MaxSecret)
+	case len(b) < MinSecret:
+		return nil, fmt.Errorf("%s holds %d bytes; use at least %d (for example: openssl rand -hex 32)", path, len(b), MinSecret)
+	}
+	return b, nil
+}
+
+// CheckNotify accepts text that can be typed into a terminal as is:
+// printable, no control character (a newline would submit early), at most
+// MaxNotify bytes.
+func CheckNotify(s string) error {
+	if len(s) > MaxNotify {
+		return fmt.Errorf("%d bytes is more than %d", len(s), MaxNotify)
+	}
+	if escape.Terminal(s) != s {
+		return fmt.Errorf("%s holds a control character or invalid UTF-8", escape.Quote(s, 80))
+	}
+	return nil
+}

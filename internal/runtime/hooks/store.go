@@ -1,0 +1,307 @@
+package hooks
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrFull is a delivery that does not fit the hook's quota even after the
+// deliveries older than its retention are removed. Nothing is stored.
+var ErrFull = errors.New("the hook's storage is full")
+
+// idTime is the time part of a delivery id: UTC, fixed width, so ids sort
+// in the order deliveries arrived.
+const idTime = "20060102T150405.000000000Z"
+
+// hashLen is how many hex digits of the body's sha256 an id carries; two
+// bodies with the same digits are the same delivery (128 bits).
+const hashLen = 32
+
+// Suffix is the file name suffix of a stored delivery: <id>.json.
+const Suffix = ".json"
+
+// Delivery is the JSON document stored for each delivery. Body is the raw
+// body when it is JSON; otherwise BodyText holds it (valid UTF-8) or
+// BodyBase64 does.
+type Delivery struct {
+	ID         string            `json:"id"`
+	Hook       string            `json:"hook"`
+	Received   time.Time         `json:"received"`
+	SHA256     string            `json:"sha256"`
+	Headers    map[string]string `json:"headers"`
+	Body       json.RawMessage   `json:"body,omitempty"`
+	BodyText   *string           `json:"bodyText,omitempty"`
+	BodyBase64 *string           `json:"bodyBase64,omitempty"`
+}
+
+type entry struct {
+	id   string
+	size int64
+	at   time.Time
+}
+
+// Store is one hook's folder of deliveries. Put is safe for concurrent use.
+type Store struct {
+	dir       string
+	hook      string
+	quota     int64
+	retention time.Duration
+	now       func() time.Time
+
+	// Fault, when set, is called after each step of a write ("synced":
+	// the temporary file is on disk; "renamed"; "dirsynced": the name is
+	// on disk) and makes the write fail with what it returns. Tests only.
+	Fault func(step string) error
+
+	dirf    *os.File
+	mu      sync.Mutex
+	used    int64
+	entries []entry              // by id, oldest first
+	byHash  map[string]string    // hash part -> id
+	pending map[string]chan bool // hash part -> closed when its write ends
+}
+
+// Open opens (creating it 0700 if needed) the folder dir of hook and reads
+// what it holds: temporary files of writes that never finished are
+// removed, deliveries older than retention are removed, the rest are
+// indexed by their body's hash, so deduplication survives restarts.
+func Open(dir, hook string, quota int64, retention time.Duration, now func() time.Time) (*Store, error) {
+	if now == nil {
+		now = time.Now
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("webhook %s: %w", hook, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("webhook %s: %w", hook, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("webhook %s: %s is not a directory", hook, dir)
+	}
+	s := &Store{dir: dir, hook: hook, quota: quota, retention: retention, now: now,
+		byHash: map[string]string{}, pending: map[string]chan bool{}}
+	if s.dirf, err = os.Open(dir); err != nil {
+		return nil, fmt.Errorf("webhook %s: %w", hook, err)
+	}
+	ents, err := s.dirf.ReadDir(-1)
+	if err != nil {
+		s.dirf.Close()
+		return nil, fmt.Errorf("webhook %s: %w", hook, err)
+	}
+	for _, de := range ents {
+		name := de.Name()
+		if strings.HasPrefix(name, ".tmp-") {
+			os.Remove(filepath.Join(dir, name))
+			continue
+		}
+		id, ok := strings.CutSuffix(name, Suffix)
+		at, hash, okID := parseID(id)
+		if !ok || !okID || !de.Type().IsRegular() {
+			continue // not ours: left alone, not counted
+		}
+		info, err := de.Info()
+		if err != nil {
+			continue
+		}
+		s.entries = append(s.entries, entry{id: id, size: info.Size(), at: at})
+		s.byHash[hash] = id
+		s.used += info.Size()
+	}
+	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].id < s.entries[j].id })
+	s.mu.Lock()
+	s.pruneLocked()
+	s.mu.Unlock()
+	return s, nil
+}
+
+// Close releases the folder.
+func (s *Store) Close() error { return s.dirf.Close() }
+
+// Dir is the hook's folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is where delivery id is stored.
+func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+Suffix) }
+
+// Used is the bytes the stored deliveries take.
+func (s *Store) Used() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used
+}
+
+func parseID(id string) (time.Time, string, bool) {
+	ts, hash, ok := strings.Cut(id, "-")
+	if !ok || len(hash) != hashLen || strings.Trim(hash, "0123456789abcdef") != "" {
+		return time.Time{}, "", false
+	}
+	at, err := time.Parse(idTime, ts)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	return at, hash, true
+}
+
+// Put stores body durably and returns its id: the temporary file is
+// written and fsynced, renamed to <id>.json and the folder fsynced before
+// Put returns nil. A body stored before (within the retention) is not
+// stored again: Put returns the stored delivery's id and dup. headers are
+// the request's headers worth keeping. On any error nothing is stored.
+func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool, err error) {
+	sum := sha256.Sum256(body)
+	full := hex.EncodeToString(sum[:])
+	key := full[:hashLen]
+	at := s.now().UTC()
+	id = at.Format(idTime) + "-" + key
+	doc, err := encode(Delivery{ID: id, Hook: s.hook, Received: at, SHA256: full, Headers: headers}, body)
+	if err != nil {
+		return "", false, fmt.Errorf("webhook %s: %w", s.hook, err)
+	}
+
+	s.mu.Lock()
+	for {
+		if old, ok := s.byHash[key]; ok {
+			s.mu.Unlock()
+			return old, true, nil
+		}
+		ch, ok := s.pending[key]
+		if !ok {
+			break
+		}
+		// The same body is being written: its outcome decides.
+		s.mu.Unlock()
+		<-ch
+		s.mu.Lock()
+	}
+	s.pruneLocked()
+	size := int64(len(doc))
+	if s.used+size > s.quota {
+		s.mu.Unlock()
+		return "", false, ErrFull
+	}
+	s.used += size
+	ch := make(chan bool)
+	s.pending[key] = ch
+	s.mu.Unlock()
+
+	werr := s.write(id, doc)
+
+	s.mu.Lock()
+	delete(s.pending, key)
+	close(ch)
+	if werr != nil {
+		s.used -= size
+		s.mu.Unlock()
+		return "", false, fmt.Errorf("webhook %s: %w", s.hook, werr)
+	}
+	s.byHash[key] = id
+	i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].id >= id })
+	s.entries = append(s.entries, entry{})
+	copy(s.entries[i+1:], s.entries[i:])
+	s.entries[i] = entry{id: id, size: size, at: at}
+	s.mu.Unlock()
+	return id, false, nil
+}
+
+// write puts doc at <id>.json: temporary file, fsync, rename, folder fsync.
+func (s *Store) write(id string, doc []byte) (err error) {
+	f, err := os.CreateTemp(s.dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	final := s.Path(id)
+	renamed := false
+	defer func() {
+		if err != nil {
+			if renamed {
+				// not known to be on disk: the sender is told to retry,
+				// and the retry must not be answered from this file
+				os.Remove(final)
+			} else {
+				os.Remove(tmp)
+			}
+		}
+	}()
+	if _, err = f.Write(doc); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.fault("synced")
+	}
+	if err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, final); err != nil {
+		return err
+	}
+	renamed = true
+	if err = s.fault("renamed"); err != nil {
+		return err
+	}
+	if err = s.dirf.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", s.dir, err)
+	}
+	return s.fault("dirsynced")
+}
+
+func (s *Store) fault(step string) error {
+	if s.Fault == nil {
+		return nil
+	}
+	return s.Fault(step)
+}
+
+// pruneLocked removes the deliveries older than the retention.
+func (s *Store) pruneLocked() {
+	cut := s.now().Add(-s.retention)
+	n := 0
+	for n < len(s.entries) && s.entries[n].at.Before(cut) {
+		e := s.entries[n]
+		if err := os.Remove(s.Path(e.id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			break // kept, and still counted
+		}
+		s.used -= e.size
+		_, hash, _ := parseID(e.id)
+		delete(s.byHash, hash)
+		n++
+	}
+	s.entries = s.entries[n:]
+}
+
+// encode renders the stored document.
+func encode(d Delivery, body []byte) ([]byte, error) {
+	switch {
+	case json.Valid(body):
+		d.Body = body
+	case utf8.Valid(body):
+		t := string(body)
+		d.BodyText = &t
+	default:
+		b := base64.StdEncoding.EncodeToString(body)
+		d.BodyBase64 = &b
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

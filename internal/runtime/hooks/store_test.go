@@ -1,0 +1,312 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond) // every delivery its own instant
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)} }
+
+func open(t *testing.T, dir string, quota int64, c *clock) *Store {
+	t.Helper()
+	s, err := Open(dir, "gh", quota, time.Hour, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// files lists dir: every name, temporary files included.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n []string
+	for _, e := range ents {
+		n = append(n, e.Name())
+	}
+	sort.Strings(n)
+	return n
+}
+
+func read(t *testing.T, path string) Delivery {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Delivery
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, data)
+	}
+	return d
+}
+
+func TestPutStoresTheBodyWithItsHeadersAndHashBeforeReturning(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		check      func(Delivery) error
+	}{
+		{"json", `{"action":"created","comment":{"body":"<b>hi</b> & bye"}}`, func(d Delivery) error {
+			if string(d.Body) != `{"action":"created","comment":{"body":"<b>hi</b> & bye"}}` {
+				return fmt.Errorf("body %s", d.Body)
+			}
+			return nil
+		}},
+		{"text", "payload=a%20b&x=1\n", func(d Delivery) error {
+			if d.Body != nil || d.BodyText == nil || *d.BodyText != "payload=a%20b&x=1\n" {
+				return fmt.Errorf("body %s text %v", d.Body, d.BodyText)
+			}
+			return nil
+		}},
+		{"binary", "\xff\x00\xfe", func(d Delivery) error {
+			if d.BodyBase64 == nil || *d.BodyBase64 != "/wD+" {
+				return fmt.Errorf("base64 %v", d.BodyBase64)
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "gh")
+			s := open(t, dir, 1<<20, newClock())
+			id, dup, err := s.Put([]byte(tc.body), map[string]string{"X-GitHub-Event": "issue_comment"})
+			if err != nil || dup {
+				t.Fatalf("Put = %q, %v, %v", id, dup, err)
+			}
+			if got := files(t, dir); !cmp.Equal(got, []string{id + ".json"}) {
+				t.Fatalf("folder holds %q, want only %s.json", got, id)
+			}
+			fi, _ := os.Stat(filepath.Join(dir, id+".json"))
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+			}
+			d := read(t, s.Path(id))
+			if d.ID != id || d.Hook != "gh" || d.Headers["X-GitHub-Event"] != "issue_comment" || !strings.HasPrefix(id, "20261201T120000.") {
+				t.Errorf("stored %+v", d)
+			}
+			if !strings.HasSuffix(id, "-"+d.SHA256[:32]) || len(d.SHA256) != 64 {
+				t.Errorf("id %s does not end in the body's hash %s", id, d.SHA256)
+			}
+			if err := tc.check(d); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestARepeatedBodyIsNotStoredAgainAndGetsTheStoredIDAfterARestart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	c := newClock()
+	s := open(t, dir, 1<<20, c)
+	id, _, err := s.Put([]byte(`{"n":1}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, dup, err := s.Put([]byte(`{"n":1}`), map[string]string{"X-GitHub-Delivery": "fresh-id"})
+	if err != nil || !dup || id2 != id {
+		t.Fatalf("repeat: %q, %v, %v; want %q, true", id2, dup, err, id)
+	}
+	s.Close()
+	s2 := open(t, dir, 1<<20, c)
+	id3, dup, err := s2.Put([]byte(`{"n":1}`), nil)
+	if err != nil || !dup || id3 != id {
+		t.Fatalf("after reopening: %q, %v, %v; want %q, true", id3, dup, err, id)
+	}
+	if n := len(files(t, dir)); n != 1 {
+		t.Errorf("%d files, want 1", n)
+	}
+	if _, dup, _ := s2.Put([]byte(`{"n":2}`), nil); dup {
+		t.Error("another body was taken for a repeat")
+	}
+}
+
+func TestAFullQuotaRefusesAndStoresNothingUntilOldDeliveriesExpire(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	c := newClock()
+	s := open(t, dir, 700, c) // room for two of these documents (about 300 bytes each)
+	var err error
+	stored := 0
+	for i := 0; i < 10 && err == nil; i++ {
+		if _, _, err = s.Put([]byte(fmt.Sprintf(`{"pad":"%0100d"}`, i)), nil); err == nil {
+			stored++
+		}
+	}
+	if !errors.Is(err, ErrFull) || stored != 2 {
+		t.Fatalf("filling a 700-byte quota: %d stored, then %v; want 2, then ErrFull", stored, err)
+	}
+	full := files(t, dir)
+	_, _, err = s.Put([]byte(`{"pad":"another"}`), nil)
+	if !errors.Is(err, ErrFull) {
+		t.Fatalf("a full store: %v, want ErrFull", err)
+	}
+	if got := files(t, dir); !cmp.Equal(got, full) {
+		t.Errorf("a refused delivery changed the folder: %q, was %q", got, full)
+	}
+	c.advance(2 * time.Hour) // past the retention of 1h
+	id, _, err := s.Put([]byte(`{"pad":"after expiry"}`), nil)
+	if err != nil {
+		t.Fatalf("after the retention: %v", err)
+	}
+	if got := files(t, dir); !cmp.Equal(got, []string{id + ".json"}) {
+		t.Errorf("expired deliveries not removed: %q", got)
+	}
+	if u := s.Used(); u != int64(len(mustRead(t, s.Path(id)))) {
+		t.Errorf("Used() = %d after expiry, want the one file's size", u)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestOpenRemovesUnfinishedWritesAndExpiredDeliveriesAndLeavesOtherFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	c := newClock()
+	s := open(t, dir, 1<<20, c)
+	old, _, _ := s.Put([]byte(`{"old":true}`), nil)
+	c.advance(50 * time.Minute)
+	fresh, _, _ := s.Put([]byte(`{"fresh":true}`), nil)
+	s.Close()
+	for _, n := range []string{".tmp-123", "notes.txt", "x.json"} {
+		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600)
+	}
+	c.advance(20 * time.Minute) // old is 70 min old, fresh 20
+	s2 := open(t, dir, 1<<20, c)
+	want := []string{fresh + ".json", "notes.txt", "x.json"}
+	if got := files(t, dir); !cmp.Equal(got, want) {
+		t.Errorf("after Open: %q, want %q (old %s)", got, want, old)
+	}
+	if _, dup, _ := s2.Put([]byte(`{"old":true}`), nil); dup {
+		t.Error("an expired delivery still deduplicates")
+	}
+}
+
+func TestAFailedWriteStepStoresNothingAndARetryStores(t *testing.T) {
+	for _, step := range []string{"synced", "renamed", "dirsynced"} {
+		t.Run(step, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "gh")
+			s := open(t, dir, 1<<20, newClock())
+			s.Fault = func(got string) error {
+				if got == step {
+					return errors.New("injected")
+				}
+				return nil
+			}
+			if _, _, err := s.Put([]byte(`{"a":1}`), nil); err == nil {
+				t.Fatal("Put succeeded through a failed step")
+			}
+			if got := files(t, dir); len(got) != 0 {
+				t.Fatalf("a failed write left %q", got)
+			}
+			if s.Used() != 0 {
+				t.Errorf("Used() = %d after a failed write", s.Used())
+			}
+			s.Fault = nil
+			id, dup, err := s.Put([]byte(`{"a":1}`), nil)
+			if err != nil || dup {
+				t.Fatalf("retry: %q %v %v (a failed write must not be remembered)", id, dup, err)
+			}
+			if got := files(t, dir); !cmp.Equal(got, []string{id + ".json"}) {
+				t.Errorf("after the retry: %q", got)
+			}
+		})
+	}
+}
+
+func TestConcurrentPutsLoseNoneAndStoreARepeatedBodyOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	s := open(t, dir, 64<<20, newClock())
+	var wg sync.WaitGroup
+	ids := make([]string, 150)
+	errs := make([]error, 150)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"n":%d}`, i)
+			if i >= 100 {
+				body = `{"same":true}`
+			}
+			ids[i], _, errs[i] = s.Put([]byte(body), nil)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+	}
+	for i := 101; i < 150; i++ {
+		if ids[i] != ids[100] {
+			t.Fatalf("the same body got ids %s and %s", ids[100], ids[i])
+		}
+	}
+	got := files(t, dir)
+	if len(got) != 101 {
+		t.Fatalf("%d files, want 101", len(got))
+	}
+	for _, id := range ids {
+		if _, err := os.Stat(s.Path(id)); err != nil {
+			t.Errorf("acknowledged %s is not stored: %v", id, err)
+		}
+	}
+}
+
+func BenchmarkPut(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "gh")
+	if d := os.Getenv("AGENT_BOX_HOOK_BENCH_DIR"); d != "" {
+		dir = filepath.Join(d, fmt.Sprintf("bench-%d", time.Now().UnixNano()))
+		b.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	s, err := Open(dir, "gh", 1<<40, time.Hour, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	body := []byte(`{"action":"created","pad":"` + strings.Repeat("x", 4000) + `"}`)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		body[len(body)-3] = byte('a' + i%26)
+		body[len(body)-4] = byte('a' + i/26%26)
+		body[len(body)-5] = byte('a' + i/676%26)
+		if _, _, err := s.Put(append([]byte(nil), body...), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

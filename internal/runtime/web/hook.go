@@ -1,0 +1,374 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/actions"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/hooks"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/tmux"
+)
+
+// The webhook receiver: the one unauthenticated route, on its own listener
+// ("hook"). Caddy sends it POST https://D/U/hook/NAME from the box origin;
+// nothing on this listener is reached through forward_auth, so nothing on
+// it trusts a header but the signature.
+
+const (
+	hookBodyTimeout = 30 * time.Second // to read a body
+	hookSlotWait    = 2 * time.Second  // for a slot when Concurrency are in flight
+	hdrSignature    = "X-Hub-Signature-256"
+	maxKeptHeaders  = 32
+	maxHeaderValue  = 1024
+)
+
+// hookReceiver serves the hook listener.
+type hookReceiver struct {
+	prefix  string // "/U/hook/"
+	hooks   map[string]*hookEntry
+	slots   chan struct{}
+	maxBody int64  // what an unknown hook reads
+	dummy   []byte // its key
+	log     *logger
+	wake    func(h *hooks.Hook, id string, path string)
+}
+
+type hookEntry struct {
+	hook  *hooks.Hook
+	store *hooks.Store
+}
+
+// newHookReceiver opens the store of every hook under dir (dir itself is
+// created by the supervisor; its parent is read-only in the unit).
+func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
+	r := &hookReceiver{prefix: "/" + user + "/hook/", hooks: map[string]*hookEntry{},
+		slots: make(chan struct{}, c.Concurrency), maxBody: c.MaxBody(), log: log, wake: wake}
+	r.dummy = make([]byte, 32)
+	if _, err := rand.Read(r.dummy); err != nil {
+		return nil, err
+	}
+	for _, name := range c.Names() {
+		h := c.Hooks[name]
+		st, err := hooks.Open(filepath.Join(dir, name), name, h.Quota, h.Retention, nil)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.hooks[name] = &hookEntry{hook: h, store: st}
+	}
+	return r, nil
+}
+
+func (r *hookReceiver) close() {
+	for _, e := range r.hooks {
+		e.store.Close()
+	}
+}
+
+func hookAnswer(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "5")
+	}
+	plain(w, code, msg)
+}
+
+// ServeHTTP answers 202 {"id":…,"duplicate":…} once the delivery is on
+// disk; 401 for a bad signature; 404 for an unknown hook, after the same
+// work as a known one (the body read up to the cap and put through
+// HMAC-SHA256); 405 for a method but POST; 413 for a body over the cap;
+// 503 when too many requests are in flight, when the hook's quota is full
+// or when the delivery could not be stored.
+func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		hookAnswer(w, http.StatusMethodNotAllowed, "method not allowed: a webhook is a POST")
+		return
+	}
+	t := time.NewTimer(hookSlotWait)
+	select {
+	case r.slots <- struct{}{}:
+		t.Stop()
+		defer func() { <-r.slots }()
+	case <-t.C:
+		r.log.refuse("hook-busy", "POST %s: %d requests in flight", escape.Quote(req.URL.Path, 128), cap(r.slots))
+		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
+		return
+	case <-req.Context().Done():
+		t.Stop()
+		return
+	}
+
+	name, known := "", false
+	if rest, ok := strings.CutPrefix(req.URL.Path, r.prefix); ok && req.URL.RawPath == "" && hooks.NameRE.MatchString(rest) {
+		name = rest
+		_, known = r.hooks[name]
+	}
+	limit, key := r.maxBody, r.dummy
+	var e *hookEntry
+	if known {
+		e = r.hooks[name]
+		limit, key = e.hook.MaxBody, e.hook.Secret
+	}
+	if req.ContentLength > limit {
+		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
+		return
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(hookBodyTimeout))
+	mac := hmac.New(sha256.New, key)
+	var body bytes.Buffer
+	n, err := io.Copy(io.MultiWriter(&body, mac), io.LimitReader(req.Body, limit+1))
+	switch {
+	case n > limit:
+		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
+		return
+	case err != nil:
+		hookAnswer(w, http.StatusBadRequest, "the request body could not be read")
+		return
+	}
+	good := signatureMatches(req.Header.Values(hdrSignature), mac.Sum(nil))
+	if !known {
+		r.log.refuse("hook-unknown", "POST %s", escape.Quote(req.URL.Path, 128))
+		hookAnswer(w, http.StatusNotFound, "not found")
+		return
+	}
+	if !good {
+		r.log.refuse("hook-signature", "webhook %s: bad or missing %s", name, hdrSignature)
+		hookAnswer(w, http.StatusUnauthorized, "bad signature: "+hdrSignature+" must be sha256=<HMAC-SHA256 of the body with the hook's secret>")
+		return
+	}
+	id, dup, err := e.store.Put(body.Bytes(), keptHeaders(req.Header))
+	if err != nil {
+		if errors.Is(err, hooks.ErrFull) {
+			r.log.printf("webhook %s: refused a delivery of %d bytes: the hook's storage is full (%d bytes used)", name, n, e.store.Used())
+			hookAnswer(w, http.StatusServiceUnavailable, "the hook's storage is full: nothing was stored")
+			return
+		}
+		r.log.printf("webhook %s: a delivery could not be stored: %v", name, err)
+		hookAnswer(w, http.StatusServiceUnavailable, "the delivery could not be stored: nothing was stored")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusAccepted)
+	json.NewEncoder(w).Encode(struct {
+		ID        string `json:"id"`
+		Duplicate bool   `json:"duplicate"`
+	}{id, dup})
+	if dup {
+		r.log.printf("webhook %s: a repeated body answered with the stored delivery %s", name, id)
+		return
+	}
+	r.log.printf("webhook %s: stored delivery %s (%d bytes)", name, id, n)
+	if r.wake != nil {
+		r.wake(e.hook, id, e.store.Path(id))
+	}
+}
+
+// signatureMatches compares the one X-Hub-Signature-256 value against
+// sum in constant time; anything but exactly one "sha256=<64 hex>" fails.
+func signatureMatches(values []string, sum []byte) bool {
+	if len(values) != 1 {
+		return false
+	}
+	hexSig, ok := strings.CutPrefix(values[0], "sha256=")
+	if !ok || len(hexSig) != 2*sha256.Size {
+		return false
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil {
+		return false
+	}
+	return hmac.Equal(got, sum)
+}
+
+// keptHeaders are the headers stored with a delivery: Content-Type,
+// User-Agent and the sender's X-* event headers (X-GitHub-Event,
+// X-GitHub-Delivery, …), but never a signature, a forwarding header or our
+// own.
+func keptHeaders(h http.Header) map[string]string {
+	out := map[string]string{}
+	for k, v := range h {
+		lk := strings.ToLower(k)
+		switch {
+		case lk == "content-type" || lk == "user-agent":
+		case !strings.HasPrefix(lk, "x-"):
+			continue
+		case strings.HasPrefix(lk, "x-hub-signature"), strings.HasPrefix(lk, "x-forwarded-"),
+			strings.HasPrefix(lk, "x-agent-box-"), lk == "x-real-ip":
+			continue
+		}
+		if len(out) == maxKeptHeaders {
+			break
+		}
+		val := strings.Join(v, ", ")
+		if len(val) > maxHeaderValue {
+			val = val[:maxHeaderValue]
+		}
+		out[k] = val
+	}
+	return out
+}
+
+// hookWaker starts a delivery's session if it is stopped and types the
+// hook's notify text into it, one delivery at a time, after the answer.
+type hookWaker struct {
+	q      chan wakeMsg
+	start  func(ctx context.Context, session string) (started bool, err error)
+	typeIn func(ctx context.Context, session, text string) error
+	log    *logger
+	settle time.Duration // after a start, before typing
+}
+
+type wakeMsg struct {
+	hook *hooks.Hook
+	id   string
+	path string
+}
+
+// enqueue never blocks the answer: a full queue drops the wake (the
+// delivery is stored; the agent finds it in its folder).
+func (k *hookWaker) enqueue(h *hooks.Hook, id, path string) {
+	select {
+	case k.q <- wakeMsg{h, id, path}:
+	default:
+		k.log.printf("webhook %s: delivery %s stored; too many wakes queued, session %s not woken for it", h.Name, id, h.Session)
+	}
+}
+
+func (k *hookWaker) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-k.q:
+			k.one(ctx, m)
+		}
+	}
+}
+
+func (k *hookWaker) one(ctx context.Context, m wakeMsg) {
+	started, err := k.start(ctx, m.hook.Session)
+	if err != nil {
+		k.log.printf("webhook %s: delivery %s stored; session %s not started: %v", m.hook.Name, m.id, m.hook.Session, err)
+		return
+	}
+	if started {
+		k.log.printf("webhook %s: delivery %s started the stopped session %s", m.hook.Name, m.id, m.hook.Session)
+	}
+	if m.hook.Notify == "" {
+		return
+	}
+	if started && k.settle > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(k.settle):
+		}
+	}
+	text := notifyText(m.hook.Notify, m.id, m.path)
+	if err := k.typeIn(ctx, m.hook.Session, text); err != nil {
+		k.log.printf("webhook %s: delivery %s stored; notify not typed into session %s: %v", m.hook.Name, m.id, m.hook.Session, err)
+		return
+	}
+	k.log.printf("webhook %s: delivery %s typed into session %s", m.hook.Name, m.id, m.hook.Session)
+}
+
+// notifyText replaces {id} and {file} in the hook's notify text.
+func notifyText(notify, id, path string) string {
+	return strings.NewReplacer("{id}", id, "{file}", path).Replace(notify)
+}
+
+// errNoHooksDir explains a missing hooks folder.
+func errNoHooksDir(dir string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("webhooks: %s does not exist yet: agent-box@<user>.service creates it at start (start it, then this daemon)", dir)
+	}
+	return fmt.Errorf("webhooks: %w", err)
+}
+
+// openHooks opens every hook's folder and sets up the waker.
+func (s *Server) openHooks() error {
+	if _, err := os.Stat(s.cfg.HooksDir); err != nil {
+		return errNoHooksDir(s.cfg.HooksDir, err)
+	}
+	settle := s.cfg.WakeSettle
+	if settle <= 0 {
+		settle = DefaultWakeSettle
+	}
+	s.waker = &hookWaker{q: make(chan wakeMsg, 256), log: s.log, settle: settle,
+		start: s.startStopped, typeIn: s.typeInto}
+	var err error
+	s.hooks, err = newHookReceiver(s.cfg.User, s.cfg.Hooks, s.cfg.HooksDir, s.log, s.waker.enqueue)
+	return err
+}
+
+// Hooks is the handler of the hook listener; nil when the user has no
+// webhooks.
+func (s *Server) Hooks() http.Handler {
+	if s.hooks == nil {
+		return nil
+	}
+	return s.hooks
+}
+
+// Wake starts and notifies the sessions of deliveries until ctx ends.
+func (s *Server) Wake(ctx context.Context) {
+	if s.waker != nil {
+		s.waker.run(ctx)
+	}
+}
+
+// startStopped unparks session if the registry has it stopped (the
+// supervisor starts it within a second), through the CLI's code path.
+func (s *Server) startStopped(ctx context.Context, session string) (bool, error) {
+	reg, err := registry.Load(s.cfg.Env.Registry())
+	if err != nil {
+		return false, err
+	}
+	e, ok := reg.Find(session)
+	if !ok {
+		return false, fmt.Errorf("%w: %q", registry.ErrUnknown, session)
+	}
+	if !e.Stopped {
+		return false, nil
+	}
+	return true, actions.SetStopped(ctx, s.cfg.Env, session, false)
+}
+
+// typeWait bounds the wait for the session's pane before typing.
+const typeWait = 30 * time.Second
+
+// typeInto types text and Enter into session's pane once it runs.
+func (s *Server) typeInto(ctx context.Context, session, text string) error {
+	if s.cfg.Tmux == "" {
+		return errors.New("no tmux (AGENT_BOX_TMUX is unset)")
+	}
+	tm := &tmux.Server{Bin: s.cfg.Tmux, Socket: s.cfg.Env.TmuxSocket(), Env: s.cfg.ProcEnv}
+	ctx, cancel := context.WithTimeout(ctx, typeWait)
+	defer cancel()
+	for !tm.HasSession(ctx, session) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("session %q is not running after %s", session, typeWait)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return tm.SendText(ctx, session, text)
+}

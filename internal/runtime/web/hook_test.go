@@ -1,0 +1,511 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/hooks"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
+)
+
+const hookSecret = "s3cret-of-the-gh-hook-0123456789"
+
+func testHooks(edit ...func(*hooks.Hook)) hooks.Config {
+	gh := &hooks.Hook{Name: "gh", Session: "park", Notify: "event {id}: {file}", MaxBody: 4096,
+		Quota: 1 << 20, Retention: time.Hour, Secret: []byte(hookSecret)}
+	for _, e := range edit {
+		e(gh)
+	}
+	return hooks.Config{Concurrency: 4, Hooks: map[string]*hooks.Hook{
+		"gh":   gh,
+		"cron": {Name: "cron", Session: "main", MaxBody: 4096, Quota: 1 << 20, Retention: time.Hour, Secret: []byte("another-secret-0123456789")},
+	}}
+}
+
+func sign(secret, body string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(body))
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// hookFixture is the daemon of alice with testHooks on its hook listener.
+type hookFixture struct {
+	*fixture
+	hook  *httptest.Server
+	typed chan string // what the waker typed, "session: text"
+}
+
+func newHookFixture(t *testing.T, c hooks.Config) *hookFixture {
+	t.Helper()
+	typed := make(chan string, 16)
+	var f *fixture
+	f = newFixture(t, func(cfg *Config) {
+		cfg.Hooks = c
+		cfg.HooksDir = filepath.Join(cfg.Env.Home, ".local/state/agent-box/hooks")
+		cfg.WakeSettle = time.Millisecond
+		if err := os.MkdirAll(cfg.HooksDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	})
+	f.srv.waker.typeIn = func(_ context.Context, session, text string) error {
+		typed <- session + ": " + text
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go f.srv.Wake(ctx)
+	hf := &hookFixture{fixture: f, hook: httptest.NewServer(f.srv.Hooks()), typed: typed}
+	t.Cleanup(func() { cancel(); hf.hook.Close(); f.srv.hooks.close() })
+	return hf
+}
+
+type hookAnswerBody struct {
+	ID        string `json:"id"`
+	Duplicate bool   `json:"duplicate"`
+}
+
+// post sends body to path on the hook listener with header kv pairs.
+func (f *hookFixture) post(path, body string, kv ...string) (int, hookAnswerBody, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.hook.URL+path, strings.NewReader(body))
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Add(kv[i], kv[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	var a hookAnswerBody
+	if res.StatusCode == http.StatusAccepted {
+		if err := json.Unmarshal(data, &a); err != nil {
+			f.t.Fatalf("202 body %q: %v", data, err)
+		}
+	}
+	return res.StatusCode, a, string(data)
+}
+
+func (f *hookFixture) stored(hook string) []string {
+	f.t.Helper()
+	ents, err := os.ReadDir(filepath.Join(f.env.HooksDir(), hook))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var n []string
+	for _, e := range ents {
+		n = append(n, e.Name())
+	}
+	sort.Strings(n)
+	return n
+}
+
+func TestASignedDeliveryIsStoredAnsweredWithItsIDAndWakesTheSession(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	body := `{"action":"created","comment":{"body":"please fix the build"}}`
+	code, a, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body),
+		"X-GitHub-Event", "issue_comment", "X-GitHub-Delivery", "d-1", "Content-Type", "application/json",
+		"X-Agent-Box-User", "bob", "Cookie", "a=b")
+	if code != http.StatusAccepted || a.ID == "" || a.Duplicate {
+		t.Fatalf("POST = %d %q", code, raw)
+	}
+	if got := f.stored("gh"); len(got) != 1 || got[0] != a.ID+".json" {
+		t.Fatalf("stored %q, want %s.json", got, a.ID)
+	}
+	data, _ := os.ReadFile(filepath.Join(f.env.HooksDir(), "gh", a.ID+".json"))
+	var d hooks.Delivery
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if string(d.Body) != body || d.Headers["X-Github-Event"] != "issue_comment" || d.Headers["X-Github-Delivery"] != "d-1" {
+		t.Errorf("stored %s", data)
+	}
+	for _, h := range []string{"X-Hub-Signature-256", "X-Agent-Box-User", "Cookie"} {
+		if _, ok := d.Headers[http.CanonicalHeaderKey(h)]; ok {
+			t.Errorf("header %s stored", h)
+		}
+	}
+	waitFor(t, 5*time.Second, "the stopped session park started", func() bool {
+		r, err := registry.Load(f.env.Registry())
+		s, _ := r.Find("park")
+		return err == nil && !s.Stopped
+	})
+	select {
+	case got := <-f.typed:
+		want := "park: event " + a.ID + ": " + filepath.Join(f.env.HooksDir(), "gh", a.ID+".json")
+		if got != want {
+			t.Errorf("typed %q, want %q", got, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("notify not typed; log:\n%s", f.log)
+	}
+}
+
+func TestARepeatedBodyChangesNothingAndGetsTheStoredID(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	body := `{"n":1}`
+	_, first, _ := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body), "X-GitHub-Delivery", "d-1")
+	<-f.typed
+	// the sender's retry, or a replay under a fresh delivery id
+	code, again, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body), "X-GitHub-Delivery", "d-2")
+	if code != http.StatusAccepted || again.ID != first.ID || !again.Duplicate {
+		t.Fatalf("repeat = %d %q, want 202 with id %s", code, raw, first.ID)
+	}
+	if got := f.stored("gh"); len(got) != 1 {
+		t.Errorf("stored %q, want one delivery", got)
+	}
+	select {
+	case got := <-f.typed:
+		t.Errorf("a repeat was typed into the session: %q", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestRefusedDeliveriesStoreNothingAndWakeNothing(t *testing.T) {
+	body := `{"a":1}`
+	big := strings.Repeat("x", 4097)
+	for _, tc := range []struct {
+		name, method, path, body string
+		kv                       []string
+		want                     int
+	}{
+		{"no signature", "POST", "/alice/hook/gh", body, nil, 401},
+		{"another hook's secret", "POST", "/alice/hook/gh", body, []string{"X-Hub-Signature-256", sign("another-secret-0123456789", body)}, 401},
+		{"signature of another body", "POST", "/alice/hook/gh", body, []string{"X-Hub-Signature-256", sign(hookSecret, `{"a":2}`)}, 401},
+		{"two signatures", "POST", "/alice/hook/gh", body, []string{"X-Hub-Signature-256", sign(hookSecret, body), "X-Hub-Signature-256", sign(hookSecret, body)}, 401},
+		{"upper-case hex", "POST", "/alice/hook/gh", body, []string{"X-Hub-Signature-256", "sha256=" + strings.ToUpper(strings.TrimPrefix(sign(hookSecret, body), "sha256="))}, 202},
+		{"sha1 only", "POST", "/alice/hook/gh", body, []string{"X-Hub-Signature", "sha1=0000000000000000000000000000000000000000"}, 401},
+		{"unknown hook", "POST", "/alice/hook/nope", body, []string{"X-Hub-Signature-256", sign(hookSecret, body)}, 404},
+		{"another user's path", "POST", "/bob/hook/gh", body, []string{"X-Hub-Signature-256", sign(hookSecret, body)}, 404},
+		{"encoded name", "POST", "/alice/hook/g%68", body, []string{"X-Hub-Signature-256", sign(hookSecret, body)}, 404},
+		{"a path below the hook", "POST", "/alice/hook/gh/x", body, []string{"X-Hub-Signature-256", sign(hookSecret, body)}, 404},
+		{"GET", "GET", "/alice/hook/gh", "", nil, 405},
+		{"over the cap", "POST", "/alice/hook/gh", big, []string{"X-Hub-Signature-256", sign(hookSecret, big)}, 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newHookFixture(t, testHooks())
+			req, _ := http.NewRequest(tc.method, f.hook.URL+tc.path, strings.NewReader(tc.body))
+			for i := 0; i+1 < len(tc.kv); i += 2 {
+				req.Header.Add(tc.kv[i], tc.kv[i+1])
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.want {
+				t.Fatalf("%s %s = %d, want %d", tc.method, tc.path, res.StatusCode, tc.want)
+			}
+			if tc.want == 202 {
+				return // the control: the table's requests differ from a good one only where named
+			}
+			if got := f.stored("gh"); len(got) != 0 {
+				t.Errorf("stored %q", got)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if r, _ := registry.Load(f.env.Registry()); func() bool { s, _ := r.Find("park"); return !s.Stopped }() {
+				t.Error("a refused delivery started the session")
+			}
+		})
+	}
+}
+
+func TestAChunkedBodyOverTheCapIs413WithoutReadingOn(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	pr, pw := io.Pipe()
+	var sent int64
+	go func() {
+		chunk := []byte(strings.Repeat("y", 1024))
+		for i := 0; i < 1024; i++ { // 1 MiB offered
+			n, err := pw.Write(chunk)
+			sent += int64(n)
+			if err != nil {
+				return
+			}
+		}
+		pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", f.hook.URL+"/alice/hook/gh", pr)
+	req.Header.Set("X-Hub-Signature-256", sign(hookSecret, "whatever"))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	pr.CloseWithError(io.ErrClosedPipe)
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", res.StatusCode)
+	}
+	if got := f.stored("gh"); len(got) != 0 {
+		t.Errorf("stored %q", got)
+	}
+}
+
+// countingBody counts what the handler read.
+type countingBody struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+func (c *countingBody) Close() error { return nil }
+
+func TestAnUnknownHookCostsWhatABadSignatureCosts(t *testing.T) {
+	// The two answers differ in their status only: both read the whole
+	// body and put it through HMAC-SHA256 before answering, so the time
+	// to a 404 says nothing a 401 does not (BenchmarkHookRefusals
+	// measures both).
+	f := newHookFixture(t, testHooks())
+	body := strings.Repeat("z", 4000)
+	for _, path := range []string{"/alice/hook/gh", "/alice/hook/unknown"} {
+		cb := &countingBody{r: strings.NewReader(body)}
+		req := httptest.NewRequest("POST", path, nil)
+		req.Body = cb
+		req.Header.Set("X-Hub-Signature-256", sign("wrong-secret-0123456789", body))
+		w := httptest.NewRecorder()
+		f.srv.Hooks().ServeHTTP(w, req)
+		if w.Code != 401 && w.Code != 404 {
+			t.Fatalf("%s = %d", path, w.Code)
+		}
+		if cb.n != len(body) {
+			t.Errorf("%s (%d) read %d of %d body bytes before answering", path, w.Code, cb.n, len(body))
+		}
+	}
+}
+
+func TestBeyondTheConcurrencyCapAnswers503AndStoresNothing(t *testing.T) {
+	c := testHooks()
+	c.Concurrency = 2
+	f := newHookFixture(t, c)
+	// two requests whose bodies never end hold both slots
+	var writers []*io.PipeWriter
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		pr, pw := io.Pipe()
+		writers = append(writers, pw)
+		req, _ := http.NewRequest("POST", f.hook.URL+"/alice/hook/gh", pr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}()
+		pw.Write([]byte("{"))
+	}
+	waitFor(t, 5*time.Second, "both slots taken", func() bool { return len(f.srv.hooks.slots) == 2 })
+	body := `{"a":1}`
+	start := time.Now()
+	code, _, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body))
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("third request = %d %q, want 503", code, raw)
+	}
+	if waited := time.Since(start); waited < hookSlotWait/2 {
+		t.Errorf("503 after %v, want a wait of about %v for a slot", waited, hookSlotWait)
+	}
+	for _, w := range writers {
+		w.CloseWithError(io.ErrUnexpectedEOF)
+	}
+	wg.Wait()
+	if got := f.stored("gh"); len(got) != 0 {
+		t.Errorf("stored %q", got)
+	}
+	// the slots are free again
+	if code, _, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body)); code != 202 {
+		t.Errorf("after the slow ones ended: %d %q", code, raw)
+	}
+}
+
+func TestAFullQuotaAnswers503AndNeverA2xx(t *testing.T) {
+	f := newHookFixture(t, testHooks(func(h *hooks.Hook) { h.Quota = 4096 + 600 }))
+	var codes []int
+	for i := 0; i < 20; i++ {
+		body := fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("p", 900))
+		code, _, _ := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body))
+		codes = append(codes, code)
+	}
+	n202 := strings.Count(fmt.Sprint(codes), "202")
+	if n202 == 0 || n202 == 20 || codes[19] != 503 {
+		t.Fatalf("answers %v: want some 202, then 503", codes)
+	}
+	if got := f.stored("gh"); len(got) != n202 {
+		t.Errorf("%d stored for %d answers 202: %q", len(got), n202, got)
+	}
+	if !strings.Contains(f.log.String(), "storage is full") {
+		t.Errorf("log:\n%s", f.log)
+	}
+}
+
+func TestTheWebListenerHasNoHookRoute(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	body := `{"a":1}`
+	for _, h := range []http.Header{
+		{"X-Hub-Signature-256": {sign(hookSecret, body)}},
+		header("X-Hub-Signature-256", sign(hookSecret, body)),
+	} {
+		code, _, _ := f.send("POST", "/alice/hook/gh", strings.NewReader(body), h)
+		if code == 202 {
+			t.Errorf("the authenticated listener took a delivery")
+		}
+	}
+	if got := f.stored("gh"); len(got) != 0 {
+		t.Errorf("stored %q", got)
+	}
+}
+
+func TestAHundredConcurrentDeliveriesAreAllStored(t *testing.T) {
+	c := testHooks()
+	c.Concurrency = 8
+	f := newHookFixture(t, c)
+	var wg sync.WaitGroup
+	ids := make([]string, 100)
+	codes := make([]int, 100)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"n":%d}`, i)
+			req, _ := http.NewRequest("POST", f.hook.URL+"/alice/hook/cron", strings.NewReader(body))
+			req.Header.Set("X-Hub-Signature-256", sign("another-secret-0123456789", body))
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			defer res.Body.Close()
+			codes[i] = res.StatusCode
+			var a hookAnswerBody
+			json.NewDecoder(res.Body).Decode(&a)
+			ids[i] = a.ID
+		}()
+	}
+	wg.Wait()
+	for i, code := range codes {
+		if code != 202 {
+			t.Fatalf("delivery %d answered %d", i, code)
+		}
+		if _, err := os.Stat(filepath.Join(f.env.HooksDir(), "cron", ids[i]+".json")); err != nil {
+			t.Errorf("acknowledged %s not stored: %v", ids[i], err)
+		}
+	}
+	if got := f.stored("cron"); len(got) != 100 {
+		t.Errorf("%d stored, want 100", len(got))
+	}
+}
+
+// hookCrashChild serves testHooks' gh hook on the unix socket
+// $WEB_TEST_HOOK_SOCK with its folder in $WEB_TEST_HOOK_DIR, and exits
+// with status 3 (a crash: nothing flushed, nothing answered) at write step
+// $WEB_TEST_HOOK_CRASH.
+func hookCrashChild() int {
+	dir, step := os.Getenv("WEB_TEST_HOOK_DIR"), os.Getenv("WEB_TEST_HOOK_CRASH")
+	c := testHooks()
+	r, err := newHookReceiver(testUser, c, dir, &logger{w: io.Discard}, nil)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	r.hooks["gh"].store.Fault = func(s string) error {
+		if s == step {
+			os.Exit(3)
+		}
+		return nil
+	}
+	l, err := net.Listen("unix", os.Getenv("WEB_TEST_HOOK_SOCK"))
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	fmt.Println("listening")
+	http.Serve(l, r)
+	return 1
+}
+
+func TestACrashBetweenTheWriteAndTheAnswerLosesNothingAcknowledged(t *testing.T) {
+	for _, tc := range []struct {
+		step       string
+		wantStored bool // the delivery is on disk after the crash
+	}{
+		{"synced", false},   // crash before the rename: no file, no answer; the retry stores it
+		{"renamed", true},   // before the folder's fsync: the name may be lost on a power cut, but no answer was given
+		{"dirsynced", true}, // durable, then the crash before the answer: the retry gets the stored id
+	} {
+		t.Run(tc.step, func(t *testing.T) {
+			home := t.TempDir()
+			dir := filepath.Join(home, "hooks")
+			os.Mkdir(dir, 0o700)
+			sock := filepath.Join(sockDir(t), "hook.sock")
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "WEB_TEST_CHILD=hook-crash", "WEB_TEST_HOOK_DIR="+dir,
+				"WEB_TEST_HOOK_CRASH="+tc.step, "WEB_TEST_HOOK_SOCK="+sock)
+			out, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			if l, _ := bufio.NewReader(out).ReadString('\n'); l != "listening\n" {
+				t.Fatalf("child: %q", l)
+			}
+			c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+			}}}
+			body := `{"crash":"` + tc.step + `"}`
+			req, _ := http.NewRequest("POST", "http://hook/alice/hook/gh", strings.NewReader(body))
+			req.Header.Set("X-Hub-Signature-256", sign(hookSecret, body))
+			res, err := c.Do(req)
+			if err == nil {
+				res.Body.Close()
+				t.Fatalf("an answer %d came from a process that crashed before answering", res.StatusCode)
+			}
+			werr := cmd.Wait()
+			if ee, ok := werr.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+				t.Fatalf("child ended with %v, want the injected crash (3)", werr)
+			}
+			names, _ := filepath.Glob(filepath.Join(dir, "gh", "*.json"))
+			if (len(names) == 1) != tc.wantStored || len(names) > 1 {
+				t.Fatalf("after the crash: %q stored, want stored=%v", names, tc.wantStored)
+			}
+			// restart: the sender retries the delivery it got no answer for
+			r, err := newHookReceiver(testUser, testHooks(), dir, &logger{w: io.Discard}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.close()
+			if tmp, _ := filepath.Glob(filepath.Join(dir, "gh", ".tmp-*")); len(tmp) != 0 {
+				t.Errorf("the restart left unfinished writes: %q", tmp)
+			}
+			rec := httptest.NewRecorder()
+			req = httptest.NewRequest("POST", "/alice/hook/gh", strings.NewReader(body))
+			req.Header.Set("X-Hub-Signature-256", sign(hookSecret, body))
+			r.ServeHTTP(rec, req)
+			var a hookAnswerBody
+			json.Unmarshal(rec.Body.Bytes(), &a)
+			if rec.Code != 202 || a.Duplicate != tc.wantStored {
+				t.Fatalf("retry = %d %s, want 202 with duplicate=%v", rec.Code, rec.Body, tc.wantStored)
+			}
+			after, _ := filepath.Glob(filepath.Join(dir, "gh", "*.json"))
+			if len(after) != 1 || filepath.Base(after[0]) != a.ID+".json" {
+				t.Errorf("after the retry: %q, answered id %s", after, a.ID)
+			}
+		})
+	}
+}
