@@ -65,15 +65,19 @@ let
   caddyCheck =
     name:
     let
-      w = (import (goldenDir + "/${name}/config.nix") { inherit pkgs; }).web or { };
+      c = import (goldenDir + "/${name}/config.nix") { inherit pkgs; };
+      w = c.web or { };
       users = lib.unique (lib.concatMap (l: l.users) (builtins.attrValues (w.logins or { })));
+      hookUsers = builtins.filter (u: (c.users.${u}.webhooks or { }) != { }) (
+        builtins.attrNames (c.users or { })
+      );
       caddyfile = (configOf name).environment.etc."caddy/caddy_config".source;
     in
     lib.optionalString (w.enable or false) ''
       echo "golden: ${name}: caddy adapt of /etc/caddy/caddy_config"
       HOME=$TMPDIR XDG_DATA_HOME=$TMPDIR XDG_CONFIG_HOME=$TMPDIR \
         ${lib.getExe pkgs.caddy} adapt --config ${caddyfile} --adapter caddyfile >"$TMPDIR/adapted.json"
-      if ! ${lib.getExe check-caddy-config} -domain ${escapeShellArg w.domain} -users ${escapeShellArg (lib.concatStringsSep "," users)} <"$TMPDIR/adapted.json"; then
+      if ! ${lib.getExe check-caddy-config} -domain ${escapeShellArg w.domain} -users ${escapeShellArg (lib.concatStringsSep "," users)} -hooks ${escapeShellArg (lib.concatStringsSep "," hookUsers)} <"$TMPDIR/adapted.json"; then
         echo "golden: ${name}: the Caddyfile NixOS installs breaks the web contract" >&2
         failed+=(${escapeShellArg name})
       fi

@@ -22,8 +22,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	domain := fs.String("domain", "", "the web domain (host[:port])")
 	users := fs.String("users", "", "comma-separated agent users with an origin")
+	hookUsers := fs.String("hooks", "", "comma-separated agent users with webhooks")
 	if err := fs.Parse(args); err != nil || *domain == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: check-caddy-config -domain HOST[:PORT] -users A,B < adapted.json")
+		fmt.Fprintln(stderr, "usage: check-caddy-config -domain HOST[:PORT] -users A,B [-hooks A] < adapted.json")
 		return 2
 	}
 	data, err := io.ReadAll(stdin)
@@ -35,7 +36,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *users != "" {
 		us = strings.Split(*users, ",")
 	}
-	probs := caddycheck.Check(data, caddycheck.Want{Domain: *domain, Users: us})
+	var hs []string
+	if *hookUsers != "" {
+		hs = strings.Split(*hookUsers, ",")
+	}
+	probs := caddycheck.Check(data, caddycheck.Want{Domain: *domain, Users: us, Hooks: hs})
 	for _, p := range probs {
 		fmt.Fprintf(stderr, "check-caddy-config: %s\n", p)
 	}

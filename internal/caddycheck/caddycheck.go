@@ -15,11 +15,12 @@ import (
 	"strings"
 )
 
-// Want is what the configuration must serve: the domain (host[:port]) and
-// the agent users with an origin.
+// Want is what the configuration must serve: the domain (host[:port]),
+// the agent users with an origin, and those with webhooks.
 type Want struct {
 	Domain string
 	Users  []string
+	Hooks  []string
 }
 
 // The sockets, as docs/web-contract.md names them.
@@ -30,6 +31,8 @@ const (
 )
 
 func webDial(user string) string { return "unix//run/agent-box-web/" + user + ".sock" }
+
+func hookDial(user string) string { return "unix//run/agent-box-hook/" + user + ".sock" }
 
 type config struct {
 	Admin struct {
@@ -56,6 +59,7 @@ type route struct {
 
 type handler struct {
 	Handler   string                  `json:"handler"`
+	MaxSize   int64                   `json:"max_size"` // request_body
 	Routes    []route                 `json:"routes"`
 	Upstreams []struct{ Dial string } `json:"upstreams"`
 	Rewrite   *struct {
@@ -144,7 +148,7 @@ func Check(adapted []byte, want Want) []string {
 					}
 				}
 			}
-			probs = append(probs, checkOrigin(h, u, ps)...)
+			probs = append(probs, checkOrigin(h, u, ps, want.Hooks)...)
 		}
 	}
 	for h := range hosts {
@@ -158,6 +162,9 @@ func Check(adapted []byte, want Want) []string {
 	}
 	for _, u := range want.Users {
 		wantDials[webDial(u)] = true
+	}
+	for _, u := range want.Hooks {
+		wantDials[hookDial(u)] = true
 	}
 	for d := range dials {
 		if !wantDials[d] {
@@ -271,7 +278,7 @@ func isForwardAuth(h handler, u string) bool {
 	return false
 }
 
-func checkOrigin(h, u string, ps []proxy) []string {
+func checkOrigin(h, u string, ps []proxy, hookUsers []string) []string {
 	var probs []string
 	bad := func(f string, a ...any) { probs = append(probs, fmt.Sprintf(h+": "+f, a...)) }
 	for _, p := range ps {
@@ -311,6 +318,19 @@ func checkOrigin(h, u string, ps []proxy) []string {
 			}
 			if delUser < 0 || delUser > fa || delSession < 0 || delSession > fa {
 				bad("the client's X-Agent-Box-User and X-Agent-Box-Session are not removed before forward_auth")
+			}
+		case u == "" && strings.HasPrefix(dial, "unix//run/agent-box-hook/") && slices.ContainsFunc(hookUsers, func(v string) bool { return dial == hookDial(v) }):
+			// the one route without forward_auth: only POST /V/hook/* of
+			// the box origin, body capped, no credential passed on
+			v := strings.TrimSuffix(strings.TrimPrefix(dial, "unix//run/agent-box-hook/"), ".sock")
+			if !slices.Equal(p.paths, []string{"/" + v + "/hook/*"}) {
+				bad("%s is reached on paths %v, want only /%s/hook/*", dial, p.paths, v)
+			}
+			if !deletes(p.h, "Cookie") || !deletes(p.h, "Authorization") {
+				bad("the proxy to %s does not remove Cookie and Authorization", dial)
+			}
+			if !slices.ContainsFunc(p.before, func(b handler) bool { return b.Handler == "request_body" && b.MaxSize > 0 }) {
+				bad("the body sent to %s is not capped (request_body max_size)", dial)
 			}
 		default:
 			bad("dials %q, which this origin must not reach", dial)

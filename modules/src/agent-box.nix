@@ -139,6 +139,7 @@ let
       }
     }";
     authConfig = "${webFiles.${agentBox.web.storeNames.authConfig}}";
+    webFile = name: "${webFiles.${name}}";
     inherit caddyGroup;
   };
   webFiles = mapAttrs pkgs.writeText (agentBox.web.storeTexts n.web);

@@ -13,6 +13,10 @@ let
   };
   n = offline.normalize minimal;
   failing = offline.failures;
+  goodHook = {
+    secretFile = "/var/lib/secrets/gh.hook";
+    session = "main";
+  };
   # alice, and a web surface with one login opening her; w overrides web.
   webWith = w: {
     users.alice = { };
@@ -463,6 +467,98 @@ in
       "agent-box@alice.service"
       "agent-box@bob.service"
     ];
+  }
+  {
+    name = "a webhook needs the web surface and a login that opens its user";
+    expr =
+      failing {
+        users.alice.webhooks.gh = goodHook;
+      }
+      ++ failing (
+        webWith { }
+        // {
+          users = {
+            alice = { };
+            bob.webhooks.gh = goodHook;
+          };
+        }
+      );
+    expected = [
+      "services.agent-box.users.\"alice\".webhooks: webhooks are served by the web surface, on the box origin: set services.agent-box.web.enable = true and name \"alice\" in the users of a login under services.agent-box.web.logins."
+      "services.agent-box.users.\"bob\".webhooks: webhooks are served by the web surface, on the box origin: set services.agent-box.web.enable = true and name \"bob\" in the users of a login under services.agent-box.web.logins."
+    ];
+  }
+  {
+    name = "each mistake in a webhook is refused with its own message";
+    expr = map (m: builtins.head (builtins.split ":" m)) (
+      failing (
+        webWith { }
+        // {
+          users.alice.webhooks = {
+            "GH!" = goodHook;
+            store = goodHook // {
+              secretFile = "/nix/store/x-gh.hook";
+            };
+            session = goodHook // {
+              session = "a b";
+            };
+            notify = goodHook // {
+              notify = "line\nnext";
+            };
+            body = goodHook // {
+              maxBodySize = 0;
+            };
+            quota = goodHook // {
+              quota = 100;
+              maxBodySize = 1000;
+            };
+            retention = goodHook // {
+              retention = "30s";
+            };
+          };
+        }
+      )
+    );
+    expected = [
+      "services.agent-box.users.\"alice\".webhooks.\"GH!\""
+      "services.agent-box.users.\"alice\".webhooks.\"body\".maxBodySize = 0"
+      "services.agent-box.users.\"alice\".webhooks.\"notify\".notify"
+      "services.agent-box.users.\"alice\".webhooks.\"quota\".quota = 100"
+      "services.agent-box.users.\"alice\".webhooks.\"retention\".retention = \"30s\""
+      "services.agent-box.users.\"alice\".webhooks.\"session\".session = \"a b\""
+      "services.agent-box.users.\"alice\".webhooks.\"store\".secretFile = \"/nix/store/x-gh.hook\""
+    ];
+  }
+  {
+    name = "a user with webhooks gets a hook socket, and the secret reaches the web daemon only as a credential";
+    expr =
+      let
+        d = lib.dropins (offline.normalize (webWith { } // { users.alice.webhooks.gh = goodHook; })) {
+          pathsOf = _: {
+            env = "/E";
+            seed = "/S";
+            agents = "/A";
+          };
+          authEnv = "/AE";
+          authConfig = "/AC";
+          webFile = name: "/W/${name}";
+          caddyGroup = "caddy";
+        };
+        text = d."agent-box-web@alice.service".text;
+        contains = needle: hay: builtins.replaceStrings [ needle ] [ "" ] hay != hay;
+      in
+      {
+        socket = d."agent-box-hook@alice.socket".wantedBy;
+        credential = contains "\nLoadCredential=hook-gh:/var/lib/secrets/gh.hook\n" text;
+        config = contains "\nEnvironment=\"AGENT_BOX_HOOKS=/W/agent-box-hooks-alice.json\"\n" text;
+        secretElsewhere = contains "gh.hook" (builtins.replaceStrings [ "LoadCredential=hook-gh:/var/lib/secrets/gh.hook" ] [ "" ] text);
+      };
+    expected = {
+      socket = [ "sockets.target" ];
+      credential = true;
+      config = true;
+      secretElsewhere = false;
+    };
   }
   {
     name = "a web option of the wrong type is an error";

@@ -5,7 +5,8 @@
 #
 # host is where the glue (or the offline rendering) says things are:
 # { pathsOf (user -> { env; seed; agents; }); authEnv; authConfig;
-#   caddyGroup; } (the last three only matter with the web surface).
+#   webFile (a store name of web.storeTexts -> its path); caddyGroup; } (the
+#   last four only matter with the web surface).
 {
   prim,
   render,
@@ -78,6 +79,7 @@ in
         };
         authEnv = storePath web.storeNames.authEnv;
         authConfig = storePath web.storeNames.authConfig;
+        webFile = storePath;
         caddyGroup = "caddy";
       };
       d = dropins n host;

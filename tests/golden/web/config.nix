@@ -2,12 +2,22 @@
 # three agent users (carol has no web origin: no login opens her), Caddy's
 # internal CA on box.localhost:8443, which the VM tier and `make demo`
 # serve, its port open in the firewall (the fail2ban check's client is in
-# another network namespace) and a ban after three failed logins. The hash
-# files are written by the VM harness (a known demo password).
+# another network namespace) and a ban after three failed logins. alice's
+# webhook `ci` wakes her session `inbox` (a shell, so the notice typed into it
+# runs and reads the delivery). The hash and secret files are written by the
+# VM harness (a known demo password and secret).
 { pkgs, ... }:
 {
   enable = true;
   users.alice.sessions.main = { };
+  users.alice.sessions.inbox = { };
+  users.alice.webhooks.ci = {
+    secretFile = "/etc/agent-box-demo/alice-ci.hook";
+    session = "inbox";
+    notify = "cat \"$AGENT_BOX_HOOKS_DIR/ci/{id}.json\" > ~/seen-{id}.json";
+    maxBodySize = 65536;
+    quota = 1048576;
+  };
   users.bob.sessions.main = { };
   users.carol.sessions.main = { };
   web = {
