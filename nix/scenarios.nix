@@ -8,6 +8,7 @@
 #        tests = { sessions = [ <phase> ]; durability = [ <pre> <post> ]; ... };
 #        requirements = [ "bashInteractive" ... ];  # nixpkgs attributes
 #        demoLogins = [ { name = "ops"; hash = "$pbkdf2-sha256$..."; } ... ];
+#        demoHooks = [ { file = "alice-ci.hook"; secret = "..."; } ... ];
 #      }
 #
 # A VM test groups the phases that share the name before the first "." (so
@@ -85,4 +86,16 @@ in
     else
       throw "tests/scenarios/demo-logins: bad line (want LOGIN PASSWORD HASH)"
   ) (records (dir + "/demo-logins"));
+  # The web golden's webhook secrets (tests/scenarios/demo-hooks: FILE
+  # SECRET); the VM installs each under /etc/agent-box-demo/.
+  demoHooks = map (
+    r:
+    if length r == 2 then
+      {
+        file = head r;
+        secret = elemAt r 1;
+      }
+    else
+      throw "tests/scenarios/demo-hooks: bad line (want FILE SECRET)"
+  ) (records (dir + "/demo-hooks"));
 }

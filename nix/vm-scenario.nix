@@ -56,6 +56,16 @@ pkgs.testers.runNixOSTest {
             mode = "0400";
           };
         }) scenarios.demoLogins
+      )
+      # Its webhooks' secretFile paths: the public demo secrets.
+      // listToAttrs (
+        map (h: {
+          name = "agent-box-demo/${h.file}";
+          value = {
+            text = h.secret + "\n";
+            mode = "0400";
+          };
+        }) scenarios.demoHooks
       );
       # The offline tier boots with -m 1536 -smp 2; the goldens' limits are
       # sized for that guest.
@@ -73,7 +83,7 @@ pkgs.testers.runNixOSTest {
     ]
 
 
-    def run_phase(phase: str) -> None:
+    def run_phase(phase: str) -> str:
         status, out = machine.execute(
             f"bash {SCENARIOS}/{phase}.sh 2>&1", timeout=1800
         )
@@ -98,13 +108,32 @@ pkgs.testers.runNixOSTest {
         assert not failed, f"{phase}: failed tests:\n" + "\n".join(failed)
         assert len(results) == plan, f"{phase}: plan says {plan} tests, ran {len(results)}"
         assert status == 0, f"{phase}: exit status {status}"
+        return out
+
+
+    def ids(out: str, prefix: str) -> list[str]:
+        return [l[len(prefix):].strip() for l in out.splitlines() if l.startswith(prefix)]
 
 
     machine.wait_for_unit("multi-user.target")
+    # Webhook ids a crash phase acknowledged ("# acked: ID"), to be found
+    # among those the next boot prints as stored ("# stored: ID"). Here the
+    # phase's output returns when its sender stops (it holds the output
+    # open), so the power is cut right after the last acknowledgement, not
+    # during a delivery as in the offline tier.
+    acked: list[str] = []
     for phase, crash in PHASES:
         with subtest(f"scenario phase {phase} passes"):
-            run_phase(phase)
+            out = run_phase(phase)
+        stored = ids(out, "# stored: ")
+        if stored or acked:
+            with subtest(f"every webhook delivery acknowledged before the power cut is stored ({phase})"):
+                assert acked, "the phase before the power cut printed no acknowledged id"
+                lost = sorted(set(acked) - set(stored))
+                assert not lost, f"{len(lost)} of {len(acked)} acknowledged deliveries are not stored: {lost}"
+            acked = []
         if crash:
+            acked = ids(out, "# acked: ")
             with subtest(f"the machine boots again after a power cut following {phase}"):
                 machine.crash()
                 machine.start()

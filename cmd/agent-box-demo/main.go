@@ -53,13 +53,26 @@ agent-box is running: %s
   (*.localhost resolves to this machine in Chromium and Firefox; the
   certificate is Caddy's internal CA, so the browser warns once per origin)
   from another machine: ssh -L 8443:127.0.0.1:8443 this-host
+  alice's webhook "ci" starts her stopped session inbox and types into it a
+  command that reads the delivery (secret from tests/scenarios/demo-hooks):
+    printf '%%s\n' %s >/tmp/ci.hook
+    python3 tests/scenarios/hookclient.py send %salice/hook/ci /tmp/ci.hook '{"hello":"agent"}'
 Ctrl-C stops it (the guest's disk is a fresh copy each run).
-`, vmtest.DemoURL, logins(g.Logins))
+`, vmtest.DemoURL, logins(g.Demo.Logins), hookSecret(g.Demo.Hooks, "alice-ci.hook"), vmtest.DemoURL)
 	if g.Accel == "tcg" {
 		fmt.Println("The guest is emulated (no KVM here): a login hashes 600,000 PBKDF2 rounds, which")
 		fmt.Println("takes seconds instead of the ~0.2 s it takes on real hardware.")
 	}
 	return nil
+}
+
+func hookSecret(hs []scenarios.HookSecret, file string) string {
+	for _, h := range hs {
+		if h.File == file {
+			return h.Secret
+		}
+	}
+	return "(missing from tests/scenarios/demo-hooks)"
 }
 
 func logins(ls []scenarios.Login) string {
@@ -75,9 +88,9 @@ func logins(ls []scenarios.Login) string {
 // real browser does the same through the pages.
 func runChecks(ctx context.Context, root string, g *vmtest.Guest) error {
 	var ops *scenarios.Login
-	for i := range g.Logins {
-		if g.Logins[i].Name == "ops" {
-			ops = &g.Logins[i]
+	for i := range g.Demo.Logins {
+		if g.Demo.Logins[i].Name == "ops" {
+			ops = &g.Demo.Logins[i]
 		}
 	}
 	if ops == nil {
@@ -108,6 +121,16 @@ func runChecks(ctx context.Context, root string, g *vmtest.Guest) error {
 	n := 1000 + rand.IntN(1000000)
 	if err := run("found", "python3", client, "term", jar, "wss://alice.box.localhost:8443/term/ws?arg=main",
 		"https://alice.box.localhost:8443", fmt.Sprintf("echo DEMO-$((%d*2))-$(id -un)", n), fmt.Sprintf("DEMO-%d-alice", 2*n)); err != nil {
+		return err
+	}
+	// The webhook the announcement shows, as printed: the demo's secret
+	// from the host side.
+	secret := filepath.Join(tmp, "ci.hook")
+	if err := os.WriteFile(secret, []byte(hookSecret(g.Demo.Hooks, "alice-ci.hook")+"\n"), 0o600); err != nil {
+		return err
+	}
+	if err := run("status 202", "python3", filepath.Join(root, "tests/scenarios/hookclient.py"), "send",
+		vmtest.DemoURL+"alice/hook/ci", secret, fmt.Sprintf(`{"hello":"demo-check %d"}`, n)); err != nil {
 		return err
 	}
 	logs := filepath.Join(vmtest.CacheDir(), "logs")

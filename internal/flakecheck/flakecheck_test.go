@@ -157,6 +157,7 @@ func TestScenarioReaderMatchesPhasesAndRequirements(t *testing.T) {
 		Tests        map[string][]scenarios.Phase  `json:"tests"`
 		Requirements []string                      `json:"requirements"`
 		DemoLogins   []struct{ Name, Hash string } `json:"demoLogins"`
+		DemoHooks    []scenarios.HookSecret        `json:"demoHooks"`
 	}
 	evalJSON(t, fmt.Sprintf("import %q %q\n", filepath.Join(r, "nix", "scenarios.nix"), filepath.Join(r, "tests", "scenarios")), &got)
 
@@ -182,6 +183,14 @@ func TestScenarioReaderMatchesPhasesAndRequirements(t *testing.T) {
 		if g, w := got.DemoLogins[i], logins[i]; g.Name != w.Name || g.Hash != w.Hash {
 			t.Errorf("nix/scenarios.nix demoLogins[%d] = %v, want %s %s", i, g, w.Name, w.Hash)
 		}
+	}
+
+	hooks, err := scenarios.DemoHooks(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.DemoHooks, hooks) {
+		t.Errorf("nix/scenarios.nix demoHooks = %v, want %v", got.DemoHooks, hooks)
 	}
 
 	dirs := goldenDirs(t)

@@ -116,3 +116,42 @@ func DemoLogins(root string) ([]Login, error) {
 	}
 	return out, nil
 }
+
+// HookSecret is one line of tests/scenarios/demo-hooks.
+type HookSecret struct {
+	File, Secret string // File is a name under /etc/agent-box-demo/
+}
+
+// DemoHooks reads tests/scenarios/demo-hooks: the web golden's webhook
+// secrets (public, test-only).
+func DemoHooks(root string) ([]HookSecret, error) {
+	file, recs, lines, err := records(root, "demo-hooks")
+	if err != nil {
+		return nil, err
+	}
+	var out []HookSecret
+	for i, f := range recs {
+		if len(f) != 2 || strings.Contains(f[0], "/") || len(f[1]) < 16 {
+			return nil, fmt.Errorf("%s:%d: want 'FILE SECRET' (a file name, a secret of at least 16 bytes)", file, lines[i])
+		}
+		out = append(out, HookSecret{File: f[0], Secret: f[1]})
+	}
+	return out, nil
+}
+
+// Demo is the public test credentials of the web golden: its logins and
+// its webhook secrets.
+type Demo struct {
+	Logins []Login
+	Hooks  []HookSecret
+}
+
+// ReadDemo reads tests/scenarios/demo-logins and demo-hooks.
+func ReadDemo(root string) (Demo, error) {
+	l, err := DemoLogins(root)
+	if err != nil {
+		return Demo{}, err
+	}
+	h, err := DemoHooks(root)
+	return Demo{Logins: l, Hooks: h}, err
+}

@@ -14,12 +14,12 @@ import (
 
 // Guest is what every boot of the VM tier and of `make demo` starts from:
 // the cached base image, the accelerator that works here, the agent-box
-// binary built from this tree, and the demo logins.
+// binary built from this tree, and the demo logins and webhook secrets.
 type Guest struct {
 	Base     *Base
 	Accel    string
 	AgentBox string // a static build of ./cmd/agent-box
-	Logins   []scenarios.Login
+	Demo     scenarios.Demo
 }
 
 // Prepare builds (or finds) the base image for root's scenario
@@ -29,7 +29,7 @@ func Prepare(ctx context.Context, root, work string, log io.Writer) (*Guest, err
 	if err != nil {
 		return nil, err
 	}
-	logins, err := scenarios.DemoLogins(root)
+	demo, err := scenarios.ReadDemo(root)
 	if err != nil {
 		return nil, err
 	}
@@ -46,5 +46,5 @@ func Prepare(ctx context.Context, root, work string, log io.Writer) (*Guest, err
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building agent-box for the guest: %v\n%s", err, out)
 	}
-	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, Logins: logins}, nil
+	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, Demo: demo}, nil
 }

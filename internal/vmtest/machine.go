@@ -26,7 +26,7 @@ import (
 // the agent-box binary built on the host), the users and their homes. Then
 // the scenario scripts and the oneshot unit that runs a phase. A web golden
 // also gets what the host adds (installWeb).
-func Install(root string, fx golden.Fixture, scenariosDir, agentBox string, logins []scenarios.Login) (users []string, err error) {
+func Install(root string, fx golden.Fixture, scenariosDir, agentBox string, demo scenarios.Demo) (users []string, err error) {
 	envDirs := map[string]bool{}
 	envRe := regexp.MustCompile(`(?m)^ExecStart=(/nix/store/[^/\s]+)/bin/agent-box `)
 	instanceRe := regexp.MustCompile(`^etc/systemd/system/agent-box@([^/]+)\.service\.d/`)
@@ -78,7 +78,7 @@ func Install(root string, fx golden.Fixture, scenariosDir, agentBox string, logi
 	if err := addUsers(root, users); err != nil {
 		return nil, err
 	}
-	if err := installWeb(root, fx, logins); err != nil {
+	if err := installWeb(root, fx, demo); err != nil {
 		return nil, err
 	}
 	// Scenario scripts and the phase runner (harness, not product).

@@ -47,6 +47,9 @@ func TestScenarios(t *testing.T) {
 	}
 	disk := ""
 	reuse := false
+	// Webhook ids a crash phase's sender printed as acknowledged, to be
+	// found among those the next phase (same disk) prints as stored.
+	var acked []string
 	for _, ph := range phases {
 		ph := ph
 		if len(only) > 0 && !only[ph.Name] {
@@ -60,7 +63,7 @@ func TestScenarios(t *testing.T) {
 					t.Fatal(err)
 				}
 				err = MakeDisk(ctx, base.Root, disk, func(r string) error {
-					_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), g.AgentBox, g.Logins)
+					_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), g.AgentBox, g.Demo)
 					return err
 				})
 				if err != nil {
@@ -74,6 +77,7 @@ func TestScenarios(t *testing.T) {
 			}
 			defer tapLog.Close()
 			failed := "(not reported)"
+			var stored []string
 			b := Boot{
 				Disk: disk, Kernel: base.Kernel, Initrd: base.Initrd, Phase: ph.Name, Crash: ph.Crash,
 				Accel: accel, Deadline: 10 * time.Minute, Console: console,
@@ -81,6 +85,12 @@ func TestScenarios(t *testing.T) {
 					fmt.Fprintln(tapLog, line)
 					if f, ok := strings.CutPrefix(line, "# guest: failed units at boot: "); ok {
 						failed = f
+					}
+					if id, ok := strings.CutPrefix(line, "# acked: "); ok && ph.Crash {
+						acked = append(acked, id)
+					}
+					if id, ok := strings.CutPrefix(line, "# stored: "); ok {
+						stored = append(stored, id)
 					}
 					if strings.HasPrefix(line, "# measure:") || strings.HasPrefix(line, "# guest:") {
 						fmt.Printf("vmtest: %s %s\n", ph.Name, strings.TrimPrefix(line, "# "))
@@ -98,6 +108,28 @@ func TestScenarios(t *testing.T) {
 						}
 					})
 				}
+			}
+			if len(stored) > 0 || reuse && len(acked) > 0 {
+				t.Run("every webhook delivery acknowledged before the power cut is stored", func(t *testing.T) {
+					fmt.Printf("vmtest: %s measure: webhook deliveries acknowledged before the power cut %d, stored after it %d\n", ph.Name, len(acked), len(stored))
+					if len(acked) == 0 {
+						t.Fatal("the phase before the power cut printed no acknowledged id: nothing was proven")
+					}
+					have := map[string]bool{}
+					for _, id := range stored {
+						have[id] = true
+					}
+					var lost []string
+					for _, id := range acked {
+						if !have[id] {
+							lost = append(lost, id)
+						}
+					}
+					if len(lost) > 0 {
+						t.Errorf("%d of %d acknowledged deliveries are not stored: %s", len(lost), len(acked), strings.Join(lost, " "))
+					}
+				})
+				acked = nil
 			}
 			if failed != "none" {
 				t.Errorf("units failed while the guest booted: %s\nconsole: %s", failed, console)

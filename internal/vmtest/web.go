@@ -19,7 +19,8 @@ import (
 // What a NixOS host adds for the web surface besides the golden files, and
 // how the guest gets the same: services.caddy's Caddyfile importing the
 // module's two store files, the glue's caddy.service settings, and the
-// operator's hash files (here the public demo logins).
+// operator's hash and webhook secret files (here the public demo logins
+// and hook secrets).
 const (
 	caddyGlobalSuffix = "-agent-box-caddy-global.caddy"
 	caddySitesSuffix  = "-agent-box-caddy-sites.caddy"
@@ -48,13 +49,17 @@ ignoreip = 127.0.0.1/8 ::1
 maxretry = 3
 `
 
-var credRe = regexp.MustCompile(`(?m)^LoadCredential=login-([^:]+):(\S+)$`)
+var (
+	credRe     = regexp.MustCompile(`(?m)^LoadCredential=login-([^:]+):(\S+)$`)
+	hookCredRe = regexp.MustCompile(`(?m)^LoadCredential=hook-([^:]+):(\S+)$`)
+)
 
 // installWeb lays the web surface's host side into the guest when the
 // golden configuration has one; it does nothing otherwise. Every login the
 // golden's auth service loads must be a demo login, or the boot could not
-// log in: that is an error, not a skip.
-func installWeb(root string, fx golden.Fixture, logins []scenarios.Login) error {
+// log in: that is an error, not a skip. So is a webhook whose secret file
+// tests/scenarios/demo-hooks does not hold.
+func installWeb(root string, fx golden.Fixture, demo scenarios.Demo) error {
 	var global, sites string
 	for rel := range fx.Files {
 		switch {
@@ -82,8 +87,11 @@ func installWeb(root string, fx golden.Fixture, logins []scenarios.Login) error 
 	if err := installFail2ban(root, fx); err != nil {
 		return err
 	}
+	if err := installHookSecrets(root, fx, demo.Hooks); err != nil {
+		return err
+	}
 	hashes := map[string]string{}
-	for _, l := range logins {
+	for _, l := range demo.Logins {
 		hashes[l.Name] = l.Hash
 	}
 	auth := fx.Files["etc/systemd/system/agent-box-auth.service.d/overrides.conf"]
@@ -125,4 +133,34 @@ func installFail2ban(root string, fx golden.Fixture) error {
 		return err
 	}
 	return enable(root, "multi-user.target", "/lib/systemd/system/fail2ban.service")
+}
+
+// installHookSecrets writes, root-only, the secret of every webhook
+// credential a web daemon's drop-in loads.
+func installHookSecrets(root string, fx golden.Fixture, hooks []scenarios.HookSecret) error {
+	secrets := map[string]string{}
+	for _, h := range hooks {
+		secrets["/etc/agent-box-demo/"+h.File] = h.Secret
+	}
+	var missing []string
+	for rel, data := range fx.Files {
+		if !strings.HasPrefix(rel, "etc/systemd/system/agent-box-web@") {
+			continue
+		}
+		for _, m := range hookCredRe.FindAllStringSubmatch(data, -1) {
+			s, ok := secrets[m[2]]
+			if !ok {
+				missing = append(missing, m[2])
+				continue
+			}
+			if err := writeFile(filepath.Join(root, m[2]), []byte(s+"\n"), 0o400); err != nil {
+				return fmt.Errorf("writing the secret of hook %s: %w", m[1], err)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("webhook secret files %s of the web golden are not in tests/scenarios/demo-hooks", strings.Join(missing, ", "))
+	}
+	return nil
 }

@@ -11,17 +11,17 @@ import (
 	"github.com/agent-box/agent-box/internal/scenarios"
 )
 
-func webFixture(t *testing.T) (golden.Fixture, []scenarios.Login) {
+func webFixture(t *testing.T) (golden.Fixture, scenarios.Demo) {
 	t.Helper()
 	fx, err := golden.Read(module.Root(), "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	logins, err := scenarios.DemoLogins(module.Root())
+	demo, err := scenarios.ReadDemo(module.Root())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fx, logins
+	return fx, demo
 }
 
 // The guest of a web golden gets the host side NixOS would add: the
@@ -29,9 +29,9 @@ func webFixture(t *testing.T) (golden.Fixture, []scenarios.Login) {
 // with its admin directory, and each login's hash at the path its
 // LoadCredential= names, root-only.
 func TestInstallWebLaysTheHostSide(t *testing.T) {
-	fx, logins := webFixture(t)
+	fx, demo := webFixture(t)
 	root := t.TempDir()
-	if err := installWeb(root, fx, logins); err != nil {
+	if err := installWeb(root, fx, demo); err != nil {
 		t.Fatal(err)
 	}
 	cf, err := os.ReadFile(filepath.Join(root, "etc/caddy/Caddyfile"))
@@ -53,7 +53,18 @@ func TestInstallWebLaysTheHostSide(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join(root, "etc/systemd/system/multi-user.target.wants/caddy.service")); err != nil || target != "/lib/systemd/system/caddy.service" {
 		t.Errorf("caddy.service enabled as %q, %v", target, err)
 	}
-	for _, l := range logins {
+	for _, h := range demo.Hooks {
+		p := filepath.Join(root, "etc/agent-box-demo", h.File)
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm() != 0o400 {
+			t.Errorf("hook secret %s: %v, mode %v; want 0400", h.File, err, st)
+			continue
+		}
+		if data, _ := os.ReadFile(p); string(data) != h.Secret+"\n" {
+			t.Errorf("%s holds %q, want the demo secret", p, data)
+		}
+	}
+	for _, l := range demo.Logins {
 		p := filepath.Join(root, "etc/agent-box-demo", l.Name+".hash")
 		st, err := os.Stat(p)
 		if err != nil {
@@ -72,16 +83,25 @@ func TestInstallWebLaysTheHostSide(t *testing.T) {
 // A golden login without a demo password is an error naming it: the boot
 // could not log in, and a phase must not pass by skipping it.
 func TestInstallWebRefusesALoginWithoutADemoPassword(t *testing.T) {
-	fx, logins := webFixture(t)
+	fx, demo := webFixture(t)
 	var only []scenarios.Login
-	for _, l := range logins {
+	for _, l := range demo.Logins {
 		if l.Name != "ops" {
 			only = append(only, l)
 		}
 	}
-	err := installWeb(t.TempDir(), fx, only)
+	err := installWeb(t.TempDir(), fx, scenarios.Demo{Logins: only, Hooks: demo.Hooks})
 	if err == nil || !strings.Contains(err.Error(), "logins ops ") {
 		t.Fatalf("got %v, want an error naming login ops", err)
+	}
+}
+
+// Likewise a webhook whose secret the demo data lacks.
+func TestInstallWebRefusesAHookWithoutADemoSecret(t *testing.T) {
+	fx, demo := webFixture(t)
+	err := installWeb(t.TempDir(), fx, scenarios.Demo{Logins: demo.Logins, Hooks: demo.Hooks[1:]})
+	if err == nil || !strings.Contains(err.Error(), "/etc/agent-box-demo/"+demo.Hooks[0].File) {
+		t.Fatalf("got %v, want an error naming %s", err, demo.Hooks[0].File)
 	}
 }
 
@@ -92,7 +112,7 @@ func TestInstallWebLeavesOtherGoldensAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	if err := installWeb(root, fx, nil); err != nil {
+	if err := installWeb(root, fx, scenarios.Demo{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "etc/caddy")); !os.IsNotExist(err) {
@@ -105,12 +125,12 @@ func TestInstallWebLeavesOtherGoldensAlone(t *testing.T) {
 // jail, its banaction) are gone, so the guest loads what a NixOS host
 // loads.
 func TestInstallWebEnablesFail2banAsNixOSDoes(t *testing.T) {
-	fx, logins := webFixture(t)
+	fx, demo := webFixture(t)
 	root := t.TempDir()
 	debian := filepath.Join(root, "etc/fail2ban/jail.d/defaults-debian.conf")
 	os.MkdirAll(filepath.Dir(debian), 0o755)
 	os.WriteFile(debian, []byte("[sshd]\nenabled = true\n"), 0o644)
-	if err := installWeb(root, fx, logins); err != nil {
+	if err := installWeb(root, fx, demo); err != nil {
 		t.Fatal(err)
 	}
 	if target, err := os.Readlink(filepath.Join(root, "etc/systemd/system/multi-user.target.wants/fail2ban.service")); err != nil || target != "/lib/systemd/system/fail2ban.service" {

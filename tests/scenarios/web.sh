@@ -350,6 +350,90 @@ no_bob() {
 }
 check "the symlink to bob's file gives 404, never its content" no_bob
 
+# phase: webhooks. POST https://D/alice/hook/NAME is the one route without a
+# login: Caddy sends it to alice's hook socket, her web daemon checks the
+# signature, stores the delivery durably and wakes the session. ci wakes
+# inbox (a shell: the notice typed into it reads the delivery through
+# $AGENT_BOX_HOOKS_DIR); bulk only stores.
+hook() { python3 "$here/hookclient.py" "$@"; }
+CI=https://$D/alice/hook/ci BULK=https://$D/alice/hook/bulk
+ci_secret=/etc/agent-box-demo/alice-ci.hook bulk_secret=/etc/agent-box-demo/alice-bulk.hook
+hooks=/home/alice/.local/state/agent-box/hooks
+check "agent-box-hook@alice.socket listens" wait_until 60 systemctl is-active --quiet agent-box-hook@alice.socket
+check "alice's hook socket is root:caddy 0660" mode /run/agent-box-hook/alice.sock root:caddy 660
+check "bob, who has no webhook, has no hook socket" test ! -e /run/agent-box-hook/bob.sock
+check "bob cannot connect to alice's hook socket" refused bob /run/agent-box-hook/alice.sock
+check "alice cannot connect to her own hook socket" refused alice /run/agent-box-hook/alice.sock
+stop_inbox() { ab alice session stop inbox && wait_until 30 sh -c '! tmux -S /run/agent-box/alice/tmux.sock has-session -t =inbox 2>/dev/null'; }
+check "alice stops her session inbox" stop_inbox
+stored_count() { find "$hooks/$1" -maxdepth 1 -name '*.json' 2>/dev/null | wc -l; }
+# refused HOOK-URL STATUS ARGS...: the answer is STATUS, nothing is stored
+# and inbox stays stopped.
+refused_hook() {
+  local url=$1 want=$2 out
+  shift 2
+  out=$(hook send "$url" "$ci_secret" "$@")
+  head -n 2 <<<"$out"
+  grep -q "^status $want\$" <<<"$out" && [ "$(stored_count ci)" = 0 ] && session_stopped alice inbox
+}
+check "an unsigned delivery gets 401 and changes nothing" refused_hook "$CI" 401 '{"a":1}' --no-sig
+check "a delivery signed with another hook's secret gets 401" in_out "status 401" hook send "$CI" "$bulk_secret" '{"a":1}'
+check "an unknown hook gets 404" refused_hook "https://$D/alice/hook/nope" 404 '{"a":1}'
+not_taken() {
+  local out
+  out=$(hook send "https://$D/bob/hook/ci" "$ci_secret" '{"a":1}')
+  head -n 1 <<<"$out"
+  ! grep -q '^status 2' <<<"$out" && [ "$(stored_count ci)" = 0 ]
+}
+check "bob's path, where bob has no hook, takes nothing" not_taken
+big=$(head -c 65537 /dev/zero | tr '\0' x)
+check "a body over ci's 64 KiB cap gets 413" refused_hook "$CI" 413 "$big"
+check "a GET gets 405" in_out "status 405" curl -sk -o /dev/null -w 'status %{http_code}\n' --resolve "$D:127.0.0.1" "$CI"
+body='{"action":"created","comment":{"body":"the build is red"},"n":'$$'}'
+deliver() { hook send "$CI" "$ci_secret" "$body" -H "X-GitHub-Event: issue_comment" -H "X-GitHub-Delivery: d-$$" >"$work/hook1.out"; cat "$work/hook1.out"; grep -q '^status 202$' "$work/hook1.out"; }
+check "a signed delivery gets 202" deliver
+hook_id=$(sed -n 's/.*"id":"\([^"]*\)".*/\1/p' "$work/hook1.out")
+stored_ok() {
+  local f=$hooks/ci/$hook_id.json
+  [ "$(stat -c '%U %a' "$f")" = "alice 600" ] &&
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); b = json.loads(sys.argv[2]); assert d["body"] == b and d["headers"]["X-Github-Event"] == "issue_comment" and d["id"] == sys.argv[3], d' "$f" "$body" "$hook_id"
+}
+check "it is stored under ~/.local/state/agent-box/hooks/ci as alice's, with its headers" stored_ok
+check "it starts the stopped session inbox" wait_until 30 has_session alice inbox
+agent_read() {
+  wait_until 60 test -s "/home/alice/seen-$hook_id.json" && cmp "$hooks/ci/$hook_id.json" "/home/alice/seen-$hook_id.json"
+}
+check "the notice typed into inbox made the agent read the delivery through \$AGENT_BOX_HOOKS_DIR" agent_read
+replayed() {
+  local out
+  out=$(hook send "$CI" "$ci_secret" "$body" -H "X-GitHub-Delivery: fresh-$$")
+  echo "$out"
+  grep -q '^status 202$' <<<"$out" && grep -qF "\"id\":\"$hook_id\",\"duplicate\":true" <<<"$out" && [ "$(stored_count ci)" = 1 ]
+}
+check "a replay under a fresh delivery id gets the stored id and stores nothing" replayed
+sleep 4 # the waker would type within a few seconds
+check "the replay typed nothing into inbox" test "$(find /home/alice -maxdepth 1 -name 'seen-*.json' | wc -l)" = 1
+burst() {
+  hook burst "$BULK" "$bulk_secret" 100 >"$work/burst.out"
+  grep -v '^id ' "$work/burst.out"
+  local lat
+  lat=$(sed -n 's/^latency //p' "$work/burst.out")
+  note "measure: webhook burst of 100 concurrent deliveries through Caddy (TCG guest): $lat ms"
+  grep -q '^status 202 100$' "$work/burst.out" && grep -q '^ids 100$' "$work/burst.out"
+}
+check "100 concurrent deliveries all get 202 with distinct ids" burst
+all_stored() {
+  local id missing=0
+  while read -r id; do
+    [ -f "$hooks/bulk/$id.json" ] || { echo "missing $id"; missing=$((missing + 1)); }
+  done < <(sed -n 's/^id //p' "$work/burst.out")
+  [ "$missing" = 0 ] && [ "$(stored_count bulk)" = 100 ]
+}
+check "every one of them is stored" all_stored
+check "the web daemon logged the deliveries without their bodies" in_out "stored delivery $hook_id" journalctl -b -u agent-box-web@alice.service --no-pager
+no_body_in_log() { ! journalctl -b -u agent-box-web@alice.service --no-pager | grep -q 'the build is red'; }
+check "and no body" no_body_in_log
+
 # phase: sessions end
 stayed_open() {
   wait_until 100 grep -q 'open after\|closed after' "$work/hold-live.out"

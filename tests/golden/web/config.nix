@@ -4,8 +4,9 @@
 # serve, its port open in the firewall (the fail2ban check's client is in
 # another network namespace) and a ban after three failed logins. alice's
 # webhook `ci` wakes her session `inbox` (a shell, so the notice typed into it
-# runs and reads the delivery). The hash and secret files are written by the
-# VM harness (a known demo password and secret).
+# runs and reads the delivery); `bulk` only stores (the power-cut check).
+# The hash and secret files are written by the VM harness (the public demo
+# passwords and secrets of tests/scenarios/demo-logins and demo-hooks).
 { pkgs, ... }:
 {
   enable = true;
@@ -17,6 +18,10 @@
     notify = "cat \"$AGENT_BOX_HOOKS_DIR/ci/{id}.json\" > ~/seen-{id}.json";
     maxBodySize = 65536;
     quota = 1048576;
+  };
+  users.alice.webhooks.bulk = {
+    secretFile = "/etc/agent-box-demo/alice-bulk.hook";
+    session = "main";
   };
   users.bob.sessions.main = { };
   users.carol.sessions.main = { };
