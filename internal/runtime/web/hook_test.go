@@ -638,3 +638,24 @@ func BenchmarkHookRefusals(b *testing.B) {
 		})
 	}
 }
+
+func TestACorruptRegistryStillStoresAndAnswers202(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	if err := os.WriteFile(f.env.Registry(), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"a":1}`
+	code, a, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body))
+	if code != http.StatusAccepted {
+		t.Fatalf("POST = %d %q", code, raw)
+	}
+	if got := f.stored("gh"); len(got) != 1 || got[0] != a.ID+".json" {
+		t.Fatalf("stored %q", got)
+	}
+	waitFor(t, 5*time.Second, "the waker's log line", func() bool {
+		return strings.Contains(f.log.String(), "delivery "+a.ID+" stored; session park not started")
+	})
+	if data, _ := os.ReadFile(f.env.Registry()); string(data) != "{not json" {
+		t.Errorf("the corrupt registry was changed to %q", data)
+	}
+}
