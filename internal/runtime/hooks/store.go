@@ -66,6 +66,7 @@ type Store struct {
 	Fault func(step string) error
 
 	dirf    *os.File
+	sync    dirSync
 	mu      sync.Mutex
 	used    int64
 	entries []entry              // by id, oldest first
@@ -255,10 +256,51 @@ func (s *Store) write(id string, doc []byte) (err error) {
 	if err = s.fault("renamed"); err != nil {
 		return err
 	}
-	if err = s.dirf.Sync(); err != nil {
+	if err = s.sync.do(s.dirf); err != nil {
 		return fmt.Errorf("fsync %s: %w", s.dir, err)
 	}
 	return s.fault("dirsynced")
+}
+
+// dirSync is a group commit of the folder's fsync: a caller returns nil
+// only after an fsync that started after its call succeeded, and one
+// fsync serves every caller that was waiting when it started.
+type dirSync struct {
+	mu        sync.Mutex
+	cond      *sync.Cond
+	requested uint64 // tickets handed out
+	done      uint64 // every ticket up to here is covered by a successful fsync
+	running   bool
+}
+
+func (d *dirSync) do(f *os.File) error { return d.run(f.Sync) }
+
+func (d *dirSync) run(fsync func() error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cond == nil {
+		d.cond = sync.NewCond(&d.mu)
+	}
+	d.requested++
+	ticket := d.requested
+	for d.done < ticket {
+		if d.running {
+			d.cond.Wait()
+			continue
+		}
+		d.running = true
+		covers := d.requested // every caller so far renamed before this fsync starts
+		d.mu.Unlock()
+		err := fsync()
+		d.mu.Lock()
+		d.running = false
+		d.cond.Broadcast()
+		if err != nil {
+			return err // the waiters try again themselves
+		}
+		d.done = max(d.done, covers)
+	}
+	return nil
 }
 
 func (s *Store) fault(step string) error {
@@ -285,11 +327,21 @@ func (s *Store) pruneLocked() {
 	s.entries = s.entries[n:]
 }
 
-// encode renders the stored document.
+// encode renders the stored document. A JSON body goes in byte for byte
+// (its sha256 is the stored one), after the other fields.
 func encode(d Delivery, body []byte) ([]byte, error) {
 	switch {
 	case json.Valid(body):
-		d.Body = body
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(d); err != nil {
+			return nil, err
+		}
+		head := bytes.TrimSuffix(bytes.TrimSpace(buf.Bytes()), []byte("}"))
+		doc := make([]byte, 0, len(head)+len(body)+10)
+		doc = append(append(append(doc, head...), `,"body":`...), body...)
+		return append(doc, "}\n"...), nil
 	case utf8.Valid(body):
 		t := string(body)
 		d.BodyText = &t

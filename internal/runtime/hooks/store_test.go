@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,9 +80,13 @@ func TestPutStoresTheBodyWithItsHeadersAndHashBeforeReturning(t *testing.T) {
 		name, body string
 		check      func(Delivery) error
 	}{
-		{"json", `{"action":"created","comment":{"body":"<b>hi</b> & bye"}}`, func(d Delivery) error {
-			if string(d.Body) != `{"action":"created","comment":{"body":"<b>hi</b> & bye"}}` {
+		{"json", "{ \"action\": \"created\",\n  \"comment\": {\"body\": \"<b>hi</b> & bye\"} }", func(d Delivery) error {
+			// byte for byte: the agent can check the stored hash
+			if string(d.Body) != "{ \"action\": \"created\",\n  \"comment\": {\"body\": \"<b>hi</b> & bye\"} }" {
 				return fmt.Errorf("body %s", d.Body)
+			}
+			if sum := sha256.Sum256(d.Body); hex.EncodeToString(sum[:]) != d.SHA256 {
+				return fmt.Errorf("the stored body's sha256 is not the stored hash")
 			}
 			return nil
 		}},
@@ -308,5 +314,78 @@ func BenchmarkPut(b *testing.B) {
 		if _, _, err := s.Put(append([]byte(nil), body...), nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestDirSyncReturnsOnlyAfterAnFsyncThatStartedAfterTheCall(t *testing.T) {
+	// The first fsync holds until all 64 callers wait, so the second one
+	// starts on behalf of the other 63; it fails, and they must not take
+	// that for success: each returns only after an fsync that started
+	// after its call succeeded (or with the error of one it ran itself).
+	const callers = 64
+	var d dirSync
+	var mu sync.Mutex
+	var clock, syncs int
+	var okStarts []int // logical times at which a successful fsync started
+	waiting := func() uint64 {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.requested
+	}
+	fsync := func() error {
+		mu.Lock()
+		clock++
+		start := clock
+		syncs++
+		n := syncs
+		mu.Unlock()
+		switch n {
+		case 1:
+			for waiting() < callers {
+				time.Sleep(time.Millisecond)
+			}
+		case 2:
+			return errors.New("injected")
+		}
+		mu.Lock()
+		okStarts = append(okStarts, start)
+		mu.Unlock()
+		return nil
+	}
+	var wg sync.WaitGroup
+	results := make(chan error, callers)
+	failed := make(chan struct{}, callers)
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mu.Lock()
+			clock++
+			called := clock
+			mu.Unlock()
+			if err := d.run(fsync); err != nil {
+				failed <- struct{}{}
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range okStarts {
+				if s > called {
+					return
+				}
+			}
+			results <- fmt.Errorf("a caller at %d returned without an fsync started after it (successful starts %v)", called, okStarts)
+		}()
+	}
+	wg.Wait()
+	close(results)
+	for err := range results {
+		t.Error(err)
+	}
+	if len(failed) != 1 {
+		t.Errorf("%d callers got the failed fsync's error, want exactly the one that ran it", len(failed))
+	}
+	if syncs > 4 {
+		t.Errorf("%d fsyncs for %d concurrent callers: not shared", syncs, callers)
 	}
 }
