@@ -6980,7 +6980,9 @@ in
           	"fmt"
           	"os"
           	"path/filepath"
+          	"slices"
           	"sort"
+          	"sync"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
@@ -7274,11 +7276,52 @@ in
           	if err != nil {
           		return nil, err
           	}
+          	if r := parsed.get(path, data); r != nil {
+          		return r, nil
+          	}
           	r, err := parse(data)
           	if err != nil {
           		return nil, &CorruptError{Path: path, Err: err}
           	}
-          	return r, nil
+          	parsed.put(path, data, r)
+          	return r.clone(), nil
+          }
+
+          // parsed remembers the last registry Load parsed, by path and exact
+          // bytes: a long-running reader (the web daemon renders every page from
+          // the registry) parses a file only when its content changed. Callers get
+          // their own copy.
+          var parsed parseCache
+
+          type parseCache struct {
+          	mu   sync.Mutex
+          	path string
+          	data []byte
+          	reg  *Registry
+          }
+
+          func (c *parseCache) get(path string, data []byte) *Registry {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	if c.reg == nil || c.path != path || !bytes.Equal(c.data, data) {
+          		return nil
+          	}
+          	return c.reg.clone()
+          }
+
+          func (c *parseCache) put(path string, data []byte, r *Registry) {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	c.path, c.data, c.reg = path, data, r
+          }
+
+          // clone is a deep copy.
+          func (r *Registry) clone() *Registry {
+          	c := &Registry{Version: r.Version, Tombstones: slices.Clone(r.Tombstones), Sessions: slices.Clone(r.Sessions)}
+          	for i := range c.Sessions {
+          		c.Sessions[i].Args = slices.Clone(c.Sessions[i].Args)
+          	}
+          	return c
           }
 
           // Update applies fn to the registry under the lock and writes the result
@@ -10947,7 +10990,7 @@ in
           {{if .ListError}}<p class="error">The session list cannot be read: {{.ListError}}</p>
           {{else if not .Sessions}}<p>No sessions.</p>
           {{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Up</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
-          {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
+          {{range .Sessions}}<tr class="{{.State}}"><td><a href="/term/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
           <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
           {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button>{{end}}
           <button name="action" value="remove">Remove</button></form></td></tr>
@@ -10973,10 +11016,10 @@ in
           `))
 
           type settingsRow struct {
-          	Name, Agent, Args, Cwd, State, LastExit, Link string
-          	Uptime                                        string // since the last launch, while running
-          	Restarts                                      int
-          	Stopped                                       bool
+          	Name, Agent, Args, Cwd, State, LastExit string
+          	Uptime                                  string // since the last launch, while running
+          	Restarts                                int
+          	Stopped                                 bool
           }
 
           type agentOption struct {
@@ -11031,7 +11074,7 @@ in
           	for _, e := range entries {
           		row := settingsRow{
           			Name: e.Name, Agent: escape.String(e.Agent), Cwd: escape.String(e.Cwd), State: e.State,
-          			Restarts: e.Restarts, Stopped: e.Stopped, Link: "/term/?arg=" + url.QueryEscape(e.Name),
+          			Restarts: e.Restarts, Stopped: e.Stopped,
           		}
           		args := make([]string, len(e.Args))
           		for i, a := range e.Args {

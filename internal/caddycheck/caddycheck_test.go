@@ -98,7 +98,7 @@ func TestCheckCatchesEachMistake(t *testing.T) {
 		{"auth pages on every path", "", "\thandle /auth/* {", "\thandle /* {", "want only /auth/*"},
 		{"client address from the client", "", "\t\treverse_proxy unix//run/agent-box-auth/pages.sock {\n\t\t\theader_up X-Agent-Box-Client {remote_host}\n\t\t}\n", "\t\treverse_proxy unix//run/agent-box-auth/pages.sock\n", "X-Agent-Box-Client"},
 		{"hooks on every path of the box origin", "", "\thandle /alice/hook/* {", "\thandle /alice/* {", "want only /alice/hook/*"},
-		{"a hook body without a cap", "", "\t\trequest_body {\n\t\t\tmax_size 131072\n\t\t}\n", "", "not capped"},
+		{"a hook body without a cap", "", "\t\trequest_body {\n\t\t\tmax_size 1114112\n\t\t}\n", "", "not capped"},
 		{"a cookie passed to the hook listener", "", "\t\treverse_proxy unix//run/agent-box-hook/alice.sock {\n\t\t\theader_up -Cookie\n", "\t\treverse_proxy unix//run/agent-box-hook/alice.sock {\n", "does not remove Cookie"},
 		{"a hook listener on a user origin", "", "\t\t\treverse_proxy unix//run/agent-box-web/bob.sock {", "\t\t\treverse_proxy unix//run/agent-box-hook/alice.sock {", "must not reach"},
 		{"the hook listener of another user", "", "unix//run/agent-box-hook/alice.sock", "unix//run/agent-box-hook/bob.sock", "unexpected dial \"unix//run/agent-box-hook/bob.sock\""},

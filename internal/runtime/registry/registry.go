@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
@@ -312,11 +314,52 @@ func Load(path string) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r := parsed.get(path, data); r != nil {
+		return r, nil
+	}
 	r, err := parse(data)
 	if err != nil {
 		return nil, &CorruptError{Path: path, Err: err}
 	}
-	return r, nil
+	parsed.put(path, data, r)
+	return r.clone(), nil
+}
+
+// parsed remembers the last registry Load parsed, by path and exact
+// bytes: a long-running reader (the web daemon renders every page from
+// the registry) parses a file only when its content changed. Callers get
+// their own copy.
+var parsed parseCache
+
+type parseCache struct {
+	mu   sync.Mutex
+	path string
+	data []byte
+	reg  *Registry
+}
+
+func (c *parseCache) get(path string, data []byte) *Registry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reg == nil || c.path != path || !bytes.Equal(c.data, data) {
+		return nil
+	}
+	return c.reg.clone()
+}
+
+func (c *parseCache) put(path string, data []byte, r *Registry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.path, c.data, c.reg = path, data, r
+}
+
+// clone is a deep copy.
+func (r *Registry) clone() *Registry {
+	c := &Registry{Version: r.Version, Tombstones: slices.Clone(r.Tombstones), Sessions: slices.Clone(r.Sessions)}
+	for i := range c.Sessions {
+		c.Sessions[i].Args = slices.Clone(c.Sessions[i].Args)
+	}
+	return c
 }
 
 // Update applies fn to the registry under the lock and writes the result

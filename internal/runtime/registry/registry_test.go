@@ -192,3 +192,48 @@ func TestLoadSeedRejectsInvalidEntries(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadGivesEachCallerItsOwnCopyAndSeesEveryChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.json")
+	add := func(name string) {
+		t.Helper()
+		err := Update(context.Background(), path, func(r *Registry) error {
+			return r.Add(Session{Name: name, Agent: "shell", Args: []string{"a"}, Cwd: "/tmp"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("one")
+	first, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Sessions[0].Name = "changed"
+	first.Sessions[0].Args[0] = "changed"
+	second, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := second.Sessions[0]; s.Name != "one" || s.Args[0] != "a" {
+		t.Fatalf("a caller's change reached the next Load: %+v", s)
+	}
+	second.Sessions[0].Args[0] = "changed again" // a copy from the cache, this time
+	if again, err := Load(path); err != nil || again.Sessions[0].Args[0] != "a" {
+		t.Fatalf("a caller's change reached the cache: %+v, %v", again, err)
+	}
+	add("two")
+	third, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(third.Sessions) != 2 {
+		t.Fatalf("Load after a change: %d sessions, want 2", len(third.Sessions))
+	}
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil {
+		t.Fatal("a corrupt file loaded (from the cache?)")
+	}
+}

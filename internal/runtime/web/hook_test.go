@@ -584,7 +584,9 @@ func BenchmarkHookDelivery(b *testing.B) {
 	}
 	report := func(b *testing.B, ds []time.Duration) {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		q := func(f float64) float64 { return float64(ds[min(len(ds)-1, int(f*float64(len(ds))))].Microseconds()) / 1000 }
+		q := func(f float64) float64 {
+			return float64(ds[min(len(ds)-1, int(f*float64(len(ds))))].Microseconds()) / 1000
+		}
 		b.ReportMetric(q(0.5), "p50-ms")
 		b.ReportMetric(q(0.99), "p99-ms")
 	}
