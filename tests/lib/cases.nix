@@ -509,7 +509,7 @@ in
               maxBodySize = 0;
             };
             quota = goodHook // {
-              quota = 100;
+              quota = 1000;
               maxBodySize = 1000;
             };
             retention = goodHook // {
@@ -523,11 +523,46 @@ in
       "services.agent-box.users.\"alice\".webhooks.\"GH!\""
       "services.agent-box.users.\"alice\".webhooks.\"body\".maxBodySize = 0"
       "services.agent-box.users.\"alice\".webhooks.\"notify\".notify"
-      "services.agent-box.users.\"alice\".webhooks.\"quota\".quota = 100"
+      "services.agent-box.users.\"alice\".webhooks.\"quota\".quota = 1000"
       "services.agent-box.users.\"alice\".webhooks.\"retention\".retention = \"30s\""
       "services.agent-box.users.\"alice\".webhooks.\"session\".session = \"a b\""
       "services.agent-box.users.\"alice\".webhooks.\"store\".secretFile = \"/nix/store/x-gh.hook\""
     ];
+  }
+  {
+    name = "a webhook's retention is a Go duration of at least a minute, however it is written";
+    expr = map (
+      r:
+      builtins.length (
+        failing (
+          webWith { }
+          // {
+            users.alice.webhooks.gh = goodHook // {
+              retention = r;
+            };
+          }
+        )
+      )
+    ) [ "168h" "90s" "1h30m" "0.5h" "007m" "60000ms" "59s" "0m" "0.5m" "30s1ms" "7d" "" ];
+    expected = [ 0 0 0 0 0 0 1 1 1 1 1 1 ];
+  }
+  {
+    name = "a webhook's quota must hold a delivery of the largest size";
+    expr = map (
+      q:
+      builtins.length (
+        failing (
+          webWith { }
+          // {
+            users.alice.webhooks.gh = goodHook // {
+              maxBodySize = 1000;
+              quota = q;
+            };
+          }
+        )
+      )
+    ) [ 67536 67535 ];
+    expected = [ 0 1 ];
   }
   {
     name = "a user with webhooks gets a hook socket, and the secret reaches the web daemon only as a credential";

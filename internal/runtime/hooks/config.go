@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -42,7 +43,19 @@ const (
 	MaxSecret = 4096
 	// MaxNotify bounds the text typed into a session.
 	MaxNotify = 1024
+	// MaxKeptHeaders and MaxHeaderValue bound the headers stored with a
+	// delivery; MaxDocOverhead bounds what a stored document adds to
+	// 4/3 of its body (base64): those headers, JSON-escaped, and the
+	// fixed fields.
+	MaxKeptHeaders = 16
+	MaxHeaderValue = 512
+	MaxDocOverhead = 32 << 10
 )
+
+// MinQuota is the smallest quota that holds one delivery of maxBody
+// bytes, whatever the body (a document is at most 4/3 of its body plus
+// MaxDocOverhead): twice the body and 64 KiB.
+func MinQuota(maxBody int64) int64 { return 2*maxBody + 64<<10 }
 
 // NameRE is a hook's name: it is a path element of the URL, a directory
 // and a credential name.
@@ -120,8 +133,8 @@ func Load(path, credDir string) (Config, error) {
 		if h.MaxBody < 1 || h.MaxBody > 64<<20 {
 			return Config{}, fmt.Errorf("%s: maxBodySize %d is not between 1 and %d bytes", where, h.MaxBody, 64<<20)
 		}
-		if h.Quota < h.MaxBody {
-			return Config{}, fmt.Errorf("%s: quota %d is smaller than maxBodySize %d: no delivery could be stored", where, h.Quota, h.MaxBody)
+		if h.Quota < MinQuota(h.MaxBody) {
+			return Config{}, fmt.Errorf("%s: quota %d is smaller than %d (twice maxBodySize %d, and 64 KiB): a delivery of the largest size might not fit", where, h.Quota, MinQuota(h.MaxBody), h.MaxBody)
 		}
 		if h.Retention, err = time.ParseDuration(fh.Retention); err != nil || h.Retention < time.Minute {
 			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least 1m", where, escape.Quote(fh.Retention, 40))
@@ -175,15 +188,22 @@ func readSecret(path string) ([]byte, error) {
 	return b, nil
 }
 
-// CheckNotify accepts text that can be typed into a terminal as is:
-// printable, no control character (a newline would submit early), at most
-// MaxNotify bytes.
+// CheckNotify accepts text that can be typed into a pane as is (tmux
+// send-keys -l sends it to the program as input, never as keys): valid
+// UTF-8 without an ASCII control character (a newline would submit
+// early), at most MaxNotify bytes. The module's assertion checks the same
+// ([[:cntrl:]] and the length).
 func CheckNotify(s string) error {
 	if len(s) > MaxNotify {
 		return fmt.Errorf("%d bytes is more than %d", len(s), MaxNotify)
 	}
-	if escape.Terminal(s) != s {
-		return fmt.Errorf("%s holds a control character or invalid UTF-8", escape.Quote(s, 80))
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s is not valid UTF-8", escape.Quote(s, 80))
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return fmt.Errorf("%s holds a control character", escape.Quote(s, 80))
+		}
 	}
 	return nil
 }

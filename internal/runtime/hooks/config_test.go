@@ -79,10 +79,11 @@ func TestLoadRefusesAConfigurationItCannotServeSafely(t *testing.T) {
 	}
 }
 
-func TestCheckNotifyKeepsBackslashesAndRefusesControls(t *testing.T) {
+func TestCheckNotifyKeepsBackslashesAndRefusesASCIIControls(t *testing.T) {
 	for s, ok := range map[string]bool{
-		`path C:\x {id}`: true, "héllo": true, "a\tb": false, "a\x1b[31m": false, "\u202e": false,
-		strings.Repeat("x", MaxNotify): true, strings.Repeat("x", MaxNotify+1): false,
+		`path C:\x {id}`: true, "héllo": true, "a\tb": false, "a\x1b[31m": false, "a\x7f": false, "\xff": false,
+		"\u202e and \u0085 are input, not keys": true,
+		strings.Repeat("x", MaxNotify):          true, strings.Repeat("x", MaxNotify+1): false,
 	} {
 		if err := CheckNotify(s); (err == nil) != ok {
 			t.Errorf("CheckNotify(%q) = %v, want ok=%v", s, err, ok)

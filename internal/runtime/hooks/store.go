@@ -33,8 +33,9 @@ const hashLen = 32
 const Suffix = ".json"
 
 // Delivery is the JSON document stored for each delivery. Body is the raw
-// body when it is JSON; otherwise BodyText holds it (valid UTF-8) or
-// BodyBase64 does.
+// body, byte for byte, when it is JSON (and valid UTF-8); otherwise
+// BodyBase64 holds it. So a document is at most 4/3 of its body plus the
+// headers (at most MaxDocOverhead in all).
 type Delivery struct {
 	ID         string            `json:"id"`
 	Hook       string            `json:"hook"`
@@ -42,7 +43,6 @@ type Delivery struct {
 	SHA256     string            `json:"sha256"`
 	Headers    map[string]string `json:"headers"`
 	Body       json.RawMessage   `json:"body,omitempty"`
-	BodyText   *string           `json:"bodyText,omitempty"`
 	BodyBase64 *string           `json:"bodyBase64,omitempty"`
 }
 
@@ -65,13 +65,14 @@ type Store struct {
 	// on disk) and makes the write fail with what it returns. Tests only.
 	Fault func(step string) error
 
-	dirf    *os.File
-	sync    dirSync
-	mu      sync.Mutex
-	used    int64
-	entries []entry              // by id, oldest first
-	byHash  map[string]string    // hash part -> id
-	pending map[string]chan bool // hash part -> closed when its write ends
+	dirf     *os.File
+	sync     dirSync
+	mu       sync.Mutex
+	used     int64                // bytes of the indexed deliveries
+	reserved int64                // bytes of the writes in flight
+	entries  []entry              // by id, oldest first
+	byHash   map[string]string    // hash part -> id
+	pending  map[string]chan bool // hash part -> closed when its write ends
 }
 
 // Open opens (creating it 0700 if needed) the folder dir of hook and reads
@@ -97,15 +98,34 @@ func Open(dir, hook string, quota int64, retention time.Duration, now func() tim
 	if s.dirf, err = os.Open(dir); err != nil {
 		return nil, fmt.Errorf("webhook %s: %w", hook, err)
 	}
-	ents, err := s.dirf.ReadDir(-1)
+	s.mu.Lock()
+	err = s.scanLocked(true)
+	if err == nil {
+		s.pruneLocked()
+	}
+	s.mu.Unlock()
 	if err != nil {
 		s.dirf.Close()
 		return nil, fmt.Errorf("webhook %s: %w", hook, err)
 	}
+	return s, nil
+}
+
+// scanLocked (re)builds the index from the folder: every <id>.json file,
+// by its name. At Open (removeTemps) the temporary files of writes that
+// never finished are removed; later they may be writes in flight.
+func (s *Store) scanLocked(removeTemps bool) error {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return err
+	}
+	s.entries, s.byHash, s.used = nil, map[string]string{}, 0
 	for _, de := range ents {
 		name := de.Name()
 		if strings.HasPrefix(name, ".tmp-") {
-			os.Remove(filepath.Join(dir, name))
+			if removeTemps {
+				os.Remove(filepath.Join(s.dir, name))
+			}
 			continue
 		}
 		id, ok := strings.CutSuffix(name, Suffix)
@@ -122,10 +142,20 @@ func Open(dir, hook string, quota int64, retention time.Duration, now func() tim
 		s.used += info.Size()
 	}
 	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].id < s.entries[j].id })
-	s.mu.Lock()
-	s.pruneLocked()
-	s.mu.Unlock()
-	return s, nil
+	return nil
+}
+
+// forgetLocked drops delivery id from the index (its file is gone).
+func (s *Store) forgetLocked(id string) {
+	_, hash, _ := parseID(id)
+	delete(s.byHash, hash)
+	for i, e := range s.entries {
+		if e.id == id {
+			s.used -= e.size
+			s.entries = append(s.entries[:i], s.entries[i+1:]...)
+			return
+		}
+	}
 }
 
 // Close releases the folder.
@@ -173,10 +203,15 @@ func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool
 	}
 
 	s.mu.Lock()
+	s.pruneLocked() // an expired delivery deduplicates nothing
 	for {
 		if old, ok := s.byHash[key]; ok {
-			s.mu.Unlock()
-			return old, true, nil
+			if _, err := os.Lstat(s.Path(old)); err == nil {
+				s.mu.Unlock()
+				return old, true, nil
+			}
+			s.forgetLocked(old) // removed from the folder: stored again below
+			continue
 		}
 		ch, ok := s.pending[key]
 		if !ok {
@@ -187,13 +222,18 @@ func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool
 		<-ch
 		s.mu.Lock()
 	}
-	s.pruneLocked()
 	size := int64(len(doc))
-	if s.used+size > s.quota {
-		s.mu.Unlock()
-		return "", false, ErrFull
+	if s.used+s.reserved+size > s.quota {
+		// Deliveries may have been removed from the folder: count again.
+		if s.scanLocked(false) == nil {
+			s.pruneLocked()
+		}
+		if s.used+s.reserved+size > s.quota {
+			s.mu.Unlock()
+			return "", false, ErrFull
+		}
 	}
-	s.used += size
+	s.reserved += size
 	ch := make(chan bool)
 	s.pending[key] = ch
 	s.mu.Unlock()
@@ -201,19 +241,21 @@ func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool
 	werr := s.write(id, doc)
 
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	delete(s.pending, key)
 	close(ch)
+	s.reserved -= size
 	if werr != nil {
-		s.used -= size
-		s.mu.Unlock()
 		return "", false, fmt.Errorf("webhook %s: %w", s.hook, werr)
 	}
-	s.byHash[key] = id
-	i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].id >= id })
-	s.entries = append(s.entries, entry{})
-	copy(s.entries[i+1:], s.entries[i:])
-	s.entries[i] = entry{id: id, size: size, at: at}
-	s.mu.Unlock()
+	if _, seen := s.byHash[key]; !seen { // a rescan during the write may have found it
+		s.byHash[key] = id
+		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].id >= id })
+		s.entries = append(s.entries, entry{})
+		copy(s.entries[i+1:], s.entries[i:])
+		s.entries[i] = entry{id: id, size: size, at: at}
+		s.used += size
+	}
 	return id, false, nil
 }
 
@@ -331,7 +373,7 @@ func (s *Store) pruneLocked() {
 // (its sha256 is the stored one), after the other fields.
 func encode(d Delivery, body []byte) ([]byte, error) {
 	switch {
-	case json.Valid(body):
+	case utf8.Valid(body) && json.Valid(body):
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -342,9 +384,6 @@ func encode(d Delivery, body []byte) ([]byte, error) {
 		doc := make([]byte, 0, len(head)+len(body)+10)
 		doc = append(append(append(doc, head...), `,"body":`...), body...)
 		return append(doc, "}\n"...), nil
-	case utf8.Valid(body):
-		t := string(body)
-		d.BodyText = &t
 	default:
 		b := base64.StdEncoding.EncodeToString(body)
 		d.BodyBase64 = &b

@@ -90,9 +90,15 @@ func TestPutStoresTheBodyWithItsHeadersAndHashBeforeReturning(t *testing.T) {
 			}
 			return nil
 		}},
-		{"text", "payload=a%20b&x=1\n", func(d Delivery) error {
-			if d.Body != nil || d.BodyText == nil || *d.BodyText != "payload=a%20b&x=1\n" {
-				return fmt.Errorf("body %s text %v", d.Body, d.BodyText)
+		{"form", "payload=a%20b&x=1\n", func(d Delivery) error {
+			if d.Body != nil || d.BodyBase64 == nil || *d.BodyBase64 != "cGF5bG9hZD1hJTIwYiZ4PTEK" {
+				return fmt.Errorf("body %s base64 %v", d.Body, d.BodyBase64)
+			}
+			return nil
+		}},
+		{"JSON that is not UTF-8", "\"\xff\"", func(d Delivery) error {
+			if d.Body != nil || d.BodyBase64 == nil || *d.BodyBase64 != "Iv8i" {
+				return fmt.Errorf("body %q base64 %v", d.Body, d.BodyBase64)
 			}
 			return nil
 		}},
@@ -199,6 +205,60 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestADeliveryRemovedFromTheFolderFreesItsQuotaAndIsStoredAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	s := open(t, dir, 700, newClock()) // room for two of these
+	body := func(n int) []byte { return []byte(fmt.Sprintf(`{"n":%d,"pad":"%0100d"}`, n, 0)) }
+	one, _, err := s.Put(body(1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Put(body(2), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Put(body(3), nil); !errors.Is(err, ErrFull) {
+		t.Fatalf("a third delivery: %v, want ErrFull", err)
+	}
+	// the agent handled one and removed it
+	if err := os.Remove(s.Path(one)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Put(body(3), nil); err != nil {
+		t.Fatalf("after a removal: %v, want it stored", err)
+	}
+}
+
+func TestARemovedDeliveryNoLongerDeduplicates(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	s := open(t, dir, 1<<20, newClock())
+	one, _, _ := s.Put([]byte(`{"n":1}`), nil)
+	if err := os.Remove(s.Path(one)); err != nil {
+		t.Fatal(err)
+	}
+	again, dup, err := s.Put([]byte(`{"n":1}`), nil)
+	if err != nil || dup || again == one {
+		t.Fatalf("the removed body again: %q %v %v; want a new delivery, not the removed id", again, dup, err)
+	}
+	if _, err := os.Stat(s.Path(again)); err != nil {
+		t.Errorf("answered %s, which is not stored: %v", again, err)
+	}
+}
+
+func TestABodyAfterItsRetentionIsANewDelivery(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	c := newClock()
+	s := open(t, dir, 1<<20, c)
+	first, _, _ := s.Put([]byte(`{"n":1}`), nil)
+	c.advance(2 * time.Hour) // past the retention of 1h
+	second, dup, err := s.Put([]byte(`{"n":1}`), nil)
+	if err != nil || dup || second == first {
+		t.Fatalf("after the retention: %q %v %v; want a new delivery", second, dup, err)
+	}
+	if got := files(t, dir); !cmp.Equal(got, []string{second + ".json"}) {
+		t.Errorf("folder %q, want only the new delivery", got)
+	}
 }
 
 func TestOpenRemovesUnfinishedWritesAndExpiredDeliveriesAndLeavesOtherFiles(t *testing.T) {

@@ -30,20 +30,24 @@ import (
 // it trusts a header but the signature.
 
 const (
-	hookBodyTimeout = 30 * time.Second // to read a body
-	hookSlotWait    = 2 * time.Second  // for a slot when Concurrency are in flight
-	hdrSignature    = "X-Hub-Signature-256"
-	maxKeptHeaders  = 32
-	maxHeaderValue  = 1024
+	// hookBodyTimeout bounds reading a body, and so how long a client
+	// that never finishes one holds a slot (GitHub gives up after 10 s).
+	hookBodyTimeout = 10 * time.Second
+	hookSlotWait    = 2 * time.Second // for a slot when Concurrency are in flight
+	// unknownSlots are the requests for names that are no hook, apart
+	// from the hooks' slots, so junk cannot crowd out a real delivery.
+	unknownSlots = 2
+	hdrSignature = "X-Hub-Signature-256"
 )
 
 // hookReceiver serves the hook listener.
 type hookReceiver struct {
 	prefix  string // "/U/hook/"
 	hooks   map[string]*hookEntry
-	slots   chan struct{}
-	maxBody int64  // what an unknown hook reads
-	dummy   []byte // its key
+	slots   chan struct{} // requests for the hooks in flight
+	unknown chan struct{} // requests for other names in flight
+	maxBody int64         // what an unknown hook reads
+	dummy   []byte        // its key
 	log     *logger
 	wake    func(h *hooks.Hook, id string, path string)
 }
@@ -57,7 +61,8 @@ type hookEntry struct {
 // created by the supervisor; its parent is read-only in the unit).
 func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
 	r := &hookReceiver{prefix: "/" + user + "/hook/", hooks: map[string]*hookEntry{},
-		slots: make(chan struct{}, c.Concurrency), maxBody: c.MaxBody(), log: log, wake: wake}
+		slots: make(chan struct{}, c.Concurrency), unknown: make(chan struct{}, unknownSlots),
+		maxBody: c.MaxBody(), log: log, wake: wake}
 	r.dummy = make([]byte, 32)
 	if _, err := rand.Read(r.dummy); err != nil {
 		return nil, err
@@ -101,13 +106,22 @@ func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		hookAnswer(w, http.StatusMethodNotAllowed, "method not allowed: a webhook is a POST")
 		return
 	}
+	name, known := "", false
+	if rest, ok := strings.CutPrefix(req.URL.Path, r.prefix); ok && req.URL.RawPath == "" && hooks.NameRE.MatchString(rest) {
+		name = rest
+		_, known = r.hooks[name]
+	}
+	slots := r.slots
+	if !known {
+		slots = r.unknown
+	}
 	t := time.NewTimer(hookSlotWait)
 	select {
-	case r.slots <- struct{}{}:
+	case slots <- struct{}{}:
 		t.Stop()
-		defer func() { <-r.slots }()
+		defer func() { <-slots }()
 	case <-t.C:
-		r.log.refuse("hook-busy", "POST %s: %d requests in flight", escape.Quote(req.URL.Path, 128), cap(r.slots))
+		r.log.refuse("hook-busy", "POST %s: %d requests in flight", escape.Quote(req.URL.Path, 128), cap(slots))
 		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
 		return
 	case <-req.Context().Done():
@@ -115,11 +129,6 @@ func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 
-	name, known := "", false
-	if rest, ok := strings.CutPrefix(req.URL.Path, r.prefix); ok && req.URL.RawPath == "" && hooks.NameRE.MatchString(rest) {
-		name = rest
-		_, known = r.hooks[name]
-	}
 	limit, key := r.maxBody, r.dummy
 	var e *hookEntry
 	if known {
@@ -214,12 +223,12 @@ func keptHeaders(h http.Header) map[string]string {
 			strings.HasPrefix(lk, "x-agent-box-"), lk == "x-real-ip":
 			continue
 		}
-		if len(out) == maxKeptHeaders {
+		if len(out) == hooks.MaxKeptHeaders {
 			break
 		}
 		val := strings.Join(v, ", ")
-		if len(val) > maxHeaderValue {
-			val = val[:maxHeaderValue]
+		if len(val) > hooks.MaxHeaderValue {
+			val = val[:hooks.MaxHeaderValue]
 		}
 		out[k] = val
 	}

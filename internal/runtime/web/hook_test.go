@@ -338,6 +338,40 @@ func TestBeyondTheConcurrencyCapAnswers503AndStoresNothing(t *testing.T) {
 	}
 }
 
+func TestSlowRequestsToUnknownNamesDoNotHoldTheHooksSlots(t *testing.T) {
+	c := testHooks()
+	c.Concurrency = 2
+	f := newHookFixture(t, c)
+	var writers []*io.PipeWriter
+	var wg sync.WaitGroup
+	t.Cleanup(func() { // before the servers close: they wait for these
+		for _, w := range writers {
+			w.CloseWithError(io.ErrUnexpectedEOF)
+		}
+		wg.Wait()
+	})
+	for i := 0; i < 2*unknownSlots+2; i++ { // more than every slot there is
+		pr, pw := io.Pipe()
+		writers = append(writers, pw)
+		req, _ := http.NewRequest("POST", f.hook.URL+fmt.Sprintf("/alice/hook/junk%d", i), pr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}()
+		pw.Write([]byte("{"))
+	}
+	waitFor(t, 5*time.Second, "the slow requests in flight", func() bool {
+		return len(f.srv.hooks.unknown)+len(f.srv.hooks.slots) >= unknownSlots
+	})
+	body := `{"a":1}`
+	if code, _, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body)); code != 202 {
+		t.Errorf("a signed delivery while junk trickles in: %d %q, want 202", code, raw)
+	}
+}
+
 func TestAFullQuotaAnswers503AndNeverA2xx(t *testing.T) {
 	f := newHookFixture(t, testHooks(func(h *hooks.Hook) { h.Quota = 4096 + 600 }))
 	var codes []int

@@ -76,6 +76,27 @@ let
     };
 
   durationRe = "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+";
+
+  # A duration durationRe accepts -> its seconds (a float or an int); null
+  # for anything else.
+  durationSeconds =
+    d:
+    let
+      unit = {
+        h = 3600;
+        m = 60;
+        s = 1;
+        ms = 1.0e-3;
+      };
+    in
+    if match durationRe d == null then
+      null
+    else
+      builtins.foldl' (acc: c: acc + number (head c) (builtins.elemAt c 1) * unit.${builtins.elemAt c 2}) 0 (
+        filter builtins.isList (builtins.split "0*([0-9]+)(\\.[0-9]+)?(ms|h|m|s)" d)
+      );
+  # "5" ".25" -> 5.25 (JSON numbers have no leading zeros: those are gone).
+  number = int: frac: builtins.fromJSON (int + (if frac == null then "" else frac));
   # fail2ban's times: seconds, or counts with s, m, h, d, w.
   banTimeRe = "[0-9]+|([0-9]+(s|m|h|d|w))+";
 
@@ -115,11 +136,15 @@ let
           message = "${where}.${show h.name}.maxBodySize = ${toString h.maxBodySize}: use 1 to 67108864 bytes.";
         }
         {
-          assertion = h.quota >= h.maxBodySize;
-          message = "${where}.${show h.name}.quota = ${toString h.quota}: use at least maxBodySize (${toString h.maxBodySize}), or no delivery could ever be stored.";
+          assertion = h.quota >= 2 * h.maxBodySize + 65536;
+          message = "${where}.${show h.name}.quota = ${toString h.quota}: use at least ${toString (2 * h.maxBodySize + 65536)} (twice maxBodySize, and 64 KiB), or a delivery of the largest size might not fit.";
         }
         {
-          assertion = match durationRe h.retention != null && match "[0-9]+(\\.[0-9]+)?(s|ms)" h.retention == null;
+          assertion =
+            let
+              secs = durationSeconds h.retention;
+            in
+            secs != null && secs >= 60;
           message = "${where}.${show h.name}.retention = ${show h.retention}: use a Go duration of at least 1m, such as \"168h\".";
         }
       ]) w.hooks.${u}
