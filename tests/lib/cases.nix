@@ -17,6 +17,17 @@ let
     secretFile = "/var/lib/secrets/gh.hook";
     session = "main";
   };
+  # How many assertions fail for alice's hook gh = goodHook // h.
+  hookFailures =
+    h:
+    builtins.length (
+      failing (
+        webWith { }
+        // {
+          users.alice.webhooks.gh = goodHook // h;
+        }
+      )
+    );
   # alice, and a web surface with one login opening her; w overrides web.
   webWith = w: {
     users.alice = { };
@@ -531,38 +542,48 @@ in
   }
   {
     name = "a webhook's retention is a Go duration of at least a minute, however it is written";
-    expr = map (
-      r:
-      builtins.length (
-        failing (
-          webWith { }
-          // {
-            users.alice.webhooks.gh = goodHook // {
-              retention = r;
-            };
-          }
-        )
-      )
-    ) [ "168h" "90s" "1h30m" "0.5h" "007m" "60000ms" "59s" "0m" "0.5m" "30s1ms" "7d" "" ];
-    expected = [ 0 0 0 0 0 0 1 1 1 1 1 1 ];
+    expr = map (r: hookFailures { retention = r; }) [
+      "168h"
+      "90s"
+      "1h30m"
+      "0.5h"
+      "007m"
+      "60000ms"
+      "59s"
+      "0m"
+      "0.5m"
+      "30s1ms"
+      "7d"
+      ""
+    ];
+    expected = [
+      0
+      0
+      0
+      0
+      0
+      0
+      1
+      1
+      1
+      1
+      1
+      1
+    ];
   }
   {
     name = "a webhook's quota must hold a delivery of the largest size";
     expr = map (
       q:
-      builtins.length (
-        failing (
-          webWith { }
-          // {
-            users.alice.webhooks.gh = goodHook // {
-              maxBodySize = 1000;
-              quota = q;
-            };
-          }
-        )
-      )
+      hookFailures {
+        maxBodySize = 1000;
+        quota = q;
+      }
     ) [ 67536 67535 ];
-    expected = [ 0 1 ];
+    expected = [
+      0
+      1
+    ];
   }
   {
     name = "a user with webhooks gets a hook socket, and the secret reaches the web daemon only as a credential";

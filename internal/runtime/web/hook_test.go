@@ -104,6 +104,39 @@ func (f *hookFixture) post(path, body string, kv ...string) (int, hookAnswerBody
 	return res.StatusCode, a, string(data)
 }
 
+// slowRequests starts one POST per path whose body never ends (one byte,
+// then nothing) and returns what ends them; the test's cleanup ends them
+// too, before the servers close (they wait for their requests).
+func (f *hookFixture) slowRequests(paths ...string) (end func()) {
+	f.t.Helper()
+	var writers []*io.PipeWriter
+	var wg sync.WaitGroup
+	var once sync.Once
+	end = func() {
+		once.Do(func() {
+			for _, w := range writers {
+				w.CloseWithError(io.ErrUnexpectedEOF)
+			}
+			wg.Wait()
+		})
+	}
+	f.t.Cleanup(end)
+	for _, p := range paths {
+		pr, pw := io.Pipe()
+		writers = append(writers, pw)
+		req, _ := http.NewRequest("POST", f.hook.URL+p, pr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}()
+		pw.Write([]byte("{"))
+	}
+	return end
+}
+
 func (f *hookFixture) stored(hook string) []string {
 	f.t.Helper()
 	ents, err := os.ReadDir(filepath.Join(f.env.HooksDir(), hook))
@@ -300,21 +333,7 @@ func TestBeyondTheConcurrencyCapAnswers503AndStoresNothing(t *testing.T) {
 	c.Concurrency = 2
 	f := newHookFixture(t, c)
 	// two requests whose bodies never end hold both slots
-	var writers []*io.PipeWriter
-	var wg sync.WaitGroup
-	for i := 0; i < 2; i++ {
-		pr, pw := io.Pipe()
-		writers = append(writers, pw)
-		req, _ := http.NewRequest("POST", f.hook.URL+"/alice/hook/gh", pr)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if res, err := http.DefaultClient.Do(req); err == nil {
-				res.Body.Close()
-			}
-		}()
-		pw.Write([]byte("{"))
-	}
+	end := f.slowRequests("/alice/hook/gh", "/alice/hook/gh")
 	waitFor(t, 5*time.Second, "both slots taken", func() bool { return len(f.srv.hooks.slots) == 2 })
 	body := `{"a":1}`
 	start := time.Now()
@@ -325,10 +344,7 @@ func TestBeyondTheConcurrencyCapAnswers503AndStoresNothing(t *testing.T) {
 	if waited := time.Since(start); waited < hookSlotWait/2 {
 		t.Errorf("503 after %v, want a wait of about %v for a slot", waited, hookSlotWait)
 	}
-	for _, w := range writers {
-		w.CloseWithError(io.ErrUnexpectedEOF)
-	}
-	wg.Wait()
+	end()
 	if got := f.stored("gh"); len(got) != 0 {
 		t.Errorf("stored %q", got)
 	}
@@ -342,27 +358,11 @@ func TestSlowRequestsToUnknownNamesDoNotHoldTheHooksSlots(t *testing.T) {
 	c := testHooks()
 	c.Concurrency = 2
 	f := newHookFixture(t, c)
-	var writers []*io.PipeWriter
-	var wg sync.WaitGroup
-	t.Cleanup(func() { // before the servers close: they wait for these
-		for _, w := range writers {
-			w.CloseWithError(io.ErrUnexpectedEOF)
-		}
-		wg.Wait()
-	})
+	var paths []string
 	for i := 0; i < 2*unknownSlots+2; i++ { // more than every slot there is
-		pr, pw := io.Pipe()
-		writers = append(writers, pw)
-		req, _ := http.NewRequest("POST", f.hook.URL+fmt.Sprintf("/alice/hook/junk%d", i), pr)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if res, err := http.DefaultClient.Do(req); err == nil {
-				res.Body.Close()
-			}
-		}()
-		pw.Write([]byte("{"))
+		paths = append(paths, fmt.Sprintf("/alice/hook/junk%d", i))
 	}
+	f.slowRequests(paths...)
 	waitFor(t, 5*time.Second, "the slow requests in flight", func() bool {
 		return len(f.srv.hooks.unknown)+len(f.srv.hooks.slots) >= unknownSlots
 	})
