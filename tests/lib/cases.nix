@@ -17,6 +17,18 @@ let
     secretFile = "/var/lib/secrets/gh.hook";
     session = "main";
   };
+  # Where the renderers find things (units.nix's host), with short paths.
+  testHost = {
+    pathsOf = _: {
+      env = "/E";
+      seed = "/S";
+      agents = "/A";
+    };
+    authEnv = "/AE";
+    authConfig = "/AC";
+    webFile = name: "/W/${name}";
+    caddyGroup = "caddy";
+  };
   # How many assertions fail for alice's hook gh = goodHook // h.
   hookFailures =
     h:
@@ -454,16 +466,7 @@ in
   {
     name = "only users some login may open get a web origin";
     expr = builtins.attrNames (
-      lib.dropins (offline.normalize (webWith { } // { users = { alice = { }; bob = { }; }; })) {
-        pathsOf = _: {
-          env = "/E";
-          seed = "/S";
-          agents = "/A";
-        };
-        authEnv = "/AE";
-        authConfig = "/AC";
-        caddyGroup = "caddy";
-      }
+      lib.dropins (offline.normalize (webWith { } // { users = { alice = { }; bob = { }; }; })) testHost
     );
     expected = [
       "agent-box-auth-control.socket"
@@ -589,17 +592,7 @@ in
     name = "a user with webhooks gets a hook socket, and the secret reaches the web daemon only as a credential";
     expr =
       let
-        d = lib.dropins (offline.normalize (webWith { } // { users.alice.webhooks.gh = goodHook; })) {
-          pathsOf = _: {
-            env = "/E";
-            seed = "/S";
-            agents = "/A";
-          };
-          authEnv = "/AE";
-          authConfig = "/AC";
-          webFile = name: "/W/${name}";
-          caddyGroup = "caddy";
-        };
+        d = lib.dropins (offline.normalize (webWith { } // { users.alice.webhooks.gh = goodHook; })) testHost;
         text = d."agent-box-web@alice.service".text;
         contains = needle: hay: builtins.replaceStrings [ needle ] [ "" ] hay != hay;
       in
