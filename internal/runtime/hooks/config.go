@@ -30,12 +30,12 @@ const (
 	EnvDir = "AGENT_BOX_HOOKS_DIR"
 )
 
-// Defaults of the options (options.nix holds the same).
+// Limits (the defaults of the options are options.nix's; the module
+// always writes every value).
 const (
-	DefaultMaxBody     = 1 << 20
-	DefaultQuota       = 64 << 20
-	DefaultRetention   = 7 * 24 * time.Hour
-	DefaultConcurrency = 8
+	// DefaultMaxBody (the option's default) is the least an unknown
+	// hook reads, so that it costs what a known one does.
+	DefaultMaxBody = 1 << 20
 	// MinSecret is the shortest secret accepted (bytes, after the one
 	// trailing newline a secrets file usually ends with is removed).
 	MinSecret = 16
@@ -43,18 +43,19 @@ const (
 	MaxSecret = 4096
 	// MaxNotify bounds the text typed into a session.
 	MaxNotify = 1024
-	// MaxKeptHeaders and MaxHeaderValue bound the headers stored with a
-	// delivery; MaxDocOverhead bounds what a stored document adds to
-	// 4/3 of its body (base64): those headers, JSON-escaped, and the
-	// fixed fields.
+	// MaxKeptHeaders, MaxHeaderName and MaxHeaderValue bound the headers
+	// stored with a delivery; MaxDocOverhead bounds what a stored
+	// document adds to 4/3 of its body (base64): those headers,
+	// JSON-escaped, and the fixed fields.
 	MaxKeptHeaders = 16
+	MaxHeaderName  = 64
 	MaxHeaderValue = 512
-	MaxDocOverhead = 32 << 10
+	MaxDocOverhead = 64 << 10
 )
 
 // MinQuota is the smallest quota that holds one delivery of maxBody
-// bytes, whatever the body (a document is at most 4/3 of its body plus
-// MaxDocOverhead): twice the body and 64 KiB.
+// bytes, whatever the body and headers (a document is at most 4/3 of its
+// body plus MaxDocOverhead): twice the body and 64 KiB.
 func MinQuota(maxBody int64) int64 { return 2*maxBody + 64<<10 }
 
 // NameRE is a hook's name: it is a path element of the URL, a directory

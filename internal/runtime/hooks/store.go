@@ -68,11 +68,11 @@ type Store struct {
 	dirf     *os.File
 	sync     dirSync
 	mu       sync.Mutex
-	used     int64                // bytes of the indexed deliveries
-	reserved int64                // bytes of the writes in flight
-	entries  []entry              // by id, oldest first
-	byHash   map[string]string    // hash part -> id
-	pending  map[string]chan bool // hash part -> closed when its write ends
+	used     int64                    // bytes of the indexed deliveries
+	reserved int64                    // bytes of the writes in flight
+	entries  []entry                  // by id, oldest first
+	byHash   map[string]string        // hash part -> id
+	pending  map[string]chan struct{} // hash part -> closed when its write ends
 }
 
 // Open opens (creating it 0700 if needed) the folder dir of hook and reads
@@ -94,7 +94,7 @@ func Open(dir, hook string, quota int64, retention time.Duration, now func() tim
 		return nil, fmt.Errorf("webhook %s: %s is not a directory", hook, dir)
 	}
 	s := &Store{dir: dir, hook: hook, quota: quota, retention: retention, now: now,
-		byHash: map[string]string{}, pending: map[string]chan bool{}}
+		byHash: map[string]string{}, pending: map[string]chan struct{}{}}
 	if s.dirf, err = os.Open(dir); err != nil {
 		return nil, fmt.Errorf("webhook %s: %w", hook, err)
 	}
@@ -160,9 +160,6 @@ func (s *Store) forgetLocked(id string) {
 
 // Close releases the folder.
 func (s *Store) Close() error { return s.dirf.Close() }
-
-// Dir is the hook's folder.
-func (s *Store) Dir() string { return s.dir }
 
 // Path is where delivery id is stored.
 func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+Suffix) }
@@ -234,7 +231,7 @@ func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool
 		}
 	}
 	s.reserved += size
-	ch := make(chan bool)
+	ch := make(chan struct{})
 	s.pending[key] = ch
 	s.mu.Unlock()
 

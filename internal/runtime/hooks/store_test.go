@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -447,5 +448,31 @@ func TestDirSyncReturnsOnlyAfterAnFsyncThatStartedAfterTheCall(t *testing.T) {
 	}
 	if syncs > 4 {
 		t.Errorf("%d fsyncs for %d concurrent callers: not shared", syncs, callers)
+	}
+}
+
+func TestADocumentIsAtMostFourThirdsOfItsBodyPlusTheOverhead(t *testing.T) {
+	// The worst headers keptHeaders lets through: the most of them, the
+	// longest names, the longest values in the bytes JSON escapes most
+	// (invalid UTF-8 becomes a 6-byte \ufffd).
+	headers := map[string]string{}
+	for i := 0; i < MaxKeptHeaders; i++ {
+		name := fmt.Sprintf("X-%0*d", MaxHeaderName-2, i)
+		headers[name] = strings.Repeat("\xff", MaxHeaderValue)
+	}
+	for _, n := range []int{0, 1, 2, 3, 1000, 1 << 20} {
+		for _, body := range [][]byte{bytes.Repeat([]byte{0}, n), []byte(`"` + strings.Repeat("x", max(n-2, 0)) + `"`)} {
+			doc, err := encode(Delivery{ID: strings.Repeat("i", 67), Hook: strings.Repeat("h", 64), Received: time.Now(), SHA256: strings.Repeat("0", 64), Headers: headers}, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			limit := int64(len(body))*4/3 + 4 + MaxDocOverhead
+			if int64(len(doc)) > limit {
+				t.Errorf("a %d-byte body makes a %d-byte document, over %d", len(body), len(doc), limit)
+			}
+			if MinQuota(int64(len(body))) < int64(len(doc)) {
+				t.Errorf("MinQuota(%d) = %d cannot hold its %d-byte document", len(body), MinQuota(int64(len(body))), len(doc))
+			}
+		}
 	}
 }

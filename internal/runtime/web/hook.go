@@ -86,8 +86,6 @@ func (r *hookReceiver) close() {
 }
 
 func hookAnswer(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "5")
 	}
@@ -101,6 +99,8 @@ func hookAnswer(w http.ResponseWriter, code int, msg string) {
 // 503 when too many requests are in flight, when the hook's quota is full
 // or when the delivery could not be stored.
 func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		hookAnswer(w, http.StatusMethodNotAllowed, "method not allowed: a webhook is a POST")
@@ -174,7 +174,6 @@ func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusAccepted)
 	json.NewEncoder(w).Encode(struct {
 		ID        string `json:"id"`
@@ -210,12 +209,14 @@ func signatureMatches(values []string, sum []byte) bool {
 // keptHeaders are the headers stored with a delivery: Content-Type,
 // User-Agent and the sender's X-* event headers (X-GitHub-Event,
 // X-GitHub-Delivery, …), but never a signature, a forwarding header or our
-// own.
+// own, and within the bounds of hooks.MaxDocOverhead.
 func keptHeaders(h http.Header) map[string]string {
 	out := map[string]string{}
 	for k, v := range h {
 		lk := strings.ToLower(k)
 		switch {
+		case len(k) > hooks.MaxHeaderName:
+			continue
 		case lk == "content-type" || lk == "user-agent":
 		case !strings.HasPrefix(lk, "x-"):
 			continue
@@ -304,18 +305,12 @@ func notifyText(notify, id, path string) string {
 	return strings.NewReplacer("{id}", id, "{file}", path).Replace(notify)
 }
 
-// errNoHooksDir explains a missing hooks folder.
-func errNoHooksDir(dir string, err error) error {
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("webhooks: %s does not exist yet: agent-box@<user>.service creates it at start (start it, then this daemon)", dir)
-	}
-	return fmt.Errorf("webhooks: %w", err)
-}
-
 // openHooks opens every hook's folder and sets up the waker.
 func (s *Server) openHooks() error {
-	if _, err := os.Stat(s.cfg.HooksDir); err != nil {
-		return errNoHooksDir(s.cfg.HooksDir, err)
+	if _, err := os.Stat(s.cfg.HooksDir); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("webhooks: %s does not exist yet: agent-box@<user>.service creates it at start (start it, then this daemon)", s.cfg.HooksDir)
+	} else if err != nil {
+		return fmt.Errorf("webhooks: %w", err)
 	}
 	settle := s.cfg.WakeSettle
 	if settle <= 0 {

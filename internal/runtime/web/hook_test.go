@@ -695,3 +695,82 @@ func TestACorruptRegistryStillStoresAndAnswers202(t *testing.T) {
 		t.Errorf("the corrupt registry was changed to %q", data)
 	}
 }
+
+func TestKeptHeadersStayWithinTheStoredBounds(t *testing.T) {
+	h := http.Header{}
+	for i := 0; i < 40; i++ {
+		h.Set(fmt.Sprintf("X-Event-%d", i), strings.Repeat("v", 2000))
+	}
+	h.Set("X-Hub-Signature-256", "sha256=00")
+	h.Set("Cookie", "a=b")
+	got := keptHeaders(h)
+	if len(got) != hooks.MaxKeptHeaders {
+		t.Errorf("%d headers kept, want %d", len(got), hooks.MaxKeptHeaders)
+	}
+	for k, v := range got {
+		if len(k) > hooks.MaxHeaderName || len(v) > hooks.MaxHeaderValue {
+			t.Errorf("kept %q (%d bytes of value): over the bounds", k, len(v))
+		}
+		if k == "X-Hub-Signature-256" || k == "Cookie" {
+			t.Errorf("kept %s", k)
+		}
+	}
+	long := http.Header{"X-" + strings.Repeat("N", hooks.MaxHeaderName): {"a name too long"}, "X-Github-Event": {"push"}}
+	if got := keptHeaders(long); len(got) != 1 || got["X-Github-Event"] != "push" {
+		t.Errorf("kept %q, want only X-Github-Event", got)
+	}
+}
+
+// Serve takes the hook listener exactly when there are webhooks, and the
+// two listeners serve different routes: a delivery on "hook" is stored,
+// the same request on "web" is not.
+func TestServeAnswersDeliveriesOnTheHookListenerOnly(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	dir := sockDir(t)
+	web, err := net.Listen("unix", filepath.Join(dir, "web.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook, err := net.Listen("unix", filepath.Join(dir, "hook.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Serve(context.Background(), web, nil, f.srv.cfg); err == nil || !strings.Contains(err.Error(), "hook listener") {
+		t.Fatalf("Serve with webhooks and no hook listener: %v, want a configuration error", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, web, hook, f.srv.cfg) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	body := `{"served":true}`
+	post := func(sock string) int {
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
+		req, _ := http.NewRequest("POST", "http://"+testHost+"/alice/hook/gh", strings.NewReader(body))
+		req.Header = header("X-Hub-Signature-256", sign(hookSecret, body))
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := post(web.Addr().String()); code == http.StatusAccepted {
+		t.Error("the web listener took a delivery")
+	}
+	if got := f.stored("gh"); len(got) != 0 {
+		t.Fatalf("stored through the web listener: %q", got)
+	}
+	if code := post(hook.Addr().String()); code != http.StatusAccepted {
+		t.Errorf("the hook listener answered %d, want 202", code)
+	}
+	if got := f.stored("gh"); len(got) != 1 {
+		t.Errorf("stored %q, want one delivery", got)
+	}
+}

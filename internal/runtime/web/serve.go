@@ -25,39 +25,34 @@ func Serve(ctx context.Context, l, hook net.Listener, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if (hook != nil) != (s.hooks != nil) {
-		return configErrorf("web serve: a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
-	}
 	defer func() {
 		if s.hooks != nil {
 			s.hooks.close()
 		}
 	}()
-	srv := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(s.log, "http: ", 0),
-		// every request, and so every WebSocket, ends with ctx
-		BaseContext: func(net.Listener) context.Context { return ctx },
+	if (hook != nil) != (s.hooks != nil) {
+		return configErrorf("web serve: a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
+	}
+	var servers []*http.Server
+	errc := make(chan error, 2)
+	serve := func(l net.Listener, h http.Handler, logPrefix string) {
+		srv := &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          log.New(s.log, logPrefix, 0),
+			// every request, and so every WebSocket, ends with ctx
+			BaseContext: func(net.Listener) context.Context { return ctx },
+		}
+		servers = append(servers, srv)
+		go func() { errc <- srv.Serve(l) }()
 	}
 	go s.Alive(ctx)
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(l) }()
-	servers := []*http.Server{srv}
+	serve(l, s, "http: ")
 	if hook != nil {
-		hs := &http.Server{
-			Handler:           s.hooks,
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       time.Minute,
-			MaxHeaderBytes:    64 << 10,
-			ErrorLog:          log.New(s.log, "http (hook): ", 0),
-			BaseContext:       func(net.Listener) context.Context { return ctx },
-		}
-		servers = append(servers, hs)
 		go s.Wake(ctx)
-		go func() { errc <- hs.Serve(hook) }()
+		serve(hook, s.hooks, "http (hook): ")
 	}
 	select {
 	case err := <-errc:
