@@ -234,7 +234,7 @@ let
       quota = mkOption {
         type = types.int;
         default = 67108864;
-        description = "Bytes the hook's stored deliveries may take: at least twice `maxBodySize` and 64 KiB (a stored delivery is at most 4/3 of its body, base64, plus 32 KiB of headers). When a delivery does not fit, even after removing those older than `retention` (and counting again what the agent removed), it gets 503 and nothing is stored.";
+        description = "Bytes the hook's stored deliveries may take: at least twice `maxBodySize` and 64 KiB (a stored delivery is at most 4/3 of its body, base64, plus 64 KiB of headers and fields). When a delivery does not fit, even after removing those older than `retention` (and counting again what the agent removed), it gets 503 and nothing is stored.";
         example = 268435456;
       };
       retention = mkOption {
@@ -386,7 +386,7 @@ let
       webhookConcurrency = mkOption {
         type = types.int;
         default = 8;
-        description = "Webhook requests one agent user's web daemon handles at once (1 to 1024); a request waits up to 2 s for a slot, then gets 503.";
+        description = "Requests for one agent user's webhooks its web daemon handles at once (1 to 1024); a request waits up to 2 s for a slot, then gets 503. Requests for names that are no hook have 2 slots of their own.";
         example = 32;
       };
       fail2ban = mkOption {
@@ -508,6 +508,8 @@ in
   relative = p: substring 1 (stringLength p) p;
   # Quotes and escapes a value for a message.
   show = toJSON;
+  # Names of sessions and agents (the runtime's registry.CheckName).
+  nameRe = "[A-Za-z0-9_-]{1,64}";
 }
       ;
     systemd =
@@ -692,7 +694,7 @@ let
     match
     toJSON
     ;
-  inherit (prim) concatMap hasPrefix show sortStrings unique;
+  inherit (prim) concatMap hasPrefix nameRe show sortStrings unique;
 
   prefix = "services.agent-box.web";
 
@@ -771,6 +773,10 @@ let
   # fail2ban's times: seconds, or counts with s, m, h, d, w.
   banTimeRe = "[0-9]+|([0-9]+(s|m|h|d|w))+";
 
+  # A root-only file systemd hands over as a credential: absolute, outside
+  # the world-readable store, and without what LoadCredential= cannot hold.
+  secretPath = p: hasPrefix "/" p && !hasPrefix "/nix/store/" p && match ".*[\n\r:].*" p == null;
+
   # Checks of the webhooks (with or without the web surface).
   hookAssertions =
     w:
@@ -791,16 +797,16 @@ let
           message = "${where}.${show h.name}: hook names must match [a-z0-9][a-z0-9_-]{0,63} (the name is the URL's last element).";
         }
         {
-          assertion = hasPrefix "/" h.secretFile && !hasPrefix "/nix/store/" h.secretFile && match ".*[\n\r:].*" h.secretFile == null;
+          assertion = secretPath h.secretFile;
           message = "${where}.${show h.name}.secretFile = ${show h.secretFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
         }
         {
-          assertion = match "[A-Za-z0-9_-]{1,64}" h.session != null;
-          message = "${where}.${show h.name}.session = ${show h.session}: name a session (1 to 64 of A-Z a-z 0-9 _ -).";
+          assertion = match nameRe h.session != null;
+          message = "${where}.${show h.name}.session = ${show h.session}: session names use letters, digits, '_' and '-' (1 to 64).";
         }
         {
           assertion = h.notify == null || (builtins.stringLength h.notify <= 1024 && match ".*[[:cntrl:]].*" h.notify == null);
-          message = "${where}.${show h.name}.notify: use printable text of at most 1024 bytes, without newlines or other control characters (Enter is pressed after it).";
+          message = "${where}.${show h.name}.notify: use text of at most 1024 bytes, without newlines or other control characters (Enter is pressed after it).";
         }
         {
           assertion = h.maxBodySize >= 1 && h.maxBodySize <= 67108864;
@@ -886,7 +892,7 @@ let
           message = "${prefix}.logins.${show l.name}: login names must match [a-z][a-z0-9_-]{0,31}.";
         }
         {
-          assertion = hasPrefix "/" l.hashedPasswordFile && !hasPrefix "/nix/store/" l.hashedPasswordFile && match ".*[\n\r:].*" l.hashedPasswordFile == null;
+          assertion = secretPath l.hashedPasswordFile;
           message = "${prefix}.logins.${show l.name}.hashedPasswordFile = ${show l.hashedPasswordFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
         }
         {
@@ -1265,7 +1271,7 @@ let
     map
     match
     ;
-  inherit (prim) concatMap hasPrefix show;
+  inherit (prim) concatMap hasPrefix nameRe show;
 
   prefix = "services.agent-box";
 
@@ -1305,7 +1311,7 @@ let
       in
       [
         {
-          assertion = matches "[A-Za-z0-9_-]{1,64}" name;
+          assertion = matches nameRe name;
           message = "${path}: agent names use letters, digits, '_' and '-' (at most 64).";
         }
         {
@@ -1318,7 +1324,7 @@ let
 
   sessionChecks = n: path: u: concatMap (s: [
     {
-      assertion = matches "[A-Za-z0-9_-]{1,64}" s.name;
+      assertion = matches nameRe s.name;
       message = "${path}.sessions.${show s.name}: session names use letters, digits, '_' and '-' (1 to 64).";
     }
     {
@@ -6164,12 +6170,12 @@ in
           	EnvDir = "AGENT_BOX_HOOKS_DIR"
           )
 
-          // Defaults of the options (options.nix holds the same).
+          // Limits (the defaults of the options are options.nix's; the module
+          // always writes every value).
           const (
-          	DefaultMaxBody     = 1 << 20
-          	DefaultQuota       = 64 << 20
-          	DefaultRetention   = 7 * 24 * time.Hour
-          	DefaultConcurrency = 8
+          	// DefaultMaxBody (the option's default) is the least an unknown
+          	// hook reads, so that it costs what a known one does.
+          	DefaultMaxBody = 1 << 20
           	// MinSecret is the shortest secret accepted (bytes, after the one
           	// trailing newline a secrets file usually ends with is removed).
           	MinSecret = 16
@@ -6177,18 +6183,19 @@ in
           	MaxSecret = 4096
           	// MaxNotify bounds the text typed into a session.
           	MaxNotify = 1024
-          	// MaxKeptHeaders and MaxHeaderValue bound the headers stored with a
-          	// delivery; MaxDocOverhead bounds what a stored document adds to
-          	// 4/3 of its body (base64): those headers, JSON-escaped, and the
-          	// fixed fields.
+          	// MaxKeptHeaders, MaxHeaderName and MaxHeaderValue bound the headers
+          	// stored with a delivery; MaxDocOverhead bounds what a stored
+          	// document adds to 4/3 of its body (base64): those headers,
+          	// JSON-escaped, and the fixed fields.
           	MaxKeptHeaders = 16
+          	MaxHeaderName  = 64
           	MaxHeaderValue = 512
-          	MaxDocOverhead = 32 << 10
+          	MaxDocOverhead = 64 << 10
           )
 
           // MinQuota is the smallest quota that holds one delivery of maxBody
-          // bytes, whatever the body (a document is at most 4/3 of its body plus
-          // MaxDocOverhead): twice the body and 64 KiB.
+          // bytes, whatever the body and headers (a document is at most 4/3 of its
+          // body plus MaxDocOverhead): twice the body and 64 KiB.
           func MinQuota(maxBody int64) int64 { return 2*maxBody + 64<<10 }
 
           // NameRE is a hook's name: it is a path element of the URL, a directory
@@ -6413,11 +6420,11 @@ in
           	dirf     *os.File
           	sync     dirSync
           	mu       sync.Mutex
-          	used     int64                // bytes of the indexed deliveries
-          	reserved int64                // bytes of the writes in flight
-          	entries  []entry              // by id, oldest first
-          	byHash   map[string]string    // hash part -> id
-          	pending  map[string]chan bool // hash part -> closed when its write ends
+          	used     int64                    // bytes of the indexed deliveries
+          	reserved int64                    // bytes of the writes in flight
+          	entries  []entry                  // by id, oldest first
+          	byHash   map[string]string        // hash part -> id
+          	pending  map[string]chan struct{} // hash part -> closed when its write ends
           }
 
           // Open opens (creating it 0700 if needed) the folder dir of hook and reads
@@ -6439,7 +6446,7 @@ in
           		return nil, fmt.Errorf("webhook %s: %s is not a directory", hook, dir)
           	}
           	s := &Store{dir: dir, hook: hook, quota: quota, retention: retention, now: now,
-          		byHash: map[string]string{}, pending: map[string]chan bool{}}
+          		byHash: map[string]string{}, pending: map[string]chan struct{}{}}
           	if s.dirf, err = os.Open(dir); err != nil {
           		return nil, fmt.Errorf("webhook %s: %w", hook, err)
           	}
@@ -6505,9 +6512,6 @@ in
 
           // Close releases the folder.
           func (s *Store) Close() error { return s.dirf.Close() }
-
-          // Dir is the hook's folder.
-          func (s *Store) Dir() string { return s.dir }
 
           // Path is where delivery id is stored.
           func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+Suffix) }
@@ -6579,7 +6583,7 @@ in
           		}
           	}
           	s.reserved += size
-          	ch := make(chan bool)
+          	ch := make(chan struct{})
           	s.pending[key] = ch
           	s.mu.Unlock()
 
@@ -10403,8 +10407,6 @@ in
           }
 
           func hookAnswer(w http.ResponseWriter, code int, msg string) {
-          	w.Header().Set("Cache-Control", "no-store")
-          	w.Header().Set("X-Content-Type-Options", "nosniff")
           	if code == http.StatusServiceUnavailable {
           		w.Header().Set("Retry-After", "5")
           	}
@@ -10418,6 +10420,8 @@ in
           // 503 when too many requests are in flight, when the hook's quota is full
           // or when the delivery could not be stored.
           func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+          	w.Header().Set("Cache-Control", "no-store")
+          	w.Header().Set("X-Content-Type-Options", "nosniff")
           	if req.Method != http.MethodPost {
           		w.Header().Set("Allow", "POST")
           		hookAnswer(w, http.StatusMethodNotAllowed, "method not allowed: a webhook is a POST")
@@ -10491,7 +10495,6 @@ in
           		return
           	}
           	w.Header().Set("Content-Type", "application/json")
-          	w.Header().Set("Cache-Control", "no-store")
           	w.WriteHeader(http.StatusAccepted)
           	json.NewEncoder(w).Encode(struct {
           		ID        string `json:"id"`
@@ -10527,12 +10530,14 @@ in
           // keptHeaders are the headers stored with a delivery: Content-Type,
           // User-Agent and the sender's X-* event headers (X-GitHub-Event,
           // X-GitHub-Delivery, …), but never a signature, a forwarding header or our
-          // own.
+          // own, and within the bounds of hooks.MaxDocOverhead.
           func keptHeaders(h http.Header) map[string]string {
           	out := map[string]string{}
           	for k, v := range h {
           		lk := strings.ToLower(k)
           		switch {
+          		case len(k) > hooks.MaxHeaderName:
+          			continue
           		case lk == "content-type" || lk == "user-agent":
           		case !strings.HasPrefix(lk, "x-"):
           			continue
@@ -10621,18 +10626,12 @@ in
           	return strings.NewReplacer("{id}", id, "{file}", path).Replace(notify)
           }
 
-          // errNoHooksDir explains a missing hooks folder.
-          func errNoHooksDir(dir string, err error) error {
-          	if errors.Is(err, os.ErrNotExist) {
-          		return fmt.Errorf("webhooks: %s does not exist yet: agent-box@<user>.service creates it at start (start it, then this daemon)", dir)
-          	}
-          	return fmt.Errorf("webhooks: %w", err)
-          }
-
           // openHooks opens every hook's folder and sets up the waker.
           func (s *Server) openHooks() error {
-          	if _, err := os.Stat(s.cfg.HooksDir); err != nil {
-          		return errNoHooksDir(s.cfg.HooksDir, err)
+          	if _, err := os.Stat(s.cfg.HooksDir); errors.Is(err, os.ErrNotExist) {
+          		return fmt.Errorf("webhooks: %s does not exist yet: agent-box@<user>.service creates it at start (start it, then this daemon)", s.cfg.HooksDir)
+          	} else if err != nil {
+          		return fmt.Errorf("webhooks: %w", err)
           	}
           	settle := s.cfg.WakeSettle
           	if settle <= 0 {
@@ -10963,39 +10962,34 @@ in
           	if err != nil {
           		return err
           	}
-          	if (hook != nil) != (s.hooks != nil) {
-          		return configErrorf("web serve: a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
-          	}
           	defer func() {
           		if s.hooks != nil {
           			s.hooks.close()
           		}
           	}()
-          	srv := &http.Server{
-          		Handler:           s,
-          		ReadHeaderTimeout: 10 * time.Second,
-          		IdleTimeout:       2 * time.Minute,
-          		MaxHeaderBytes:    64 << 10,
-          		ErrorLog:          log.New(s.log, "http: ", 0),
-          		// every request, and so every WebSocket, ends with ctx
-          		BaseContext: func(net.Listener) context.Context { return ctx },
+          	if (hook != nil) != (s.hooks != nil) {
+          		return configErrorf("web serve: a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
+          	}
+          	var servers []*http.Server
+          	errc := make(chan error, 2)
+          	serve := func(l net.Listener, h http.Handler, logPrefix string) {
+          		srv := &http.Server{
+          			Handler:           h,
+          			ReadHeaderTimeout: 10 * time.Second,
+          			IdleTimeout:       2 * time.Minute,
+          			MaxHeaderBytes:    64 << 10,
+          			ErrorLog:          log.New(s.log, logPrefix, 0),
+          			// every request, and so every WebSocket, ends with ctx
+          			BaseContext: func(net.Listener) context.Context { return ctx },
+          		}
+          		servers = append(servers, srv)
+          		go func() { errc <- srv.Serve(l) }()
           	}
           	go s.Alive(ctx)
-          	errc := make(chan error, 2)
-          	go func() { errc <- srv.Serve(l) }()
-          	servers := []*http.Server{srv}
+          	serve(l, s, "http: ")
           	if hook != nil {
-          		hs := &http.Server{
-          			Handler:           s.hooks,
-          			ReadHeaderTimeout: 10 * time.Second,
-          			IdleTimeout:       time.Minute,
-          			MaxHeaderBytes:    64 << 10,
-          			ErrorLog:          log.New(s.log, "http (hook): ", 0),
-          			BaseContext:       func(net.Listener) context.Context { return ctx },
-          		}
-          		servers = append(servers, hs)
           		go s.Wake(ctx)
-          		go func() { errc <- hs.Serve(hook) }()
+          		serve(hook, s.hooks, "http (hook): ")
           	}
           	select {
           	case err := <-errc:

@@ -119,7 +119,7 @@ let
       quota = mkOption {
         type = types.int;
         default = 67108864;
-        description = "Bytes the hook's stored deliveries may take: at least twice `maxBodySize` and 64 KiB (a stored delivery is at most 4/3 of its body, base64, plus 32 KiB of headers). When a delivery does not fit, even after removing those older than `retention` (and counting again what the agent removed), it gets 503 and nothing is stored.";
+        description = "Bytes the hook's stored deliveries may take: at least twice `maxBodySize` and 64 KiB (a stored delivery is at most 4/3 of its body, base64, plus 64 KiB of headers and fields). When a delivery does not fit, even after removing those older than `retention` (and counting again what the agent removed), it gets 503 and nothing is stored.";
         example = 268435456;
       };
       retention = mkOption {
@@ -271,7 +271,7 @@ let
       webhookConcurrency = mkOption {
         type = types.int;
         default = 8;
-        description = "Webhook requests one agent user's web daemon handles at once (1 to 1024); a request waits up to 2 s for a slot, then gets 503.";
+        description = "Requests for one agent user's webhooks its web daemon handles at once (1 to 1024); a request waits up to 2 s for a slot, then gets 503. Requests for names that are no hook have 2 slots of their own.";
         example = 32;
       };
       fail2ban = mkOption {

@@ -16,7 +16,7 @@ let
     map
     match
     ;
-  inherit (prim) concatMap hasPrefix show;
+  inherit (prim) concatMap hasPrefix nameRe show;
 
   prefix = "services.agent-box";
 
@@ -56,7 +56,7 @@ let
       in
       [
         {
-          assertion = matches "[A-Za-z0-9_-]{1,64}" name;
+          assertion = matches nameRe name;
           message = "${path}: agent names use letters, digits, '_' and '-' (at most 64).";
         }
         {
@@ -69,7 +69,7 @@ let
 
   sessionChecks = n: path: u: concatMap (s: [
     {
-      assertion = matches "[A-Za-z0-9_-]{1,64}" s.name;
+      assertion = matches nameRe s.name;
       message = "${path}.sessions.${show s.name}: session names use letters, digits, '_' and '-' (1 to 64).";
     }
     {

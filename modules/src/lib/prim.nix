@@ -21,4 +21,6 @@ in
   relative = p: substring 1 (stringLength p) p;
   # Quotes and escapes a value for a message.
   show = toJSON;
+  # Names of sessions and agents (the runtime's registry.CheckName).
+  nameRe = "[A-Za-z0-9_-]{1,64}";
 }

@@ -21,7 +21,7 @@ let
     match
     toJSON
     ;
-  inherit (prim) concatMap hasPrefix show sortStrings unique;
+  inherit (prim) concatMap hasPrefix nameRe show sortStrings unique;
 
   prefix = "services.agent-box.web";
 
@@ -100,6 +100,10 @@ let
   # fail2ban's times: seconds, or counts with s, m, h, d, w.
   banTimeRe = "[0-9]+|([0-9]+(s|m|h|d|w))+";
 
+  # A root-only file systemd hands over as a credential: absolute, outside
+  # the world-readable store, and without what LoadCredential= cannot hold.
+  secretPath = p: hasPrefix "/" p && !hasPrefix "/nix/store/" p && match ".*[\n\r:].*" p == null;
+
   # Checks of the webhooks (with or without the web surface).
   hookAssertions =
     w:
@@ -120,16 +124,16 @@ let
           message = "${where}.${show h.name}: hook names must match [a-z0-9][a-z0-9_-]{0,63} (the name is the URL's last element).";
         }
         {
-          assertion = hasPrefix "/" h.secretFile && !hasPrefix "/nix/store/" h.secretFile && match ".*[\n\r:].*" h.secretFile == null;
+          assertion = secretPath h.secretFile;
           message = "${where}.${show h.name}.secretFile = ${show h.secretFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
         }
         {
-          assertion = match "[A-Za-z0-9_-]{1,64}" h.session != null;
-          message = "${where}.${show h.name}.session = ${show h.session}: name a session (1 to 64 of A-Z a-z 0-9 _ -).";
+          assertion = match nameRe h.session != null;
+          message = "${where}.${show h.name}.session = ${show h.session}: session names use letters, digits, '_' and '-' (1 to 64).";
         }
         {
           assertion = h.notify == null || (builtins.stringLength h.notify <= 1024 && match ".*[[:cntrl:]].*" h.notify == null);
-          message = "${where}.${show h.name}.notify: use printable text of at most 1024 bytes, without newlines or other control characters (Enter is pressed after it).";
+          message = "${where}.${show h.name}.notify: use text of at most 1024 bytes, without newlines or other control characters (Enter is pressed after it).";
         }
         {
           assertion = h.maxBodySize >= 1 && h.maxBodySize <= 67108864;
@@ -215,7 +219,7 @@ let
           message = "${prefix}.logins.${show l.name}: login names must match [a-z][a-z0-9_-]{0,31}.";
         }
         {
-          assertion = hasPrefix "/" l.hashedPasswordFile && !hasPrefix "/nix/store/" l.hashedPasswordFile && match ".*[\n\r:].*" l.hashedPasswordFile == null;
+          assertion = secretPath l.hashedPasswordFile;
           message = "${prefix}.logins.${show l.name}.hashedPasswordFile = ${show l.hashedPasswordFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
         }
         {
