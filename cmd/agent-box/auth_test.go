@@ -200,6 +200,16 @@ type answer struct {
 // do sends one request over the socket named sock.
 func (a *authBox) do(sock, method, host, target string, form url.Values, cookie string) answer {
 	a.t.Helper()
+	var cs []*http.Cookie
+	if cookie != "" {
+		cs = append(cs, &http.Cookie{Name: "__Host-agentbox", Value: cookie})
+	}
+	return a.doWith(sock, method, host, target, form, cs...)
+}
+
+// doWith is do with any cookies.
+func (a *authBox) doWith(sock, method, host, target string, form url.Values, cookies ...*http.Cookie) answer {
+	a.t.Helper()
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", a.socks[sock])
 	}}
@@ -219,8 +229,8 @@ func (a *authBox) do(sock, method, host, target string, form url.Values, cookie 
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
 	}
 	req.Header.Set("X-Agent-Box-Client", "192.0.2.7")
-	if cookie != "" {
-		req.AddCookie(&http.Cookie{Name: "__Host-agentbox", Value: cookie})
+	for _, c := range cookies {
+		req.AddCookie(c)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -248,7 +258,17 @@ func (a *authBox) logIn(password string) (box, alice string) {
 		a.t.Fatalf("login: %d %q\n%s", ans.code, loc, a.log)
 	}
 	code := handoverCode.FindStringSubmatch(loc)[1]
-	h := a.do("pages", "POST", "alice.box.test", "/auth/handover", url.Values{"code": {code}, "next": {"/term/?arg=s1"}}, "")
+	// the browser that logged in has the code's binding cookie
+	var bind *http.Cookie
+	for _, ck := range (&http.Response{Header: ans.header}).Cookies() {
+		if ck.Name == "__Secure-agentbox-handover-alice" && ck.Domain == "box.test" && ck.Path == "/auth/handover" {
+			bind = &http.Cookie{Name: ck.Name, Value: ck.Value}
+		}
+	}
+	if bind == nil {
+		a.t.Fatalf("login: no binding cookie in %q", ans.header.Values("Set-Cookie"))
+	}
+	h := a.doWith("pages", "POST", "alice.box.test", "/auth/handover", url.Values{"code": {code}, "next": {"/term/?arg=s1"}}, bind)
 	if h.code != 303 || h.header.Get("Location") != "/term/?arg=s1" || h.cookie == "" {
 		a.t.Fatalf("hand-over: %d %q", h.code, h.header.Get("Location"))
 	}

@@ -15,20 +15,23 @@ import (
 // Jail is the name of the module's jail and filter.
 const Jail = "agent-box-auth"
 
-// Paths of the two files under /etc, as the module installs them.
+// Paths of the files under /etc, as the module installs them: the filter,
+// the jail and (with nftables as the firewall) the jail's ban action.
 const (
 	FilterPath = "etc/fail2ban/filter.d/" + Jail + ".local"
 	JailPath   = "etc/fail2ban/jail.d/" + Jail + ".local"
+	ActionPath = "etc/fail2ban/action.d/agent-box-nftables.local"
 )
 
 // Conf is a copy of a fail2ban configuration directory with the module's
-// filter and jail added.
+// files added.
 type Conf struct{ Dir string }
 
 // NewConf copies base (Debian's /etc/fail2ban) into dir, leaving out
 // jail.d/defaults-debian.conf (its sshd jail needs an sshd log this machine
-// does not have), and writes the filter and the jail.
-func NewConf(base, dir, filter, jail string) (*Conf, error) {
+// does not have), and writes files (path under /etc, as FilterPath, ->
+// bytes).
+func NewConf(base, dir string, files map[string]string) (*Conf, error) {
 	err := filepath.Walk(base, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
@@ -52,7 +55,11 @@ func NewConf(base, dir, filter, jail string) (*Conf, error) {
 	if err != nil {
 		return nil, fmt.Errorf("copying %s: %w", base, err)
 	}
-	for rel, text := range map[string]string{"filter.d/" + Jail + ".local": filter, "jail.d/" + Jail + ".local": jail} {
+	for rel, text := range files {
+		rel, ok := strings.CutPrefix(rel, "etc/fail2ban/")
+		if !ok {
+			return nil, fmt.Errorf("%s is not under etc/fail2ban/", rel)
+		}
 		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), 0o644); err != nil {
 			return nil, err
 		}

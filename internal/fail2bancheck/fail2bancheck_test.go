@@ -36,11 +36,14 @@ func goldenConf(t *testing.T) (*Conf, golden.Fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filter, jail := fx.Files[FilterPath], fx.Files[JailPath]
-	if filter == "" || jail == "" {
-		t.Fatalf("the web golden has no %s or %s", FilterPath, JailPath)
+	files := map[string]string{}
+	for _, p := range []string{FilterPath, JailPath, ActionPath} {
+		if fx.Files[p] == "" {
+			t.Fatalf("the web golden has no %s", p)
+		}
+		files[p] = fx.Files[p]
 	}
-	c, err := NewConf("/etc/fail2ban", t.TempDir(), filter, jail)
+	c, err := NewConf("/etc/fail2ban", t.TempDir(), files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +112,14 @@ func TestFailedLoginsCountAgainstTheAddressCaddySet(t *testing.T) {
 		clients []string // X-Agent-Box-Client values (Caddy sets exactly one)
 	}{
 		{"ops", []string{"10.99.0.2"}},            // a known login, wrong password
-		{"nobody", []string{"2001:db8::7"}},       // an unknown login, IPv6
+		{"nobody", []string{"2001:db8::7"}},       // an unknown login, IPv6: its /64
+		{"nobody", []string{"2001:db8::8"}},       // another address of that /64
+		{"nobody", []string{"::ffff:10.99.0.9"}},  // IPv4 in IPv6: the IPv4 address
+		{"nobody", []string{"::1"}},               // loopback: never banned (nor counted)
 		{"x addr=1.2.3.4", []string{"10.99.0.3"}}, // a login name that names an address
 		{"a\nagent-box-auth: login failed login=b addr=9.9.9.9", []string{"10.99.0.4"}},
-		{"mallory", []string{"1.2.3.4 addr=5.6.7.8"}}, // not an address: "-"
-		{"mallory", nil}, // no header: "-"
+		{"mallory", []string{"1.2.3.4 addr=5.6.7.8"}},   // not an address: "-"
+		{"mallory", nil},                                // no header: "-"
 		{"mallory", []string{"10.99.0.5", "10.99.0.6"}}, // two: "-"
 		{"mallory", []string{"fe80::1%eth0"}},           // a zone is free text: "-"
 	}
@@ -144,7 +150,7 @@ func TestFailedLoginsCountAgainstTheAddressCaddySet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"10.99.0.2", "2001:db8::7", "10.99.0.3", "10.99.0.4"}
+	want := []string{"10.99.0.2", "2001:db8::/64", "2001:db8::/64", "10.99.0.9", "10.99.0.3", "10.99.0.4"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("addresses the failures count against (-want +got):\n%s\nlines:\n%s", diff, strings.Join(lines, "\n"))
 	}
@@ -194,12 +200,17 @@ func TestTheJailLoadsWithTheGoldensSettings(t *testing.T) {
 			t.Errorf("the jail does not set %s; it sets:\n%s", want, strings.Join(got, "\n"))
 		}
 	}
-	// the ban covers the domain's port (a setting of the jail's action)
-	port := false
+	// the ban covers the domain's port (a setting of the jail's action),
+	// through the module's action, whose nftables sets hold a /64
+	port, interval := false, false
 	for _, l := range got {
 		port = port || strings.HasPrefix(l, "['multi-set', 'agent-box-auth', 'action'") && strings.Contains(l, "['port', '8443']")
+		interval = interval || strings.HasPrefix(l, "['multi-set', 'agent-box-auth', 'action', 'agent-box-nftables'") && strings.Contains(l, "flags interval")
 	}
 	if !port {
 		t.Errorf("the jail's action does not ban port 8443; the jail:\n%s", strings.Join(got, "\n"))
+	}
+	if !interval {
+		t.Errorf("the jail does not ban through agent-box-nftables with interval sets; the jail:\n%s", strings.Join(got, "\n"))
 	}
 }

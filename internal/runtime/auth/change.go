@@ -2,6 +2,7 @@ package auth
 
 import (
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -75,17 +76,25 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		secs := retryAfter(w, res.wait)
 		fail(http.StatusTooManyRequests, "Too many attempts. Try again in "+secs+" s.")
 		return
+	case res.busy:
+		secs := retryAfter(w, busyRetry)
+		fail(http.StatusServiceUnavailable, "The box is busy checking other logins. Try again in "+secs+" s.")
+		return
 	case !res.good:
 		fail(http.StatusUnauthorized, "The current password is wrong.")
 		return
 	}
-	if err := s.sem.acquire(r.Context()); err != nil {
-		return // the client is gone
+	if err := s.queue.acquire(r.Context(), false); err != nil {
+		if errors.Is(err, errBusy) {
+			retryAfter(w, busyRetry)
+			fail(http.StatusServiceUnavailable, "The box is busy checking logins; the password is unchanged. Try again in a few seconds.")
+		}
+		return // else the client is gone
 	}
 	salt := make([]byte, saltLen)
 	rand.Read(salt)
 	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
-	s.sem.release()
+	s.queue.release(false)
 	now = s.clock.Now()
 	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
 	if err := s.persistLogged(now); err != nil {
@@ -98,42 +107,51 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 }
 
 // attemptResult is how one password check ended: refused before hashing
-// (wait), the client gone, or checked (good).
+// by the limits (wait) or the hashing queue (busy), the client gone, or
+// checked (good).
 type attemptResult struct {
-	good, gone bool
-	wait       time.Duration
+	good, gone, busy bool
+	wait             time.Duration
 }
 
-// attempt checks password for login as a login does: the client address's
-// bucket and, for a configured login, its backoff; one hash (the dummy for
-// an unknown login) under the hashing limit; and, on failure, the one
+// attempt checks password for login as a login does: the limits of the
+// client and of (login, client), for a configured login and any other name
+// alike; one hash (the dummy for an unknown login) through the hashing
+// queue; and, for every attempt that fails or is refused, the one
 // failed-login line fail2ban reads.
 func (s *Server) attempt(r *http.Request, login, password string) attemptResult {
-	addr := clientAddress(r.Header)
+	cl := clientOf(r.Header)
 	h, known := s.hashOf(login)
 	if !known {
 		h = s.dummy
 	}
-	if wait, ok := s.limits.admit(clientKey(addr), login, known, s.clock.Now()); !ok {
-		return attemptResult{wait: max(wait, time.Nanosecond)}
+	name := logName(login) // the pair's login: a login name or "-"
+	ad := s.limits.admit(cl.Key, name, s.clock.Now())
+	if !ad.ok {
+		s.log.line(failedLoginLine(login, cl.Log))
+		return attemptResult{wait: ad.wait}
 	}
-	if err := s.sem.acquire(r.Context()); err != nil {
-		if known {
-			s.limits.cancel(login)
+	if err := s.queue.acquire(r.Context(), ad.suspect); err != nil {
+		busy := errors.Is(err, errBusy)
+		s.limits.cancel(cl.Key, name, busy, s.clock.Now())
+		if !busy {
+			return attemptResult{gone: true}
 		}
-		return attemptResult{gone: true}
+		s.log.line(failedLoginLine(login, cl.Log))
+		return attemptResult{busy: true}
 	}
-	good := h.check(s.derive, password)
-	s.sem.release()
-	if known {
-		s.limits.done(login, good, s.clock.Now())
-	}
-	if !known || !good {
-		s.log.line(failedLoginLine(login, addr))
+	good := h.check(s.derive, password) && known
+	s.queue.release(ad.suspect)
+	s.limits.done(cl.Key, name, good, s.clock.Now())
+	if !good {
+		s.log.line(failedLoginLine(login, cl.Log))
 		return attemptResult{}
 	}
 	return attemptResult{good: true}
 }
+
+// busyRetry is the Retry-After of an attempt the hashing queue refused.
+const busyRetry = 5 * time.Second
 
 // retryAfter sets Retry-After for wait (whole seconds, at least 1) and
 // returns it as text.

@@ -288,3 +288,10 @@ func (c *Config) isUser(u string) bool {
 
 // userOrigin is https://U.D.
 func (c *Config) userOrigin(u string) string { return "https://" + u + "." + c.Domain }
+
+// host is the box's host name: Domain without its port (cookies have no
+// port).
+func (c *Config) host() string {
+	h, _, _ := strings.Cut(c.Domain, ":")
+	return h
+}

@@ -42,8 +42,9 @@ type tw struct {
 	log    *syncBuf
 	dir    string
 	hashes map[string]Hash
-	calls  atomic.Int64 // derive calls
-	iters  []int        // iterations of each derive call
+	calls  atomic.Int64      // derive calls
+	iters  []int             // iterations of each derive call
+	binds  map[string]string // code -> the binding cookie the box origin set with it
 	mu     sync.Mutex
 }
 
@@ -73,7 +74,7 @@ func (s *syncBuf) Reset() {
 // newTW starts a server on a fresh state directory.
 func newTW(t *testing.T) *tw {
 	t.Helper()
-	w := &tw{t: t, clock: &fakeClock{now: t0}, log: &syncBuf{}, dir: t.TempDir(), hashes: map[string]Hash{}}
+	w := &tw{t: t, clock: &fakeClock{now: t0}, log: &syncBuf{}, dir: t.TempDir(), hashes: map[string]Hash{}, binds: map[string]string{}}
 	for l, pw := range testPasswords {
 		w.hashes[l] = fastHash(pw)
 	}
@@ -109,6 +110,7 @@ type rq struct {
 	method, host, target string
 	form                 url.Values
 	cookies              []string // cookie values of __Host-agentbox
+	more                 []*http.Cookie
 	header               map[string]string
 	uid                  *int // the peer's uid (status, control)
 }
@@ -142,6 +144,9 @@ func (w *tw) doWith(h http.Handler, r rq, edit func(*http.Request)) *httptest.Re
 	req.Header.Set(clientHeader, testClient)
 	for _, c := range r.cookies {
 		req.AddCookie(&http.Cookie{Name: cookieName, Value: c})
+	}
+	for _, c := range r.more {
+		req.AddCookie(c)
 	}
 	for k, v := range r.header {
 		if v == "" {
@@ -189,7 +194,8 @@ func (w *tw) login(login string) string {
 
 var codeRE = regexp.MustCompile(`[?&]code=([A-Za-z0-9_-]+)`)
 
-// code asks the box origin for a one-time code for user.
+// code asks the box origin for a one-time code for user (and keeps the
+// binding cookie that came with it, as the browser does).
 func (w *tw) code(box, user string) string {
 	w.t.Helper()
 	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{box},
@@ -198,13 +204,32 @@ func (w *tw) code(box, user string) string {
 	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(loc, "https://"+user+".box.test/auth/handover?") {
 		w.t.Fatalf("open %s: %d %q", user, rec.Code, loc)
 	}
-	return codeRE.FindStringSubmatch(loc)[1]
+	c := codeRE.FindStringSubmatch(loc)[1]
+	w.binds[c] = bindOf(w.t, rec, user)
+	return c
 }
 
-// handover posts code on user's origin.
+// bindOf returns the value of user's binding cookie rec sets.
+func bindOf(t testing.TB, rec *httptest.ResponseRecorder, user string) string {
+	t.Helper()
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == bindPrefix+user {
+			return c.Value
+		}
+	}
+	t.Fatalf("no %s cookie in %q", bindPrefix+user, rec.Header().Values("Set-Cookie"))
+	return ""
+}
+
+// handover posts code on user's origin from the browser that asked for it
+// (with its binding cookie).
 func (w *tw) handover(user, code string) *httptest.ResponseRecorder {
-	return w.pages(rq{method: "POST", host: user + ".box.test", target: "/auth/handover",
-		form: url.Values{"code": {code}, "next": {"/"}}})
+	r := rq{method: "POST", host: user + ".box.test", target: "/auth/handover",
+		form: url.Values{"code": {code}, "next": {"/"}}}
+	if b, ok := w.binds[code]; ok {
+		r.more = []*http.Cookie{{Name: bindPrefix + user, Value: b}}
+	}
+	return w.pages(r)
 }
 
 // child opens user from box and returns the child cookie.

@@ -2,160 +2,395 @@ package auth
 
 import (
 	"context"
-	"net/netip"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
 )
 
-// Login limits (docs/web-contract.md, "Logins").
+// Login limits (docs/web-contract.md, "Logins"). Every limit is per client
+// (clientaddr: an address, an IPv6 /64, all of loopback) or per (login,
+// client), never per login alone: no client can hold back a login for
+// another. Unknown login names are limited exactly like known ones, so a
+// refusal never tells them apart.
 const (
-	hashSlots     = 2                // hashes at once
-	bucketSize    = 5                // attempts per client address...
-	bucketRefill  = 12 * time.Second // ...and one more this often
-	backoffFirst  = time.Second      // after a login's first failure
-	backoffMax    = 5 * time.Minute
-	maxBuckets    = 1 << 16 // addresses tracked; beyond, the full buckets are forgotten
-	overflowKey   = "overflow"
-	unknownClient = "-"
+	hashSlots    = 2                // hashes at once
+	bucketSize   = 5                // attempts per client...
+	bucketRefill = 12 * time.Second // ...and one more this often
+	backoffFirst = time.Second      // after a (login, client)'s first failure
+	backoffMax   = 5 * time.Minute
+	// decay: a (login, client)'s failure count drops by one for each
+	// quiet period this long, and a client whose last failure or refusal
+	// is older is no longer a suspect.
+	decay      = 10 * time.Minute
+	maxClients = 1 << 16 // clients tracked; beyond, idle ones are forgotten
+	maxPairs   = 1 << 16 // (login, client) pairs tracked; likewise
+	overflow   = "overflow"
 )
 
-// limiter holds the per-address token buckets and the per-login backoff.
-// Only configured logins get a backoff entry, so its size is bounded.
+// Hashing queue (hashQueue): suspects (clients with a failure or refusal
+// in the last decay, or with another attempt already being checked) may
+// use all slots but one and wait in a short queue; other clients may use
+// every slot and are served newest first, so a burst of first guesses from
+// fresh addresses cannot push a later login behind it. A full queue or a
+// wait past queueWait is refused at once.
+const (
+	queueClean   = 8
+	queueSuspect = 4
+	// queueWait and a hash (seconds in an emulated machine) stay well
+	// under the 30 s in which the service must answer.
+	queueWait = 10 * time.Second
+)
+
+// limiter holds the per-client token buckets and the per-(login, client)
+// backoff. Both maps are bounded.
 type limiter struct {
 	mu      sync.Mutex
-	buckets map[string]*bucket
-	logins  map[string]*backoff
+	clients map[string]*clientState
+	pairs   map[pairKey]*backoff
 }
 
-type bucket struct {
-	tokens float64
-	at     time.Time
+type clientState struct {
+	tokens   float64
+	at       time.Time // when tokens was counted
+	lastBad  time.Time // the client's last failure or refusal
+	inFlight int       // its admitted attempts not yet done
 }
+
+type pairKey struct{ login, client string }
 
 type backoff struct {
-	failures int
-	until    time.Time
-	inFlight bool // an attempt of this login is being checked
+	failures    int
+	lastFailure time.Time
+	until       time.Time
+	inFlight    bool // an attempt of this pair is being checked
 }
 
 func newLimiter() *limiter {
-	return &limiter{buckets: map[string]*bucket{}, logins: map[string]*backoff{}}
+	return &limiter{clients: map[string]*clientState{}, pairs: map[pairKey]*backoff{}}
 }
 
-// clientKey is the bucket of a client address: the address itself, its /64
-// for IPv6 (one host usually holds a whole /64), or "-" when the address
-// did not parse.
-func clientKey(addr string) string {
-	a, err := netip.ParseAddr(addr)
-	if err != nil || addr == unknownClient {
-		return unknownClient
+func (c *clientState) refill(now time.Time) {
+	if el := now.Sub(c.at); el > 0 {
+		c.tokens = min(bucketSize, c.tokens+float64(el)/float64(bucketRefill))
 	}
-	if a.Is6() && !a.Is4In6() {
-		p, _ := a.Prefix(64)
-		return p.String()
-	}
-	return a.Unmap().String()
+	c.at = now
 }
 
-func (b *bucket) refill(now time.Time) {
-	if el := now.Sub(b.at); el > 0 {
-		b.tokens = min(bucketSize, b.tokens+float64(el)/float64(bucketRefill))
-	}
-	b.at = now
+// suspect: a failure or refusal within decay, or an attempt already in
+// flight (a person types one password at a time).
+func (c *clientState) suspect(now time.Time) bool {
+	return c.inFlight > 0 || !c.lastBad.IsZero() && now.Sub(c.lastBad) < decay
 }
 
-// admit decides whether an attempt from key for login (known: a configured
-// login) may be checked now. When it may not, wait is the Retry-After.
-// An admitted attempt of a known login must be followed by done.
-func (l *limiter) admit(key, login string, known bool, now time.Time) (wait time.Duration, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buckets[key]
-	if b == nil {
-		if len(l.buckets) >= maxBuckets {
-			l.forgetFullLocked(now)
-		}
-		if len(l.buckets) >= maxBuckets {
-			key = overflowKey
-			b = l.buckets[key]
-		}
-		if b == nil {
-			b = &bucket{tokens: bucketSize, at: now}
-			l.buckets[key] = b
-		}
-	}
-	b.refill(now)
-	if b.tokens < 1 {
-		return time.Duration((1 - b.tokens) * float64(bucketRefill)), false
-	}
-	if known {
-		bo := l.logins[login]
-		if bo == nil {
-			bo = &backoff{}
-			l.logins[login] = bo
-		}
-		if bo.inFlight {
-			return time.Second, false
-		}
-		if now.Before(bo.until) {
-			return bo.until.Sub(now), false
-		}
-		bo.inFlight = true
-	}
-	b.tokens--
-	return 0, true
-}
-
-// done ends an admitted attempt of a known login: a success resets its
-// backoff, a failure doubles it (1 s, 2 s, 4 s ... 5 min).
-func (l *limiter) done(login string, success bool, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	bo := l.logins[login]
-	if bo == nil {
+// decayed drops one failure per quiet decay since the last one.
+func (b *backoff) decayed(now time.Time) {
+	if b.failures == 0 {
 		return
 	}
-	bo.inFlight = false
+	n := int(now.Sub(b.lastFailure) / decay)
+	if n <= 0 {
+		return
+	}
+	if n >= b.failures {
+		b.failures = 0
+		return
+	}
+	b.failures -= n
+	b.lastFailure = b.lastFailure.Add(time.Duration(n) * decay)
+}
+
+// admission is the limiter's answer to one attempt.
+type admission struct {
+	ok      bool
+	wait    time.Duration // the Retry-After of a refusal
+	suspect bool          // the client had a failure or refusal within decay
+}
+
+// admit decides whether an attempt of login from client may be checked
+// now. An admitted attempt must be followed by done or cancel; a refused
+// one counts against the client (it is a suspect for decay).
+func (l *limiter) admit(client, login string, now time.Time) admission {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.clientLocked(client, now)
+	c.refill(now)
+	b, full := l.pairLocked(pairKey{login, client}, now)
+	var wait time.Duration
+	switch {
+	case full:
+		wait = time.Second
+	case b.inFlight:
+		wait = time.Second
+	case now.Before(b.until):
+		wait = b.until.Sub(now)
+	case c.tokens < 1:
+		wait = time.Duration((1 - c.tokens) * float64(bucketRefill))
+	default:
+		suspect := c.suspect(now)
+		c.tokens--
+		c.inFlight++
+		b.inFlight = true
+		return admission{ok: true, suspect: suspect}
+	}
+	c.lastBad = now
+	return admission{wait: max(wait, time.Nanosecond)}
+}
+
+// done ends an admitted attempt: a success forgets the pair's backoff and
+// the client's suspicion; a failure doubles the pair's backoff (1 s, 2 s,
+// 4 s ... 5 min; fewer after quiet periods) and makes the client a suspect.
+func (l *limiter) done(client, login string, success bool, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := pairKey{login, client}
+	b := l.pairs[k]
+	c := l.clientOfLocked(client)
+	if c != nil && c.inFlight > 0 {
+		c.inFlight--
+	}
 	if success {
-		delete(l.logins, login)
+		delete(l.pairs, k)
+		if c != nil {
+			c.lastBad = time.Time{}
+		}
 		return
 	}
-	bo.failures++
-	d := backoffMax
-	if bo.failures <= 20 {
-		d = min(backoffMax, backoffFirst<<(bo.failures-1))
+	if c != nil {
+		c.lastBad = now
 	}
-	bo.until = now.Add(d)
+	if b == nil {
+		return
+	}
+	b.inFlight = false
+	b.decayed(now)
+	b.failures++
+	b.lastFailure = now
+	d := backoffMax
+	if b.failures <= 20 {
+		d = min(backoffMax, backoffFirst<<(b.failures-1))
+	}
+	b.until = now.Add(d)
 }
 
-// cancel ends an admitted attempt that was never checked.
-func (l *limiter) cancel(login string) {
+// cancel ends an admitted attempt that was never checked (the client went
+// away, or the hashing queue refused it: then refused is true and the
+// client counts as a suspect).
+func (l *limiter) cancel(client, login string, refused bool, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if bo := l.logins[login]; bo != nil {
-		bo.inFlight = false
+	if b := l.pairs[pairKey{login, client}]; b != nil {
+		b.inFlight = false
 	}
-}
-
-func (l *limiter) forgetFullLocked(now time.Time) {
-	for k, b := range l.buckets {
-		b.refill(now)
-		if b.tokens >= bucketSize {
-			delete(l.buckets, k)
+	if c := l.clientOfLocked(client); c != nil {
+		if c.inFlight > 0 {
+			c.inFlight--
+		}
+		if refused {
+			c.lastBad = now
 		}
 	}
 }
 
-// semaphore bounds the hashes running at once.
-type semaphore chan struct{}
+// clientLocked is client's state, created full; when maxClients are
+// tracked, the idle ones (a full bucket, no suspicion) are forgotten, and
+// if none is, every new client shares one overflow bucket.
+func (l *limiter) clientLocked(client string, now time.Time) *clientState {
+	if c := l.clients[client]; c != nil {
+		return c
+	}
+	if len(l.clients) >= maxClients {
+		for k, c := range l.clients {
+			c.refill(now)
+			if c.tokens >= bucketSize && !c.suspect(now) && c.inFlight == 0 {
+				delete(l.clients, k)
+			}
+		}
+	}
+	if len(l.clients) >= maxClients {
+		client = overflow
+		if c := l.clients[client]; c != nil {
+			return c
+		}
+	}
+	c := &clientState{tokens: bucketSize, at: now}
+	l.clients[client] = c
+	return c
+}
 
-func (s semaphore) acquire(ctx context.Context) error {
-	select {
-	case s <- struct{}{}:
+// clientOfLocked is the state admit counted client's attempt in: its own,
+// or the overflow bucket's.
+func (l *limiter) clientOfLocked(client string) *clientState {
+	if c := l.clients[client]; c != nil {
+		return c
+	}
+	return l.clients[overflow]
+}
+
+// pairLocked is k's backoff, created empty; when maxPairs are tracked,
+// the ones whose backoff has passed are forgotten, and if none has, full
+// is true (the attempt is refused: that many clients are in backoff).
+func (l *limiter) pairLocked(k pairKey, now time.Time) (b *backoff, full bool) {
+	if b := l.pairs[k]; b != nil {
+		return b, false
+	}
+	if len(l.pairs) >= maxPairs {
+		for pk, b := range l.pairs {
+			if !b.inFlight && !now.Before(b.until) {
+				delete(l.pairs, pk)
+			}
+		}
+	}
+	if len(l.pairs) >= maxPairs {
+		return &backoff{}, true
+	}
+	b = &backoff{}
+	l.pairs[k] = b
+	return b, false
+}
+
+// errBusy is an attempt the hashing queue refused: it is full, or the
+// wait passed queueWait.
+var errBusy = errors.New("too many logins are being checked")
+
+// hashQueue bounds the hashes running at once (slots) and the attempts
+// waiting for one.
+type hashQueue struct {
+	mu       sync.Mutex
+	free     int // slots free
+	suspects int // slots held by suspects
+	clean    []*waiter
+	suspect  []*waiter
+
+	slots, maxClean, maxSuspect int
+	wait                        time.Duration
+}
+
+type waiter struct {
+	ch      chan error // nil: a slot was handed over; errBusy: evicted
+	suspect bool
+}
+
+func newHashQueue() *hashQueue {
+	return &hashQueue{free: hashSlots, slots: hashSlots, maxClean: queueClean, maxSuspect: queueSuspect, wait: queueWait}
+}
+
+// acquire takes a slot for one hash: at once if one is free (for a
+// suspect, if another slot stays free of suspects), else after waiting in
+// the queue. It returns errBusy when the queue is full (a newer clean
+// attempt evicts the oldest clean waiter) or the wait passes, or ctx's
+// error when the client goes away.
+func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
+	q.mu.Lock()
+	if q.free > 0 && (!suspect || q.suspects < q.suspectSlots()) {
+		q.take(suspect)
+		q.mu.Unlock()
 		return nil
+	}
+	w := &waiter{ch: make(chan error, 1), suspect: suspect}
+	if suspect {
+		if len(q.suspect) >= q.maxSuspect {
+			q.mu.Unlock()
+			return errBusy
+		}
+		q.suspect = append(q.suspect, w)
+	} else {
+		if q.maxClean == 0 {
+			q.mu.Unlock()
+			return errBusy
+		}
+		if len(q.clean) >= q.maxClean {
+			oldest := q.clean[0]
+			q.clean = q.clean[1:]
+			oldest.ch <- errBusy
+		}
+		q.clean = append(q.clean, w)
+	}
+	q.mu.Unlock()
+
+	t := time.NewTimer(q.wait)
+	defer t.Stop()
+	var err error
+	select {
+	case err = <-w.ch:
+		return err
+	case <-t.C:
+		err = errBusy
 	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.remove(w) {
+		return err
+	}
+	// Handed a slot (or evicted) just as it gave up: a slot is used
+	// unless the client is gone.
+	if got := <-w.ch; got != nil {
+		return got
+	}
+	if ctx.Err() != nil {
+		q.releaseLocked(suspect)
 		return ctx.Err()
 	}
+	return nil
 }
 
-func (s semaphore) release() { <-s }
+// suspectSlots is how many slots suspects may hold at once: all but one,
+// so a client without recent failures always finds one soon.
+func (q *hashQueue) suspectSlots() int { return max(1, q.slots-1) }
+
+func (q *hashQueue) take(suspect bool) {
+	q.free--
+	if suspect {
+		q.suspects++
+	}
+}
+
+// remove takes w out of its queue; false when it was no longer there.
+func (q *hashQueue) remove(w *waiter) bool {
+	list := &q.clean
+	if w.suspect {
+		list = &q.suspect
+	}
+	for i, x := range *list {
+		if x == w {
+			*list = append((*list)[:i], (*list)[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// release frees a slot taken by acquire.
+func (q *hashQueue) release(suspect bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.releaseLocked(suspect)
+}
+
+// releaseLocked hands the slot to the newest clean waiter, else to the
+// oldest suspect if suspects may take it, else frees it.
+func (q *hashQueue) releaseLocked(suspect bool) {
+	q.free++
+	if suspect {
+		q.suspects--
+	}
+	if n := len(q.clean); n > 0 {
+		w := q.clean[n-1]
+		q.clean = q.clean[:n-1]
+		q.take(false)
+		w.ch <- nil
+		return
+	}
+	if len(q.suspect) > 0 && q.suspects < q.suspectSlots() {
+		w := q.suspect[0]
+		q.suspect = q.suspect[1:]
+		q.take(true)
+		w.ch <- nil
+	}
+}
+
+// clientOf is the request's client (clientaddr).
+var clientOf = clientaddr.FromHeader

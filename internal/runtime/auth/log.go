@@ -5,31 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
-	"net/netip"
 	"sync"
 
+	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 )
 
-// clientHeader carries the client address; Caddy sets it from
-// {remote_host} (header_up replaces a client's copy). Never X-Forwarded-For.
-const clientHeader = "X-Agent-Box-Client"
-
-// clientAddress is the request's client address in canonical form, or "-"
-// when the header is missing, repeated, not an IP address or has a zone
-// (a zone is free text).
-func clientAddress(h http.Header) string {
-	vs := h.Values(clientHeader)
-	if len(vs) != 1 {
-		return unknownClient
-	}
-	a, err := netip.ParseAddr(vs[0])
-	if err != nil || a.Zone() != "" {
-		return unknownClient
-	}
-	return a.String()
-}
+// clientHeader is the header Caddy sets from {remote_host}.
+const clientHeader = clientaddr.Header
 
 // logName is <L> of the failed-login line: the login if it matches
 // [a-z][a-z0-9_-]{0,31}, else "-".
@@ -40,9 +23,10 @@ func logName(login string) string {
 	return "-"
 }
 
-// failedLoginLine is the one line a failed login writes (the next issue's
-// fail2ban jail reads it). Both fields are validated, so nothing else a
-// client sends reaches it.
+// failedLoginLine is the one line a failed or refused login attempt
+// writes (fail2ban's jail reads it). addr is clientaddr's Log form: an
+// IPv4 address, an IPv6 /64, a loopback address or "-". Both fields are
+// validated, so nothing else a client sends reaches it.
 func failedLoginLine(login, addr string) string {
 	return fmt.Sprintf("agent-box-auth: login failed login=%s addr=%s\n", logName(login), addr)
 }

@@ -7,12 +7,28 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+)
+
+// The box's cookies (contract: Caddy passes on only these). bindPrefix + U
+// is the cookie that binds a hand-over code for U to the browser the box
+// origin gave it to (Domain=D, Path=bindPath, Secure, HttpOnly,
+// SameSite=Lax, for the code's 60 s).
+var (
+	cookieName = contract.Web.Cookies.Session
+	bindPrefix = contract.Web.Cookies.HandoverPrefix
+	bindPath   = contract.Web.Cookies.HandoverPath
 )
 
 const (
-	cookieName = "__Host-agentbox"
-	formLimit  = 16 << 10 // a form body
-	maxCookies = 8        // cookies of our name looked at in one request
+	formLimit = 16 << 10 // a form body
+	// maxCookies bounds the cookies of one of our names looked at in one
+	// request. A browser holds about 180 cookies per site; a script on
+	// another origin of the box could add some of our names (nameless
+	// cookies whose value looks like one, or other paths), so every one a
+	// browser can hold is looked at: a lookup by id, then one hash.
+	maxCookies = 256
 )
 
 // Pages is the handler of the pages listener: the box origin and /auth/*
@@ -280,6 +296,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		form.Message = "Too many attempts. Try again in " + secs + " s."
 		s.render(w, http.StatusTooManyRequests, "login", form)
 		return
+	case res.busy:
+		secs := retryAfter(w, busyRetry)
+		form.Message = "The box is busy checking other logins. Try again in " + secs + " s."
+		s.render(w, http.StatusServiceUnavailable, "login", form)
+		return
 	case !res.good:
 		form.Message = "Wrong login or password."
 		s.render(w, http.StatusUnauthorized, "login", form)
@@ -318,15 +339,38 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	s.handOver(w, sess, u, next, now)
 }
 
-// handOver answers 303 to U's hand-over page with a fresh one-time code.
+// handOver answers 303 to U's hand-over page with a fresh one-time code,
+// and gives this browser the code's binding cookie.
 func (s *Server) handOver(w http.ResponseWriter, box Session, u, next string, now time.Time) {
-	c := s.codes.issue(box.ID, u, now)
+	c, bind := s.codes.issue(box.ID, u, now)
 	if c == "" {
 		w.Header().Set("Retry-After", "60")
 		s.message(w, http.StatusServiceUnavailable, "Busy", "Too many hand-overs are pending. Try again in a minute.")
 		return
 	}
+	s.setBindCookie(w, u, bind, int(codeLifetime/time.Second))
 	redirect(w, http.StatusSeeOther, s.cfg.userOrigin(u)+"/auth/handover?"+url.Values{"code": {c}, "next": {next}}.Encode())
+}
+
+// setBindCookie sets (maxAge > 0) or clears (maxAge < 0) U's binding
+// cookie. It is the box's one cookie with a Domain: it must reach U's
+// origin, where only the auth service's /auth/* receives it.
+func (s *Server) setBindCookie(w http.ResponseWriter, u, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: bindPrefix + u, Value: value, Domain: s.cfg.host(), Path: bindPath, MaxAge: maxAge,
+		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// cookieValues are the values of the first maxCookies cookies named name.
+func cookieValues(r *http.Request, name string) []string {
+	var vs []string
+	for _, c := range r.Cookies() {
+		if c.Name == name && len(vs) < maxCookies {
+			vs = append(vs, c.Value)
+		}
+	}
+	return vs
 }
 
 // handoverPage is GET /auth/handover on U's origin: a form that posts the
@@ -346,18 +390,19 @@ func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, u string) 
 func (s *Server) handover(w http.ResponseWriter, r *http.Request, u string) {
 	c, next := r.PostFormValue("code"), localPath(r.PostFormValue("next"))
 	now := s.clock.Now()
-	boxID, ok := s.codes.take(c, u, now)
+	boxID, ok := s.codes.take(c, u, cookieValues(r, bindPrefix+u), now)
 	var box Session
 	if ok {
 		box, ok = s.store.alive(boxID, now)
 	}
 	if !ok || box.Origin != "" || !s.cfg.mayOpen(box.Login, u) {
-		s.message(w, http.StatusForbidden, "Link expired", "This link was used already, has expired or is not for this agent user. Open the agent user again from the box.")
+		s.message(w, http.StatusForbidden, "Link not valid here", "This link was used already, has expired, is not for this agent user or was made in another browser. Open the agent user again from the box.")
 		return
 	}
 	child, secret := s.store.create(box.Login, &box, u, now, s.cfg.SessionLifetime)
 	s.persistLogged(now)
 	s.setCookie(w, child, secret, now)
+	s.setBindCookie(w, u, "", -1)
 	redirect(w, http.StatusSeeOther, next)
 }
 
@@ -365,11 +410,16 @@ func (s *Server) handover(w http.ResponseWriter, r *http.Request, u string) {
 // ends, with every child.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, origin string) {
 	now := s.clock.Now()
+	clearCookie(w)
 	if sess, ok := s.anySession(r, origin); ok {
 		s.store.endFamily(sess)
-		s.persistLogged(now)
+		if err := s.persistLogged(now); err != nil {
+			// Ended in memory, but a restart would bring it back: say so.
+			s.message(w, http.StatusInternalServerError, "Logout not saved",
+				"This session ended, but the box could not record that: after a restart of its login service the session could be valid again. Log out again later, or ask the operator to run agent-box web revoke (the service's log says what failed).")
+			return
+		}
 	}
-	clearCookie(w)
 	if origin == "" {
 		redirect(w, http.StatusSeeOther, "/")
 		return

@@ -42,6 +42,7 @@ func TestLoginToTerminal(t *testing.T) {
 	if rec.Code != 303 || loc.Scheme != "https" || loc.Host != "alice.box.test" || loc.Path != "/auth/handover" || loc.Query().Get("next") != "/term/?arg=s1" {
 		t.Fatalf("open: %d %q", rec.Code, loc)
 	}
+	bind := bindOf(t, rec, "alice")
 	rec = w.pages(rq{method: "GET", host: "alice.box.test", target: loc.RequestURI()})
 	body = rec.Body.String()
 	if rec.Code != 200 || !strings.Contains(body, `<form id="handover" method="post" action="/auth/handover">`) ||
@@ -49,7 +50,8 @@ func TestLoginToTerminal(t *testing.T) {
 		t.Fatalf("hand-over page: %d\n%s", rec.Code, body)
 	}
 	rec = w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover",
-		form: url.Values{"code": {loc.Query().Get("code")}, "next": {loc.Query().Get("next")}}})
+		form: url.Values{"code": {loc.Query().Get("code")}, "next": {loc.Query().Get("next")}},
+		more: []*http.Cookie{{Name: bindPrefix + "alice", Value: bind}}})
 	if rec.Code != 303 || rec.Header().Get("Location") != "/term/?arg=s1" {
 		t.Fatalf("hand-over: %d %q", rec.Code, rec.Header().Get("Location"))
 	}
@@ -74,11 +76,23 @@ func TestCookies(t *testing.T) {
 	}
 	box := cookieOf(t, rec)
 	w.clock.Advance(30 * time.Minute)
-	rec = w.handover("alice", w.code(box, "alice"))
-	// the child ends with its box session: 90 minutes left
-	want = regexp.MustCompile(`^__Host-agentbox=` + valueRE + `; Path=/; Expires=Tue, 01 Dec 2026 12:00:00 GMT; Max-Age=5400; HttpOnly; Secure; SameSite=Lax$`)
+	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{box},
+		form: url.Values{"user": {"alice"}, "next": {"/"}}})
+	// the binding cookie: for every origin of the box (Domain), only
+	// /auth/handover, the code's 60 s
+	want = regexp.MustCompile(`^__Secure-agentbox-handover-alice=[A-Za-z0-9_-]{43}; Path=/auth/handover; Domain=box.test; Max-Age=60; HttpOnly; Secure; SameSite=Lax$`)
 	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 1 || !want.MatchString(sc[0]) {
-		t.Errorf("child cookie %q, want %s", sc, want)
+		t.Errorf("binding cookie %q, want %s", sc, want)
+	}
+	code := codeRE.FindStringSubmatch(rec.Header().Get("Location"))[1]
+	w.binds[code] = bindOf(t, rec, "alice")
+	rec = w.handover("alice", code)
+	// the child ends with its box session: 90 minutes left; the binding
+	// cookie is spent
+	want = regexp.MustCompile(`^__Host-agentbox=` + valueRE + `; Path=/; Expires=Tue, 01 Dec 2026 12:00:00 GMT; Max-Age=5400; HttpOnly; Secure; SameSite=Lax$`)
+	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 2 || !want.MatchString(sc[0]) ||
+		sc[1] != "__Secure-agentbox-handover-alice=; Path=/auth/handover; Domain=box.test; Max-Age=0; HttpOnly; Secure; SameSite=Lax" {
+		t.Errorf("child cookie %q, want %s and the binding cookie cleared", sc, want)
 	}
 	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/logout", cookies: []string{box}})
 	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 1 || sc[0] != "__Host-agentbox=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax" {
@@ -110,7 +124,9 @@ func TestLoginWithAUserGoesStraightToTheHandover(t *testing.T) {
 			if loc.Host != tc.wantHost || loc.Path != "/auth/handover" || loc.Query().Get("next") != tc.wantNext {
 				t.Errorf("Location %q, want %s's hand-over with next %q", loc, tc.wantHost, tc.wantNext)
 			}
-			if r := w.handover(strings.Split(tc.wantHost, ".")[0], loc.Query().Get("code")); r.Code != 303 {
+			u := strings.Split(tc.wantHost, ".")[0]
+			w.binds[loc.Query().Get("code")] = bindOf(t, rec, u)
+			if r := w.handover(u, loc.Query().Get("code")); r.Code != 303 {
 				t.Errorf("the hand-over of that code: %d", r.Code)
 			}
 		})
@@ -181,7 +197,9 @@ func TestNextIsSanitisedEverywhere(t *testing.T) {
 	if strings.Contains(rec.Body.String(), "evil") {
 		t.Errorf("hand-over page:\n%s", rec.Body)
 	}
-	rec = w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover", form: url.Values{"code": {w.code(box, "alice")}, "next": {evil}}})
+	c := w.code(box, "alice")
+	rec = w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover", form: url.Values{"code": {c}, "next": {evil}},
+		more: []*http.Cookie{{Name: bindPrefix + "alice", Value: w.binds[c]}}})
 	if loc := rec.Header().Get("Location"); rec.Code != 303 || loc != "/" {
 		t.Errorf("hand-over: %d %q", rec.Code, loc)
 	}
@@ -357,6 +375,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newTW(t)
 			f := w.family()
+			c := w.code(f.box, "alice")
 			calls := w.calls.Load()
 			w.log.Reset()
 			codes := map[string]int{
@@ -365,7 +384,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 				"open": w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", header: tc.header, cookies: []string{f.box},
 					form: url.Values{"user": {"alice"}}}).Code,
 				"handover": w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover", header: tc.header,
-					form: url.Values{"code": {w.code(f.box, "alice")}}}).Code,
+					form: url.Values{"code": {c}}, more: []*http.Cookie{{Name: bindPrefix + "alice", Value: w.binds[c]}}}).Code,
 				"logout": w.pages(rq{method: "POST", host: "bob.box.test", target: "/auth/logout", header: tc.header, cookies: []string{f.bob}}).Code,
 			}
 			for what, code := range codes {

@@ -39,7 +39,7 @@ type Server struct {
 	store  *store
 	codes  *codes
 	limits *limiter
-	sem    semaphore
+	queue  *hashQueue
 	dummy  Hash
 
 	// derive is the password hash function; tests count its calls.
@@ -61,7 +61,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		cfg: o.Config, clock: o.Clock, log: &logger{w: o.Log},
-		codes: newCodes(), limits: newLimiter(), sem: make(semaphore, hashSlots),
+		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(),
 		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
 	}
 	if s.clock == nil {

@@ -1,0 +1,64 @@
+// Package clientaddr is the one reading of a request's client address on
+// the box's unauthenticated paths (logins, webhooks): the header Caddy sets
+// from {remote_host} (a client's own copy is replaced; X-Forwarded-For is
+// never read), the key the limits count by, and the form the failed-login
+// line logs, which fail2ban bans (docs/web-contract.md, "Logins").
+//
+// One client is: an IPv4 address; an IPv6 /64 (one host usually holds a
+// whole /64, so rotating addresses inside it is still one client); every
+// loopback address together (anything on the box itself is one client); and
+// "-" for a missing, repeated or unparsable header.
+package clientaddr
+
+import (
+	"net/http"
+	"net/netip"
+)
+
+// Header carries the client address from Caddy's route.
+const Header = "X-Agent-Box-Client"
+
+const (
+	// Unknown is the client of a request without one valid Header.
+	Unknown = "-"
+	// Loopback is the key of every loopback address.
+	Loopback = "loopback"
+)
+
+// Client is how the limits count a client and how the log names it.
+type Client struct {
+	// Key is the limits' key: an IPv4 address, an IPv6 /64 such as
+	// 2001:db8:1:2::/64, Loopback or Unknown.
+	Key string
+	// Log is what the failed-login line says: Key, except for loopback,
+	// which is logged as the address itself (fail2ban never bans it).
+	Log string
+}
+
+// FromHeader is the client of a request: exactly one Header value that
+// parses as an IP address without a zone (a zone is free text), else
+// Unknown.
+func FromHeader(h http.Header) Client {
+	vs := h.Values(Header)
+	if len(vs) != 1 {
+		return Client{Unknown, Unknown}
+	}
+	return Of(vs[0])
+}
+
+// Of is the client of one address text.
+func Of(addr string) Client {
+	a, err := netip.ParseAddr(addr)
+	if err != nil || a.Zone() != "" {
+		return Client{Unknown, Unknown}
+	}
+	a = a.Unmap()
+	switch {
+	case a.IsLoopback():
+		return Client{Loopback, a.String()}
+	case a.Is6():
+		p, _ := a.Prefix(64)
+		return Client{p.String(), p.String()}
+	}
+	return Client{a.String(), a.String()}
+}

@@ -1,0 +1,35 @@
+// Package contract holds the rules the runtime shares with the NixOS
+// module and the docs, in web.json: the Go side embeds the file, the Nix
+// lib includes the same bytes (modules/src/lib/default.nix), so a name
+// that both sides use is written once. Today it holds the cookie names
+// Caddy passes on to the auth service (docs/web-contract.md, "Caddy").
+package contract
+
+import (
+	_ "embed"
+	"encoding/json"
+)
+
+//go:embed web.json
+var webJSON []byte
+
+// Cookies are the box's own cookies: the only ones Caddy passes on.
+type Cookies struct {
+	// Session is the session cookie of every origin (__Host-: no Domain).
+	Session string `json:"session"`
+	// HandoverPrefix + U binds a hand-over code for U to the browser the
+	// box origin gave it to; it is set for Domain=D and HandoverPath.
+	HandoverPrefix string `json:"handoverPrefix"`
+	HandoverPath   string `json:"handoverPath"`
+}
+
+// Web is web.json.
+var Web struct {
+	Cookies Cookies `json:"cookies"`
+}
+
+func init() {
+	if err := json.Unmarshal(webJSON, &Web); err != nil {
+		panic("contract: web.json: " + err.Error())
+	}
+}
