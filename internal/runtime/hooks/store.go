@@ -32,6 +32,12 @@ const hashLen = 32
 // Suffix is the file name suffix of a stored delivery: <id>.json.
 const Suffix = ".json"
 
+// SeenLog is the hidden file in a hook's folder that lists, one id a
+// line, every delivery stored within the retention, whether or not its
+// file is still there: deduplication outlives a delivery the agent
+// removed (a captured delivery replayed later is still a repeat).
+const SeenLog = ".seen"
+
 // Delivery is the JSON document stored for each delivery. Body is the raw
 // body, byte for byte, when it is JSON (and valid UTF-8); otherwise
 // BodyBase64 holds it. So a document is at most 4/3 of its body plus the
@@ -67,18 +73,24 @@ type Store struct {
 
 	dirf     *os.File
 	sync     dirSync
+	seenf    *os.File // SeenLog, appended to
+	seenSync dirSync  // its fsyncs
 	mu       sync.Mutex
 	used     int64                    // bytes of the indexed deliveries
 	reserved int64                    // bytes of the writes in flight
-	entries  []entry                  // by id, oldest first
-	byHash   map[string]string        // hash part -> id
+	entries  []entry                  // the files, by id, oldest first
+	seen     []entry                  // every delivery within the retention, by id (size unused)
+	byHash   map[string]string        // hash part -> id, of seen
+	lines    int                      // lines in SeenLog
 	pending  map[string]chan struct{} // hash part -> closed when its write ends
 }
 
 // Open opens (creating it 0700 if needed) the folder dir of hook and reads
 // what it holds: temporary files of writes that never finished are
-// removed, deliveries older than retention are removed, the rest are
-// indexed by their body's hash, so deduplication survives restarts.
+// removed, deliveries older than retention are removed, the rest and the
+// ids of SeenLog within the retention are indexed by their body's hash,
+// so deduplication survives restarts and removals; SeenLog is rewritten
+// with only those ids.
 func Open(dir, hook string, quota int64, retention time.Duration, now func() time.Time) (*Store, error) {
 	if now == nil {
 		now = time.Now
@@ -101,14 +113,97 @@ func Open(dir, hook string, quota int64, retention time.Duration, now func() tim
 	s.mu.Lock()
 	err = s.scanLocked(true)
 	if err == nil {
+		err = s.loadSeenLocked()
+	}
+	if err == nil {
 		s.pruneLocked()
+		err = s.compactLocked()
 	}
 	s.mu.Unlock()
 	if err != nil {
 		s.dirf.Close()
+		if s.seenf != nil {
+			s.seenf.Close()
+		}
 		return nil, fmt.Errorf("webhook %s: %w", hook, err)
 	}
 	return s, nil
+}
+
+// loadSeenLocked indexes the ids of SeenLog and of the files found.
+func (s *Store) loadSeenLocked() error {
+	data, err := os.ReadFile(filepath.Join(s.dir, SeenLog))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	s.seen, s.byHash = nil, map[string]string{}
+	add := func(id string) {
+		at, hash, ok := parseID(id)
+		if !ok {
+			return // a torn or foreign line
+		}
+		if old, dup := s.byHash[hash]; dup && old >= id {
+			return
+		}
+		s.byHash[hash] = id
+		s.seen = append(s.seen, entry{id: id, at: at})
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		add(line)
+	}
+	for _, e := range s.entries {
+		add(e.id)
+	}
+	sort.Slice(s.seen, func(i, j int) bool { return s.seen[i].id < s.seen[j].id })
+	// keep one entry per hash: the newest, as byHash has it
+	kept := s.seen[:0]
+	for _, e := range s.seen {
+		if _, hash, _ := parseID(e.id); s.byHash[hash] == e.id && (len(kept) == 0 || kept[len(kept)-1].id != e.id) {
+			kept = append(kept, e)
+		}
+	}
+	s.seen = kept
+	return nil
+}
+
+// compactLocked rewrites SeenLog with the ids of seen (temporary file,
+// fsync, rename, folder fsync) and opens it for appending.
+func (s *Store) compactLocked() error {
+	var b strings.Builder
+	for _, e := range s.seen {
+		b.WriteString(e.id + "\n")
+	}
+	f, err := os.CreateTemp(s.dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.WriteString(b.String())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(s.dir, SeenLog))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := s.dirf.Sync(); err != nil {
+		return err
+	}
+	nf, err := os.OpenFile(filepath.Join(s.dir, SeenLog), os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	if s.seenf != nil {
+		s.seenf.Close()
+	}
+	s.seenf, s.lines = nf, len(s.seen)
+	return nil
 }
 
 // scanLocked (re)builds the index from the folder: every <id>.json file,
@@ -119,7 +214,7 @@ func (s *Store) scanLocked(removeTemps bool) error {
 	if err != nil {
 		return err
 	}
-	s.entries, s.byHash, s.used = nil, map[string]string{}, 0
+	s.entries, s.used = nil, 0
 	for _, de := range ents {
 		name := de.Name()
 		if strings.HasPrefix(name, ".tmp-") {
@@ -129,7 +224,7 @@ func (s *Store) scanLocked(removeTemps bool) error {
 			continue
 		}
 		id, ok := strings.CutSuffix(name, Suffix)
-		at, hash, okID := parseID(id)
+		at, _, okID := parseID(id)
 		if !ok || !okID || !de.Type().IsRegular() {
 			continue // not ours: left alone, not counted
 		}
@@ -138,28 +233,17 @@ func (s *Store) scanLocked(removeTemps bool) error {
 			continue
 		}
 		s.entries = append(s.entries, entry{id: id, size: info.Size(), at: at})
-		s.byHash[hash] = id
 		s.used += info.Size()
 	}
 	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].id < s.entries[j].id })
 	return nil
 }
 
-// forgetLocked drops delivery id from the index (its file is gone).
-func (s *Store) forgetLocked(id string) {
-	_, hash, _ := parseID(id)
-	delete(s.byHash, hash)
-	for i, e := range s.entries {
-		if e.id == id {
-			s.used -= e.size
-			s.entries = append(s.entries[:i], s.entries[i+1:]...)
-			return
-		}
-	}
+// Close releases the folder and SeenLog.
+func (s *Store) Close() error {
+	s.seenf.Close()
+	return s.dirf.Close()
 }
-
-// Close releases the folder.
-func (s *Store) Close() error { return s.dirf.Close() }
 
 // Path is where delivery id is stored.
 func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+Suffix) }
@@ -184,10 +268,11 @@ func parseID(id string) (time.Time, string, bool) {
 }
 
 // Put stores body durably and returns its id: the temporary file is
-// written and fsynced, renamed to <id>.json and the folder fsynced before
-// Put returns nil. A body stored before (within the retention) is not
-// stored again: Put returns the stored delivery's id and dup. headers are
-// the request's headers worth keeping. On any error nothing is stored.
+// written and fsynced, renamed to <id>.json, the folder fsynced, and the
+// id appended to SeenLog and fsynced before Put returns nil. A body
+// stored before within the retention, even if its file was removed since,
+// is not stored again: Put returns that delivery's id and dup. headers
+// are the request's headers worth keeping. On any error nothing is stored.
 func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool, err error) {
 	sum := sha256.Sum256(body)
 	full := hex.EncodeToString(sum[:])
@@ -203,12 +288,8 @@ func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool
 	s.pruneLocked() // an expired delivery deduplicates nothing
 	for {
 		if old, ok := s.byHash[key]; ok {
-			if _, err := os.Lstat(s.Path(old)); err == nil {
-				s.mu.Unlock()
-				return old, true, nil
-			}
-			s.forgetLocked(old) // removed from the folder: stored again below
-			continue
+			s.mu.Unlock()
+			return old, true, nil
 		}
 		ch, ok := s.pending[key]
 		if !ok {
@@ -245,15 +326,34 @@ func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool
 	if werr != nil {
 		return "", false, fmt.Errorf("webhook %s: %w", s.hook, werr)
 	}
-	if _, seen := s.byHash[key]; !seen { // a rescan during the write may have found it
-		s.byHash[key] = id
-		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].id >= id })
-		s.entries = append(s.entries, entry{})
-		copy(s.entries[i+1:], s.entries[i:])
-		s.entries[i] = entry{id: id, size: size, at: at}
+	if !s.hasFileLocked(id) { // a rescan during the write may have found it
+		s.entries = insert(s.entries, entry{id: id, size: size, at: at})
 		s.used += size
 	}
+	s.byHash[key] = id
+	s.seen = insert(s.seen, entry{id: id, at: at})
+	s.lines++
+	if s.lines > 2*len(s.seen)+1024 {
+		// Expired ids make up most of the log: rewrite it. A failure
+		// leaves the appended log, which still holds every id (only
+		// longer), and is tried again at the next delivery.
+		s.compactLocked()
+	}
 	return id, false, nil
+}
+
+// insert puts e into es, which is sorted by id.
+func insert(es []entry, e entry) []entry {
+	i := sort.Search(len(es), func(i int) bool { return es[i].id >= e.id })
+	es = append(es, entry{})
+	copy(es[i+1:], es[i:])
+	es[i] = e
+	return es
+}
+
+func (s *Store) hasFileLocked(id string) bool {
+	i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].id >= id })
+	return i < len(s.entries) && s.entries[i].id == id
 }
 
 // write puts doc at <id>.json: temporary file, fsync, rename, folder fsync.
@@ -298,7 +398,18 @@ func (s *Store) write(id string, doc []byte) (err error) {
 	if err = s.sync.do(s.dirf); err != nil {
 		return fmt.Errorf("fsync %s: %w", s.dir, err)
 	}
-	return s.fault("dirsynced")
+	if err = s.fault("dirsynced"); err != nil {
+		return err
+	}
+	// The id joins SeenLog only once the delivery is on disk: a record
+	// of a delivery that was not stored would turn its retry away.
+	if _, err = s.seenf.Write([]byte(id + "\n")); err != nil {
+		return fmt.Errorf("append to %s: %w", SeenLog, err)
+	}
+	if err = s.seenSync.do(s.seenf); err != nil {
+		return fmt.Errorf("fsync %s: %w", SeenLog, err)
+	}
+	return s.fault("seen")
 }
 
 // dirSync is a group commit of the folder's fsync: a caller returns nil
@@ -349,7 +460,8 @@ func (s *Store) fault(step string) error {
 	return s.Fault(step)
 }
 
-// pruneLocked removes the deliveries older than the retention.
+// pruneLocked removes the deliveries older than the retention, and
+// forgets them (they deduplicate nothing any more).
 func (s *Store) pruneLocked() {
 	cut := s.now().Add(-s.retention)
 	n := 0
@@ -359,11 +471,17 @@ func (s *Store) pruneLocked() {
 			break // kept, and still counted
 		}
 		s.used -= e.size
-		_, hash, _ := parseID(e.id)
-		delete(s.byHash, hash)
 		n++
 	}
 	s.entries = s.entries[n:]
+	n = 0
+	for n < len(s.seen) && s.seen[n].at.Before(cut) {
+		if _, hash, _ := parseID(s.seen[n].id); s.byHash[hash] == s.seen[n].id {
+			delete(s.byHash, hash)
+		}
+		n++
+	}
+	s.seen = s.seen[n:]
 }
 
 // encode renders the stored document. A JSON body goes in byte for byte

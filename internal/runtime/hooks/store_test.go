@@ -48,7 +48,8 @@ func open(t *testing.T, dir string, quota int64, c *clock) *Store {
 	return s
 }
 
-// files lists dir: every name, temporary files included.
+// files lists dir: every name, temporary files included, but SeenLog
+// (seenIDs reads it).
 func files(t *testing.T, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
@@ -57,7 +58,9 @@ func files(t *testing.T, dir string) []string {
 	}
 	var n []string
 	for _, e := range ents {
-		n = append(n, e.Name())
+		if e.Name() != SeenLog {
+			n = append(n, e.Name())
+		}
 	}
 	sort.Strings(n)
 	return n
@@ -208,7 +211,7 @@ func mustRead(t *testing.T, p string) []byte {
 	return b
 }
 
-func TestADeliveryRemovedFromTheFolderFreesItsQuotaAndIsStoredAgain(t *testing.T) {
+func TestADeliveryRemovedFromTheFolderFreesItsQuota(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gh")
 	s := open(t, dir, 700, newClock()) // room for two of these
 	body := func(n int) []byte { return []byte(fmt.Sprintf(`{"n":%d,"pad":"%0100d"}`, n, 0)) }
@@ -231,19 +234,75 @@ func TestADeliveryRemovedFromTheFolderFreesItsQuotaAndIsStoredAgain(t *testing.T
 	}
 }
 
-func TestARemovedDeliveryNoLongerDeduplicates(t *testing.T) {
+// seenIDs is SeenLog, line by line.
+func seenIDs(t *testing.T, dir string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, SeenLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(data))
+}
+
+// TestARemovedDeliveryStillDeduplicatesUntilItsRetentionEnds: fault 4 of
+// the attack (issue 17). The agent handled a delivery and removed it; the
+// same body replayed (a captured delivery under a fresh delivery id) is a
+// repeat, also after a restart, and stores nothing; after the retention it
+// is a new delivery.
+func TestARemovedDeliveryStillDeduplicatesUntilItsRetentionEnds(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gh")
-	s := open(t, dir, 1<<20, newClock())
+	c := newClock()
+	s := open(t, dir, 1<<20, c)
 	one, _, _ := s.Put([]byte(`{"n":1}`), nil)
 	if err := os.Remove(s.Path(one)); err != nil {
 		t.Fatal(err)
 	}
-	again, dup, err := s.Put([]byte(`{"n":1}`), nil)
-	if err != nil || dup || again == one {
-		t.Fatalf("the removed body again: %q %v %v; want a new delivery, not the removed id", again, dup, err)
+	again, dup, err := s.Put([]byte(`{"n":1}`), map[string]string{"X-Github-Delivery": "replayed"})
+	if err != nil || !dup || again != one {
+		t.Fatalf("the removed body again: %q %v %v; want %q as a repeat", again, dup, err, one)
 	}
-	if _, err := os.Stat(s.Path(again)); err != nil {
-		t.Errorf("answered %s, which is not stored: %v", again, err)
+	if got := files(t, dir); len(got) != 0 {
+		t.Errorf("the replay stored %q", got)
+	}
+	s.Close()
+	c.advance(30 * time.Minute)
+	s2 := open(t, dir, 1<<20, c)
+	if again, dup, err := s2.Put([]byte(`{"n":1}`), nil); err != nil || !dup || again != one {
+		t.Fatalf("after a restart: %q %v %v; want %q as a repeat", again, dup, err, one)
+	}
+	c.advance(31 * time.Minute) // past the retention of 1h
+	late, dup, err := s2.Put([]byte(`{"n":1}`), nil)
+	if err != nil || dup || late == one {
+		t.Fatalf("after the retention: %q %v %v; want a new delivery", late, dup, err)
+	}
+	if got := files(t, dir); !cmp.Equal(got, []string{late + ".json"}) {
+		t.Errorf("folder %q", got)
+	}
+}
+
+// TestTheSeenLogHoldsTheRetentionOnly: Open rewrites SeenLog with the ids
+// within the retention (of files and of removed deliveries alike), so it
+// does not grow without end; torn and foreign lines are dropped.
+func TestTheSeenLogHoldsTheRetentionOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	c := newClock()
+	s := open(t, dir, 1<<20, c)
+	old, _, _ := s.Put([]byte(`{"old":1}`), nil)
+	c.advance(40 * time.Minute)
+	removed, _, _ := s.Put([]byte(`{"removed":1}`), nil)
+	kept, _, _ := s.Put([]byte(`{"kept":1}`), nil)
+	os.Remove(s.Path(removed))
+	s.Close()
+	f, _ := os.OpenFile(filepath.Join(dir, SeenLog), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("not-an-id\n20261201T13") // a foreign line and a torn one
+	f.Close()
+	c.advance(30 * time.Minute) // old is 70 min old
+	open(t, dir, 1<<20, c)
+	if got, want := seenIDs(t, dir), []string{removed, kept}; !cmp.Equal(got, want) {
+		t.Errorf("%s after Open: %q, want %q (not %s)", SeenLog, got, want, old)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, SeenLog)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v %v, want mode 0600", SeenLog, fi.Mode(), err)
 	}
 }
 
@@ -285,7 +344,7 @@ func TestOpenRemovesUnfinishedWritesAndExpiredDeliveriesAndLeavesOtherFiles(t *t
 }
 
 func TestAFailedWriteStepStoresNothingAndARetryStores(t *testing.T) {
-	for _, step := range []string{"synced", "renamed", "dirsynced"} {
+	for _, step := range []string{"synced", "renamed", "dirsynced", "seen"} {
 		t.Run(step, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "gh")
 			s := open(t, dir, 1<<20, newClock())

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -10,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
+	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -30,22 +29,35 @@ import (
 // it trusts a header but the signature.
 
 const (
-	// hookBodyTimeout bounds reading a body, and so how long a client
-	// that never finishes one holds a slot (GitHub gives up after 10 s).
+	// hookBodyTimeout bounds reading a body (GitHub gives up after 10 s).
 	hookBodyTimeout = 10 * time.Second
-	hookSlotWait    = 2 * time.Second // for a slot when Concurrency are in flight
-	// unknownSlots are the requests for names that are no hook, apart
-	// from the hooks' slots, so junk cannot crowd out a real delivery.
-	unknownSlots = 2
+	// hookSlotWait bounds the wait for a reader (hookReaders) and, once a
+	// body is in, for one of the Concurrency delivery slots.
+	hookSlotWait = 2 * time.Second
 	hdrSignature = "X-Hub-Signature-256"
+)
+
+// Bodies are read before a delivery slot is taken, so a client that
+// dribbles a body holds no slot: it holds a reader, of which a client
+// (clientaddr: an address, an IPv6 /64, all of loopback) has at most
+// hookReadersPerClient at once and all clients hookReaders, and the bytes
+// read so far, of which all readers hold at most hookReadBudget (or twice
+// the largest hook's body cap, if more).
+const (
+	hookReadersPerClient = 32
+	hookReaders          = 256
+	hookReadBudget       = 64 << 20
+	hookReadChunk        = 32 << 10
 )
 
 // hookReceiver serves the hook listener.
 type hookReceiver struct {
 	prefix  string // "/U/hook/"
 	hooks   map[string]*hookEntry
-	slots   chan struct{} // requests for the hooks in flight
-	unknown chan struct{} // requests for other names in flight
+	slots   chan struct{} // deliveries being verified and stored
+	readers *readGate
+	wait    time.Duration // hookSlotWait
+	timeout time.Duration // hookBodyTimeout
 	maxBody int64         // what an unknown hook reads
 	dummy   []byte        // its key
 	log     *logger
@@ -61,7 +73,8 @@ type hookEntry struct {
 // created by the supervisor; its parent is read-only in the unit).
 func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
 	r := &hookReceiver{prefix: "/" + user + "/hook/", hooks: map[string]*hookEntry{},
-		slots: make(chan struct{}, c.Concurrency), unknown: make(chan struct{}, unknownSlots),
+		slots: make(chan struct{}, c.Concurrency), wait: hookSlotWait, timeout: hookBodyTimeout,
+		readers: newReadGate(hookReadersPerClient, hookReaders, max(hookReadBudget, 2*c.MaxBody())),
 		maxBody: c.MaxBody(), log: log, wake: wake}
 	r.dummy = make([]byte, 32)
 	if _, err := rand.Read(r.dummy); err != nil {
@@ -96,8 +109,10 @@ func hookAnswer(w http.ResponseWriter, code int, msg string) {
 // disk; 401 for a bad signature; 404 for an unknown hook, after the same
 // work as a known one (the body read up to the cap and put through
 // HMAC-SHA256); 405 for a method but POST; 413 for a body over the cap;
-// 503 when too many requests are in flight, when the hook's quota is full
-// or when the delivery could not be stored.
+// 400 for a body not in within hookBodyTimeout; 503 when the client has
+// too many bodies being read (or all clients together, or their bytes),
+// when no delivery slot frees within hookSlotWait, when the hook's quota
+// is full or when the delivery could not be stored.
 func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -111,24 +126,6 @@ func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		name = rest
 		_, known = r.hooks[name]
 	}
-	slots := r.slots
-	if !known {
-		slots = r.unknown
-	}
-	t := time.NewTimer(hookSlotWait)
-	select {
-	case slots <- struct{}{}:
-		t.Stop()
-		defer func() { <-slots }()
-	case <-t.C:
-		r.log.refuse("hook-busy", "POST %s: %d requests in flight", escape.Quote(req.URL.Path, 128), cap(slots))
-		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
-		return
-	case <-req.Context().Done():
-		t.Stop()
-		return
-	}
-
 	limit, key := r.maxBody, r.dummy
 	var e *hookEntry
 	if known {
@@ -139,15 +136,31 @@ func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
 		return
 	}
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(hookBodyTimeout))
+
+	// 1. the body, before any delivery slot
+	client := clientaddr.FromHeader(req.Header).Key
+	if !r.readers.enter(req.Context(), client, r.wait) {
+		r.log.refuse("hook-busy", "POST %s: too many bodies being read (client %s)", escape.Quote(req.URL.Path, 128), client)
+		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
+		return
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.timeout))
 	mac := hmac.New(sha256.New, key)
-	var body bytes.Buffer
-	n, err := io.Copy(io.MultiWriter(&body, mac), io.LimitReader(req.Body, limit+1))
+	body, n, err := r.readers.read(mac, req.Body, limit)
+	r.readers.leave(client)
+	defer r.readers.unreserve(int64(cap(body)))
 	switch {
+	case errors.Is(err, errReadBudget):
+		r.log.refuse("hook-busy", "POST %s: the bodies being read hold every byte allowed", escape.Quote(req.URL.Path, 128))
+		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
+		return
 	case n > limit:
 		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
 		return
 	case err != nil:
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			r.log.refuse("hook-slow", "POST %s: the body was not in within %s (client %s)", escape.Quote(req.URL.Path, 128), r.timeout, client)
+		}
 		hookAnswer(w, http.StatusBadRequest, "the request body could not be read")
 		return
 	}
@@ -162,7 +175,22 @@ func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		hookAnswer(w, http.StatusUnauthorized, "bad signature: "+hdrSignature+" must be sha256=<HMAC-SHA256 of the body with the hook's secret>")
 		return
 	}
-	id, dup, err := e.store.Put(body.Bytes(), keptHeaders(req.Header))
+
+	// 2. a signed delivery: a slot to store it
+	t := time.NewTimer(r.wait)
+	select {
+	case r.slots <- struct{}{}:
+		t.Stop()
+		defer func() { <-r.slots }()
+	case <-t.C:
+		r.log.refuse("hook-busy", "webhook %s: %d deliveries being stored", name, cap(r.slots))
+		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
+		return
+	case <-req.Context().Done():
+		t.Stop()
+		return
+	}
+	id, dup, err := e.store.Put(body, keptHeaders(req.Header))
 	if err != nil {
 		if errors.Is(err, hooks.ErrFull) {
 			r.log.printf("webhook %s: refused a delivery of %d bytes: the hook's storage is full (%d bytes used)", name, n, e.store.Used())

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
@@ -85,7 +86,17 @@ type hookAnswerBody struct {
 // post sends body to path on the hook listener with header kv pairs.
 func (f *hookFixture) post(path, body string, kv ...string) (int, hookAnswerBody, string) {
 	f.t.Helper()
+	return f.postFrom("", path, body, kv...)
+}
+
+// postFrom is post from client (X-Agent-Box-Client, as Caddy sets it;
+// "": none).
+func (f *hookFixture) postFrom(client, path, body string, kv ...string) (int, hookAnswerBody, string) {
+	f.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, f.hook.URL+path, strings.NewReader(body))
+	if client != "" {
+		req.Header.Set(clientaddr.Header, client)
+	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		req.Header.Add(kv[i], kv[i+1])
 	}
@@ -104,10 +115,10 @@ func (f *hookFixture) post(path, body string, kv ...string) (int, hookAnswerBody
 	return res.StatusCode, a, string(data)
 }
 
-// slowRequests starts one POST per path whose body never ends (one byte,
-// then nothing) and returns what ends them; the test's cleanup ends them
-// too, before the servers close (they wait for their requests).
-func (f *hookFixture) slowRequests(paths ...string) (end func()) {
+// slowRequests starts one POST per path from client whose body never ends
+// (one byte, then nothing) and returns what ends them; the test's cleanup
+// ends them too, before the servers close (they wait for their requests).
+func (f *hookFixture) slowRequests(client string, paths ...string) (end func()) {
 	f.t.Helper()
 	var writers []*io.PipeWriter
 	var wg sync.WaitGroup
@@ -125,6 +136,7 @@ func (f *hookFixture) slowRequests(paths ...string) (end func()) {
 		pr, pw := io.Pipe()
 		writers = append(writers, pw)
 		req, _ := http.NewRequest("POST", f.hook.URL+p, pr)
+		req.Header.Set(clientaddr.Header, client)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -145,7 +157,9 @@ func (f *hookFixture) stored(hook string) []string {
 	}
 	var n []string
 	for _, e := range ents {
-		n = append(n, e.Name())
+		if e.Name() != hooks.SeenLog {
+			n = append(n, e.Name())
+		}
 	}
 	sort.Strings(n)
 	return n
@@ -328,47 +342,141 @@ func TestAnUnknownHookCostsWhatABadSignatureCosts(t *testing.T) {
 	}
 }
 
-func TestBeyondTheConcurrencyCapAnswers503AndStoresNothing(t *testing.T) {
-	c := testHooks()
-	c.Concurrency = 2
-	f := newHookFixture(t, c)
-	// two requests whose bodies never end hold both slots
-	end := f.slowRequests("/alice/hook/gh", "/alice/hook/gh")
-	waitFor(t, 5*time.Second, "both slots taken", func() bool { return len(f.srv.hooks.slots) == 2 })
-	body := `{"a":1}`
-	start := time.Now()
-	code, _, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body))
-	if code != http.StatusServiceUnavailable {
-		t.Fatalf("third request = %d %q, want 503", code, raw)
-	}
-	if waited := time.Since(start); waited < hookSlotWait/2 {
-		t.Errorf("503 after %v, want a wait of about %v for a slot", waited, hookSlotWait)
-	}
-	end()
-	if got := f.stored("gh"); len(got) != 0 {
-		t.Errorf("stored %q", got)
-	}
-	// the slots are free again
-	if code, _, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body)); code != 202 {
-		t.Errorf("after the slow ones ended: %d %q", code, raw)
-	}
-}
-
-func TestSlowRequestsToUnknownNamesDoNotHoldTheHooksSlots(t *testing.T) {
+// TestDribblingBodiesHoldNoDeliverySlot: fault 3 of the attack (issue
+// 17). Bodies that never finish, to a hook and to names that are none,
+// from a client that knows the URL, while every delivery slot could be
+// theirs: a signed delivery from another client is answered 202 while
+// they are still being read.
+func TestDribblingBodiesHoldNoDeliverySlot(t *testing.T) {
 	c := testHooks()
 	c.Concurrency = 2
 	f := newHookFixture(t, c)
 	var paths []string
-	for i := 0; i < 2*unknownSlots+2; i++ { // more than every slot there is
+	for i := 0; i < 10; i++ {
+		paths = append(paths, "/alice/hook/gh")
+	}
+	for i := 0; i < 4; i++ {
 		paths = append(paths, fmt.Sprintf("/alice/hook/junk%d", i))
 	}
-	f.slowRequests(paths...)
-	waitFor(t, 5*time.Second, "the slow requests in flight", func() bool {
-		return len(f.srv.hooks.unknown)+len(f.srv.hooks.slots) >= unknownSlots
-	})
+	end := f.slowRequests("198.51.100.1", paths...)
+	waitFor(t, 5*time.Second, "14 bodies being read", func() bool { return f.srv.hooks.readers.readers() == 14 })
 	body := `{"a":1}`
-	if code, _, raw := f.post("/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body)); code != 202 {
-		t.Errorf("a signed delivery while junk trickles in: %d %q, want 202", code, raw)
+	if code, _, raw := f.postFrom("203.0.113.5", "/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body)); code != 202 {
+		t.Errorf("a signed delivery while 14 bodies dribble in: %d %q, want 202", code, raw)
+	}
+	if n := f.srv.hooks.readers.readers(); n != 14 {
+		t.Errorf("%d bodies were still being read after the answer, want 14", n)
+	}
+	end()
+}
+
+// TestABodyNotInWithinTheTimeoutIsGivenUp: its reader is free again, the
+// client gets 400 and the log says so.
+func TestABodyNotInWithinTheTimeoutIsGivenUp(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	f.srv.hooks.timeout = 100 * time.Millisecond
+	f.slowRequests("198.51.100.1", "/alice/hook/gh")
+	waitFor(t, 5*time.Second, "the body given up", func() bool {
+		return strings.Contains(f.log.String(), `refused hook-slow: POST "/alice/hook/gh": the body was not in within 100ms (client 198.51.100.1)`)
+	})
+	waitFor(t, 5*time.Second, "its reader free", func() bool { return f.srv.hooks.readers.readers() == 0 })
+	if got := f.stored("gh"); len(got) != 0 {
+		t.Errorf("stored %q", got)
+	}
+}
+
+// TestAClientReadsAtMostItsShareOfBodies: beyond its share a client waits
+// for one of its own readers, then gets 503; other clients are not held.
+func TestAClientReadsAtMostItsShareOfBodies(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	f.srv.hooks.readers = newReadGate(2, 100, hookReadBudget)
+	f.srv.hooks.wait = 50 * time.Millisecond
+	end := f.slowRequests("198.51.100.1", "/alice/hook/gh", "/alice/hook/gh")
+	waitFor(t, 5*time.Second, "two bodies being read", func() bool { return f.srv.hooks.readers.readers() == 2 })
+	body := `{"a":1}`
+	sig := sign(hookSecret, body)
+	if code, _, raw := f.postFrom("198.51.100.1", "/alice/hook/gh", body, "X-Hub-Signature-256", sig); code != 503 {
+		t.Errorf("a third body from the same client: %d %q, want 503", code, raw)
+	}
+	for _, other := range []string{"198.51.100.2", "2001:db8::1"} {
+		if code, _, raw := f.postFrom(other, "/alice/hook/gh", body, "X-Hub-Signature-256", sig); code != 202 {
+			t.Errorf("from %s: %d %q, want 202", other, code, raw)
+		}
+	}
+	end()
+	if code, _, raw := f.postFrom("198.51.100.1", "/alice/hook/gh", `{"b":2}`, "X-Hub-Signature-256", sign(hookSecret, `{"b":2}`)); code != 202 {
+		t.Errorf("the first client again, after its bodies ended: %d %q", code, raw)
+	}
+}
+
+// TestAllReadersTogetherAreBounded: a flood from many clients gets 503
+// beyond the readers of all clients together, and no more goroutines read.
+func TestAllReadersTogetherAreBounded(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	f.srv.hooks.readers = newReadGate(10, 3, hookReadBudget)
+	f.srv.hooks.wait = 50 * time.Millisecond
+	for i := 0; i < 3; i++ {
+		f.slowRequests(fmt.Sprintf("198.51.100.%d", i+1), "/alice/hook/gh")
+	}
+	waitFor(t, 5*time.Second, "three bodies being read", func() bool { return f.srv.hooks.readers.readers() == 3 })
+	body := `{"a":1}`
+	if code, _, raw := f.postFrom("198.51.100.9", "/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body)); code != 503 {
+		t.Errorf("a fourth client: %d %q, want 503", code, raw)
+	}
+}
+
+// TestTheBytesBeingReadAreBounded: the bodies being read hold at most the
+// budget; a body that would need more gets 503, and the bytes are given
+// back when a body is done.
+func TestTheBytesBeingReadAreBounded(t *testing.T) {
+	f := newHookFixture(t, testHooks())
+	// each body reserves its cap (4096 bytes) and one more, not a whole chunk
+	per := int64(4097)
+	f.srv.hooks.readers = newReadGate(10, 10, 2*per)
+	end := f.slowRequests("198.51.100.1", "/alice/hook/gh", "/alice/hook/cron")
+	waitFor(t, 5*time.Second, "two bodies' bytes reserved", func() bool { return f.srv.hooks.readers.reserved() == 2*per })
+	body := `{"a":1}`
+	if code, _, raw := f.postFrom("198.51.100.2", "/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body)); code != 503 {
+		t.Errorf("with the budget held: %d %q, want 503", code, raw)
+	}
+	end()
+	waitFor(t, 5*time.Second, "the bytes given back", func() bool { return f.srv.hooks.readers.reserved() == 0 })
+	if code, _, raw := f.postFrom("198.51.100.2", "/alice/hook/gh", body, "X-Hub-Signature-256", sign(hookSecret, body)); code != 202 {
+		t.Errorf("after: %d %q, want 202", code, raw)
+	}
+}
+
+// TestDeliverySlotsBoundTheStoring: Concurrency signed deliveries are
+// stored at once; another waits for a slot, then gets 503 and nothing is
+// stored for it.
+func TestDeliverySlotsBoundTheStoring(t *testing.T) {
+	c := testHooks()
+	c.Concurrency = 1
+	f := newHookFixture(t, c)
+	f.srv.hooks.wait = 50 * time.Millisecond
+	inWrite, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.srv.hooks.hooks["gh"].store.Fault = func(step string) error {
+		if step == "synced" {
+			once.Do(func() { close(inWrite); <-release })
+		}
+		return nil
+	}
+	first := make(chan int)
+	go func() {
+		code, _, _ := f.post("/alice/hook/gh", `{"n":1}`, "X-Hub-Signature-256", sign(hookSecret, `{"n":1}`))
+		first <- code
+	}()
+	<-inWrite
+	if code, _, raw := f.post("/alice/hook/gh", `{"n":2}`, "X-Hub-Signature-256", sign(hookSecret, `{"n":2}`)); code != 503 {
+		t.Errorf("a second delivery while the first is stored: %d %q, want 503", code, raw)
+	}
+	close(release)
+	if code := <-first; code != 202 {
+		t.Errorf("the first: %d", code)
+	}
+	if got := f.stored("gh"); len(got) != 1 {
+		t.Errorf("stored %q, want the first only", got)
 	}
 }
 
@@ -572,8 +680,10 @@ func benchDiskDir(b *testing.B) string {
 
 // BenchmarkHookDelivery measures a signed 4 KiB delivery answered 202,
 // fsyncs included, over the hook listener's unix socket (as Caddy reaches
-// it), one at a time and 100 at once. It reports p50 and p99 of the time
-// to the answer; the target is a p99 under 20 ms.
+// it), one at a time, 100 at once, and one at a time while 50 bodies from
+// five other clients dribble in (issue 17: a 202 within 100 ms). It
+// reports p50, p99 and the slowest time to the answer; the target is a
+// p99 under 20 ms.
 func BenchmarkHookDelivery(b *testing.B) {
 	c := testHooks(func(h *hooks.Hook) { h.Quota = 1 << 40; h.MaxBody = 1 << 20; h.Notify = "" })
 	c.Concurrency = 8
@@ -623,6 +733,7 @@ func BenchmarkHookDelivery(b *testing.B) {
 		}
 		b.ReportMetric(q(0.5), "p50-ms")
 		b.ReportMetric(q(0.99), "p99-ms")
+		b.ReportMetric(float64(ds[len(ds)-1].Microseconds())/1000, "max-ms")
 	}
 	b.Run("sequential", func(b *testing.B) {
 		ds := make([]time.Duration, 0, b.N)
@@ -630,6 +741,43 @@ func BenchmarkHookDelivery(b *testing.B) {
 			ds = append(ds, deliver())
 		}
 		report(b, ds)
+	})
+	b.Run("sequential-while-50-bodies-dribble", func(b *testing.B) {
+		var writers []*io.PipeWriter
+		var wg sync.WaitGroup
+		for i := 0; i < 50; i++ {
+			pr, pw := io.Pipe()
+			writers = append(writers, pw)
+			req, _ := http.NewRequest("POST", "http://hook/alice/hook/gh", pr)
+			req.Header.Set(clientaddr.Header, fmt.Sprintf("198.51.100.%d", i%5+1))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if res, err := client.Do(req); err == nil {
+					res.Body.Close()
+				}
+			}()
+			go pw.Write([]byte("{"))
+		}
+		for deadline := time.Now().Add(10 * time.Second); r.readers.readers() < 50; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				b.Fatalf("only %d of 50 bodies are being read", r.readers.readers())
+			}
+		}
+		b.ResetTimer()
+		ds := make([]time.Duration, 0, b.N)
+		for i := 0; i < b.N; i++ {
+			ds = append(ds, deliver())
+		}
+		b.StopTimer()
+		if n := r.readers.readers(); n != 50 {
+			b.Errorf("%d bodies were being read at the end, want 50", n)
+		}
+		report(b, ds)
+		for _, w := range writers {
+			w.CloseWithError(io.ErrUnexpectedEOF)
+		}
+		wg.Wait()
 	})
 	b.Run("100-concurrent", func(b *testing.B) {
 		var all []time.Duration
