@@ -687,3 +687,73 @@ func TestKilledTmuxServerIsReplacedAndSessionsComeBack(t *testing.T) {
 		return ok1 && ok2 && qa.PID != pa.PID
 	})
 }
+
+// TestASealedAttachRunsNothingTheTmuxServerAsks: fault 1 of the attack
+// (issue 17). Every process of the agent's uid controls its tmux server,
+// which can make an attached client run a command: `lock-session` (the
+// client runs the lock command) and `detach-client -E`. The web terminal's
+// client (`session attach --sealed`) runs neither; an unsealed one, the
+// control, runs both.
+func TestASealedAttachRunsNothingTheTmuxServerAsks(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	b.waitRunning("a")
+	dir := t.TempDir()
+	for _, sealed := range []bool{true, false} {
+		name := map[bool]string{true: "sealed", false: "unsealed"}[sealed]
+		t.Run(name, func(t *testing.T) {
+			lockMark, execMark := filepath.Join(dir, name+"-lock"), filepath.Join(dir, name+"-exec")
+			args := []string{"session", "attach"}
+			if sealed {
+				args = append(args, "--sealed")
+			}
+			// the terminal: an outer tmux on its own socket runs attach
+			outerSock := filepath.Join(filepath.Dir(b.runtime), name+".sock")
+			outer := exec.Command(tmuxBin, append([]string{"-S", outerSock, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", "--",
+				testBinary(t)}, append(args, "a")...)...)
+			outer.Env = append(append([]string{}, b.env...), "TERM=xterm")
+			if out, err := outer.CombinedOutput(); err != nil {
+				t.Fatalf("outer tmux: %v\n%s", err, out)
+			}
+			t.Cleanup(func() { exec.Command(tmuxBin, "-S", outerSock, "kill-server").Run() })
+			clients := func() string {
+				out, _ := exec.Command(tmuxBin, "-S", b.tm.Socket, "list-clients", "-F", "#{client_session}").Output()
+				return strings.TrimSpace(string(out))
+			}
+			b.waitFor(10*time.Second, "a client is attached to session a", func() bool { return clients() == "a" })
+			// what the agent does with its own tmux server
+			for _, c := range [][]string{
+				{"set-option", "-g", "lock-command", "touch " + lockMark},
+				{"lock-session", "-t", "=a"},
+				{"detach-client", "-s", "=a", "-E", "touch " + execMark},
+			} {
+				if out, err := exec.Command(tmuxBin, append([]string{"-S", b.tm.Socket}, c...)...).CombinedOutput(); err != nil {
+					t.Fatalf("tmux %v: %v\n%s", c, err, out)
+				}
+			}
+			b.waitFor(10*time.Second, "the client is gone", func() bool { return clients() == "" })
+			// the client handled the lock before the detach: both are done
+			ran := func(p string) bool {
+				if sealed {
+					_, err := os.Stat(p)
+					return err == nil
+				}
+				deadline := time.Now().Add(10 * time.Second)
+				for time.Now().Before(deadline) {
+					if _, err := os.Stat(p); err == nil {
+						return true
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				return false
+			}
+			if got := ran(lockMark); got != !sealed {
+				t.Errorf("the lock command ran: %v", got)
+			}
+			if got := ran(execMark); got != !sealed {
+				t.Errorf("detach-client -E ran its command: %v", got)
+			}
+		})
+	}
+}

@@ -132,7 +132,7 @@ func TestWebServeListsTheSessionsOfItsUser(t *testing.T) {
 	b.ok("session", "add", "parked")
 	b.ok("session", "stop", "parked")
 	b.waitRunning("main")
-	d := startWebDaemon(t, testBinary(t), append(b.env, "AGENT_BOX_WEB_DOMAIN=box.test"), nil)
+	d := startWebDaemon(t, testBinary(t), append(b.env, "AGENT_BOX_WEB_DOMAIN=box.test", "AGENT_BOX_TTYD="+testBinary(t)), nil)
 	me := currentUser(t)
 	code, body := d.get("/", me)
 	if code != http.StatusOK {
@@ -171,7 +171,8 @@ func TestWebServeRefusesToStartWithoutItsConfiguration(t *testing.T) {
 	}{
 		{"no domain", b.env, 12, "agent-box: web serve: AGENT_BOX_WEB_DOMAIN is unset"},
 		{"a domain that is a URL", append(b.env, "AGENT_BOX_WEB_DOMAIN=https://box.test/"), 12, "is not a host name"},
-		{"a relative ttyd socket", append(b.env, "AGENT_BOX_WEB_DOMAIN=box.test", "AGENT_BOX_TTYD_SOCKET=ttyd.sock"), 12, "AGENT_BOX_TTYD_SOCKET must be an absolute path"},
+		{"a relative ttyd socket", append(b.env, "AGENT_BOX_WEB_DOMAIN=box.test", "AGENT_BOX_TTYD=/bin/ttyd", "AGENT_BOX_TTYD_SOCKET=ttyd.sock"), 12, "AGENT_BOX_TTYD_SOCKET must be an absolute path"},
+		{"no ttyd program", append(b.env, "AGENT_BOX_WEB_DOMAIN=box.test"), 12, "AGENT_BOX_TTYD must be the absolute path of the ttyd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := startWebDaemon(t, testBinary(t), tc.env, nil)
@@ -187,7 +188,7 @@ func TestWebServeRefusesToStartWithoutItsConfiguration(t *testing.T) {
 	}
 	// without systemd's socket: a failure, not a configuration error
 	cmd := b.command(context.Background(), "web", "serve")
-	cmd.Env = append(cmd.Env, "AGENT_BOX_WEB_DOMAIN=box.test")
+	cmd.Env = append(cmd.Env, "AGENT_BOX_WEB_DOMAIN=box.test", "AGENT_BOX_TTYD=/bin/ttyd")
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "no sockets from systemd") {
 		t.Errorf("no socket: exit %d, %q", code, out)
@@ -256,7 +257,7 @@ func TestWebServeIsNotDumpableAndPassesNoDescriptorOn(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	env := []string{"HOME=" + home, "AGENT_BOX_RUNTIME_DIR=" + filepath.Join(home, "run"), "AGENT_BOX_WEB_DOMAIN=box.test"}
+	env := []string{"HOME=" + home, "AGENT_BOX_RUNTIME_DIR=" + filepath.Join(home, "run"), "AGENT_BOX_WEB_DOMAIN=box.test", "AGENT_BOX_TTYD=/bin/ttyd"}
 	d := startWebDaemon(t, nobodyBinary(t), env, &syscall.Credential{Uid: nobody, Gid: nobody}, w)
 	if code, body := d.get("/", "nobody"); code != http.StatusOK || !strings.Contains(body, "No sessions") {
 		t.Fatalf("GET / as nobody: %d\n%s\nstderr:\n%s", code, body, d.stderr)

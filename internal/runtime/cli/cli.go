@@ -23,6 +23,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/seal"
 	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
 	"github.com/agent-box/agent-box/internal/runtime/spawn"
 	"github.com/agent-box/agent-box/internal/runtime/state"
@@ -60,7 +61,8 @@ commands:
   session rm NAME                              remove a session (its name is tombstoned)
   session stop NAME | start NAME               park / unpark a session
   session restart NAME | --all                 restart through the supervisor
-  session attach [NAME]                        attach this terminal to the session
+  session attach [--sealed] [NAME]             attach this terminal to the session
+                                               (--sealed: the tmux client can start no program)
   env ls                                       list the keys of ~/.config/agent-box/env
   env set KEY                                  set KEY to the value read from stdin
   env rm KEY                                   remove KEY
@@ -269,10 +271,14 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		}
 		return actions.Restart(e, name)
 	case "attach":
-		if len(args) > 1 {
-			return usagef("usage: session attach [NAME]")
+		sealed := len(args) > 0 && args[0] == "--sealed"
+		if sealed {
+			args = args[1:]
 		}
-		return p.attach(ctx, e, args)
+		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
+			return usagef("usage: session attach [--sealed] [NAME]")
+		}
+		return p.attach(ctx, e, args, sealed)
 	}
 	return usagef("unknown session subcommand %q", sub)
 }
@@ -367,8 +373,10 @@ func (p *Program) tmuxBin(e paths.Env) string {
 
 // attach replaces this process with `tmux -S SOCKET attach-session`. It
 // never starts a server: it refuses when nothing listens on the socket, and
-// attach-session itself does not start one.
-func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error {
+// attach-session itself does not start one. Sealed (the web terminal's
+// attach, in agent-box-term@U), the tmux client can start no program
+// (package seal): whatever the server asks of it, it runs nothing.
+func (p *Program) attach(ctx context.Context, e paths.Env, args []string, sealed bool) error {
 	srv := &tmux.Server{Bin: p.tmuxBin(e), Socket: e.TmuxSocket(), Env: os.Environ()}
 	if !srv.Alive() {
 		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
@@ -392,6 +400,9 @@ func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error 
 			return fmt.Errorf("session %q is not running", name)
 		}
 		argv = append(argv, "-t", "="+name)
+	}
+	if sealed {
+		return seal.Exec(srv.Bin, argv, os.Environ())
 	}
 	return syscall.Exec(srv.Bin, argv, os.Environ())
 }

@@ -8,6 +8,7 @@ package web
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -227,6 +228,38 @@ type fixture struct {
 // test process is not in agent-box-term@alice.service).
 func acceptAnyUnit(int) error { return nil }
 
+// acceptAnyProgram replaces the program check likewise.
+func acceptAnyProgram(int) error { return nil }
+
+// fakeTTYDPage is the page of fakeTTYDBinary; its script's CSP hash is
+// 'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI=' (openssl dgst
+// -sha256 -binary of "alert(1)", base64).
+const (
+	fakeTTYDPage       = "<!DOCTYPE html><html><head><style>body{}</style></head><body><script>alert(1)</script></body></html>"
+	fakeTTYDScriptHash = "'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='"
+)
+
+// fakeTTYDBinary writes a file shaped like ttyd's binary: code bytes, a
+// gzip stream that is no page, then the page compressed, then more bytes.
+func fakeTTYDBinary(t testing.TB, dir string) string {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("\x7fELF\x02\x01\x01 code bytes \x1f\x8b\x08 a torn header ")
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte("not a page: a beep sound or a font"))
+	zw.Close()
+	b.WriteString(" more code ")
+	zw = gzip.NewWriter(&b)
+	zw.Write([]byte(fakeTTYDPage))
+	zw.Close()
+	b.WriteString(" data after it")
+	p := filepath.Join(dir, "ttyd")
+	if err := os.WriteFile(p, b.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func newFixture(t testing.TB, edit ...func(*Config)) *fixture {
 	t.Helper()
 	home := t.TempDir()
@@ -258,8 +291,8 @@ func newFixture(t testing.TB, edit ...func(*Config)) *fixture {
 	f.status = startFakeStatus(t, filepath.Join(f.dir, "status.sock"), func(string) int { return http.StatusNoContent })
 	cfg := Config{
 		User: testUser, UID: os.Getuid(), Domain: testDomain, Env: e,
-		TTYDSocket: f.ttyd.path, StatusSocket: filepath.Join(f.dir, "status.sock"),
-		InUnit: acceptAnyUnit, AliveInterval: 20 * time.Millisecond, Log: f.log,
+		TTYDSocket: f.ttyd.path, TTYD: fakeTTYDBinary(t, home), StatusSocket: filepath.Join(f.dir, "status.sock"),
+		InUnit: acceptAnyUnit, IsTTYD: acceptAnyProgram, AliveInterval: 20 * time.Millisecond, Log: f.log,
 	}
 	for _, ed := range edit {
 		ed(&cfg)

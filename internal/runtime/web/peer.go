@@ -42,7 +42,7 @@ func (s *Server) dialTTYD(ctx context.Context, _, _ string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPeer(c.(*net.UnixConn), s.cfg.UID, s.cfg.InUnit); err != nil {
+	if err := checkPeer(c.(*net.UnixConn), s.cfg.UID, s.cfg.InUnit, s.cfg.IsTTYD); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -50,11 +50,11 @@ func (s *Server) dialTTYD(ctx context.Context, _, _ string) (net.Conn, error) {
 }
 
 // checkPeer reads the peer's credentials (SO_PEERCRED: those of the
-// process that called listen) and checks uid and unit. When the kernel
-// gives a pidfd of the peer (SO_PEERPIDFD), the process is checked to be
-// alive after its cgroup was read, so the pid read was not reused by
-// another process in the meantime.
-func checkPeer(c *net.UnixConn, uid int, inUnit func(pid int) error) error {
+// process that called listen) and checks uid, unit and program. When the
+// kernel gives a pidfd of the peer (SO_PEERPIDFD), the process is checked
+// to be alive after its cgroup and program were read, so the pid read was
+// not reused by another process in the meantime.
+func checkPeer(c *net.UnixConn, uid int, inUnit, isTTYD func(pid int) error) error {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return err
@@ -86,6 +86,9 @@ func checkPeer(c *net.UnixConn, uid int, inUnit func(pid int) error) error {
 		return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (SO_PEERPIDFD: %v)", cred.Pid, pidfdErr)}
 	}
 	if err := inUnit(int(cred.Pid)); err != nil {
+		return &PeerError{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
+	}
+	if err := isTTYD(int(cred.Pid)); err != nil {
 		return &PeerError{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
 	}
 	if pidfdErr == nil {
@@ -145,4 +148,27 @@ func checkCgroup(data []byte, unit string) error {
 		return nil
 	}
 	return errors.New("no unified cgroup hierarchy line (0::) in its cgroup file")
+}
+
+// RunsProgram is the program check of the peer: /proc/<pid>/exe must be
+// the file at path (the same inode, path's symlinks followed), so code
+// that got into agent-box-term@U (a tmux client, a program it started)
+// cannot pass for ttyd.
+func RunsProgram(path string) func(pid int) error {
+	return func(pid int) error {
+		want, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("the ttyd program: %w", err)
+		}
+		exe := "/proc/" + strconv.Itoa(pid) + "/exe"
+		got, err := os.Stat(exe)
+		if err != nil {
+			return fmt.Errorf("its program: %w", err)
+		}
+		if !os.SameFile(want, got) {
+			name, _ := os.Readlink(exe)
+			return fmt.Errorf("it runs %s, not %s", escape.Quote(name, 256), path)
+		}
+		return nil
+	}
 }

@@ -269,3 +269,34 @@ func TestAListenerWhoseProcessIsGoneIsNeverUsed(t *testing.T) {
 		t.Errorf("log:\n%s", f.log)
 	}
 }
+
+// TestAListenerThatIsNotTTYDIsNeverUsed: fault 1 of the attack (issue 17).
+// A process in agent-box-term@U (here: any, as the unit check accepts it)
+// that runs another program than ttyd is refused before a byte is written;
+// the ttyd program itself passes.
+func TestAListenerThatIsNotTTYDIsNeverUsed(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the fake ttyd listens in this test process: its program is the test binary
+	f := newFixture(t, func(c *Config) { c.IsTTYD = RunsProgram("/bin/sh") })
+	code, _, body := f.do(http.MethodGet, "/term/?arg=main", header())
+	if code != http.StatusBadGateway || strings.Contains(body, fakeBody) {
+		t.Errorf("status %d, body %q; want 502 without the listener's answer", code, body)
+	}
+	if n := len(f.ttyd.requests()); n != 0 {
+		t.Errorf("the listener got %d requests", n)
+	}
+	if want := "not /bin/sh"; !strings.Contains(f.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, f.log)
+	}
+	link := filepath.Join(t.TempDir(), "ttyd") // the module names ttyd through a symlink
+	if err := os.Symlink(self, link); err != nil {
+		t.Fatal(err)
+	}
+	f = newFixture(t, func(c *Config) { c.IsTTYD = RunsProgram(link) })
+	if code, _, body := f.do(http.MethodGet, "/term/?arg=main", header()); code != http.StatusOK {
+		t.Errorf("the ttyd program itself: %d %q", code, body)
+	}
+}

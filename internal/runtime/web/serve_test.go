@@ -152,9 +152,15 @@ func TestFromEnv(t *testing.T) {
 		{"empty label", map[string]string{EnvDomain: "box..test"}, "", true, ""},
 		{"relative ttyd socket", map[string]string{EnvDomain: "box.test", EnvTTYDSocket: "ttyd.sock"}, "", true, ""},
 		{"relative tmux", map[string]string{EnvDomain: "box.test"}, "tmux", true, ""},
+		{"no ttyd program", map[string]string{EnvDomain: "box.test", EnvTTYD: ""}, "", true, ""},
+		{"a relative ttyd program", map[string]string{EnvDomain: "box.test", EnvTTYD: "ttyd"}, "", true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := FromEnv(func(k string) string { return tc.env[k] }, pathsWithTmux(tc.tmux))
+			env := map[string]string{EnvTTYD: "/run/current-system/sw/bin/ttyd"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			cfg, err := FromEnv(func(k string) string { return env[k] }, pathsWithTmux(tc.tmux))
 			var ce interface{ ConfigError() bool }
 			isConfig := err != nil && errors.As(err, &ce) && ce.ConfigError()
 			if isConfig != tc.config || err != nil && !isConfig {

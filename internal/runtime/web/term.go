@@ -35,8 +35,10 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 			strip(pr.Out.Header)
 		},
 		ModifyResponse: func(res *http.Response) error {
-			// nothing U's processes send may set a cookie on U's origin
+			// nothing U's processes send may set a cookie on U's origin,
+			// and no script but ttyd's own may run on it
 			res.Header.Del("Set-Cookie")
+			res.Header.Set("Content-Security-Policy", s.csp)
 			return nil
 		},
 		ErrorHandler: s.proxyError,

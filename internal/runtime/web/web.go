@@ -31,6 +31,7 @@ import (
 const (
 	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
 	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
+	EnvTTYD       = "AGENT_BOX_TTYD"        // the ttyd program of agent-box-term@U; required
 )
 
 // StatusSocket is the auth service's status socket (POST /alive). A
@@ -56,11 +57,15 @@ type Config struct {
 	ProcEnv []string  // environment of tmux clients
 
 	TTYDSocket   string // U's ttyd
+	TTYD         string // the ttyd program agent-box-term@U runs (its page, the peer's executable)
 	StatusSocket string // the auth service's status socket
 
 	// InUnit checks that process pid (the ttyd socket's peer, already of
 	// uid UID) runs in agent-box-term@U.service; nil is InTermUnit(User).
 	InUnit func(pid int) error
+	// IsTTYD checks that process pid runs the program TTYD; nil is
+	// RunsProgram(TTYD).
+	IsTTYD func(pid int) error
 	// AliveInterval is how often the sessions of open WebSockets are
 	// checked; 0 is DefaultAliveInterval.
 	AliveInterval time.Duration
@@ -101,7 +106,7 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 	}
 	cfg := Config{
 		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
-		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), StatusSocket: StatusSocket,
+		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), TTYD: getenv(EnvTTYD), StatusSocket: StatusSocket,
 		HooksDir: e.HooksDir(),
 	}
 	if p := getenv(hooks.EnvConfig); p != "" {
@@ -133,6 +138,9 @@ func (c Config) check() error {
 	}
 	if !filepath.IsAbs(c.TTYDSocket) {
 		return configErrorf("web serve: %s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
+	}
+	if !filepath.IsAbs(c.TTYD) {
+		return configErrorf("web serve: %s must be the absolute path of the ttyd that agent-box-term@%s runs, got %s", EnvTTYD, c.User, escape.Quote(c.TTYD, 256))
 	}
 	if !filepath.IsAbs(c.StatusSocket) {
 		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
@@ -169,6 +177,7 @@ type Server struct {
 	host   string // U.D
 	mux    *http.ServeMux
 	proxy  *httputil.ReverseProxy
+	csp    string // of every /term/... answer from ttyd
 	alive  *tracker
 	log    *logger
 	hooks  *hookReceiver // nil without hooks
@@ -184,6 +193,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.InUnit == nil {
 		cfg.InUnit = InTermUnit(cfg.User)
 	}
+	if cfg.IsTTYD == nil {
+		cfg.IsTTYD = RunsProgram(cfg.TTYD)
+	}
 	if cfg.AliveInterval <= 0 {
 		cfg.AliveInterval = DefaultAliveInterval
 	}
@@ -192,6 +204,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: &logger{w: cfg.Log}}
 	s.origin = "https://" + s.host
+	hashes, err := TTYDPageHashes(cfg.TTYD)
+	if err != nil {
+		// The rest of the origin works; the terminal page runs no script.
+		s.log.printf("ttyd's page: %v; the terminal page will run no script", err)
+	}
+	s.csp = termCSP(s.host, hashes)
 	s.alive = newTracker(s.log, newStatusClient(cfg.StatusSocket))
 	if len(cfg.Hooks.Hooks) > 0 {
 		if err := s.openHooks(); err != nil {
