@@ -25,6 +25,9 @@
 #   internal/runtime/cli/cli.go
 #   internal/runtime/cli/web.go
 #   internal/runtime/cli/webserve.go
+#   internal/runtime/clientaddr/clientaddr.go
+#   internal/runtime/contract/contract.go
+#   internal/runtime/contract/web.json
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/escape/escape.go
 #   internal/runtime/escape/quote.go
@@ -34,6 +37,10 @@
 #   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
 #   internal/runtime/sdlisten/sdlisten.go
+#   internal/runtime/seal/seal.go
+#   internal/runtime/seal/seal_amd64.go
+#   internal/runtime/seal/seal_arm64.go
+#   internal/runtime/seal/seal_other.go
 #   internal/runtime/sessionstate/sessionstate.go
 #   internal/runtime/spawn/spawn.go
 #   internal/runtime/state/state.go
@@ -48,9 +55,11 @@
 #   internal/runtime/web/hook.go
 #   internal/runtime/web/list.go
 #   internal/runtime/web/peer.go
+#   internal/runtime/web/readgate.go
 #   internal/runtime/web/serve.go
 #   internal/runtime/web/settings.go
 #   internal/runtime/web/term.go
+#   internal/runtime/web/ttydpage.go
 #   internal/runtime/web/web.go
 #   modules/src/agent-box.nix
 #   modules/src/lib/agents.nix
@@ -65,6 +74,7 @@
 #   modules/src/lib/render/login.nix
 #   modules/src/lib/render/seed.nix
 #   modules/src/lib/render/slice.nix
+#   modules/src/lib/render/sysctl.nix
 #   modules/src/lib/systemd.nix
 #   modules/src/lib/units.nix
 #   modules/src/lib/web.nix
@@ -386,8 +396,14 @@ let
       webhookConcurrency = mkOption {
         type = types.int;
         default = 8;
-        description = "Requests for one agent user's webhooks its web daemon handles at once (1 to 1024); a request waits up to 2 s for a slot, then gets 503. Requests for names that are no hook have 2 slots of their own.";
+        description = "Signed webhook deliveries of one agent user its web daemon stores at once (1 to 1024); one waits up to 2 s for a slot, then gets 503. Bodies are read before a slot is taken, at most 32 at once per client address (an IPv6 /64; all of loopback is one) and 256 in all, so a client that sends a body slowly holds no slot.";
         example = 32;
+      };
+      ptraceScope = mkOption {
+        type = types.nullOr types.int;
+        default = 1;
+        description = "`kernel.yama.ptrace_scope` while the web surface is on (written to `/etc/sysctl.d/60-agent-box.conf`). At 0 every process of an agent user's uid may attach to that user's ttyd and web daemon (`ptrace`, `/proc/<pid>/mem`) and put its own page on the terminal route, so 0 is refused. 1: a process may trace only what it started, so agents still debug and trace their own programs (`gdb ./prog`, `strace cmd`) but cannot attach to a running process they did not start (`gdb -p`, `strace -p`, `py-spy dump --pid`); 2: only root may trace; 3: no one, until reboot. `null` leaves the setting to the host (`boot.kernel.sysctl`; NixOS kernels default to 1).";
+        example = 2;
       };
       fail2ban = mkOption {
         type = types.submodule fail2banModule;
@@ -484,6 +500,20 @@ in
 # function of the finished set, naming what it uses in its arguments.
 let
   files = {
+    # The rules the runtime shares with this lib (internal/runtime/contract).
+    contract =
+      _:
+      builtins.fromJSON (
+        ''
+          {
+            "cookies": {
+              "session": "__Host-agentbox",
+              "handoverPrefix": "__Secure-agentbox-handover-",
+              "handoverPath": "/auth/handover"
+            }
+          }
+        ''
+      );
     prim =
       # Small list and string helpers the other lib files share (builtins only).
 { ... }:
@@ -679,6 +709,7 @@ in
   prim,
   systemd,
   build,
+  contract,
   ...
 }:
 let
@@ -732,7 +763,12 @@ let
       }) loginNames;
       # Agent users with a web origin: those some login may open.
       users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
-      inherit (w) sessionLifetime idleTimeout webhookConcurrency;
+      inherit (w)
+        sessionLifetime
+        idleTimeout
+        webhookConcurrency
+        ptraceScope
+        ;
       # Per agent user with webhooks: the hooks, sorted by name.
       hooks = listToAttrs (
         map (u: {
@@ -870,6 +906,10 @@ let
           assertion = match durationRe w.idleTimeout != null;
           message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration such as \"24h\".";
         }
+        {
+          assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
+          message = "${prefix}.ptraceScope = ${toString w.ptraceScope}: use 1, 2 or 3 (or null to leave kernel.yama.ptrace_scope to the host). At 0 an agent can attach to its own ttyd and web daemon and serve its page in the operator's terminal.";
+        }
       ]
       ++ (
         if w.fail2ban.enable then
@@ -971,6 +1011,7 @@ let
     + env "PATH" "${paths.env}/bin"
     + env "AGENT_BOX_AGENTS" paths.agents
     + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
+    + env "AGENT_BOX_TTYD" "${paths.env}/bin/ttyd"
     + env "AGENT_BOX_WEB_DOMAIN" w.domain
     + (
       if hs == [ ] then
@@ -1013,7 +1054,8 @@ let
 
   # agent-box-term@<user>.service.d/overrides.conf: ttyd on the user's
   # private socket, writable, origin-checked, one URL argument (the session
-  # name the web daemon validated) for `agent-box session attach`.
+  # name the web daemon validated) for `agent-box session attach --sealed`
+  # (a tmux client that can start no program in this unit).
   termDropin =
     u: paths:
     ''
@@ -1021,7 +1063,7 @@ let
       [Service]
       ExecStart=
     ''
-    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i /run/agent-box-term/${u.name}/ttyd.sock -W -O -a -b /term -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach"
+    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i /run/agent-box-term/${u.name}/ttyd.sock -W -O -a -b /term -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
     + env "PATH" "${paths.env}/bin"
     + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux";
 
@@ -1035,8 +1077,28 @@ let
 
   tlsLine = tls: if tls == "internal" then "\ttls internal\n" else "";
 
-  toPages = ''
+  # Caddy passes on only the box's own cookies (contract: the session
+  # cookie, and on a user origin's /auth/* that user's hand-over binding
+  # cookie): each "name=value" pair becomes ";" plus the pair if it is one
+  # of names, so a script on some origin of the box that fills the browser
+  # with parent-domain cookies cannot push a request past a backend's
+  # header limit. Never an empty replacement: Caddy would take the line
+  # for a set.
+  cookies = contract.cookies;
+  keepCookies =
+    names:
+    let
+      checked = map (
+        n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${show n} needs regexp escaping"
+      ) names;
+      groups = concatStringsSep "" (map (n: "(${n}=[^;]*)|") checked);
+      refs = concatStringsSep "" (builtins.genList (i: "$" + toString (i + 1)) (length names));
+    in
+    "header_up Cookie \"(?:^|;) *(?:${groups}[^;]*)\" \";${refs}\"";
+
+  toPages = names: ''
     	reverse_proxy unix//run/agent-box-auth/pages.sock {
+    		${keepCookies names}
     		header_up X-Agent-Box-Client {remote_host}
     	}
   '';
@@ -1082,7 +1144,7 @@ let
     + securityHeaders w.tls
     + (
       if w.hooks == { } then
-        toPages
+        toPages [ cookies.session ]
       else
         # The webhooks: the one route without a login, each user's to that
         # user's hook listener; everything else to the auth service.
@@ -1095,12 +1157,13 @@ let
             		reverse_proxy unix//run/agent-box-hook/${u}.sock {
             			header_up -Cookie
             			header_up -Authorization
+            			header_up X-Agent-Box-Client {remote_host}
             		}
             	}
           '') (sortStrings (attrNames w.hooks))
         )
         + "\thandle {\n"
-        + prefixLines "\t" toPages
+        + prefixLines "\t" (toPages [ cookies.session ])
         + "\t}\n"
     )
     + "}\n"
@@ -1113,11 +1176,12 @@ let
         ''
         + tlsLine w.tls
         + securityHeaders w.tls
+        + "\thandle /auth/* {\n"
+        + prefixLines "\t" (toPages [
+          cookies.session
+          (cookies.handoverPrefix + u)
+        ])
         + ''
-          	handle /auth/* {
-          		reverse_proxy unix//run/agent-box-auth/pages.sock {
-          			header_up X-Agent-Box-Client {remote_host}
-          		}
           	}
           	handle {
           		route {
@@ -1125,6 +1189,7 @@ let
           			request_header -X-Agent-Box-Session
           			forward_auth unix//run/agent-box-auth/verify.sock {
           				uri /verify?user=${u}
+          				${keepCookies [ cookies.session ]}
           				header_up X-Agent-Box-Client {remote_host}
           				copy_headers X-Agent-Box-User X-Agent-Box-Session
           			}
@@ -1501,14 +1566,17 @@ u: paths: defaultAgent:
 ''
         ;
       fail2ban =
-        # fail2ban's filter and jail for the auth service's failed-login line
-# (docs/operating.md, "fail2ban"). The line is
+        # fail2ban's filter, jail and ban action for the auth service's
+# failed-login line (docs/operating.md, "fail2ban"). The line is
 #   agent-box-auth: login failed login=<L> addr=<A>
-# where <L> is a login name or "-" and <A> is the address Caddy's route sets
-# from {remote_host} (or "-"): both validated by the service, so a crafted
-# login name cannot name another address. With backend = systemd, fail2ban
-# sees "<host> agent-box[<pid>]: <message>"; journalmatch keeps it to the
-# service's own journal, which only journald labels.
+# where <L> is a login name or "-" and <A> is the client the service's
+# limits count, from the address Caddy's route sets from {remote_host}: an
+# IPv4 address, an IPv6 /64 (2001:db8:1:2::/64: fail2ban bans the whole
+# network, as the limits count it), a loopback address or "-". Both fields
+# are validated by the service, so a crafted login name cannot name another
+# address. With backend = systemd, fail2ban sees "<host> agent-box[<pid>]:
+# <message>"; journalmatch keeps it to the service's own journal, which only
+# journald labels.
 # w: the normalized web settings.
 { ... }:
 {
@@ -1519,14 +1587,32 @@ u: paths: defaultAgent:
 
     [Definition]
     _daemon = agent-box
-    failregex = ^%(__prefix_line)sagent-box-auth: login failed login=(?:[a-z][a-z0-9_-]{0,31}|-) addr=<ADDR>$
+    failregex = ^%(__prefix_line)sagent-box-auth: login failed login=(?:[a-z][a-z0-9_-]{0,31}|-) addr=(?:<IP4>|<IP6>/(?P<cidr>64))$
     ignoreregex =
     journalmatch = _SYSTEMD_UNIT=agent-box-auth.service
   '';
 
+  # fail2ban's nftables-multiport whose sets can hold a prefix (flags
+  # interval): fail2ban 1.0 and 1.1.0 declare them without, and nft then
+  # refuses the /64 the jail bans while fail2ban reports it banned.
+  nftablesAction = ''
+    # Generated by the agent-box NixOS module: nftables-multiport whose sets hold networks (an IPv6 /64).
+    [INCLUDES]
+    before = nftables.conf
+
+    [Definition]
+    type = multiport
+    _nft_add_set = <nftables> add set <table_family> <table> <addr_set> \{ type <addr_type>\; flags interval\; \}
+                  <_nft_for_proto-<type>-iter>
+                  <nftables> add rule <table_family> <table> <chain> %(rule_stat)s
+                  <_nft_for_proto-<type>-done>
+  '';
+
   # The jail bans the web surface's ports: the domain's port, and 80 too
-  # when it is 443 (Caddy's HTTP side).
-  jail = w: ''
+  # when it is 443 (Caddy's HTTP side). With nftables as the firewall it
+  # bans through nftablesAction (iptables-multiport, the default otherwise,
+  # holds networks as it is).
+  jail = w: nftables: ''
     # Generated by the agent-box NixOS module: ban addresses that fail to log in.
     [agent-box-auth]
     enabled = true
@@ -1536,8 +1622,20 @@ u: paths: defaultAgent:
     maxretry = ${toString w.fail2ban.maxretry}
     findtime = ${w.fail2ban.findtime}
     bantime = ${w.fail2ban.bantime}
-  '';
+  ''
+  + (if nftables then "banaction = agent-box-nftables\n" else "");
 }
+        ;
+      sysctl =
+        # /etc/sysctl.d/60-agent-box.conf: the kernel setting the web surface needs
+# (services.agent-box.web.ptraceScope). It sorts before NixOS's own
+# 60-nixos.conf, so a value the host sets in boot.kernel.sysctl wins (the
+# glue refuses one below 1 while the web surface is on).
+{ ... }:
+scope: ''
+  # Generated by the agent-box NixOS module: no process traces one it did not start (services.agent-box.web.ptraceScope).
+  kernel.yama.ptrace_scope = ${toString scope}
+''
         ;
     };
     units =
@@ -1594,7 +1692,21 @@ let
       if n.web.fail2ban.enable then
         {
           "fail2ban/filter.d/agent-box-auth.local" = render.fail2ban.filter;
-          "fail2ban/jail.d/agent-box-auth.local" = render.fail2ban.jail n.web;
+          "fail2ban/jail.d/agent-box-auth.local" = render.fail2ban.jail n.web host.nftables;
+        }
+        // (
+          if host.nftables then
+            { "fail2ban/action.d/agent-box-nftables.local" = render.fail2ban.nftablesAction; }
+          else
+            { }
+        )
+      else
+        { }
+    )
+    // (
+      if n.web.enable && n.web.ptraceScope != null then
+        {
+          "sysctl.d/60-agent-box.conf" = render.sysctl n.web.ptraceScope;
         }
       else
         { }
@@ -1624,6 +1736,9 @@ in
         authConfig = storePath web.storeNames.authConfig;
         webFile = storePath;
         caddyGroup = "caddy";
+        # the golden host's firewall is nftables (networking.nftables.enable),
+        # as in the VM tier's guest and the flake's NixOS nodes
+        nftables = true;
       };
       d = dropins n host;
       etc = etcFiles n host;
@@ -2627,6 +2742,7 @@ in
 
           import (
           	"crypto/rand"
+          	"errors"
           	"net/http"
           	"strconv"
           	"time"
@@ -2700,17 +2816,25 @@ in
           		secs := retryAfter(w, res.wait)
           		fail(http.StatusTooManyRequests, "Too many attempts. Try again in "+secs+" s.")
           		return
+          	case res.busy:
+          		secs := retryAfter(w, busyRetry)
+          		fail(http.StatusServiceUnavailable, "The box is busy checking other logins. Try again in "+secs+" s.")
+          		return
           	case !res.good:
           		fail(http.StatusUnauthorized, "The current password is wrong.")
           		return
           	}
-          	if err := s.sem.acquire(r.Context()); err != nil {
-          		return // the client is gone
+          	if err := s.queue.acquire(r.Context(), false); err != nil {
+          		if errors.Is(err, errBusy) {
+          			retryAfter(w, busyRetry)
+          			fail(http.StatusServiceUnavailable, "The box is busy checking logins; the password is unchanged. Try again in a few seconds.")
+          		}
+          		return // else the client is gone
           	}
           	salt := make([]byte, saltLen)
           	rand.Read(salt)
           	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
-          	s.sem.release()
+          	s.queue.release(false)
           	now = s.clock.Now()
           	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
           	if err := s.persistLogged(now); err != nil {
@@ -2723,42 +2847,51 @@ in
           }
 
           // attemptResult is how one password check ended: refused before hashing
-          // (wait), the client gone, or checked (good).
+          // by the limits (wait) or the hashing queue (busy), the client gone, or
+          // checked (good).
           type attemptResult struct {
-          	good, gone bool
-          	wait       time.Duration
+          	good, gone, busy bool
+          	wait             time.Duration
           }
 
-          // attempt checks password for login as a login does: the client address's
-          // bucket and, for a configured login, its backoff; one hash (the dummy for
-          // an unknown login) under the hashing limit; and, on failure, the one
+          // attempt checks password for login as a login does: the limits of the
+          // client and of (login, client), for a configured login and any other name
+          // alike; one hash (the dummy for an unknown login) through the hashing
+          // queue; and, for every attempt that fails or is refused, the one
           // failed-login line fail2ban reads.
           func (s *Server) attempt(r *http.Request, login, password string) attemptResult {
-          	addr := clientAddress(r.Header)
+          	cl := clientOf(r.Header)
           	h, known := s.hashOf(login)
           	if !known {
           		h = s.dummy
           	}
-          	if wait, ok := s.limits.admit(clientKey(addr), login, known, s.clock.Now()); !ok {
-          		return attemptResult{wait: max(wait, time.Nanosecond)}
+          	name := logName(login) // the pair's login: a login name or "-"
+          	ad := s.limits.admit(cl.Key, name, s.clock.Now())
+          	if !ad.ok {
+          		s.log.line(failedLoginLine(login, cl.Log))
+          		return attemptResult{wait: ad.wait}
           	}
-          	if err := s.sem.acquire(r.Context()); err != nil {
-          		if known {
-          			s.limits.cancel(login)
+          	if err := s.queue.acquire(r.Context(), ad.suspect); err != nil {
+          		busy := errors.Is(err, errBusy)
+          		s.limits.cancel(cl.Key, name, busy, s.clock.Now())
+          		if !busy {
+          			return attemptResult{gone: true}
           		}
-          		return attemptResult{gone: true}
+          		s.log.line(failedLoginLine(login, cl.Log))
+          		return attemptResult{busy: true}
           	}
-          	good := h.check(s.derive, password)
-          	s.sem.release()
-          	if known {
-          		s.limits.done(login, good, s.clock.Now())
-          	}
-          	if !known || !good {
-          		s.log.line(failedLoginLine(login, addr))
+          	good := h.check(s.derive, password) && known
+          	s.queue.release(ad.suspect)
+          	s.limits.done(cl.Key, name, good, s.clock.Now())
+          	if !good {
+          		s.log.line(failedLoginLine(login, cl.Log))
           		return attemptResult{}
           	}
           	return attemptResult{good: true}
           }
+
+          // busyRetry is the Retry-After of an attempt the hashing queue refused.
+          const busyRetry = 5 * time.Second
 
           // retryAfter sets Retry-After for wait (whole seconds, at least 1) and
           // returns it as text.
@@ -2861,13 +2994,15 @@ in
           package auth
 
           import (
+          	"crypto/subtle"
           	"sync"
           	"time"
           )
 
           // One-time codes hand a box session over to a user origin: bound to the
-          // box session and the user, valid 60 s, used at most once. They live in
-          // memory only.
+          // box session, the user and the browser that asked for the code (a binding
+          // secret in a cookie the box origin sets with it, checked at the
+          // hand-over), valid 60 s, used at most once. They live in memory only.
           const (
           	codeLifetime   = 60 * time.Second
           	maxCodes       = 4096 // pending codes in all
@@ -2877,6 +3012,7 @@ in
           type code struct {
           	box     string // box session id
           	user    string
+          	bind    string // the binding cookie's value
           	expires time.Time
           	seq     uint64 // issue order
           }
@@ -2889,9 +3025,9 @@ in
 
           func newCodes() *codes { return &codes{m: map[string]code{}} }
 
-          // issue returns a fresh code for (box, user), or "" when too many are
-          // pending.
-          func (c *codes) issue(box, user string, now time.Time) string {
+          // issue returns a fresh code for (box, user) and its binding secret, or
+          // "" when too many are pending.
+          func (c *codes) issue(box, user string, now time.Time) (k, bind string) {
           	c.mu.Lock()
           	defer c.mu.Unlock()
           	var mine []string
@@ -2913,18 +3049,20 @@ in
           		delete(c.m, oldest)
           	}
           	if len(c.m) >= maxCodes {
-          		return ""
+          		return "", ""
           	}
-          	k := randomText(32)
+          	k, bind = randomText(32), randomText(32)
           	c.seq++
-          	c.m[k] = code{box: box, user: user, expires: now.Add(codeLifetime), seq: c.seq}
-          	return k
+          	c.m[k] = code{box: box, user: user, bind: bind, expires: now.Add(codeLifetime), seq: c.seq}
+          	return k, bind
           }
 
           // take consumes k: whatever happens next, it cannot be used again. ok is
-          // false for an unknown, used or expired code, and for one of another user
-          // (which is consumed too: it was seen where it does not belong).
-          func (c *codes) take(k, user string, now time.Time) (box string, ok bool) {
+          // false for an unknown, used or expired code, for one of another user, and
+          // for one whose binding secret is none of binds (the cookies the browser
+          // sent): such a code is consumed too, since it was seen where it does not
+          // belong.
+          func (c *codes) take(k, user string, binds []string, now time.Time) (box string, ok bool) {
           	c.mu.Lock()
           	defer c.mu.Unlock()
           	v, found := c.m[k]
@@ -2935,7 +3073,12 @@ in
           	if !now.Before(v.expires) || v.user != user {
           		return "", false
           	}
-          	return v.box, true
+          	for _, b := range binds {
+          		if subtle.ConstantTimeCompare([]byte(b), []byte(v.bind)) == 1 {
+          			return v.box, true
+          		}
+          	}
+          	return "", false
           }
         '';
         "auth/config.go" = ''
@@ -3229,6 +3372,13 @@ in
 
           // userOrigin is https://U.D.
           func (c *Config) userOrigin(u string) string { return "https://" + u + "." + c.Domain }
+
+          // host is the box's host name: Domain without its port (cookies have no
+          // port).
+          func (c *Config) host() string {
+          	h, _, _ := strings.Cut(c.Domain, ":")
+          	return h
+          }
         '';
         "auth/hash.go" = ''
           package auth
@@ -3345,163 +3495,398 @@ in
 
           import (
           	"context"
-          	"net/netip"
+          	"errors"
           	"sync"
           	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
           )
 
-          // Login limits (docs/web-contract.md, "Logins").
+          // Login limits (docs/web-contract.md, "Logins"). Every limit is per client
+          // (clientaddr: an address, an IPv6 /64, all of loopback) or per (login,
+          // client), never per login alone: no client can hold back a login for
+          // another. Unknown login names are limited exactly like known ones, so a
+          // refusal never tells them apart.
           const (
-          	hashSlots     = 2                // hashes at once
-          	bucketSize    = 5                // attempts per client address...
-          	bucketRefill  = 12 * time.Second // ...and one more this often
-          	backoffFirst  = time.Second      // after a login's first failure
-          	backoffMax    = 5 * time.Minute
-          	maxBuckets    = 1 << 16 // addresses tracked; beyond, the full buckets are forgotten
-          	overflowKey   = "overflow"
-          	unknownClient = "-"
+          	hashSlots    = 2                // hashes at once
+          	bucketSize   = 5                // attempts per client...
+          	bucketRefill = 12 * time.Second // ...and one more this often
+          	backoffFirst = time.Second      // after a (login, client)'s first failure
+          	backoffMax   = 5 * time.Minute
+          	// decay: a (login, client)'s failure count drops by one for each
+          	// quiet period this long, and a client whose last failure or refusal
+          	// is older is no longer a suspect.
+          	decay      = 10 * time.Minute
+          	maxClients = 1 << 16 // clients tracked; beyond, idle ones are forgotten
+          	maxPairs   = 1 << 16 // (login, client) pairs tracked; likewise
+          	overflow   = "overflow"
           )
 
-          // limiter holds the per-address token buckets and the per-login backoff.
-          // Only configured logins get a backoff entry, so its size is bounded.
+          // Hashing queue (hashQueue): suspects (clients with a failure or refusal
+          // in the last decay, or with another attempt already being checked) may
+          // use all slots but one and wait in a short queue; other clients may use
+          // every slot and are served newest first, so a burst of first guesses from
+          // fresh addresses cannot push a later login behind it. A full queue or a
+          // wait past queueWait is refused at once.
+          const (
+          	queueClean   = 8
+          	queueSuspect = 4
+          	// queueWait and a hash (seconds in an emulated machine) stay well
+          	// under the 30 s in which the service must answer.
+          	queueWait = 10 * time.Second
+          )
+
+          // limiter holds the per-client token buckets and the per-(login, client)
+          // backoff. Both maps are bounded.
           type limiter struct {
           	mu      sync.Mutex
-          	buckets map[string]*bucket
-          	logins  map[string]*backoff
+          	clients map[string]*clientState
+          	pairs   map[pairKey]*backoff
           }
 
-          type bucket struct {
-          	tokens float64
-          	at     time.Time
+          type clientState struct {
+          	tokens   float64
+          	at       time.Time // when tokens was counted
+          	lastBad  time.Time // the client's last failure or refusal
+          	inFlight int       // its admitted attempts not yet done
           }
+
+          type pairKey struct{ login, client string }
 
           type backoff struct {
-          	failures int
-          	until    time.Time
-          	inFlight bool // an attempt of this login is being checked
+          	failures    int
+          	lastFailure time.Time
+          	until       time.Time
+          	inFlight    bool // an attempt of this pair is being checked
           }
 
           func newLimiter() *limiter {
-          	return &limiter{buckets: map[string]*bucket{}, logins: map[string]*backoff{}}
+          	return &limiter{clients: map[string]*clientState{}, pairs: map[pairKey]*backoff{}}
           }
 
-          // clientKey is the bucket of a client address: the address itself, its /64
-          // for IPv6 (one host usually holds a whole /64), or "-" when the address
-          // did not parse.
-          func clientKey(addr string) string {
-          	a, err := netip.ParseAddr(addr)
-          	if err != nil || addr == unknownClient {
-          		return unknownClient
+          func (c *clientState) refill(now time.Time) {
+          	if el := now.Sub(c.at); el > 0 {
+          		c.tokens = min(bucketSize, c.tokens+float64(el)/float64(bucketRefill))
           	}
-          	if a.Is6() && !a.Is4In6() {
-          		p, _ := a.Prefix(64)
-          		return p.String()
-          	}
-          	return a.Unmap().String()
+          	c.at = now
           }
 
-          func (b *bucket) refill(now time.Time) {
-          	if el := now.Sub(b.at); el > 0 {
-          		b.tokens = min(bucketSize, b.tokens+float64(el)/float64(bucketRefill))
-          	}
-          	b.at = now
+          // suspect: a failure or refusal within decay, or an attempt already in
+          // flight (a person types one password at a time).
+          func (c *clientState) suspect(now time.Time) bool {
+          	return c.inFlight > 0 || !c.lastBad.IsZero() && now.Sub(c.lastBad) < decay
           }
 
-          // admit decides whether an attempt from key for login (known: a configured
-          // login) may be checked now. When it may not, wait is the Retry-After.
-          // An admitted attempt of a known login must be followed by done.
-          func (l *limiter) admit(key, login string, known bool, now time.Time) (wait time.Duration, ok bool) {
-          	l.mu.Lock()
-          	defer l.mu.Unlock()
-          	b := l.buckets[key]
-          	if b == nil {
-          		if len(l.buckets) >= maxBuckets {
-          			l.forgetFullLocked(now)
-          		}
-          		if len(l.buckets) >= maxBuckets {
-          			key = overflowKey
-          			b = l.buckets[key]
-          		}
-          		if b == nil {
-          			b = &bucket{tokens: bucketSize, at: now}
-          			l.buckets[key] = b
-          		}
-          	}
-          	b.refill(now)
-          	if b.tokens < 1 {
-          		return time.Duration((1 - b.tokens) * float64(bucketRefill)), false
-          	}
-          	if known {
-          		bo := l.logins[login]
-          		if bo == nil {
-          			bo = &backoff{}
-          			l.logins[login] = bo
-          		}
-          		if bo.inFlight {
-          			return time.Second, false
-          		}
-          		if now.Before(bo.until) {
-          			return bo.until.Sub(now), false
-          		}
-          		bo.inFlight = true
-          	}
-          	b.tokens--
-          	return 0, true
-          }
-
-          // done ends an admitted attempt of a known login: a success resets its
-          // backoff, a failure doubles it (1 s, 2 s, 4 s ... 5 min).
-          func (l *limiter) done(login string, success bool, now time.Time) {
-          	l.mu.Lock()
-          	defer l.mu.Unlock()
-          	bo := l.logins[login]
-          	if bo == nil {
+          // decayed drops one failure per quiet decay since the last one.
+          func (b *backoff) decayed(now time.Time) {
+          	if b.failures == 0 {
           		return
           	}
-          	bo.inFlight = false
+          	n := int(now.Sub(b.lastFailure) / decay)
+          	if n <= 0 {
+          		return
+          	}
+          	if n >= b.failures {
+          		b.failures = 0
+          		return
+          	}
+          	b.failures -= n
+          	b.lastFailure = b.lastFailure.Add(time.Duration(n) * decay)
+          }
+
+          // admission is the limiter's answer to one attempt.
+          type admission struct {
+          	ok      bool
+          	wait    time.Duration // the Retry-After of a refusal
+          	suspect bool          // the client had a failure or refusal within decay
+          }
+
+          // admit decides whether an attempt of login from client may be checked
+          // now. An admitted attempt must be followed by done or cancel; a refused
+          // one counts against the client (it is a suspect for decay).
+          func (l *limiter) admit(client, login string, now time.Time) admission {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	c := l.clientLocked(client, now)
+          	c.refill(now)
+          	b, full := l.pairLocked(pairKey{login, client}, now)
+          	var wait time.Duration
+          	switch {
+          	case full:
+          		wait = time.Second
+          	case b.inFlight:
+          		wait = time.Second
+          	case now.Before(b.until):
+          		wait = b.until.Sub(now)
+          	case c.tokens < 1:
+          		wait = time.Duration((1 - c.tokens) * float64(bucketRefill))
+          	default:
+          		suspect := c.suspect(now)
+          		c.tokens--
+          		c.inFlight++
+          		b.inFlight = true
+          		return admission{ok: true, suspect: suspect}
+          	}
+          	c.lastBad = now
+          	return admission{wait: max(wait, time.Nanosecond)}
+          }
+
+          // done ends an admitted attempt: a success forgets the pair's backoff and
+          // the client's suspicion; a failure doubles the pair's backoff (1 s, 2 s,
+          // 4 s ... 5 min; fewer after quiet periods) and makes the client a suspect.
+          func (l *limiter) done(client, login string, success bool, now time.Time) {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	k := pairKey{login, client}
+          	b := l.pairs[k]
+          	c := l.clientOfLocked(client)
+          	if c != nil && c.inFlight > 0 {
+          		c.inFlight--
+          	}
           	if success {
-          		delete(l.logins, login)
+          		delete(l.pairs, k)
+          		if c != nil {
+          			c.lastBad = time.Time{}
+          		}
           		return
           	}
-          	bo.failures++
-          	d := backoffMax
-          	if bo.failures <= 20 {
-          		d = min(backoffMax, backoffFirst<<(bo.failures-1))
+          	if c != nil {
+          		c.lastBad = now
           	}
-          	bo.until = now.Add(d)
+          	if b == nil {
+          		return
+          	}
+          	b.inFlight = false
+          	b.decayed(now)
+          	b.failures++
+          	b.lastFailure = now
+          	d := backoffMax
+          	if b.failures <= 20 {
+          		d = min(backoffMax, backoffFirst<<(b.failures-1))
+          	}
+          	b.until = now.Add(d)
           }
 
-          // cancel ends an admitted attempt that was never checked.
-          func (l *limiter) cancel(login string) {
+          // cancel ends an admitted attempt that was never checked (the client went
+          // away, or the hashing queue refused it: then refused is true and the
+          // client counts as a suspect).
+          func (l *limiter) cancel(client, login string, refused bool, now time.Time) {
           	l.mu.Lock()
           	defer l.mu.Unlock()
-          	if bo := l.logins[login]; bo != nil {
-          		bo.inFlight = false
+          	if b := l.pairs[pairKey{login, client}]; b != nil {
+          		b.inFlight = false
           	}
-          }
-
-          func (l *limiter) forgetFullLocked(now time.Time) {
-          	for k, b := range l.buckets {
-          		b.refill(now)
-          		if b.tokens >= bucketSize {
-          			delete(l.buckets, k)
+          	if c := l.clientOfLocked(client); c != nil {
+          		if c.inFlight > 0 {
+          			c.inFlight--
+          		}
+          		if refused {
+          			c.lastBad = now
           		}
           	}
           }
 
-          // semaphore bounds the hashes running at once.
-          type semaphore chan struct{}
+          // clientLocked is client's state, created full; when maxClients are
+          // tracked, the idle ones (a full bucket, no suspicion) are forgotten, and
+          // if none is, every new client shares one overflow bucket.
+          func (l *limiter) clientLocked(client string, now time.Time) *clientState {
+          	if c := l.clients[client]; c != nil {
+          		return c
+          	}
+          	if len(l.clients) >= maxClients {
+          		for k, c := range l.clients {
+          			c.refill(now)
+          			if c.tokens >= bucketSize && !c.suspect(now) && c.inFlight == 0 {
+          				delete(l.clients, k)
+          			}
+          		}
+          	}
+          	if len(l.clients) >= maxClients {
+          		client = overflow
+          		if c := l.clients[client]; c != nil {
+          			return c
+          		}
+          	}
+          	c := &clientState{tokens: bucketSize, at: now}
+          	l.clients[client] = c
+          	return c
+          }
 
-          func (s semaphore) acquire(ctx context.Context) error {
-          	select {
-          	case s <- struct{}{}:
+          // clientOfLocked is the state admit counted client's attempt in: its own,
+          // or the overflow bucket's.
+          func (l *limiter) clientOfLocked(client string) *clientState {
+          	if c := l.clients[client]; c != nil {
+          		return c
+          	}
+          	return l.clients[overflow]
+          }
+
+          // pairLocked is k's backoff, created empty; when maxPairs are tracked,
+          // the ones whose backoff has passed are forgotten, and if none has, full
+          // is true (the attempt is refused: that many clients are in backoff).
+          func (l *limiter) pairLocked(k pairKey, now time.Time) (b *backoff, full bool) {
+          	if b := l.pairs[k]; b != nil {
+          		return b, false
+          	}
+          	if len(l.pairs) >= maxPairs {
+          		for pk, b := range l.pairs {
+          			if !b.inFlight && !now.Before(b.until) {
+          				delete(l.pairs, pk)
+          			}
+          		}
+          	}
+          	if len(l.pairs) >= maxPairs {
+          		return &backoff{}, true
+          	}
+          	b = &backoff{}
+          	l.pairs[k] = b
+          	return b, false
+          }
+
+          // errBusy is an attempt the hashing queue refused: it is full, or the
+          // wait passed queueWait.
+          var errBusy = errors.New("too many logins are being checked")
+
+          // hashQueue bounds the hashes running at once (slots) and the attempts
+          // waiting for one.
+          type hashQueue struct {
+          	mu       sync.Mutex
+          	free     int // slots free
+          	suspects int // slots held by suspects
+          	clean    []*waiter
+          	suspect  []*waiter
+
+          	slots, maxClean, maxSuspect int
+          	wait                        time.Duration
+          }
+
+          type waiter struct {
+          	ch      chan error // nil: a slot was handed over; errBusy: evicted
+          	suspect bool
+          }
+
+          func newHashQueue() *hashQueue {
+          	return &hashQueue{free: hashSlots, slots: hashSlots, maxClean: queueClean, maxSuspect: queueSuspect, wait: queueWait}
+          }
+
+          // acquire takes a slot for one hash: at once if one is free (for a
+          // suspect, if another slot stays free of suspects), else after waiting in
+          // the queue. It returns errBusy when the queue is full (a newer clean
+          // attempt evicts the oldest clean waiter) or the wait passes, or ctx's
+          // error when the client goes away.
+          func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
+          	q.mu.Lock()
+          	if q.free > 0 && (!suspect || q.suspects < q.suspectSlots()) {
+          		q.take(suspect)
+          		q.mu.Unlock()
           		return nil
+          	}
+          	w := &waiter{ch: make(chan error, 1), suspect: suspect}
+          	if suspect {
+          		if len(q.suspect) >= q.maxSuspect {
+          			q.mu.Unlock()
+          			return errBusy
+          		}
+          		q.suspect = append(q.suspect, w)
+          	} else {
+          		if q.maxClean == 0 {
+          			q.mu.Unlock()
+          			return errBusy
+          		}
+          		if len(q.clean) >= q.maxClean {
+          			oldest := q.clean[0]
+          			q.clean = q.clean[1:]
+          			oldest.ch <- errBusy
+          		}
+          		q.clean = append(q.clean, w)
+          	}
+          	q.mu.Unlock()
+
+          	t := time.NewTimer(q.wait)
+          	defer t.Stop()
+          	var err error
+          	select {
+          	case err = <-w.ch:
+          		return err
+          	case <-t.C:
+          		err = errBusy
           	case <-ctx.Done():
+          		err = ctx.Err()
+          	}
+          	q.mu.Lock()
+          	defer q.mu.Unlock()
+          	if q.remove(w) {
+          		return err
+          	}
+          	// Handed a slot (or evicted) just as it gave up: a slot is used
+          	// unless the client is gone.
+          	if got := <-w.ch; got != nil {
+          		return got
+          	}
+          	if ctx.Err() != nil {
+          		q.releaseLocked(suspect)
           		return ctx.Err()
           	}
+          	return nil
           }
 
-          func (s semaphore) release() { <-s }
+          // suspectSlots is how many slots suspects may hold at once: all but one,
+          // so a client without recent failures always finds one soon.
+          func (q *hashQueue) suspectSlots() int { return max(1, q.slots-1) }
+
+          func (q *hashQueue) take(suspect bool) {
+          	q.free--
+          	if suspect {
+          		q.suspects++
+          	}
+          }
+
+          // remove takes w out of its queue; false when it was no longer there.
+          func (q *hashQueue) remove(w *waiter) bool {
+          	list := &q.clean
+          	if w.suspect {
+          		list = &q.suspect
+          	}
+          	for i, x := range *list {
+          		if x == w {
+          			*list = append((*list)[:i], (*list)[i+1:]...)
+          			return true
+          		}
+          	}
+          	return false
+          }
+
+          // release frees a slot taken by acquire.
+          func (q *hashQueue) release(suspect bool) {
+          	q.mu.Lock()
+          	defer q.mu.Unlock()
+          	q.releaseLocked(suspect)
+          }
+
+          // releaseLocked hands the slot to the newest clean waiter, else to the
+          // oldest suspect if suspects may take it, else frees it.
+          func (q *hashQueue) releaseLocked(suspect bool) {
+          	q.free++
+          	if suspect {
+          		q.suspects--
+          	}
+          	if n := len(q.clean); n > 0 {
+          		w := q.clean[n-1]
+          		q.clean = q.clean[:n-1]
+          		q.take(false)
+          		w.ch <- nil
+          		return
+          	}
+          	if len(q.suspect) > 0 && q.suspects < q.suspectSlots() {
+          		w := q.suspect[0]
+          		q.suspect = q.suspect[1:]
+          		q.take(true)
+          		w.ch <- nil
+          	}
+          }
+
+          // clientOf is the request's client (clientaddr).
+          var clientOf = clientaddr.FromHeader
         '';
         "auth/log.go" = ''
           package auth
@@ -3511,31 +3896,14 @@ in
           	"fmt"
           	"io"
           	"log"
-          	"net/http"
-          	"net/netip"
           	"sync"
 
+          	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           )
 
-          // clientHeader carries the client address; Caddy sets it from
-          // {remote_host} (header_up replaces a client's copy). Never X-Forwarded-For.
-          const clientHeader = "X-Agent-Box-Client"
-
-          // clientAddress is the request's client address in canonical form, or "-"
-          // when the header is missing, repeated, not an IP address or has a zone
-          // (a zone is free text).
-          func clientAddress(h http.Header) string {
-          	vs := h.Values(clientHeader)
-          	if len(vs) != 1 {
-          		return unknownClient
-          	}
-          	a, err := netip.ParseAddr(vs[0])
-          	if err != nil || a.Zone() != "" {
-          		return unknownClient
-          	}
-          	return a.String()
-          }
+          // clientHeader is the header Caddy sets from {remote_host}.
+          const clientHeader = clientaddr.Header
 
           // logName is <L> of the failed-login line: the login if it matches
           // [a-z][a-z0-9_-]{0,31}, else "-".
@@ -3546,9 +3914,10 @@ in
           	return "-"
           }
 
-          // failedLoginLine is the one line a failed login writes (the next issue's
-          // fail2ban jail reads it). Both fields are validated, so nothing else a
-          // client sends reaches it.
+          // failedLoginLine is the one line a failed or refused login attempt
+          // writes (fail2ban's jail reads it). addr is clientaddr's Log form: an
+          // IPv4 address, an IPv6 /64, a loopback address or "-". Both fields are
+          // validated, so nothing else a client sends reaches it.
           func failedLoginLine(login, addr string) string {
           	return fmt.Sprintf("agent-box-auth: login failed login=%s addr=%s\n", logName(login), addr)
           }
@@ -3595,12 +3964,28 @@ in
           	"net/url"
           	"strings"
           	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // The box's cookies (contract: Caddy passes on only these). bindPrefix + U
+          // is the cookie that binds a hand-over code for U to the browser the box
+          // origin gave it to (Domain=D, Path=bindPath, Secure, HttpOnly,
+          // SameSite=Lax, for the code's 60 s).
+          var (
+          	cookieName = contract.Web.Cookies.Session
+          	bindPrefix = contract.Web.Cookies.HandoverPrefix
+          	bindPath   = contract.Web.Cookies.HandoverPath
           )
 
           const (
-          	cookieName = "__Host-agentbox"
-          	formLimit  = 16 << 10 // a form body
-          	maxCookies = 8        // cookies of our name looked at in one request
+          	formLimit = 16 << 10 // a form body
+          	// maxCookies bounds the cookies of one of our names looked at in one
+          	// request. A browser holds about 180 cookies per site; a script on
+          	// another origin of the box could add some of our names (nameless
+          	// cookies whose value looks like one, or other paths), so every one a
+          	// browser can hold is looked at: a lookup by id, then one hash.
+          	maxCookies = 256
           )
 
           // Pages is the handler of the pages listener: the box origin and /auth/*
@@ -3868,6 +4253,11 @@ in
           		form.Message = "Too many attempts. Try again in " + secs + " s."
           		s.render(w, http.StatusTooManyRequests, "login", form)
           		return
+          	case res.busy:
+          		secs := retryAfter(w, busyRetry)
+          		form.Message = "The box is busy checking other logins. Try again in " + secs + " s."
+          		s.render(w, http.StatusServiceUnavailable, "login", form)
+          		return
           	case !res.good:
           		form.Message = "Wrong login or password."
           		s.render(w, http.StatusUnauthorized, "login", form)
@@ -3906,15 +4296,38 @@ in
           	s.handOver(w, sess, u, next, now)
           }
 
-          // handOver answers 303 to U's hand-over page with a fresh one-time code.
+          // handOver answers 303 to U's hand-over page with a fresh one-time code,
+          // and gives this browser the code's binding cookie.
           func (s *Server) handOver(w http.ResponseWriter, box Session, u, next string, now time.Time) {
-          	c := s.codes.issue(box.ID, u, now)
+          	c, bind := s.codes.issue(box.ID, u, now)
           	if c == "" {
           		w.Header().Set("Retry-After", "60")
           		s.message(w, http.StatusServiceUnavailable, "Busy", "Too many hand-overs are pending. Try again in a minute.")
           		return
           	}
+          	s.setBindCookie(w, u, bind, int(codeLifetime/time.Second))
           	redirect(w, http.StatusSeeOther, s.cfg.userOrigin(u)+"/auth/handover?"+url.Values{"code": {c}, "next": {next}}.Encode())
+          }
+
+          // setBindCookie sets (maxAge > 0) or clears (maxAge < 0) U's binding
+          // cookie. It is the box's one cookie with a Domain: it must reach U's
+          // origin, where only the auth service's /auth/* receives it.
+          func (s *Server) setBindCookie(w http.ResponseWriter, u, value string, maxAge int) {
+          	http.SetCookie(w, &http.Cookie{
+          		Name: bindPrefix + u, Value: value, Domain: s.cfg.host(), Path: bindPath, MaxAge: maxAge,
+          		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+          	})
+          }
+
+          // cookieValues are the values of the first maxCookies cookies named name.
+          func cookieValues(r *http.Request, name string) []string {
+          	var vs []string
+          	for _, c := range r.Cookies() {
+          		if c.Name == name && len(vs) < maxCookies {
+          			vs = append(vs, c.Value)
+          		}
+          	}
+          	return vs
           }
 
           // handoverPage is GET /auth/handover on U's origin: a form that posts the
@@ -3934,18 +4347,19 @@ in
           func (s *Server) handover(w http.ResponseWriter, r *http.Request, u string) {
           	c, next := r.PostFormValue("code"), localPath(r.PostFormValue("next"))
           	now := s.clock.Now()
-          	boxID, ok := s.codes.take(c, u, now)
+          	boxID, ok := s.codes.take(c, u, cookieValues(r, bindPrefix+u), now)
           	var box Session
           	if ok {
           		box, ok = s.store.alive(boxID, now)
           	}
           	if !ok || box.Origin != "" || !s.cfg.mayOpen(box.Login, u) {
-          		s.message(w, http.StatusForbidden, "Link expired", "This link was used already, has expired or is not for this agent user. Open the agent user again from the box.")
+          		s.message(w, http.StatusForbidden, "Link not valid here", "This link was used already, has expired, is not for this agent user or was made in another browser. Open the agent user again from the box.")
           		return
           	}
           	child, secret := s.store.create(box.Login, &box, u, now, s.cfg.SessionLifetime)
           	s.persistLogged(now)
           	s.setCookie(w, child, secret, now)
+          	s.setBindCookie(w, u, "", -1)
           	redirect(w, http.StatusSeeOther, next)
           }
 
@@ -3953,11 +4367,16 @@ in
           // ends, with every child.
           func (s *Server) logout(w http.ResponseWriter, r *http.Request, origin string) {
           	now := s.clock.Now()
+          	clearCookie(w)
           	if sess, ok := s.anySession(r, origin); ok {
           		s.store.endFamily(sess)
-          		s.persistLogged(now)
+          		if err := s.persistLogged(now); err != nil {
+          			// Ended in memory, but a restart would bring it back: say so.
+          			s.message(w, http.StatusInternalServerError, "Logout not saved",
+          				"This session ended, but the box could not record that: after a restart of its login service the session could be valid again. Log out again later, or ask the operator to run agent-box web revoke (the service's log says what failed).")
+          			return
+          		}
           	}
-          	clearCookie(w)
           	if origin == "" {
           		redirect(w, http.StatusSeeOther, "/")
           		return
@@ -4114,7 +4533,7 @@ in
           	store  *store
           	codes  *codes
           	limits *limiter
-          	sem    semaphore
+          	queue  *hashQueue
           	dummy  Hash
 
           	// derive is the password hash function; tests count its calls.
@@ -4136,7 +4555,7 @@ in
           	}
           	s := &Server{
           		cfg: o.Config, clock: o.Clock, log: &logger{w: o.Log},
-          		codes: newCodes(), limits: newLimiter(), sem: make(semaphore, hashSlots),
+          		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(),
           		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
           	}
           	if s.clock == nil {
@@ -5135,6 +5554,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/seal"
           	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
           	"github.com/agent-box/agent-box/internal/runtime/spawn"
           	"github.com/agent-box/agent-box/internal/runtime/state"
@@ -5172,7 +5592,8 @@ in
             session rm NAME                              remove a session (its name is tombstoned)
             session stop NAME | start NAME               park / unpark a session
             session restart NAME | --all                 restart through the supervisor
-            session attach [NAME]                        attach this terminal to the session
+            session attach [--sealed] [NAME]             attach this terminal to the session
+                                                         (--sealed: the tmux client can start no program)
             env ls                                       list the keys of ~/.config/agent-box/env
             env set KEY                                  set KEY to the value read from stdin
             env rm KEY                                   remove KEY
@@ -5381,10 +5802,14 @@ in
           		}
           		return actions.Restart(e, name)
           	case "attach":
-          		if len(args) > 1 {
-          			return usagef("usage: session attach [NAME]")
+          		sealed := len(args) > 0 && args[0] == "--sealed"
+          		if sealed {
+          			args = args[1:]
           		}
-          		return p.attach(ctx, e, args)
+          		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
+          			return usagef("usage: session attach [--sealed] [NAME]")
+          		}
+          		return p.attach(ctx, e, args, sealed)
           	}
           	return usagef("unknown session subcommand %q", sub)
           }
@@ -5479,8 +5904,10 @@ in
 
           // attach replaces this process with `tmux -S SOCKET attach-session`. It
           // never starts a server: it refuses when nothing listens on the socket, and
-          // attach-session itself does not start one.
-          func (p *Program) attach(ctx context.Context, e paths.Env, args []string) error {
+          // attach-session itself does not start one. Sealed (the web terminal's
+          // attach, in agent-box-term@U), the tmux client can start no program
+          // (package seal): whatever the server asks of it, it runs nothing.
+          func (p *Program) attach(ctx context.Context, e paths.Env, args []string, sealed bool) error {
           	srv := &tmux.Server{Bin: p.tmuxBin(e), Socket: e.TmuxSocket(), Env: os.Environ()}
           	if !srv.Alive() {
           		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
@@ -5504,6 +5931,9 @@ in
           			return fmt.Errorf("session %q is not running", name)
           		}
           		argv = append(argv, "-t", "="+name)
+          	}
+          	if sealed {
+          		return seal.Exec(srv.Bin, argv, os.Environ())
           	}
           	return syscall.Exec(srv.Bin, argv, os.Environ())
           }
@@ -5686,6 +6116,118 @@ in
           	}
           	cfg.ProcEnv, cfg.Log = os.Environ(), p.Stderr
           	return web.Serve(ctx, l[0], hook, cfg)
+          }
+        '';
+        "clientaddr/clientaddr.go" = ''
+          // Package clientaddr is the one reading of a request's client address on
+          // the box's unauthenticated paths (logins, webhooks): the header Caddy sets
+          // from {remote_host} (a client's own copy is replaced; X-Forwarded-For is
+          // never read), the key the limits count by, and the form the failed-login
+          // line logs, which fail2ban bans (docs/web-contract.md, "Logins").
+          //
+          // One client is: an IPv4 address; an IPv6 /64 (one host usually holds a
+          // whole /64, so rotating addresses inside it is still one client); every
+          // loopback address together (anything on the box itself is one client); and
+          // "-" for a missing, repeated or unparsable header.
+          package clientaddr
+
+          import (
+          	"net/http"
+          	"net/netip"
+          )
+
+          // Header carries the client address from Caddy's route.
+          const Header = "X-Agent-Box-Client"
+
+          const (
+          	// Unknown is the client of a request without one valid Header.
+          	Unknown = "-"
+          	// Loopback is the key of every loopback address.
+          	Loopback = "loopback"
+          )
+
+          // Client is how the limits count a client and how the log names it.
+          type Client struct {
+          	// Key is the limits' key: an IPv4 address, an IPv6 /64 such as
+          	// 2001:db8:1:2::/64, Loopback or Unknown.
+          	Key string
+          	// Log is what the failed-login line says: Key, except for loopback,
+          	// which is logged as the address itself (fail2ban never bans it).
+          	Log string
+          }
+
+          // FromHeader is the client of a request: exactly one Header value that
+          // parses as an IP address without a zone (a zone is free text), else
+          // Unknown.
+          func FromHeader(h http.Header) Client {
+          	vs := h.Values(Header)
+          	if len(vs) != 1 {
+          		return Client{Unknown, Unknown}
+          	}
+          	return Of(vs[0])
+          }
+
+          // Of is the client of one address text.
+          func Of(addr string) Client {
+          	a, err := netip.ParseAddr(addr)
+          	if err != nil || a.Zone() != "" {
+          		return Client{Unknown, Unknown}
+          	}
+          	a = a.Unmap()
+          	switch {
+          	case a.IsLoopback():
+          		return Client{Loopback, a.String()}
+          	case a.Is6():
+          		p, _ := a.Prefix(64)
+          		return Client{p.String(), p.String()}
+          	}
+          	return Client{a.String(), a.String()}
+          }
+        '';
+        "contract/contract.go" = ''
+          // Package contract holds the rules the runtime shares with the NixOS
+          // module and the docs, in web.json: the Go side embeds the file, the Nix
+          // lib includes the same bytes (modules/src/lib/default.nix), so a name
+          // that both sides use is written once. Today it holds the cookie names
+          // Caddy passes on to the auth service (docs/web-contract.md, "Caddy").
+          package contract
+
+          import (
+          	_ "embed"
+          	"encoding/json"
+          )
+
+          //go:embed web.json
+          var webJSON []byte
+
+          // Cookies are the box's own cookies: the only ones Caddy passes on.
+          type Cookies struct {
+          	// Session is the session cookie of every origin (__Host-: no Domain).
+          	Session string `json:"session"`
+          	// HandoverPrefix + U binds a hand-over code for U to the browser the
+          	// box origin gave it to; it is set for Domain=D and HandoverPath.
+          	HandoverPrefix string `json:"handoverPrefix"`
+          	HandoverPath   string `json:"handoverPath"`
+          }
+
+          // Web is web.json.
+          var Web struct {
+          	Cookies Cookies `json:"cookies"`
+          }
+
+          func init() {
+          	if err := json.Unmarshal(webJSON, &Web); err != nil {
+          		panic("contract: web.json: " + err.Error())
+          	}
+          }
+        '';
+        "contract/web.json" = ''
+          {
+            "cookies": {
+              "session": "__Host-agentbox",
+              "handoverPrefix": "__Secure-agentbox-handover-",
+              "handoverPath": "/auth/handover"
+            }
           }
         '';
         "envfile/envfile.go" = ''
@@ -6384,6 +6926,12 @@ in
           // Suffix is the file name suffix of a stored delivery: <id>.json.
           const Suffix = ".json"
 
+          // SeenLog is the hidden file in a hook's folder that lists, one id a
+          // line, every delivery stored within the retention, whether or not its
+          // file is still there: deduplication outlives a delivery the agent
+          // removed (a captured delivery replayed later is still a repeat).
+          const SeenLog = ".seen"
+
           // Delivery is the JSON document stored for each delivery. Body is the raw
           // body, byte for byte, when it is JSON (and valid UTF-8); otherwise
           // BodyBase64 holds it. So a document is at most 4/3 of its body plus the
@@ -6419,18 +6967,24 @@ in
 
           	dirf     *os.File
           	sync     dirSync
+          	seenf    *os.File // SeenLog, appended to
+          	seenSync dirSync  // its fsyncs
           	mu       sync.Mutex
           	used     int64                    // bytes of the indexed deliveries
           	reserved int64                    // bytes of the writes in flight
-          	entries  []entry                  // by id, oldest first
-          	byHash   map[string]string        // hash part -> id
+          	entries  []entry                  // the files, by id, oldest first
+          	seen     []entry                  // every delivery within the retention, by id (size unused)
+          	byHash   map[string]string        // hash part -> id, of seen
+          	lines    int                      // lines in SeenLog
           	pending  map[string]chan struct{} // hash part -> closed when its write ends
           }
 
           // Open opens (creating it 0700 if needed) the folder dir of hook and reads
           // what it holds: temporary files of writes that never finished are
-          // removed, deliveries older than retention are removed, the rest are
-          // indexed by their body's hash, so deduplication survives restarts.
+          // removed, deliveries older than retention are removed, the rest and the
+          // ids of SeenLog within the retention are indexed by their body's hash,
+          // so deduplication survives restarts and removals; SeenLog is rewritten
+          // with only those ids.
           func Open(dir, hook string, quota int64, retention time.Duration, now func() time.Time) (*Store, error) {
           	if now == nil {
           		now = time.Now
@@ -6453,14 +7007,97 @@ in
           	s.mu.Lock()
           	err = s.scanLocked(true)
           	if err == nil {
+          		err = s.loadSeenLocked()
+          	}
+          	if err == nil {
           		s.pruneLocked()
+          		err = s.compactLocked()
           	}
           	s.mu.Unlock()
           	if err != nil {
           		s.dirf.Close()
+          		if s.seenf != nil {
+          			s.seenf.Close()
+          		}
           		return nil, fmt.Errorf("webhook %s: %w", hook, err)
           	}
           	return s, nil
+          }
+
+          // loadSeenLocked indexes the ids of SeenLog and of the files found.
+          func (s *Store) loadSeenLocked() error {
+          	data, err := os.ReadFile(filepath.Join(s.dir, SeenLog))
+          	if err != nil && !errors.Is(err, os.ErrNotExist) {
+          		return err
+          	}
+          	s.seen, s.byHash = nil, map[string]string{}
+          	add := func(id string) {
+          		at, hash, ok := parseID(id)
+          		if !ok {
+          			return // a torn or foreign line
+          		}
+          		if old, dup := s.byHash[hash]; dup && old >= id {
+          			return
+          		}
+          		s.byHash[hash] = id
+          		s.seen = append(s.seen, entry{id: id, at: at})
+          	}
+          	for _, line := range strings.Split(string(data), "\n") {
+          		add(line)
+          	}
+          	for _, e := range s.entries {
+          		add(e.id)
+          	}
+          	sort.Slice(s.seen, func(i, j int) bool { return s.seen[i].id < s.seen[j].id })
+          	// keep one entry per hash: the newest, as byHash has it
+          	kept := s.seen[:0]
+          	for _, e := range s.seen {
+          		if _, hash, _ := parseID(e.id); s.byHash[hash] == e.id && (len(kept) == 0 || kept[len(kept)-1].id != e.id) {
+          			kept = append(kept, e)
+          		}
+          	}
+          	s.seen = kept
+          	return nil
+          }
+
+          // compactLocked rewrites SeenLog with the ids of seen (temporary file,
+          // fsync, rename, folder fsync) and opens it for appending.
+          func (s *Store) compactLocked() error {
+          	var b strings.Builder
+          	for _, e := range s.seen {
+          		b.WriteString(e.id + "\n")
+          	}
+          	f, err := os.CreateTemp(s.dir, ".tmp-*")
+          	if err != nil {
+          		return err
+          	}
+          	tmp := f.Name()
+          	_, err = f.WriteString(b.String())
+          	if err == nil {
+          		err = f.Sync()
+          	}
+          	if cerr := f.Close(); err == nil {
+          		err = cerr
+          	}
+          	if err == nil {
+          		err = os.Rename(tmp, filepath.Join(s.dir, SeenLog))
+          	}
+          	if err != nil {
+          		os.Remove(tmp)
+          		return err
+          	}
+          	if err := s.dirf.Sync(); err != nil {
+          		return err
+          	}
+          	nf, err := os.OpenFile(filepath.Join(s.dir, SeenLog), os.O_WRONLY|os.O_APPEND, 0o600)
+          	if err != nil {
+          		return err
+          	}
+          	if s.seenf != nil {
+          		s.seenf.Close()
+          	}
+          	s.seenf, s.lines = nf, len(s.seen)
+          	return nil
           }
 
           // scanLocked (re)builds the index from the folder: every <id>.json file,
@@ -6471,7 +7108,7 @@ in
           	if err != nil {
           		return err
           	}
-          	s.entries, s.byHash, s.used = nil, map[string]string{}, 0
+          	s.entries, s.used = nil, 0
           	for _, de := range ents {
           		name := de.Name()
           		if strings.HasPrefix(name, ".tmp-") {
@@ -6481,7 +7118,7 @@ in
           			continue
           		}
           		id, ok := strings.CutSuffix(name, Suffix)
-          		at, hash, okID := parseID(id)
+          		at, _, okID := parseID(id)
           		if !ok || !okID || !de.Type().IsRegular() {
           			continue // not ours: left alone, not counted
           		}
@@ -6490,28 +7127,17 @@ in
           			continue
           		}
           		s.entries = append(s.entries, entry{id: id, size: info.Size(), at: at})
-          		s.byHash[hash] = id
           		s.used += info.Size()
           	}
           	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].id < s.entries[j].id })
           	return nil
           }
 
-          // forgetLocked drops delivery id from the index (its file is gone).
-          func (s *Store) forgetLocked(id string) {
-          	_, hash, _ := parseID(id)
-          	delete(s.byHash, hash)
-          	for i, e := range s.entries {
-          		if e.id == id {
-          			s.used -= e.size
-          			s.entries = append(s.entries[:i], s.entries[i+1:]...)
-          			return
-          		}
-          	}
+          // Close releases the folder and SeenLog.
+          func (s *Store) Close() error {
+          	s.seenf.Close()
+          	return s.dirf.Close()
           }
-
-          // Close releases the folder.
-          func (s *Store) Close() error { return s.dirf.Close() }
 
           // Path is where delivery id is stored.
           func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+Suffix) }
@@ -6536,10 +7162,11 @@ in
           }
 
           // Put stores body durably and returns its id: the temporary file is
-          // written and fsynced, renamed to <id>.json and the folder fsynced before
-          // Put returns nil. A body stored before (within the retention) is not
-          // stored again: Put returns the stored delivery's id and dup. headers are
-          // the request's headers worth keeping. On any error nothing is stored.
+          // written and fsynced, renamed to <id>.json, the folder fsynced, and the
+          // id appended to SeenLog and fsynced before Put returns nil. A body
+          // stored before within the retention, even if its file was removed since,
+          // is not stored again: Put returns that delivery's id and dup. headers
+          // are the request's headers worth keeping. On any error nothing is stored.
           func (s *Store) Put(body []byte, headers map[string]string) (id string, dup bool, err error) {
           	sum := sha256.Sum256(body)
           	full := hex.EncodeToString(sum[:])
@@ -6555,12 +7182,8 @@ in
           	s.pruneLocked() // an expired delivery deduplicates nothing
           	for {
           		if old, ok := s.byHash[key]; ok {
-          			if _, err := os.Lstat(s.Path(old)); err == nil {
-          				s.mu.Unlock()
-          				return old, true, nil
-          			}
-          			s.forgetLocked(old) // removed from the folder: stored again below
-          			continue
+          			s.mu.Unlock()
+          			return old, true, nil
           		}
           		ch, ok := s.pending[key]
           		if !ok {
@@ -6597,15 +7220,34 @@ in
           	if werr != nil {
           		return "", false, fmt.Errorf("webhook %s: %w", s.hook, werr)
           	}
-          	if _, seen := s.byHash[key]; !seen { // a rescan during the write may have found it
-          		s.byHash[key] = id
-          		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].id >= id })
-          		s.entries = append(s.entries, entry{})
-          		copy(s.entries[i+1:], s.entries[i:])
-          		s.entries[i] = entry{id: id, size: size, at: at}
+          	if !s.hasFileLocked(id) { // a rescan during the write may have found it
+          		s.entries = insert(s.entries, entry{id: id, size: size, at: at})
           		s.used += size
           	}
+          	s.byHash[key] = id
+          	s.seen = insert(s.seen, entry{id: id, at: at})
+          	s.lines++
+          	if s.lines > 2*len(s.seen)+1024 {
+          		// Expired ids make up most of the log: rewrite it. A failure
+          		// leaves the appended log, which still holds every id (only
+          		// longer), and is tried again at the next delivery.
+          		s.compactLocked()
+          	}
           	return id, false, nil
+          }
+
+          // insert puts e into es, which is sorted by id.
+          func insert(es []entry, e entry) []entry {
+          	i := sort.Search(len(es), func(i int) bool { return es[i].id >= e.id })
+          	es = append(es, entry{})
+          	copy(es[i+1:], es[i:])
+          	es[i] = e
+          	return es
+          }
+
+          func (s *Store) hasFileLocked(id string) bool {
+          	i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].id >= id })
+          	return i < len(s.entries) && s.entries[i].id == id
           }
 
           // write puts doc at <id>.json: temporary file, fsync, rename, folder fsync.
@@ -6650,7 +7292,18 @@ in
           	if err = s.sync.do(s.dirf); err != nil {
           		return fmt.Errorf("fsync %s: %w", s.dir, err)
           	}
-          	return s.fault("dirsynced")
+          	if err = s.fault("dirsynced"); err != nil {
+          		return err
+          	}
+          	// The id joins SeenLog only once the delivery is on disk: a record
+          	// of a delivery that was not stored would turn its retry away.
+          	if _, err = s.seenf.Write([]byte(id + "\n")); err != nil {
+          		return fmt.Errorf("append to %s: %w", SeenLog, err)
+          	}
+          	if err = s.seenSync.do(s.seenf); err != nil {
+          		return fmt.Errorf("fsync %s: %w", SeenLog, err)
+          	}
+          	return s.fault("seen")
           }
 
           // dirSync is a group commit of the folder's fsync: a caller returns nil
@@ -6701,7 +7354,8 @@ in
           	return s.Fault(step)
           }
 
-          // pruneLocked removes the deliveries older than the retention.
+          // pruneLocked removes the deliveries older than the retention, and
+          // forgets them (they deduplicate nothing any more).
           func (s *Store) pruneLocked() {
           	cut := s.now().Add(-s.retention)
           	n := 0
@@ -6711,11 +7365,17 @@ in
           			break // kept, and still counted
           		}
           		s.used -= e.size
-          		_, hash, _ := parseID(e.id)
-          		delete(s.byHash, hash)
           		n++
           	}
           	s.entries = s.entries[n:]
+          	n = 0
+          	for n < len(s.seen) && s.seen[n].at.Before(cut) {
+          		if _, hash, _ := parseID(s.seen[n].id); s.byHash[hash] == s.seen[n].id {
+          			delete(s.byHash, hash)
+          		}
+          		n++
+          	}
+          	s.seen = s.seen[n:]
           }
 
           // encode renders the stored document. A JSON body goes in byte for byte
@@ -7609,6 +8269,162 @@ in
           	}
           	return strings.Join(n, ", ")
           }
+        '';
+        "seal/seal.go" = ''
+          // Package seal runs a program that can start no other. The web terminal
+          // attaches the operator to an agent's tmux session with a tmux client that
+          // runs in agent-box-term@U; that client executes what the tmux server asks
+          // of it (`detach-client -E CMD`, the lock command), and every process of
+          // U's uid controls that server, so without the seal U's agent could run
+          // its own program beside ttyd and take its socket (docs/web-contract.md).
+          //
+          // Exec installs, on the calling thread, a seccomp filter that refuses
+          // every execve and every execveat but one shape no program uses
+          // (AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW on a descriptor), then starts the
+          // program with exactly that call. The filter is inherited by the program
+          // and everything it forks, and cannot be removed: any later exec fails
+          // with EPERM. Linux on amd64 and arm64; elsewhere Exec refuses.
+          package seal
+
+          import (
+          	"errors"
+          	"fmt"
+          	"runtime"
+          	"syscall"
+          	"unsafe"
+          )
+
+          // ErrUnsupported is an architecture without a filter here.
+          var ErrUnsupported = errors.New("seal: no exec filter for this architecture")
+
+          const (
+          	prSetNoNewPrivs   = 38
+          	seccompModeFilter = 2
+          	oPath             = 0x200000
+          	atEmptyPath       = 0x1000
+          	atSymlinkNofollow = 0x100
+          	// key is the flags of the one exec the filter lets through.
+          	key = atEmptyPath | atSymlinkNofollow
+
+          	retAllow = 0x7fff0000
+          	retErrno = 0x00050000
+          	retKill  = 0x80000000 // SECCOMP_RET_KILL_PROCESS
+
+          	bpfLdWAbs = 0x20 // BPF_LD | BPF_W | BPF_ABS
+          	bpfJeqK   = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
+          	bpfJgeK   = 0x35 // BPF_JMP | BPF_JGE | BPF_K
+          	bpfRetK   = 0x06 // BPF_RET | BPF_K
+
+          	// offsets in struct seccomp_data
+          	offNr    = 0
+          	offArch  = 4
+          	offFlags = 16 + 8*4 // args[4] of execveat: its low 32 bits (little endian)
+          )
+
+          type sockFilter struct {
+          	code uint16
+          	jt   uint8
+          	jf   uint8
+          	k    uint32
+          }
+
+          type sockFprog struct {
+          	len    uint16
+          	filter *sockFilter
+          }
+
+          // filter is the program: kill another ABI (i386, x32), refuse execve,
+          // refuse execveat unless its flags are key (both 32-bit halves), allow
+          // everything else.
+          func filter(a arch) []sockFilter {
+          	eperm := uint32(retErrno | uint32(syscall.EPERM))
+          	return []sockFilter{
+          		{bpfLdWAbs, 0, 0, offArch},
+          		{bpfJeqK, 1, 0, a.audit},
+          		{bpfRetK, 0, 0, retKill},
+          		{bpfLdWAbs, 0, 0, offNr},
+          		{bpfJgeK, 0, 1, a.abiBit}, // x32 on amd64; never on arm64
+          		{bpfRetK, 0, 0, retKill},
+          		{bpfJeqK, 0, 1, a.execve},
+          		{bpfRetK, 0, 0, eperm},
+          		{bpfJeqK, 1, 0, a.execveat},
+          		{bpfRetK, 0, 0, retAllow},
+          		{bpfLdWAbs, 0, 0, offFlags},
+          		{bpfJeqK, 0, 3, key},
+          		{bpfLdWAbs, 0, 0, offFlags + 4},
+          		{bpfJeqK, 0, 1, 0},
+          		{bpfRetK, 0, 0, retAllow},
+          		{bpfRetK, 0, 0, eperm},
+          	}
+          }
+
+          // arch is what the filter needs of an architecture.
+          type arch struct {
+          	audit            uint32 // AUDIT_ARCH_*
+          	abiBit           uint32 // the lowest syscall number of another ABI
+          	execve, execveat uint32
+          }
+
+          // Exec replaces this process with path (argv, env) sealed. It returns only
+          // on failure; the calling thread may then be sealed too.
+          func Exec(path string, argv, env []string) error {
+          	a, ok := current()
+          	if !ok {
+          		return ErrUnsupported
+          	}
+          	argvp, err := syscall.SlicePtrFromStrings(argv)
+          	if err != nil {
+          		return err
+          	}
+          	envp, err := syscall.SlicePtrFromStrings(env)
+          	if err != nil {
+          		return err
+          	}
+          	empty, _ := syscall.BytePtrFromString("")
+          	prog := filter(a)
+          	fprog := sockFprog{len: uint16(len(prog)), filter: &prog[0]}
+
+          	runtime.LockOSThread() // the filter and the exec on one thread; never unlocked
+          	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0); e != 0 {
+          		return fmt.Errorf("seal: prctl(PR_SET_NO_NEW_PRIVS): %w", e)
+          	}
+          	fd, err := syscall.Open(path, oPath|syscall.O_CLOEXEC, 0)
+          	if err != nil {
+          		return fmt.Errorf("seal: %s: %w", path, err)
+          	}
+          	// prctl, not seccomp(2): systemd's @system-service allows the first
+          	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_SECCOMP, seccompModeFilter, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+          		syscall.Close(fd)
+          		return fmt.Errorf("seal: prctl(PR_SET_SECCOMP): %w", e)
+          	}
+          	_, _, e := syscall.RawSyscall6(uintptr(a.execveat), uintptr(fd), uintptr(unsafe.Pointer(empty)),
+          		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])), key, 0)
+          	runtime.KeepAlive(prog)
+          	return fmt.Errorf("seal: execveat %s: %w", path, e)
+          }
+        '';
+        "seal/seal_amd64.go" = ''
+          package seal
+
+          // x86_64: AUDIT_ARCH_X86_64; x32 system calls carry bit 30.
+          func current() (arch, bool) {
+          	return arch{audit: 0xc000003e, abiBit: 0x40000000, execve: 59, execveat: 322}, true
+          }
+        '';
+        "seal/seal_arm64.go" = ''
+          package seal
+
+          // aarch64: AUDIT_ARCH_AARCH64; no second ABI (no number reaches abiBit).
+          func current() (arch, bool) {
+          	return arch{audit: 0xc00000b7, abiBit: 0x80000000, execve: 221, execveat: 281}, true
+          }
+        '';
+        "seal/seal_other.go" = ''
+          //go:build !amd64 && !arm64
+
+          package seal
+
+          func current() (arch, bool) { return arch{}, false }
         '';
         "sessionstate/sessionstate.go" = ''
           // Package sessionstate computes what `agent-box session ls` shows of each
@@ -10322,7 +11138,6 @@ in
           package web
 
           import (
-          	"bytes"
           	"context"
           	"crypto/hmac"
           	"crypto/rand"
@@ -10331,7 +11146,6 @@ in
           	"encoding/json"
           	"errors"
           	"fmt"
-          	"io"
           	"net/http"
           	"os"
           	"path/filepath"
@@ -10339,6 +11153,7 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/actions"
+          	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/hooks"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -10351,22 +11166,35 @@ in
           // it trusts a header but the signature.
 
           const (
-          	// hookBodyTimeout bounds reading a body, and so how long a client
-          	// that never finishes one holds a slot (GitHub gives up after 10 s).
+          	// hookBodyTimeout bounds reading a body (GitHub gives up after 10 s).
           	hookBodyTimeout = 10 * time.Second
-          	hookSlotWait    = 2 * time.Second // for a slot when Concurrency are in flight
-          	// unknownSlots are the requests for names that are no hook, apart
-          	// from the hooks' slots, so junk cannot crowd out a real delivery.
-          	unknownSlots = 2
+          	// hookSlotWait bounds the wait for a reader (hookReaders) and, once a
+          	// body is in, for one of the Concurrency delivery slots.
+          	hookSlotWait = 2 * time.Second
           	hdrSignature = "X-Hub-Signature-256"
+          )
+
+          // Bodies are read before a delivery slot is taken, so a client that
+          // dribbles a body holds no slot: it holds a reader, of which a client
+          // (clientaddr: an address, an IPv6 /64, all of loopback) has at most
+          // hookReadersPerClient at once and all clients hookReaders, and the bytes
+          // read so far, of which all readers hold at most hookReadBudget (or twice
+          // the largest hook's body cap, if more).
+          const (
+          	hookReadersPerClient = 32
+          	hookReaders          = 256
+          	hookReadBudget       = 64 << 20
+          	hookReadChunk        = 32 << 10
           )
 
           // hookReceiver serves the hook listener.
           type hookReceiver struct {
           	prefix  string // "/U/hook/"
           	hooks   map[string]*hookEntry
-          	slots   chan struct{} // requests for the hooks in flight
-          	unknown chan struct{} // requests for other names in flight
+          	slots   chan struct{} // deliveries being verified and stored
+          	readers *readGate
+          	wait    time.Duration // hookSlotWait
+          	timeout time.Duration // hookBodyTimeout
           	maxBody int64         // what an unknown hook reads
           	dummy   []byte        // its key
           	log     *logger
@@ -10382,7 +11210,8 @@ in
           // created by the supervisor; its parent is read-only in the unit).
           func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
           	r := &hookReceiver{prefix: "/" + user + "/hook/", hooks: map[string]*hookEntry{},
-          		slots: make(chan struct{}, c.Concurrency), unknown: make(chan struct{}, unknownSlots),
+          		slots: make(chan struct{}, c.Concurrency), wait: hookSlotWait, timeout: hookBodyTimeout,
+          		readers: newReadGate(hookReadersPerClient, hookReaders, max(hookReadBudget, 2*c.MaxBody())),
           		maxBody: c.MaxBody(), log: log, wake: wake}
           	r.dummy = make([]byte, 32)
           	if _, err := rand.Read(r.dummy); err != nil {
@@ -10417,8 +11246,10 @@ in
           // disk; 401 for a bad signature; 404 for an unknown hook, after the same
           // work as a known one (the body read up to the cap and put through
           // HMAC-SHA256); 405 for a method but POST; 413 for a body over the cap;
-          // 503 when too many requests are in flight, when the hook's quota is full
-          // or when the delivery could not be stored.
+          // 400 for a body not in within hookBodyTimeout; 503 when the client has
+          // too many bodies being read (or all clients together, or their bytes),
+          // when no delivery slot frees within hookSlotWait, when the hook's quota
+          // is full or when the delivery could not be stored.
           func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
           	w.Header().Set("Cache-Control", "no-store")
           	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -10432,24 +11263,6 @@ in
           		name = rest
           		_, known = r.hooks[name]
           	}
-          	slots := r.slots
-          	if !known {
-          		slots = r.unknown
-          	}
-          	t := time.NewTimer(hookSlotWait)
-          	select {
-          	case slots <- struct{}{}:
-          		t.Stop()
-          		defer func() { <-slots }()
-          	case <-t.C:
-          		r.log.refuse("hook-busy", "POST %s: %d requests in flight", escape.Quote(req.URL.Path, 128), cap(slots))
-          		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
-          		return
-          	case <-req.Context().Done():
-          		t.Stop()
-          		return
-          	}
-
           	limit, key := r.maxBody, r.dummy
           	var e *hookEntry
           	if known {
@@ -10460,15 +11273,31 @@ in
           		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
           		return
           	}
-          	http.NewResponseController(w).SetReadDeadline(time.Now().Add(hookBodyTimeout))
+
+          	// 1. the body, before any delivery slot
+          	client := clientaddr.FromHeader(req.Header).Key
+          	if !r.readers.enter(req.Context(), client, r.wait) {
+          		r.log.refuse("hook-busy", "POST %s: too many bodies being read (client %s)", escape.Quote(req.URL.Path, 128), client)
+          		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
+          		return
+          	}
+          	http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.timeout))
           	mac := hmac.New(sha256.New, key)
-          	var body bytes.Buffer
-          	n, err := io.Copy(io.MultiWriter(&body, mac), io.LimitReader(req.Body, limit+1))
+          	body, n, err := r.readers.read(mac, req.Body, limit)
+          	r.readers.leave(client)
+          	defer r.readers.unreserve(int64(cap(body)))
           	switch {
+          	case errors.Is(err, errReadBudget):
+          		r.log.refuse("hook-busy", "POST %s: the bodies being read hold every byte allowed", escape.Quote(req.URL.Path, 128))
+          		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
+          		return
           	case n > limit:
           		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
           		return
           	case err != nil:
+          		if errors.Is(err, os.ErrDeadlineExceeded) {
+          			r.log.refuse("hook-slow", "POST %s: the body was not in within %s (client %s)", escape.Quote(req.URL.Path, 128), r.timeout, client)
+          		}
           		hookAnswer(w, http.StatusBadRequest, "the request body could not be read")
           		return
           	}
@@ -10483,7 +11312,22 @@ in
           		hookAnswer(w, http.StatusUnauthorized, "bad signature: "+hdrSignature+" must be sha256=<HMAC-SHA256 of the body with the hook's secret>")
           		return
           	}
-          	id, dup, err := e.store.Put(body.Bytes(), keptHeaders(req.Header))
+
+          	// 2. a signed delivery: a slot to store it
+          	t := time.NewTimer(r.wait)
+          	select {
+          	case r.slots <- struct{}{}:
+          		t.Stop()
+          		defer func() { <-r.slots }()
+          	case <-t.C:
+          		r.log.refuse("hook-busy", "webhook %s: %d deliveries being stored", name, cap(r.slots))
+          		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
+          		return
+          	case <-req.Context().Done():
+          		t.Stop()
+          		return
+          	}
+          	id, dup, err := e.store.Put(body, keptHeaders(req.Header))
           	if err != nil {
           		if errors.Is(err, hooks.ErrFull) {
           			r.log.printf("webhook %s: refused a delivery of %d bytes: the hook's storage is full (%d bytes used)", name, n, e.store.Used())
@@ -10829,7 +11673,7 @@ in
           	if err != nil {
           		return nil, err
           	}
-          	if err := checkPeer(c.(*net.UnixConn), s.cfg.UID, s.cfg.InUnit); err != nil {
+          	if err := checkPeer(c.(*net.UnixConn), s.cfg.UID, s.cfg.InUnit, s.cfg.IsTTYD); err != nil {
           		c.Close()
           		return nil, err
           	}
@@ -10837,11 +11681,11 @@ in
           }
 
           // checkPeer reads the peer's credentials (SO_PEERCRED: those of the
-          // process that called listen) and checks uid and unit. When the kernel
-          // gives a pidfd of the peer (SO_PEERPIDFD), the process is checked to be
-          // alive after its cgroup was read, so the pid read was not reused by
-          // another process in the meantime.
-          func checkPeer(c *net.UnixConn, uid int, inUnit func(pid int) error) error {
+          // process that called listen) and checks uid, unit and program. When the
+          // kernel gives a pidfd of the peer (SO_PEERPIDFD), the process is checked
+          // to be alive after its cgroup and program were read, so the pid read was
+          // not reused by another process in the meantime.
+          func checkPeer(c *net.UnixConn, uid int, inUnit, isTTYD func(pid int) error) error {
           	raw, err := c.SyscallConn()
           	if err != nil {
           		return err
@@ -10873,6 +11717,9 @@ in
           		return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (SO_PEERPIDFD: %v)", cred.Pid, pidfdErr)}
           	}
           	if err := inUnit(int(cred.Pid)); err != nil {
+          		return &PeerError{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
+          	}
+          	if err := isTTYD(int(cred.Pid)); err != nil {
           		return &PeerError{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
           	}
           	if pidfdErr == nil {
@@ -10933,6 +11780,156 @@ in
           	}
           	return errors.New("no unified cgroup hierarchy line (0::) in its cgroup file")
           }
+
+          // RunsProgram is the program check of the peer: /proc/<pid>/exe must be
+          // the file at path (the same inode, path's symlinks followed), so code
+          // that got into agent-box-term@U (a tmux client, a program it started)
+          // cannot pass for ttyd.
+          func RunsProgram(path string) func(pid int) error {
+          	return func(pid int) error {
+          		want, err := os.Stat(path)
+          		if err != nil {
+          			return fmt.Errorf("the ttyd program: %w", err)
+          		}
+          		exe := "/proc/" + strconv.Itoa(pid) + "/exe"
+          		got, err := os.Stat(exe)
+          		if err != nil {
+          			return fmt.Errorf("its program: %w", err)
+          		}
+          		if !os.SameFile(want, got) {
+          			name, _ := os.Readlink(exe)
+          			return fmt.Errorf("it runs %s, not %s", escape.Quote(name, 256), path)
+          		}
+          		return nil
+          	}
+          }
+        '';
+        "web/readgate.go" = ''
+          package web
+
+          import (
+          	"context"
+          	"errors"
+          	"io"
+          	"sync"
+          	"time"
+          )
+
+          // errReadBudget is a body that would take the readers past their byte
+          // budget.
+          var errReadBudget = errors.New("the webhook bodies being read hold every byte allowed")
+
+          // readGate bounds the webhook bodies being read: per client, in all, and
+          // the bytes they hold (reserved as they arrive, so a dribbling body holds
+          // only what it sent).
+          type readGate struct {
+          	mu        sync.Mutex
+          	perClient map[string]int
+          	total     int
+          	bytes     int64
+          	changed   chan struct{} // closed (and replaced) when a reader leaves
+
+          	maxPerClient, maxTotal int
+          	maxBytes               int64
+          }
+
+          func newReadGate(perClient, total int, bytes int64) *readGate {
+          	return &readGate{perClient: map[string]int{}, changed: make(chan struct{}),
+          		maxPerClient: perClient, maxTotal: total, maxBytes: bytes}
+          }
+
+          // enter takes a reader for client, waiting up to wait for one to free;
+          // false when none did (or ctx ended).
+          func (g *readGate) enter(ctx context.Context, client string, wait time.Duration) bool {
+          	t := time.NewTimer(wait)
+          	defer t.Stop()
+          	for {
+          		g.mu.Lock()
+          		if g.perClient[client] < g.maxPerClient && g.total < g.maxTotal {
+          			g.perClient[client]++
+          			g.total++
+          			g.mu.Unlock()
+          			return true
+          		}
+          		ch := g.changed
+          		g.mu.Unlock()
+          		select {
+          		case <-ch:
+          		case <-t.C:
+          			return false
+          		case <-ctx.Done():
+          			return false
+          		}
+          	}
+          }
+
+          // leave gives client's reader back.
+          func (g *readGate) leave(client string) {
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	if g.perClient[client]--; g.perClient[client] <= 0 {
+          		delete(g.perClient, client)
+          	}
+          	g.total--
+          	close(g.changed)
+          	g.changed = make(chan struct{})
+          }
+
+          func (g *readGate) reserve(n int64) bool {
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	if g.bytes+n > g.maxBytes {
+          		return false
+          	}
+          	g.bytes += n
+          	return true
+          }
+
+          func (g *readGate) unreserve(n int64) {
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	g.bytes -= n
+          }
+
+          // read reads body up to limit+1 bytes into a buffer whose capacity is
+          // reserved from the budget as it grows (the caller unreserves cap(buf)
+          // when done with it, also after an error), writing every byte to w as
+          // well. n is the number of bytes read (limit+1: over the cap).
+          func (g *readGate) read(w io.Writer, body io.Reader, limit int64) (buf []byte, n int64, err error) {
+          	for {
+          		if int64(len(buf)) > limit {
+          			return buf, int64(len(buf)), nil
+          		}
+          		if len(buf) == cap(buf) {
+          			// double (at least a chunk, at most to the cap): a dribbling
+          			// body holds one chunk, a large one is copied a few times
+          			grow := min(max(int64(hookReadChunk), int64(cap(buf))), limit+1-int64(len(buf)))
+          			if !g.reserve(grow) {
+          				return buf, int64(len(buf)), errReadBudget
+          			}
+          			nb := make([]byte, len(buf), cap(buf)+int(grow))
+          			copy(nb, buf)
+          			buf = nb
+          		}
+          		m, rerr := body.Read(buf[len(buf):cap(buf)])
+          		if m > 0 {
+          			w.Write(buf[len(buf) : len(buf)+m])
+          			buf = buf[:len(buf)+m]
+          		}
+          		if rerr == io.EOF {
+          			return buf, int64(len(buf)), nil
+          		}
+          		if rerr != nil {
+          			return buf, int64(len(buf)), rerr
+          		}
+          	}
+          }
+
+          // readers is how many bodies are being read (tests).
+          func (g *readGate) readers() int { g.mu.Lock(); defer g.mu.Unlock(); return g.total }
+
+          // reserved is the bytes the bodies being read hold (tests).
+          func (g *readGate) reserved() int64 { g.mu.Lock(); defer g.mu.Unlock(); return g.bytes }
         '';
         "web/serve.go" = ''
           package web
@@ -11370,8 +12367,10 @@ in
           			strip(pr.Out.Header)
           		},
           		ModifyResponse: func(res *http.Response) error {
-          			// nothing U's processes send may set a cookie on U's origin
+          			// nothing U's processes send may set a cookie on U's origin,
+          			// and no script but ttyd's own may run on it
           			res.Header.Del("Set-Cookie")
+          			res.Header.Set("Content-Security-Policy", s.csp)
           			return nil
           		},
           		ErrorHandler: s.proxyError,
@@ -11507,6 +12506,104 @@ in
           	return name, 0, ""
           }
         '';
+        "web/ttydpage.go" = ''
+          package web
+
+          import (
+          	"bytes"
+          	"compress/gzip"
+          	"crypto/sha256"
+          	"encoding/base64"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"os"
+          	"regexp"
+          	"strings"
+          )
+
+          // ttyd's page is compiled into its binary as one gzip stream (ttyd's
+          // html.h); its scripts are inline. The web daemon reads that page from the
+          // binary itself, never from what a socket answers, and lets only those
+          // scripts run on the terminal route: whatever listens on ttyd's socket, a
+          // page it serves runs no script of its own (docs/web-contract.md).
+          const (
+          	maxTTYDBinary = 64 << 20 // what is read of the binary
+          	maxTTYDPage   = 16 << 20 // what a gzip stream in it may inflate to
+          )
+
+          var scriptRE = regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`)
+
+          // TTYDPageHashes returns the CSP hash source ('sha256-…') of each inline
+          // script of the page compiled into the ttyd binary at path.
+          func TTYDPageHashes(path string) ([]string, error) {
+          	f, err := os.Open(path)
+          	if err != nil {
+          		return nil, err
+          	}
+          	defer f.Close()
+          	bin, err := io.ReadAll(io.LimitReader(f, maxTTYDBinary))
+          	if err != nil {
+          		return nil, err
+          	}
+          	page, err := embeddedPage(bin)
+          	if err != nil {
+          		return nil, fmt.Errorf("%s: %w", path, err)
+          	}
+          	var hashes []string
+          	for _, m := range scriptRE.FindAllSubmatch(page, -1) {
+          		if bytes.Contains(bytes.ToLower(m[1]), []byte("src")) {
+          			return nil, fmt.Errorf("%s: its page loads a script from elsewhere (%q)", path, m[1])
+          		}
+          		sum := sha256.Sum256(m[2])
+          		hashes = append(hashes, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+          	}
+          	if len(hashes) == 0 {
+          		return nil, fmt.Errorf("%s: its page has no inline script", path)
+          	}
+          	return hashes, nil
+          }
+
+          // embeddedPage is the first gzip stream in bin that inflates to an HTML
+          // document.
+          func embeddedPage(bin []byte) ([]byte, error) {
+          	for i := 0; ; i++ {
+          		j := bytes.Index(bin[i:], []byte{0x1f, 0x8b, 0x08})
+          		if j < 0 {
+          			return nil, errors.New("no HTML page compiled in (no gzip stream inflates to one)")
+          		}
+          		i += j
+          		zr, err := gzip.NewReader(bytes.NewReader(bin[i:]))
+          		if err != nil {
+          			continue
+          		}
+          		zr.Multistream(false)
+          		page, err := io.ReadAll(io.LimitReader(zr, maxTTYDPage))
+          		if err != nil {
+          			continue
+          		}
+          		head := strings.ToLower(string(page[:min(len(page), 256)]))
+          		if strings.HasPrefix(strings.TrimSpace(head), "<!doctype html") || strings.Contains(head, "<html") {
+          			return page, nil
+          		}
+          	}
+          }
+
+          // termCSP is the Content-Security-Policy of every answer on /term/...:
+          // ttyd's own scripts (and WebAssembly, which its image decoder compiles),
+          // its inline styles, its WebSocket and token fetch to this origin, nothing
+          // else. Without hashes no script runs at all.
+          func termCSP(host string, hashes []string) string {
+          	scripts := "'none'"
+          	if len(hashes) > 0 {
+          		scripts = strings.Join(hashes, " ") + " 'wasm-unsafe-eval'"
+          	}
+          	return "default-src 'none'; script-src " + scripts +
+          		"; style-src 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:" +
+          		"; connect-src 'self' wss://" + host +
+          		"; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+          }
+        '';
         "web/web.go" = ''
           // Package web is the per-user web daemon, `agent-box web serve`
           // (docs/web-contract.md, "The web daemon"). It runs as the agent user U
@@ -11541,6 +12638,7 @@ in
           const (
           	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
           	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
+          	EnvTTYD       = "AGENT_BOX_TTYD"        // the ttyd program of agent-box-term@U; required
           )
 
           // StatusSocket is the auth service's status socket (POST /alive). A
@@ -11566,11 +12664,15 @@ in
           	ProcEnv []string  // environment of tmux clients
 
           	TTYDSocket   string // U's ttyd
+          	TTYD         string // the ttyd program agent-box-term@U runs (its page, the peer's executable)
           	StatusSocket string // the auth service's status socket
 
           	// InUnit checks that process pid (the ttyd socket's peer, already of
           	// uid UID) runs in agent-box-term@U.service; nil is InTermUnit(User).
           	InUnit func(pid int) error
+          	// IsTTYD checks that process pid runs the program TTYD; nil is
+          	// RunsProgram(TTYD).
+          	IsTTYD func(pid int) error
           	// AliveInterval is how often the sessions of open WebSockets are
           	// checked; 0 is DefaultAliveInterval.
           	AliveInterval time.Duration
@@ -11611,7 +12713,7 @@ in
           	}
           	cfg := Config{
           		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
-          		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), StatusSocket: StatusSocket,
+          		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), TTYD: getenv(EnvTTYD), StatusSocket: StatusSocket,
           		HooksDir: e.HooksDir(),
           	}
           	if p := getenv(hooks.EnvConfig); p != "" {
@@ -11643,6 +12745,9 @@ in
           	}
           	if !filepath.IsAbs(c.TTYDSocket) {
           		return configErrorf("web serve: %s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
+          	}
+          	if !filepath.IsAbs(c.TTYD) {
+          		return configErrorf("web serve: %s must be the absolute path of the ttyd that agent-box-term@%s runs, got %s", EnvTTYD, c.User, escape.Quote(c.TTYD, 256))
           	}
           	if !filepath.IsAbs(c.StatusSocket) {
           		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
@@ -11679,6 +12784,7 @@ in
           	host   string // U.D
           	mux    *http.ServeMux
           	proxy  *httputil.ReverseProxy
+          	csp    string // of every /term/... answer from ttyd
           	alive  *tracker
           	log    *logger
           	hooks  *hookReceiver // nil without hooks
@@ -11694,6 +12800,9 @@ in
           	if cfg.InUnit == nil {
           		cfg.InUnit = InTermUnit(cfg.User)
           	}
+          	if cfg.IsTTYD == nil {
+          		cfg.IsTTYD = RunsProgram(cfg.TTYD)
+          	}
           	if cfg.AliveInterval <= 0 {
           		cfg.AliveInterval = DefaultAliveInterval
           	}
@@ -11702,6 +12811,12 @@ in
           	}
           	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: &logger{w: cfg.Log}}
           	s.origin = "https://" + s.host
+          	hashes, err := TTYDPageHashes(cfg.TTYD)
+          	if err != nil {
+          		// The rest of the origin works; the terminal page runs no script.
+          		s.log.printf("ttyd's page: %v; the terminal page will run no script", err)
+          	}
+          	s.csp = termCSP(s.host, hashes)
           	s.alive = newTracker(s.log, newStatusClient(cfg.StatusSocket))
           	if len(cfg.Hooks.Hooks) > 0 {
           		if err := s.openHooks(); err != nil {
@@ -11905,8 +13020,10 @@ in
     authConfig = "${webFiles.${agentBox.web.storeNames.authConfig}}";
     webFile = name: "${webFiles.${name}}";
     inherit caddyGroup;
+    nftables = config.networking.nftables.enable;
   };
   webFiles = mapAttrs pkgs.writeText (agentBox.web.storeTexts n.web);
+  hostPtraceScope = config.boot.kernel.sysctl."kernel.yama.ptrace_scope" or null;
 in
 {
   options.services.agent-box = declarations {
@@ -11918,6 +13035,11 @@ in
   config = mkIf cfg.enable {
     assertions =
       agentBox.assertions cfg caddyGroup
+      ++ optional (n.web.enable && hostPtraceScope != null) {
+        # boot.kernel.sysctl lands in 60-nixos.conf, read after ours
+        assertion = hostPtraceScope >= 1;
+        message = "boot.kernel.sysctl.\"kernel.yama.ptrace_scope\" = ${toString hostPtraceScope} overrides services.agent-box.web.ptraceScope: with the web surface on, use 1 or more (at 0 an agent can attach to its own ttyd and web daemon and serve its page in the operator's terminal).";
+      }
       ++ map (
         name:
         let
@@ -11978,6 +13100,11 @@ in
         filterAttrs (path: _: lib.hasPrefix "fail2ban/" path) (agentBox.etcFiles n host)
       )
     );
+    # The web surface's kernel setting (environment.etc above) applies at
+    # switch, not only at the next boot.
+    systemd.services.systemd-sysctl.restartTriggers = mkIf (n.web.enable && n.web.ptraceScope != null) [
+      (agentBox.etcFiles n host)."sysctl.d/60-agent-box.conf"
+    ];
     # `agent-box web hash-password` and `web revoke` for the operator (root).
     environment.systemPackages = mkIf n.web.enable [ cfg.package ];
   };

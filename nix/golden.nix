@@ -32,6 +32,8 @@ let
         { pkgs, ... }:
         {
           services.agent-box = import (goldenDir + "/${name}/config.nix") { inherit pkgs; };
+          # the golden host's firewall, as the offline renderer assumes
+          networking.nftables.enable = true;
         }
       )
     ]).config;
@@ -39,8 +41,9 @@ let
   treeOf = name: (configOf name).environment.etc."systemd/system".source;
 
   # The environment.etc entries under agent-box/, the module's fail2ban
-  # filter and jail, and Caddy's configuration (its agent-box imports are
-  # captured), as /etc/static links them.
+  # filter, jail and ban action, its sysctl.d file, and Caddy's
+  # configuration (its agent-box imports are captured), as /etc/static
+  # links them.
   etcOf =
     name:
     let
@@ -55,7 +58,8 @@ let
           n:
           builtins.substring 0 10 n == "agent-box/"
           || n == "caddy/caddy_config"
-          || builtins.match "fail2ban/(filter|jail)[.]d/agent-box.*" n != null
+          || builtins.match "fail2ban/(filter|jail|action)[.]d/agent-box.*" n != null
+          || builtins.match "sysctl[.]d/[0-9][0-9]-agent-box.*" n != null
         ) (builtins.attrNames etc)
       )
     );

@@ -67,6 +67,9 @@ pkgs.testers.runNixOSTest {
           };
         }) scenarios.demoHooks
       );
+      # The golden host's firewall (the offline tier's guest has nftables,
+      # and the web golden's fail2ban action is the nftables one).
+      networking.nftables.enable = true;
       # The offline tier boots with -m 1536 -smp 2; the goldens' limits are
       # sized for that guest.
       virtualisation.memorySize = 1536;

@@ -1,6 +1,7 @@
 // Package caddycheck checks Caddy's adapted JSON configuration
 // (`caddy adapt`) against what docs/web-contract.md requires of the web
-// surface's routes. `caddy validate` alone proves little: it accepts a
+// surface's routes, the cookies each backend gets among them (Caddy's own
+// regexp replacements applied to a browser's Cookie header). `caddy validate` alone proves little: it accepts a
 // config whose dials hold placeholders or whose per-user route lacks
 // forward_auth. The Go tests run it on the golden Caddyfile with Debian's
 // caddy; the flake's golden check runs it (cmd/check-caddy-config) on the
@@ -10,6 +11,8 @@ package caddycheck
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -68,8 +71,9 @@ type handler struct {
 	} `json:"rewrite"`
 	Headers *struct {
 		Request *struct {
-			Set    map[string][]string `json:"set"`
-			Delete []string            `json:"delete"`
+			Set     map[string][]string      `json:"set"`
+			Delete  []string                 `json:"delete"`
+			Replace map[string][]replacement `json:"replace"`
 		} `json:"request"`
 	} `json:"headers"`
 	Request *struct { // a "headers" handler's request operations
@@ -82,6 +86,13 @@ type handler struct {
 		} `json:"match"`
 		Routes []route `json:"routes"`
 	} `json:"handle_response"`
+}
+
+// replacement is one header_up FIELD SEARCH REPLACE (Caddyfile: a regexp).
+type replacement struct {
+	Search       string `json:"search"`
+	SearchRegexp string `json:"search_regexp"`
+	Replace      string `json:"replace"`
 }
 
 // proxy is one reverse_proxy handler found in the tree, with the path
@@ -148,7 +159,7 @@ func Check(adapted []byte, want Want) []string {
 					}
 				}
 			}
-			probs = append(probs, checkOrigin(h, u, ps, want.Hooks)...)
+			probs = append(probs, checkOrigin(h, u, ps, want.Users, want.Hooks)...)
 		}
 	}
 	for h := range hosts {
@@ -237,6 +248,64 @@ func walk(rs []route, paths []string, before []handler) []proxy {
 	return out
 }
 
+// The box's own cookies, as docs/web-contract.md names them (written here
+// apart from the runtime's contract, which this check checks).
+const (
+	sessionCookie = "__Host-agentbox"
+	bindCookie    = "__Secure-agentbox-handover-"
+)
+
+// cookieProbe is a Cookie header with the box's cookies among look-alikes
+// and foreign ones, as a browser may send it.
+func cookieProbe(users []string) string {
+	parts := []string{"foreign=1", sessionCookie + "EVIL=2", sessionCookie + "=ID.SECRET", "__host-agentbox=3", "junk=a=b"}
+	for _, u := range users {
+		parts = append(parts, bindCookie+u+"=B"+u, bindCookie+u+"x=4")
+	}
+	return strings.Join(append(parts, "last=5"), "; ")
+}
+
+// cookiesPassed is the set of cookie names the backend of h gets when a
+// browser sends probe: Caddy applies each regexp replacement of the Cookie
+// header (Go's ReplaceAllString, as Caddy does), or removes it.
+func cookiesPassed(h handler, probe string) ([]string, error) {
+	v := probe
+	if h.Headers != nil && h.Headers.Request != nil {
+		if slices.Contains(h.Headers.Request.Delete, "Cookie") {
+			return nil, nil
+		}
+		for _, r := range h.Headers.Request.Replace["Cookie"] {
+			if r.SearchRegexp == "" {
+				return nil, fmt.Errorf("a Cookie replacement that is no regexp (%q)", r.Search)
+			}
+			re, err := regexp.Compile(r.SearchRegexp)
+			if err != nil {
+				return nil, fmt.Errorf("a Cookie regexp Go cannot compile: %v", err)
+			}
+			v = re.ReplaceAllString(v, r.Replace)
+		}
+	}
+	req := http.Request{Header: http.Header{"Cookie": {v}}}
+	var names []string
+	for _, c := range req.Cookies() {
+		names = append(names, c.Name+"="+c.Value)
+	}
+	return names, nil
+}
+
+// passesOnly reports (as a problem, or "") whether h passes exactly the
+// want cookies of the probe, with their values.
+func passesOnly(h handler, users []string, want ...string) string {
+	got, err := cookiesPassed(h, cookieProbe(users))
+	if err != nil {
+		return err.Error()
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Sprintf("passes the cookies %v of a browser's %q, want only %v", got, cookieProbe(users), want)
+	}
+	return ""
+}
+
 func setsClient(h handler) bool {
 	return h.Headers != nil && h.Headers.Request != nil && slices.Equal(h.Headers.Request.Set["X-Agent-Box-Client"], []string{clientVar})
 }
@@ -278,11 +347,15 @@ func isForwardAuth(h handler, u string) bool {
 	return false
 }
 
-func checkOrigin(h, u string, ps []proxy, hookUsers []string) []string {
+func checkOrigin(h, u string, ps []proxy, users, hookUsers []string) []string {
 	var probs []string
 	bad := func(f string, a ...any) { probs = append(probs, fmt.Sprintf(h+": "+f, a...)) }
+	session := sessionCookie + "=ID.SECRET"
 	for _, p := range ps {
 		if isForwardAuth(p.h, u) {
+			if pr := passesOnly(p.h, users, session); pr != "" {
+				bad("forward_auth %s", pr)
+			}
 			continue
 		}
 		if len(p.h.Upstreams) != 1 {
@@ -297,6 +370,13 @@ func checkOrigin(h, u string, ps []proxy, hookUsers []string) []string {
 			}
 			if !setsClient(p.h) {
 				bad("the proxy to the auth pages does not set X-Agent-Box-Client from {remote_host}")
+			}
+			wantCookies := []string{session}
+			if u != "" {
+				wantCookies = append(wantCookies, bindCookie+u+"=B"+u)
+			}
+			if pr := passesOnly(p.h, users, wantCookies...); pr != "" {
+				bad("the proxy to the auth pages %s", pr)
 			}
 		case u != "" && dial == webDial(u):
 			if !deletes(p.h, "Cookie") || !deletes(p.h, "Authorization") {
@@ -328,6 +408,9 @@ func checkOrigin(h, u string, ps []proxy, hookUsers []string) []string {
 			}
 			if !deletes(p.h, "Cookie") || !deletes(p.h, "Authorization") {
 				bad("the proxy to %s does not remove Cookie and Authorization", dial)
+			}
+			if !setsClient(p.h) {
+				bad("the proxy to %s does not set X-Agent-Box-Client from {remote_host} (its per-client limits)", dial)
 			}
 			if !slices.ContainsFunc(p.before, func(b handler) bool { return b.Handler == "request_body" && b.MaxSize > 0 }) {
 				bad("the body sent to %s is not capped (request_body max_size)", dial)

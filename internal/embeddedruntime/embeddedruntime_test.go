@@ -60,8 +60,10 @@ func embeddedRuntime(t *testing.T, m *module.Module) map[string][]byte {
 }
 
 // TestEmbeddedRuntimeIsExactlyTheNonTestSources compares the embedded file
-// set with the repository, independently of the assembler: every non-test Go
-// file of the runtime directories, byte for byte, and nothing else.
+// set with the repository, independently of the assembler: every non-test
+// file of the runtime directories (Go files and what they embed; hidden
+// files such as .assemble-ignore are the assembler's), byte for byte, and
+// nothing else.
 func TestEmbeddedRuntimeIsExactlyTheNonTestSources(t *testing.T) {
 	m := module.Assemble(t)
 	got := embeddedRuntime(t, m)
@@ -74,7 +76,7 @@ func TestEmbeddedRuntimeIsExactlyTheNonTestSources(t *testing.T) {
 			if e.IsDir() && e.Name() == "testdata" {
 				return filepath.SkipDir
 			}
-			if e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			if e.IsDir() || strings.HasSuffix(p, "_test.go") || strings.HasPrefix(e.Name(), ".") {
 				return nil
 			}
 			data, err := os.ReadFile(p)

@@ -141,8 +141,10 @@ let
     authConfig = "${webFiles.${agentBox.web.storeNames.authConfig}}";
     webFile = name: "${webFiles.${name}}";
     inherit caddyGroup;
+    nftables = config.networking.nftables.enable;
   };
   webFiles = mapAttrs pkgs.writeText (agentBox.web.storeTexts n.web);
+  hostPtraceScope = config.boot.kernel.sysctl."kernel.yama.ptrace_scope" or null;
 in
 {
   options.services.agent-box = declarations {
@@ -154,6 +156,11 @@ in
   config = mkIf cfg.enable {
     assertions =
       agentBox.assertions cfg caddyGroup
+      ++ optional (n.web.enable && hostPtraceScope != null) {
+        # boot.kernel.sysctl lands in 60-nixos.conf, read after ours
+        assertion = hostPtraceScope >= 1;
+        message = "boot.kernel.sysctl.\"kernel.yama.ptrace_scope\" = ${toString hostPtraceScope} overrides services.agent-box.web.ptraceScope: with the web surface on, use 1 or more (at 0 an agent can attach to its own ttyd and web daemon and serve its page in the operator's terminal).";
+      }
       ++ map (
         name:
         let
@@ -214,6 +221,11 @@ in
         filterAttrs (path: _: lib.hasPrefix "fail2ban/" path) (agentBox.etcFiles n host)
       )
     );
+    # The web surface's kernel setting (environment.etc above) applies at
+    # switch, not only at the next boot.
+    systemd.services.systemd-sysctl.restartTriggers = mkIf (n.web.enable && n.web.ptraceScope != null) [
+      (agentBox.etcFiles n host)."sysctl.d/60-agent-box.conf"
+    ];
     # `agent-box web hash-password` and `web revoke` for the operator (root).
     environment.systemPackages = mkIf n.web.enable [ cfg.package ];
   };

@@ -271,8 +271,14 @@ let
       webhookConcurrency = mkOption {
         type = types.int;
         default = 8;
-        description = "Requests for one agent user's webhooks its web daemon handles at once (1 to 1024); a request waits up to 2 s for a slot, then gets 503. Requests for names that are no hook have 2 slots of their own.";
+        description = "Signed webhook deliveries of one agent user its web daemon stores at once (1 to 1024); one waits up to 2 s for a slot, then gets 503. Bodies are read before a slot is taken, at most 32 at once per client address (an IPv6 /64; all of loopback is one) and 256 in all, so a client that sends a body slowly holds no slot.";
         example = 32;
+      };
+      ptraceScope = mkOption {
+        type = types.nullOr types.int;
+        default = 1;
+        description = "`kernel.yama.ptrace_scope` while the web surface is on (written to `/etc/sysctl.d/60-agent-box.conf`). At 0 every process of an agent user's uid may attach to that user's ttyd and web daemon (`ptrace`, `/proc/<pid>/mem`) and put its own page on the terminal route, so 0 is refused. 1: a process may trace only what it started, so agents still debug and trace their own programs (`gdb ./prog`, `strace cmd`) but cannot attach to a running process they did not start (`gdb -p`, `strace -p`, `py-spy dump --pid`); 2: only root may trace; 3: no one, until reboot. `null` leaves the setting to the host (`boot.kernel.sysctl`; NixOS kernels default to 1).";
+        example = 2;
       };
       fail2ban = mkOption {
         type = types.submodule fail2banModule;

@@ -4,6 +4,12 @@
 # function of the finished set, naming what it uses in its arguments.
 let
   files = {
+    # The rules the runtime shares with this lib (internal/runtime/contract).
+    contract =
+      _:
+      builtins.fromJSON (
+        @@include:../../../internal/runtime/contract/web.json@@
+      );
     prim =
       @@include:prim.nix@@
       ;
@@ -43,6 +49,9 @@ let
         ;
       fail2ban =
         @@include:render/fail2ban.nix@@
+        ;
+      sysctl =
+        @@include:render/sysctl.nix@@
         ;
     };
     units =

@@ -51,7 +51,21 @@ let
       if n.web.fail2ban.enable then
         {
           "fail2ban/filter.d/agent-box-auth.local" = render.fail2ban.filter;
-          "fail2ban/jail.d/agent-box-auth.local" = render.fail2ban.jail n.web;
+          "fail2ban/jail.d/agent-box-auth.local" = render.fail2ban.jail n.web host.nftables;
+        }
+        // (
+          if host.nftables then
+            { "fail2ban/action.d/agent-box-nftables.local" = render.fail2ban.nftablesAction; }
+          else
+            { }
+        )
+      else
+        { }
+    )
+    // (
+      if n.web.enable && n.web.ptraceScope != null then
+        {
+          "sysctl.d/60-agent-box.conf" = render.sysctl n.web.ptraceScope;
         }
       else
         { }
@@ -81,6 +95,9 @@ in
         authConfig = storePath web.storeNames.authConfig;
         webFile = storePath;
         caddyGroup = "caddy";
+        # the golden host's firewall is nftables (networking.nftables.enable),
+        # as in the VM tier's guest and the flake's NixOS nodes
+        nftables = true;
       };
       d = dropins n host;
       etc = etcFiles n host;

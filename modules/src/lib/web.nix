@@ -6,6 +6,7 @@
   prim,
   systemd,
   build,
+  contract,
   ...
 }:
 let
@@ -59,7 +60,12 @@ let
       }) loginNames;
       # Agent users with a web origin: those some login may open.
       users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
-      inherit (w) sessionLifetime idleTimeout webhookConcurrency;
+      inherit (w)
+        sessionLifetime
+        idleTimeout
+        webhookConcurrency
+        ptraceScope
+        ;
       # Per agent user with webhooks: the hooks, sorted by name.
       hooks = listToAttrs (
         map (u: {
@@ -197,6 +203,10 @@ let
           assertion = match durationRe w.idleTimeout != null;
           message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration such as \"24h\".";
         }
+        {
+          assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
+          message = "${prefix}.ptraceScope = ${toString w.ptraceScope}: use 1, 2 or 3 (or null to leave kernel.yama.ptrace_scope to the host). At 0 an agent can attach to its own ttyd and web daemon and serve its page in the operator's terminal.";
+        }
       ]
       ++ (
         if w.fail2ban.enable then
@@ -298,6 +308,7 @@ let
     + env "PATH" "${paths.env}/bin"
     + env "AGENT_BOX_AGENTS" paths.agents
     + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
+    + env "AGENT_BOX_TTYD" "${paths.env}/bin/ttyd"
     + env "AGENT_BOX_WEB_DOMAIN" w.domain
     + (
       if hs == [ ] then
@@ -340,7 +351,8 @@ let
 
   # agent-box-term@<user>.service.d/overrides.conf: ttyd on the user's
   # private socket, writable, origin-checked, one URL argument (the session
-  # name the web daemon validated) for `agent-box session attach`.
+  # name the web daemon validated) for `agent-box session attach --sealed`
+  # (a tmux client that can start no program in this unit).
   termDropin =
     u: paths:
     ''
@@ -348,7 +360,7 @@ let
       [Service]
       ExecStart=
     ''
-    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i /run/agent-box-term/${u.name}/ttyd.sock -W -O -a -b /term -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach"
+    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i /run/agent-box-term/${u.name}/ttyd.sock -W -O -a -b /term -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
     + env "PATH" "${paths.env}/bin"
     + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux";
 
@@ -362,8 +374,28 @@ let
 
   tlsLine = tls: if tls == "internal" then "\ttls internal\n" else "";
 
-  toPages = ''
+  # Caddy passes on only the box's own cookies (contract: the session
+  # cookie, and on a user origin's /auth/* that user's hand-over binding
+  # cookie): each "name=value" pair becomes ";" plus the pair if it is one
+  # of names, so a script on some origin of the box that fills the browser
+  # with parent-domain cookies cannot push a request past a backend's
+  # header limit. Never an empty replacement: Caddy would take the line
+  # for a set.
+  cookies = contract.cookies;
+  keepCookies =
+    names:
+    let
+      checked = map (
+        n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${show n} needs regexp escaping"
+      ) names;
+      groups = concatStringsSep "" (map (n: "(${n}=[^;]*)|") checked);
+      refs = concatStringsSep "" (builtins.genList (i: "$" + toString (i + 1)) (length names));
+    in
+    "header_up Cookie \"(?:^|;) *(?:${groups}[^;]*)\" \";${refs}\"";
+
+  toPages = names: ''
     	reverse_proxy unix//run/agent-box-auth/pages.sock {
+    		${keepCookies names}
     		header_up X-Agent-Box-Client {remote_host}
     	}
   '';
@@ -409,7 +441,7 @@ let
     + securityHeaders w.tls
     + (
       if w.hooks == { } then
-        toPages
+        toPages [ cookies.session ]
       else
         # The webhooks: the one route without a login, each user's to that
         # user's hook listener; everything else to the auth service.
@@ -422,12 +454,13 @@ let
             		reverse_proxy unix//run/agent-box-hook/${u}.sock {
             			header_up -Cookie
             			header_up -Authorization
+            			header_up X-Agent-Box-Client {remote_host}
             		}
             	}
           '') (sortStrings (attrNames w.hooks))
         )
         + "\thandle {\n"
-        + prefixLines "\t" toPages
+        + prefixLines "\t" (toPages [ cookies.session ])
         + "\t}\n"
     )
     + "}\n"
@@ -440,11 +473,12 @@ let
         ''
         + tlsLine w.tls
         + securityHeaders w.tls
+        + "\thandle /auth/* {\n"
+        + prefixLines "\t" (toPages [
+          cookies.session
+          (cookies.handoverPrefix + u)
+        ])
         + ''
-          	handle /auth/* {
-          		reverse_proxy unix//run/agent-box-auth/pages.sock {
-          			header_up X-Agent-Box-Client {remote_host}
-          		}
           	}
           	handle {
           		route {
@@ -452,6 +486,7 @@ let
           			request_header -X-Agent-Box-Session
           			forward_auth unix//run/agent-box-auth/verify.sock {
           				uri /verify?user=${u}
+          				${keepCookies [ cookies.session ]}
           				header_up X-Agent-Box-Client {remote_host}
           				copy_headers X-Agent-Box-User X-Agent-Box-Session
           			}
