@@ -2833,7 +2833,7 @@ in
           	}
           	salt := make([]byte, saltLen)
           	rand.Read(salt)
-          	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
+          	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations, nil)}
           	s.queue.release(false)
           	now = s.clock.Now()
           	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
@@ -2880,7 +2880,11 @@ in
           		s.log.line(failedLoginLine(login, cl.Log))
           		return attemptResult{busy: true}
           	}
-          	good := h.check(s.derive, password) && known
+          	var pause func()
+          	if ad.suspect {
+          		pause = s.queue.yield // a suspect's hash waits while others hash
+          	}
+          	good := h.check(s.derive, password, pause) && known
           	s.queue.release(ad.suspect)
           	s.limits.done(cl.Key, name, good, s.clock.Now())
           	if !good {
@@ -3384,6 +3388,7 @@ in
           package auth
 
           import (
+          	"crypto/hmac"
           	"crypto/pbkdf2"
           	"crypto/rand"
           	"crypto/sha256"
@@ -3415,21 +3420,47 @@ in
           }
 
           // derive is PBKDF2-HMAC-SHA256 with a 32-byte key: the one hash function
-          // of this package (a Server counts its calls through its own field).
-          func derive(password string, salt []byte, iter int) []byte {
-          	k, err := pbkdf2.Key(sha256.New, password, salt, iter, keyLen)
-          	if err != nil {
-          		// only FIPS-only mode refuses, and never for these sizes
-          		panic(fmt.Sprintf("pbkdf2: %v", err))
+          // of this package (a Server counts its calls through its own field). It
+          // calls pause, when not nil, every pauseEvery iterations: a suspect's hash
+          // waits there while other logins hash (hashQueue.yield), so it shares no
+          // CPU with them.
+          func derive(password string, salt []byte, iter int, pause func()) []byte {
+          	if pause == nil {
+          		k, err := pbkdf2.Key(sha256.New, password, salt, iter, keyLen)
+          		if err != nil {
+          			// only FIPS-only mode refuses, and never for these sizes
+          			panic(fmt.Sprintf("pbkdf2: %v", err))
+          		}
+          		return k
           	}
-          	return k
+          	// RFC 8018's F for the one block a 32-byte key takes: U1 = PRF(salt ||
+          	// INT(1)), Ui = PRF(U(i-1)), T = U1 ^ ... ^ Uiter.
+          	prf := hmac.New(sha256.New, []byte(password))
+          	prf.Write(salt)
+          	prf.Write([]byte{0, 0, 0, 1})
+          	u := prf.Sum(nil)
+          	t := append([]byte(nil), u...)
+          	for n := 2; n <= iter; n++ {
+          		if n%pauseEvery == 0 {
+          			pause()
+          		}
+          		prf.Reset()
+          		prf.Write(u)
+          		u = prf.Sum(u[:0])
+          		subtle.XORBytes(t, t, u)
+          	}
+          	return t
           }
+
+          // pauseEvery is how many iterations a pausable hash runs between pauses
+          // (about 1 ms here, 60 ms in an emulated machine).
+          const pauseEvery = 8192
 
           // NewHash hashes password with a fresh random salt at MinIterations.
           func NewHash(password string) Hash {
           	salt := make([]byte, saltLen)
           	rand.Read(salt)
-          	return Hash{Iterations: MinIterations, Salt: salt, Key: derive(password, salt, MinIterations)}
+          	return Hash{Iterations: MinIterations, Salt: salt, Key: derive(password, salt, MinIterations, nil)}
           }
 
           // String formats h as $pbkdf2-sha256$i=<iterations>$<salt>$<key>.
@@ -3471,11 +3502,14 @@ in
           }
 
           // Verify reports whether password matches h (one PBKDF2 run).
-          func (h Hash) Verify(password string) bool { return h.check(derive, password) }
+          func (h Hash) Verify(password string) bool { return h.check(derive, password, nil) }
 
-          func (h Hash) check(d func(string, []byte, int) []byte, password string) bool {
-          	return subtle.ConstantTimeCompare(d(password, h.Salt, h.Iterations), h.Key) == 1
+          func (h Hash) check(d deriveFunc, password string, pause func()) bool {
+          	return subtle.ConstantTimeCompare(d(password, h.Salt, h.Iterations, pause), h.Key) == 1
           }
+
+          // deriveFunc is derive's signature (tests give a Server a cheaper one).
+          type deriveFunc func(password string, salt []byte, iter int, pause func()) []byte
 
           // dummyHash is what an unknown login is checked against: the same cost as
           // the most expensive configured hash, a key nothing derives to.
@@ -3523,11 +3557,14 @@ in
           )
 
           // Hashing queue (hashQueue): suspects (clients with a failure or refusal
-          // in the last decay, or with another attempt already being checked) may
-          // use all slots but one and wait in a short queue; other clients may use
-          // every slot and are served newest first, so a burst of first guesses from
-          // fresh addresses cannot push a later login behind it. A full queue or a
-          // wait past queueWait is refused at once.
+          // in the last decay, or with another attempt already being checked) hash
+          // only on capacity no one else wants (while no other attempt holds or waits
+          // for a slot), on all slots but one, and wait in a short queue; other
+          // clients may use every slot and are served newest first, so neither a
+          // flood of guesses nor a burst of first guesses from fresh addresses can
+          // push a later login behind it or share the CPU with it for longer than
+          // the one guess already running. A full queue or a wait past queueWait is
+          // refused at once.
           const (
           	queueClean   = 8
           	queueSuspect = 4
@@ -3751,10 +3788,12 @@ in
           // waiting for one.
           type hashQueue struct {
           	mu       sync.Mutex
+          	idle     *sync.Cond // signalled when no other attempt hashes (cleans == 0)
           	free     int // slots free
           	suspects int // slots held by suspects
           	clean    []*waiter
           	suspect  []*waiter
+          	cleans   int // slots held by others
 
           	slots, maxClean, maxSuspect int
           	wait                        time.Duration
@@ -3769,6 +3808,20 @@ in
           	return &hashQueue{free: hashSlots, slots: hashSlots, maxClean: queueClean, maxSuspect: queueSuspect, wait: queueWait}
           }
 
+          // yield is the pause of a suspect's hash: it waits while another
+          // attempt's hash runs, so a login from a client without recent failures
+          // never shares the CPU with a guess for longer than one pause interval.
+          func (q *hashQueue) yield() {
+          	q.mu.Lock()
+          	defer q.mu.Unlock()
+          	if q.idle == nil {
+          		q.idle = sync.NewCond(&q.mu)
+          	}
+          	for q.cleans > 0 {
+          		q.idle.Wait()
+          	}
+          }
+
           // acquire takes a slot for one hash: at once if one is free (for a
           // suspect, if another slot stays free of suspects), else after waiting in
           // the queue. It returns errBusy when the queue is full (a newer clean
@@ -3776,7 +3829,7 @@ in
           // error when the client goes away.
           func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
           	q.mu.Lock()
-          	if q.free > 0 && (!suspect || q.suspects < q.suspectSlots()) {
+          	if q.free > 0 && (!suspect || q.suspectMay()) {
           		q.take(suspect)
           		q.mu.Unlock()
           		return nil
@@ -3838,7 +3891,15 @@ in
           	q.free--
           	if suspect {
           		q.suspects++
+          	} else {
+          		q.cleans++
           	}
+          }
+
+          // suspectMay: a suspect may take a free slot when it leaves one slot
+          // without suspects and no one else holds or waits for a slot.
+          func (q *hashQueue) suspectMay() bool {
+          	return q.suspects < q.suspectSlots() && q.cleans == 0 && len(q.clean) == 0
           }
 
           // remove takes w out of its queue; false when it was no longer there.
@@ -3869,6 +3930,11 @@ in
           	q.free++
           	if suspect {
           		q.suspects--
+          	} else {
+          		q.cleans--
+          		if q.cleans == 0 && q.idle != nil {
+          			q.idle.Broadcast()
+          		}
           	}
           	if n := len(q.clean); n > 0 {
           		w := q.clean[n-1]
@@ -3877,7 +3943,7 @@ in
           		w.ch <- nil
           		return
           	}
-          	if len(q.suspect) > 0 && q.suspects < q.suspectSlots() {
+          	if len(q.suspect) > 0 && q.suspectMay() {
           		w := q.suspect[0]
           		q.suspect = q.suspect[1:]
           		q.take(true)
@@ -4537,7 +4603,7 @@ in
           	dummy  Hash
 
           	// derive is the password hash function; tests count its calls.
-          	derive func(password string, salt []byte, iter int) []byte
+          	derive deriveFunc
           	// userName maps a peer's uid to a user name (os/user).
           	userName func(uid int) (string, error)
 

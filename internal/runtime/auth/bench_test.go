@@ -231,3 +231,19 @@ func BenchmarkLoginWhileGuessing(b *testing.B) {
 	fmt.Printf("operator's login: unloaded median %s, while 16 addresses guess once a second %s: %.2fx; guesses answered %v; load %s\n",
 		unloaded.Round(time.Millisecond), loaded.Round(time.Millisecond), float64(loaded)/float64(unloaded), answers, loadavg())
 }
+
+// BenchmarkDerive: the library's PBKDF2 (a clean login's hash) and the
+// pausable rounds (a suspect's) at 600,000 iterations.
+func BenchmarkDerive(b *testing.B) {
+	salt := make([]byte, saltLen)
+	for _, tc := range []struct {
+		name  string
+		pause func()
+	}{{"library", nil}, {"pausable", func() {}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				derive("bench password", salt, MinIterations, tc.pause)
+			}
+		})
+	}
+}

@@ -93,7 +93,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 	}
 	salt := make([]byte, saltLen)
 	rand.Read(salt)
-	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations)}
+	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations, nil)}
 	s.queue.release(false)
 	now = s.clock.Now()
 	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
@@ -140,7 +140,11 @@ func (s *Server) attempt(r *http.Request, login, password string) attemptResult 
 		s.log.line(failedLoginLine(login, cl.Log))
 		return attemptResult{busy: true}
 	}
-	good := h.check(s.derive, password) && known
+	var pause func()
+	if ad.suspect {
+		pause = s.queue.yield // a suspect's hash waits while others hash
+	}
+	good := h.check(s.derive, password, pause) && known
 	s.queue.release(ad.suspect)
 	s.limits.done(cl.Key, name, good, s.clock.Now())
 	if !good {

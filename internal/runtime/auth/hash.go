@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
@@ -32,21 +33,47 @@ type Hash struct {
 }
 
 // derive is PBKDF2-HMAC-SHA256 with a 32-byte key: the one hash function
-// of this package (a Server counts its calls through its own field).
-func derive(password string, salt []byte, iter int) []byte {
-	k, err := pbkdf2.Key(sha256.New, password, salt, iter, keyLen)
-	if err != nil {
-		// only FIPS-only mode refuses, and never for these sizes
-		panic(fmt.Sprintf("pbkdf2: %v", err))
+// of this package (a Server counts its calls through its own field). It
+// calls pause, when not nil, every pauseEvery iterations: a suspect's hash
+// waits there while other logins hash (hashQueue.yield), so it shares no
+// CPU with them.
+func derive(password string, salt []byte, iter int, pause func()) []byte {
+	if pause == nil {
+		k, err := pbkdf2.Key(sha256.New, password, salt, iter, keyLen)
+		if err != nil {
+			// only FIPS-only mode refuses, and never for these sizes
+			panic(fmt.Sprintf("pbkdf2: %v", err))
+		}
+		return k
 	}
-	return k
+	// RFC 8018's F for the one block a 32-byte key takes: U1 = PRF(salt ||
+	// INT(1)), Ui = PRF(U(i-1)), T = U1 ^ ... ^ Uiter.
+	prf := hmac.New(sha256.New, []byte(password))
+	prf.Write(salt)
+	prf.Write([]byte{0, 0, 0, 1})
+	u := prf.Sum(nil)
+	t := append([]byte(nil), u...)
+	for n := 2; n <= iter; n++ {
+		if n%pauseEvery == 0 {
+			pause()
+		}
+		prf.Reset()
+		prf.Write(u)
+		u = prf.Sum(u[:0])
+		subtle.XORBytes(t, t, u)
+	}
+	return t
 }
+
+// pauseEvery is how many iterations a pausable hash runs between pauses
+// (about 1 ms here, 60 ms in an emulated machine).
+const pauseEvery = 8192
 
 // NewHash hashes password with a fresh random salt at MinIterations.
 func NewHash(password string) Hash {
 	salt := make([]byte, saltLen)
 	rand.Read(salt)
-	return Hash{Iterations: MinIterations, Salt: salt, Key: derive(password, salt, MinIterations)}
+	return Hash{Iterations: MinIterations, Salt: salt, Key: derive(password, salt, MinIterations, nil)}
 }
 
 // String formats h as $pbkdf2-sha256$i=<iterations>$<salt>$<key>.
@@ -88,11 +115,14 @@ func ParseHash(s string) (Hash, error) {
 }
 
 // Verify reports whether password matches h (one PBKDF2 run).
-func (h Hash) Verify(password string) bool { return h.check(derive, password) }
+func (h Hash) Verify(password string) bool { return h.check(derive, password, nil) }
 
-func (h Hash) check(d func(string, []byte, int) []byte, password string) bool {
-	return subtle.ConstantTimeCompare(d(password, h.Salt, h.Iterations), h.Key) == 1
+func (h Hash) check(d deriveFunc, password string, pause func()) bool {
+	return subtle.ConstantTimeCompare(d(password, h.Salt, h.Iterations, pause), h.Key) == 1
 }
+
+// deriveFunc is derive's signature (tests give a Server a cheaper one).
+type deriveFunc func(password string, salt []byte, iter int, pause func()) []byte
 
 // dummyHash is what an unknown login is checked against: the same cost as
 // the most expensive configured hash, a key nothing derives to.

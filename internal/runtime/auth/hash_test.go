@@ -1,9 +1,11 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,12 +13,12 @@ import (
 // fastDerive stands in for PBKDF2 at 600k iterations: the same function
 // at one iteration, so handler tests do not spend 80 ms a login. The
 // hashes of the test logins are made with it.
-func fastDerive(pw string, salt []byte, iter int) []byte { return derive(pw, salt, 1) }
+func fastDerive(pw string, salt []byte, iter int, pause func()) []byte { return derive(pw, salt, 1, pause) }
 
 func fastHash(pw string) Hash {
 	salt := make([]byte, saltLen)
 	rand.Read(salt)
-	return Hash{Iterations: MinIterations, Salt: salt, Key: fastDerive(pw, salt, MinIterations)}
+	return Hash{Iterations: MinIterations, Salt: salt, Key: fastDerive(pw, salt, MinIterations, nil)}
 }
 
 var hashRE = regexp.MustCompile(`^\$pbkdf2-sha256\$i=600000\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$`)
@@ -46,11 +48,37 @@ func TestHashRoundTrip(t *testing.T) {
 	}
 }
 
-// TestDeriveIsPBKDF2HMACSHA256 pins the function with RFC 7914's vector.
+// TestDeriveIsPBKDF2HMACSHA256 pins the function with RFC 7914's vector,
+// the pausable way (the rounds a suspect's hash takes) included.
 func TestDeriveIsPBKDF2HMACSHA256(t *testing.T) {
-	got := hex.EncodeToString(derive("passwd", []byte("salt"), 1))
-	if want := "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc"; got != want {
-		t.Errorf("derive = %s, want %s", got, want)
+	for _, pause := range []func(){nil, func() {}} {
+		got := hex.EncodeToString(derive("passwd", []byte("salt"), 1, pause))
+		if want := "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc"; got != want {
+			t.Errorf("derive = %s, want %s", got, want)
+		}
+	}
+	// RFC 7914 section 11, c = 80000 (the pauses fall inside it)
+	got := hex.EncodeToString(derive("Password", []byte("NaCl"), 80000, func() {}))
+	if want := "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56"; got != want {
+		t.Errorf("80000 rounds, pausable: %s, want %s", got, want)
+	}
+}
+
+// TestThePausableHashIsTheLibrarysHash: crypto/pbkdf2 and the hand-written
+// rounds agree, and the rounds pause every pauseEvery iterations.
+func TestThePausableHashIsTheLibrarysHash(t *testing.T) {
+	for _, iter := range []int{1, 2, pauseEvery - 1, pauseEvery, pauseEvery + 1, 3*pauseEvery + 17} {
+		salt := make([]byte, saltLen)
+		rand.Read(salt)
+		pauses := 0
+		a := derive("pw-"+strconv.Itoa(iter), salt, iter, nil)
+		b := derive("pw-"+strconv.Itoa(iter), salt, iter, func() { pauses++ })
+		if !bytes.Equal(a, b) {
+			t.Errorf("%d iterations: library %x, rounds %x", iter, a, b)
+		}
+		if want := iter / pauseEvery; pauses != want {
+			t.Errorf("%d iterations: %d pauses, want %d", iter, pauses, want)
+		}
 	}
 }
 

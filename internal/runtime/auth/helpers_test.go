@@ -95,12 +95,12 @@ func (w *tw) restart(js string) {
 	if err != nil {
 		w.t.Fatalf("New: %v", err)
 	}
-	s.derive = func(pw string, salt []byte, iter int) []byte {
+	s.derive = func(pw string, salt []byte, iter int, pause func()) []byte {
 		w.calls.Add(1)
 		w.mu.Lock()
 		w.iters = append(w.iters, iter)
 		w.mu.Unlock()
-		return fastDerive(pw, salt, iter)
+		return fastDerive(pw, salt, iter, pause)
 	}
 	w.s = s
 }

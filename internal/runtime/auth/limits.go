@@ -30,11 +30,14 @@ const (
 )
 
 // Hashing queue (hashQueue): suspects (clients with a failure or refusal
-// in the last decay, or with another attempt already being checked) may
-// use all slots but one and wait in a short queue; other clients may use
-// every slot and are served newest first, so a burst of first guesses from
-// fresh addresses cannot push a later login behind it. A full queue or a
-// wait past queueWait is refused at once.
+// in the last decay, or with another attempt already being checked) hash
+// only on capacity no one else wants (while no other attempt holds or waits
+// for a slot), on all slots but one, and wait in a short queue; other
+// clients may use every slot and are served newest first, so neither a
+// flood of guesses nor a burst of first guesses from fresh addresses can
+// push a later login behind it or share the CPU with it for longer than
+// the one guess already running. A full queue or a wait past queueWait is
+// refused at once.
 const (
 	queueClean   = 8
 	queueSuspect = 4
@@ -258,10 +261,12 @@ var errBusy = errors.New("too many logins are being checked")
 // waiting for one.
 type hashQueue struct {
 	mu       sync.Mutex
+	idle     *sync.Cond // signalled when no other attempt hashes (cleans == 0)
 	free     int // slots free
 	suspects int // slots held by suspects
 	clean    []*waiter
 	suspect  []*waiter
+	cleans   int // slots held by others
 
 	slots, maxClean, maxSuspect int
 	wait                        time.Duration
@@ -276,6 +281,20 @@ func newHashQueue() *hashQueue {
 	return &hashQueue{free: hashSlots, slots: hashSlots, maxClean: queueClean, maxSuspect: queueSuspect, wait: queueWait}
 }
 
+// yield is the pause of a suspect's hash: it waits while another
+// attempt's hash runs, so a login from a client without recent failures
+// never shares the CPU with a guess for longer than one pause interval.
+func (q *hashQueue) yield() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.idle == nil {
+		q.idle = sync.NewCond(&q.mu)
+	}
+	for q.cleans > 0 {
+		q.idle.Wait()
+	}
+}
+
 // acquire takes a slot for one hash: at once if one is free (for a
 // suspect, if another slot stays free of suspects), else after waiting in
 // the queue. It returns errBusy when the queue is full (a newer clean
@@ -283,7 +302,7 @@ func newHashQueue() *hashQueue {
 // error when the client goes away.
 func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
 	q.mu.Lock()
-	if q.free > 0 && (!suspect || q.suspects < q.suspectSlots()) {
+	if q.free > 0 && (!suspect || q.suspectMay()) {
 		q.take(suspect)
 		q.mu.Unlock()
 		return nil
@@ -345,7 +364,15 @@ func (q *hashQueue) take(suspect bool) {
 	q.free--
 	if suspect {
 		q.suspects++
+	} else {
+		q.cleans++
 	}
+}
+
+// suspectMay: a suspect may take a free slot when it leaves one slot
+// without suspects and no one else holds or waits for a slot.
+func (q *hashQueue) suspectMay() bool {
+	return q.suspects < q.suspectSlots() && q.cleans == 0 && len(q.clean) == 0
 }
 
 // remove takes w out of its queue; false when it was no longer there.
@@ -376,6 +403,11 @@ func (q *hashQueue) releaseLocked(suspect bool) {
 	q.free++
 	if suspect {
 		q.suspects--
+	} else {
+		q.cleans--
+		if q.cleans == 0 && q.idle != nil {
+			q.idle.Broadcast()
+		}
 	}
 	if n := len(q.clean); n > 0 {
 		w := q.clean[n-1]
@@ -384,7 +416,7 @@ func (q *hashQueue) releaseLocked(suspect bool) {
 		w.ch <- nil
 		return
 	}
-	if len(q.suspect) > 0 && q.suspects < q.suspectSlots() {
+	if len(q.suspect) > 0 && q.suspectMay() {
 		w := q.suspect[0]
 		q.suspect = q.suspect[1:]
 		q.take(true)

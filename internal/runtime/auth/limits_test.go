@@ -225,12 +225,12 @@ func TestOneAttemptPerLoginAndClientAtATime(t *testing.T) {
 	w := newTW(t)
 	started, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	w.s.derive = func(pw string, salt []byte, iter int) []byte {
+	w.s.derive = func(pw string, salt []byte, iter int, pause func()) []byte {
 		if first.CompareAndSwap(false, true) {
 			close(started)
 			<-release
 		}
-		return fastDerive(pw, salt, iter)
+		return fastDerive(pw, salt, iter, pause)
 	}
 	done := make(chan *httptestResponse)
 	go func() { done <- w.attempt("ops", testPasswords["ops"], "198.51.100.1") }()
@@ -314,13 +314,13 @@ func TestTheDummyHashCostsAsMuchAsTheDearestLogin(t *testing.T) {
 func TestAtMostTwoHashesAtOnce(t *testing.T) {
 	w := newTW(t)
 	var active, peak atomic.Int64
-	w.s.derive = func(pw string, salt []byte, iter int) []byte {
+	w.s.derive = func(pw string, salt []byte, iter int, pause func()) []byte {
 		n := active.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
 		time.Sleep(5 * time.Millisecond)
 		active.Add(-1)
-		return fastDerive(pw, salt, iter)
+		return fastDerive(pw, salt, iter, pause)
 	}
 	var wg sync.WaitGroup
 	for i := 0; i < 24; i++ {
@@ -347,7 +347,7 @@ type gate struct {
 
 func newGate() *gate { g := &gate{}; g.cond = sync.NewCond(&g.mu); return g }
 
-func (g *gate) derive(pw string, salt []byte, iter int) []byte {
+func (g *gate) derive(pw string, salt []byte, iter int, pause func()) []byte {
 	g.mu.Lock()
 	g.started = append(g.started, pw)
 	n := len(g.started)
@@ -356,7 +356,7 @@ func (g *gate) derive(pw string, salt []byte, iter int) []byte {
 		g.cond.Wait()
 	}
 	g.mu.Unlock()
-	return fastDerive(pw, salt, iter)
+	return fastDerive(pw, salt, iter, pause)
 }
 
 // waitStarted waits until n hashes have started.
@@ -468,6 +468,30 @@ func TestAClientIsASuspectWhileItHasAnAttemptInFlightOrRecentlyFailed(t *testing
 	}
 }
 
+// TestASuspectsHashPausesWhileAnotherLoginHashes: the pause a suspect's
+// hash takes every pauseEvery rounds returns only when no other attempt's
+// hash runs.
+func TestASuspectsHashPausesWhileAnotherLoginHashes(t *testing.T) {
+	q := newHashQueue()
+	if err := q.acquire(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { q.yield(); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("the pause returned while another login hashes")
+	case <-time.After(20 * time.Millisecond):
+	}
+	q.release(false)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pause did not return once the other hash was done")
+	}
+	q.yield() // nothing hashes: no wait
+}
+
 // TestHashQueue: the queue's rules, directly.
 func TestHashQueue(t *testing.T) {
 	ctx := context.Background()
@@ -536,8 +560,27 @@ func TestHashQueue(t *testing.T) {
 			t.Fatalf("the older clean waiter: %v", err)
 		}
 		q.release(false)
+		select {
+		case err := <-s:
+			t.Fatalf("the suspect got a slot while another attempt holds one: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		q.release(false)
 		if err := <-s; err != nil {
 			t.Fatalf("the suspect, last: %v", err)
+		}
+	})
+	t.Run("a suspect hashes only on capacity no one else wants", func(t *testing.T) {
+		q := newQ()
+		q.acquire(ctx, false)
+		s := waitFor(q, true)
+		queued(t, q, 0, 1) // a slot is free, but another attempt holds one
+		q.release(false)
+		if err := <-s; err != nil {
+			t.Fatalf("the suspect once the slots are idle: %v", err)
+		}
+		if err := q.acquire(ctx, false); err != nil {
+			t.Fatalf("a clean attempt beside it, at once: %v", err)
 		}
 	})
 	t.Run("a full clean queue evicts its oldest waiter", func(t *testing.T) {

@@ -3,8 +3,11 @@ package auth
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -534,5 +537,88 @@ func TestTemplatesEscape(t *testing.T) {
 	}
 	if rec.Header().Get("Content-Type") != "text/html; charset=utf-8" || http.StatusUnauthorized != rec.Code {
 		t.Errorf("%d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}
+
+// TestAHandOverWorksOnlyInTheBrowserThatAskedForIt: fault 5 of the attack
+// (issue 17). al mints a hand-over link for alice and sends it to the
+// operator, whose browser lacks the code's binding cookie (or holds the
+// one of its own code): the hand-over is refused, the code spent, and the
+// operator's alice session stays its own.
+func TestAHandOverWorksOnlyInTheBrowserThatAskedForIt(t *testing.T) {
+	w := newTW(t)
+	ops := w.family()
+	alBox := w.login("al")
+	minted := w.code(alBox, "alice")
+	opsCode := w.code(ops.box, "alice") // the operator's browser holds this one's binding
+	for _, tc := range []struct {
+		name    string
+		cookies []*http.Cookie
+	}{
+		{"no binding cookie", nil},
+		{"the binding of another code", []*http.Cookie{{Name: bindPrefix + "alice", Value: w.binds[opsCode]}}},
+		{"the code's binding under another user's name", []*http.Cookie{{Name: bindPrefix + "bob", Value: w.binds[minted]}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code := w.code(alBox, "alice")
+			rec := w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover",
+				form: url.Values{"code": {code}, "next": {"/"}}, more: tc.cookies})
+			if rec.Code != 403 || len(rec.Result().Cookies()) != 0 {
+				t.Fatalf("%d, cookies %q; want 403 and no cookie", rec.Code, rec.Header().Values("Set-Cookie"))
+			}
+			if r := w.handover("alice", code); r.Code != 403 {
+				t.Errorf("the code after the refused hand-over, with its own binding: %d, want 403 (spent)", r.Code)
+			}
+		})
+	}
+	if c := w.verifyCode("alice", ops.alice); c != 204 {
+		t.Errorf("the operator's own alice session: %d", c)
+	}
+	if r := w.handover("alice", minted); r.Code != 303 {
+		t.Errorf("al's own browser, with the code's binding: %d, want 303", r.Code)
+	}
+}
+
+// TestALogoutTheStoreCannotRecordFailsVisibly: the session ends in memory,
+// the cookie is cleared, and the answer says the logout was not saved.
+func TestALogoutTheStoreCannotRecordFailsVisibly(t *testing.T) {
+	w := newTW(t)
+	box := w.login("ops")
+	p := filepath.Join(w.dir, "sessions.json")
+	// a directory in place of the file: the atomic rename over it fails
+	// (the tests may run as root, whom permissions do not stop)
+	if err := os.Rename(p, p+".kept"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(p, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/logout", cookies: []string{box}})
+	if rec.Code != 500 || !strings.Contains(rec.Body.String(), "could not record") {
+		t.Errorf("%d\n%s", rec.Code, rec.Body)
+	}
+	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 1 || !strings.HasPrefix(sc[0], cookieName+"=; ") {
+		t.Errorf("the cookie is not cleared: %q", sc)
+	}
+	if rec := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{box}}); strings.Contains(rec.Body.String(), "Logged in as") {
+		t.Error("the session still works")
+	}
+}
+
+// TestAMisplantedSessionCookieCannotHideTheRealOne: a script on another
+// origin of the box cannot set this origin's host-only cookie, but a
+// browser may still send look-alikes of its name (nameless cookies whose
+// value looks like one, other paths); the real one is found among as many
+// as a browser holds.
+func TestAMisplantedSessionCookieCannotHideTheRealOne(t *testing.T) {
+	w := newTW(t)
+	f := w.family()
+	var bogus []string
+	for i := 0; i < 180; i++ {
+		bogus = append(bogus, fmt.Sprintf("%032x.bogus", i))
+	}
+	r := rq{method: "GET", host: "alice.box.test", target: "/verify?user=alice", cookies: append(bogus, f.alice)}
+	if c := w.verifyH(r).Code; c != 204 {
+		t.Errorf("the real cookie after 180 look-alikes: %d, want 204", c)
 	}
 }

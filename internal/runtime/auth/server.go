@@ -43,7 +43,7 @@ type Server struct {
 	dummy  Hash
 
 	// derive is the password hash function; tests count its calls.
-	derive func(password string, salt []byte, iter int) []byte
+	derive deriveFunc
 	// userName maps a peer's uid to a user name (os/user).
 	userName func(uid int) (string, error)
 
