@@ -17,7 +17,14 @@ Usage:
       distinct deliveries one after another for SECONDS; after each 202 it
       prints "# acked: ID" on stdout (flushed) and writes the number of
       acknowledged deliveries to COUNTFILE
+  hookclient.py slow URL SECRETFILE COUNT
+      COUNT requests at once that never finish their body: each announces
+      100 bytes and sends one every 0.5 s (what a client that knows a hook's
+      URL can do); prints "slow COUNT started" once all are connected and
+      sending, then, as each ends, "slow answer NNN after S s"
 SECRETFILE holds the secret (one trailing newline is ignored).
+AGENT_BOX_WEB_ADDR is the address to connect to (default 127.0.0.1),
+AGENT_BOX_WEB_SOURCE the local address to connect from.
 """
 
 import hashlib
@@ -42,8 +49,14 @@ class Conn(http.client.HTTPSConnection):
     """HTTPS to 127.0.0.1, with the origin's name as SNI and Host."""
 
     def connect(self):
-        raw = socket.create_connection(("127.0.0.1", self.port), timeout=30)
-        self.sock = CTX.wrap_socket(raw, server_hostname=self.host)
+        self.sock = connect(self.host, self.port)
+
+
+def connect(host, port):
+    addr = os.environ.get("AGENT_BOX_WEB_ADDR", "127.0.0.1")
+    source = os.environ.get("AGENT_BOX_WEB_SOURCE")
+    raw = socket.create_connection((addr, port), timeout=30, source_address=(source, 0) if source else None)
+    return CTX.wrap_socket(raw, server_hostname=host)
 
 
 def secret_of(path):
@@ -150,6 +163,43 @@ def cmd_flood(url, secret_file, seconds, count_file):
             os.replace(count_file + ".tmp", count_file)
 
 
+def cmd_slow(url, count):
+    u = urllib.parse.urlsplit(url)
+    socks = []
+    for _ in range(count):
+        s = connect(u.hostname, u.port or 443)
+        s.sendall(
+            (
+                f"POST {u.path} HTTP/1.1\r\nHost: {u.netloc}\r\nContent-Type: application/json\r\n"
+                "X-Hub-Signature-256: sha256=" + "0" * 64 + "\r\nContent-Length: 100\r\n\r\n{"
+            ).encode()
+        )
+        socks.append(s)
+    print(f"slow {count} started", flush=True)
+    start = time.monotonic()
+    open_ = list(socks)
+    while open_:
+        time.sleep(0.5)
+        for s in list(open_):
+            try:
+                s.setblocking(False)
+                try:
+                    head = s.recv(200)
+                except (BlockingIOError, ssl.SSLWantReadError):
+                    head = None
+                s.setblocking(True)
+                if head is not None:
+                    line = head.split(b"\r\n", 1)[0].decode(errors="replace")
+                    print(f"slow answer {line.split(' ')[1] if ' ' in line else '-'} after {time.monotonic() - start:.1f} s", flush=True)
+                    open_.remove(s)
+                    s.close()
+                    continue
+                s.sendall(b" ")
+            except OSError as e:
+                print(f"slow answer closed ({e.__class__.__name__}) after {time.monotonic() - start:.1f} s", flush=True)
+                open_.remove(s)
+
+
 def main(argv):
     if len(argv) < 5:
         raise SystemExit(__doc__)
@@ -158,6 +208,8 @@ def main(argv):
         cmd_send(url, secret_file, argv[4], argv[5:])
     elif cmd == "burst":
         cmd_burst(url, secret_file, int(argv[4]))
+    elif cmd == "slow" and len(argv) == 5:
+        cmd_slow(url, int(argv[4]))
     elif cmd == "flood" and len(argv) == 6:
         cmd_flood(url, secret_file, float(argv[4]), argv[5])
     else:

@@ -10,41 +10,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
-D=box.localhost:8443
-A=alice.$D
-B=bob.$D
-export AGENT_BOX_WEB_DOMAIN=$D
+# shellcheck source=weblib.sh
+. "$here/weblib.sh"
 work=$(mktemp -d)
-client() { python3 "$here/webclient.py" "$@"; }
-password() { awk -v l="$1" '$1 == l { print $2 }' "$here/demo-logins"; }
-# status_of JAR URL [OPTIONS...]: the status a request gets.
-status_of() { client get "$@" | sed -n '1s/^status //p'; }
-status_is() {
-  local want=$1 got
-  shift
-  got=$(status_of "$@")
-  [ "$got" = "$want" ] || {
-    echo "status $got, want $want"
-    return 1
-  }
-}
-# in_out WANT COMMAND...: the command's output contains WANT.
-in_out() {
-  local want=$1 out
-  shift
-  out=$("$@" 2>&1)
-  grep -qF -- "$want" <<<"$out" || {
-    if [ "$(wc -l <<<"$out")" -gt 30 ]; then
-      head -n 20 <<<"$out"
-      echo "..."
-      tail -n 8 <<<"$out"
-    else
-      echo "$out"
-    fi
-    echo "(wanted: $want)"
-    return 1
-  }
-}
 # mode PATH OWNER:GROUP OCTAL
 mode() {
   local got
@@ -355,7 +323,6 @@ check "the symlink to bob's file gives 404, never its content" no_bob
 # signature, stores the delivery durably and wakes the session. ci wakes
 # inbox (a shell: the notice typed into it reads the delivery through
 # $AGENT_BOX_HOOKS_DIR); bulk only stores.
-hook() { python3 "$here/hookclient.py" "$@"; }
 CI=https://$D/alice/hook/ci BULK=https://$D/alice/hook/bulk
 ci_secret=/etc/agent-box-demo/alice-ci.hook bulk_secret=/etc/agent-box-demo/alice-bulk.hook
 hooks=/home/alice/.local/state/agent-box/hooks

@@ -16,9 +16,24 @@ Usage (every command prints what it saw; exit 0 unless the tool failed):
   webclient.py term JAR URL ORIGIN INPUT EXPECT  WebSocket to a terminal: type INPUT, wait for EXPECT
   webclient.py hold JAR URL ORIGIN SECONDS       open a terminal WebSocket; report when it closes
   webclient.py echo JAR URL ORIGIN COUNT         time COUNT keystrokes' echo (p50/p90/max)
-JAR is a JSON file of cookies by origin host (created if missing). URL is
-https://host:port/path. `get` prints "status NNN", the headers as
-"header Name: value" and the body after a blank line.
+  webclient.py mint JAR USER                     ask the box for USER's hand-over link; do not follow it
+  webclient.py visit JAR URL                     follow a hand-over link as a browser (its page, its form)
+  webclient.py flood SECONDS PERIOD OUT ADDR...  from each ADDR (a local address, one kept-alive
+                                                 connection) a login of an unknown name every PERIOD s
+                                                 (or when the last is answered, if later) for SECONDS
+                                                 (PERIOD 0: one each, all at once); "STATUS MS" per
+                                                 answer in OUT
+JAR is a JSON file of cookies by origin host (created if missing), plus
+"domain:D path:P" entries for cookies set with a Domain attribute (sent to
+D and its subdomains, under path P). URL is https://host:port/path. `get`
+prints "status NNN", the headers as "header Name: value" and the body after
+a blank line.
+
+Environment: AGENT_BOX_WEB_ADDR is the address to connect to (default
+127.0.0.1; an IPv6 address works), AGENT_BOX_WEB_SOURCE the local address to
+connect from, and AGENT_BOX_EXTRA_COOKIES=N:SIZE adds N foreign cookies of
+SIZE bytes each (name and value) to every request, as a browser sends the
+cookies other origins of the same site set.
 """
 
 import base64
@@ -51,8 +66,10 @@ def save_jar(path, jar):
     os.replace(path + ".tmp", path)
 
 
-def connect(host, port):
-    raw = socket.create_connection(("127.0.0.1", port), timeout=20)
+def connect(host, port, source=None):
+    addr = os.environ.get("AGENT_BOX_WEB_ADDR", "127.0.0.1")
+    source = source or os.environ.get("AGENT_BOX_WEB_SOURCE")
+    raw = socket.create_connection((addr, port), timeout=20, source_address=(source, 0) if source else None)
     return CTX.wrap_socket(raw, server_hostname=host)
 
 
@@ -63,22 +80,46 @@ class Conn(http.client.HTTPSConnection):
         self.sock = connect(self.host, self.port)
 
 
-def cookie_header(jar, host):
-    c = jar.get(host, {})
-    return "; ".join(f"{k}={v}" for k, v in sorted(c.items()))
+def extra_cookies():
+    spec = os.environ.get("AGENT_BOX_EXTRA_COOKIES")
+    if not spec:
+        return []
+    n, _, size = spec.partition(":")
+    out = []
+    for i in range(int(n)):
+        name = f"foreign{i:03d}"
+        out.append(f"{name}={'x' * (int(size) - len(name))}")
+    return out
+
+
+def cookie_header(jar, host, path="/"):
+    pairs = [f"{k}={v}" for k, v in sorted(jar.get(host, {}).items())]
+    for key, cookies in sorted(jar.items()):
+        if not key.startswith("domain:"):
+            continue
+        d, _, p = key[len("domain:") :].partition(" path:")
+        if (host == d or host.endswith("." + d)) and (path == p or path.startswith(p.rstrip("/") + "/")):
+            pairs += [f"{k}={v}" for k, v in sorted(cookies.items())]
+    return "; ".join(extra_cookies() + pairs)
 
 
 def store_cookies(jar, host, headers):
     for k, v in headers:
         if k.lower() != "set-cookie":
             continue
-        nv = v.split(";", 1)[0]
+        nv, _, rest = v.partition(";")
         name, _, value = nv.partition("=")
-        attrs = v.lower()
-        if "max-age=0" in attrs or "max-age=-1" in attrs or value == "":
-            jar.get(host, {}).pop(name.strip(), None)
+        attrs = {}
+        for a in rest.split(";"):
+            ak, _, av = a.strip().partition("=")
+            attrs[ak.lower()] = av
+        key = host
+        if attrs.get("domain"):
+            key = f"domain:{attrs['domain'].lstrip('.').lower()} path:{attrs.get('path') or '/'}"
+        if attrs.get("max-age") in ("0", "-1") or value == "":
+            jar.get(key, {}).pop(name.strip(), None)
         else:
-            jar.setdefault(host, {})[name.strip()] = value.strip()
+            jar.setdefault(key, {})[name.strip()] = value.strip()
 
 
 def request(jar, method, url, headers=None, body=None, navigate=True, origin=None):
@@ -91,7 +132,7 @@ def request(jar, method, url, headers=None, body=None, navigate=True, origin=Non
         "Sec-Fetch-Mode": "navigate" if navigate else "cors",
         "Sec-Fetch-Dest": "document" if navigate else "empty",
     }
-    c = cookie_header(jar, host)
+    c = cookie_header(jar, host, u.path or "/")
     if c:
         h["Cookie"] = c
     if method == "POST":
@@ -183,18 +224,48 @@ def cmd_login(jar_path, login, password, user=None):
     print(f"status {status}\nurl {url}")
 
 
+def mint(jar, user):
+    """The box's "Open" button, not followed: its status and Location (the
+    hand-over link)."""
+    box = os.environ.get("AGENT_BOX_WEB_DOMAIN", "box.localhost:8443")
+    body = urllib.parse.urlencode({"user": user, "next": "/"})
+    status, headers, _ = request(jar, "POST", f"https://{box}/auth/open", body=body)
+    return status, header(headers, "Location") or ""
+
+
+def visit(jar, url):
+    """A browser following a link to a hand-over page: the page, then its
+    form (what its script submits)."""
+    status, headers, data = request(jar, "GET", url)
+    return hand_over(jar, url, status, data)
+
+
 def cmd_open(jar_path, user):
     """The box's "Open" button: no password, the box session's cookie."""
     jar = load_jar(jar_path)
-    box = os.environ.get("AGENT_BOX_WEB_DOMAIN", "box.localhost:8443")
-    body = urllib.parse.urlencode({"user": user, "next": "/"})
-    url, status, headers, data = follow(jar, "POST", f"https://{box}/auth/open", body=body)
-    r = hand_over(jar, url, status, data)
+    status, link = mint(jar, user)
+    r = visit(jar, link) if status == 303 else print(f"status {status}\nno hand-over link")
     save_jar(jar_path, jar)
-    if r is None:
-        return
-    url, status, headers, data = r
-    print(f"status {status}\nurl {url}")
+    if r is not None:
+        print(f"status {r[1]}\nurl {r[0]}")
+
+
+def cmd_mint(jar_path, user):
+    """The hand-over link, not followed (which a login could send to someone)."""
+    jar = load_jar(jar_path)
+    status, link = mint(jar, user)
+    save_jar(jar_path, jar)
+    print(f"status {status}\nlink {link}")
+
+
+def cmd_visit(jar_path, url):
+    jar = load_jar(jar_path)
+    r = visit(jar, url)
+    save_jar(jar_path, jar)
+    if r is not None:
+        url, status, _, data = r
+        print(f"status {status}\nurl {url}")
+        sys.stdout.write(data.decode(errors="replace"))
 
 
 def cmd_get(jar_path, url, opts):
@@ -240,7 +311,7 @@ def ws_open(jar, url, origin):
         "Sec-Fetch-Mode: websocket",
         "Sec-Fetch-Site: same-origin",
     ]
-    c = cookie_header(jar, u.hostname)
+    c = cookie_header(jar, u.hostname, u.path)
     if c:
         lines.append(f"Cookie: {c}")
     s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
@@ -404,6 +475,67 @@ def cmd_hold(jar_path, url, origin, seconds):
     print(f"open after {seconds} s")
 
 
+def cmd_flood(seconds, period, out, addrs):
+    """Guesses from many addresses in one process (a thread each, one
+    kept-alive connection each, as a browser would), so that the load in
+    the box is the server's, not the client's start-up and handshakes."""
+    import threading
+
+    box = os.environ.get("AGENT_BOX_WEB_DOMAIN", "box.localhost:8443")
+    host, _, port = box.partition(":")
+    port = int(port or 443)
+    results, lock = [], threading.Lock()
+    start = threading.Barrier(len(addrs))
+
+    class SourceConn(http.client.HTTPSConnection):
+        def __init__(self, source):
+            super().__init__(host, port, timeout=60)
+            self.source = source
+
+        def connect(self):
+            self.sock = connect(self.host, self.port, self.source)
+
+    def loop(addr):
+        conn = SourceConn(addr)
+        start.wait()
+        end, n = time.monotonic() + seconds, 0
+        while True:
+            n += 1
+            body = urllib.parse.urlencode({"login": f"guess-{addr}-{n}", "password": "wrong", "user": "", "next": "/"})
+            t0 = time.monotonic()
+            # a request that fails on a kept-alive connection the server had
+            # closed is sent again on a new one, as browsers do
+            for attempt in (1, 2):
+                try:
+                    conn.request("POST", "/auth/login", body=body, headers={
+                        "Host": box, "Content-Type": "application/x-www-form-urlencoded",
+                        "Sec-Fetch-Site": "same-origin", "Origin": f"https://{box}"})
+                    r = conn.getresponse()
+                    r.read()
+                    status = str(r.status)
+                    break
+                except (OSError, http.client.HTTPException):
+                    conn.close()
+                    conn = SourceConn(addr)
+                    status = "000"
+            with lock:
+                results.append(f"{status} {int((time.monotonic() - t0) * 1000)}")
+            left = t0 + period - time.monotonic()
+            if period <= 0 or time.monotonic() + max(left, 0) >= end:
+                break
+            if left > 0:
+                time.sleep(left)
+        conn.close()
+
+    threads = [threading.Thread(target=loop, args=(a,)) for a in addrs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with open(out, "a") as f:
+        f.write("".join(r + "\n" for r in results))
+
+
 def main(argv):
     if len(argv) < 3:
         raise SystemExit(__doc__)
@@ -420,6 +552,12 @@ def main(argv):
         cmd_echo(*args)
     elif cmd == "hold" and len(args) == 4:
         cmd_hold(*args)
+    elif cmd == "mint" and len(args) == 2:
+        cmd_mint(*args)
+    elif cmd == "visit" and len(args) == 2:
+        cmd_visit(*args)
+    elif cmd == "flood" and len(args) >= 4:
+        cmd_flood(float(args[0]), float(args[1]), args[2], args[3:])
     else:
         raise SystemExit(__doc__)
 
