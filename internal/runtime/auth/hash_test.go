@@ -13,7 +13,9 @@ import (
 // fastDerive stands in for PBKDF2 at 600k iterations: the same function
 // at one iteration, so handler tests do not spend 80 ms a login. The
 // hashes of the test logins are made with it.
-func fastDerive(pw string, salt []byte, iter int, pause func()) []byte { return derive(pw, salt, 1, pause) }
+func fastDerive(pw string, salt []byte, iter int, pause func()) []byte {
+	return derive(pw, salt, 1, pause)
+}
 
 func fastHash(pw string) Hash {
 	salt := make([]byte, saltLen)

@@ -262,8 +262,8 @@ var errBusy = errors.New("too many logins are being checked")
 type hashQueue struct {
 	mu       sync.Mutex
 	idle     *sync.Cond // signalled when no other attempt hashes (cleans == 0)
-	free     int // slots free
-	suspects int // slots held by suspects
+	free     int        // slots free
+	suspects int        // slots held by suspects
 	clean    []*waiter
 	suspect  []*waiter
 	cleans   int // slots held by others
