@@ -44,14 +44,15 @@ done_testing() {
 }
 
 # wait_until SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds
-# or the deadline passes (then show its last output).
+# or the deadline passes; then it runs once more, showing its output, and
+# that run's status is the answer.
 wait_until() {
   local deadline=$((SECONDS + $1))
   shift
   while ! "$@" >/dev/null 2>&1; do
     if [ "$SECONDS" -ge "$deadline" ]; then
       "$@"
-      return 1
+      return
     fi
     sleep 0.2
   done
