@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,6 +304,52 @@ func TestTheSeenLogHoldsTheRetentionOnly(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, SeenLog)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("%s: %v %v, want mode 0600", SeenLog, fi.Mode(), err)
+	}
+}
+
+// TestCompactingTheSeenLogWaitsForTheWritesInFlight: the log is rewritten
+// once expired ids make up most of it, but not under a write that is about
+// to append to it: that id would go to the replaced file, or fail. The
+// log's order shows which ran first: a compaction after both writes
+// leaves the ids sorted; one under the held write puts the fast id first.
+func TestCompactingTheSeenLogWaitsForTheWritesInFlight(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gh")
+	c := newClock()
+	s := open(t, dir, 64<<20, c)
+	for i := range 1100 {
+		if _, _, err := s.Put([]byte(fmt.Sprintf(`{"old":%d}`, i)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.advance(2 * time.Hour) // every id in the log has expired
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool // only the first write waits (sync.Once would hold the second too)
+	s.Fault = func(step string) error {
+		if step == "dirsynced" && first.CompareAndSwap(false, true) {
+			close(held)
+			<-release
+		}
+		return nil
+	}
+	var slow string
+	var slowErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		slow, _, slowErr = s.Put([]byte(`{"slow":1}`), nil)
+	}()
+	<-held // on disk, its id not yet appended
+	fast, _, err := s.Put([]byte(`{"fast":1}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	<-done
+	if slowErr != nil {
+		t.Fatalf("the write in flight: %v", slowErr)
+	}
+	if got, want := seenIDs(t, dir), []string{slow, fast}; !cmp.Equal(got, want) {
+		t.Errorf("%s holds %d ids (the first: %q), want %q", SeenLog, len(got), got[:min(len(got), 3)], want)
 	}
 }
 
