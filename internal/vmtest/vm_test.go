@@ -3,38 +3,77 @@
 package vmtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
 	"github.com/agent-box/agent-box/internal/golden"
 	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/scenarios"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-	"time"
 )
 
+// phaseRun is what one boot left for the report: the phases boot in
+// parallel, and each is reported whole, in file order, once it is done.
+type phaseRun struct {
+	out     bytes.Buffer // the harness's lines about this phase
+	tap     *TAP
+	took    time.Duration
+	err     error  // the disk or the boot failed
+	failed  string // units that failed while the guest booted
+	console string
+	// acked: ids the crash phase before printed as acknowledged;
+	// stored: ids this phase printed as stored.
+	acked, stored []string
+	chained       bool // booted the disk of the crash phase before
+}
+
+// ok is whether the phase passed (a crash phase that did not leaves no
+// disk worth booting again).
+func (r *phaseRun) ok() bool {
+	if r.err != nil || r.failed != "none" || r.tap == nil {
+		return false
+	}
+	for _, tt := range r.tap.Tests {
+		if !tt.OK {
+			return false
+		}
+	}
+	return true
+}
+
 // TestScenarios boots one golden configuration per phase of
-// tests/scenarios/phases under real systemd and turns each TAP line of the
-// phase into a subtest. Boot times and the scenarios' measurements
-// ("# measure: ...") are printed.
+// tests/scenarios/phases under real systemd, AGENT_BOX_VM_JOBS guests at
+// once (2 by default; a crash phase and the phase after it share a disk
+// and run in order), and turns each TAP line of a phase into a subtest.
+// Boot times, the scenarios' measurements ("# measure: ...") and the
+// budget are printed.
 func TestScenarios(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	root := module.Root()
 	start := time.Now()
 	work := t.TempDir()
+	jobs, err := Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
 	g, err := Prepare(ctx, root, work, os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, accel := g.Base, g.Accel
 	// Console logs outlive the test: they are what explains a failed boot.
 	logs := filepath.Join(CacheDir(), "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	phases, err := scenarios.Phases(root)
+	all, err := scenarios.Phases(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,103 +84,202 @@ func TestScenarios(t *testing.T) {
 			only[p] = true
 		}
 	}
-	disk := ""
-	reuse := false
-	// Webhook ids a crash phase's sender printed as acknowledged, to be
-	// found among those the next phase (same disk) prints as stored.
-	var acked []string
-	for _, ph := range phases {
-		ph := ph
-		if len(only) > 0 && !only[ph.Name] {
-			continue
-		}
-		ok := t.Run(ph.Name, func(t *testing.T) {
-			if !reuse {
-				disk = filepath.Join(work, ph.Config+"-"+ph.Name+".img")
-				fx, err := golden.Read(root, ph.Config)
-				if err != nil {
-					t.Fatal(err)
-				}
-				err = MakeDisk(ctx, base.Root, disk, func(r string) error {
-					_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), g.AgentBox, g.Demo)
-					return err
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			console := filepath.Join(logs, ph.Name+".console.log")
-			tapLog, err := os.Create(filepath.Join(logs, ph.Name+".tap"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tapLog.Close()
-			failed := "(not reported)"
-			var stored []string
-			b := Boot{
-				Disk: disk, Kernel: base.Kernel, Initrd: base.Initrd, Phase: ph.Name, Crash: ph.Crash,
-				Accel: accel, Deadline: 10 * time.Minute, Console: console,
-				OnLine: func(line string) {
-					fmt.Fprintln(tapLog, line)
-					if f, ok := strings.CutPrefix(line, "# guest: failed units at boot: "); ok {
-						failed = f
-					}
-					if id, ok := strings.CutPrefix(line, "# acked: "); ok && ph.Crash {
-						acked = append(acked, id)
-					}
-					if id, ok := strings.CutPrefix(line, "# stored: "); ok {
-						stored = append(stored, id)
-					}
-					if strings.HasPrefix(line, "# measure:") || strings.HasPrefix(line, "# guest:") {
-						fmt.Printf("vmtest: %s %s\n", ph.Name, strings.TrimPrefix(line, "# "))
-					}
-				},
-			}
-			tap, took, err := b.Run(ctx)
-			fmt.Printf("vmtest: boot %-16s config %-10s %s %6.1fs\n", ph.Name, ph.Config, accel, took.Seconds())
-			if tap != nil {
-				for _, tt := range tap.Tests {
-					tt := tt
-					t.Run(tt.Desc, func(t *testing.T) {
-						if !tt.OK {
-							t.Errorf("not ok %d - %s\n%s", tt.Num, tt.Desc, strings.Join(tt.Diags, "\n"))
-						}
-					})
-				}
-			}
-			if len(stored) > 0 || reuse && len(acked) > 0 {
-				t.Run("every webhook delivery acknowledged before the power cut is stored", func(t *testing.T) {
-					fmt.Printf("vmtest: %s measure: webhook deliveries acknowledged before the power cut %d, stored after it %d\n", ph.Name, len(acked), len(stored))
-					if len(acked) == 0 {
-						t.Fatal("the phase before the power cut printed no acknowledged id: nothing was proven")
-					}
-					have := map[string]bool{}
-					for _, id := range stored {
-						have[id] = true
-					}
-					var lost []string
-					for _, id := range acked {
-						if !have[id] {
-							lost = append(lost, id)
-						}
-					}
-					if len(lost) > 0 {
-						t.Errorf("%d of %d acknowledged deliveries are not stored: %s", len(lost), len(acked), strings.Join(lost, " "))
-					}
-				})
-				acked = nil
-			}
-			if failed != "none" {
-				t.Errorf("units failed while the guest booted: %s\nconsole: %s", failed, console)
-			}
-			if err != nil {
-				t.Errorf("%v\nconsole (last 60 lines of %s):\n%s", err, console, ConsoleTail(console, 60))
-			}
-		})
-		reuse = ph.Crash
-		if !ok && ph.Crash {
-			reuse = false
+	var phases []scenarios.Phase
+	for _, ph := range all {
+		if len(only) == 0 || only[ph.Name] {
+			phases = append(phases, ph)
 		}
 	}
-	fmt.Printf("vmtest: tier took %.0fs\n", time.Since(start).Seconds())
+	if len(phases) == 0 {
+		t.Fatalf("AGENT_BOX_VM_PHASES=%q names no phase of tests/scenarios/phases", os.Getenv("AGENT_BOX_VM_PHASES"))
+	}
+	runs := map[string]*phaseRun{}
+	done := map[string]chan struct{}{}
+	for _, ph := range phases {
+		runs[ph.Name], done[ph.Name] = &phaseRun{}, make(chan struct{})
+	}
+	order := Order(Chains(phases), LastTimes())
+	fmt.Printf("vmtest: %d guests at once, %d vCPUs each, %s; chains longest first: %s\n", jobs, max(1, runtime.NumCPU()/jobs), g.Accel, strings.Join(names(order), ", "))
+
+	// The boots: each worker takes the next chain. The first boot also
+	// prints where its time went (systemd-analyze).
+	tier := &tierRun{cpus: max(1, runtime.NumCPU()/jobs), root: root, g: g, work: work, logs: logs, analyze: order[0][0].Name, runs: runs, done: done}
+	chains := make(chan Chain)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range chains {
+				bootChain(ctx, tier, c)
+			}
+		}()
+	}
+	go func() {
+		for _, c := range order {
+			chains <- c
+		}
+		close(chains)
+	}()
+
+	// The report, in file order.
+	took := map[string]float64{}
+	for _, ph := range phases {
+		<-done[ph.Name]
+		r := runs[ph.Name]
+		took[ph.Name] = r.took.Seconds()
+		t.Run(ph.Name, func(t *testing.T) { report(t, ph, r) })
+	}
+	wg.Wait()
+	if err := SaveTimes(took); err != nil {
+		t.Logf("the phase times for the next run's order: %v", err)
+	}
+	summary(phases, runs, time.Since(start))
+}
+
+// tierRun is what every boot of the run shares.
+type tierRun struct {
+	root, work, logs string
+	g                *Guest
+	analyze          string // the phase whose boot is accounted for
+	cpus             int    // each guest's vCPUs: the host's cores shared out
+	runs             map[string]*phaseRun
+	done             map[string]chan struct{}
+}
+
+// bootChain makes the chain's disk and boots its phases in order. A crash
+// phase that failed leaves the next phase a fresh disk.
+func bootChain(ctx context.Context, tr *tierRun, c Chain) {
+	root, g, work, runs, done := tr.root, tr.g, tr.work, tr.runs, tr.done
+	reuse := false
+	var acked []string // ids the crash phase before printed as acknowledged
+	for _, ph := range c {
+		r := runs[ph.Name]
+		disk := filepath.Join(work, ph.Config+"-"+c[0].Name+".img")
+		r.chained = reuse
+		if reuse {
+			r.acked = acked
+		} else {
+			r.err = makeDisk(ctx, root, g, disk, ph)
+		}
+		acked = nil
+		if r.err == nil {
+			acked = bootPhase(ctx, tr, disk, ph, r)
+		}
+		reuse = ph.Crash && r.ok()
+		close(done[ph.Name])
+	}
+}
+
+func makeDisk(ctx context.Context, root string, g *Guest, disk string, ph scenarios.Phase) error {
+	fx, err := golden.Read(root, ph.Config)
+	if err != nil {
+		return err
+	}
+	return MakeDisk(ctx, g.Base.Root, disk, func(r string) error {
+		_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), g.AgentBox, g.Demo)
+		return err
+	})
+}
+
+// bootPhase boots one phase into r and returns the webhook ids it printed
+// as acknowledged (a crash phase's, for the phase after it).
+func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase, r *phaseRun) (acked []string) {
+	g, logs, analyze := tr.g, tr.logs, ph.Name == tr.analyze
+	r.console = filepath.Join(logs, ph.Name+".console.log")
+	r.failed = "(not reported)"
+	tapLog, err := os.Create(filepath.Join(logs, ph.Name+".tap"))
+	if err != nil {
+		r.err = err
+		return nil
+	}
+	defer tapLog.Close()
+	started := time.Now()
+	b := Boot{
+		Disk: disk, Kernel: g.Base.Kernel, Initrd: g.Base.Initrd, Phase: ph.Name, Crash: ph.Crash,
+		Accel: g.Accel, Deadline: 10 * time.Minute, Console: r.console, Log: &r.out, Analyze: analyze,
+		CPUs: tr.cpus,
+		OnLine: func(line string) {
+			// seconds since QEMU started: where a phase's time goes
+			fmt.Fprintf(tapLog, "%6.1f %s\n", time.Since(started).Seconds(), line)
+			if f, ok := strings.CutPrefix(line, "# guest: failed units at boot: "); ok {
+				r.failed = f
+			}
+			if id, ok := strings.CutPrefix(line, "# acked: "); ok && ph.Crash {
+				acked = append(acked, id)
+			}
+			if id, ok := strings.CutPrefix(line, "# stored: "); ok {
+				r.stored = append(r.stored, id)
+			}
+			if strings.HasPrefix(line, "# measure:") || strings.HasPrefix(line, "# guest:") || strings.HasPrefix(line, "# boot:") {
+				fmt.Fprintf(&r.out, "vmtest: %s %s\n", ph.Name, strings.TrimPrefix(line, "# "))
+			}
+		},
+	}
+	r.tap, r.took, r.err = b.Run(ctx)
+	fmt.Fprintf(&r.out, "vmtest: boot %-16s config %-10s %s %6.1fs\n", ph.Name, ph.Config, g.Accel, r.took.Seconds())
+	return acked
+}
+
+// report turns one finished phase into subtests.
+func report(t *testing.T, ph scenarios.Phase, r *phaseRun) {
+	os.Stdout.Write(r.out.Bytes())
+	if r.tap != nil {
+		for _, tt := range r.tap.Tests {
+			t.Run(tt.Desc, func(t *testing.T) {
+				if !tt.OK {
+					t.Errorf("not ok %d - %s\n%s", tt.Num, tt.Desc, strings.Join(tt.Diags, "\n"))
+				}
+			})
+		}
+	}
+	if len(r.stored) > 0 || r.chained && len(r.acked) > 0 {
+		t.Run("every webhook delivery acknowledged before the power cut is stored", func(t *testing.T) {
+			fmt.Printf("vmtest: %s measure: webhook deliveries acknowledged before the power cut %d, stored after it %d\n", ph.Name, len(r.acked), len(r.stored))
+			if len(r.acked) == 0 {
+				t.Fatal("the phase before the power cut printed no acknowledged id: nothing was proven")
+			}
+			have := map[string]bool{}
+			for _, id := range r.stored {
+				have[id] = true
+			}
+			var lost []string
+			for _, id := range r.acked {
+				if !have[id] {
+					lost = append(lost, id)
+				}
+			}
+			if len(lost) > 0 {
+				t.Errorf("%d of %d acknowledged deliveries are not stored: %s", len(lost), len(r.acked), strings.Join(lost, " "))
+			}
+		})
+	}
+	if r.err != nil {
+		t.Errorf("%v\nconsole (last 60 lines of %s):\n%s", r.err, r.console, ConsoleTail(r.console, 60))
+	} else if r.failed != "none" {
+		t.Errorf("units failed while the guest booted: %s\nconsole: %s", r.failed, r.console)
+	}
+}
+
+// summary prints each phase's time against the budget and the tier's.
+func summary(phases []scenarios.Phase, runs map[string]*phaseRun, total time.Duration) {
+	sum := 0.0
+	for _, ph := range phases {
+		s := runs[ph.Name].took.Seconds()
+		sum += s
+		over := ""
+		if runs[ph.Name].took > Budget {
+			over = fmt.Sprintf("  OVER the budget of %.0fs", Budget.Seconds())
+		}
+		checks := 0
+		if tap := runs[ph.Name].tap; tap != nil {
+			checks = len(tap.Tests)
+		}
+		fmt.Printf("vmtest: budget %-16s %6.1fs %4d checks%s\n", ph.Name, s, checks, over)
+	}
+	over := ""
+	if total > TierBudget {
+		over = fmt.Sprintf("  OVER the budget of %.0fs", TierBudget.Seconds())
+	}
+	fmt.Printf("vmtest: tier took %.0fs (boots %.0fs in all, the image and the disks included in the tier)%s\n", total.Seconds(), sum, over)
 }
