@@ -7096,33 +7096,24 @@ in
           	if err != nil && !errors.Is(err, os.ErrNotExist) {
           		return err
           	}
-          	s.seen, s.byHash = nil, map[string]string{}
-          	add := func(id string) {
-          		at, hash, ok := parseID(id)
-          		if !ok {
-          			return // a torn or foreign line
+          	// one entry per body hash: its newest id
+          	s.byHash = map[string]string{}
+          	ids := strings.Split(string(data), "\n")
+          	for _, e := range s.entries {
+          		ids = append(ids, e.id)
+          	}
+          	for _, id := range ids {
+          		_, hash, ok := parseID(id) // !ok: a torn or foreign line
+          		if ok && id > s.byHash[hash] {
+          			s.byHash[hash] = id
           		}
-          		if old, dup := s.byHash[hash]; dup && old >= id {
-          			return
-          		}
-          		s.byHash[hash] = id
+          	}
+          	s.seen = nil
+          	for _, id := range s.byHash {
+          		at, _, _ := parseID(id)
           		s.seen = append(s.seen, entry{id: id, at: at})
           	}
-          	for _, line := range strings.Split(string(data), "\n") {
-          		add(line)
-          	}
-          	for _, e := range s.entries {
-          		add(e.id)
-          	}
           	sort.Slice(s.seen, func(i, j int) bool { return s.seen[i].id < s.seen[j].id })
-          	// keep one entry per hash: the newest, as byHash has it
-          	kept := s.seen[:0]
-          	for _, e := range s.seen {
-          		if _, hash, _ := parseID(e.id); s.byHash[hash] == e.id && (len(kept) == 0 || kept[len(kept)-1].id != e.id) {
-          			kept = append(kept, e)
-          		}
-          	}
-          	s.seen = kept
           	return nil
           }
 
@@ -7293,10 +7284,11 @@ in
           	s.byHash[key] = id
           	s.seen = insert(s.seen, entry{id: id, at: at})
           	s.lines++
-          	if s.lines > 2*len(s.seen)+1024 {
-          		// Expired ids make up most of the log: rewrite it. A failure
-          		// leaves the appended log, which still holds every id (only
-          		// longer), and is tried again at the next delivery.
+          	if s.lines > 2*len(s.seen)+1024 && len(s.pending) == 0 {
+          		// Expired ids make up most of the log: rewrite it, but only when
+          		// no write is in flight (each appends to the open log). A
+          		// failure leaves the appended log, which still holds every id
+          		// (only longer), and is tried again at a later delivery.
           		s.compactLocked()
           	}
           	return id, false, nil
