@@ -3,6 +3,7 @@ package vmtest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,17 +43,18 @@ func Chains(phases []scenarios.Phase) []Chain {
 }
 
 // Order sorts the chains longest first by the seconds the phases took in
-// the last run (a phase never timed counts as Budget), so that two guests
-// at once end close together; equal chains keep their file order.
+// the last run, so that two guests at once end close together. A chain
+// with a phase never timed here comes first (it may be the longest);
+// equal chains keep their file order, which puts the longest first.
 func Order(cs []Chain, last map[string]float64) []Chain {
 	cost := func(c Chain) float64 {
 		s := 0.0
 		for _, ph := range c {
-			if t, ok := last[ph.Name]; ok {
-				s += t
-			} else {
-				s += Budget.Seconds()
+			t, ok := last[ph.Name]
+			if !ok {
+				return math.Inf(1)
 			}
+			s += t
 		}
 		return s
 	}

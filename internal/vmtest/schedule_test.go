@@ -29,8 +29,8 @@ func TestTheLongestChainsBootFirst(t *testing.T) {
 		{Name: "short"}, {Name: "pre", Crash: true}, {Name: "post"}, {Name: "long"}, {Name: "new"}, {Name: "tie"},
 	})
 	last := map[string]float64{"short": 40, "pre": 50, "post": 60, "long": 400, "tie": 40}
-	// pre+post 110 > new (never timed: the budget, 90) > short 40 = tie 40 (file order)
-	want := []string{"long", "pre+post", "new", "short", "tie"}
+	// new (never timed: first) > long 400 > pre+post 110 > short 40 = tie 40 (file order)
+	want := []string{"new", "long", "pre+post", "short", "tie"}
 	if diff := cmp.Diff(want, names(Order(cs, last))); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
