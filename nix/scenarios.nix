@@ -41,15 +41,25 @@ let
     r:
     let
       n = length r;
+      flags = if n > 2 then builtins.genList (i: elemAt r (i + 2)) (n - 2) else [ ];
+      count = f: length (filter (x: x == f) flags);
     in
-    if n == 2 || n == 3 && elemAt r 2 == "crash" then
+    if
+      n >= 2
+      && count "crash" <= 1
+      && count "alone" <= 1
+      && count "crash" + count "alone" == length flags
+    then
       {
         name = head r;
         config = elemAt r 1;
-        crash = n == 3;
+        crash = count "crash" == 1;
+        # the offline tier boots it with no other guest beside it; one
+        # NixOS VM test boots one machine anyway
+        alone = count "alone" == 1;
       }
     else
-      throw "tests/scenarios/phases: bad line '${toString r}' (want PHASE GOLDEN-CONFIG [crash])";
+      throw "tests/scenarios/phases: bad line '${toString r}' (want PHASE GOLDEN-CONFIG [crash] [alone])";
 
   phases = map phase (records (dir + "/phases"));
 

@@ -530,3 +530,64 @@ in
 		t.Errorf("vm-switch users: base %v, specialisation %v; want [alice bob] then [bob carol]", got.SwitchBase, got.SwitchSpec)
 	}
 }
+
+// TestBothReadersOfThePhasesFileAgree: one table of phases lines, read by
+// internal/scenarios (the offline tier) and nix/scenarios.nix (the flake's
+// VM tests); each accepts the same lines with the same flags and rejects
+// the same lines.
+func TestBothReadersOfThePhasesFileAgree(t *testing.T) {
+	r := root(t)
+	for _, c := range []struct {
+		line string
+		want *scenarios.Phase // nil: rejected
+	}{
+		{"a web", &scenarios.Phase{Name: "a", Config: "web"}},
+		{"a web crash", &scenarios.Phase{Name: "a", Config: "web", Crash: true}},
+		{"a web alone", &scenarios.Phase{Name: "a", Config: "web", Alone: true}},
+		{"a web alone crash", &scenarios.Phase{Name: "a", Config: "web", Crash: true, Alone: true}},
+		{"a web crash alone", &scenarios.Phase{Name: "a", Config: "web", Crash: true, Alone: true}},
+		{"a", nil},
+		{"a web crash crash", nil},
+		{"a web alone alone", nil},
+		{"a web fast", nil},
+		{"a web crash fast", nil},
+	} {
+		t.Run(c.line, func(t *testing.T) {
+			dir := t.TempDir()
+			sd := filepath.Join(dir, scenarios.Dir)
+			if err := os.MkdirAll(sd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(sd, "phases"), []byte(c.line+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			goPhases, goErr := scenarios.Phases(dir)
+			file := filepath.Join(t.TempDir(), "eval.nix")
+			expr := fmt.Sprintf("builtins.toJSON (import %q %q).phases\n", filepath.Join(r, "nix", "scenarios.nix"), sd)
+			if err := os.WriteFile(file, []byte(expr), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if c.want == nil {
+				if goErr == nil || !strings.Contains(goErr.Error(), "want 'PHASE GOLDEN-CONFIG [crash] [alone]'") {
+					t.Errorf("Go: %v, want the line rejected", goErr)
+				}
+				msg, err := nixtest.EvalFails(t, file)
+				if err != nil || !strings.Contains(msg, "bad line '"+c.line+"' (want PHASE GOLDEN-CONFIG [crash] [alone])") {
+					t.Errorf("Nix: %v\n%s\nwant the line rejected", err, msg)
+				}
+				return
+			}
+			if goErr != nil || len(goPhases) != 1 || goPhases[0] != *c.want {
+				t.Errorf("Go: %+v, %v; want %+v", goPhases, goErr, *c.want)
+			}
+			out, err := nixtest.EvalFileRaw(t, file)
+			var nixPhases []scenarios.Phase
+			if err != nil || json.Unmarshal(out, &nixPhases) != nil {
+				t.Fatalf("Nix: %v\n%s", err, out)
+			}
+			if len(nixPhases) != 1 || nixPhases[0] != *c.want {
+				t.Errorf("Nix: %+v; want %+v", nixPhases, *c.want)
+			}
+		})
+	}
+}

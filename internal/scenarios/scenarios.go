@@ -1,5 +1,5 @@
 // Package scenarios reads the interface both VM tiers share:
-// tests/scenarios/phases ("PHASE GOLDEN-CONFIG [crash]" per line: a scenario
+// tests/scenarios/phases ("PHASE GOLDEN-CONFIG [crash] [alone]" per line: a scenario
 // script, the golden configuration it boots, and whether the machine is
 // powered off hard after it) and tests/scenarios/requirements
 // ("DEBIAN-PACKAGE NIXPKGS-ATTRIBUTE" per line: what the scripts need in the
@@ -23,6 +23,10 @@ type Phase struct {
 	Name   string `json:"name"`
 	Config string `json:"config"`
 	Crash  bool   `json:"crash"`
+	// Alone: the offline tier boots this phase with no other guest
+	// beside it and with all the host's cores (its checks compare
+	// timings, which another guest would distort).
+	Alone bool `json:"alone"`
 }
 
 // Requirement is one line of the requirements file.
@@ -57,10 +61,22 @@ func Phases(root string) ([]Phase, error) {
 	}
 	var phases []Phase
 	for i, f := range recs {
-		if len(f) < 2 || len(f) > 3 || len(f) == 3 && f[2] != "crash" {
-			return nil, fmt.Errorf("%s:%d: want 'PHASE GOLDEN-CONFIG [crash]', got %q", file, lines[i], strings.Join(f, " "))
+		bad := fmt.Errorf("%s:%d: want 'PHASE GOLDEN-CONFIG [crash] [alone]', got %q", file, lines[i], strings.Join(f, " "))
+		if len(f) < 2 {
+			return nil, bad
 		}
-		phases = append(phases, Phase{Name: f[0], Config: f[1], Crash: len(f) == 3})
+		ph := Phase{Name: f[0], Config: f[1]}
+		for _, flag := range f[2:] {
+			switch {
+			case flag == "crash" && !ph.Crash:
+				ph.Crash = true
+			case flag == "alone" && !ph.Alone:
+				ph.Alone = true
+			default:
+				return nil, bad
+			}
+		}
+		phases = append(phases, ph)
 	}
 	if len(phases) == 0 {
 		return nil, fmt.Errorf("%s lists no phase", file)

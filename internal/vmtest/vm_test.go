@@ -99,19 +99,29 @@ func TestScenarios(t *testing.T) {
 		runs[ph.Name], done[ph.Name] = &phaseRun{}, make(chan struct{})
 	}
 	order := Order(Chains(phases), LastTimes())
-	fmt.Printf("vmtest: %d guests at once, %d vCPUs each, %s; chains longest first: %s\n", jobs, max(1, runtime.NumCPU()/jobs), g.Accel, strings.Join(names(order), ", "))
+	fmt.Printf("vmtest: %d guests at once, %d vCPUs each (alone: %d), %s; chains longest first: %s\n", jobs, max(1, runtime.NumCPU()/jobs), runtime.NumCPU(), g.Accel, strings.Join(names(order), ", "))
 
 	// The boots: each worker takes the next chain. The first boot also
 	// prints where its time went (systemd-analyze).
-	tier := &tierRun{cpus: max(1, runtime.NumCPU()/jobs), root: root, g: g, work: work, logs: logs, analyze: order[0][0].Name, runs: runs, done: done}
+	tier := &tierRun{root: root, g: g, work: work, logs: logs, analyze: order[0][0].Name, runs: runs, done: done}
 	chains := make(chan Chain)
+	// A chain that boots alone holds the lock; the others share it.
+	var alone sync.RWMutex
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for c := range chains {
-				bootChain(ctx, tier, c)
+				if c.Alone() {
+					alone.Lock()
+					bootChain(ctx, tier, c, runtime.NumCPU())
+					alone.Unlock()
+				} else {
+					alone.RLock()
+					bootChain(ctx, tier, c, max(1, runtime.NumCPU()/jobs))
+					alone.RUnlock()
+				}
 			}
 		}()
 	}
@@ -142,14 +152,13 @@ type tierRun struct {
 	root, work, logs string
 	g                *Guest
 	analyze          string // the phase whose boot is accounted for
-	cpus             int    // each guest's vCPUs: the host's cores shared out
 	runs             map[string]*phaseRun
 	done             map[string]chan struct{}
 }
 
 // bootChain makes the chain's disk and boots its phases in order. A crash
 // phase that failed leaves the next phase a fresh disk.
-func bootChain(ctx context.Context, tr *tierRun, c Chain) {
+func bootChain(ctx context.Context, tr *tierRun, c Chain, cpus int) {
 	root, g, work, runs, done := tr.root, tr.g, tr.work, tr.runs, tr.done
 	reuse := false
 	var acked []string // ids the crash phase before printed as acknowledged
@@ -164,7 +173,7 @@ func bootChain(ctx context.Context, tr *tierRun, c Chain) {
 		}
 		acked = nil
 		if r.err == nil {
-			acked = bootPhase(ctx, tr, disk, ph, r)
+			acked = bootPhase(ctx, tr, disk, ph, cpus, r)
 		}
 		reuse = ph.Crash && r.ok()
 		close(done[ph.Name])
@@ -184,7 +193,7 @@ func makeDisk(ctx context.Context, root string, g *Guest, disk string, ph scenar
 
 // bootPhase boots one phase into r and returns the webhook ids it printed
 // as acknowledged (a crash phase's, for the phase after it).
-func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase, r *phaseRun) (acked []string) {
+func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase, cpus int, r *phaseRun) (acked []string) {
 	g, logs, analyze := tr.g, tr.logs, ph.Name == tr.analyze
 	r.console = filepath.Join(logs, ph.Name+".console.log")
 	r.failed = "(not reported)"
@@ -198,7 +207,7 @@ func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase
 	b := Boot{
 		Disk: disk, Kernel: g.Base.Kernel, Initrd: g.Base.Initrd, Phase: ph.Name, Crash: ph.Crash,
 		Accel: g.Accel, Deadline: 10 * time.Minute, Console: r.console, Log: &r.out, Analyze: analyze,
-		CPUs: tr.cpus,
+		CPUs: cpus,
 		OnLine: func(line string) {
 			// seconds since QEMU started: where a phase's time goes
 			fmt.Fprintf(tapLog, "%6.1f %s\n", time.Since(started).Seconds(), line)
