@@ -1,10 +1,15 @@
 package vmtest
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/scenarios"
 )
 
@@ -89,5 +94,18 @@ func TestTheLastRunsTimesAreMerged(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]float64{"a": 1, "b": 3}, LastTimes()); diff != "" {
 		t.Errorf("times (-want +got):\n%s", diff)
+	}
+}
+
+// TestTheREADMEStatesTheBudget: the README's testing section states the
+// budget the harness marks phases against.
+func TestTheREADMEStatesTheBudget(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(module.Root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("The budget: %.0f s per phase and %.0f s for the whole tier", Budget.Seconds(), TierBudget.Seconds())
+	if !strings.Contains(strings.Join(strings.Fields(string(data)), " "), want) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }
