@@ -119,6 +119,60 @@ check "bob's origin refuses alice's cookie" status_is 401 "$work/swapped.json" "
 check "a forged identity header without a cookie is refused" \
   status_is 401 "$none" "https://$A/" --fetch -H "X-Agent-Box-User: alice" -H "X-Agent-Box-Session: 00000000000000000000000000000000"
 
+# phase: expiry, begun here and judged after the webhooks below, so that
+# the other checks run while the session ages (no wait on the clock). The
+# auth service restarts with the golden's configuration but a session
+# lifetime of one minute (the shortest it accepts), alice-only logs in, the
+# configuration is put back (a session keeps its stored expiry across
+# restarts), and a terminal of that session is held open.
+expiry_config() {
+  local cfgfile
+  cfgfile=$(systemctl show -P Environment agent-box-auth.service | tr ' ' '\n' | sed -n 's/^AGENT_BOX_AUTH_CONFIG=//p')
+  [ -r "$cfgfile" ] || {
+    echo "no AGENT_BOX_AUTH_CONFIG in agent-box-auth.service"
+    return 1
+  }
+  install -d -m 0755 /run/agent-box-test /run/systemd/system/agent-box-auth.service.d
+  python3 - "$cfgfile" /run/agent-box-test/auth-config.json <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["sessionLifetime"] = "1m"
+json.dump(c, open(sys.argv[2], "w"))
+EOF2
+  chmod 0644 /run/agent-box-test/auth-config.json
+  printf '[Service]\nEnvironment=AGENT_BOX_AUTH_CONFIG=/run/agent-box-test/auth-config.json\n' \
+    >/run/systemd/system/agent-box-auth.service.d/zz-expiry.conf
+  systemctl daemon-reload && systemctl restart agent-box-auth.service
+}
+check "the auth service restarts with a one-minute session lifetime" expiry_config
+ex=$work/expiring.json
+# The session's expiry is what the auth service stored for it (the newest
+# box session of alice-only): the login's own duration does not blur it.
+login_expiring() {
+  client login "$ex" alice-only "$(password alice-only)" alice || return 1
+  python3 - "$(systemctl show -P StateDirectory agent-box-auth.service)" >"$work/expiring.at" <<'EOF2'
+import datetime, json, re, sys
+st = json.load(open("/var/lib/" + sys.argv[1] + "/sessions.json"))
+box = [s for s in st["sessions"] if s["login"] == "alice-only" and s["origin"] == ""]
+newest = max(box, key=lambda s: s["created"])
+# Go writes nanoseconds; Python parses microseconds
+at = re.sub(r"(\.\d{6})\d*", r"\1", newest["expires"]).replace("Z", "+00:00")
+print(int(datetime.datetime.fromisoformat(at).timestamp()))
+EOF2
+}
+check "alice-only logs in (the session expires a minute later)" in_out "url https://$A/" login_expiring
+restore_config() {
+  rm -f /run/systemd/system/agent-box-auth.service.d/zz-expiry.conf &&
+    systemctl daemon-reload && systemctl restart agent-box-auth.service
+}
+check "the auth service restarts with its own configuration" restore_config
+check "the fresh session opens alice's origin" status_is 200 "$ex" "https://$A/"
+ended_lines() { journalctl -b -u agent-box-web@alice.service -o cat | grep -c 'box session ended' || true; }
+ended_before=$(ended_lines)
+hold_expiring() {
+  client hold "$ex" "wss://$A/term/ws?arg=main" "https://$A" 150 >"$work/hold-expiring.out" 2>&1 &
+}
+check "an open terminal of that session" hold_expiring
 # phase: a terminal
 # term JAR ORIGIN: types into alice's session main and waits for the answer.
 # The answer is computed by alice's shell and new each call (the screen
@@ -399,6 +453,29 @@ check "the web daemon logged the deliveries without their bodies" in_out "stored
 no_body_in_log() { ! journalctl -b -u agent-box-web@alice.service --no-pager | grep -q 'the build is red'; }
 check "and no body" no_body_in_log
 
+# phase: expiry, judged. The terminal of alice-only's expiring session
+# must close after the expiry (not before: a terminal of a live session
+# stays open) and at most 60 s later, because the web daemon's liveness
+# check found the session ended.
+closed_by_expiry() {
+  wait_until 150 grep -q 'closed after\|open after' "$work/hold-expiring.out"
+  cat "$work/hold-expiring.out"
+  local closed at
+  grep -q '^closed after' "$work/hold-expiring.out" || return 1
+  # when the client wrote that line (its last); whole seconds on both
+  # sides: one second of slack each way
+  closed=$(stat -c %Y "$work/hold-expiring.out")
+  at=$(cat "$work/expiring.at")
+  echo "closed $((closed - at)) s after the session's expiry; allowed: -1..+61 s"
+  [ "$closed" -ge $((at - 1)) ] && [ "$closed" -le $((at + 61)) ] || return 1
+  [ "$(ended_lines)" -gt "$ended_before" ] || {
+    echo "the web daemon did not log that it closed the terminal of an ended session"
+    return 1
+  }
+}
+check "the open terminal of the expired session closes within 60 s of the expiry" closed_by_expiry
+check "the expired cookie is refused" status_is 401 "$ex" "https://$A/" --fetch
+
 # phase: sessions end
 stayed_open() {
   wait_until 100 grep -q 'open after\|closed after' "$work/hold-live.out"
@@ -529,83 +606,10 @@ check "root unbans 10.99.0.2" fail2ban-client set agent-box-auth unbanip 10.99.0
 check "after the unban the client reaches the login page again" in_out 200 from_client "https://$D/auth/login"
 check "the client network namespace goes" bash -c 'ip link del ab-host && ip netns del abcl'
 
-# phase: expiry. The auth service restarts with the golden's configuration
-# but a session lifetime of one minute (the shortest it accepts); a login
-# made then expires, and its open terminal closes within the next 60 s.
-expiry_config() {
-  local cfgfile
-  cfgfile=$(systemctl show -P Environment agent-box-auth.service | tr ' ' '\n' | sed -n 's/^AGENT_BOX_AUTH_CONFIG=//p')
-  [ -r "$cfgfile" ] || {
-    echo "no AGENT_BOX_AUTH_CONFIG in agent-box-auth.service"
-    return 1
-  }
-  install -d -m 0755 /run/agent-box-test /run/systemd/system/agent-box-auth.service.d
-  python3 - "$cfgfile" /run/agent-box-test/auth-config.json <<'EOF2'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["sessionLifetime"] = "1m"
-json.dump(c, open(sys.argv[2], "w"))
-EOF2
-  chmod 0644 /run/agent-box-test/auth-config.json
-  printf '[Service]\nEnvironment=AGENT_BOX_AUTH_CONFIG=/run/agent-box-test/auth-config.json\n' \
-    >/run/systemd/system/agent-box-auth.service.d/zz-expiry.conf
-  systemctl daemon-reload && systemctl restart agent-box-auth.service
-}
-check "the auth service restarts with a one-minute session lifetime" expiry_config
-ex=$work/expiring.json
-# The session's expiry is what the auth service stored for it (the newest
-# box session of alice-only): the login's own duration does not blur it.
-login_expiring() {
-  client login "$ex" alice-only "$(password alice-only)" alice || return 1
-  python3 - "$(systemctl show -P StateDirectory agent-box-auth.service)" >"$work/expiring.at" <<'EOF2'
-import datetime, json, re, sys
-st = json.load(open("/var/lib/" + sys.argv[1] + "/sessions.json"))
-box = [s for s in st["sessions"] if s["login"] == "alice-only" and s["origin"] == ""]
-newest = max(box, key=lambda s: s["created"])
-# Go writes nanoseconds; Python parses microseconds
-at = re.sub(r"(\.\d{6})\d*", r"\1", newest["expires"]).replace("Z", "+00:00")
-print(int(datetime.datetime.fromisoformat(at).timestamp()))
-EOF2
-}
-check "alice-only logs in (the session expires a minute later)" in_out "url https://$A/" login_expiring
-check "the fresh session opens alice's origin" status_is 200 "$ex" "https://$A/"
-ended_lines() { journalctl -b -u agent-box-web@alice.service -o cat | grep -c 'box session ended' || true; }
-ended_before=$(ended_lines)
-hold_expiring() {
-  client hold "$ex" "wss://$A/term/ws?arg=main" "https://$A" 150 >"$work/hold-expiring.out" 2>&1 &
-}
-check "an open terminal of that session" hold_expiring
-# It must close after the expiry (not before: a terminal of a live session
-# stays open) and at most 60 s later, because the web daemon's liveness
-# check found the session ended.
-closed_by_expiry() {
-  wait_until 150 grep -q 'closed after\|open after' "$work/hold-expiring.out"
-  cat "$work/hold-expiring.out"
-  local closed at
-  grep -q '^closed after' "$work/hold-expiring.out" || return 1
-  # when the client wrote that line (its last); whole seconds on both
-  # sides: one second of slack each way
-  closed=$(stat -c %Y "$work/hold-expiring.out")
-  at=$(cat "$work/expiring.at")
-  echo "closed $((closed - at)) s after the session's expiry; allowed: -1..+61 s"
-  [ "$closed" -ge $((at - 1)) ] && [ "$closed" -le $((at + 61)) ] || return 1
-  [ "$(ended_lines)" -gt "$ended_before" ] || {
-    echo "the web daemon did not log that it closed the terminal of an ended session"
-    return 1
-  }
-}
-check "the open terminal of the expired session closes within 60 s of the expiry" closed_by_expiry
-check "the expired cookie is refused" status_is 401 "$ex" "https://$A/" --fetch
-
 # phase: password. A login changes its password on the box origin (only
 # the auth service sees it): the login's other sessions end, the changing
 # one stays, the old password stops working and the new one works, also
 # after a restart of the auth service.
-restore_config() {
-  rm -f /run/systemd/system/agent-box-auth.service.d/zz-expiry.conf &&
-    systemctl daemon-reload && systemctl restart agent-box-auth.service
-}
-check "the auth service restarts with its own configuration" restore_config
 pw1=$work/pw1.json pw2=$work/pw2.json newpw="changed-$$-password"
 check "alice-only logs in in one browser" in_out "url https://$D/" client login "$pw1" alice-only "$(password alice-only)"
 check "and in another" in_out "url https://$D/" client login "$pw2" alice-only "$(password alice-only)"
