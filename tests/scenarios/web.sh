@@ -250,7 +250,9 @@ while True:
     c.close()
 ' '$sock' '$awork/fake-saw'" &
   echo $! >"$work/fake.pid"
-  wait_until 10 test -S "$sock"
+  # the listener makes its file once it listens (the socket path alone
+  # exists before the mv too: ttyd's)
+  wait_until 10 test -f "$awork/fake-saw"
 }
 check "alice (from a login) replaces her ttyd socket with her own listener" fake_ttyd
 check "the operator's terminal request gets 502, never the listener's page" status_is 502 "$ops" "https://$A/term/?arg=main"
