@@ -23,6 +23,9 @@ Usage (every command prints what it saw; exit 0 unless the tool failed):
                                                  (or when the last is answered, if later) for SECONDS
                                                  (PERIOD 0: one each, all at once); "STATUS MS" per
                                                  answer in OUT
+  webclient.py serve DIR                         answer the requests of weblib.sh's client() through
+                                                 the FIFOs DIR/req and DIR/resp, one at a time, each
+                                                 in a fork of this process (no import at each call)
 JAR is a JSON file of cookies by origin host (created if missing), plus
 "domain:D path:P" entries for cookies set with a Domain attribute (sent to
 D and its subdomains, under path P). URL is https://host:port/path. `get`
@@ -536,7 +539,57 @@ def cmd_flood(seconds, period, out, addrs):
         f.write("".join(r + "\n" for r in results))
 
 
+def serve(d):
+    """Runs requests from weblib.sh's client(): DIR/req carries the number
+    of arguments, the arguments and the caller's AGENT_BOX_* variables
+    (NAME=VALUE), each ended by a NUL; the command's stdout and stderr go
+    to DIR/out and DIR/err, and its exit status to DIR/resp."""
+    while True:
+        with open(os.path.join(d, "req"), "rb") as f:
+            parts = f.read().split(b"\0")[:-1]
+        if not parts:
+            continue
+        n = int(parts[0])
+        argv = [p.decode() for p in parts[1 : 1 + n]]
+        env = dict(p.decode().split("=", 1) for p in parts[1 + n :])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                for name, fd in (("out", 1), ("err", 2)):
+                    f = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    os.dup2(f, fd)
+                    os.close(f)
+                for k in [k for k in os.environ if k.startswith("AGENT_BOX_")]:
+                    del os.environ[k]
+                os.environ.update(env)
+                main(["webclient.py"] + argv)
+                code = 0
+            except SystemExit as e:
+                if isinstance(e.code, int):
+                    code = e.code
+                elif e.code is not None:
+                    print(e.code, file=sys.stderr)
+                else:
+                    code = 0
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        with open(os.path.join(d, "resp"), "w") as f:
+            f.write(f"{os.waitstatus_to_exitcode(status)}\n")
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "serve":
+        return serve(argv[2])
     if len(argv) < 3:
         raise SystemExit(__doc__)
     cmd, args = argv[1], argv[2:]
