@@ -64,7 +64,7 @@ func Demo(ctx context.Context, root string, log io.Writer, ready func(*Guest) er
 	isReady := false
 	fmt.Fprintf(log, "demo: booting the web golden configuration (%s; console: %s)\n", g.Accel, console)
 	b := Boot{
-		Disk: disk, Kernel: g.Base.Kernel, Initrd: g.Base.Initrd, Phase: "demo", Crash: true,
+		Disk: disk, Kernel: g.Base.Kernel, Initrd: g.Initrd, Phase: "demo", Crash: true,
 		Accel: g.Accel, Deadline: 1000 * time.Hour, Console: console, Forward: []int{DemoPort}, CPUs: 2,
 		OnLine: func(line string) {
 			switch {

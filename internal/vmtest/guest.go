@@ -19,11 +19,13 @@ type Guest struct {
 	Base     *Base
 	Accel    string
 	AgentBox string // a static build of ./cmd/agent-box
+	Initrd   string // the guest's initrd: ./internal/vmtest/guestinit and virtio_blk
 	Demo     scenarios.Demo
 }
 
 // Prepare builds (or finds) the base image for root's scenario
-// requirements, picks the accelerator and builds agent-box into work.
+// requirements, picks the accelerator and builds agent-box and the
+// guest's initrd into work.
 func Prepare(ctx context.Context, root, work string, log io.Writer) (*Guest, error) {
 	reqs, err := scenarios.Requirements(root)
 	if err != nil {
@@ -46,5 +48,9 @@ func Prepare(ctx context.Context, root, work string, log io.Writer) (*Guest, err
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building agent-box for the guest: %v\n%s", err, out)
 	}
-	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, Demo: demo}, nil
+	initrd, err := makeInitrd(ctx, root, work, base)
+	if err != nil {
+		return nil, err
+	}
+	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, Initrd: initrd, Demo: demo}, nil
 }

@@ -205,7 +205,7 @@ func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase
 	defer tapLog.Close()
 	started := time.Now()
 	b := Boot{
-		Disk: disk, Kernel: g.Base.Kernel, Initrd: g.Base.Initrd, Phase: ph.Name, Crash: ph.Crash,
+		Disk: disk, Kernel: g.Base.Kernel, Initrd: g.Initrd, Phase: ph.Name, Crash: ph.Crash,
 		Accel: g.Accel, Deadline: 10 * time.Minute, Console: r.console, Log: &r.out, Analyze: analyze,
 		CPUs: cpus,
 		OnLine: func(line string) {
