@@ -393,6 +393,12 @@ let
         description = "A session with no request (and no open terminal) for this long ends, as a Go duration.";
         example = "8h";
       };
+      terminalCheckInterval = mkOption {
+        type = types.str;
+        default = "30s";
+        description = "How often each agent user's web daemon asks the auth service whether the login session of each open terminal still lives, as a Go duration from 1 s to 5 min. The terminal of a session that was logged out, revoked or expired closes within twice this.";
+        example = "10s";
+      };
       webhookConcurrency = mkOption {
         type = types.int;
         default = 8;
@@ -766,6 +772,7 @@ let
       inherit (w)
         sessionLifetime
         idleTimeout
+        terminalCheckInterval
         webhookConcurrency
         ptraceScope
         ;
@@ -907,6 +914,14 @@ let
           message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration such as \"24h\".";
         }
         {
+          assertion =
+            let
+              s = durationSeconds w.terminalCheckInterval;
+            in
+            s != null && s >= 1 && s <= 300;
+          message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from 1 s to 5 min, such as \"30s\".";
+        }
+        {
           assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
           message = "${prefix}.ptraceScope = ${toString w.ptraceScope}: use 1, 2 or 3 (or null to leave kernel.yama.ptrace_scope to the host). At 0 an agent can attach to its own ttyd and web daemon and serve its page in the operator's terminal.";
         }
@@ -1013,6 +1028,7 @@ let
     + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
     + env "AGENT_BOX_TTYD" "${paths.env}/bin/ttyd"
     + env "AGENT_BOX_WEB_DOMAIN" w.domain
+    + env "AGENT_BOX_WEB_CHECK_INTERVAL" w.terminalCheckInterval
     + (
       if hs == [ ] then
         ""
@@ -12697,6 +12713,18 @@ in
           	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
           	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
           	EnvTTYD       = "AGENT_BOX_TTYD"        // the ttyd program of agent-box-term@U; required
+          	// EnvCheckInterval is how often open terminals' sessions are checked,
+          	// a Go duration from MinAliveInterval to MaxAliveInterval; default
+          	// DefaultAliveInterval.
+          	EnvCheckInterval = "AGENT_BOX_WEB_CHECK_INTERVAL"
+          )
+
+          // The bounds of EnvCheckInterval: a check a second costs the auth service
+          // one small request per box session with an open terminal each second; at
+          // five minutes a revoked login's terminal stays open up to ten.
+          const (
+          	MinAliveInterval = time.Second
+          	MaxAliveInterval = 5 * time.Minute
           )
 
           // StatusSocket is the auth service's status socket (POST /alive). A
@@ -12781,6 +12809,14 @@ in
           		if cfg.Hooks, err = hooks.Load(p, getenv("CREDENTIALS_DIRECTORY")); err != nil {
           			return Config{}, configErrorf("web serve: %v", err)
           		}
+          	}
+          	if v := getenv(EnvCheckInterval); v != "" {
+          		d, err := time.ParseDuration(v)
+          		if err != nil || d < MinAliveInterval || d > MaxAliveInterval {
+          			return Config{}, configErrorf("web serve: %s=%s: want a Go duration from %v to %v (how often the login sessions of open terminals are checked)",
+          				EnvCheckInterval, escape.Quote(v, 64), MinAliveInterval, MaxAliveInterval)
+          		}
+          		cfg.AliveInterval = d
           	}
           	if cfg.TTYDSocket == "" {
           		cfg.TTYDSocket = DefaultTTYDSocket(cfg.User)

@@ -268,6 +268,12 @@ let
         description = "A session with no request (and no open terminal) for this long ends, as a Go duration.";
         example = "8h";
       };
+      terminalCheckInterval = mkOption {
+        type = types.str;
+        default = "30s";
+        description = "How often each agent user's web daemon asks the auth service whether the login session of each open terminal still lives, as a Go duration from 1 s to 5 min. The terminal of a session that was logged out, revoked or expired closes within twice this.";
+        example = "10s";
+      };
       webhookConcurrency = mkOption {
         type = types.int;
         default = 8;

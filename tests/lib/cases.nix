@@ -454,6 +454,29 @@ in
     expected = 3;
   }
   {
+    name = "a terminal check interval outside 1 s to 5 min is refused, naming the option";
+    expr = map (v: failing (webWith { terminalCheckInterval = v; })) [
+      "1s"
+      "5m"
+      "999ms"
+      "5m1s"
+      "30"
+    ];
+    expected =
+      let
+        refused = v: [
+          "services.agent-box.web.terminalCheckInterval = \"${v}\": use a Go duration from 1 s to 5 min, such as \"30s\"."
+        ];
+      in
+      [
+        [ ]
+        [ ]
+        (refused "999ms")
+        (refused "5m1s")
+        (refused "30")
+      ];
+  }
+  {
     name = "the domain's port is the origins' port; 443 when absent";
     expr = map (d: (offline.normalize (webWith { domain = d; })).web.port) [
       "box.localhost:8443"

@@ -32,6 +32,18 @@ const (
 	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
 	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
 	EnvTTYD       = "AGENT_BOX_TTYD"        // the ttyd program of agent-box-term@U; required
+	// EnvCheckInterval is how often open terminals' sessions are checked,
+	// a Go duration from MinAliveInterval to MaxAliveInterval; default
+	// DefaultAliveInterval.
+	EnvCheckInterval = "AGENT_BOX_WEB_CHECK_INTERVAL"
+)
+
+// The bounds of EnvCheckInterval: a check a second costs the auth service
+// one small request per box session with an open terminal each second; at
+// five minutes a revoked login's terminal stays open up to ten.
+const (
+	MinAliveInterval = time.Second
+	MaxAliveInterval = 5 * time.Minute
 )
 
 // StatusSocket is the auth service's status socket (POST /alive). A
@@ -116,6 +128,14 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 		if cfg.Hooks, err = hooks.Load(p, getenv("CREDENTIALS_DIRECTORY")); err != nil {
 			return Config{}, configErrorf("web serve: %v", err)
 		}
+	}
+	if v := getenv(EnvCheckInterval); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < MinAliveInterval || d > MaxAliveInterval {
+			return Config{}, configErrorf("web serve: %s=%s: want a Go duration from %v to %v (how often the login sessions of open terminals are checked)",
+				EnvCheckInterval, escape.Quote(v, 64), MinAliveInterval, MaxAliveInterval)
+		}
+		cfg.AliveInterval = d
 	}
 	if cfg.TTYDSocket == "" {
 		cfg.TTYDSocket = DefaultTTYDSocket(cfg.User)

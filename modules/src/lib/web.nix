@@ -63,6 +63,7 @@ let
       inherit (w)
         sessionLifetime
         idleTimeout
+        terminalCheckInterval
         webhookConcurrency
         ptraceScope
         ;
@@ -204,6 +205,14 @@ let
           message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration such as \"24h\".";
         }
         {
+          assertion =
+            let
+              s = durationSeconds w.terminalCheckInterval;
+            in
+            s != null && s >= 1 && s <= 300;
+          message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from 1 s to 5 min, such as \"30s\".";
+        }
+        {
           assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
           message = "${prefix}.ptraceScope = ${toString w.ptraceScope}: use 1, 2 or 3 (or null to leave kernel.yama.ptrace_scope to the host). At 0 an agent can attach to its own ttyd and web daemon and serve its page in the operator's terminal.";
         }
@@ -310,6 +319,7 @@ let
     + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
     + env "AGENT_BOX_TTYD" "${paths.env}/bin/ttyd"
     + env "AGENT_BOX_WEB_DOMAIN" w.domain
+    + env "AGENT_BOX_WEB_CHECK_INTERVAL" w.terminalCheckInterval
     + (
       if hs == [ ] then
         ""

@@ -31,6 +31,9 @@
     tls = "internal";
     openFirewall = true;
     fail2ban.maxretry = 3;
+    # The VM tier's checks that a revoked or expired login's terminal
+    # closes wait for this, not for the default 30 s.
+    terminalCheckInterval = "5s";
     logins.ops = {
       hashedPasswordFile = "/etc/agent-box-demo/ops.hash";
       users = [

@@ -1,0 +1,58 @@
+package optiondocs
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/module"
+	"github.com/agent-box/agent-box/internal/nixtest"
+	"github.com/agent-box/agent-box/internal/runtime/auth"
+	"github.com/agent-box/agent-box/internal/runtime/web"
+)
+
+// TestTheWebDurationsDefaultToTheRuntimes checks that the module's default
+// for each web duration is the default the runtime applies when the value
+// is absent, so the option reference (generated from the declarations)
+// states what a host that sets nothing gets. The golden web configuration
+// and the VM tier use shorter values; these are the production ones.
+func TestTheWebDurationsDefaultToTheRuntimes(t *testing.T) {
+	offline := module.Assemble(t).Offline(t)
+	file := filepath.Join(t.TempDir(), "docs.nix")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf("(import %q).docs\n", offline)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var entries []entry
+	if err := nixtest.EvalJSON(t, file, &entries); err != nil {
+		t.Fatal(err)
+	}
+	defaults := map[string]json.RawMessage{}
+	for _, e := range entries {
+		defaults[e.Loc] = e.Default
+	}
+	for _, tc := range []struct {
+		option  string
+		runtime time.Duration
+	}{
+		{"services.agent-box.web.sessionLifetime", auth.DefaultSessionLifetime},
+		{"services.agent-box.web.idleTimeout", auth.DefaultIdleTimeout},
+		{"services.agent-box.web.terminalCheckInterval", web.DefaultAliveInterval},
+	} {
+		t.Run(tc.option, func(t *testing.T) {
+			var s string
+			if err := json.Unmarshal(defaults[tc.option], &s); err != nil {
+				t.Fatalf("the option's default %s is not a string: %v", defaults[tc.option], err)
+			}
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				t.Fatalf("the option's default %q: %v", s, err)
+			}
+			if d != tc.runtime {
+				t.Errorf("the option defaults to %q (%v); the runtime's default is %v", s, d, tc.runtime)
+			}
+		})
+	}
+}
