@@ -2,14 +2,9 @@ package optiondocs
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/agent-box/agent-box/internal/module"
-	"github.com/agent-box/agent-box/internal/nixtest"
 	"github.com/agent-box/agent-box/internal/runtime/auth"
 	"github.com/agent-box/agent-box/internal/runtime/web"
 )
@@ -20,17 +15,8 @@ import (
 // states what a host that sets nothing gets. The golden web configuration
 // and the VM tier use shorter values; these are the production ones.
 func TestTheWebDurationsDefaultToTheRuntimes(t *testing.T) {
-	offline := module.Assemble(t).Offline(t)
-	file := filepath.Join(t.TempDir(), "docs.nix")
-	if err := os.WriteFile(file, []byte(fmt.Sprintf("(import %q).docs\n", offline)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var entries []entry
-	if err := nixtest.EvalJSON(t, file, &entries); err != nil {
-		t.Fatal(err)
-	}
 	defaults := map[string]json.RawMessage{}
-	for _, e := range entries {
+	for _, e := range declared(t) {
 		defaults[e.Loc] = e.Default
 	}
 	for _, tc := range []struct {

@@ -128,11 +128,9 @@ func optionReference(entries []entry) string {
 	return b.String()
 }
 
-// TestReadmeOptionReferenceIsTheDeclarations checks that the README's
-// option reference is generated from the option declarations embedded in
-// the generated module (modules/src/options.nix, through the offline
-// evaluation's optionDocs).
-func TestReadmeOptionReferenceIsTheDeclarations(t *testing.T) {
+// declared is the offline evaluation's optionDocs of the generated module.
+func declared(t *testing.T) []entry {
+	t.Helper()
 	offline := module.Assemble(t).Offline(t)
 	file := filepath.Join(t.TempDir(), "docs.nix")
 	if err := os.WriteFile(file, []byte(fmt.Sprintf("(import %q).docs\n", offline)), 0o644); err != nil {
@@ -142,6 +140,15 @@ func TestReadmeOptionReferenceIsTheDeclarations(t *testing.T) {
 	if err := nixtest.EvalJSON(t, file, &entries); err != nil {
 		t.Fatal(err)
 	}
+	return entries
+}
+
+// TestReadmeOptionReferenceIsTheDeclarations checks that the README's
+// option reference is generated from the option declarations embedded in
+// the generated module (modules/src/options.nix, through the offline
+// evaluation's optionDocs).
+func TestReadmeOptionReferenceIsTheDeclarations(t *testing.T) {
+	entries := declared(t)
 	if len(entries) < 20 {
 		t.Fatalf("only %d options documented", len(entries))
 	}
