@@ -214,7 +214,12 @@ if [ "$phase" = probe ]; then
   printf '1..0\n# END\n' >&3
 elif [ "$phase" = demo ]; then
   # make demo: QEMU's user network (10.0.2.0/24), then wait for Caddy.
-  ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0
+  # virtio_net is a module, and no udev runs to load it (bootMasks).
+  if ! { modprobe virtio_net && ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0; }; then
+    printf '# demo: the guest has no network (virtio_net, eth0)\n' >&3
+    systemctl poweroff --no-block
+    exit 1
+  fi
   for _ in $(seq 600); do
     if curl -skf -o /dev/null --resolve box.localhost:8443:127.0.0.1 https://box.localhost:8443/auth/login; then
       printf '# demo: ready\n' >&3
