@@ -135,6 +135,8 @@ let
   builtinAgents,
   # The runtime built from the source embedded in the module.
   defaultPackage,
+  # The rules shared with the runtime (internal/runtime/contract/web.json).
+  contract,
 }:
 
 let
@@ -395,8 +397,8 @@ let
       };
       terminalCheckInterval = mkOption {
         type = types.str;
-        default = "30s";
-        description = "How often each agent user's web daemon asks the auth service whether the login session of each open terminal still lives, as a Go duration from 1 s to 5 min. The terminal of a session that was logged out, revoked or expired closes within twice this.";
+        inherit (contract.terminalCheckInterval) default;
+        description = "How often each agent user's web daemon asks the auth service whether the login session of each open terminal still lives, as a Go duration from `${contract.terminalCheckInterval.min}` to `${contract.terminalCheckInterval.max}`. The terminal of a session that was logged out, revoked or expired closes within twice this.";
         example = "10s";
       };
       webhookConcurrency = mkOption {
@@ -516,6 +518,12 @@ let
               "session": "__Host-agentbox",
               "handoverPrefix": "__Secure-agentbox-handover-",
               "handoverPath": "/auth/handover"
+            },
+            "terminalCheckInterval": {
+              "env": "AGENT_BOX_WEB_CHECK_INTERVAL",
+              "default": "30s",
+              "min": "1s",
+              "max": "5m"
             }
           }
         ''
@@ -918,8 +926,8 @@ let
             let
               s = durationSeconds w.terminalCheckInterval;
             in
-            s != null && s >= 1 && s <= 300;
-          message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from 1 s to 5 min, such as \"30s\".";
+            s != null && s >= durationSeconds checkInterval.min && s <= durationSeconds checkInterval.max;
+          message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from ${checkInterval.min} to ${checkInterval.max}, such as ${show checkInterval.default}.";
         }
         {
           assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
@@ -1028,7 +1036,7 @@ let
     + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
     + env "AGENT_BOX_TTYD" "${paths.env}/bin/ttyd"
     + env "AGENT_BOX_WEB_DOMAIN" w.domain
-    + env "AGENT_BOX_WEB_CHECK_INTERVAL" w.terminalCheckInterval
+    + env checkInterval.env w.terminalCheckInterval
     + (
       if hs == [ ] then
         ""
@@ -1101,6 +1109,9 @@ let
   # header limit. Never an empty replacement: Caddy would take the line
   # for a set.
   cookies = contract.cookies;
+  # How often web daemons check open terminals' sessions: its variable,
+  # default and bounds (contract).
+  checkInterval = contract.terminalCheckInterval;
   keepCookies =
     names:
     let
@@ -1818,7 +1829,7 @@ in
   ) files;
 in
 {
-  inherit (self) systemd normalize render;
+  inherit (self) contract systemd normalize render;
   inherit (self.agents) builtinAgents definitions;
   inherit (self.build) basePackages storeNames runtimeGoMod;
   inherit (self.checks) assertions failures homeMessage;
@@ -6271,7 +6282,8 @@ in
           // module and the docs, in web.json: the Go side embeds the file, the Nix
           // lib includes the same bytes (modules/src/lib/default.nix), so a name
           // that both sides use is written once. Today it holds the cookie names
-          // Caddy passes on to the auth service (docs/web-contract.md, "Caddy").
+          // Caddy passes on to the auth service (docs/web-contract.md, "Caddy") and
+          // the web daemons' terminal check interval.
           package contract
 
           import (
@@ -6292,9 +6304,22 @@ in
           	HandoverPath   string `json:"handoverPath"`
           }
 
+          // Interval is a Go duration setting with its environment variable, its
+          // default and its bounds (all Go durations, as Nix's options take them).
+          type Interval struct {
+          	Env     string `json:"env"`
+          	Default string `json:"default"`
+          	Min     string `json:"min"`
+          	Max     string `json:"max"`
+          }
+
           // Web is web.json.
           var Web struct {
           	Cookies Cookies `json:"cookies"`
+          	// TerminalCheckInterval: how often a web daemon asks the auth service
+          	// whether the login sessions of its open terminals still live
+          	// (services.agent-box.web.terminalCheckInterval).
+          	TerminalCheckInterval Interval `json:"terminalCheckInterval"`
           }
 
           func init() {
@@ -6309,6 +6334,12 @@ in
               "session": "__Host-agentbox",
               "handoverPrefix": "__Secure-agentbox-handover-",
               "handoverPath": "/auth/handover"
+            },
+            "terminalCheckInterval": {
+              "env": "AGENT_BOX_WEB_CHECK_INTERVAL",
+              "default": "30s",
+              "min": "1s",
+              "max": "5m"
             }
           }
         '';
@@ -12703,6 +12734,7 @@ in
           	"sync"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/hooks"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -12713,19 +12745,25 @@ in
           	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
           	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
           	EnvTTYD       = "AGENT_BOX_TTYD"        // the ttyd program of agent-box-term@U; required
-          	// EnvCheckInterval is how often open terminals' sessions are checked,
-          	// a Go duration from MinAliveInterval to MaxAliveInterval; default
-          	// DefaultAliveInterval.
-          	EnvCheckInterval = "AGENT_BOX_WEB_CHECK_INTERVAL"
           )
 
-          // The bounds of EnvCheckInterval: a check a second costs the auth service
-          // one small request per box session with an open terminal each second; at
-          // five minutes a revoked login's terminal stays open up to ten.
-          const (
-          	MinAliveInterval = time.Second
-          	MaxAliveInterval = 5 * time.Minute
+          // How often open terminals' login sessions are checked: the environment
+          // variable, the default and the bounds, from the contract (web.json).
+          var (
+          	EnvCheckInterval     = contract.Web.TerminalCheckInterval.Env
+          	DefaultAliveInterval = mustDuration(contract.Web.TerminalCheckInterval.Default)
+          	MinAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Min)
+          	MaxAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Max)
           )
+
+          // mustDuration parses a duration of the contract (its test checks them).
+          func mustDuration(s string) time.Duration {
+          	d, err := time.ParseDuration(s)
+          	if err != nil {
+          		panic("web: contract: " + err.Error())
+          	}
+          	return d
+          }
 
           // StatusSocket is the auth service's status socket (POST /alive). A
           // variable for tests only.
@@ -12735,9 +12773,6 @@ in
           func DefaultTTYDSocket(user string) string {
           	return filepath.Join("/run/agent-box-term", user, "ttyd.sock")
           }
-
-          // DefaultAliveInterval is how often open terminals' sessions are checked.
-          const DefaultAliveInterval = 30 * time.Second
 
           // Config is one web daemon.
           type Config struct {
@@ -13122,7 +13157,7 @@ in
 {
   options.services.agent-box = declarations {
     inherit lib pkgs;
-    inherit (agentBox) builtinAgents;
+    inherit (agentBox) builtinAgents contract;
     defaultPackage = runtime;
   };
 

@@ -149,7 +149,7 @@ in
 {
   options.services.agent-box = declarations {
     inherit lib pkgs;
-    inherit (agentBox) builtinAgents;
+    inherit (agentBox) builtinAgents contract;
     defaultPackage = runtime;
   };
 

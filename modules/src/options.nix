@@ -10,6 +10,8 @@
   builtinAgents,
   # The runtime built from the source embedded in the module.
   defaultPackage,
+  # The rules shared with the runtime (internal/runtime/contract/web.json).
+  contract,
 }:
 
 let
@@ -270,8 +272,8 @@ let
       };
       terminalCheckInterval = mkOption {
         type = types.str;
-        default = "30s";
-        description = "How often each agent user's web daemon asks the auth service whether the login session of each open terminal still lives, as a Go duration from 1 s to 5 min. The terminal of a session that was logged out, revoked or expired closes within twice this.";
+        inherit (contract.terminalCheckInterval) default;
+        description = "How often each agent user's web daemon asks the auth service whether the login session of each open terminal still lives, as a Go duration from `${contract.terminalCheckInterval.min}` to `${contract.terminalCheckInterval.max}`. The terminal of a session that was logged out, revoked or expired closes within twice this.";
         example = "10s";
       };
       webhookConcurrency = mkOption {

@@ -22,7 +22,7 @@ let
   options = declarations {
     lib = stub;
     inherit pkgs;
-    inherit (lib) builtinAgents;
+    inherit (lib) builtinAgents contract;
     defaultPackage = pkgs.agent-box;
   };
 in

@@ -2,7 +2,8 @@
 // module and the docs, in web.json: the Go side embeds the file, the Nix
 // lib includes the same bytes (modules/src/lib/default.nix), so a name
 // that both sides use is written once. Today it holds the cookie names
-// Caddy passes on to the auth service (docs/web-contract.md, "Caddy").
+// Caddy passes on to the auth service (docs/web-contract.md, "Caddy") and
+// the web daemons' terminal check interval.
 package contract
 
 import (
@@ -23,9 +24,22 @@ type Cookies struct {
 	HandoverPath   string `json:"handoverPath"`
 }
 
+// Interval is a Go duration setting with its environment variable, its
+// default and its bounds (all Go durations, as Nix's options take them).
+type Interval struct {
+	Env     string `json:"env"`
+	Default string `json:"default"`
+	Min     string `json:"min"`
+	Max     string `json:"max"`
+}
+
 // Web is web.json.
 var Web struct {
 	Cookies Cookies `json:"cookies"`
+	// TerminalCheckInterval: how often a web daemon asks the auth service
+	// whether the login sessions of its open terminals still live
+	// (services.agent-box.web.terminalCheckInterval).
+	TerminalCheckInterval Interval `json:"terminalCheckInterval"`
 }
 
 func init() {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -139,29 +140,21 @@ func TestFromEnv(t *testing.T) {
 		tmux   string
 		config bool // a ConfigError
 		socket string
-		alive  time.Duration // 0: left to Serve's default
 	}{
-		{"domain only", map[string]string{EnvDomain: "box.example.com"}, "", false, "", 0},
-		{"domain with port", map[string]string{EnvDomain: "box.localhost:8443"}, "", false, "", 0},
-		{"own ttyd socket", map[string]string{EnvDomain: "box.test", EnvTTYDSocket: "/tmp/x/ttyd.sock"}, "", false, "/tmp/x/ttyd.sock", 0},
-		{"no domain", map[string]string{}, "", true, "", 0},
-		{"a scheme", map[string]string{EnvDomain: "https://box.test"}, "", true, "", 0},
-		{"a path", map[string]string{EnvDomain: "box.test/x"}, "", true, "", 0},
-		{"upper case", map[string]string{EnvDomain: "Box.test"}, "", true, "", 0},
-		{"port 0", map[string]string{EnvDomain: "box.test:0"}, "", true, "", 0},
-		{"port with a sign", map[string]string{EnvDomain: "box.test:+443"}, "", true, "", 0},
-		{"empty label", map[string]string{EnvDomain: "box..test"}, "", true, "", 0},
-		{"relative ttyd socket", map[string]string{EnvDomain: "box.test", EnvTTYDSocket: "ttyd.sock"}, "", true, "", 0},
-		{"relative tmux", map[string]string{EnvDomain: "box.test"}, "tmux", true, "", 0},
-		{"no ttyd program", map[string]string{EnvDomain: "box.test", EnvTTYD: ""}, "", true, "", 0},
-		{"a relative ttyd program", map[string]string{EnvDomain: "box.test", EnvTTYD: "ttyd"}, "", true, "", 0},
-		{"a check interval", map[string]string{EnvDomain: "box.test", EnvCheckInterval: "5s"}, "", false, "", 5 * time.Second},
-		{"the shortest check interval", map[string]string{EnvDomain: "box.test", EnvCheckInterval: "1s"}, "", false, "", time.Second},
-		{"the longest check interval", map[string]string{EnvDomain: "box.test", EnvCheckInterval: "5m"}, "", false, "", 5 * time.Minute},
-		{"a check interval under a second", map[string]string{EnvDomain: "box.test", EnvCheckInterval: "999ms"}, "", true, "", 0},
-		{"a check interval over five minutes", map[string]string{EnvDomain: "box.test", EnvCheckInterval: "5m1s"}, "", true, "", 0},
-		{"a check interval without a unit", map[string]string{EnvDomain: "box.test", EnvCheckInterval: "30"}, "", true, "", 0},
-		{"a negative check interval", map[string]string{EnvDomain: "box.test", EnvCheckInterval: "-5s"}, "", true, "", 0},
+		{"domain only", map[string]string{EnvDomain: "box.example.com"}, "", false, ""},
+		{"domain with port", map[string]string{EnvDomain: "box.localhost:8443"}, "", false, ""},
+		{"own ttyd socket", map[string]string{EnvDomain: "box.test", EnvTTYDSocket: "/tmp/x/ttyd.sock"}, "", false, "/tmp/x/ttyd.sock"},
+		{"no domain", map[string]string{}, "", true, ""},
+		{"a scheme", map[string]string{EnvDomain: "https://box.test"}, "", true, ""},
+		{"a path", map[string]string{EnvDomain: "box.test/x"}, "", true, ""},
+		{"upper case", map[string]string{EnvDomain: "Box.test"}, "", true, ""},
+		{"port 0", map[string]string{EnvDomain: "box.test:0"}, "", true, ""},
+		{"port with a sign", map[string]string{EnvDomain: "box.test:+443"}, "", true, ""},
+		{"empty label", map[string]string{EnvDomain: "box..test"}, "", true, ""},
+		{"relative ttyd socket", map[string]string{EnvDomain: "box.test", EnvTTYDSocket: "ttyd.sock"}, "", true, ""},
+		{"relative tmux", map[string]string{EnvDomain: "box.test"}, "tmux", true, ""},
+		{"no ttyd program", map[string]string{EnvDomain: "box.test", EnvTTYD: ""}, "", true, ""},
+		{"a relative ttyd program", map[string]string{EnvDomain: "box.test", EnvTTYD: "ttyd"}, "", true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{EnvTTYD: "/run/current-system/sw/bin/ttyd"}
@@ -181,10 +174,49 @@ func TestFromEnv(t *testing.T) {
 			if want == "" {
 				want = "/run/agent-box-term/" + cfg.User + "/ttyd.sock"
 			}
-			if cfg.TTYDSocket != want || cfg.UID != os.Getuid() || cfg.StatusSocket != StatusSocket || cfg.AliveInterval != tc.alive {
+			if cfg.TTYDSocket != want || cfg.UID != os.Getuid() || cfg.StatusSocket != StatusSocket {
 				t.Errorf("got %+v", cfg)
 			}
 		})
+	}
+}
+
+// TestTheCheckIntervalIsAcceptedWithinTheContractsBounds runs the case
+// table the Nix lib's cases run too (tests/lib/terminal-check-interval.json):
+// the daemon accepts exactly the values the module's assertion accepts.
+func TestTheCheckIntervalIsAcceptedWithinTheContractsBounds(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "tests", "lib", "terminal-check-interval.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Value    string `json:"value"`
+		Accepted bool   `json:"accepted"`
+	}
+	if err := json.Unmarshal(data, &cases); err != nil || len(cases) == 0 {
+		t.Fatalf("the case table: %v (%d cases)", err, len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Value, func(t *testing.T) {
+			env := map[string]string{EnvDomain: "box.test", EnvTTYD: "/run/current-system/sw/bin/ttyd", EnvCheckInterval: c.Value}
+			cfg, err := FromEnv(func(k string) string { return env[k] }, pathsWithTmux(""))
+			if c.Accepted {
+				want, _ := time.ParseDuration(c.Value)
+				if err != nil || cfg.AliveInterval != want {
+					t.Errorf("%s=%q: %v, interval %v; want it accepted as %v", EnvCheckInterval, c.Value, err, cfg.AliveInterval, want)
+				}
+				return
+			}
+			var ce interface{ ConfigError() bool }
+			if err == nil || !errors.As(err, &ce) || !ce.ConfigError() {
+				t.Errorf("%s=%q: %v; want a ConfigError (exit 12)", EnvCheckInterval, c.Value, err)
+			}
+		})
+	}
+	// unset: left to Serve, which applies the contract's default
+	env := map[string]string{EnvDomain: "box.test", EnvTTYD: "/run/current-system/sw/bin/ttyd"}
+	if cfg, err := FromEnv(func(k string) string { return env[k] }, pathsWithTmux("")); err != nil || cfg.AliveInterval != 0 {
+		t.Errorf("unset: %v, %v; want 0 (the default)", cfg.AliveInterval, err)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -32,19 +33,25 @@ const (
 	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
 	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
 	EnvTTYD       = "AGENT_BOX_TTYD"        // the ttyd program of agent-box-term@U; required
-	// EnvCheckInterval is how often open terminals' sessions are checked,
-	// a Go duration from MinAliveInterval to MaxAliveInterval; default
-	// DefaultAliveInterval.
-	EnvCheckInterval = "AGENT_BOX_WEB_CHECK_INTERVAL"
 )
 
-// The bounds of EnvCheckInterval: a check a second costs the auth service
-// one small request per box session with an open terminal each second; at
-// five minutes a revoked login's terminal stays open up to ten.
-const (
-	MinAliveInterval = time.Second
-	MaxAliveInterval = 5 * time.Minute
+// How often open terminals' login sessions are checked: the environment
+// variable, the default and the bounds, from the contract (web.json).
+var (
+	EnvCheckInterval     = contract.Web.TerminalCheckInterval.Env
+	DefaultAliveInterval = mustDuration(contract.Web.TerminalCheckInterval.Default)
+	MinAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Min)
+	MaxAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Max)
 )
+
+// mustDuration parses a duration of the contract (its test checks them).
+func mustDuration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic("web: contract: " + err.Error())
+	}
+	return d
+}
 
 // StatusSocket is the auth service's status socket (POST /alive). A
 // variable for tests only.
@@ -54,9 +61,6 @@ var StatusSocket = "/run/agent-box-auth/status.sock"
 func DefaultTTYDSocket(user string) string {
 	return filepath.Join("/run/agent-box-term", user, "ttyd.sock")
 }
-
-// DefaultAliveInterval is how often open terminals' sessions are checked.
-const DefaultAliveInterval = 30 * time.Second
 
 // Config is one web daemon.
 type Config struct {

@@ -64,7 +64,7 @@ let
   ) files;
 in
 {
-  inherit (self) systemd normalize render;
+  inherit (self) contract systemd normalize render;
   inherit (self.agents) builtinAgents definitions;
   inherit (self.build) basePackages storeNames runtimeGoMod;
   inherit (self.checks) assertions failures homeMessage;

@@ -209,8 +209,8 @@ let
             let
               s = durationSeconds w.terminalCheckInterval;
             in
-            s != null && s >= 1 && s <= 300;
-          message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from 1 s to 5 min, such as \"30s\".";
+            s != null && s >= durationSeconds checkInterval.min && s <= durationSeconds checkInterval.max;
+          message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from ${checkInterval.min} to ${checkInterval.max}, such as ${show checkInterval.default}.";
         }
         {
           assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
@@ -319,7 +319,7 @@ let
     + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
     + env "AGENT_BOX_TTYD" "${paths.env}/bin/ttyd"
     + env "AGENT_BOX_WEB_DOMAIN" w.domain
-    + env "AGENT_BOX_WEB_CHECK_INTERVAL" w.terminalCheckInterval
+    + env checkInterval.env w.terminalCheckInterval
     + (
       if hs == [ ] then
         ""
@@ -392,6 +392,9 @@ let
   # header limit. Never an empty replacement: Caddy would take the line
   # for a set.
   cookies = contract.cookies;
+  # How often web daemons check open terminals' sessions: its variable,
+  # default and bounds (contract).
+  checkInterval = contract.terminalCheckInterval;
   keepCookies =
     names:
     let
