@@ -4,9 +4,9 @@
 //
 // The guest is Debian 13 (trixie: systemd 257, Caddy 2.6) booting its own
 // kernel (Debian's cloud flavour, 6.12) with the harness's own initrd
-// (initrd.go: a static init and the virtio_blk module). ttyd, which trixie lacks, is the one package from Debian
-// sid: only its .deb is downloaded, and trixie's apt installs it with
-// trixie's libraries. When sid no longer has ttyd, or its dependencies do
+// (initrd.go: a static init and the virtio_blk module). ttyd, which trixie
+// lacks, is the one package from Debian sid: only its .deb is downloaded,
+// and trixie's apt installs it with trixie's libraries. When sid no longer has ttyd, or its dependencies do
 // not resolve on trixie, the image build fails and names the version and the
 // unmet dependencies. Debian's own caddy.service and ttyd.service are
 // disabled in the image: scenarios start what they configure.

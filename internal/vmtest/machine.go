@@ -200,7 +200,7 @@ cpu_by_unit() {
       }
       if (ns != "") printf "%8d %s\n", ns / 1e6, id
     }' | sort -rn | head -n 15
-  for g in init.scope system.slice user.slice; do
+  for g in init.scope system.slice; do
     printf '%s %s\n' "$g" "$(grep usage_usec "/sys/fs/cgroup/$g/cpu.stat")"
   done
   head -n 1 /proc/stat

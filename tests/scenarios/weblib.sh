@@ -21,15 +21,13 @@ trap 'kill "$_wc_pid" 2>/dev/null' EXIT
 client() {
   local v code line
   case $1 in
-  get | login | open | mint | visit | term) kill -0 "$_wc_pid" 2>/dev/null || {
+  get | login | open | mint | visit | term) kill -0 "$_wc_pid" 2>/dev/null ;;
+  *) false ;;
+  esac || {
     python3 "$here/webclient.py" "$@"
     return
-  } ;;
-  *)
-    python3 "$here/webclient.py" "$@"
-    return
-    ;;
-  esac
+  }
+  # the variables webclient.py reads (its docstring), as the caller has them
   {
     printf '%s\0' "$#" "$@"
     for v in AGENT_BOX_WEB_ADDR AGENT_BOX_WEB_SOURCE AGENT_BOX_EXTRA_COOKIES AGENT_BOX_WEB_DOMAIN; do
