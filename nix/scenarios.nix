@@ -54,8 +54,9 @@ let
         name = head r;
         config = elemAt r 1;
         crash = count "crash" == 1;
-        # the offline tier boots it with no other guest beside it; one
-        # NixOS VM test boots one machine anyway
+        # the offline tier boots it with every core and pauses its other
+        # guests during the phase's timing sections; one NixOS VM test
+        # boots one machine anyway
         alone = count "alone" == 1;
       }
     else

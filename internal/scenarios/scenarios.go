@@ -23,8 +23,9 @@ type Phase struct {
 	Name   string `json:"name"`
 	Config string `json:"config"`
 	Crash  bool   `json:"crash"`
-	// Alone: the offline tier boots this phase with no other guest
-	// beside it and with all the host's cores (its checks compare
+	// Alone: the offline tier boots this phase with all the host's
+	// cores, and pauses every other guest while the phase runs a section
+	// between lib.sh's alone_begin and alone_end (checks that compare
 	// timings, which another guest would distort).
 	Alone bool `json:"alone"`
 }

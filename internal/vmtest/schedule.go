@@ -42,7 +42,8 @@ func Chains(phases []scenarios.Phase) []Chain {
 	return cs
 }
 
-// Alone is whether the chain boots with no other guest beside it.
+// Alone is whether the chain boots with every core and has the host to
+// itself in its sections that compare timings (see Alone).
 func (c Chain) Alone() bool {
 	for _, ph := range c {
 		if ph.Alone {
@@ -52,7 +53,7 @@ func (c Chain) Alone() bool {
 	return false
 }
 
-// Order puts the chains that boot alone first, then the others longest
+// Order puts the chains marked alone first, then the others longest
 // first by the seconds the phases took in the last run, so that two guests
 // at once end close together. A chain with a phase never timed here comes
 // first (it may be the longest); equal chains keep their file order, which

@@ -251,7 +251,8 @@ check "the operator's own hand-over still works" in_out "url https://$A/" client
 # phase: logins. A wrong guess for ops from one address and, once its
 # backoff has passed, from another; then the operator from a third, at once.
 # One hash takes seconds in this emulated machine, so each step hashes as
-# little as it can.
+# little as it can. The checks that measure or compare times run between
+# alone_begin and alone_end: no other guest runs meanwhile.
 check "a wrong guess for ops from 10.99.0.3" login_is 401 10.99.0.3 ops wrong-1
 sleep 1.2 # past a first backoff of 1 s
 check "another from 10.99.0.4" login_is 401 10.99.0.4 ops wrong-2
@@ -270,7 +271,9 @@ operator_at_once() {
   unloaded_ms=${r##* }
   [ "${r%% *}" = 303 ]
 }
+alone_begin
 check "the operator logs in from 10.99.0.5 at once" operator_at_once
+alone_end
 note "measure: the operator's login, unloaded: $unloaded_ms ms (emulated machine)"
 alike() {
   local k u
@@ -302,6 +305,7 @@ bounded() {
 
 # Sixteen simultaneous guesses for unknown logins, each from its own
 # loopback address; the operator logs in from elsewhere meanwhile.
+alone_begin
 flood_lo() {
   client flood 0 0 "$work/flood-lo.out" $(seq -f '127.0.0.%g' 2 17) &
   echo $! >"$work/flood-lo.pid"
@@ -347,6 +351,7 @@ note "measure: the operator's login under 16 guesses/s from 16 addresses: mean $
 check "those guesses are all answered" flood_done "$work/flood-16.pid"
 check "none of them got a 502 or waited 30 s" bounded "$work/flood-16.out"
 note "measure: answers to the 16 addresses: $(bounded "$work/flood-16.out" | head -n 1)"
+alone_end
 fail2ban-client set agent-box-auth delignoreip 10.99.0.16/28 >/dev/null || true
 
 # Three failures from three addresses of one IPv6 /64: the /64 is banned.

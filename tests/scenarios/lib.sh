@@ -34,6 +34,38 @@ check() {
 # harness.
 note() { echo "# $*"; }
 
+# alone_begin / alone_end: the checks between compare timings (a login
+# under load against one unloaded). The offline VM tier, which boots
+# several guests at once, pauses the others meanwhile: it answers on the
+# terminal $AGENT_BOX_TEST_HARNESS_TTY once they are paused. It boots such
+# a guest with one of its vCPUs online (maxcpus=1: the others would only
+# compete with the other guests for the host's cores); the section brings
+# them online and takes them offline again at its end. Elsewhere (a NixOS
+# VM test) both do nothing.
+_alone_cpus=()
+alone_begin() {
+  [ -n "${AGENT_BOX_TEST_HARNESS_TTY:-}" ] || return 0
+  echo "# alone: begin"
+  local answer='' c
+  read -r -t 120 answer <"$AGENT_BOX_TEST_HARNESS_TTY"
+  [ "$answer" = go ] || echo "# alone: the harness did not answer (got '$answer'); going on without"
+  for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
+    if [ "$(cat "$c")" = 0 ] && echo 1 >"$c"; then
+      _alone_cpus+=("$c")
+    fi
+  done
+  echo "# alone: $(nproc) CPUs online"
+}
+alone_end() {
+  [ -n "${AGENT_BOX_TEST_HARNESS_TTY:-}" ] || return 0
+  local c
+  for c in "${_alone_cpus[@]}"; do
+    echo 0 >"$c"
+  done
+  _alone_cpus=()
+  echo "# alone: end"
+}
+
 # done_testing: the plan (at the end: the count is known) and the END marker
 # the harness requires; exit status 1 if any test failed.
 done_testing() {
