@@ -34,7 +34,7 @@ stays_alive() {
       echo "pane $2 now runs pid '$(pane_pid alice "$2")', was $3"
       return 1
     }
-    sleep 0.2
+    nap 0.2
   done
 }
 check "alice's registry is written" wait_until 30 registry_has main scratch
@@ -80,7 +80,7 @@ remove_cfg() {
   local i
   for i in 1 2 3 4 5 6 7 8 9 10; do
     in_unit alice rm -rf "$cfg" 2>/dev/null && { echo "removed on attempt $i"; return 0; }
-    sleep 0.1
+    nap 0.1
   done
   in_unit alice rm -rf "$cfg"
 }
