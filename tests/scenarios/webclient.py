@@ -21,8 +21,8 @@ Usage (every command prints what it saw; exit 0 unless the tool failed):
   webclient.py flood SECONDS PERIOD OUT ADDR...  from each ADDR (a local address, one kept-alive
                                                  connection) a login of an unknown name every PERIOD s
                                                  (or when the last is answered, if later) for SECONDS
-                                                 (PERIOD 0: one each, all at once); "STATUS MS" per
-                                                 answer in OUT
+                                                 (PERIOD 0: one each, all at once) or until the file
+                                                 OUT.stop exists; "STATUS MS" per answer in OUT
   webclient.py serve DIR                         answer the requests of weblib.sh's client() through
                                                  the FIFOs DIR/req and DIR/resp, one at a time, each
                                                  in a fork of this process (no import at each call)
@@ -524,7 +524,7 @@ def cmd_flood(seconds, period, out, addrs):
             with lock:
                 results.append(f"{status} {int((time.monotonic() - t0) * 1000)}")
             left = t0 + period - time.monotonic()
-            if period <= 0 or time.monotonic() + max(left, 0) >= end:
+            if period <= 0 or time.monotonic() + max(left, 0) >= end or os.path.exists(out + ".stop"):
                 break
             if left > 0:
                 time.sleep(left)
