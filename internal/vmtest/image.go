@@ -6,9 +6,9 @@
 // kernel (Debian's cloud flavour, 6.12) with the harness's own initrd
 // (initrd.go: a static init and the virtio_blk module). ttyd, which trixie
 // lacks, is the one package from Debian sid: only its .deb is downloaded,
-// and trixie's apt installs it with trixie's libraries. When sid no longer has ttyd, or its dependencies do
-// not resolve on trixie, the image build fails and names the version and the
-// unmet dependencies. Debian's own caddy.service and ttyd.service are
+// and trixie's apt installs it with trixie's libraries. When sid no longer
+// has ttyd, or its dependencies do not resolve on trixie, the image build
+// fails and names the version and the unmet dependencies. Debian's own caddy.service and ttyd.service are
 // disabled in the image: scenarios start what they configure.
 //
 // The tier runs with `go test -tags vm ./internal/vmtest` (`make vm`), after

@@ -459,15 +459,19 @@ in
     expr = map (c: failing (webWith { terminalCheckInterval = c.value; })) (
       builtins.fromJSON (builtins.readFile ./terminal-check-interval.json)
     );
-    expected = map (
-      c:
-      if c.accepted then
-        [ ]
-      else
-        [
-          "services.agent-box.web.terminalCheckInterval = ${builtins.toJSON c.value}: use a Go duration from 1s to 5m, such as \"30s\"."
-        ]
-    ) (builtins.fromJSON (builtins.readFile ./terminal-check-interval.json));
+    expected =
+      let
+        iv = lib.contract.terminalCheckInterval;
+      in
+      map (
+        c:
+        if c.accepted then
+          [ ]
+        else
+          [
+            "services.agent-box.web.terminalCheckInterval = ${builtins.toJSON c.value}: use a Go duration from ${iv.min} to ${iv.max}, such as \"${iv.default}\"."
+          ]
+      ) (builtins.fromJSON (builtins.readFile ./terminal-check-interval.json));
   }
   {
     name = "the domain's port is the origins' port; 443 when absent";

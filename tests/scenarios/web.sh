@@ -66,7 +66,7 @@ check_interval() {
   [ -n "$check_every" ] && [ "$check_every" -le 10 ]
 }
 check "alice's web daemon checks open terminals' sessions every few seconds" check_interval
-check_every=${check_every:-30}
+check_every=${check_every:-10} # after a failure: the most the check allows
 
 # phase: who can connect to what
 check "caddy can connect to alice's web socket (control)" connect caddy /run/agent-box-web/alice.sock
