@@ -461,7 +461,7 @@ in
     );
     expected =
       let
-        iv = lib.contract.terminalCheckInterval;
+        iv = lib.contract.web.terminalCheckInterval;
       in
       map (
         c:

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -34,7 +35,7 @@ func (s *Server) hashOf(login string) (Hash, bool) {
 func (s *Server) passwordPage(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.session(r, "", s.clock.Now())
 	if !ok {
-		redirect(w, http.StatusFound, "/auth/login?next=%2Fauth%2Fpassword")
+		redirect(w, http.StatusFound, authPage("login")+"?"+url.Values{"next": {authPage("password")}}.Encode())
 		return
 	}
 	s.render(w, http.StatusOK, "password", pageData{Title: "Change the password", Login: sess.Login})
@@ -49,7 +50,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 	now := s.clock.Now()
 	sess, ok := s.session(r, "", now)
 	if !ok {
-		redirect(w, http.StatusSeeOther, "/auth/login?next=%2Fauth%2Fpassword")
+		redirect(w, http.StatusSeeOther, authPage("login")+"?"+url.Values{"next": {authPage("password")}}.Encode())
 		return
 	}
 	old, pw, repeat := r.PostFormValue("old"), r.PostFormValue("new"), r.PostFormValue("repeat")

@@ -12,11 +12,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 )
 
 // ControlSocket is the control listener's path (agent-box-auth-control.socket).
 // A variable for tests only.
-var ControlSocket = "/run/agent-box-auth/control.sock"
+var ControlSocket = contract.Sockets.AuthControl.Path
 
 // UnreachableError: nothing answers on the control socket.
 type UnreachableError struct {
@@ -35,7 +37,7 @@ func (e *UnreachableError) Hint() string {
 	if errors.Is(e.Err, syscall.EACCES) {
 		return "the control socket is root's: run 'agent-box web revoke' as root"
 	}
-	return "the auth service may not run: see 'systemctl status agent-box-auth-control.socket agent-box-auth.service'"
+	return "the auth service may not run: see 'systemctl status " + contract.Sockets.AuthControl.Unit + " agent-box-auth.service'"
 }
 
 // Revoke asks the auth service on socket to end every session of login
@@ -80,8 +82,8 @@ func Revoke(ctx context.Context, socket, login string) (int, error) {
 
 // CheckLogin refuses what cannot be a login name.
 func CheckLogin(login string) error {
-	if !loginRE.MatchString(login) {
-		return fmt.Errorf("%q is not a login name ([a-z][a-z0-9_-]{0,31})", login)
+	if !contract.Names.Login.Match(login) {
+		return fmt.Errorf("%q is not a login name (%s)", login, contract.Names.Login.Pattern)
 	}
 	return nil
 }

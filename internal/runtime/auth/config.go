@@ -19,27 +19,37 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
-// Default lifetimes (docs/web-contract.md, "Sessions and cookies").
-const (
-	DefaultSessionLifetime = 7 * 24 * time.Hour
-	DefaultIdleTimeout     = 24 * time.Hour
+// Default lifetimes (the contract; docs/web-contract.md, "Sessions and
+// cookies").
+var (
+	DefaultSessionLifetime = mustDuration(contract.Web.SessionLifetime.Default)
+	DefaultIdleTimeout     = mustDuration(contract.Web.IdleTimeout.Default)
 )
+
+func mustDuration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic("auth: contract: " + err.Error())
+	}
+	return d
+}
 
 const (
 	configLimit     = 1 << 20 // the configuration file, from the store
 	credentialLimit = 1024    // one hash line
 )
 
+// The names (the contract): a configured login must match the login
+// pattern, which is also the failed-login line's rule for <L>, so its
+// failures are always logged by name; a user is an agent user name that
+// is also a DNS label, since it names the origin U.D.
 var (
-	// loginRE is the failed-login line's rule for <L>; a configured login
-	// must match it, so its failures are always logged by name.
-	loginRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-	// userRE: an agent user name (the module's [a-z_][a-z0-9_-]{0,31})
-	// that is also a DNS label, since it names the origin U.D.
-	userRE = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$`)
+	loginName   = &contract.Names.Login
+	webUserName = &contract.Names.WebUser
 	// labelRE: one label of the domain.
 	labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
@@ -97,7 +107,7 @@ type rawConfig struct {
 // from credDir/login-<L>. Every failure is a *ConfigError.
 func LoadConfig(path, credDir string) (*Config, error) {
 	if path == "" {
-		return nil, &ConfigError{Err: errors.New("AGENT_BOX_AUTH_CONFIG is unset")}
+		return nil, &ConfigError{Err: errors.New(contract.Env.AuthConfig.Name + " is unset")}
 	}
 	data, err := userfile.Read(path, configLimit)
 	if err != nil {
@@ -133,8 +143,8 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	seen := map[string]bool{}
 	for _, u := range c.Users {
-		if !userRE.MatchString(u) {
-			return nil, fmt.Errorf("users: %q is not a user name that is also a host name label ([a-z]([a-z0-9-]{0,30}[a-z0-9])?)", u)
+		if !webUserName.Match(u) {
+			return nil, fmt.Errorf("users: %q is not a user name that is also a host name label (%s)", u, webUserName.Pattern)
 		}
 		if seen[u] {
 			return nil, fmt.Errorf("users: %q is listed twice", u)
@@ -145,8 +155,8 @@ func ParseConfig(data []byte) (*Config, error) {
 		c.Logins = map[string]Login{}
 	}
 	for name, l := range c.Logins {
-		if !loginRE.MatchString(name) {
-			return nil, fmt.Errorf("logins: %q is not a login name ([a-z][a-z0-9_-]{0,31})", name)
+		if !loginName.Match(name) {
+			return nil, fmt.Errorf("logins: %q is not a login name (%s)", name, loginName.Pattern)
 		}
 		mine := map[string]bool{}
 		for _, u := range l.Users {

@@ -12,12 +12,12 @@ import (
 )
 
 // clientHeader is the header Caddy sets from {remote_host}.
-const clientHeader = clientaddr.Header
+var clientHeader = clientaddr.Header
 
 // logName is <L> of the failed-login line: the login if it matches
-// [a-z][a-z0-9_-]{0,31}, else "-".
+// the contract's login pattern, else "-".
 func logName(login string) string {
-	if loginRE.MatchString(login) {
+	if loginName.Match(login) {
 		return login
 	}
 	return "-"

@@ -16,10 +16,13 @@ import (
 // origin gave it to (Domain=D, Path=bindPath, Secure, HttpOnly,
 // SameSite=Lax, for the code's 60 s).
 var (
-	cookieName = contract.Web.Cookies.Session
-	bindPrefix = contract.Web.Cookies.HandoverPrefix
-	bindPath   = contract.Web.Cookies.HandoverPath
+	cookieName = contract.Cookies.Session
+	bindPrefix = contract.Cookies.HandoverPrefix
+	bindPath   = contract.Cookies.HandoverPath
 )
+
+// authPage is the path of the auth service's page name.
+var authPage = contract.AuthPage
 
 const (
 	formLimit = 16 << 10 // a form body
@@ -75,27 +78,27 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			s.home(w, r)
 		}
-	case "/auth/login":
+	case authPage("login"):
 		if r.Method == http.MethodPost {
 			s.login(w, r)
 		} else if allow(w, r, http.MethodGet, http.MethodPost) {
 			s.loginPage(w, r)
 		}
-	case "/auth/open":
+	case authPage("open"):
 		if allow(w, r, http.MethodPost) {
 			s.open(w, r)
 		}
-	case "/auth/logout":
+	case authPage("logout"):
 		if allow(w, r, http.MethodPost) {
 			s.logout(w, r, "")
 		}
-	case "/auth/password":
+	case authPage("password"):
 		if r.Method == http.MethodPost {
 			s.changePassword(w, r)
 		} else if allow(w, r, http.MethodGet, http.MethodPost) {
 			s.passwordPage(w, r)
 		}
-	case "/auth/style.css":
+	case authPage("style.css"):
 		if allow(w, r, http.MethodGet) {
 			style(w)
 		}
@@ -106,21 +109,21 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) userOriginPages(w http.ResponseWriter, r *http.Request, u string) {
 	switch r.URL.Path {
-	case "/auth/handover":
+	case bindPath:
 		if r.Method == http.MethodPost {
 			s.handover(w, r, u)
 		} else if allow(w, r, http.MethodGet, http.MethodPost) {
 			s.handoverPage(w, r, u)
 		}
-	case "/auth/login":
+	case authPage("login"):
 		if allow(w, r, http.MethodGet) {
 			redirect(w, http.StatusFound, s.loginURL(u, localPath(r.URL.Query().Get("next"))))
 		}
-	case "/auth/logout":
+	case authPage("logout"):
 		if allow(w, r, http.MethodPost) {
 			s.logout(w, r, u)
 		}
-	case "/auth/style.css":
+	case authPage("style.css"):
 		if allow(w, r, http.MethodGet) {
 			style(w)
 		}
@@ -154,7 +157,7 @@ func redirect(w http.ResponseWriter, status int, to string) {
 
 // loginURL is the box origin's login form for user u, then next.
 func (s *Server) loginURL(u, next string) string {
-	return "https://" + s.cfg.Domain + "/auth/login?" + url.Values{"user": {u}, "next": {next}}.Encode()
+	return "https://" + s.cfg.Domain + authPage("login") + "?" + url.Values{"user": {u}, "next": {next}}.Encode()
 }
 
 // localPath is p if it is a local path (/..., not //..., no scheme, no
@@ -329,7 +332,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		if !s.cfg.isUser(u) {
 			u = ""
 		}
-		redirect(w, http.StatusSeeOther, "/auth/login?"+url.Values{"user": {u}, "next": {next}}.Encode())
+		redirect(w, http.StatusSeeOther, authPage("login")+"?"+url.Values{"user": {u}, "next": {next}}.Encode())
 		return
 	}
 	if !s.cfg.mayOpen(sess.Login, u) {
@@ -349,7 +352,7 @@ func (s *Server) handOver(w http.ResponseWriter, box Session, u, next string, no
 		return
 	}
 	s.setBindCookie(w, u, bind, int(codeLifetime/time.Second))
-	redirect(w, http.StatusSeeOther, s.cfg.userOrigin(u)+"/auth/handover?"+url.Values{"code": {c}, "next": {next}}.Encode())
+	redirect(w, http.StatusSeeOther, s.cfg.userOrigin(u)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
 }
 
 // setBindCookie sets (maxAge > 0) or clears (maxAge < 0) U's binding

@@ -82,7 +82,7 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	login := q.Get("login")
-	if !loginRE.MatchString(login) {
+	if !loginName.Match(login) {
 		http.Error(w, fmt.Sprintf("%q is not a login name", login), http.StatusBadRequest)
 		return
 	}

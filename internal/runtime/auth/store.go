@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
@@ -115,7 +116,7 @@ func loadStore(path string, idle time.Duration) (st *store, warn error, err erro
 		st.logins[l] = fp
 	}
 	for l, p := range f.Passwords {
-		if _, err := ParseHash(p.Hash); err != nil || !loginRE.MatchString(l) {
+		if _, err := ParseHash(p.Hash); err != nil || !loginName.Match(l) {
 			bad++
 			continue
 		}
@@ -128,13 +129,13 @@ func loadStore(path string, idle time.Duration) (st *store, warn error, err erro
 }
 
 func validStored(s *Session) bool {
-	if !validID(s.ID) || len(s.SHA256) != 64 || !isHex(s.SHA256) || !loginRE.MatchString(s.Login) {
+	if !validID(s.ID) || len(s.SHA256) != 64 || !isHex(s.SHA256) || !loginName.Match(s.Login) {
 		return false
 	}
 	if s.Origin == "" {
 		return s.Parent == ""
 	}
-	return userRE.MatchString(s.Origin) && validID(s.Parent)
+	return webUserName.Match(s.Origin) && validID(s.Parent)
 }
 
 func isHex(s string) bool {
@@ -146,7 +147,7 @@ func isHex(s string) bool {
 	return true
 }
 
-func validID(id string) bool { return len(id) == 32 && isHex(id) }
+func validID(id string) bool { return contract.Names.WebSessionID.Match(id) }
 
 // secretLen is the length of the base64url text of 32 bytes.
 var secretLen = base64.RawURLEncoding.EncodedLen(32)

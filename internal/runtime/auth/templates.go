@@ -36,7 +36,7 @@ const layout = `{{define "head"}}<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · agent-box</title>
-<link rel="stylesheet" href="/auth/style.css">
+<link rel="stylesheet" href="{{auth "style.css"}}">
 </head>
 <body>
 <main>
@@ -47,7 +47,7 @@ const layout = `{{define "head"}}<!doctype html>
 </body>
 </html>
 {{end}}
-{{define "logout"}}<form method="post" action="/auth/logout"><button>Log out</button></form>
+{{define "logout"}}<form method="post" action="{{auth "logout"}}"><button>Log out</button></form>
 {{end}}`
 
 // pageData is what every page template reads.
@@ -63,8 +63,8 @@ type pageData struct {
 	May     bool // the login may open User
 }
 
-var pages = template.Must(template.New("pages").Parse(layout + `
-{{define "login"}}{{template "head" .}}<form method="post" action="/auth/login">
+var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(layout + `
+{{define "login"}}{{template "head" .}}<form method="post" action="{{auth "login"}}">
 <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
 <input type="hidden" name="user" value="{{.User}}">
@@ -76,13 +76,13 @@ var pages = template.Must(template.New("pages").Parse(layout + `
 
 {{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
 {{if .Users}}<ul>
-{{range .Users}}<li><form method="post" action="/auth/open"><span>{{.}}</span><input type="hidden" name="user" value="{{.}}"><input type="hidden" name="next" value="/"><button>Open</button></form></li>
+{{range .Users}}<li><form method="post" action="{{auth "open"}}"><span>{{.}}</span><input type="hidden" name="user" value="{{.}}"><input type="hidden" name="next" value="/"><button>Open</button></form></li>
 {{end}}</ul>
 {{else}}<p>This login may open no agent user.</p>
 {{end}}{{template "logout" .}}{{template "foot" .}}{{end}}
 
 {{define "continue"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
-{{if .May}}<form method="post" action="/auth/open">
+{{if .May}}<form method="post" action="{{auth "open"}}">
 <input type="hidden" name="user" value="{{.User}}">
 <input type="hidden" name="next" value="{{.Next}}">
 <button>Open {{.User}}</button>
@@ -91,7 +91,7 @@ var pages = template.Must(template.New("pages").Parse(layout + `
 {{end}}<p><a href="/">All agent users</a></p>
 {{template "logout" .}}{{template "foot" .}}{{end}}
 
-{{define "handover"}}{{template "head" .}}<form id="handover" method="post" action="/auth/handover">
+{{define "handover"}}{{template "head" .}}<form id="handover" method="post" action="{{auth "handover"}}">
 <input type="hidden" name="code" value="{{.Code}}">
 <input type="hidden" name="next" value="{{.Next}}">
 <button>Continue to {{.User}}</button>
@@ -100,7 +100,7 @@ var pages = template.Must(template.New("pages").Parse(layout + `
 {{template "foot" .}}{{end}}
 
 {{define "password"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
-<form method="post" action="/auth/password">
+<form method="post" action="{{auth "password"}}">
 <label>Current password <input type="password" name="old" autocomplete="current-password" required autofocus></label>
 <label>New password <input type="password" name="new" autocomplete="new-password" minlength="8" required></label>
 <label>New password again <input type="password" name="repeat" autocomplete="new-password" minlength="8" required></label>

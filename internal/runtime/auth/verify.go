@@ -3,13 +3,15 @@ package auth
 import (
 	"net/http"
 	"strings"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 )
 
 // Identity headers of a verified request; Caddy's forward_auth copies them
 // to the request it passes on (copy_headers), after removing a client's.
-const (
-	userHeader    = "X-Agent-Box-User"
-	sessionHeader = "X-Agent-Box-Session"
+var (
+	userHeader    = contract.Headers.User
+	sessionHeader = contract.Headers.Session
 )
 
 // Verify is the handler of the verify listener: GET /verify?user=U for
@@ -17,7 +19,7 @@ const (
 func (s *Server) Verify() http.Handler { return http.HandlerFunc(s.verify) }
 
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/verify" {
+	if r.URL.Path != contract.Routes.Verify {
 		http.NotFound(w, r)
 		return
 	}

@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/agent-box/agent-box/internal/runtime/auth"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
 )
 
 // authServe runs the auth service (docs/web-contract.md).
 func (p *Program) authServe(ctx context.Context) error {
-	cfg, err := auth.LoadConfig(os.Getenv("AGENT_BOX_AUTH_CONFIG"), os.Getenv("CREDENTIALS_DIRECTORY"))
+	cfg, err := auth.LoadConfig(os.Getenv(contract.Env.AuthConfig.Name), os.Getenv("CREDENTIALS_DIRECTORY"))
 	if err != nil {
 		return err
 	}

@@ -13,12 +13,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -31,28 +33,31 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
 
-// Exit codes (docs/runtime-contract.md, "Exit codes").
-const (
-	exitOK            = 0
-	exitFailure       = 1  // any other failure
-	exitUsage         = 2  // usage or input error
-	exitUnknown       = 3  // unknown session (or env key for env rm)
-	exitDuplicate     = 4  // session already exists
-	exitInvalidName   = 5  // invalid session name, env key or env value
-	exitUnknownAgent  = 6  // agent not in the agents table
-	exitCorrupt       = 7  // registry (or env file) cannot be parsed; left untouched
-	exitNotRunning    = 8  // supervisor not running (state.json absent or pid dead)
-	exitForeignServer = 9  // supervise: a tmux server we did not start owns the socket
-	exitTmuxVersion   = 10 // supervise: tmux missing or older than 3.0
-	exitForeignHome   = 11 // HOME belongs to another user
-	exitConfig        = 12 // auth/web serve: the configuration is invalid
+// Exit codes (the contract; docs/runtime-contract.md, "Exit codes").
+var (
+	exitOK            = contract.ExitCodes.OK.Code
+	exitFailure       = contract.ExitCodes.Failure.Code
+	exitUsage         = contract.ExitCodes.Usage.Code
+	exitUnknown       = contract.ExitCodes.Unknown.Code
+	exitDuplicate     = contract.ExitCodes.Duplicate.Code
+	exitInvalidName   = contract.ExitCodes.InvalidName.Code
+	exitUnknownAgent  = contract.ExitCodes.UnknownAgent.Code
+	exitCorrupt       = contract.ExitCodes.Corrupt.Code
+	exitNotRunning    = contract.ExitCodes.NotRunning.Code
+	exitForeignServer = contract.ExitCodes.ForeignServer.Code
+	exitTmuxVersion   = contract.ExitCodes.TmuxVersion.Code
+	exitForeignHome   = contract.ExitCodes.ForeignHome.Code
+	exitConfig        = contract.ExitCodes.Config.Code
 )
 
 // configError is implemented by errors of a service's configuration (the
 // auth service's, the web daemon's): exit 12.
 type configError interface{ ConfigError() bool }
 
-const helpText = `usage: agent-box COMMAND [ARGS]
+// helpText is the usage and, from the contract, the exit codes.
+var helpText = usageText + exitCodesText()
+
+const usageText = `usage: agent-box COMMAND [ARGS]
 
 commands:
   session ls [--json]                          list sessions
@@ -78,15 +83,18 @@ commands:
 session names: 1-64 of A-Z a-z 0-9 _ -;  env keys: [A-Za-z_][A-Za-z0-9_]*
 
 exit codes:
-  0 ok                    6 unknown agent
-  1 other failure         7 corrupt registry, env file or state.json (left untouched)
-  2 usage or input error  8 supervisor not running
-  3 unknown session/key   9 foreign tmux server on the socket (supervise)
-  4 duplicate session    10 tmux missing or older than 3.0 (supervise)
-  5 invalid name, key or value
-                         11 HOME belongs to another user (run as that user)
-                         12 invalid web or auth configuration (serve)
 `
+
+// exitCodesText lists every exit code of the contract, one per line.
+func exitCodesText() string {
+	var b strings.Builder
+	v := reflect.ValueOf(*contract.ExitCodes)
+	for i := range v.NumField() {
+		e := v.Field(i).Interface().(contract.ExitCode)
+		fmt.Fprintf(&b, "  %2d %s\n", e.Code, e.Short)
+	}
+	return b.String()
+}
 
 // deprecatedSessionEnv is printed on stderr before `session env ...` runs
 // as `env ...`.
@@ -382,7 +390,7 @@ func (p *Program) attach(ctx context.Context, e paths.Env, args []string, sealed
 		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
 	}
 	if srv.Bin == "" {
-		return errors.New("tmux not found (set AGENT_BOX_TMUX or PATH)")
+		return errors.New("tmux not found (set " + paths.EnvTmux + " or PATH)")
 	}
 	argv := []string{srv.Bin, "-S", srv.Socket, "attach-session"}
 	if len(args) == 1 {
@@ -489,7 +497,7 @@ func (p *Program) execSession(name string) error {
 	if err := spawn.RaiseOOMScore(spawn.OOMScoreAdj); err != nil {
 		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
 	}
-	environ := append(os.Environ(), "AGENT_BOX_SESSION="+name)
+	environ := append(os.Environ(), contract.Env.Session.Name+"="+name)
 	plan, err := spawn.Prepare(e, table, name, environ)
 	if err != nil {
 		return err

@@ -13,10 +13,12 @@ package clientaddr
 import (
 	"net/http"
 	"net/netip"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 )
 
 // Header carries the client address from Caddy's route.
-const Header = "X-Agent-Box-Client"
+var Header = contract.Headers.Client
 
 const (
 	// Unknown is the client of a request without one valid Header.

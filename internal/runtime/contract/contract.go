@@ -1,21 +1,75 @@
-// Package contract holds the rules the runtime shares with the NixOS
-// module and the docs, in web.json: the Go side embeds the file, the Nix
-// lib includes the same bytes (modules/src/lib/default.nix), so a name
-// that both sides use is written once. Today it holds the cookie names
-// Caddy passes on to the auth service (docs/web-contract.md, "Caddy") and
-// the web daemons' terminal check interval.
+// Package contract holds every rule the runtime shares with the NixOS
+// module and the docs, in contract.json: name patterns, limits and
+// defaults, cookie and header names, socket paths and modes, environment
+// variables, routes and exit codes. The Go side embeds the file, the Nix
+// lib includes the same bytes (modules/src/lib/default.nix, through
+// builtins.fromJSON), and the docs' tables are generated from it
+// (internal/contractdocs), so a rule is written once.
+//
+// Patterns are in the subset RE2 and Nix's builtins.match read alike; Nix
+// matches the whole string, so Go anchors them (Name.Match). A string
+// holding "<user>" (Placeholder) is a template: For fills it in.
 package contract
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
+	"io"
+	"regexp"
+	"strings"
 )
 
-//go:embed web.json
-var webJSON []byte
+//go:embed contract.json
+var raw []byte
 
-// Cookies are the box's own cookies: the only ones Caddy passes on.
-type Cookies struct {
+// JSON is the contract's bytes, as the Nix lib includes them.
+func JSON() []byte { return bytes.Clone(raw) }
+
+// Placeholder stands for an agent user's name in paths, units and routes.
+const Placeholder = "<user>"
+
+// For fills an agent user's name into a template.
+func For(template, user string) string { return strings.ReplaceAll(template, Placeholder, user) }
+
+// AuthPage is the path of the auth service's page name on every origin
+// (under the authPages route, without Caddy's "*").
+func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages, "*") + name }
+
+// Name is a name pattern and what it names (for messages and the docs).
+type Name struct {
+	Pattern string `json:"pattern"`
+	What    string `json:"what"`
+
+	re *regexp.Regexp
+}
+
+// Match reports whether s matches the whole pattern, as builtins.match
+// does in Nix.
+func (n *Name) Match(s string) bool { return n.re.MatchString(s) }
+
+// Default is an option's default (a Go duration).
+type Default struct {
+	Default string `json:"default"`
+}
+
+// Interval is a Go duration setting with its default and bounds (all Go
+// durations, as Nix's options take them).
+type Interval struct {
+	Default string `json:"default"`
+	Min     string `json:"min"`
+	Max     string `json:"max"`
+}
+
+// IntRange is an integer setting with its default and bounds.
+type IntRange struct {
+	Default int64 `json:"default"`
+	Min     int64 `json:"min"`
+	Max     int64 `json:"max"`
+}
+
+// CookieNames are the box's own cookies: the only ones Caddy passes on.
+type CookieNames struct {
 	// Session is the session cookie of every origin (__Host-: no Domain).
 	Session string `json:"session"`
 	// HandoverPrefix + U binds a hand-over code for U to the browser the
@@ -24,26 +78,186 @@ type Cookies struct {
 	HandoverPath   string `json:"handoverPath"`
 }
 
-// Interval is a Go duration setting with its environment variable, its
-// default and its bounds (all Go durations, as Nix's options take them).
-type Interval struct {
-	Env     string `json:"env"`
-	Default string `json:"default"`
-	Min     string `json:"min"`
-	Max     string `json:"max"`
+// Socket is a unix socket of the box: where it is, which unit creates it,
+// its mode (or, for a socket its program creates, its directory's), and
+// whether Caddy's group may connect (the module's socket drop-in).
+type Socket struct {
+	Path    string  `json:"path"`
+	Unit    string  `json:"unit"`
+	Mode    *string `json:"mode"`
+	DirMode *string `json:"dirMode"`
+	Caddy   bool    `json:"caddy"`
+	Clients string  `json:"clients"`
 }
 
-// Web is web.json.
-var Web struct {
-	Cookies Cookies `json:"cookies"`
-	// TerminalCheckInterval: how often a web daemon asks the auth service
-	// whether the login sessions of its open terminals still live
-	// (services.agent-box.web.terminalCheckInterval).
-	TerminalCheckInterval Interval `json:"terminalCheckInterval"`
+// For is the socket's path for an agent user.
+func (s Socket) For(user string) string { return For(s.Path, user) }
+
+// Var is an environment variable: its name, who reads it, and what it holds.
+type Var struct {
+	Name   string `json:"name"`
+	Reader string `json:"reader"`
+	What   string `json:"what"`
 }
+
+// ExitCode is one exit code of agent-box: its number, the help text's
+// short form and the docs' meaning.
+type ExitCode struct {
+	Code    int    `json:"code"`
+	Short   string `json:"short"`
+	Meaning string `json:"meaning"`
+}
+
+// Contract is contract.json; its fields are also the package's variables.
+type Contract struct {
+	Names struct {
+		User         Name `json:"user"`
+		WebUser      Name `json:"webUser"`
+		Login        Name `json:"login"`
+		Session      Name `json:"session"`
+		Hook         Name `json:"hook"`
+		WebSessionID Name `json:"webSessionId"`
+	} `json:"names"`
+	Web struct {
+		SessionLifetime Default `json:"sessionLifetime"`
+		IdleTimeout     Default `json:"idleTimeout"`
+		// TerminalCheckInterval: how often a web daemon asks the auth
+		// service whether the login sessions of its open terminals still
+		// live (services.agent-box.web.terminalCheckInterval).
+		TerminalCheckInterval Interval `json:"terminalCheckInterval"`
+	} `json:"web"`
+	Webhooks struct {
+		NotifyMaxBytes int      `json:"notifyMaxBytes"`
+		MaxBodySize    IntRange `json:"maxBodySize"`
+		// QuotaSlack: a hook's quota is at least 2*maxBodySize+QuotaSlack.
+		QuotaSlack   int64    `json:"quotaSlack"`
+		RetentionMin string   `json:"retentionMin"`
+		Concurrency  IntRange `json:"concurrency"`
+	} `json:"webhooks"`
+	Cookies CookieNames `json:"cookies"`
+	Headers struct {
+		User    string `json:"user"`
+		Session string `json:"session"`
+		Client  string `json:"client"`
+	} `json:"headers"`
+	Units struct {
+		// Supervisor is an agent user's supervisor (and, today, its
+		// tmux server's) unit.
+		Supervisor string `json:"supervisor"`
+		Auth       string `json:"auth"`
+		Web        string `json:"web"`
+		Term       string `json:"term"`
+	} `json:"units"`
+	Dirs struct {
+		// Runtime is an agent user's runtime directory (the unit's
+		// RuntimeDirectory=): its tmux socket, token and state.
+		Runtime string `json:"runtime"`
+	} `json:"dirs"`
+	Sockets struct {
+		AuthVerify  Socket `json:"authVerify"`
+		AuthPages   Socket `json:"authPages"`
+		AuthStatus  Socket `json:"authStatus"`
+		AuthControl Socket `json:"authControl"`
+		Web         Socket `json:"web"`
+		Hook        Socket `json:"hook"`
+		TTYD        Socket `json:"ttyd"`
+		Tmux        Socket `json:"tmux"`
+		CaddyAdmin  Socket `json:"caddyAdmin"`
+	} `json:"sockets"`
+	Env struct {
+		RuntimeDir       Var `json:"runtimeDir"`
+		Agents           Var `json:"agents"`
+		Seed             Var `json:"seed"`
+		Tmux             Var `json:"tmux"`
+		DefaultAgent     Var `json:"defaultAgent"`
+		Session          Var `json:"session"`
+		HooksDir         Var `json:"hooksDir"`
+		AuthConfig       Var `json:"authConfig"`
+		WebDomain        Var `json:"webDomain"`
+		TTYD             Var `json:"ttyd"`
+		TTYDSocket       Var `json:"ttydSocket"`
+		Hooks            Var `json:"hooks"`
+		WebCheckInterval Var `json:"webCheckInterval"`
+	} `json:"env"`
+	Routes struct {
+		// AuthPages: on a user origin, the auth service's pages (a Caddy
+		// path matcher).
+		AuthPages string `json:"authPages"`
+		// Verify: the auth service's forward_auth endpoint.
+		Verify string `json:"verify"`
+		// Hooks: on the box origin, a user's webhooks (a Caddy matcher).
+		Hooks string `json:"hooks"`
+		// Terminal: the web daemon's terminal (ttyd's base path).
+		Terminal string `json:"terminal"`
+	} `json:"routes"`
+	ExitCodes struct {
+		OK            ExitCode `json:"ok"`
+		Failure       ExitCode `json:"failure"`
+		Usage         ExitCode `json:"usage"`
+		Unknown       ExitCode `json:"unknown"`
+		Duplicate     ExitCode `json:"duplicate"`
+		InvalidName   ExitCode `json:"invalidName"`
+		UnknownAgent  ExitCode `json:"unknownAgent"`
+		Corrupt       ExitCode `json:"corrupt"`
+		NotRunning    ExitCode `json:"notRunning"`
+		ForeignServer ExitCode `json:"foreignServer"`
+		TmuxVersion   ExitCode `json:"tmuxVersion"`
+		ForeignHome   ExitCode `json:"foreignHome"`
+		Config        ExitCode `json:"config"`
+	} `json:"exitCodes"`
+}
+
+// The contract, one variable per part.
+var (
+	Names     = &c.Names
+	Web       = &c.Web
+	Webhooks  = &c.Webhooks
+	Cookies   = &c.Cookies
+	Headers   = &c.Headers
+	Units     = &c.Units
+	Dirs      = &c.Dirs
+	Sockets   = &c.Sockets
+	Env       = &c.Env
+	Routes    = &c.Routes
+	ExitCodes = &c.ExitCodes
+)
+
+var c Contract
+
+// All is the whole contract (for the docs and the tests).
+func All() *Contract { return &c }
+
+// Parse decodes a contract strictly: an unknown or misspelt key is an error.
+func Parse(data []byte) (*Contract, error) {
+	var k Contract
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&k); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errTrailing
+	}
+	for _, n := range []*Name{&k.Names.User, &k.Names.WebUser, &k.Names.Login, &k.Names.Session, &k.Names.Hook, &k.Names.WebSessionID} {
+		re, err := regexp.Compile("^(?:" + n.Pattern + ")$")
+		if err != nil {
+			return nil, err
+		}
+		n.re = re
+	}
+	return &k, nil
+}
+
+type constError string
+
+func (e constError) Error() string { return string(e) }
+
+const errTrailing = constError("data after the object")
 
 func init() {
-	if err := json.Unmarshal(webJSON, &Web); err != nil {
-		panic("contract: web.json: " + err.Error())
+	k, err := Parse(raw)
+	if err != nil {
+		panic("contract: contract.json: " + err.Error())
 	}
+	c = *k
 }

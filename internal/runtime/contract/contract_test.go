@@ -1,34 +1,70 @@
 package contract
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestEveryFieldIsSetAndKnown: web.json has exactly the fields the Go side
-// reads (a misspelt key would leave a name empty), and the names are
-// cookie names browsers accept with their prefixes' rules.
-func TestEveryFieldIsSetAndKnown(t *testing.T) {
-	dec := json.NewDecoder(bytes.NewReader(webJSON))
-	dec.DisallowUnknownFields()
-	var w struct {
-		Cookies               Cookies  `json:"cookies"`
-		TerminalCheckInterval Interval `json:"terminalCheckInterval"`
+// TestAMisspeltKeyIsRefused: the decoder refuses a key the Go side does
+// not read (a misspelt key would leave a rule empty) and data after the
+// object.
+func TestAMisspeltKeyIsRefused(t *testing.T) {
+	for name, data := range map[string]string{
+		"unknown key":   `{"names": {"usr": {"pattern": "x"}}}`,
+		"trailing data": `{} {}`,
+	} {
+		if _, err := Parse([]byte(data)); err == nil {
+			t.Errorf("%s: Parse(%q) succeeded", name, data)
+		}
 	}
-	if err := dec.Decode(&w); err != nil {
-		t.Fatalf("web.json: %v", err)
+}
+
+// TestEveryStringIsSet: no rule of the contract is empty (every string
+// field of every part, prose included, and every exit code has a text).
+func TestEveryStringIsSet(t *testing.T) {
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(path+"."+v.Type().Field(i).Name, v.Field(i))
+				}
+			}
+		case reflect.String:
+			if v.String() == "" {
+				t.Errorf("%s is empty", path)
+			}
+		}
 	}
-	iv := w.TerminalCheckInterval
-	if !strings.HasPrefix(iv.Env, "AGENT_BOX_") {
-		t.Errorf("terminalCheckInterval.env %q: want an AGENT_BOX_ variable", iv.Env)
+	walk("contract", reflect.ValueOf(c))
+}
+
+// TestPatternsAreInTheSharedSubset: every pattern is one that RE2 and
+// Nix's builtins.match (POSIX extended) read alike: no Perl classes, no
+// lazy or possessive quantifiers, no anchors (Nix matches the whole
+// string), no non-capturing groups. What each accepts is checked on both
+// sides by the shared case table (internal/contractcases).
+func TestPatternsAreInTheSharedSubset(t *testing.T) {
+	bad := regexp.MustCompile(`\\[dwsDWSbB]|\(\?|[*+?}]\?|[*+}]\+|\^|\$`)
+	v := reflect.ValueOf(c.Names)
+	for i := range v.NumField() {
+		n := v.Field(i).Interface().(Name)
+		if m := bad.FindString(n.Pattern); m != "" {
+			t.Errorf("names.%s: %q uses %q, which RE2 and POSIX ERE read differently", v.Type().Field(i).Name, n.Pattern, m)
+		}
 	}
+}
+
+// TestLimitsAreOrdered: every range has 0 < min <= default <= max, the
+// durations are Go durations, and the hand-over cookie's path is a page of
+// the auth service (Caddy gives /auth/* of a user origin to it).
+func TestLimitsAreOrdered(t *testing.T) {
+	iv := c.Web.TerminalCheckInterval
 	var ds [3]time.Duration
 	for i, v := range []string{iv.Min, iv.Default, iv.Max} {
 		d, err := time.ParseDuration(v)
@@ -40,14 +76,32 @@ func TestEveryFieldIsSetAndKnown(t *testing.T) {
 	if !(0 < ds[0] && ds[0] <= ds[1] && ds[1] <= ds[2]) {
 		t.Errorf("terminalCheckInterval: want 0 < min <= default <= max, got %+v", iv)
 	}
-	c := w.Cookies
-	if c.Session == "" || c.HandoverPrefix == "" || c.HandoverPath == "" {
-		t.Fatalf("an empty field: %+v", c)
+	for _, d := range []string{c.Web.SessionLifetime.Default, c.Web.IdleTimeout.Default, c.Webhooks.RetentionMin} {
+		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
+			t.Errorf("%q is not a positive Go duration", d)
+		}
 	}
-	if !strings.HasPrefix(c.Session, "__Host-") || !strings.HasPrefix(c.HandoverPrefix, "__Secure-") || !strings.HasPrefix(c.HandoverPath, "/") {
-		t.Errorf("prefixes: %+v", c)
+	for name, r := range map[string]IntRange{"maxBodySize": c.Webhooks.MaxBodySize, "concurrency": c.Webhooks.Concurrency} {
+		if !(0 < r.Min && r.Min <= r.Default && r.Default <= r.Max) {
+			t.Errorf("webhooks.%s: want 0 < min <= default <= max, got %+v", name, r)
+		}
 	}
-	for _, name := range []string{c.Session, c.HandoverPrefix + "alice"} {
+	if s := c.Webhooks.QuotaSlack; s <= 0 || s%1024 != 0 {
+		t.Errorf("webhooks.quotaSlack %d: want a positive number of KiB (the option text says it in KiB)", s)
+	}
+	if !strings.HasPrefix(c.Cookies.HandoverPath, AuthPage("")) {
+		t.Errorf("cookies.handoverPath %q is not under routes.authPages %q", c.Cookies.HandoverPath, c.Routes.AuthPages)
+	}
+}
+
+// TestCookieNamesAreValid: the names are cookie names browsers accept,
+// with their prefixes' rules.
+func TestCookieNamesAreValid(t *testing.T) {
+	k := c.Cookies
+	if !strings.HasPrefix(k.Session, "__Host-") || !strings.HasPrefix(k.HandoverPrefix, "__Secure-") || !strings.HasPrefix(k.HandoverPath, "/") {
+		t.Errorf("prefixes: %+v", k)
+	}
+	for _, name := range []string{k.Session, k.HandoverPrefix + "alice"} {
 		ck := (&http.Cookie{Name: name, Value: "v"}).String()
 		if !strings.HasPrefix(ck, name+"=") {
 			t.Errorf("%q is not a valid cookie name (%q)", name, ck)
@@ -55,17 +109,37 @@ func TestEveryFieldIsSetAndKnown(t *testing.T) {
 	}
 }
 
-// TestTheDocsStateTheCheckInterval: docs/web-contract.md states the
-// terminal check interval's variable, bounds and default as web.json has
-// them (the one place the docs give them).
-func TestTheDocsStateTheCheckInterval(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "web-contract.md"))
-	if err != nil {
-		t.Fatal(err)
+// TestExitCodesAreDistinctAndInOrder: the help text lists the codes in
+// the order of the struct, so that order is 0, 1, 2, ...
+func TestExitCodesAreDistinctAndInOrder(t *testing.T) {
+	v := reflect.ValueOf(c.ExitCodes)
+	for i := range v.NumField() {
+		if e := v.Field(i).Interface().(ExitCode); e.Code != i {
+			t.Errorf("exitCodes.%s is %d; want %d (the codes in order, none left out)", v.Type().Field(i).Name, e.Code, i)
+		}
 	}
-	iv := Web.TerminalCheckInterval
-	want := fmt.Sprintf("`%s` (`web.terminalCheckInterval`: a Go duration from `%s` to `%s`; default `%s`;", iv.Env, iv.Min, iv.Max, iv.Default)
-	if !strings.Contains(strings.Join(strings.Fields(string(data)), " "), want) {
-		t.Errorf("docs/web-contract.md does not say %q", want)
+}
+
+// TestTemplatesFillInTheUser: For and Socket.For replace every
+// placeholder; sockets of one user are distinct paths.
+func TestTemplatesFillInTheUser(t *testing.T) {
+	seen := map[string]string{}
+	v := reflect.ValueOf(c.Sockets)
+	for i := range v.NumField() {
+		s := v.Field(i).Interface().(Socket)
+		p := s.For("alice")
+		if strings.Contains(p, Placeholder) || !strings.HasPrefix(p, "/run/") || !strings.HasSuffix(p, ".sock") {
+			t.Errorf("sockets.%s: %q", v.Type().Field(i).Name, p)
+		}
+		if other, ok := seen[p]; ok {
+			t.Errorf("sockets.%s and %s share %q", v.Type().Field(i).Name, other, p)
+		}
+		seen[p] = v.Type().Field(i).Name
+		if (s.Mode == nil) == (s.DirMode == nil) {
+			t.Errorf("sockets.%s: want exactly one of mode and dirMode", v.Type().Field(i).Name)
+		}
+	}
+	if got := For(c.Routes.Hooks, "bob"); got != "/bob/hook/*" {
+		t.Errorf("routes.hooks for bob = %q", got)
 	}
 }

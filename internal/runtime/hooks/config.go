@@ -11,38 +11,52 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
 
 // Environment of the web daemon for webhooks.
-const (
+var (
 	// EnvConfig names the hooks' configuration (a root-owned store file);
 	// unset means the user has no hooks.
-	EnvConfig = "AGENT_BOX_HOOKS"
+	EnvConfig = contract.Env.Hooks.Name
 	// EnvDir is what every session's agent finds in its environment: the
 	// directory holding one folder of deliveries per hook.
-	EnvDir = "AGENT_BOX_HOOKS_DIR"
+	EnvDir = contract.Env.HooksDir.Name
 )
 
-// Limits (the defaults of the options are options.nix's; the module
-// always writes every value).
-const (
+// Limits shared with the module (the contract; the module always writes
+// every value).
+var (
 	// DefaultMaxBody (the option's default) is the least an unknown
 	// hook reads, so that it costs what a known one does.
-	DefaultMaxBody = 1 << 20
+	DefaultMaxBody = contract.Webhooks.MaxBodySize.Default
+	// MaxNotify bounds the text typed into a session.
+	MaxNotify = contract.Webhooks.NotifyMaxBytes
+	// retentionMin is the shortest retention.
+	retentionMin = mustDuration(contract.Webhooks.RetentionMin)
+)
+
+func mustDuration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic("hooks: contract: " + err.Error())
+	}
+	return d
+}
+
+// Limits of the web daemon alone.
+const (
 	// MinSecret is the shortest secret accepted (bytes, after the one
 	// trailing newline a secrets file usually ends with is removed).
 	MinSecret = 16
 	// MaxSecret bounds what is read from a credential.
 	MaxSecret = 4096
-	// MaxNotify bounds the text typed into a session.
-	MaxNotify = 1024
 	// MaxKeptHeaders, MaxHeaderName and MaxHeaderValue bound the headers
 	// stored with a delivery; MaxDocOverhead bounds what a stored
 	// document adds to 4/3 of its body (base64): those headers,
@@ -55,12 +69,13 @@ const (
 
 // MinQuota is the smallest quota that holds one delivery of maxBody
 // bytes, whatever the body and headers (a document is at most 4/3 of its
-// body plus MaxDocOverhead): twice the body and 64 KiB.
-func MinQuota(maxBody int64) int64 { return 2*maxBody + 64<<10 }
+// body plus MaxDocOverhead): twice the body and the contract's slack
+// (64 KiB, which MaxDocOverhead must not exceed).
+func MinQuota(maxBody int64) int64 { return 2*maxBody + contract.Webhooks.QuotaSlack }
 
-// NameRE is a hook's name: it is a path element of the URL, a directory
-// and a credential name.
-var NameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+// ValidName reports whether name is a hook's name: it is a path element
+// of the URL, a directory and a credential name.
+func ValidName(name string) bool { return contract.Names.Hook.Match(name) }
 
 // Hook is one webhook of the user.
 type Hook struct {
@@ -110,16 +125,16 @@ func Load(path, credDir string) (Config, error) {
 		return Config{}, fmt.Errorf("webhooks: %s: %w", path, err)
 	}
 	c := Config{Concurrency: fc.Concurrency, Hooks: map[string]*Hook{}}
-	if c.Concurrency < 1 || c.Concurrency > 1024 {
-		return Config{}, fmt.Errorf("webhooks: %s: concurrency %d is not between 1 and 1024", path, c.Concurrency)
+	if cr := contract.Webhooks.Concurrency; int64(c.Concurrency) < cr.Min || int64(c.Concurrency) > cr.Max {
+		return Config{}, fmt.Errorf("webhooks: %s: concurrency %d is not between %d and %d", path, c.Concurrency, cr.Min, cr.Max)
 	}
 	if len(fc.Hooks) > 0 && credDir == "" {
 		return Config{}, fmt.Errorf("webhooks: CREDENTIALS_DIRECTORY is unset: the unit passes each hook's secret as the credential %s", CredentialName("<name>"))
 	}
 	for name, fh := range fc.Hooks {
 		where := fmt.Sprintf("webhooks: hook %s", escape.Quote(name, 80))
-		if !NameRE.MatchString(name) {
-			return Config{}, fmt.Errorf("%s: a name must match %s", where, NameRE)
+		if !ValidName(name) {
+			return Config{}, fmt.Errorf("%s: a name must match %s", where, contract.Names.Hook.Pattern)
 		}
 		if err := registry.CheckName(fh.Session); err != nil {
 			return Config{}, fmt.Errorf("%s: session: %w", where, err)
@@ -131,14 +146,14 @@ func Load(path, credDir string) (Config, error) {
 		if err := CheckNotify(h.Notify); err != nil {
 			return Config{}, fmt.Errorf("%s: notify: %w", where, err)
 		}
-		if h.MaxBody < 1 || h.MaxBody > 64<<20 {
-			return Config{}, fmt.Errorf("%s: maxBodySize %d is not between 1 and %d bytes", where, h.MaxBody, 64<<20)
+		if mb := contract.Webhooks.MaxBodySize; h.MaxBody < mb.Min || h.MaxBody > mb.Max {
+			return Config{}, fmt.Errorf("%s: maxBodySize %d is not between %d and %d bytes", where, h.MaxBody, mb.Min, mb.Max)
 		}
 		if h.Quota < MinQuota(h.MaxBody) {
 			return Config{}, fmt.Errorf("%s: quota %d is smaller than %d (twice maxBodySize %d, and 64 KiB): a delivery of the largest size might not fit", where, h.Quota, MinQuota(h.MaxBody), h.MaxBody)
 		}
-		if h.Retention, err = time.ParseDuration(fh.Retention); err != nil || h.Retention < time.Minute {
-			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least 1m", where, escape.Quote(fh.Retention, 40))
+		if h.Retention, err = time.ParseDuration(fh.Retention); err != nil || h.Retention < retentionMin {
+			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least %s", where, escape.Quote(fh.Retention, 40), contract.Webhooks.RetentionMin)
 		}
 		if h.Secret, err = readSecret(filepath.Join(credDir, CredentialName(name))); err != nil {
 			return Config{}, fmt.Errorf("%s: secret: %w", where, err)

@@ -90,3 +90,12 @@ func TestCheckNotifyKeepsBackslashesAndRefusesASCIIControls(t *testing.T) {
 		}
 	}
 }
+
+// TestTheQuotaSlackHoldsADocumentsOverhead: MinQuota (twice the body and
+// the contract's slack) holds one delivery only if a stored document adds
+// at most the slack to its body.
+func TestTheQuotaSlackHoldsADocumentsOverhead(t *testing.T) {
+	if MinQuota(0) < MaxDocOverhead {
+		t.Errorf("MinQuota(0) = %d is less than MaxDocOverhead %d", MinQuota(0), MaxDocOverhead)
+	}
+}

@@ -14,18 +14,19 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 )
 
 // Environment variables read by agent-box (see docs/runtime-contract.md).
 // The exported ones are named in other packages' messages.
-const (
-	envRuntimeDir   = "AGENT_BOX_RUNTIME_DIR"
-	envSeed         = "AGENT_BOX_SEED"
-	EnvTmux         = "AGENT_BOX_TMUX"
-	EnvAgents       = "AGENT_BOX_AGENTS"
-	EnvDefaultAgent = "AGENT_BOX_DEFAULT_AGENT"
+var (
+	envRuntimeDir   = contract.Env.RuntimeDir.Name
+	envSeed         = contract.Env.Seed.Name
+	EnvTmux         = contract.Env.Tmux.Name
+	EnvAgents       = contract.Env.Agents.Name
+	EnvDefaultAgent = contract.Env.DefaultAgent.Name
 )
 
 // LoginDir holds one file per agent user, <user>.env, that the NixOS module
@@ -66,7 +67,7 @@ func FromEnv(getenv func(string) string) (Env, error) {
 			}
 			name = u.Username
 		}
-		e.RuntimeDir = filepath.Join("/run/agent-box", name)
+		e.RuntimeDir = contract.For(contract.Dirs.Runtime, name)
 	}
 	if !filepath.IsAbs(e.RuntimeDir) {
 		return e, fmt.Errorf("%s must be absolute: %q", envRuntimeDir, e.RuntimeDir)

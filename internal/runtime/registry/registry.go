@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
@@ -128,19 +129,9 @@ func (e *CorruptError) Hint() string {
 	return fmt.Sprintf("fix it by hand, or move it away (%s); %s", mv, rebuilt)
 }
 
-// ValidName reports whether name matches [A-Za-z0-9_-]{1,64}.
-func ValidName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// ValidName reports whether name is a session (or agent) name: the
+// contract's session pattern.
+func ValidName(name string) bool { return contract.Names.Session.Match(name) }
 
 // CheckName returns an error wrapping ErrInvalidName for an invalid name.
 func CheckName(name string) error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -72,7 +73,7 @@ type hookEntry struct {
 // newHookReceiver opens the store of every hook under dir (dir itself is
 // created by the supervisor; its parent is read-only in the unit).
 func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
-	r := &hookReceiver{prefix: "/" + user + "/hook/", hooks: map[string]*hookEntry{},
+	r := &hookReceiver{prefix: strings.TrimSuffix(contract.For(contract.Routes.Hooks, user), "*"), hooks: map[string]*hookEntry{},
 		slots: make(chan struct{}, c.Concurrency), wait: hookSlotWait, timeout: hookBodyTimeout,
 		readers: newReadGate(hookReadersPerClient, hookReaders, max(hookReadBudget, 2*c.MaxBody())),
 		maxBody: c.MaxBody(), log: log, wake: wake}
@@ -122,7 +123,7 @@ func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	name, known := "", false
-	if rest, ok := strings.CutPrefix(req.URL.Path, r.prefix); ok && req.URL.RawPath == "" && hooks.NameRE.MatchString(rest) {
+	if rest, ok := strings.CutPrefix(req.URL.Path, r.prefix); ok && req.URL.RawPath == "" && hooks.ValidName(rest) {
 		name = rest
 		_, known = r.hooks[name]
 	}
@@ -390,7 +391,7 @@ const typeWait = 30 * time.Second
 // typeInto types text and Enter into session's pane once it runs.
 func (s *Server) typeInto(ctx context.Context, session, text string) error {
 	if s.cfg.Tmux == "" {
-		return errors.New("no tmux (AGENT_BOX_TMUX is unset)")
+		return errors.New("no tmux (" + contract.Env.Tmux.Name + " is unset)")
 	}
 	tm := &tmux.Server{Bin: s.cfg.Tmux, Socket: s.cfg.Env.TmuxSocket(), Env: s.cfg.ProcEnv}
 	ctx, cancel := context.WithTimeout(ctx, typeWait)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
 )
@@ -25,7 +26,14 @@ var pageCSP = func() string {
 		"'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 }()
 
-var listPage = template.Must(template.New("list").Parse(`<!doctype html>
+// pageFuncs give the pages the contract's routes and names.
+var pageFuncs = template.FuncMap{
+	"auth":        contract.AuthPage,
+	"term":        func() string { return contract.Routes.Terminal },
+	"namePattern": func() string { return contract.Names.Session.Pattern },
+}
+
+var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.User}}: sessions</title><style>{{.Style}}</style></head>
 <body><h1>Sessions of {{.User}}</h1>
@@ -35,7 +43,7 @@ var listPage = template.Must(template.New("list").Parse(`<!doctype html>
 {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td></tr>
 {{end}}</tbody></table>{{end}}
 <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>)</p>
-<form method="post" action="/auth/logout"><button type="submit">Log out</button></form>
+<form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
 </body></html>
 `))
 
@@ -61,7 +69,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	for _, e := range entries {
 		data.Sessions = append(data.Sessions, listRow{
 			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
-			Link: "/term/?arg=" + url.QueryEscape(e.Name),
+			Link: contract.Routes.Terminal + "/?arg=" + url.QueryEscape(e.Name),
 		})
 	}
 	s.page(w, code, listPage, data)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 )
 
@@ -28,8 +29,6 @@ const (
 	sysPidfdSendSignal  = 424 // pidfd_send_signal(2), the same number on every architecture
 	maxCgroupFileSize   = 64 << 10
 	ttydDialTimeout     = 5 * time.Second
-	termUnitPrefix      = "agent-box-term@"
-	termUnitSuffix      = ".service"
 	unifiedHierarchyTag = "0::"
 )
 
@@ -100,7 +99,7 @@ func checkPeer(c *net.UnixConn, uid int, inUnit, isTTYD func(pid int) error) err
 }
 
 // TermUnit is the unit of U's ttyd.
-func TermUnit(user string) string { return termUnitPrefix + user + termUnitSuffix }
+func TermUnit(user string) string { return contract.For(contract.Sockets.TTYD.Unit, user) }
 
 // InTermUnit is the real unit check: /proc/<pid>/cgroup must put the
 // process in agent-box-term@U.service of the system manager.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -22,7 +23,7 @@ import (
 // registry's limit; a secret at most envfile's).
 const formLimit = 256 << 10
 
-var settingsPage = template.Must(template.New("settings").Parse(`<!doctype html>
+var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.User}}: settings</title><style>{{.Style}}</style></head>
 <body><h1>Settings of {{.User}}</h1>
@@ -33,14 +34,14 @@ var settingsPage = template.Must(template.New("settings").Parse(`<!doctype html>
 {{if .ListError}}<p class="error">The session list cannot be read: {{.ListError}}</p>
 {{else if not .Sessions}}<p>No sessions.</p>
 {{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Up</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
-{{range .Sessions}}<tr class="{{.State}}"><td><a href="/term/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
+{{range .Sessions}}<tr class="{{.State}}"><td><a href="{{term}}/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
 <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
 {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button>{{end}}
 <button name="action" value="remove">Remove</button></form></td></tr>
 {{end}}</tbody></table>{{end}}
 <h3>Add a session</h3>
 <form method="post" action="/settings/sessions"><input type="hidden" name="action" value="add">
-<p><label>Name <input name="name" required maxlength="64" pattern="[A-Za-z0-9_-]{1,64}"></label>
+<p><label>Name <input name="name" required maxlength="64" pattern="{{namePattern}}"></label>
 <label>Agent <select name="agent">{{range .Agents}}<option{{if .Default}} selected{{end}}>{{.Name}}</option>{{end}}</select></label></p>
 <p><label>Working directory <input name="cwd" placeholder="{{.Home}}"></label></p>
 <p><label>Arguments, one per line<br><textarea name="args" rows="3" cols="50"></textarea></label></p>
@@ -108,7 +109,7 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 func (s *Server) settingsData(r *http.Request) settingsData {
 	d := settingsData{
 		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle),
-		PasswordURL: "https://" + s.cfg.Domain + "/auth/password",
+		PasswordURL: "https://" + s.cfg.Domain + contract.AuthPage("password"),
 	}
 	entries, err := sessionstate.List(r.Context(), s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
 	if err != nil {

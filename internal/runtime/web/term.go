@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
@@ -74,19 +75,8 @@ func headerHasToken(h http.Header, name, token string) bool {
 	return false
 }
 
-// validSessionID matches a session id of the auth service: 16 bytes, hex.
-func validSessionID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// validSessionID matches a session id of the auth service (the contract).
+func validSessionID(id string) bool { return contract.Names.WebSessionID.Match(id) }
 
 // term proxies /term/... to ttyd. The page /term/ and every WebSocket
 // carry exactly one arg, a session name the registry holds; ttyd gets
@@ -123,7 +113,7 @@ func (s *Server) term(w http.ResponseWriter, r *http.Request) {
 	}
 	query := ""
 	name := ""
-	if ws || r.URL.Path == "/term/" {
+	if ws || r.URL.Path == contract.Routes.Terminal+"/" {
 		var code int
 		var why string
 		name, code, why = s.sessionArg(r.URL.RawQuery)

@@ -29,16 +29,16 @@ import (
 )
 
 // Environment variables of the web daemon (beyond those of paths).
-const (
-	EnvDomain     = "AGENT_BOX_WEB_DOMAIN"  // D, host[:port]; required
-	EnvTTYDSocket = "AGENT_BOX_TTYD_SOCKET" // default DefaultTTYDSocket(U)
-	EnvTTYD       = "AGENT_BOX_TTYD"        // the ttyd program of agent-box-term@U; required
+var (
+	EnvDomain     = contract.Env.WebDomain.Name  // D, host[:port]; required
+	EnvTTYDSocket = contract.Env.TTYDSocket.Name // default DefaultTTYDSocket(U)
+	EnvTTYD       = contract.Env.TTYD.Name       // the ttyd program of agent-box-term@U; required
 )
 
 // How often open terminals' login sessions are checked: the environment
-// variable, the default and the bounds, from the contract (web.json).
+// variable, the default and the bounds, from the contract.
 var (
-	EnvCheckInterval     = contract.Web.TerminalCheckInterval.Env
+	EnvCheckInterval     = contract.Env.WebCheckInterval.Name
 	DefaultAliveInterval = mustDuration(contract.Web.TerminalCheckInterval.Default)
 	MinAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Min)
 	MaxAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Max)
@@ -55,11 +55,11 @@ func mustDuration(s string) time.Duration {
 
 // StatusSocket is the auth service's status socket (POST /alive). A
 // variable for tests only.
-var StatusSocket = "/run/agent-box-auth/status.sock"
+var StatusSocket = contract.Sockets.AuthStatus.Path
 
 // DefaultTTYDSocket is where U's ttyd listens (agent-box-term@U.service).
 func DefaultTTYDSocket(user string) string {
-	return filepath.Join("/run/agent-box-term", user, "ttyd.sock")
+	return contract.Sockets.TTYD.For(user)
 }
 
 // Config is one web daemon.
@@ -164,7 +164,7 @@ func (c Config) check() error {
 		return configErrorf("web serve: %s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
 	}
 	if !filepath.IsAbs(c.TTYD) {
-		return configErrorf("web serve: %s must be the absolute path of the ttyd that agent-box-term@%s runs, got %s", EnvTTYD, c.User, escape.Quote(c.TTYD, 256))
+		return configErrorf("web serve: %s must be the absolute path of the ttyd that %s runs, got %s", EnvTTYD, TermUnit(c.User), escape.Quote(c.TTYD, 256))
 	}
 	if !filepath.IsAbs(c.StatusSocket) {
 		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
@@ -253,8 +253,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /downloads", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/downloads/", http.StatusMovedPermanently)
 	})
-	s.mux.HandleFunc("/term", s.term)
-	s.mux.HandleFunc("/term/", s.term)
+	s.mux.HandleFunc(contract.Routes.Terminal, s.term)
+	s.mux.HandleFunc(contract.Routes.Terminal+"/", s.term)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusNotFound, "not found")
 	})
@@ -268,9 +268,9 @@ func (s *Server) Alive(ctx context.Context) {
 }
 
 // User header and session header, set by Caddy from forward_auth's answer.
-const (
-	hdrUser    = "X-Agent-Box-User"
-	hdrSession = "X-Agent-Box-Session"
+var (
+	hdrUser    = contract.Headers.User
+	hdrSession = contract.Headers.Session
 )
 
 type ctxKey struct{}

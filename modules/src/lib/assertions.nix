@@ -5,6 +5,7 @@
   prim,
   normalize,
   web,
+  contract,
   ...
 }:
 let
@@ -107,8 +108,8 @@ let
       in
       [
         {
-          assertion = matches "[a-z_][a-z0-9_-]{0,31}" name;
-          message = "${path}: user names must match [a-z_][a-z0-9_-]{0,31} (lowercase, at most 32 characters).";
+          assertion = matches contract.names.user.pattern name;
+          message = "${path}: user names must match ${contract.names.user.pattern} (lowercase, at most 32 characters).";
         }
       ]
       ++ sessionChecks n path u
@@ -151,5 +152,5 @@ in
   # lib cannot see); its wording lives here with every other message.
   homeMessage =
     name: home:
-    "${prefix}.users.${name}: users.users.${name}.home is ${home}, but agent-box@.service uses /home/${name}; remove the home override.";
+    "${prefix}.users.${name}: users.users.${name}.home is ${home}, but ${prim.forUser contract.units.supervisor ""} uses /home/${name}; remove the home override.";
 }

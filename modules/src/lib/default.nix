@@ -8,7 +8,7 @@ let
     contract =
       _:
       builtins.fromJSON (
-        @@include:../../../internal/runtime/contract/web.json@@
+        @@include:../../../internal/runtime/contract/contract.json@@
       );
     prim =
       @@include:prim.nix@@

@@ -1,5 +1,5 @@
 # Small list and string helpers the other lib files share (builtins only).
-{ ... }:
+{ contract, ... }:
 let
   inherit (builtins)
     concatLists
@@ -21,6 +21,9 @@ in
   relative = p: substring 1 (stringLength p) p;
   # Quotes and escapes a value for a message.
   show = toJSON;
-  # Names of sessions and agents (the runtime's registry.CheckName).
-  nameRe = "[A-Za-z0-9_-]{1,64}";
+  # Names of sessions and agents (the contract; registry.CheckName).
+  nameRe = contract.names.session.pattern;
+  # A template of the contract (a path, unit or route holding "<user>")
+  # for user u.
+  forUser = template: u: builtins.replaceStrings [ "<user>" ] [ u ] template;
 }

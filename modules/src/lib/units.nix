@@ -11,6 +11,7 @@
   prim,
   render,
   web,
+  contract,
   ...
 }:
 let
@@ -21,7 +22,7 @@ let
     n: host:
     listToAttrs (
       map (name: {
-        name = "agent-box@${name}.service";
+        name = prim.forUser contract.units.supervisor name;
         value = {
           text = render.instance n.users.${name} (host.pathsOf n.users.${name}) n.defaultAgent;
           wantedBy = [ "multi-user.target" ];

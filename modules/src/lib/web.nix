@@ -22,7 +22,24 @@ let
     match
     toJSON
     ;
-  inherit (prim) concatMap hasPrefix nameRe show sortStrings unique;
+  inherit (prim)
+    concatMap
+    forUser
+    hasPrefix
+    nameRe
+    show
+    sortStrings
+    unique
+    ;
+  vars = contract.env;
+  inherit (contract)
+    headers
+    names
+    routes
+    sockets
+    units
+    ;
+  hookLimits = contract.webhooks;
 
   prefix = "services.agent-box.web";
 
@@ -111,6 +128,9 @@ let
   # the world-readable store, and without what LoadCredential= cannot hold.
   secretPath = p: hasPrefix "/" p && !hasPrefix "/nix/store/" p && match ".*[\n\r:].*" p == null;
 
+  # The smallest quota that holds one delivery of a hook's largest size.
+  minQuota = h: 2 * h.maxBodySize + hookLimits.quotaSlack;
+
   # Checks of the webhooks (with or without the web surface).
   hookAssertions =
     w:
@@ -127,8 +147,8 @@ let
       ]
       ++ concatMap (h: [
         {
-          assertion = match "[a-z0-9][a-z0-9_-]{0,63}" h.name != null;
-          message = "${where}.${show h.name}: hook names must match [a-z0-9][a-z0-9_-]{0,63} (the name is the URL's last element).";
+          assertion = match names.hook.pattern h.name != null;
+          message = "${where}.${show h.name}: hook names must match ${names.hook.pattern} (the name is the URL's last element).";
         }
         {
           assertion = secretPath h.secretFile;
@@ -139,24 +159,26 @@ let
           message = "${where}.${show h.name}.session = ${show h.session}: session names use letters, digits, '_' and '-' (1 to 64).";
         }
         {
-          assertion = h.notify == null || (builtins.stringLength h.notify <= 1024 && match ".*[[:cntrl:]].*" h.notify == null);
-          message = "${where}.${show h.name}.notify: use text of at most 1024 bytes, without newlines or other control characters (Enter is pressed after it).";
+          assertion =
+            h.notify == null
+            || (builtins.stringLength h.notify <= hookLimits.notifyMaxBytes && match ".*[[:cntrl:]].*" h.notify == null);
+          message = "${where}.${show h.name}.notify: use text of at most ${toString hookLimits.notifyMaxBytes} bytes, without newlines or other control characters (Enter is pressed after it).";
         }
         {
-          assertion = h.maxBodySize >= 1 && h.maxBodySize <= 67108864;
-          message = "${where}.${show h.name}.maxBodySize = ${toString h.maxBodySize}: use 1 to 67108864 bytes.";
+          assertion = h.maxBodySize >= hookLimits.maxBodySize.min && h.maxBodySize <= hookLimits.maxBodySize.max;
+          message = "${where}.${show h.name}.maxBodySize = ${toString h.maxBodySize}: use ${toString hookLimits.maxBodySize.min} to ${toString hookLimits.maxBodySize.max} bytes.";
         }
         {
-          assertion = h.quota >= 2 * h.maxBodySize + 65536;
-          message = "${where}.${show h.name}.quota = ${toString h.quota}: use at least ${toString (2 * h.maxBodySize + 65536)} (twice maxBodySize, and 64 KiB), or a delivery of the largest size might not fit.";
+          assertion = h.quota >= minQuota h;
+          message = "${where}.${show h.name}.quota = ${toString h.quota}: use at least ${toString (minQuota h)} (twice maxBodySize, and ${toString hookLimits.quotaSlack} bytes), or a delivery of the largest size might not fit.";
         }
         {
           assertion =
             let
               secs = durationSeconds h.retention;
             in
-            secs != null && secs >= 60;
-          message = "${where}.${show h.name}.retention = ${show h.retention}: use a Go duration of at least 1m, such as \"168h\".";
+            secs != null && secs >= durationSeconds hookLimits.retentionMin;
+          message = "${where}.${show h.name}.retention = ${show h.retention}: use a Go duration of at least ${hookLimits.retentionMin}, such as \"168h\".";
         }
       ]) w.hooks.${u}
     ) (attrNames w.hooks)
@@ -164,8 +186,9 @@ let
       if w.hooks != { } then
         [
           {
-            assertion = w.webhookConcurrency >= 1 && w.webhookConcurrency <= 1024;
-            message = "${prefix}.webhookConcurrency = ${toString w.webhookConcurrency}: use 1 to 1024.";
+            assertion =
+              w.webhookConcurrency >= hookLimits.concurrency.min && w.webhookConcurrency <= hookLimits.concurrency.max;
+            message = "${prefix}.webhookConcurrency = ${toString w.webhookConcurrency}: use ${toString hookLimits.concurrency.min} to ${toString hookLimits.concurrency.max}.";
           }
         ]
       else
@@ -234,8 +257,8 @@ let
       )
       ++ concatMap (l: [
         {
-          assertion = match "[a-z][a-z0-9_-]{0,31}" l.name != null;
-          message = "${prefix}.logins.${show l.name}: login names must match [a-z][a-z0-9_-]{0,31}.";
+          assertion = match names.login.pattern l.name != null;
+          message = "${prefix}.logins.${show l.name}: login names must match ${names.login.pattern}.";
         }
         {
           assertion = secretPath l.hashedPasswordFile;
@@ -252,7 +275,7 @@ let
           message = "${prefix}.logins names the agent user ${show u}, which services.agent-box.users does not define.";
         }
         {
-          assertion = match "[a-z]([a-z0-9-]{0,30}[a-z0-9])?" u != null;
+          assertion = match names.webUser.pattern u != null;
           message = "${prefix}.logins opens the agent user ${show u}, whose name cannot be a host name label (its origin is ${u}.${cfg.web.domain}): start with a letter, then lowercase letters, digits and inner '-' (at most 32).";
         }
       ]) w.users
@@ -283,12 +306,12 @@ let
   authDropin =
     w: paths:
     ''
-      # Generated by the agent-box NixOS module for agent-box-auth.service.
+      # Generated by the agent-box NixOS module for ${units.auth}.
       [Service]
       ExecStart=
       ExecStart=${paths.authEnv}/bin/agent-box auth serve
     ''
-    + env "AGENT_BOX_AUTH_CONFIG" paths.authConfig
+    + env vars.authConfig.name paths.authConfig
     + concatStringsSep "" (
       map (l: systemd.line "LoadCredential" "login-${l.name}:${l.hashedPasswordFile}") w.logins
     );
@@ -309,31 +332,31 @@ let
       hs = w.hooks.${u.name} or [ ];
     in
     ''
-      # Generated by the agent-box NixOS module for agent-box-web@${u.name}.service.
+      # Generated by the agent-box NixOS module for ${forUser units.web u.name}.
       [Service]
       ExecStart=
       ExecStart=${paths.env}/bin/agent-box web serve
     ''
     + env "PATH" "${paths.env}/bin"
-    + env "AGENT_BOX_AGENTS" paths.agents
-    + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux"
-    + env "AGENT_BOX_TTYD" "${paths.env}/bin/ttyd"
-    + env "AGENT_BOX_WEB_DOMAIN" w.domain
-    + env checkInterval.env w.terminalCheckInterval
+    + env vars.agents.name paths.agents
+    + env vars.tmux.name "${paths.env}/bin/tmux"
+    + env vars.ttyd.name "${paths.env}/bin/ttyd"
+    + env vars.webDomain.name w.domain
+    + env vars.webCheckInterval.name w.terminalCheckInterval
     + (
       if hs == [ ] then
         ""
       else
-        env "AGENT_BOX_HOOKS" hooksConfig
-        + systemd.line "Sockets" "agent-box-web@${u.name}.socket agent-box-hook@${u.name}.socket"
+        env vars.hooks.name hooksConfig
+        + systemd.line "Sockets" "${forUser sockets.web.unit u.name} ${forUser sockets.hook.unit u.name}"
         + concatStringsSep "" (
           map (h: systemd.line "LoadCredential" "hook-${h.name}:${h.secretFile}") hs
         )
         + ''
 
           [Unit]
-          Requires=agent-box-hook@${u.name}.socket
-          After=agent-box-hook@${u.name}.socket agent-box@${u.name}.service
+          Requires=${forUser sockets.hook.unit u.name}
+          After=${forUser sockets.hook.unit u.name} ${forUser units.supervisor u.name}
         ''
     );
 
@@ -366,13 +389,13 @@ let
   termDropin =
     u: paths:
     ''
-      # Generated by the agent-box NixOS module for agent-box-term@${u.name}.service.
+      # Generated by the agent-box NixOS module for ${forUser units.term u.name}.
       [Service]
       ExecStart=
     ''
-    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i /run/agent-box-term/${u.name}/ttyd.sock -W -O -a -b /term -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
+    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${sock "ttyd" u.name} -W -O -a -b ${routes.terminal} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
     + env "PATH" "${paths.env}/bin"
-    + env "AGENT_BOX_TMUX" "${paths.env}/bin/tmux";
+    + env vars.tmux.name "${paths.env}/bin/tmux";
 
   securityHeaders = tls: ''
     	header {
@@ -392,9 +415,9 @@ let
   # header limit. Never an empty replacement: Caddy would take the line
   # for a set.
   cookies = contract.cookies;
-  # How often web daemons check open terminals' sessions: its variable,
-  # default and bounds (contract).
-  checkInterval = contract.terminalCheckInterval;
+  # How often web daemons check open terminals' sessions: its default and
+  # bounds (contract).
+  checkInterval = contract.web.terminalCheckInterval;
   keepCookies =
     names:
     let
@@ -407,9 +430,9 @@ let
     "header_up Cookie \"(?:^|;) *(?:${groups}[^;]*)\" \";${refs}\"";
 
   toPages = names: ''
-    	reverse_proxy unix//run/agent-box-auth/pages.sock {
+    	reverse_proxy unix/${sockets.authPages.path} {
     		${keepCookies names}
-    		header_up X-Agent-Box-Client {remote_host}
+    		header_up ${headers.client} {remote_host}
     	}
   '';
 
@@ -426,7 +449,7 @@ let
     w:
     ''
       # Generated by the agent-box NixOS module: Caddy's global options for the web surface.
-      admin unix//run/caddy/admin.sock
+      admin unix/${sockets.caddyAdmin.path}
       grace_period 10s
       servers {
       	protocols h1 h2
@@ -460,14 +483,14 @@ let
         # user's hook listener; everything else to the auth service.
         concatStringsSep "" (
           map (u: ''
-            	handle /${u}/hook/* {
+            	handle ${forUser routes.hooks u} {
             		request_body {
             			max_size ${toString (hookBodyCap w.hooks.${u})}
             		}
-            		reverse_proxy unix//run/agent-box-hook/${u}.sock {
+            		reverse_proxy unix/${sock "hook" u} {
             			header_up -Cookie
             			header_up -Authorization
-            			header_up X-Agent-Box-Client {remote_host}
+            			header_up ${headers.client} {remote_host}
             		}
             	}
           '') (sortStrings (attrNames w.hooks))
@@ -486,7 +509,7 @@ let
         ''
         + tlsLine w.tls
         + securityHeaders w.tls
-        + "\thandle /auth/* {\n"
+        + "\thandle ${routes.authPages} {\n"
         + prefixLines "\t" (toPages [
           cookies.session
           (cookies.handoverPrefix + u)
@@ -495,15 +518,15 @@ let
           	}
           	handle {
           		route {
-          			request_header -X-Agent-Box-User
-          			request_header -X-Agent-Box-Session
-          			forward_auth unix//run/agent-box-auth/verify.sock {
-          				uri /verify?user=${u}
+          			request_header -${headers.user}
+          			request_header -${headers.session}
+          			forward_auth unix/${sockets.authVerify.path} {
+          				uri ${routes.verify}?user=${u}
           				${keepCookies [ cookies.session ]}
-          				header_up X-Agent-Box-Client {remote_host}
-          				copy_headers X-Agent-Box-User X-Agent-Box-Session
+          				header_up ${headers.client} {remote_host}
+          				copy_headers ${headers.user} ${headers.session}
           			}
-          			reverse_proxy unix//run/agent-box-web/${u}.sock {
+          			reverse_proxy unix/${sock "web" u} {
           				header_up -Cookie
           				header_up -Authorization
           			}
@@ -514,12 +537,14 @@ let
       ) w.users
     );
 
-  staticSockets = [
-    "verify"
-    "pages"
-    "status"
-    "control"
+  # The auth service's sockets (contract keys), and each per-user path.
+  authSockets = [
+    "authVerify"
+    "authPages"
+    "authStatus"
+    "authControl"
   ];
+  sock = name: u: forUser sockets.${name}.path u;
 in
 {
   inherit normalize assertions;
@@ -559,23 +584,29 @@ in
       { }
     else
       {
-        "agent-box-auth.service" = {
+        ${units.auth} = {
           text = authDropin w host;
           wantedBy = [ ];
         };
       }
       // listToAttrs (
-        map (s: {
-          name = "agent-box-auth-${s}.socket";
-          value = {
-            text =
-              if elem s [ "verify" "pages" ] then
-                socketDropin "agent-box-auth-${s}.socket" host.caddyGroup
-              else
-                "# Generated by the agent-box NixOS module: agent-box-auth-${s}.socket is enabled.\n";
-            wantedBy = [ "sockets.target" ];
-          };
-        }) staticSockets
+        map (
+          s:
+          let
+            inherit (sockets.${s}) unit caddy;
+          in
+          {
+            name = unit;
+            value = {
+              text =
+                if caddy then
+                  socketDropin unit host.caddyGroup
+                else
+                  "# Generated by the agent-box NixOS module: ${unit} is enabled.\n";
+              wantedBy = [ "sockets.target" ];
+            };
+          }
+        ) authSockets
       )
       // listToAttrs (
         concatMap (
@@ -586,14 +617,14 @@ in
           in
           [
             {
-              name = "agent-box-web@${name}.socket";
+              name = forUser sockets.web.unit name;
               value = {
-                text = socketDropin "agent-box-web@${name}.socket" host.caddyGroup;
+                text = socketDropin (forUser sockets.web.unit name) host.caddyGroup;
                 wantedBy = [ "sockets.target" ];
               };
             }
             {
-              name = "agent-box-web@${name}.service";
+              name = forUser units.web name;
               value = {
                 text = webDropin w u p (host.webFile (hooksName name));
                 wantedBy = [ ];
@@ -604,9 +635,9 @@ in
             if w.hooks ? ${name} then
               [
                 {
-                  name = "agent-box-hook@${name}.socket";
+                  name = forUser sockets.hook.unit name;
                   value = {
-                    text = socketDropin "agent-box-hook@${name}.socket" host.caddyGroup;
+                    text = socketDropin (forUser sockets.hook.unit name) host.caddyGroup;
                     wantedBy = [ "sockets.target" ];
                   };
                 }
@@ -616,7 +647,7 @@ in
           )
           ++ [
             {
-              name = "agent-box-term@${name}.service";
+              name = forUser units.term name;
               value = {
                 text = termDropin u p;
                 wantedBy = [ "multi-user.target" ];
