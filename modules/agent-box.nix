@@ -542,12 +542,27 @@ let
                 "what": "a login session's id (16 random bytes, hex): the auth service's store and the web daemons' terminal checks"
               }
             },
+            "formats": {
+              "duration": {
+                "pattern": "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+",
+                "what": "a Go duration in hours, minutes, seconds or milliseconds, such as \"168h\", \"1h30m\" or \"1.5s\""
+              },
+              "domain": {
+                "pattern": "([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?(:[1-9][0-9]{0,4})?",
+                "maxHostLength": 253,
+                "maxPort": 65535,
+                "defaultPort": 443,
+                "what": "the box's domain as browsers write it: a lowercase host name of at least two labels, the last not starting with a digit (no IP address), and :port (1-65535, no leading zero) when the port is not 443"
+              }
+            },
             "web": {
               "sessionLifetime": {
-                "default": "168h"
+                "default": "168h",
+                "min": "1m"
               },
               "idleTimeout": {
-                "default": "24h"
+                "default": "24h",
+                "min": "1m"
               },
               "terminalCheckInterval": {
                 "default": "30s",
@@ -1067,7 +1082,7 @@ let
       inherit (w) enable tls openFirewall;
       domain = w.domain;
       host = if d == null then w.domain else d.host;
-      port = if d == null || d.port == null then 443 else builtins.fromJSON d.port;
+      port = if d == null || d.port == null then domainFormat.defaultPort else builtins.fromJSON d.port;
       logins = map (l: {
         name = l;
         inherit (w.logins.${l}) hashedPasswordFile;
@@ -1097,7 +1112,32 @@ let
       };
     };
 
-  durationRe = "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+";
+  durationRe = contract.formats.duration.pattern;
+  domainFormat = contract.formats.domain;
+  # The domain as the runtime checks it (contract.CheckDomain).
+  validDomain =
+    d:
+    let
+      s = splitDomain d;
+    in
+    match domainFormat.pattern d != null
+    && builtins.stringLength s.host <= domainFormat.maxHostLength
+    && (
+      s.port == null
+      || (
+        let
+          p = builtins.fromJSON s.port;
+        in
+        p <= domainFormat.maxPort && p != domainFormat.defaultPort
+      )
+    );
+  # A duration setting of at least min (a Go duration).
+  atLeast =
+    min: d:
+    let
+      s = durationSeconds d;
+    in
+    s != null && s >= durationSeconds min;
 
   # A duration durationRe accepts -> its seconds (a float or an int); null
   # for anything else.
@@ -1203,27 +1243,26 @@ let
     cfg: n: caddyGroup:
     let
       w = normalize cfg;
-      d = splitDomain cfg.web.domain;
     in
     if !w.enable then
       [ ]
     else
       [
         {
-          assertion = d != null && (d.port == null || builtins.fromJSON d.port <= 65535);
-          message = "${prefix}.domain = ${show cfg.web.domain}: use a lowercase host name, with \":port\" when it is not 443 (for example \"box.example.com\" or \"box.localhost:8443\").";
+          assertion = validDomain cfg.web.domain;
+          message = "${prefix}.domain = ${show cfg.web.domain}: use ${domainFormat.what} (for example \"box.example.com\" or \"box.localhost:8443\").";
         }
         {
           assertion = w.logins != [ ];
           message = "${prefix}.logins is empty: define at least one login (a person) with the agent users it may open.";
         }
         {
-          assertion = match durationRe w.sessionLifetime != null;
-          message = "${prefix}.sessionLifetime = ${show w.sessionLifetime}: use a Go duration such as \"168h\".";
+          assertion = atLeast contract.web.sessionLifetime.min w.sessionLifetime;
+          message = "${prefix}.sessionLifetime = ${show w.sessionLifetime}: use a Go duration of at least ${contract.web.sessionLifetime.min}, such as \"168h\".";
         }
         {
-          assertion = match durationRe w.idleTimeout != null;
-          message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration such as \"24h\".";
+          assertion = atLeast contract.web.idleTimeout.min w.idleTimeout;
+          message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration of at least ${contract.web.idleTimeout.min}, such as \"24h\".";
         }
         {
           assertion =
@@ -3487,8 +3526,6 @@ in
           var (
           	loginName   = &contract.Names.Login
           	webUserName = &contract.Names.WebUser
-          	// labelRE: one label of the domain.
-          	labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
           )
 
           // Config is the auth service's configuration (AGENT_BOX_AUTH_CONFIG) with
@@ -3607,10 +3644,10 @@ in
           		}
           	}
           	var err error
-          	if c.SessionLifetime, err = duration("sessionLifetime", raw.SessionLifetime, DefaultSessionLifetime); err != nil {
+          	if c.SessionLifetime, err = duration("sessionLifetime", raw.SessionLifetime, contract.Web.SessionLifetime); err != nil {
           		return nil, err
           	}
-          	if c.IdleTimeout, err = duration("idleTimeout", raw.IdleTimeout, DefaultIdleTimeout); err != nil {
+          	if c.IdleTimeout, err = duration("idleTimeout", raw.IdleTimeout, contract.Web.IdleTimeout); err != nil {
           		return nil, err
           	}
           	return c, nil
@@ -3642,16 +3679,18 @@ in
           	return nil
           }
 
-          func duration(field string, s *string, def time.Duration) (time.Duration, error) {
+          // duration parses a lifetime setting (the contract's format, at least its
+          // least value); absent, it is the default.
+          func duration(field string, s *string, l contract.Lifetime) (time.Duration, error) {
           	if s == nil {
-          		return def, nil
+          		return mustDuration(l.Default), nil
           	}
-          	d, err := time.ParseDuration(*s)
+          	d, err := contract.ParseDuration(*s)
           	if err != nil {
           		return 0, fmt.Errorf("%s: %w", field, err)
           	}
-          	if d < time.Minute {
-          		return 0, fmt.Errorf("%s: %q is shorter than a minute", field, *s)
+          	if d < mustDuration(l.Min) {
+          		return 0, fmt.Errorf("%s: %q is shorter than %s", field, *s, l.Min)
           	}
           	return d, nil
           }
@@ -3659,6 +3698,22 @@ in
           // checkDomain accepts a lowercase DNS name with an optional port: what a
           // browser puts in Host (no scheme, path, user info, trailing dot or IP).
           func checkDomain(d string) error {
+          	err := contract.CheckDomain(d)
+          	if err == nil {
+          		return nil
+          	}
+          	if why := whyNotDomain(d); why != nil {
+          		return why
+          	}
+          	return err
+          }
+
+          // labelRE: one label of the domain.
+          var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+          // whyNotDomain says in words what is wrong with a domain the contract
+          // refuses (its verdict is the contract's alone).
+          func whyNotDomain(d string) error {
           	if d == "" {
           		return errors.New("domain is empty")
           	}
@@ -6644,9 +6699,12 @@ in
           	"bytes"
           	_ "embed"
           	"encoding/json"
+          	"fmt"
           	"io"
           	"regexp"
+          	"strconv"
           	"strings"
+          	"time"
           )
 
           //go:embed contract.json
@@ -6677,9 +6735,10 @@ in
           // does in Nix.
           func (n *Name) Match(s string) bool { return n.re.MatchString(s) }
 
-          // Default is an option's default (a Go duration).
-          type Default struct {
+          // Lifetime is a Go duration setting with its default and least value.
+          type Lifetime struct {
           	Default string `json:"default"`
+          	Min     string `json:"min"`
           }
 
           // Interval is a Go duration setting with its default and bounds (all Go
@@ -6747,9 +6806,21 @@ in
           		Hook         Name `json:"hook"`
           		WebSessionID Name `json:"webSessionId"`
           	} `json:"names"`
+          	Formats struct {
+          		// Duration is what a duration setting may hold: Go durations in
+          		// the units Nix's check reads too.
+          		Duration Name `json:"duration"`
+          		Domain   struct {
+          			Name
+          			MaxHostLength int `json:"maxHostLength"`
+          			MaxPort       int `json:"maxPort"`
+          			// DefaultPort is left out of the domain (browsers omit it).
+          			DefaultPort int `json:"defaultPort"`
+          		} `json:"domain"`
+          	} `json:"formats"`
           	Web struct {
-          		SessionLifetime Default `json:"sessionLifetime"`
-          		IdleTimeout     Default `json:"idleTimeout"`
+          		SessionLifetime Lifetime `json:"sessionLifetime"`
+          		IdleTimeout     Lifetime `json:"idleTimeout"`
           		// TerminalCheckInterval: how often a web daemon asks the auth
           		// service whether the login sessions of its open terminals still
           		// live (services.agent-box.web.terminalCheckInterval).
@@ -6839,6 +6910,7 @@ in
           // The contract, one variable per part.
           var (
           	Names     = &c.Names
+          	Formats   = &c.Formats
           	Web       = &c.Web
           	Webhooks  = &c.Webhooks
           	Cookies   = &c.Cookies
@@ -6867,7 +6939,7 @@ in
           	if _, err := dec.Token(); err != io.EOF {
           		return nil, errTrailing
           	}
-          	for _, n := range []*Name{&k.Names.User, &k.Names.WebUser, &k.Names.Login, &k.Names.Session, &k.Names.Hook, &k.Names.WebSessionID} {
+          	for _, n := range []*Name{&k.Formats.Duration, &k.Formats.Domain.Name, &k.Names.User, &k.Names.WebUser, &k.Names.Login, &k.Names.Session, &k.Names.Hook, &k.Names.WebSessionID} {
           		re, err := regexp.Compile("^(?:" + n.Pattern + ")$")
           		if err != nil {
           			return nil, err
@@ -6875,6 +6947,30 @@ in
           		n.re = re
           	}
           	return &k, nil
+          }
+
+          // ParseDuration parses a duration setting: the contract's duration
+          // format (which Nix checks too), then time.ParseDuration.
+          func ParseDuration(s string) (time.Duration, error) {
+          	if !c.Formats.Duration.Match(s) {
+          		return 0, fmt.Errorf("%q is not %s", s, c.Formats.Duration.What)
+          	}
+          	return time.ParseDuration(s)
+          }
+
+          // CheckDomain checks the box's domain D as the module's assertion does.
+          func CheckDomain(d string) error {
+          	f := &c.Formats.Domain
+          	host, port, hasPort := strings.Cut(d, ":")
+          	if !f.Match(d) || len(host) > f.MaxHostLength {
+          		return fmt.Errorf("domain %q is not %s", d, f.What)
+          	}
+          	if hasPort {
+          		if n, _ := strconv.Atoi(port); n > f.MaxPort || n == f.DefaultPort {
+          			return fmt.Errorf("domain %q: the port must be at most %d, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
+          		}
+          	}
+          	return nil
           }
 
           type constError string
@@ -6919,12 +7015,27 @@ in
                 "what": "a login session's id (16 random bytes, hex): the auth service's store and the web daemons' terminal checks"
               }
             },
+            "formats": {
+              "duration": {
+                "pattern": "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+",
+                "what": "a Go duration in hours, minutes, seconds or milliseconds, such as \"168h\", \"1h30m\" or \"1.5s\""
+              },
+              "domain": {
+                "pattern": "([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?(:[1-9][0-9]{0,4})?",
+                "maxHostLength": 253,
+                "maxPort": 65535,
+                "defaultPort": 443,
+                "what": "the box's domain as browsers write it: a lowercase host name of at least two labels, the last not starting with a digit (no IP address), and :port (1-65535, no leading zero) when the port is not 443"
+              }
+            },
             "web": {
               "sessionLifetime": {
-                "default": "168h"
+                "default": "168h",
+                "min": "1m"
               },
               "idleTimeout": {
-                "default": "24h"
+                "default": "24h",
+                "min": "1m"
               },
               "terminalCheckInterval": {
                 "default": "30s",
@@ -7786,7 +7897,7 @@ in
           		if h.Quota < MinQuota(h.MaxBody) {
           			return Config{}, fmt.Errorf("%s: quota %d is smaller than %d (twice maxBodySize %d, and 64 KiB): a delivery of the largest size might not fit", where, h.Quota, MinQuota(h.MaxBody), h.MaxBody)
           		}
-          		if h.Retention, err = time.ParseDuration(fh.Retention); err != nil || h.Retention < retentionMin {
+          		if h.Retention, err = contract.ParseDuration(fh.Retention); err != nil || h.Retention < retentionMin {
           			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least %s", where, escape.Quote(fh.Retention, 40), contract.Webhooks.RetentionMin)
           		}
           		if h.Secret, err = readSecret(filepath.Join(credDir, CredentialName(name))); err != nil {
@@ -8693,8 +8804,8 @@ in
           	"sync"
           	"time"
 
-          	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
@@ -13691,7 +13802,7 @@ in
           		}
           	}
           	if v := getenv(EnvCheckInterval); v != "" {
-          		d, err := time.ParseDuration(v)
+          		d, err := contract.ParseDuration(v)
           		if err != nil || d < MinAliveInterval || d > MaxAliveInterval {
           			return Config{}, configErrorf("web serve: %s=%s: want a Go duration from %v to %v (how often the login sessions of open terminals are checked)",
           				EnvCheckInterval, escape.Quote(v, 64), MinAliveInterval, MaxAliveInterval)
@@ -13711,7 +13822,7 @@ in
           	if c.Domain == "" {
           		return configErrorf("web serve: %s is unset (the box's domain, for example box.example.com)", EnvDomain)
           	}
-          	if !validDomain(c.Domain) {
+          	if contract.CheckDomain(c.Domain) != nil {
           		return configErrorf("web serve: %s=%s is not a host name with an optional port", EnvDomain, escape.Quote(c.Domain, 256))
           	}
           	if c.User == "" || strings.ContainsAny(c.User, "/:") || escape.String(c.User) != c.User {
@@ -13727,28 +13838,6 @@ in
           		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
           	}
           	return nil
-          }
-
-          // validDomain accepts lower-case host names (letters, digits, '-', '.')
-          // with an optional :port, which is all a browser sends in Origin.
-          func validDomain(d string) bool {
-          	host, port, hasPort := strings.Cut(d, ":")
-          	if hasPort {
-          		n, err := strconv.Atoi(port)
-          		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
-          			return false
-          		}
-          	}
-          	if host == "" || len(host) > 253 || host[0] == '.' || host[len(host)-1] == '.' || strings.Contains(host, "..") {
-          		return false
-          	}
-          	for i := 0; i < len(host); i++ {
-          		c := host[i]
-          		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-          			return false
-          		}
-          	}
-          	return true
           }
 
           // Server is the daemon's handler.

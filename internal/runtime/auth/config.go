@@ -50,8 +50,6 @@ const (
 var (
 	loginName   = &contract.Names.Login
 	webUserName = &contract.Names.WebUser
-	// labelRE: one label of the domain.
-	labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
 // Config is the auth service's configuration (AGENT_BOX_AUTH_CONFIG) with
@@ -170,10 +168,10 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 	}
 	var err error
-	if c.SessionLifetime, err = duration("sessionLifetime", raw.SessionLifetime, DefaultSessionLifetime); err != nil {
+	if c.SessionLifetime, err = duration("sessionLifetime", raw.SessionLifetime, contract.Web.SessionLifetime); err != nil {
 		return nil, err
 	}
-	if c.IdleTimeout, err = duration("idleTimeout", raw.IdleTimeout, DefaultIdleTimeout); err != nil {
+	if c.IdleTimeout, err = duration("idleTimeout", raw.IdleTimeout, contract.Web.IdleTimeout); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -205,16 +203,18 @@ func exactKeys(data []byte) error {
 	return nil
 }
 
-func duration(field string, s *string, def time.Duration) (time.Duration, error) {
+// duration parses a lifetime setting (the contract's format, at least its
+// least value); absent, it is the default.
+func duration(field string, s *string, l contract.Lifetime) (time.Duration, error) {
 	if s == nil {
-		return def, nil
+		return mustDuration(l.Default), nil
 	}
-	d, err := time.ParseDuration(*s)
+	d, err := contract.ParseDuration(*s)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", field, err)
 	}
-	if d < time.Minute {
-		return 0, fmt.Errorf("%s: %q is shorter than a minute", field, *s)
+	if d < mustDuration(l.Min) {
+		return 0, fmt.Errorf("%s: %q is shorter than %s", field, *s, l.Min)
 	}
 	return d, nil
 }
@@ -222,6 +222,22 @@ func duration(field string, s *string, def time.Duration) (time.Duration, error)
 // checkDomain accepts a lowercase DNS name with an optional port: what a
 // browser puts in Host (no scheme, path, user info, trailing dot or IP).
 func checkDomain(d string) error {
+	err := contract.CheckDomain(d)
+	if err == nil {
+		return nil
+	}
+	if why := whyNotDomain(d); why != nil {
+		return why
+	}
+	return err
+}
+
+// labelRE: one label of the domain.
+var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// whyNotDomain says in words what is wrong with a domain the contract
+// refuses (its verdict is the contract's alone).
+func whyNotDomain(d string) error {
 	if d == "" {
 		return errors.New("domain is empty")
 	}

@@ -15,9 +15,12 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 )
 
 //go:embed contract.json
@@ -48,9 +51,10 @@ type Name struct {
 // does in Nix.
 func (n *Name) Match(s string) bool { return n.re.MatchString(s) }
 
-// Default is an option's default (a Go duration).
-type Default struct {
+// Lifetime is a Go duration setting with its default and least value.
+type Lifetime struct {
 	Default string `json:"default"`
+	Min     string `json:"min"`
 }
 
 // Interval is a Go duration setting with its default and bounds (all Go
@@ -118,9 +122,21 @@ type Contract struct {
 		Hook         Name `json:"hook"`
 		WebSessionID Name `json:"webSessionId"`
 	} `json:"names"`
+	Formats struct {
+		// Duration is what a duration setting may hold: Go durations in
+		// the units Nix's check reads too.
+		Duration Name `json:"duration"`
+		Domain   struct {
+			Name
+			MaxHostLength int `json:"maxHostLength"`
+			MaxPort       int `json:"maxPort"`
+			// DefaultPort is left out of the domain (browsers omit it).
+			DefaultPort int `json:"defaultPort"`
+		} `json:"domain"`
+	} `json:"formats"`
 	Web struct {
-		SessionLifetime Default `json:"sessionLifetime"`
-		IdleTimeout     Default `json:"idleTimeout"`
+		SessionLifetime Lifetime `json:"sessionLifetime"`
+		IdleTimeout     Lifetime `json:"idleTimeout"`
 		// TerminalCheckInterval: how often a web daemon asks the auth
 		// service whether the login sessions of its open terminals still
 		// live (services.agent-box.web.terminalCheckInterval).
@@ -210,6 +226,7 @@ type Contract struct {
 // The contract, one variable per part.
 var (
 	Names     = &c.Names
+	Formats   = &c.Formats
 	Web       = &c.Web
 	Webhooks  = &c.Webhooks
 	Cookies   = &c.Cookies
@@ -238,7 +255,7 @@ func Parse(data []byte) (*Contract, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errTrailing
 	}
-	for _, n := range []*Name{&k.Names.User, &k.Names.WebUser, &k.Names.Login, &k.Names.Session, &k.Names.Hook, &k.Names.WebSessionID} {
+	for _, n := range []*Name{&k.Formats.Duration, &k.Formats.Domain.Name, &k.Names.User, &k.Names.WebUser, &k.Names.Login, &k.Names.Session, &k.Names.Hook, &k.Names.WebSessionID} {
 		re, err := regexp.Compile("^(?:" + n.Pattern + ")$")
 		if err != nil {
 			return nil, err
@@ -246,6 +263,30 @@ func Parse(data []byte) (*Contract, error) {
 		n.re = re
 	}
 	return &k, nil
+}
+
+// ParseDuration parses a duration setting: the contract's duration
+// format (which Nix checks too), then time.ParseDuration.
+func ParseDuration(s string) (time.Duration, error) {
+	if !c.Formats.Duration.Match(s) {
+		return 0, fmt.Errorf("%q is not %s", s, c.Formats.Duration.What)
+	}
+	return time.ParseDuration(s)
+}
+
+// CheckDomain checks the box's domain D as the module's assertion does.
+func CheckDomain(d string) error {
+	f := &c.Formats.Domain
+	host, port, hasPort := strings.Cut(d, ":")
+	if !f.Match(d) || len(host) > f.MaxHostLength {
+		return fmt.Errorf("domain %q is not %s", d, f.What)
+	}
+	if hasPort {
+		if n, _ := strconv.Atoi(port); n > f.MaxPort || n == f.DefaultPort {
+			return fmt.Errorf("domain %q: the port must be at most %d, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
+		}
+	}
+	return nil
 }
 
 type constError string

@@ -152,7 +152,7 @@ func Load(path, credDir string) (Config, error) {
 		if h.Quota < MinQuota(h.MaxBody) {
 			return Config{}, fmt.Errorf("%s: quota %d is smaller than %d (twice maxBodySize %d, and 64 KiB): a delivery of the largest size might not fit", where, h.Quota, MinQuota(h.MaxBody), h.MaxBody)
 		}
-		if h.Retention, err = time.ParseDuration(fh.Retention); err != nil || h.Retention < retentionMin {
+		if h.Retention, err = contract.ParseDuration(fh.Retention); err != nil || h.Retention < retentionMin {
 			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least %s", where, escape.Quote(fh.Retention, 40), contract.Webhooks.RetentionMin)
 		}
 		if h.Secret, err = readSecret(filepath.Join(credDir, CredentialName(name))); err != nil {

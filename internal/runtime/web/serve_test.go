@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -181,43 +180,5 @@ func TestFromEnv(t *testing.T) {
 	}
 }
 
-// TestTheCheckIntervalIsAcceptedWithinTheContractsBounds runs the case
-// table the Nix lib's cases run too (tests/lib/terminal-check-interval.json):
-// the daemon accepts exactly the values the module's assertion accepts.
-func TestTheCheckIntervalIsAcceptedWithinTheContractsBounds(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "tests", "lib", "terminal-check-interval.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Value    string `json:"value"`
-		Accepted bool   `json:"accepted"`
-	}
-	if err := json.Unmarshal(data, &cases); err != nil || len(cases) == 0 {
-		t.Fatalf("the case table: %v (%d cases)", err, len(cases))
-	}
-	for _, c := range cases {
-		t.Run(c.Value, func(t *testing.T) {
-			env := map[string]string{EnvDomain: "box.test", EnvTTYD: "/run/current-system/sw/bin/ttyd", EnvCheckInterval: c.Value}
-			cfg, err := FromEnv(func(k string) string { return env[k] }, pathsWithTmux(""))
-			if c.Accepted {
-				want, _ := time.ParseDuration(c.Value)
-				if err != nil || cfg.AliveInterval != want {
-					t.Errorf("%s=%q: %v, interval %v; want it accepted as %v", EnvCheckInterval, c.Value, err, cfg.AliveInterval, want)
-				}
-				return
-			}
-			var ce interface{ ConfigError() bool }
-			if err == nil || !errors.As(err, &ce) || !ce.ConfigError() {
-				t.Errorf("%s=%q: %v; want a ConfigError (exit 12)", EnvCheckInterval, c.Value, err)
-			}
-		})
-	}
-	// unset: left to Serve, which applies the contract's default
-	env := map[string]string{EnvDomain: "box.test", EnvTTYD: "/run/current-system/sw/bin/ttyd"}
-	if cfg, err := FromEnv(func(k string) string { return env[k] }, pathsWithTmux("")); err != nil || cfg.AliveInterval != 0 {
-		t.Errorf("unset: %v, %v; want 0 (the default)", cfg.AliveInterval, err)
-	}
-}
 
 func pathsWithTmux(tmux string) paths.Env { return paths.Env{Home: "/home/x", Tmux: tmux} }

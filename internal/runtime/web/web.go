@@ -134,7 +134,7 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 		}
 	}
 	if v := getenv(EnvCheckInterval); v != "" {
-		d, err := time.ParseDuration(v)
+		d, err := contract.ParseDuration(v)
 		if err != nil || d < MinAliveInterval || d > MaxAliveInterval {
 			return Config{}, configErrorf("web serve: %s=%s: want a Go duration from %v to %v (how often the login sessions of open terminals are checked)",
 				EnvCheckInterval, escape.Quote(v, 64), MinAliveInterval, MaxAliveInterval)
@@ -154,7 +154,7 @@ func (c Config) check() error {
 	if c.Domain == "" {
 		return configErrorf("web serve: %s is unset (the box's domain, for example box.example.com)", EnvDomain)
 	}
-	if !validDomain(c.Domain) {
+	if contract.CheckDomain(c.Domain) != nil {
 		return configErrorf("web serve: %s=%s is not a host name with an optional port", EnvDomain, escape.Quote(c.Domain, 256))
 	}
 	if c.User == "" || strings.ContainsAny(c.User, "/:") || escape.String(c.User) != c.User {
@@ -170,28 +170,6 @@ func (c Config) check() error {
 		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
 	}
 	return nil
-}
-
-// validDomain accepts lower-case host names (letters, digits, '-', '.')
-// with an optional :port, which is all a browser sends in Origin.
-func validDomain(d string) bool {
-	host, port, hasPort := strings.Cut(d, ":")
-	if hasPort {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
-			return false
-		}
-	}
-	if host == "" || len(host) > 253 || host[0] == '.' || host[len(host)-1] == '.' || strings.Contains(host, "..") {
-		return false
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // Server is the daemon's handler.

@@ -69,7 +69,7 @@ let
       inherit (w) enable tls openFirewall;
       domain = w.domain;
       host = if d == null then w.domain else d.host;
-      port = if d == null || d.port == null then 443 else builtins.fromJSON d.port;
+      port = if d == null || d.port == null then domainFormat.defaultPort else builtins.fromJSON d.port;
       logins = map (l: {
         name = l;
         inherit (w.logins.${l}) hashedPasswordFile;
@@ -99,7 +99,32 @@ let
       };
     };
 
-  durationRe = "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+";
+  durationRe = contract.formats.duration.pattern;
+  domainFormat = contract.formats.domain;
+  # The domain as the runtime checks it (contract.CheckDomain).
+  validDomain =
+    d:
+    let
+      s = splitDomain d;
+    in
+    match domainFormat.pattern d != null
+    && builtins.stringLength s.host <= domainFormat.maxHostLength
+    && (
+      s.port == null
+      || (
+        let
+          p = builtins.fromJSON s.port;
+        in
+        p <= domainFormat.maxPort && p != domainFormat.defaultPort
+      )
+    );
+  # A duration setting of at least min (a Go duration).
+  atLeast =
+    min: d:
+    let
+      s = durationSeconds d;
+    in
+    s != null && s >= durationSeconds min;
 
   # A duration durationRe accepts -> its seconds (a float or an int); null
   # for anything else.
@@ -205,27 +230,26 @@ let
     cfg: n: caddyGroup:
     let
       w = normalize cfg;
-      d = splitDomain cfg.web.domain;
     in
     if !w.enable then
       [ ]
     else
       [
         {
-          assertion = d != null && (d.port == null || builtins.fromJSON d.port <= 65535);
-          message = "${prefix}.domain = ${show cfg.web.domain}: use a lowercase host name, with \":port\" when it is not 443 (for example \"box.example.com\" or \"box.localhost:8443\").";
+          assertion = validDomain cfg.web.domain;
+          message = "${prefix}.domain = ${show cfg.web.domain}: use ${domainFormat.what} (for example \"box.example.com\" or \"box.localhost:8443\").";
         }
         {
           assertion = w.logins != [ ];
           message = "${prefix}.logins is empty: define at least one login (a person) with the agent users it may open.";
         }
         {
-          assertion = match durationRe w.sessionLifetime != null;
-          message = "${prefix}.sessionLifetime = ${show w.sessionLifetime}: use a Go duration such as \"168h\".";
+          assertion = atLeast contract.web.sessionLifetime.min w.sessionLifetime;
+          message = "${prefix}.sessionLifetime = ${show w.sessionLifetime}: use a Go duration of at least ${contract.web.sessionLifetime.min}, such as \"168h\".";
         }
         {
-          assertion = match durationRe w.idleTimeout != null;
-          message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration such as \"24h\".";
+          assertion = atLeast contract.web.idleTimeout.min w.idleTimeout;
+          message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration of at least ${contract.web.idleTimeout.min}, such as \"24h\".";
         }
         {
           assertion =
