@@ -180,5 +180,4 @@ func TestFromEnv(t *testing.T) {
 	}
 }
 
-
 func pathsWithTmux(tmux string) paths.Env { return paths.Env{Home: "/home/x", Tmux: tmux} }
