@@ -309,7 +309,7 @@ let
       webhooks = mkOption {
         type = types.attrsOf (types.submodule webhookModule);
         default = { };
-        description = "Webhooks that wake this user's sessions: `POST https://<web.domain>${builtins.replaceStrings [ "*" ] [ "<name>" ] contract.routes.hooks}`, the one route without a login, accepted only with a valid `X-Hub-Signature-256`. Needs the web surface and a login that opens this user. A payload is untrusted input handed to an agent (see `docs/operating.md`, \"Webhooks\").";
+        description = "Webhooks that wake this user's sessions: `POST https://<web.domain>${builtins.replaceStrings [ "*" ] [ "<name>" ] contract.routes.hooks.path}`, the one route without a login, accepted only with a valid `X-Hub-Signature-256`. Needs the web surface and a login that opens this user. A payload is untrusted input handed to an agent (see `docs/operating.md`, \"Webhooks\").";
         example = literalExpression ''{ github = { secretFile = "/var/lib/secrets/alice-github.hook"; session = "main"; notify = "New GitHub event: {file}"; }; }'';
       };
     };
@@ -519,11 +519,11 @@ let
             "names": {
               "user": {
                 "pattern": "[a-z_][a-z0-9_-]{0,31}",
-                "what": "an agent user (services.agent-box.users.<name>): lowercase, at most 32 characters"
+                "what": "an agent user (`services.agent-box.users.<name>`): lowercase, at most 32 characters"
               },
               "webUser": {
                 "pattern": "[a-z]([a-z0-9-]{0,30}[a-z0-9])?",
-                "what": "an agent user with a web origin <user>.<domain>: also a host name label (a letter, then lowercase letters, digits and inner '-'; at most 32)"
+                "what": "an agent user with a web origin `<user>.<domain>`: also a host name label (a letter, then lowercase letters, digits and inner '-'; at most 32)"
               },
               "login": {
                 "pattern": "[a-z][a-z0-9_-]{0,31}",
@@ -608,6 +608,7 @@ let
               "authVerify": {
                 "path": "/run/agent-box-auth/verify.sock",
                 "unit": "agent-box-auth-verify.socket",
+                "fdName": "verify",
                 "mode": "0660",
                 "dirMode": null,
                 "caddy": true,
@@ -616,6 +617,7 @@ let
               "authPages": {
                 "path": "/run/agent-box-auth/pages.sock",
                 "unit": "agent-box-auth-pages.socket",
+                "fdName": "pages",
                 "mode": "0660",
                 "dirMode": null,
                 "caddy": true,
@@ -624,6 +626,7 @@ let
               "authStatus": {
                 "path": "/run/agent-box-auth/status.sock",
                 "unit": "agent-box-auth-status.socket",
+                "fdName": "status",
                 "mode": "0666",
                 "dirMode": null,
                 "caddy": false,
@@ -632,6 +635,7 @@ let
               "authControl": {
                 "path": "/run/agent-box-auth/control.sock",
                 "unit": "agent-box-auth-control.socket",
+                "fdName": "control",
                 "mode": "0600",
                 "dirMode": null,
                 "caddy": false,
@@ -640,6 +644,7 @@ let
               "web": {
                 "path": "/run/agent-box-web/<user>.sock",
                 "unit": "agent-box-web@<user>.socket",
+                "fdName": "web",
                 "mode": "0660",
                 "dirMode": null,
                 "caddy": true,
@@ -648,22 +653,25 @@ let
               "hook": {
                 "path": "/run/agent-box-hook/<user>.sock",
                 "unit": "agent-box-hook@<user>.socket",
+                "fdName": "hook",
                 "mode": "0660",
                 "dirMode": null,
                 "caddy": true,
-                "clients": "Caddy: /<user>/hook/* of the box origin (users with webhooks)"
+                "clients": "Caddy: `/<user>/hook/*` of the box origin (users with webhooks)"
               },
               "ttyd": {
                 "path": "/run/agent-box-term/<user>/ttyd.sock",
                 "unit": "agent-box-term@<user>.service",
+                "fdName": null,
                 "mode": null,
                 "dirMode": "0700",
                 "caddy": false,
-                "clients": "the user's web daemon, which checks the peer is agent-box-term@<user>.service"
+                "clients": "the user's web daemon, which checks the peer runs in `agent-box-term@<user>.service`"
               },
               "tmux": {
                 "path": "/run/agent-box/<user>/tmux.sock",
                 "unit": "agent-box@<user>.service",
+                "fdName": null,
                 "mode": null,
                 "dirMode": "0700",
                 "caddy": false,
@@ -672,6 +680,7 @@ let
               "caddyAdmin": {
                 "path": "/run/caddy/admin.sock",
                 "unit": "caddy.service",
+                "fdName": null,
                 "mode": null,
                 "dirMode": "0700",
                 "caddy": false,
@@ -681,75 +690,87 @@ let
             "env": {
               "runtimeDir": {
                 "name": "AGENT_BOX_RUNTIME_DIR",
-                "reader": "agent-box",
-                "what": "the user's runtime directory (absolute); default /run/agent-box/$USER"
+                "reader": "`agent-box` (every command)",
+                "what": "the user's runtime directory (absolute); default `/run/agent-box/$USER`"
               },
               "agents": {
                 "name": "AGENT_BOX_AGENTS",
-                "reader": "agent-box",
-                "what": "the JSON agents table"
+                "reader": "`agent-box` (every command)",
+                "what": "the JSON agents table; default: the login file's, else none (no agent is known: nothing starts, `session add` fails)"
               },
               "seed": {
                 "name": "AGENT_BOX_SEED",
-                "reader": "agent-box",
-                "what": "the JSON seed file"
+                "reader": "`agent-box` (every command)",
+                "what": "the JSON seed file; default: none (no seed)"
               },
               "tmux": {
                 "name": "AGENT_BOX_TMUX",
-                "reader": "agent-box",
-                "what": "the absolute path of tmux"
+                "reader": "`agent-box` (every command)",
+                "what": "the absolute path of tmux; default: the login file's, else `tmux` from `PATH`"
               },
               "defaultAgent": {
                 "name": "AGENT_BOX_DEFAULT_AGENT",
-                "reader": "agent-box",
-                "what": "the agent for session add without --agent"
+                "reader": "`agent-box` (every command)",
+                "what": "the agent of `session add` without `--agent`; default: the login file's, else none (`--agent` is required)"
               },
               "session": {
                 "name": "AGENT_BOX_SESSION",
                 "reader": "the agent",
-                "what": "set by exec-session for the agent: the session's name"
+                "what": "set by `exec-session` for the agent (agent-box does not read it): the session's name"
               },
               "hooksDir": {
                 "name": "AGENT_BOX_HOOKS_DIR",
                 "reader": "the agent",
-                "what": "the folder of the user's webhook deliveries (one folder per hook)"
+                "what": "set for every session: the folder of the user's webhook deliveries (one folder per hook)"
               },
               "authConfig": {
                 "name": "AGENT_BOX_AUTH_CONFIG",
-                "reader": "agent-box auth serve",
-                "what": "the auth service's configuration (a store file)"
+                "reader": "`agent-box auth serve`",
+                "what": "the auth service's configuration (a store file); required"
               },
               "webDomain": {
                 "name": "AGENT_BOX_WEB_DOMAIN",
-                "reader": "agent-box web serve",
-                "what": "the box's domain D (host[:port])"
+                "reader": "`agent-box web serve`",
+                "what": "the box's domain D (`host[:port]`); required"
               },
               "ttyd": {
                 "name": "AGENT_BOX_TTYD",
-                "reader": "agent-box web serve",
-                "what": "the ttyd program of agent-box-term@<user>"
+                "reader": "`agent-box web serve`",
+                "what": "the ttyd program the user's terminal unit runs (its page, the peer's executable); required"
               },
               "ttydSocket": {
                 "name": "AGENT_BOX_TTYD_SOCKET",
-                "reader": "agent-box web serve",
-                "what": "the user's ttyd socket; default the ttyd socket above"
+                "reader": "`agent-box web serve`",
+                "what": "the user's ttyd socket; default: the ttyd socket (`docs/web-contract.md`, \"Sockets\")"
               },
               "hooks": {
                 "name": "AGENT_BOX_HOOKS",
-                "reader": "agent-box web serve",
-                "what": "the hooks' configuration (a store file); unset: no hooks"
+                "reader": "`agent-box web serve`",
+                "what": "the hooks' configuration (a store file); unset: the user has no hooks"
               },
               "webCheckInterval": {
                 "name": "AGENT_BOX_WEB_CHECK_INTERVAL",
-                "reader": "agent-box web serve",
-                "what": "web.terminalCheckInterval"
+                "reader": "`agent-box web serve`",
+                "what": "`services.agent-box.web.terminalCheckInterval`: how often the login sessions of open terminals are checked"
               }
             },
             "routes": {
-              "authPages": "/auth/*",
-              "verify": "/verify",
-              "hooks": "/<user>/hook/*",
-              "terminal": "/term"
+              "authPages": {
+                "path": "/auth/*",
+                "what": "every user origin: the auth service's pages (hand-over, login, logout), through the pages socket; the box origin serves them at the same paths"
+              },
+              "verify": {
+                "path": "/verify",
+                "what": "the auth service's forward_auth endpoint (`?user=<user>`), through the verify socket"
+              },
+              "hooks": {
+                "path": "/<user>/hook/*",
+                "what": "the box origin: a user's webhooks, the one route without a login, through the user's hook socket"
+              },
+              "terminal": {
+                "path": "/term",
+                "what": "every user origin: the web daemon's terminal, proxied to the user's ttyd (ttyd's base path)"
+              }
             },
             "exitCodes": {
               "ok": {
@@ -1430,7 +1451,7 @@ let
       [Service]
       ExecStart=
     ''
-    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${sock "ttyd" u.name} -W -O -a -b ${routes.terminal} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
+    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${sock "ttyd" u.name} -W -O -a -b ${routes.terminal.path} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
     + env "PATH" "${paths.env}/bin"
     + env vars.tmux.name "${paths.env}/bin/tmux";
 
@@ -1520,7 +1541,7 @@ let
         # user's hook listener; everything else to the auth service.
         concatStringsSep "" (
           map (u: ''
-            	handle ${forUser routes.hooks u} {
+            	handle ${forUser routes.hooks.path u} {
             		request_body {
             			max_size ${toString (hookBodyCap w.hooks.${u})}
             		}
@@ -1546,7 +1567,7 @@ let
         ''
         + tlsLine w.tls
         + securityHeaders w.tls
-        + "\thandle ${routes.authPages} {\n"
+        + "\thandle ${routes.authPages.path} {\n"
         + prefixLines "\t" (toPages [
           cookies.session
           (cookies.handoverPrefix + u)
@@ -1558,7 +1579,7 @@ let
           			request_header -${headers.user}
           			request_header -${headers.session}
           			forward_auth unix/${sockets.authVerify.path} {
-          				uri ${routes.verify}?user=${u}
+          				uri ${routes.verify.path}?user=${u}
           				${keepCookies [ cookies.session ]}
           				header_up ${headers.client} {remote_host}
           				copy_headers ${headers.user} ${headers.session}
@@ -4991,6 +5012,8 @@ in
           	"sync"
           	"syscall"
           	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           )
 
           // Clock is the time source; tests pass a fake one.
@@ -5102,7 +5125,12 @@ in
           }
 
           // Listener names, in the order Serve takes them (LISTEN_FDNAMES).
-          var ListenerNames = []string{"verify", "pages", "status", "control"}
+          var ListenerNames = []string{
+          	*contract.Sockets.AuthVerify.FDName,
+          	*contract.Sockets.AuthPages.FDName,
+          	*contract.Sockets.AuthStatus.FDName,
+          	*contract.Sockets.AuthControl.FDName,
+          }
 
           // Serve answers on the four listeners until ctx ends, then shuts down
           // gracefully and writes the session table.
@@ -5902,7 +5930,7 @@ in
           func (s *Server) Verify() http.Handler { return http.HandlerFunc(s.verify) }
 
           func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
-          	if r.URL.Path != contract.Routes.Verify {
+          	if r.URL.Path != contract.Routes.Verify.Path {
           		http.NotFound(w, r)
           		return
           	}
@@ -6570,6 +6598,7 @@ in
           	"net"
           	"os"
 
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
           	"github.com/agent-box/agent-box/internal/runtime/web"
           )
@@ -6597,9 +6626,9 @@ in
           	if err != nil {
           		return fmt.Errorf("web serve: %w", err)
           	}
-          	want := []string{"web"}
+          	want := []string{*contract.Sockets.Web.FDName}
           	if len(cfg.Hooks.Hooks) > 0 {
-          		want = append(want, "hook")
+          		want = append(want, *contract.Sockets.Hook.FDName)
           	}
           	l, err := sdlisten.Take(ls, want...)
           	if err != nil {
@@ -6721,7 +6750,7 @@ in
 
           // AuthPage is the path of the auth service's page name on every origin
           // (under the authPages route, without Caddy's "*").
-          func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages, "*") + name }
+          func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages.Path, "*") + name }
 
           // Name is a name pattern and what it names (for messages and the docs).
           type Name struct {
@@ -6770,8 +6799,12 @@ in
           // its mode (or, for a socket its program creates, its directory's), and
           // whether Caddy's group may connect (the module's socket drop-in).
           type Socket struct {
-          	Path    string  `json:"path"`
-          	Unit    string  `json:"unit"`
+          	Path string `json:"path"`
+          	Unit string `json:"unit"`
+          	// FDName is the unit's FileDescriptorName=, by which the program
+          	// tells its listeners apart (LISTEN_FDNAMES); null for a socket its
+          	// program creates itself.
+          	FDName  *string `json:"fdName"`
           	Mode    *string `json:"mode"`
           	DirMode *string `json:"dirMode"`
           	Caddy   bool    `json:"caddy"`
@@ -6786,6 +6819,12 @@ in
           	Name   string `json:"name"`
           	Reader string `json:"reader"`
           	What   string `json:"what"`
+          }
+
+          // Route is a path (or a Caddy path matcher) and what is served there.
+          type Route struct {
+          	Path string `json:"path"`
+          	What string `json:"what"`
           }
 
           // ExitCode is one exit code of agent-box: its number, the help text's
@@ -6882,13 +6921,13 @@ in
           	Routes struct {
           		// AuthPages: on a user origin, the auth service's pages (a Caddy
           		// path matcher).
-          		AuthPages string `json:"authPages"`
+          		AuthPages Route `json:"authPages"`
           		// Verify: the auth service's forward_auth endpoint.
-          		Verify string `json:"verify"`
+          		Verify Route `json:"verify"`
           		// Hooks: on the box origin, a user's webhooks (a Caddy matcher).
-          		Hooks string `json:"hooks"`
+          		Hooks Route `json:"hooks"`
           		// Terminal: the web daemon's terminal (ttyd's base path).
-          		Terminal string `json:"terminal"`
+          		Terminal Route `json:"terminal"`
           	} `json:"routes"`
           	ExitCodes struct {
           		OK            ExitCode `json:"ok"`
@@ -6992,11 +7031,11 @@ in
             "names": {
               "user": {
                 "pattern": "[a-z_][a-z0-9_-]{0,31}",
-                "what": "an agent user (services.agent-box.users.<name>): lowercase, at most 32 characters"
+                "what": "an agent user (`services.agent-box.users.<name>`): lowercase, at most 32 characters"
               },
               "webUser": {
                 "pattern": "[a-z]([a-z0-9-]{0,30}[a-z0-9])?",
-                "what": "an agent user with a web origin <user>.<domain>: also a host name label (a letter, then lowercase letters, digits and inner '-'; at most 32)"
+                "what": "an agent user with a web origin `<user>.<domain>`: also a host name label (a letter, then lowercase letters, digits and inner '-'; at most 32)"
               },
               "login": {
                 "pattern": "[a-z][a-z0-9_-]{0,31}",
@@ -7081,6 +7120,7 @@ in
               "authVerify": {
                 "path": "/run/agent-box-auth/verify.sock",
                 "unit": "agent-box-auth-verify.socket",
+                "fdName": "verify",
                 "mode": "0660",
                 "dirMode": null,
                 "caddy": true,
@@ -7089,6 +7129,7 @@ in
               "authPages": {
                 "path": "/run/agent-box-auth/pages.sock",
                 "unit": "agent-box-auth-pages.socket",
+                "fdName": "pages",
                 "mode": "0660",
                 "dirMode": null,
                 "caddy": true,
@@ -7097,6 +7138,7 @@ in
               "authStatus": {
                 "path": "/run/agent-box-auth/status.sock",
                 "unit": "agent-box-auth-status.socket",
+                "fdName": "status",
                 "mode": "0666",
                 "dirMode": null,
                 "caddy": false,
@@ -7105,6 +7147,7 @@ in
               "authControl": {
                 "path": "/run/agent-box-auth/control.sock",
                 "unit": "agent-box-auth-control.socket",
+                "fdName": "control",
                 "mode": "0600",
                 "dirMode": null,
                 "caddy": false,
@@ -7113,6 +7156,7 @@ in
               "web": {
                 "path": "/run/agent-box-web/<user>.sock",
                 "unit": "agent-box-web@<user>.socket",
+                "fdName": "web",
                 "mode": "0660",
                 "dirMode": null,
                 "caddy": true,
@@ -7121,22 +7165,25 @@ in
               "hook": {
                 "path": "/run/agent-box-hook/<user>.sock",
                 "unit": "agent-box-hook@<user>.socket",
+                "fdName": "hook",
                 "mode": "0660",
                 "dirMode": null,
                 "caddy": true,
-                "clients": "Caddy: /<user>/hook/* of the box origin (users with webhooks)"
+                "clients": "Caddy: `/<user>/hook/*` of the box origin (users with webhooks)"
               },
               "ttyd": {
                 "path": "/run/agent-box-term/<user>/ttyd.sock",
                 "unit": "agent-box-term@<user>.service",
+                "fdName": null,
                 "mode": null,
                 "dirMode": "0700",
                 "caddy": false,
-                "clients": "the user's web daemon, which checks the peer is agent-box-term@<user>.service"
+                "clients": "the user's web daemon, which checks the peer runs in `agent-box-term@<user>.service`"
               },
               "tmux": {
                 "path": "/run/agent-box/<user>/tmux.sock",
                 "unit": "agent-box@<user>.service",
+                "fdName": null,
                 "mode": null,
                 "dirMode": "0700",
                 "caddy": false,
@@ -7145,6 +7192,7 @@ in
               "caddyAdmin": {
                 "path": "/run/caddy/admin.sock",
                 "unit": "caddy.service",
+                "fdName": null,
                 "mode": null,
                 "dirMode": "0700",
                 "caddy": false,
@@ -7154,75 +7202,87 @@ in
             "env": {
               "runtimeDir": {
                 "name": "AGENT_BOX_RUNTIME_DIR",
-                "reader": "agent-box",
-                "what": "the user's runtime directory (absolute); default /run/agent-box/$USER"
+                "reader": "`agent-box` (every command)",
+                "what": "the user's runtime directory (absolute); default `/run/agent-box/$USER`"
               },
               "agents": {
                 "name": "AGENT_BOX_AGENTS",
-                "reader": "agent-box",
-                "what": "the JSON agents table"
+                "reader": "`agent-box` (every command)",
+                "what": "the JSON agents table; default: the login file's, else none (no agent is known: nothing starts, `session add` fails)"
               },
               "seed": {
                 "name": "AGENT_BOX_SEED",
-                "reader": "agent-box",
-                "what": "the JSON seed file"
+                "reader": "`agent-box` (every command)",
+                "what": "the JSON seed file; default: none (no seed)"
               },
               "tmux": {
                 "name": "AGENT_BOX_TMUX",
-                "reader": "agent-box",
-                "what": "the absolute path of tmux"
+                "reader": "`agent-box` (every command)",
+                "what": "the absolute path of tmux; default: the login file's, else `tmux` from `PATH`"
               },
               "defaultAgent": {
                 "name": "AGENT_BOX_DEFAULT_AGENT",
-                "reader": "agent-box",
-                "what": "the agent for session add without --agent"
+                "reader": "`agent-box` (every command)",
+                "what": "the agent of `session add` without `--agent`; default: the login file's, else none (`--agent` is required)"
               },
               "session": {
                 "name": "AGENT_BOX_SESSION",
                 "reader": "the agent",
-                "what": "set by exec-session for the agent: the session's name"
+                "what": "set by `exec-session` for the agent (agent-box does not read it): the session's name"
               },
               "hooksDir": {
                 "name": "AGENT_BOX_HOOKS_DIR",
                 "reader": "the agent",
-                "what": "the folder of the user's webhook deliveries (one folder per hook)"
+                "what": "set for every session: the folder of the user's webhook deliveries (one folder per hook)"
               },
               "authConfig": {
                 "name": "AGENT_BOX_AUTH_CONFIG",
-                "reader": "agent-box auth serve",
-                "what": "the auth service's configuration (a store file)"
+                "reader": "`agent-box auth serve`",
+                "what": "the auth service's configuration (a store file); required"
               },
               "webDomain": {
                 "name": "AGENT_BOX_WEB_DOMAIN",
-                "reader": "agent-box web serve",
-                "what": "the box's domain D (host[:port])"
+                "reader": "`agent-box web serve`",
+                "what": "the box's domain D (`host[:port]`); required"
               },
               "ttyd": {
                 "name": "AGENT_BOX_TTYD",
-                "reader": "agent-box web serve",
-                "what": "the ttyd program of agent-box-term@<user>"
+                "reader": "`agent-box web serve`",
+                "what": "the ttyd program the user's terminal unit runs (its page, the peer's executable); required"
               },
               "ttydSocket": {
                 "name": "AGENT_BOX_TTYD_SOCKET",
-                "reader": "agent-box web serve",
-                "what": "the user's ttyd socket; default the ttyd socket above"
+                "reader": "`agent-box web serve`",
+                "what": "the user's ttyd socket; default: the ttyd socket (`docs/web-contract.md`, \"Sockets\")"
               },
               "hooks": {
                 "name": "AGENT_BOX_HOOKS",
-                "reader": "agent-box web serve",
-                "what": "the hooks' configuration (a store file); unset: no hooks"
+                "reader": "`agent-box web serve`",
+                "what": "the hooks' configuration (a store file); unset: the user has no hooks"
               },
               "webCheckInterval": {
                 "name": "AGENT_BOX_WEB_CHECK_INTERVAL",
-                "reader": "agent-box web serve",
-                "what": "web.terminalCheckInterval"
+                "reader": "`agent-box web serve`",
+                "what": "`services.agent-box.web.terminalCheckInterval`: how often the login sessions of open terminals are checked"
               }
             },
             "routes": {
-              "authPages": "/auth/*",
-              "verify": "/verify",
-              "hooks": "/<user>/hook/*",
-              "terminal": "/term"
+              "authPages": {
+                "path": "/auth/*",
+                "what": "every user origin: the auth service's pages (hand-over, login, logout), through the pages socket; the box origin serves them at the same paths"
+              },
+              "verify": {
+                "path": "/verify",
+                "what": "the auth service's forward_auth endpoint (`?user=<user>`), through the verify socket"
+              },
+              "hooks": {
+                "path": "/<user>/hook/*",
+                "what": "the box origin: a user's webhooks, the one route without a login, through the user's hook socket"
+              },
+              "terminal": {
+                "path": "/term",
+                "what": "every user origin: the web daemon's terminal, proxied to the user's ttyd (ttyd's base path)"
+              }
             },
             "exitCodes": {
               "ok": {
@@ -12272,7 +12332,7 @@ in
           // newHookReceiver opens the store of every hook under dir (dir itself is
           // created by the supervisor; its parent is read-only in the unit).
           func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
-          	r := &hookReceiver{prefix: strings.TrimSuffix(contract.For(contract.Routes.Hooks, user), "*"), hooks: map[string]*hookEntry{},
+          	r := &hookReceiver{prefix: strings.TrimSuffix(contract.For(contract.Routes.Hooks.Path, user), "*"), hooks: map[string]*hookEntry{},
           		slots: make(chan struct{}, c.Concurrency), wait: hookSlotWait, timeout: hookBodyTimeout,
           		readers: newReadGate(hookReadersPerClient, hookReaders, max(hookReadBudget, 2*c.MaxBody())),
           		maxBody: c.MaxBody(), log: log, wake: wake}
@@ -12637,7 +12697,7 @@ in
           // pageFuncs give the pages the contract's routes and names.
           var pageFuncs = template.FuncMap{
           	"auth":        contract.AuthPage,
-          	"term":        func() string { return contract.Routes.Terminal },
+          	"term":        func() string { return contract.Routes.Terminal.Path },
           	"namePattern": func() string { return contract.Names.Session.Pattern },
           }
 
@@ -12677,7 +12737,7 @@ in
           	for _, e := range entries {
           		data.Sessions = append(data.Sessions, listRow{
           			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
-          			Link: contract.Routes.Terminal + "/?arg=" + url.QueryEscape(e.Name),
+          			Link: contract.Routes.Terminal.Path + "/?arg=" + url.QueryEscape(e.Name),
           		})
           	}
           	s.page(w, code, listPage, data)
@@ -13516,7 +13576,7 @@ in
           	}
           	query := ""
           	name := ""
-          	if ws || r.URL.Path == contract.Routes.Terminal+"/" {
+          	if ws || r.URL.Path == contract.Routes.Terminal.Path+"/" {
           		var code int
           		var why string
           		name, code, why = s.sessionArg(r.URL.RawQuery)
@@ -13899,8 +13959,8 @@ in
           	s.mux.HandleFunc("GET /downloads", func(w http.ResponseWriter, r *http.Request) {
           		http.Redirect(w, r, "/downloads/", http.StatusMovedPermanently)
           	})
-          	s.mux.HandleFunc(contract.Routes.Terminal, s.term)
-          	s.mux.HandleFunc(contract.Routes.Terminal+"/", s.term)
+          	s.mux.HandleFunc(contract.Routes.Terminal.Path, s.term)
+          	s.mux.HandleFunc(contract.Routes.Terminal.Path+"/", s.term)
           	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
           		plain(w, http.StatusNotFound, "not found")
           	})

@@ -184,7 +184,7 @@ let
       webhooks = mkOption {
         type = types.attrsOf (types.submodule webhookModule);
         default = { };
-        description = "Webhooks that wake this user's sessions: `POST https://<web.domain>${builtins.replaceStrings [ "*" ] [ "<name>" ] contract.routes.hooks}`, the one route without a login, accepted only with a valid `X-Hub-Signature-256`. Needs the web surface and a login that opens this user. A payload is untrusted input handed to an agent (see `docs/operating.md`, \"Webhooks\").";
+        description = "Webhooks that wake this user's sessions: `POST https://<web.domain>${builtins.replaceStrings [ "*" ] [ "<name>" ] contract.routes.hooks.path}`, the one route without a login, accepted only with a valid `X-Hub-Signature-256`. Needs the web surface and a login that opens this user. A payload is untrusted input handed to an agent (see `docs/operating.md`, \"Webhooks\").";
         example = literalExpression ''{ github = { secretFile = "/var/lib/secrets/alice-github.hook"; session = "main"; notify = "New GitHub event: {file}"; }; }'';
       };
     };

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 )
 
 // Clock is the time source; tests pass a fake one.
@@ -125,7 +127,12 @@ func (s *Server) persistLogged(now time.Time) error {
 }
 
 // Listener names, in the order Serve takes them (LISTEN_FDNAMES).
-var ListenerNames = []string{"verify", "pages", "status", "control"}
+var ListenerNames = []string{
+	*contract.Sockets.AuthVerify.FDName,
+	*contract.Sockets.AuthPages.FDName,
+	*contract.Sockets.AuthStatus.FDName,
+	*contract.Sockets.AuthControl.FDName,
+}
 
 // Serve answers on the four listeners until ctx ends, then shuts down
 // gracefully and writes the session table.

@@ -19,7 +19,7 @@ var (
 func (s *Server) Verify() http.Handler { return http.HandlerFunc(s.verify) }
 
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != contract.Routes.Verify {
+	if r.URL.Path != contract.Routes.Verify.Path {
 		http.NotFound(w, r)
 		return
 	}

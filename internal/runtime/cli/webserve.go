@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
 	"github.com/agent-box/agent-box/internal/runtime/web"
 )
@@ -33,9 +34,9 @@ func (p *Program) webServe(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("web serve: %w", err)
 	}
-	want := []string{"web"}
+	want := []string{*contract.Sockets.Web.FDName}
 	if len(cfg.Hooks.Hooks) > 0 {
-		want = append(want, "hook")
+		want = append(want, *contract.Sockets.Hook.FDName)
 	}
 	l, err := sdlisten.Take(ls, want...)
 	if err != nil {

@@ -37,7 +37,7 @@ func For(template, user string) string { return strings.ReplaceAll(template, Pla
 
 // AuthPage is the path of the auth service's page name on every origin
 // (under the authPages route, without Caddy's "*").
-func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages, "*") + name }
+func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages.Path, "*") + name }
 
 // Name is a name pattern and what it names (for messages and the docs).
 type Name struct {
@@ -86,8 +86,12 @@ type CookieNames struct {
 // its mode (or, for a socket its program creates, its directory's), and
 // whether Caddy's group may connect (the module's socket drop-in).
 type Socket struct {
-	Path    string  `json:"path"`
-	Unit    string  `json:"unit"`
+	Path string `json:"path"`
+	Unit string `json:"unit"`
+	// FDName is the unit's FileDescriptorName=, by which the program
+	// tells its listeners apart (LISTEN_FDNAMES); null for a socket its
+	// program creates itself.
+	FDName  *string `json:"fdName"`
 	Mode    *string `json:"mode"`
 	DirMode *string `json:"dirMode"`
 	Caddy   bool    `json:"caddy"`
@@ -102,6 +106,12 @@ type Var struct {
 	Name   string `json:"name"`
 	Reader string `json:"reader"`
 	What   string `json:"what"`
+}
+
+// Route is a path (or a Caddy path matcher) and what is served there.
+type Route struct {
+	Path string `json:"path"`
+	What string `json:"what"`
 }
 
 // ExitCode is one exit code of agent-box: its number, the help text's
@@ -198,13 +208,13 @@ type Contract struct {
 	Routes struct {
 		// AuthPages: on a user origin, the auth service's pages (a Caddy
 		// path matcher).
-		AuthPages string `json:"authPages"`
+		AuthPages Route `json:"authPages"`
 		// Verify: the auth service's forward_auth endpoint.
-		Verify string `json:"verify"`
+		Verify Route `json:"verify"`
 		// Hooks: on the box origin, a user's webhooks (a Caddy matcher).
-		Hooks string `json:"hooks"`
+		Hooks Route `json:"hooks"`
 		// Terminal: the web daemon's terminal (ttyd's base path).
-		Terminal string `json:"terminal"`
+		Terminal Route `json:"terminal"`
 	} `json:"routes"`
 	ExitCodes struct {
 		OK            ExitCode `json:"ok"`

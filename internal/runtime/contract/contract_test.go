@@ -90,7 +90,7 @@ func TestLimitsAreOrdered(t *testing.T) {
 		t.Errorf("webhooks.quotaSlack %d: want a positive number of KiB (the option text says it in KiB)", s)
 	}
 	if !strings.HasPrefix(c.Cookies.HandoverPath, AuthPage("")) {
-		t.Errorf("cookies.handoverPath %q is not under routes.authPages %q", c.Cookies.HandoverPath, c.Routes.AuthPages)
+		t.Errorf("cookies.handoverPath %q is not under routes.authPages %q", c.Cookies.HandoverPath, c.Routes.AuthPages.Path)
 	}
 }
 
@@ -139,7 +139,7 @@ func TestTemplatesFillInTheUser(t *testing.T) {
 			t.Errorf("sockets.%s: want exactly one of mode and dirMode", v.Type().Field(i).Name)
 		}
 	}
-	if got := For(c.Routes.Hooks, "bob"); got != "/bob/hook/*" {
+	if got := For(c.Routes.Hooks.Path, "bob"); got != "/bob/hook/*" {
 		t.Errorf("routes.hooks for bob = %q", got)
 	}
 }

@@ -73,7 +73,7 @@ type hookEntry struct {
 // newHookReceiver opens the store of every hook under dir (dir itself is
 // created by the supervisor; its parent is read-only in the unit).
 func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
-	r := &hookReceiver{prefix: strings.TrimSuffix(contract.For(contract.Routes.Hooks, user), "*"), hooks: map[string]*hookEntry{},
+	r := &hookReceiver{prefix: strings.TrimSuffix(contract.For(contract.Routes.Hooks.Path, user), "*"), hooks: map[string]*hookEntry{},
 		slots: make(chan struct{}, c.Concurrency), wait: hookSlotWait, timeout: hookBodyTimeout,
 		readers: newReadGate(hookReadersPerClient, hookReaders, max(hookReadBudget, 2*c.MaxBody())),
 		maxBody: c.MaxBody(), log: log, wake: wake}

@@ -29,7 +29,7 @@ var pageCSP = func() string {
 // pageFuncs give the pages the contract's routes and names.
 var pageFuncs = template.FuncMap{
 	"auth":        contract.AuthPage,
-	"term":        func() string { return contract.Routes.Terminal },
+	"term":        func() string { return contract.Routes.Terminal.Path },
 	"namePattern": func() string { return contract.Names.Session.Pattern },
 }
 
@@ -69,7 +69,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	for _, e := range entries {
 		data.Sessions = append(data.Sessions, listRow{
 			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
-			Link: contract.Routes.Terminal + "/?arg=" + url.QueryEscape(e.Name),
+			Link: contract.Routes.Terminal.Path + "/?arg=" + url.QueryEscape(e.Name),
 		})
 	}
 	s.page(w, code, listPage, data)

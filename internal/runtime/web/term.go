@@ -113,7 +113,7 @@ func (s *Server) term(w http.ResponseWriter, r *http.Request) {
 	}
 	query := ""
 	name := ""
-	if ws || r.URL.Path == contract.Routes.Terminal+"/" {
+	if ws || r.URL.Path == contract.Routes.Terminal.Path+"/" {
 		var code int
 		var why string
 		name, code, why = s.sessionArg(r.URL.RawQuery)

@@ -231,8 +231,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /downloads", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/downloads/", http.StatusMovedPermanently)
 	})
-	s.mux.HandleFunc(contract.Routes.Terminal, s.term)
-	s.mux.HandleFunc(contract.Routes.Terminal+"/", s.term)
+	s.mux.HandleFunc(contract.Routes.Terminal.Path, s.term)
+	s.mux.HandleFunc(contract.Routes.Terminal.Path+"/", s.term)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusNotFound, "not found")
 	})

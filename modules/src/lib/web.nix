@@ -417,7 +417,7 @@ let
       [Service]
       ExecStart=
     ''
-    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${sock "ttyd" u.name} -W -O -a -b ${routes.terminal} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
+    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${sock "ttyd" u.name} -W -O -a -b ${routes.terminal.path} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
     + env "PATH" "${paths.env}/bin"
     + env vars.tmux.name "${paths.env}/bin/tmux";
 
@@ -507,7 +507,7 @@ let
         # user's hook listener; everything else to the auth service.
         concatStringsSep "" (
           map (u: ''
-            	handle ${forUser routes.hooks u} {
+            	handle ${forUser routes.hooks.path u} {
             		request_body {
             			max_size ${toString (hookBodyCap w.hooks.${u})}
             		}
@@ -533,7 +533,7 @@ let
         ''
         + tlsLine w.tls
         + securityHeaders w.tls
-        + "\thandle ${routes.authPages} {\n"
+        + "\thandle ${routes.authPages.path} {\n"
         + prefixLines "\t" (toPages [
           cookies.session
           (cookies.handoverPrefix + u)
@@ -545,7 +545,7 @@ let
           			request_header -${headers.user}
           			request_header -${headers.session}
           			forward_auth unix/${sockets.authVerify.path} {
-          				uri ${routes.verify}?user=${u}
+          				uri ${routes.verify.path}?user=${u}
           				${keepCookies [ cookies.session ]}
           				header_up ${headers.client} {remote_host}
           				copy_headers ${headers.user} ${headers.session}

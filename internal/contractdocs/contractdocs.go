@@ -1,0 +1,173 @@
+// Package contractdocs renders the docs' tables of the contract
+// (internal/runtime/contract): names and formats, environment variables,
+// exit codes, sockets, routes, cookies and headers, limits. Each table
+// sits in a doc between
+//
+//	<!-- BEGIN contract NAME: generated from ... -->
+//	<!-- END contract NAME -->
+//
+// and its test keeps it current (`go test ./internal/contractdocs -update`).
+// The prose around the tables is written by hand.
+package contractdocs
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+)
+
+// Block is one generated table: the doc it is in, its name and its text.
+type Block struct {
+	File string // relative to the repository root
+	Name string
+	Text string
+}
+
+// Begin and End are a block's marker lines.
+func Begin(name string) string {
+	return "<!-- BEGIN contract " + name + ": generated from internal/runtime/contract/contract.json by `go test ./internal/contractdocs -update` -->"
+}
+
+func End(name string) string { return "<!-- END contract " + name + " -->" }
+
+const (
+	runtimeDoc = "docs/runtime-contract.md"
+	webDoc     = "docs/web-contract.md"
+)
+
+// Blocks are every generated table, in a fixed order.
+func Blocks() []Block {
+	c := contract.All()
+	return []Block{
+		{runtimeDoc, "names", names(c)},
+		{runtimeDoc, "variables", variables(c)},
+		{runtimeDoc, "exit codes", exitCodes(c)},
+		{webDoc, "sockets", sockets(c)},
+		{webDoc, "routes", routes(c)},
+		{webDoc, "cookies and headers", cookiesAndHeaders(c)},
+		{webDoc, "limits", limits(c)},
+	}
+}
+
+// code is s as Markdown code (a backtick inside s gets longer fences).
+func code(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// cell escapes what a table cell cannot hold.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+type table struct {
+	b strings.Builder
+}
+
+func newTable(head ...string) *table {
+	t := &table{}
+	t.row(head...)
+	t.b.WriteString("|" + strings.Repeat("---|", len(head)) + "\n")
+	return t
+}
+
+func (t *table) row(cells ...string) {
+	t.b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+}
+
+// fields calls f with the JSON key and value of each field of struct v.
+func fields[T any](v any, f func(key string, x T)) {
+	rv := reflect.ValueOf(v)
+	for i := range rv.NumField() {
+		key, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+		f(key, rv.Field(i).Interface().(T))
+	}
+}
+
+func names(c *contract.Contract) string {
+	t := newTable("Name", "Pattern (the whole value)", "What")
+	fields(c.Names, func(key string, n contract.Name) {
+		t.row(key, code(cell(n.Pattern)), cell(n.What))
+	})
+	t.row("duration", code(cell(c.Formats.Duration.Pattern)), cell(c.Formats.Duration.What))
+	d := c.Formats.Domain
+	t.row("domain", code(cell(d.Pattern)), cell(fmt.Sprintf("%s; the host at most %d bytes", d.What, d.MaxHostLength)))
+	return t.b.String()
+}
+
+func variables(c *contract.Contract) string {
+	t := newTable("Variable", "Read by", "Meaning")
+	fields(c.Env, func(_ string, v contract.Var) {
+		t.row(code(v.Name), cell(v.Reader), cell(v.What))
+	})
+	return t.b.String()
+}
+
+func exitCodes(c *contract.Contract) string {
+	t := newTable("Code", "Meaning")
+	fields(c.ExitCodes, func(_ string, e contract.ExitCode) {
+		t.row(fmt.Sprint(e.Code), cell(e.Meaning))
+	})
+	return t.b.String()
+}
+
+func sockets(c *contract.Contract) string {
+	t := newTable("Socket (`<user>`: the agent user)", "Created by", "Mode", "Group", "Clients")
+	fields(c.Sockets, func(_ string, s contract.Socket) {
+		mode := "—"
+		switch {
+		case s.Mode != nil:
+			mode = *s.Mode + ", owner root"
+		case s.DirMode != nil:
+			mode = "in a " + *s.DirMode + " directory of its owner"
+		}
+		caddy := "root"
+		switch {
+		case s.Caddy:
+			caddy = "Caddy's (the module's drop-in sets `SocketGroup=`)"
+		case s.Mode == nil:
+			caddy = "—"
+		}
+		by := code(s.Unit)
+		if s.FDName != nil {
+			by += " (`FileDescriptorName=" + *s.FDName + "`)"
+		}
+		t.row(code(s.Path), by, mode, caddy, cell(s.Clients))
+	})
+	return t.b.String()
+}
+
+func routes(c *contract.Contract) string {
+	t := newTable("Route", "What")
+	fields(c.Routes, func(_ string, r contract.Route) {
+		t.row(code(r.Path), cell(r.What))
+	})
+	return t.b.String()
+}
+
+func cookiesAndHeaders(c *contract.Contract) string {
+	t := newTable("Name", "What")
+	t.row(code(c.Cookies.Session), "cookie: the login session on every origin (`__Host-`: no `Domain`)")
+	t.row(code(c.Cookies.HandoverPrefix+"<user>"), fmt.Sprintf("cookie: binds a hand-over code for `<user>` to the browser the box origin gave it to (`Domain=D`, `Path=%s`)", c.Cookies.HandoverPath))
+	t.row(code(c.Headers.User), "header: the verified agent user; Caddy's `forward_auth` copies it, after removing a client's")
+	t.row(code(c.Headers.Session), "header: the verified login session's id; copied like the user")
+	t.row(code(c.Headers.Client), "header: the client address Caddy saw (`{remote_host}`), for the limits and the failed-login line")
+	return t.b.String()
+}
+
+func limits(c *contract.Contract) string {
+	t := newTable("Setting", "Default", "Accepted")
+	w, h := c.Web, c.Webhooks
+	t.row("`web.sessionLifetime`", code(w.SessionLifetime.Default), "a duration of at least "+code(w.SessionLifetime.Min))
+	t.row("`web.idleTimeout`", code(w.IdleTimeout.Default), "a duration of at least "+code(w.IdleTimeout.Min))
+	iv := w.TerminalCheckInterval
+	t.row("`web.terminalCheckInterval`", code(iv.Default), fmt.Sprintf("a duration from %s to %s", code(iv.Min), code(iv.Max)))
+	t.row("`web.webhookConcurrency`", fmt.Sprint(h.Concurrency.Default), fmt.Sprintf("%d to %d", h.Concurrency.Min, h.Concurrency.Max))
+	t.row("`webhooks.<name>.maxBodySize`", fmt.Sprint(h.MaxBodySize.Default), fmt.Sprintf("%d to %d bytes", h.MaxBodySize.Min, h.MaxBodySize.Max))
+	t.row("`webhooks.<name>.quota`", "(the option's)", fmt.Sprintf("at least 2 × `maxBodySize` + %d bytes", h.QuotaSlack))
+	t.row("`webhooks.<name>.retention`", "(the option's)", "a duration of at least "+code(h.RetentionMin))
+	t.row("`webhooks.<name>.notify`", "`null`", fmt.Sprintf("at most %d bytes, no control characters", h.NotifyMaxBytes))
+	return t.b.String()
+}
