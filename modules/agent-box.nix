@@ -3352,7 +3352,7 @@ in
           	if errors.Is(e.Err, syscall.EACCES) {
           		return "the control socket is root's: run 'agent-box web revoke' as root"
           	}
-          	return "the auth service may not run: see 'systemctl status " + contract.Sockets.AuthControl.Unit + " agent-box-auth.service'"
+          	return "the auth service may not run: see 'systemctl status " + contract.Sockets.AuthControl.Unit + " " + contract.Units.Auth + "'"
           }
 
           // Revoke asks the auth service on socket to end every session of login
@@ -12596,7 +12596,7 @@ in
           // openHooks opens every hook's folder and sets up the waker.
           func (s *Server) openHooks() error {
           	if _, err := os.Stat(s.cfg.HooksDir); errors.Is(err, os.ErrNotExist) {
-          		return fmt.Errorf("webhooks: %s does not exist yet: agent-box@<user>.service creates it at start (start it, then this daemon)", s.cfg.HooksDir)
+          		return fmt.Errorf("webhooks: %s does not exist yet: %s creates it at start (start it, then this daemon)", s.cfg.HooksDir, contract.For(contract.Units.Supervisor, s.cfg.User))
           	} else if err != nil {
           		return fmt.Errorf("webhooks: %w", err)
           	}
@@ -14209,7 +14209,7 @@ in
     };
     systemd.services.caddy.serviceConfig = mkIf n.web.enable {
       RuntimeDirectory = "caddy";
-      RuntimeDirectoryMode = "0700";
+      RuntimeDirectoryMode = agentBox.contract.sockets.caddyAdmin.dirMode;
     };
     networking.firewall.allowedTCPPorts = mkIf (n.web.enable && n.web.openFirewall) (
       [ n.web.port ] ++ optional (n.web.tls == "acme") 80

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/scenarios"
 	"github.com/agent-box/agent-box/internal/vmtest"
 )
@@ -56,9 +57,9 @@ agent-box is running: %s
   alice's webhook "ci" starts her stopped session inbox and types into it a
   command that reads the delivery (secret from tests/scenarios/demo-hooks):
     printf '%%s\n' %s >/tmp/ci.hook
-    python3 tests/scenarios/hookclient.py send %salice/hook/ci /tmp/ci.hook '{"hello":"agent"}'
+    python3 tests/scenarios/hookclient.py send %s /tmp/ci.hook '{"hello":"agent"}'
 Ctrl-C stops it (the guest's disk is a fresh copy each run).
-`, vmtest.DemoURL, logins(g.Demo.Logins), hookSecret(g.Demo.Hooks, "alice-ci.hook"), vmtest.DemoURL)
+`, vmtest.DemoURL, logins(g.Demo.Logins), hookSecret(g.Demo.Hooks, "alice-ci.hook"), hookURL("alice", "ci"))
 	if g.Accel == "tcg" {
 		fmt.Println("The guest is emulated (no KVM here): a login hashes 600,000 PBKDF2 rounds, which")
 		fmt.Println("takes seconds instead of the ~0.2 s it takes on real hardware.")
@@ -105,7 +106,7 @@ func runChecks(ctx context.Context, root string, g *vmtest.Guest) error {
 	jar := filepath.Join(tmp, "jar.json")
 	run := func(want string, name string, args ...string) error {
 		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Env = append(os.Environ(), "AGENT_BOX_WEB_DOMAIN=box.localhost:8443")
+		cmd.Env = append(os.Environ(), contract.Env.WebDomain.Name+"=box.localhost:8443")
 		out, err := cmd.CombinedOutput()
 		fmt.Printf("demo-check: %s\n", strings.Join(args[1:min(3, len(args))], " "))
 		if err != nil || !strings.Contains(string(out), want) {
@@ -130,7 +131,7 @@ func runChecks(ctx context.Context, root string, g *vmtest.Guest) error {
 		return err
 	}
 	if err := run("status 202", "python3", filepath.Join(root, "tests/scenarios/hookclient.py"), "send",
-		vmtest.DemoURL+"alice/hook/ci", secret, fmt.Sprintf(`{"hello":"demo-check %d"}`, n)); err != nil {
+		hookURL("alice", "ci"), secret, fmt.Sprintf(`{"hello":"demo-check %d"}`, n)); err != nil {
 		return err
 	}
 	logs := filepath.Join(vmtest.CacheDir(), "logs")
@@ -144,4 +145,9 @@ func runChecks(ctx context.Context, root string, g *vmtest.Guest) error {
 		return fmt.Errorf("the browser test failed (%v); screenshot %s", err, shot)
 	}
 	return nil
+}
+
+// hookURL is the demo's URL of user's webhook name (the contract's route).
+func hookURL(user, name string) string {
+	return strings.TrimSuffix(vmtest.DemoURL, "/") + strings.TrimSuffix(contract.For(contract.Routes.Hooks.Path, user), "*") + name
 }

@@ -207,7 +207,7 @@ in
     };
     systemd.services.caddy.serviceConfig = mkIf n.web.enable {
       RuntimeDirectory = "caddy";
-      RuntimeDirectoryMode = "0700";
+      RuntimeDirectoryMode = agentBox.contract.sockets.caddyAdmin.dirMode;
     };
     networking.firewall.allowedTCPPorts = mkIf (n.web.enable && n.web.openFirewall) (
       [ n.web.port ] ++ optional (n.web.tls == "acme") 80

@@ -37,7 +37,7 @@ func (e *UnreachableError) Hint() string {
 	if errors.Is(e.Err, syscall.EACCES) {
 		return "the control socket is root's: run 'agent-box web revoke' as root"
 	}
-	return "the auth service may not run: see 'systemctl status " + contract.Sockets.AuthControl.Unit + " agent-box-auth.service'"
+	return "the auth service may not run: see 'systemctl status " + contract.Sockets.AuthControl.Unit + " " + contract.Units.Auth + "'"
 }
 
 // Revoke asks the auth service on socket to end every session of login

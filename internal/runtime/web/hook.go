@@ -337,7 +337,7 @@ func notifyText(notify, id, path string) string {
 // openHooks opens every hook's folder and sets up the waker.
 func (s *Server) openHooks() error {
 	if _, err := os.Stat(s.cfg.HooksDir); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("webhooks: %s does not exist yet: agent-box@<user>.service creates it at start (start it, then this daemon)", s.cfg.HooksDir)
+		return fmt.Errorf("webhooks: %s does not exist yet: %s creates it at start (start it, then this daemon)", s.cfg.HooksDir, contract.For(contract.Units.Supervisor, s.cfg.User))
 	} else if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
