@@ -544,8 +544,9 @@ let
             },
             "formats": {
               "duration": {
-                "pattern": "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+",
-                "what": "a Go duration in hours, minutes, seconds or milliseconds, such as \"168h\", \"1h30m\" or \"1.5s\""
+                "pattern": "([0-9]{1,12}(\\.[0-9]+)?(h|m|s|ms))+",
+                "max": "2562047h",
+                "what": "a Go duration in hours, minutes, seconds or milliseconds (each number at most 12 digits; at most 2562047h in all), such as \"168h\", \"1h30m\" or \"1.5s\""
               },
               "domain": {
                 "pattern": "([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?(:[1-9][0-9]{0,4})?",
@@ -591,9 +592,17 @@ let
               "handoverPath": "/auth/handover"
             },
             "headers": {
+              "prefix": "X-Agent-Box-",
               "user": "X-Agent-Box-User",
               "session": "X-Agent-Box-Session",
               "client": "X-Agent-Box-Client"
+            },
+            "credentials": {
+              "loginPrefix": "login-",
+              "hookPrefix": "hook-"
+            },
+            "logs": {
+              "failedLogin": "agent-box-auth: login failed"
             },
             "units": {
               "supervisor": "agent-box@<user>.service",
@@ -1074,6 +1083,7 @@ let
     units
     ;
   hookLimits = contract.webhooks;
+  creds = contract.credentials;
 
   prefix = "services.agent-box.web";
 
@@ -1160,9 +1170,15 @@ let
     in
     s != null && s >= durationSeconds min;
 
-  # A duration durationRe accepts -> its seconds (a float or an int); null
-  # for anything else.
+  # A duration durationRe accepts, up to the format's max -> its seconds (a
+  # float or an int); null for anything else.
   durationSeconds =
+    d:
+    let
+      s = rawSeconds d;
+    in
+    if s == null || s > rawSeconds contract.formats.duration.max then null else s;
+  rawSeconds =
     d:
     let
       unit = {
@@ -1215,7 +1231,7 @@ let
         }
         {
           assertion = match nameRe h.session != null;
-          message = "${where}.${show h.name}.session = ${show h.session}: session names use letters, digits, '_' and '-' (1 to 64).";
+          message = "${where}.${show h.name}.session = ${show h.session}: session names must match ${nameRe}.";
         }
         {
           assertion =
@@ -1371,7 +1387,7 @@ let
     ''
     + env vars.authConfig.name paths.authConfig
     + concatStringsSep "" (
-      map (l: systemd.line "LoadCredential" "login-${l.name}:${l.hashedPasswordFile}") w.logins
+      map (l: systemd.line "LoadCredential" "${creds.loginPrefix}${l.name}:${l.hashedPasswordFile}") w.logins
     );
 
   # The socket drop-in that gives Caddy's group access.
@@ -1408,7 +1424,7 @@ let
         env vars.hooks.name hooksConfig
         + systemd.line "Sockets" "${forUser sockets.web.unit u.name} ${forUser sockets.hook.unit u.name}"
         + concatStringsSep "" (
-          map (h: systemd.line "LoadCredential" "hook-${h.name}:${h.secretFile}") hs
+          map (h: systemd.line "LoadCredential" "${creds.hookPrefix}${h.name}:${h.secretFile}") hs
         )
         + ''
 
@@ -1477,19 +1493,19 @@ let
   # bounds (contract).
   checkInterval = contract.web.terminalCheckInterval;
   keepCookies =
-    names:
+    cookieNames:
     let
       checked = map (
         n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${show n} needs regexp escaping"
-      ) names;
+      ) cookieNames;
       groups = concatStringsSep "" (map (n: "(${n}=[^;]*)|") checked);
-      refs = concatStringsSep "" (builtins.genList (i: "$" + toString (i + 1)) (length names));
+      refs = concatStringsSep "" (builtins.genList (i: "$" + toString (i + 1)) (length cookieNames));
     in
     "header_up Cookie \"(?:^|;) *(?:${groups}[^;]*)\" \";${refs}\"";
 
-  toPages = names: ''
+  toPages = cookieNames: ''
     	reverse_proxy unix/${sockets.authPages.path} {
-    		${keepCookies names}
+    		${keepCookies cookieNames}
     		header_up ${headers.client} {remote_host}
     	}
   '';
@@ -1790,7 +1806,7 @@ let
   sessionChecks = n: path: u: concatMap (s: [
     {
       assertion = matches nameRe s.name;
-      message = "${path}.sessions.${show s.name}: session names use letters, digits, '_' and '-' (1 to 64).";
+      message = "${path}.sessions.${show s.name}: session names must match ${nameRe}.";
     }
     {
       assertion = hasAttr s.agent n.agents;
@@ -1992,7 +2008,7 @@ in
 
     [Definition]
     _daemon = agent-box
-    failregex = ^%(__prefix_line)sagent-box-auth: login failed login=(?:${contract.names.login.pattern}|-) addr=(?:<IP4>|<IP6>/(?P<cidr>64))$
+    failregex = ^%(__prefix_line)s${contract.logs.failedLogin} login=(?:${contract.names.login.pattern}|-) addr=(?:<IP4>|<IP6>/(?P<cidr>64))$
     ignoreregex =
     journalmatch = _SYSTEMD_UNIT=${contract.units.auth}
   '';
@@ -3735,6 +3751,7 @@ in
           // whyNotDomain says in words what is wrong with a domain the contract
           // refuses (its verdict is the contract's alone).
           func whyNotDomain(d string) error {
+          	f := &contract.Formats.Domain
           	if d == "" {
           		return errors.New("domain is empty")
           	}
@@ -3742,12 +3759,12 @@ in
           	if i := strings.LastIndexByte(d, ':'); i >= 0 {
           		host, port = d[:i], d[i+1:]
           		n, err := strconv.Atoi(port)
-          		if err != nil || n < 1 || n > 65535 || port[0] == '0' || port == "443" {
-          			return fmt.Errorf("domain %q: the port must be 1-65535 without leading zeros, and 443 is left out (browsers omit it)", d)
+          		if err != nil || n < 1 || n > f.MaxPort || port[0] == '0' || n == f.DefaultPort {
+          			return fmt.Errorf("domain %q: the port must be 1-%d without leading zeros, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
           		}
           	}
           	labels := strings.Split(host, ".")
-          	if len(host) > 253 || len(labels) < 2 {
+          	if len(host) > f.MaxHostLength || len(labels) < 2 {
           		return fmt.Errorf("domain %q: want a host name of at least two labels, with an optional :port", d)
           	}
           	for _, l := range labels {
@@ -3768,10 +3785,10 @@ in
           		return nil
           	}
           	if credDir == "" {
-          		return &ConfigError{Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=login-<L>:...)")}
+          		return &ConfigError{Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=" + contract.Creds.LoginPrefix + "<L>:...)")}
           	}
           	for name := range c.Logins {
-          		p := filepath.Join(credDir, "login-"+name)
+          		p := filepath.Join(credDir, contract.Creds.LoginPrefix+name)
           		data, err := userfile.Read(p, credentialLimit)
           		if err != nil {
           			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
@@ -4400,6 +4417,7 @@ in
           	"sync"
 
           	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           )
 
@@ -4420,7 +4438,7 @@ in
           // IPv4 address, an IPv6 /64, a loopback address or "-". Both fields are
           // validated, so nothing else a client sends reaches it.
           func failedLoginLine(login, addr string) string {
-          	return fmt.Sprintf("agent-box-auth: login failed login=%s addr=%s\n", logName(login), addr)
+          	return fmt.Sprintf("%s login=%s addr=%s\n", contract.Logs.FailedLogin, logName(login), addr)
           }
 
           // logger writes whole lines to the service's stderr (the journal).
@@ -6101,7 +6119,7 @@ in
           type configError interface{ ConfigError() bool }
 
           // helpText is the usage and, from the contract, the exit codes.
-          var helpText = usageText + exitCodesText()
+          var helpText = usageText + "session names: " + contract.Names.Session.Pattern + ";  env keys: [A-Za-z_][A-Za-z0-9_]*\n\nexit codes:\n" + exitCodesText()
 
           const usageText = `usage: agent-box COMMAND [ARGS]
 
@@ -6126,9 +6144,6 @@ in
             version                                      print the version
             help                                         print this help
 
-          session names: 1-64 of A-Z a-z 0-9 _ -;  env keys: [A-Za-z_][A-Za-z0-9_]*
-
-          exit codes:
           `
 
           // exitCodesText lists every exit code of the contract, one per line.
@@ -6730,6 +6745,7 @@ in
           	"encoding/json"
           	"fmt"
           	"io"
+          	"reflect"
           	"regexp"
           	"strconv"
           	"strings"
@@ -6848,8 +6864,12 @@ in
           	Formats struct {
           		// Duration is what a duration setting may hold: Go durations in
           		// the units Nix's check reads too.
-          		Duration Name `json:"duration"`
-          		Domain   struct {
+          		Duration struct {
+          			Name
+          			// Max is the longest duration (Go's own limit, rounded down).
+          			Max string `json:"max"`
+          		} `json:"duration"`
+          		Domain struct {
           			Name
           			MaxHostLength int `json:"maxHostLength"`
           			MaxPort       int `json:"maxPort"`
@@ -6875,10 +6895,24 @@ in
           	} `json:"webhooks"`
           	Cookies CookieNames `json:"cookies"`
           	Headers struct {
+          		// Prefix starts every header of the box's own; the web daemon
+          		// removes every header with it before ttyd.
+          		Prefix  string `json:"prefix"`
           		User    string `json:"user"`
           		Session string `json:"session"`
           		Client  string `json:"client"`
           	} `json:"headers"`
+          	Credentials struct {
+          		// LoginPrefix + L is login L's systemd credential (its hash);
+          		// HookPrefix + N is hook N's (its secret).
+          		LoginPrefix string `json:"loginPrefix"`
+          		HookPrefix  string `json:"hookPrefix"`
+          	} `json:"credentials"`
+          	Logs struct {
+          		// FailedLogin starts the auth service's failed-login line, which
+          		// fail2ban's filter reads: "<FailedLogin> login=<L> addr=<A>".
+          		FailedLogin string `json:"failedLogin"`
+          	} `json:"logs"`
           	Units struct {
           		// Supervisor is an agent user's supervisor (and, today, its
           		// tmux server's) unit.
@@ -6954,6 +6988,8 @@ in
           	Webhooks  = &c.Webhooks
           	Cookies   = &c.Cookies
           	Headers   = &c.Headers
+          	Creds     = &c.Credentials
+          	Logs      = &c.Logs
           	Units     = &c.Units
           	Dirs      = &c.Dirs
           	Sockets   = &c.Sockets
@@ -6978,23 +7014,47 @@ in
           	if _, err := dec.Token(); err != io.EOF {
           		return nil, errTrailing
           	}
-          	for _, n := range []*Name{&k.Formats.Duration, &k.Formats.Domain.Name, &k.Names.User, &k.Names.WebUser, &k.Names.Login, &k.Names.Session, &k.Names.Hook, &k.Names.WebSessionID} {
-          		re, err := regexp.Compile("^(?:" + n.Pattern + ")$")
-          		if err != nil {
-          			return nil, err
-          		}
-          		n.re = re
+          	if err := compile(reflect.ValueOf(&k).Elem()); err != nil {
+          		return nil, err
           	}
           	return &k, nil
+          }
+
+          // compile compiles the pattern of every Name in v, however deep.
+          func compile(v reflect.Value) error {
+          	if n, ok := v.Addr().Interface().(*Name); ok {
+          		re, err := regexp.Compile("^(?:" + n.Pattern + ")$")
+          		if err != nil {
+          			return fmt.Errorf("%q: %w", n.Pattern, err)
+          		}
+          		n.re = re
+          		return nil
+          	}
+          	if v.Kind() != reflect.Struct {
+          		return nil
+          	}
+          	for i := range v.NumField() {
+          		if v.Type().Field(i).IsExported() {
+          			if err := compile(v.Field(i)); err != nil {
+          				return err
+          			}
+          		}
+          	}
+          	return nil
           }
 
           // ParseDuration parses a duration setting: the contract's duration
           // format (which Nix checks too), then time.ParseDuration.
           func ParseDuration(s string) (time.Duration, error) {
-          	if !c.Formats.Duration.Match(s) {
-          		return 0, fmt.Errorf("%q is not %s", s, c.Formats.Duration.What)
+          	f := &c.Formats.Duration
+          	if !f.Match(s) {
+          		return 0, fmt.Errorf("%q is not %s", s, f.What)
           	}
-          	return time.ParseDuration(s)
+          	d, err := time.ParseDuration(s)
+          	if max, _ := time.ParseDuration(f.Max); err != nil || d > max {
+          		return 0, fmt.Errorf("%q is not %s", s, f.What)
+          	}
+          	return d, nil
           }
 
           // CheckDomain checks the box's domain D as the module's assertion does.
@@ -7056,8 +7116,9 @@ in
             },
             "formats": {
               "duration": {
-                "pattern": "([0-9]+(\\.[0-9]+)?(h|m|s|ms))+",
-                "what": "a Go duration in hours, minutes, seconds or milliseconds, such as \"168h\", \"1h30m\" or \"1.5s\""
+                "pattern": "([0-9]{1,12}(\\.[0-9]+)?(h|m|s|ms))+",
+                "max": "2562047h",
+                "what": "a Go duration in hours, minutes, seconds or milliseconds (each number at most 12 digits; at most 2562047h in all), such as \"168h\", \"1h30m\" or \"1.5s\""
               },
               "domain": {
                 "pattern": "([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?(:[1-9][0-9]{0,4})?",
@@ -7103,9 +7164,17 @@ in
               "handoverPath": "/auth/handover"
             },
             "headers": {
+              "prefix": "X-Agent-Box-",
               "user": "X-Agent-Box-User",
               "session": "X-Agent-Box-Session",
               "client": "X-Agent-Box-Client"
+            },
+            "credentials": {
+              "loginPrefix": "login-",
+              "hookPrefix": "hook-"
+            },
+            "logs": {
+              "failedLogin": "agent-box-auth: login failed"
             },
             "units": {
               "supervisor": "agent-box@<user>.service",
@@ -7912,7 +7981,7 @@ in
           }
 
           // CredentialName is the systemd credential holding hook name's secret.
-          func CredentialName(name string) string { return "hook-" + name }
+          func CredentialName(name string) string { return contract.Creds.HookPrefix + name }
 
           // Load reads the configuration file path and each hook's secret from
           // credDir ($CREDENTIALS_DIRECTORY). Every problem is an error naming the
@@ -7955,7 +8024,7 @@ in
           			return Config{}, fmt.Errorf("%s: maxBodySize %d is not between %d and %d bytes", where, h.MaxBody, mb.Min, mb.Max)
           		}
           		if h.Quota < MinQuota(h.MaxBody) {
-          			return Config{}, fmt.Errorf("%s: quota %d is smaller than %d (twice maxBodySize %d, and 64 KiB): a delivery of the largest size might not fit", where, h.Quota, MinQuota(h.MaxBody), h.MaxBody)
+          			return Config{}, fmt.Errorf("%s: quota %d is smaller than %d (twice maxBodySize %d, and %d bytes): a delivery of the largest size might not fit", where, h.Quota, MinQuota(h.MaxBody), h.MaxBody, contract.Webhooks.QuotaSlack)
           		}
           		if h.Retention, err = contract.ParseDuration(fh.Retention); err != nil || h.Retention < retentionMin {
           			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least %s", where, escape.Quote(fh.Retention, 40), contract.Webhooks.RetentionMin)
@@ -8977,7 +9046,7 @@ in
           // CheckName returns an error wrapping ErrInvalidName for an invalid name.
           func CheckName(name string) error {
           	if !ValidName(name) {
-          		return fmt.Errorf("%w %s (want 1-64 of A-Z a-z 0-9 _ -)", ErrInvalidName, quote(name))
+          		return fmt.Errorf("%w %s (want %s)", ErrInvalidName, quote(name), contract.Names.Session.Pattern)
           	}
           	return nil
           }
@@ -13882,8 +13951,8 @@ in
           	if c.Domain == "" {
           		return configErrorf("web serve: %s is unset (the box's domain, for example box.example.com)", EnvDomain)
           	}
-          	if contract.CheckDomain(c.Domain) != nil {
-          		return configErrorf("web serve: %s=%s is not a host name with an optional port", EnvDomain, escape.Quote(c.Domain, 256))
+          	if err := contract.CheckDomain(c.Domain); err != nil {
+          		return configErrorf("web serve: %s: %v", EnvDomain, err)
           	}
           	if c.User == "" || strings.ContainsAny(c.User, "/:") || escape.String(c.User) != c.User {
           		return configErrorf("web serve: user name %s cannot name an origin", escape.Quote(c.User, 64))
@@ -14010,7 +14079,7 @@ in
           // headers of our own (identity, session, client address).
           func strip(h http.Header) {
           	for k := range h {
-          		if len(k) >= len("X-Agent-Box-") && strings.EqualFold(k[:len("X-Agent-Box-")], "X-Agent-Box-") {
+          		if p := contract.Headers.Prefix; len(k) >= len(p) && strings.EqualFold(k[:len(p)], p) {
           			delete(h, k)
           		}
           	}

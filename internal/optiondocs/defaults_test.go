@@ -13,9 +13,9 @@ import (
 // for each web duration is the default the runtime applies when the value
 // is absent, so the option reference (generated from the declarations)
 // states what a host that sets nothing gets. The golden web configuration
-// and the VM tier use shorter values; these are the production ones. (The
-// terminal check interval's default comes from the contract on both sides:
-// this guards the wiring, not a second copy.)
+// and the VM tier use shorter values; these are the production ones. (All
+// three defaults come from the contract on both sides: this guards the
+// wiring of the options and the runtime to it, not a second copy.)
 func TestTheWebDurationsDefaultToTheRuntimes(t *testing.T) {
 	defaults := map[string]json.RawMessage{}
 	for _, e := range declared(t) {

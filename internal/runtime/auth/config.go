@@ -238,6 +238,7 @@ var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // whyNotDomain says in words what is wrong with a domain the contract
 // refuses (its verdict is the contract's alone).
 func whyNotDomain(d string) error {
+	f := &contract.Formats.Domain
 	if d == "" {
 		return errors.New("domain is empty")
 	}
@@ -245,12 +246,12 @@ func whyNotDomain(d string) error {
 	if i := strings.LastIndexByte(d, ':'); i >= 0 {
 		host, port = d[:i], d[i+1:]
 		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 || port[0] == '0' || port == "443" {
-			return fmt.Errorf("domain %q: the port must be 1-65535 without leading zeros, and 443 is left out (browsers omit it)", d)
+		if err != nil || n < 1 || n > f.MaxPort || port[0] == '0' || n == f.DefaultPort {
+			return fmt.Errorf("domain %q: the port must be 1-%d without leading zeros, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
 		}
 	}
 	labels := strings.Split(host, ".")
-	if len(host) > 253 || len(labels) < 2 {
+	if len(host) > f.MaxHostLength || len(labels) < 2 {
 		return fmt.Errorf("domain %q: want a host name of at least two labels, with an optional :port", d)
 	}
 	for _, l := range labels {
@@ -271,10 +272,10 @@ func (c *Config) loadHashes(credDir string) error {
 		return nil
 	}
 	if credDir == "" {
-		return &ConfigError{Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=login-<L>:...)")}
+		return &ConfigError{Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=" + contract.Creds.LoginPrefix + "<L>:...)")}
 	}
 	for name := range c.Logins {
-		p := filepath.Join(credDir, "login-"+name)
+		p := filepath.Join(credDir, contract.Creds.LoginPrefix+name)
 		data, err := userfile.Read(p, credentialLimit)
 		if err != nil {
 			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}

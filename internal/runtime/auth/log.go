@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 )
 
@@ -28,7 +29,7 @@ func logName(login string) string {
 // IPv4 address, an IPv6 /64, a loopback address or "-". Both fields are
 // validated, so nothing else a client sends reaches it.
 func failedLoginLine(login, addr string) string {
-	return fmt.Sprintf("agent-box-auth: login failed login=%s addr=%s\n", logName(login), addr)
+	return fmt.Sprintf("%s login=%s addr=%s\n", contract.Logs.FailedLogin, logName(login), addr)
 }
 
 // logger writes whole lines to the service's stderr (the journal).

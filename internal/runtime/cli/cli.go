@@ -55,7 +55,7 @@ var (
 type configError interface{ ConfigError() bool }
 
 // helpText is the usage and, from the contract, the exit codes.
-var helpText = usageText + exitCodesText()
+var helpText = usageText + "session names: " + contract.Names.Session.Pattern + ";  env keys: [A-Za-z_][A-Za-z0-9_]*\n\nexit codes:\n" + exitCodesText()
 
 const usageText = `usage: agent-box COMMAND [ARGS]
 
@@ -80,9 +80,6 @@ commands:
   version                                      print the version
   help                                         print this help
 
-session names: 1-64 of A-Z a-z 0-9 _ -;  env keys: [A-Za-z_][A-Za-z0-9_]*
-
-exit codes:
 `
 
 // exitCodesText lists every exit code of the contract, one per line.

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -135,8 +136,12 @@ type Contract struct {
 	Formats struct {
 		// Duration is what a duration setting may hold: Go durations in
 		// the units Nix's check reads too.
-		Duration Name `json:"duration"`
-		Domain   struct {
+		Duration struct {
+			Name
+			// Max is the longest duration (Go's own limit, rounded down).
+			Max string `json:"max"`
+		} `json:"duration"`
+		Domain struct {
 			Name
 			MaxHostLength int `json:"maxHostLength"`
 			MaxPort       int `json:"maxPort"`
@@ -162,10 +167,24 @@ type Contract struct {
 	} `json:"webhooks"`
 	Cookies CookieNames `json:"cookies"`
 	Headers struct {
+		// Prefix starts every header of the box's own; the web daemon
+		// removes every header with it before ttyd.
+		Prefix  string `json:"prefix"`
 		User    string `json:"user"`
 		Session string `json:"session"`
 		Client  string `json:"client"`
 	} `json:"headers"`
+	Credentials struct {
+		// LoginPrefix + L is login L's systemd credential (its hash);
+		// HookPrefix + N is hook N's (its secret).
+		LoginPrefix string `json:"loginPrefix"`
+		HookPrefix  string `json:"hookPrefix"`
+	} `json:"credentials"`
+	Logs struct {
+		// FailedLogin starts the auth service's failed-login line, which
+		// fail2ban's filter reads: "<FailedLogin> login=<L> addr=<A>".
+		FailedLogin string `json:"failedLogin"`
+	} `json:"logs"`
 	Units struct {
 		// Supervisor is an agent user's supervisor (and, today, its
 		// tmux server's) unit.
@@ -241,6 +260,8 @@ var (
 	Webhooks  = &c.Webhooks
 	Cookies   = &c.Cookies
 	Headers   = &c.Headers
+	Creds     = &c.Credentials
+	Logs      = &c.Logs
 	Units     = &c.Units
 	Dirs      = &c.Dirs
 	Sockets   = &c.Sockets
@@ -265,23 +286,47 @@ func Parse(data []byte) (*Contract, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errTrailing
 	}
-	for _, n := range []*Name{&k.Formats.Duration, &k.Formats.Domain.Name, &k.Names.User, &k.Names.WebUser, &k.Names.Login, &k.Names.Session, &k.Names.Hook, &k.Names.WebSessionID} {
-		re, err := regexp.Compile("^(?:" + n.Pattern + ")$")
-		if err != nil {
-			return nil, err
-		}
-		n.re = re
+	if err := compile(reflect.ValueOf(&k).Elem()); err != nil {
+		return nil, err
 	}
 	return &k, nil
+}
+
+// compile compiles the pattern of every Name in v, however deep.
+func compile(v reflect.Value) error {
+	if n, ok := v.Addr().Interface().(*Name); ok {
+		re, err := regexp.Compile("^(?:" + n.Pattern + ")$")
+		if err != nil {
+			return fmt.Errorf("%q: %w", n.Pattern, err)
+		}
+		n.re = re
+		return nil
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := range v.NumField() {
+		if v.Type().Field(i).IsExported() {
+			if err := compile(v.Field(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ParseDuration parses a duration setting: the contract's duration
 // format (which Nix checks too), then time.ParseDuration.
 func ParseDuration(s string) (time.Duration, error) {
-	if !c.Formats.Duration.Match(s) {
-		return 0, fmt.Errorf("%q is not %s", s, c.Formats.Duration.What)
+	f := &c.Formats.Duration
+	if !f.Match(s) {
+		return 0, fmt.Errorf("%q is not %s", s, f.What)
 	}
-	return time.ParseDuration(s)
+	d, err := time.ParseDuration(s)
+	if max, _ := time.ParseDuration(f.Max); err != nil || d > max {
+		return 0, fmt.Errorf("%q is not %s", s, f.What)
+	}
+	return d, nil
 }
 
 // CheckDomain checks the box's domain D as the module's assertion does.

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -44,20 +45,86 @@ func TestEveryStringIsSet(t *testing.T) {
 	walk("contract", reflect.ValueOf(c))
 }
 
-// TestPatternsAreInTheSharedSubset: every pattern is one that RE2 and
-// Nix's builtins.match (POSIX extended) read alike: no Perl classes, no
-// lazy or possessive quantifiers, no anchors (Nix matches the whole
-// string), no non-capturing groups. What each accepts is checked on both
-// sides by the shared case table (internal/contractcases).
-func TestPatternsAreInTheSharedSubset(t *testing.T) {
-	bad := regexp.MustCompile(`\\[dwsDWSbB]|\(\?|[*+?}]\?|[*+}]\+|\^|\$`)
-	v := reflect.ValueOf(c.Names)
-	for i := range v.NumField() {
-		n := v.Field(i).Interface().(Name)
-		if m := bad.FindString(n.Pattern); m != "" {
-			t.Errorf("names.%s: %q uses %q, which RE2 and POSIX ERE read differently", v.Type().Field(i).Name, n.Pattern, m)
+// names calls f with the key path and value of every Name in the contract.
+func names(f func(path string, n Name)) {
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		if n, ok := v.Interface().(Name); ok {
+			f(path, n)
+			return
+		}
+		if v.Kind() != reflect.Struct {
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				walk(path+"."+v.Type().Field(i).Name, v.Field(i))
+			}
 		}
 	}
+	walk("contract", reflect.ValueOf(c))
+}
+
+// TestPatternsAreInTheSharedSubset: every pattern (names and formats) is
+// one that RE2 and Nix's builtins.match (POSIX extended) read alike: no
+// Perl classes, no lazy or possessive quantifiers, no anchors (Nix matches
+// the whole string), no non-capturing groups, no backslash inside a
+// bracket expression (a literal in POSIX, an escape in RE2). What each
+// accepts is checked on both sides by the shared case table
+// (internal/contractcases).
+func TestPatternsAreInTheSharedSubset(t *testing.T) {
+	bad := regexp.MustCompile(`\\[dwsDWSbB]|\(\?|[*+?}]\?|[*+}]\+|\^|\$|\[[^\]]*\\`)
+	count := 0
+	names(func(path string, n Name) {
+		count++
+		if m := bad.FindString(n.Pattern); m != "" {
+			t.Errorf("%s: %q uses %q, which RE2 and POSIX ERE read differently", path, n.Pattern, m)
+		}
+		if n.re == nil {
+			t.Errorf("%s: not compiled", path)
+		}
+	})
+	if count < 8 {
+		t.Errorf("only %d patterns", count)
+	}
+}
+
+// TestEveryFieldIsInTheFile: a key the file lacks would decode as an
+// empty value silently; every field the Go side reads is in the file.
+func TestEveryFieldIsInTheFile(t *testing.T) {
+	var file map[string]any
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, typ reflect.Type, v any)
+	walk = func(path string, typ reflect.Type, v any) {
+		if typ.Kind() != reflect.Struct {
+			return
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Errorf("%s: want an object", path)
+			return
+		}
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			if f.Anonymous {
+				walk(path, f.Type, v)
+				continue
+			}
+			key := strings.Split(f.Tag.Get("json"), ",")[0]
+			sub, ok := m[key]
+			if !ok {
+				t.Errorf("%s.%s: missing from contract.json", path, key)
+				continue
+			}
+			walk(path+"."+key, f.Type, sub)
+		}
+	}
+	walk("contract", reflect.TypeOf(c), file)
 }
 
 // TestLimitsAreOrdered: every range has 0 < min <= default <= max, the

@@ -107,7 +107,7 @@ type fileConfig struct {
 }
 
 // CredentialName is the systemd credential holding hook name's secret.
-func CredentialName(name string) string { return "hook-" + name }
+func CredentialName(name string) string { return contract.Creds.HookPrefix + name }
 
 // Load reads the configuration file path and each hook's secret from
 // credDir ($CREDENTIALS_DIRECTORY). Every problem is an error naming the
@@ -150,7 +150,7 @@ func Load(path, credDir string) (Config, error) {
 			return Config{}, fmt.Errorf("%s: maxBodySize %d is not between %d and %d bytes", where, h.MaxBody, mb.Min, mb.Max)
 		}
 		if h.Quota < MinQuota(h.MaxBody) {
-			return Config{}, fmt.Errorf("%s: quota %d is smaller than %d (twice maxBodySize %d, and 64 KiB): a delivery of the largest size might not fit", where, h.Quota, MinQuota(h.MaxBody), h.MaxBody)
+			return Config{}, fmt.Errorf("%s: quota %d is smaller than %d (twice maxBodySize %d, and %d bytes): a delivery of the largest size might not fit", where, h.Quota, MinQuota(h.MaxBody), h.MaxBody, contract.Webhooks.QuotaSlack)
 		}
 		if h.Retention, err = contract.ParseDuration(fh.Retention); err != nil || h.Retention < retentionMin {
 			return Config{}, fmt.Errorf("%s: retention %s is not a Go duration of at least %s", where, escape.Quote(fh.Retention, 40), contract.Webhooks.RetentionMin)

@@ -136,7 +136,7 @@ func ValidName(name string) bool { return contract.Names.Session.Match(name) }
 // CheckName returns an error wrapping ErrInvalidName for an invalid name.
 func CheckName(name string) error {
 	if !ValidName(name) {
-		return fmt.Errorf("%w %s (want 1-64 of A-Z a-z 0-9 _ -)", ErrInvalidName, quote(name))
+		return fmt.Errorf("%w %s (want %s)", ErrInvalidName, quote(name), contract.Names.Session.Pattern)
 	}
 	return nil
 }

@@ -72,9 +72,12 @@ func newHookFixture(t *testing.T, c hooks.Config) *hookFixture {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go f.srv.Wake(ctx)
+	woken := make(chan struct{})
+	go func() { f.srv.Wake(ctx); close(woken) }()
 	hf := &hookFixture{fixture: f, hook: httptest.NewServer(f.srv.Hooks()), typed: typed}
-	t.Cleanup(func() { cancel(); hf.hook.Close(); f.srv.hooks.close() })
+	// The waker may still be starting a session (a registry write in the
+	// home) when a test ends: wait for it before the home is removed.
+	t.Cleanup(func() { cancel(); hf.hook.Close(); f.srv.hooks.close(); <-woken })
 	return hf
 }
 

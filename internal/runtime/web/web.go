@@ -154,8 +154,8 @@ func (c Config) check() error {
 	if c.Domain == "" {
 		return configErrorf("web serve: %s is unset (the box's domain, for example box.example.com)", EnvDomain)
 	}
-	if contract.CheckDomain(c.Domain) != nil {
-		return configErrorf("web serve: %s=%s is not a host name with an optional port", EnvDomain, escape.Quote(c.Domain, 256))
+	if err := contract.CheckDomain(c.Domain); err != nil {
+		return configErrorf("web serve: %s: %v", EnvDomain, err)
 	}
 	if c.User == "" || strings.ContainsAny(c.User, "/:") || escape.String(c.User) != c.User {
 		return configErrorf("web serve: user name %s cannot name an origin", escape.Quote(c.User, 64))
@@ -282,7 +282,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // headers of our own (identity, session, client address).
 func strip(h http.Header) {
 	for k := range h {
-		if len(k) >= len("X-Agent-Box-") && strings.EqualFold(k[:len("X-Agent-Box-")], "X-Agent-Box-") {
+		if p := contract.Headers.Prefix; len(k) >= len(p) && strings.EqualFold(k[:len(p)], p) {
 			delete(h, k)
 		}
 	}

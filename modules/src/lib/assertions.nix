@@ -71,7 +71,7 @@ let
   sessionChecks = n: path: u: concatMap (s: [
     {
       assertion = matches nameRe s.name;
-      message = "${path}.sessions.${show s.name}: session names use letters, digits, '_' and '-' (1 to 64).";
+      message = "${path}.sessions.${show s.name}: session names must match ${nameRe}.";
     }
     {
       assertion = hasAttr s.agent n.agents;

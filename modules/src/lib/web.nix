@@ -40,6 +40,7 @@ let
     units
     ;
   hookLimits = contract.webhooks;
+  creds = contract.credentials;
 
   prefix = "services.agent-box.web";
 
@@ -126,9 +127,15 @@ let
     in
     s != null && s >= durationSeconds min;
 
-  # A duration durationRe accepts -> its seconds (a float or an int); null
-  # for anything else.
+  # A duration durationRe accepts, up to the format's max -> its seconds (a
+  # float or an int); null for anything else.
   durationSeconds =
+    d:
+    let
+      s = rawSeconds d;
+    in
+    if s == null || s > rawSeconds contract.formats.duration.max then null else s;
+  rawSeconds =
     d:
     let
       unit = {
@@ -181,7 +188,7 @@ let
         }
         {
           assertion = match nameRe h.session != null;
-          message = "${where}.${show h.name}.session = ${show h.session}: session names use letters, digits, '_' and '-' (1 to 64).";
+          message = "${where}.${show h.name}.session = ${show h.session}: session names must match ${nameRe}.";
         }
         {
           assertion =
@@ -337,7 +344,7 @@ let
     ''
     + env vars.authConfig.name paths.authConfig
     + concatStringsSep "" (
-      map (l: systemd.line "LoadCredential" "login-${l.name}:${l.hashedPasswordFile}") w.logins
+      map (l: systemd.line "LoadCredential" "${creds.loginPrefix}${l.name}:${l.hashedPasswordFile}") w.logins
     );
 
   # The socket drop-in that gives Caddy's group access.
@@ -374,7 +381,7 @@ let
         env vars.hooks.name hooksConfig
         + systemd.line "Sockets" "${forUser sockets.web.unit u.name} ${forUser sockets.hook.unit u.name}"
         + concatStringsSep "" (
-          map (h: systemd.line "LoadCredential" "hook-${h.name}:${h.secretFile}") hs
+          map (h: systemd.line "LoadCredential" "${creds.hookPrefix}${h.name}:${h.secretFile}") hs
         )
         + ''
 
@@ -443,19 +450,19 @@ let
   # bounds (contract).
   checkInterval = contract.web.terminalCheckInterval;
   keepCookies =
-    names:
+    cookieNames:
     let
       checked = map (
         n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${show n} needs regexp escaping"
-      ) names;
+      ) cookieNames;
       groups = concatStringsSep "" (map (n: "(${n}=[^;]*)|") checked);
-      refs = concatStringsSep "" (builtins.genList (i: "$" + toString (i + 1)) (length names));
+      refs = concatStringsSep "" (builtins.genList (i: "$" + toString (i + 1)) (length cookieNames));
     in
     "header_up Cookie \"(?:^|;) *(?:${groups}[^;]*)\" \";${refs}\"";
 
-  toPages = names: ''
+  toPages = cookieNames: ''
     	reverse_proxy unix/${sockets.authPages.path} {
-    		${keepCookies names}
+    		${keepCookies cookieNames}
     		header_up ${headers.client} {remote_host}
     	}
   '';

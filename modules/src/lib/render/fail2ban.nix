@@ -19,7 +19,7 @@
 
     [Definition]
     _daemon = agent-box
-    failregex = ^%(__prefix_line)sagent-box-auth: login failed login=(?:${contract.names.login.pattern}|-) addr=(?:<IP4>|<IP6>/(?P<cidr>64))$
+    failregex = ^%(__prefix_line)s${contract.logs.failedLogin} login=(?:${contract.names.login.pattern}|-) addr=(?:<IP4>|<IP6>/(?P<cidr>64))$
     ignoreregex =
     journalmatch = _SYSTEMD_UNIT=${contract.units.auth}
   '';
