@@ -3539,17 +3539,9 @@ in
           // Default lifetimes (the contract; docs/web-contract.md, "Sessions and
           // cookies").
           var (
-          	DefaultSessionLifetime = mustDuration(contract.Web.SessionLifetime.Default)
-          	DefaultIdleTimeout     = mustDuration(contract.Web.IdleTimeout.Default)
+          	DefaultSessionLifetime = contract.Duration(contract.Web.SessionLifetime.Default)
+          	DefaultIdleTimeout     = contract.Duration(contract.Web.IdleTimeout.Default)
           )
-
-          func mustDuration(s string) time.Duration {
-          	d, err := time.ParseDuration(s)
-          	if err != nil {
-          		panic("auth: contract: " + err.Error())
-          	}
-          	return d
-          }
 
           const (
           	configLimit     = 1 << 20 // the configuration file, from the store
@@ -3720,13 +3712,13 @@ in
           // least value); absent, it is the default.
           func duration(field string, s *string, l contract.Lifetime) (time.Duration, error) {
           	if s == nil {
-          		return mustDuration(l.Default), nil
+          		return contract.Duration(l.Default), nil
           	}
           	d, err := contract.ParseDuration(*s)
           	if err != nil {
           		return 0, fmt.Errorf("%s: %w", field, err)
           	}
-          	if d < mustDuration(l.Min) {
+          	if d < contract.Duration(l.Min) {
           		return 0, fmt.Errorf("%s: %q is shorter than %s", field, *s, l.Min)
           	}
           	return d, nil
@@ -7057,6 +7049,17 @@ in
           	return d, nil
           }
 
+          // Duration is a duration the contract holds (a default or a bound); it
+          // panics on one that is not a Go duration, which the contract's tests rule
+          // out.
+          func Duration(s string) time.Duration {
+          	d, err := time.ParseDuration(s)
+          	if err != nil {
+          		panic("contract: " + err.Error())
+          	}
+          	return d
+          }
+
           // CheckDomain checks the box's domain D as the module's assertion does.
           func CheckDomain(d string) error {
           	f := &c.Formats.Domain
@@ -7913,16 +7916,8 @@ in
           	// MaxNotify bounds the text typed into a session.
           	MaxNotify = contract.Webhooks.NotifyMaxBytes
           	// retentionMin is the shortest retention.
-          	retentionMin = mustDuration(contract.Webhooks.RetentionMin)
+          	retentionMin = contract.Duration(contract.Webhooks.RetentionMin)
           )
-
-          func mustDuration(s string) time.Duration {
-          	d, err := time.ParseDuration(s)
-          	if err != nil {
-          		panic("hooks: contract: " + err.Error())
-          	}
-          	return d
-          }
 
           // Limits of the web daemon alone.
           const (
@@ -13836,19 +13831,10 @@ in
           // variable, the default and the bounds, from the contract.
           var (
           	EnvCheckInterval     = contract.Env.WebCheckInterval.Name
-          	DefaultAliveInterval = mustDuration(contract.Web.TerminalCheckInterval.Default)
-          	MinAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Min)
-          	MaxAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Max)
+          	DefaultAliveInterval = contract.Duration(contract.Web.TerminalCheckInterval.Default)
+          	MinAliveInterval     = contract.Duration(contract.Web.TerminalCheckInterval.Min)
+          	MaxAliveInterval     = contract.Duration(contract.Web.TerminalCheckInterval.Max)
           )
-
-          // mustDuration parses a duration of the contract (its test checks them).
-          func mustDuration(s string) time.Duration {
-          	d, err := time.ParseDuration(s)
-          	if err != nil {
-          		panic("web: contract: " + err.Error())
-          	}
-          	return d
-          }
 
           // StatusSocket is the auth service's status socket (POST /alive). A
           // variable for tests only.

@@ -26,17 +26,9 @@ import (
 // Default lifetimes (the contract; docs/web-contract.md, "Sessions and
 // cookies").
 var (
-	DefaultSessionLifetime = mustDuration(contract.Web.SessionLifetime.Default)
-	DefaultIdleTimeout     = mustDuration(contract.Web.IdleTimeout.Default)
+	DefaultSessionLifetime = contract.Duration(contract.Web.SessionLifetime.Default)
+	DefaultIdleTimeout     = contract.Duration(contract.Web.IdleTimeout.Default)
 )
-
-func mustDuration(s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		panic("auth: contract: " + err.Error())
-	}
-	return d
-}
 
 const (
 	configLimit     = 1 << 20 // the configuration file, from the store
@@ -207,13 +199,13 @@ func exactKeys(data []byte) error {
 // least value); absent, it is the default.
 func duration(field string, s *string, l contract.Lifetime) (time.Duration, error) {
 	if s == nil {
-		return mustDuration(l.Default), nil
+		return contract.Duration(l.Default), nil
 	}
 	d, err := contract.ParseDuration(*s)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", field, err)
 	}
-	if d < mustDuration(l.Min) {
+	if d < contract.Duration(l.Min) {
 		return 0, fmt.Errorf("%s: %q is shorter than %s", field, *s, l.Min)
 	}
 	return d, nil

@@ -329,6 +329,17 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// Duration is a duration the contract holds (a default or a bound); it
+// panics on one that is not a Go duration, which the contract's tests rule
+// out.
+func Duration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic("contract: " + err.Error())
+	}
+	return d
+}
+
 // CheckDomain checks the box's domain D as the module's assertion does.
 func CheckDomain(d string) error {
 	f := &c.Formats.Domain

@@ -143,7 +143,7 @@ func TestLimitsAreOrdered(t *testing.T) {
 	if !(0 < ds[0] && ds[0] <= ds[1] && ds[1] <= ds[2]) {
 		t.Errorf("terminalCheckInterval: want 0 < min <= default <= max, got %+v", iv)
 	}
-	for _, d := range []string{c.Web.SessionLifetime.Default, c.Web.IdleTimeout.Default, c.Webhooks.RetentionMin} {
+	for _, d := range []string{c.Web.SessionLifetime.Default, c.Web.SessionLifetime.Min, c.Web.IdleTimeout.Default, c.Web.IdleTimeout.Min, c.Webhooks.RetentionMin} {
 		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
 			t.Errorf("%q is not a positive Go duration", d)
 		}

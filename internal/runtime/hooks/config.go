@@ -39,16 +39,8 @@ var (
 	// MaxNotify bounds the text typed into a session.
 	MaxNotify = contract.Webhooks.NotifyMaxBytes
 	// retentionMin is the shortest retention.
-	retentionMin = mustDuration(contract.Webhooks.RetentionMin)
+	retentionMin = contract.Duration(contract.Webhooks.RetentionMin)
 )
-
-func mustDuration(s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		panic("hooks: contract: " + err.Error())
-	}
-	return d
-}
 
 // Limits of the web daemon alone.
 const (

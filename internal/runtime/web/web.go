@@ -39,19 +39,10 @@ var (
 // variable, the default and the bounds, from the contract.
 var (
 	EnvCheckInterval     = contract.Env.WebCheckInterval.Name
-	DefaultAliveInterval = mustDuration(contract.Web.TerminalCheckInterval.Default)
-	MinAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Min)
-	MaxAliveInterval     = mustDuration(contract.Web.TerminalCheckInterval.Max)
+	DefaultAliveInterval = contract.Duration(contract.Web.TerminalCheckInterval.Default)
+	MinAliveInterval     = contract.Duration(contract.Web.TerminalCheckInterval.Min)
+	MaxAliveInterval     = contract.Duration(contract.Web.TerminalCheckInterval.Max)
 )
-
-// mustDuration parses a duration of the contract (its test checks them).
-func mustDuration(s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		panic("web: contract: " + err.Error())
-	}
-	return d
-}
 
 // StatusSocket is the auth service's status socket (POST /alive). A
 // variable for tests only.
