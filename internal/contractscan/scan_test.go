@@ -112,6 +112,7 @@ file:
 	if scanned < 100 {
 		t.Fatalf("scanned only %d files", scanned)
 	}
+	t.Logf("scanned %d files for %d contract strings", scanned, len(probes))
 	for _, a := range allowed {
 		if !used[a.glob] {
 			t.Errorf("allowed %q holds no copy any more: remove it from the list", a.glob)
