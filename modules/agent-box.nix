@@ -63,21 +63,29 @@
 #   internal/runtime/web/web.go
 #   modules/src/agent-box.nix
 #   modules/src/lib/agents.nix
-#   modules/src/lib/assertions.nix
 #   modules/src/lib/build.nix
+#   modules/src/lib/checks/core.nix
+#   modules/src/lib/checks/web.nix
 #   modules/src/lib/default.nix
+#   modules/src/lib/formats.nix
+#   modules/src/lib/installed.nix
 #   modules/src/lib/normalize.nix
 #   modules/src/lib/prim.nix
 #   modules/src/lib/render/agents-table.nix
+#   modules/src/lib/render/auth.nix
+#   modules/src/lib/render/caddy.nix
 #   modules/src/lib/render/fail2ban.nix
+#   modules/src/lib/render/hooks.nix
 #   modules/src/lib/render/instance.nix
 #   modules/src/lib/render/login.nix
 #   modules/src/lib/render/seed.nix
 #   modules/src/lib/render/slice.nix
+#   modules/src/lib/render/socket.nix
 #   modules/src/lib/render/sysctl.nix
+#   modules/src/lib/render/term.nix
+#   modules/src/lib/render/web-daemon.nix
 #   modules/src/lib/systemd.nix
 #   modules/src/lib/units.nix
-#   modules/src/lib/web.nix
 #   modules/src/options.nix
 #   modules/src/units/.assemble-ignore
 #   modules/src/units/agent-box.slice
@@ -975,119 +983,36 @@ in
     agents = "agent-box-agents-${user}.json";
   };
 
+  # ... and of the web surface's files: the auth service's environment and
+  # configuration, Caddy's two files, and each user's hooks configuration.
+  webStoreNames = {
+    authEnv = "agent-box-auth-env";
+    authConfig = "agent-box-auth-config.json";
+    caddyGlobal = "agent-box-caddy-global.caddy";
+    caddySites = "agent-box-caddy-sites.caddy";
+    hooks = user: "agent-box-hooks-${user}.json";
+  };
+
   # go.mod of the runtime as the module builds it: no requirements (the
   # runtime is standard library only), so buildGoModule needs no vendorHash.
   runtimeGoMod = "module github.com/agent-box/agent-box\n\ngo 1.25\n";
 }
       ;
-    normalize =
-      # The evaluated options (config.services.agent-box under NixOS, or the
-# offline stand-in's evaluation of the same declarations) -> the values the
-# renderers and the glue use. Nothing here fills defaults or checks values:
-# the module system (options.nix) and assertions.nix do.
-{
-  prim,
-  build,
-  web,
-  ...
-}:
-cfg:
-let
-  inherit (builtins) attrNames map mapAttrs;
-  inherit (prim) sortStrings unique;
-
-  user =
-    name: u:
-    let
-      sessions = map (
-        s:
-        let
-          v = u.sessions.${s};
-        in
-        {
-          name = s;
-          agent = if v.agent == null then cfg.defaultAgent else v.agent;
-          inherit (v) args;
-          cwd = if v.workingDirectory == null then "/home/${name}" else v.workingDirectory;
-        }
-      ) (sortStrings (attrNames u.sessions));
-    in
-    {
-      inherit name sessions;
-      inherit (u)
-        extraGroups
-        environmentFiles
-        memoryHigh
-        memoryMax
-        tasksMax
-        cpuWeight
-        ;
-      home = "/home/${name}";
-      # The agents this user's environment holds: the seed's, the default
-      # and the extra ones, sorted and unique.
-      agentNames = sortStrings (unique (map (s: s.agent) sessions ++ [ cfg.defaultAgent ] ++ u.agents));
-      environment = map (k: {
-        name = k;
-        value = u.environment.${k};
-      }) (sortStrings (attrNames u.environment));
-      files = build.storeNames name;
-    };
-in
-{
-  inherit (cfg) defaultAgent slice agents;
-  web = web.normalize cfg;
-  users = mapAttrs user cfg.users;
-  userNames = sortStrings (attrNames cfg.users);
-}
-      ;
-    web =
-      # The web surface (docs/web-contract.md), builtins only: the normalized
-# settings, their checks, and the bytes of every file it installs: the auth
-# service's configuration and drop-ins, the per-user web daemon and ttyd
-# drop-ins, the socket drop-ins, and Caddy's global options and sites.
-{
-  prim,
-  systemd,
-  build,
-  contract,
-  ...
-}:
+    formats =
+      # The formats the runtime checks too (contract.formats), as builtins-only
+# predicates: the box's domain, Go durations (with their seconds), and the
+# paths of root-only files handed over as credentials.
+{ contract, prim, ... }:
 let
   inherit (builtins)
-    attrNames
-    concatStringsSep
-    elem
     filter
     head
-    length
-    listToAttrs
-    map
     match
-    toJSON
     ;
-  inherit (prim)
-    concatMap
-    forUser
-    hasPrefix
-    nameRe
-    show
-    sortStrings
-    unique
-    ;
-  vars = contract.env;
-  inherit (contract)
-    headers
-    names
-    routes
-    sockets
-    units
-    ;
-  hookLimits = contract.webhooks;
-  creds = contract.credentials;
+  inherit (prim) hasPrefix;
 
-  prefix = "services.agent-box.web";
-
-  # "host[:port]" -> { host; port; } (port null when absent).
+  # "host[:port]" -> { host; port; } (port null when absent). It only
+  # splits: validDomain says whether the domain is one.
   splitDomain =
     d:
     let
@@ -1100,48 +1025,6 @@ let
         host = head m;
         port = builtins.elemAt m 3;
       };
-
-  # cfg: config.services.agent-box (evaluated) -> the web settings.
-  normalize =
-    cfg:
-    let
-      w = cfg.web;
-      d = splitDomain w.domain;
-      loginNames = sortStrings (attrNames w.logins);
-    in
-    {
-      inherit (w) enable tls openFirewall;
-      domain = w.domain;
-      host = if d == null then w.domain else d.host;
-      port = if d == null || d.port == null then domainFormat.defaultPort else builtins.fromJSON d.port;
-      logins = map (l: {
-        name = l;
-        inherit (w.logins.${l}) hashedPasswordFile;
-        users = sortStrings (unique w.logins.${l}.users);
-      }) loginNames;
-      # Agent users with a web origin: those some login may open.
-      users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
-      inherit (w)
-        sessionLifetime
-        idleTimeout
-        terminalCheckInterval
-        webhookConcurrency
-        ptraceScope
-        ;
-      # Per agent user with webhooks: the hooks, sorted by name.
-      hooks = listToAttrs (
-        map (u: {
-          name = u;
-          value = map (h: { name = h; } // cfg.users.${u}.webhooks.${h}) (
-            sortStrings (attrNames cfg.users.${u}.webhooks)
-          );
-        }) (filter (u: cfg.users.${u}.webhooks != { }) (sortStrings (attrNames cfg.users)))
-      );
-      fail2ban = {
-        enable = w.enable && w.fail2ban.enable;
-        inherit (w.fail2ban) maxretry findtime bantime;
-      };
-    };
 
   durationRe = contract.formats.duration.pattern;
   domainFormat = contract.formats.domain;
@@ -1162,6 +1045,7 @@ let
         p <= domainFormat.maxPort && p != domainFormat.defaultPort
       )
     );
+
   # A duration setting of at least min (a Go duration).
   atLeast =
     min: d:
@@ -1202,544 +1086,137 @@ let
   # A root-only file systemd hands over as a credential: absolute, outside
   # the world-readable store, and without what LoadCredential= cannot hold.
   secretPath = p: hasPrefix "/" p && !hasPrefix "/nix/store/" p && match ".*[\n\r:].*" p == null;
-
-  # The smallest quota that holds one delivery of a hook's largest size.
-  minQuota = h: 2 * h.maxBodySize + hookLimits.quotaSlack;
-
-  # Checks of the webhooks (with or without the web surface).
-  hookAssertions =
-    w:
-    concatMap (
-      u:
-      let
-        where = "services.agent-box.users.${show u}.webhooks";
-      in
-      [
-        {
-          assertion = w.enable && elem u w.users;
-          message = "${where}: webhooks are served by the web surface, on the box origin: set services.agent-box.web.enable = true and name ${show u} in the users of a login under ${prefix}.logins.";
-        }
-      ]
-      ++ concatMap (h: [
-        {
-          assertion = match names.hook.pattern h.name != null;
-          message = "${where}.${show h.name}: hook names must match ${names.hook.pattern} (the name is the URL's last element).";
-        }
-        {
-          assertion = secretPath h.secretFile;
-          message = "${where}.${show h.name}.secretFile = ${show h.secretFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
-        }
-        {
-          assertion = match nameRe h.session != null;
-          message = "${where}.${show h.name}.session = ${show h.session}: session names must match ${nameRe}.";
-        }
-        {
-          assertion =
-            h.notify == null
-            || (builtins.stringLength h.notify <= hookLimits.notifyMaxBytes && match ".*[[:cntrl:]].*" h.notify == null);
-          message = "${where}.${show h.name}.notify: use text of at most ${toString hookLimits.notifyMaxBytes} bytes, without newlines or other control characters (Enter is pressed after it).";
-        }
-        {
-          assertion = h.maxBodySize >= hookLimits.maxBodySize.min && h.maxBodySize <= hookLimits.maxBodySize.max;
-          message = "${where}.${show h.name}.maxBodySize = ${toString h.maxBodySize}: use ${toString hookLimits.maxBodySize.min} to ${toString hookLimits.maxBodySize.max} bytes.";
-        }
-        {
-          assertion = h.quota >= minQuota h;
-          message = "${where}.${show h.name}.quota = ${toString h.quota}: use at least ${toString (minQuota h)} (twice maxBodySize, and ${toString hookLimits.quotaSlack} bytes), or a delivery of the largest size might not fit.";
-        }
-        {
-          assertion =
-            let
-              secs = durationSeconds h.retention;
-            in
-            secs != null && secs >= durationSeconds hookLimits.retentionMin;
-          message = "${where}.${show h.name}.retention = ${show h.retention}: use a Go duration of at least ${hookLimits.retentionMin}, such as \"168h\".";
-        }
-      ]) w.hooks.${u}
-    ) (attrNames w.hooks)
-    ++ (
-      if w.hooks != { } then
-        [
-          {
-            assertion =
-              w.webhookConcurrency >= hookLimits.concurrency.min && w.webhookConcurrency <= hookLimits.concurrency.max;
-            message = "${prefix}.webhookConcurrency = ${toString w.webhookConcurrency}: use ${toString hookLimits.concurrency.min} to ${toString hookLimits.concurrency.max}.";
-          }
-        ]
-      else
-        [ ]
-    );
-
-  # Checks of the web settings and the webhooks; caddyGroup is
-  # services.caddy.group, n the normalized options.
-  assertions =
-    cfg: n: caddyGroup:
-    hookAssertions (normalize cfg) ++ webAssertions cfg n caddyGroup;
-
-  webAssertions =
-    cfg: n: caddyGroup:
-    let
-      w = normalize cfg;
-    in
-    if !w.enable then
-      [ ]
-    else
-      [
-        {
-          assertion = validDomain cfg.web.domain;
-          message = "${prefix}.domain = ${show cfg.web.domain}: use ${domainFormat.what} (for example \"box.example.com\" or \"box.localhost:8443\").";
-        }
-        {
-          assertion = w.logins != [ ];
-          message = "${prefix}.logins is empty: define at least one login (a person) with the agent users it may open.";
-        }
-        {
-          assertion = atLeast contract.web.sessionLifetime.min w.sessionLifetime;
-          message = "${prefix}.sessionLifetime = ${show w.sessionLifetime}: use a Go duration of at least ${contract.web.sessionLifetime.min}, such as \"168h\".";
-        }
-        {
-          assertion = atLeast contract.web.idleTimeout.min w.idleTimeout;
-          message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration of at least ${contract.web.idleTimeout.min}, such as \"24h\".";
-        }
-        {
-          assertion =
-            let
-              s = durationSeconds w.terminalCheckInterval;
-            in
-            s != null && s >= durationSeconds checkInterval.min && s <= durationSeconds checkInterval.max;
-          message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from ${checkInterval.min} to ${checkInterval.max}, such as ${show checkInterval.default}.";
-        }
-        {
-          assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
-          message = "${prefix}.ptraceScope = ${toString w.ptraceScope}: use 1, 2 or 3 (or null to leave kernel.yama.ptrace_scope to the host). At 0 an agent can attach to its own ttyd and web daemon and serve its page in the operator's terminal.";
-        }
-      ]
-      ++ (
-        if w.fail2ban.enable then
-          [
-            {
-              assertion = w.fail2ban.maxretry >= 1;
-              message = "${prefix}.fail2ban.maxretry = ${toString w.fail2ban.maxretry}: use 1 or more (failed logins that ban an address).";
-            }
-          ]
-          ++ map (o: {
-            assertion = match banTimeRe w.fail2ban.${o} != null;
-            message = "${prefix}.fail2ban.${o} = ${show w.fail2ban.${o}}: use a fail2ban time such as \"10m\", \"1h\" or \"1d\" (a number with s, m, h, d or w; plain seconds).";
-          }) [ "findtime" "bantime" ]
-        else
-          [ ]
-      )
-      ++ concatMap (l: [
-        {
-          assertion = match names.login.pattern l.name != null;
-          message = "${prefix}.logins.${show l.name}: login names must match ${names.login.pattern}.";
-        }
-        {
-          assertion = secretPath l.hashedPasswordFile;
-          message = "${prefix}.logins.${show l.name}.hashedPasswordFile = ${show l.hashedPasswordFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
-        }
-        {
-          assertion = l.users != [ ];
-          message = "${prefix}.logins.${show l.name}.users is empty: name the agent users this login may open.";
-        }
-      ]) w.logins
-      ++ concatMap (u: [
-        {
-          assertion = n.users ? ${u};
-          message = "${prefix}.logins names the agent user ${show u}, which services.agent-box.users does not define.";
-        }
-        {
-          assertion = match names.webUser.pattern u != null;
-          message = "${prefix}.logins opens the agent user ${show u}, whose name cannot be a host name label (its origin is ${u}.${cfg.web.domain}): start with a letter, then lowercase letters, digits and inner '-' (at most 32).";
-        }
-      ]) w.users
-      ++ map (u: {
-        assertion = !elem caddyGroup n.users.${u}.extraGroups;
-        message = "services.agent-box.users.${show u}.extraGroups contains ${show caddyGroup}, Caddy's group: that user could connect to every socket Caddy may dial (every user's web daemon, the auth service). Remove it.";
-      }) (filter (u: n.users ? ${u}) (attrNames n.users));
-
-  origin = w: u: "${u}.${w.domain}";
-
-  # The auth service's configuration (AGENT_BOX_AUTH_CONFIG).
-  authConfig =
-    w:
-    toJSON {
-      inherit (w) domain users sessionLifetime idleTimeout;
-      logins = listToAttrs (
-        map (l: {
-          inherit (l) name;
-          value.users = l.users;
-        }) w.logins
-      );
-    }
-    + "\n";
-
-  env = systemd.environmentLine;
-
-  # agent-box-auth.service.d/overrides.conf. paths: { authEnv; authConfig; }.
-  authDropin =
-    w: paths:
-    ''
-      # Generated by the agent-box NixOS module for ${units.auth}.
-      [Service]
-      ExecStart=
-      ExecStart=${paths.authEnv}/bin/agent-box auth serve
-    ''
-    + env vars.authConfig.name paths.authConfig
-    + concatStringsSep "" (
-      map (l: systemd.line "LoadCredential" "${creds.loginPrefix}${l.name}:${l.hashedPasswordFile}") w.logins
-    );
-
-  # The socket drop-in that gives Caddy's group access.
-  socketDropin = unit: caddyGroup: ''
-    # Generated by the agent-box NixOS module for ${unit}: Caddy's group may connect.
-    [Socket]
-    SocketGroup=${caddyGroup}
-  '';
-
-  # agent-box-web@<user>.service.d/overrides.conf. With webhooks: the hook
-  # listener, the hooks' configuration, one credential per hook's secret,
-  # and ordering after the supervisor (which creates the hooks folder).
-  webDropin =
-    w: u: paths: hooksConfig:
-    let
-      hs = w.hooks.${u.name} or [ ];
-    in
-    ''
-      # Generated by the agent-box NixOS module for ${forUser units.web u.name}.
-      [Service]
-      ExecStart=
-      ExecStart=${paths.env}/bin/agent-box web serve
-    ''
-    + env "PATH" "${paths.env}/bin"
-    + env vars.agents.name paths.agents
-    + env vars.tmux.name "${paths.env}/bin/tmux"
-    + env vars.ttyd.name "${paths.env}/bin/ttyd"
-    + env vars.webDomain.name w.domain
-    + env vars.webCheckInterval.name w.terminalCheckInterval
-    + (
-      if hs == [ ] then
-        ""
-      else
-        env vars.hooks.name hooksConfig
-        + systemd.line "Sockets" "${forUser sockets.web.unit u.name} ${forUser sockets.hook.unit u.name}"
-        + concatStringsSep "" (
-          map (h: systemd.line "LoadCredential" "${creds.hookPrefix}${h.name}:${h.secretFile}") hs
-        )
-        + ''
-
-          [Unit]
-          Requires=${forUser sockets.hook.unit u.name}
-          After=${forUser sockets.hook.unit u.name} ${forUser units.supervisor u.name}
-        ''
-    );
-
-  # The hooks' configuration of user u (AGENT_BOX_HOOKS; no secret in it).
-  hooksConfig =
-    w: u:
-    toJSON {
-      concurrency = w.webhookConcurrency;
-      hooks = listToAttrs (
-        map (h: {
-          inherit (h) name;
-          value = {
-            inherit (h) session notify maxBodySize quota retention;
-          };
-        }) w.hooks.${u}
-      );
-    }
-    + "\n";
-
-  hooksName = u: "agent-box-hooks-${u}.json";
-
-  # What Caddy lets through to a user's hook listener: the largest body of
-  # the user's hooks and room for the daemon's own 413.
-  hookBodyCap = hs: 65536 + builtins.foldl' (m: h: if h.maxBodySize > m then h.maxBodySize else m) 0 hs;
-
-  # agent-box-term@<user>.service.d/overrides.conf: ttyd on the user's
-  # private socket, writable, origin-checked, one URL argument (the session
-  # name the web daemon validated) for `agent-box session attach --sealed`
-  # (a tmux client that can start no program in this unit).
-  termDropin =
-    u: paths:
-    ''
-      # Generated by the agent-box NixOS module for ${forUser units.term u.name}.
-      [Service]
-      ExecStart=
-    ''
-    + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${sock "ttyd" u.name} -W -O -a -b ${routes.terminal.path} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
-    + env "PATH" "${paths.env}/bin"
-    + env vars.tmux.name "${paths.env}/bin/tmux";
-
-  securityHeaders = tls: ''
-    	header {
-    		Cache-Control "no-store"
-    		X-Content-Type-Options "nosniff"
-    		Referrer-Policy "no-referrer"
-    ${if tls == "acme" then "\t\tStrict-Transport-Security \"max-age=31536000\"\n" else ""}	}
-  '';
-
-  tlsLine = tls: if tls == "internal" then "\ttls internal\n" else "";
-
-  # Caddy passes on only the box's own cookies (contract: the session
-  # cookie, and on a user origin's /auth/* that user's hand-over binding
-  # cookie): each "name=value" pair becomes ";" plus the pair if it is one
-  # of names, so a script on some origin of the box that fills the browser
-  # with parent-domain cookies cannot push a request past a backend's
-  # header limit. Never an empty replacement: Caddy would take the line
-  # for a set.
-  cookies = contract.cookies;
-  # How often web daemons check open terminals' sessions: its default and
-  # bounds (contract).
-  checkInterval = contract.web.terminalCheckInterval;
-  keepCookies =
-    cookieNames:
-    let
-      checked = map (
-        n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${show n} needs regexp escaping"
-      ) cookieNames;
-      groups = concatStringsSep "" (map (n: "(${n}=[^;]*)|") checked);
-      refs = concatStringsSep "" (builtins.genList (i: "$" + toString (i + 1)) (length cookieNames));
-    in
-    "header_up Cookie \"(?:^|;) *(?:${groups}[^;]*)\" \";${refs}\"";
-
-  toPages = cookieNames: ''
-    	reverse_proxy unix/${sockets.authPages.path} {
-    		${keepCookies cookieNames}
-    		header_up ${headers.client} {remote_host}
-    	}
-  '';
-
-  # Every line of text (ending in a newline) with p in front.
-  prefixLines =
-    p: text:
-    concatStringsSep "" (
-      map (l: if l == "" then "" else p + l + "\n") (filter builtins.isString (builtins.split "\n" text))
-    );
-
-  # Caddy's global options for the web surface (imported inside the global
-  # block of the Caddyfile).
-  caddyGlobal =
-    w:
-    ''
-      # Generated by the agent-box NixOS module: Caddy's global options for the web surface.
-      admin unix/${sockets.caddyAdmin.path}
-      grace_period 10s
-      servers {
-      	protocols h1 h2
-      }
-    ''
-    + (
-      if w.tls == "internal" then
-        ''
-          skip_install_trust
-          auto_https disable_redirects
-        ''
-      else
-        ""
-    );
-
-  # The sites: the box origin, then one origin per web user. Every dial is a
-  # literal path.
-  caddySites =
-    w:
-    ''
-      # Generated by the agent-box NixOS module: the box origin and one origin per agent user.
-      ${w.domain} {
-    ''
-    + tlsLine w.tls
-    + securityHeaders w.tls
-    + (
-      if w.hooks == { } then
-        toPages [ cookies.session ]
-      else
-        # The webhooks: the one route without a login, each user's to that
-        # user's hook listener; everything else to the auth service.
-        concatStringsSep "" (
-          map (u: ''
-            	handle ${forUser routes.hooks.path u} {
-            		request_body {
-            			max_size ${toString (hookBodyCap w.hooks.${u})}
-            		}
-            		reverse_proxy unix/${sock "hook" u} {
-            			header_up -Cookie
-            			header_up -Authorization
-            			header_up ${headers.client} {remote_host}
-            		}
-            	}
-          '') (sortStrings (attrNames w.hooks))
-        )
-        + "\thandle {\n"
-        + prefixLines "\t" (toPages [ cookies.session ])
-        + "\t}\n"
-    )
-    + "}\n"
-    + concatStringsSep "" (
-      map (
-        u:
-        ''
-
-          ${origin w u} {
-        ''
-        + tlsLine w.tls
-        + securityHeaders w.tls
-        + "\thandle ${routes.authPages.path} {\n"
-        + prefixLines "\t" (toPages [
-          cookies.session
-          (cookies.handoverPrefix + u)
-        ])
-        + ''
-          	}
-          	handle {
-          		route {
-          			request_header -${headers.user}
-          			request_header -${headers.session}
-          			forward_auth unix/${sockets.authVerify.path} {
-          				uri ${routes.verify.path}?user=${u}
-          				${keepCookies [ cookies.session ]}
-          				header_up ${headers.client} {remote_host}
-          				copy_headers ${headers.user} ${headers.session}
-          			}
-          			reverse_proxy unix/${sock "web" u} {
-          				header_up -Cookie
-          				header_up -Authorization
-          			}
-          		}
-          	}
-          }
-        ''
-      ) w.users
-    );
-
-  # The auth service's sockets (contract keys), and each per-user path.
-  authSockets = [
-    "authVerify"
-    "authPages"
-    "authStatus"
-    "authControl"
-  ];
-  sock = name: u: forUser sockets.${name}.path u;
 in
 {
-  inherit normalize assertions;
+  inherit
+    atLeast
+    banTimeRe
+    domainFormat
+    durationSeconds
+    secretPath
+    splitDomain
+    validDomain
+    ;
+}
+      ;
+    normalize =
+      # The evaluated options (config.services.agent-box under NixOS, or the
+# offline stand-in's evaluation of the same declarations) -> n, the values
+# the checks, the renderers and the glue use: the one normalisation. Nothing
+# here fills defaults or checks values: the module system (options.nix) and
+# checks/ do.
+{
+  prim,
+  build,
+  formats,
+  ...
+}:
+cfg:
+let
+  inherit (builtins)
+    attrNames
+    filter
+    listToAttrs
+    map
+    mapAttrs
+    ;
+  inherit (prim) concatMap sortStrings unique;
 
-  # Fixed store names of the web surface's files.
-  storeNames = {
-    authEnv = "agent-box-auth-env";
-    authConfig = "agent-box-auth-config.json";
-    caddyGlobal = "agent-box-caddy-global.caddy";
-    caddySites = "agent-box-caddy-sites.caddy";
-    hooks = hooksName;
-  };
-
-  # The texts of the web surface's store files, by store name: the auth
-  # service's configuration, Caddy's two files, and the hooks'
-  # configuration of each user with webhooks.
-  storeTexts =
-    w:
+  user =
+    name: u:
+    let
+      sessions = map (
+        s:
+        let
+          v = u.sessions.${s};
+        in
+        {
+          name = s;
+          agent = if v.agent == null then cfg.defaultAgent else v.agent;
+          inherit (v) args;
+          cwd = if v.workingDirectory == null then "/home/${name}" else v.workingDirectory;
+        }
+      ) (sortStrings (attrNames u.sessions));
+    in
     {
-      "agent-box-auth-config.json" = authConfig w;
-      "agent-box-caddy-global.caddy" = caddyGlobal w;
-      "agent-box-caddy-sites.caddy" = caddySites w;
-    }
-    // listToAttrs (
-      map (u: {
-        name = hooksName u;
-        value = hooksConfig w u;
-      }) (attrNames w.hooks)
-    );
+      inherit name sessions;
+      # The agents the host named for this user (checked to exist).
+      extraAgents = u.agents;
+      inherit (u)
+        extraGroups
+        environmentFiles
+        memoryHigh
+        memoryMax
+        tasksMax
+        cpuWeight
+        ;
+      home = "/home/${name}";
+      # The agents this user's environment holds: the seed's, the default
+      # and the extra ones, sorted and unique.
+      agentNames = sortStrings (unique (map (s: s.agent) sessions ++ [ cfg.defaultAgent ] ++ u.agents));
+      environment = map (k: {
+        name = k;
+        value = u.environment.${k};
+      }) (sortStrings (attrNames u.environment));
+      files = build.storeNames name;
+    };
 
-  # The web surface's drop-ins and enablement, like units.nix's dropins:
-  # unit name -> { text; wantedBy; }. host: { pathsOf; authEnv; authConfig;
-  # webFile; caddyGroup; } (pathsOf: user -> { env; seed; agents; }).
-  dropins =
-    n: w: host:
-    if !w.enable then
-      { }
-    else
-      {
-        ${units.auth} = {
-          text = authDropin w host;
-          wantedBy = [ ];
-        };
-      }
-      // listToAttrs (
-        map (
-          s:
-          let
-            inherit (sockets.${s}) unit caddy;
-          in
-          {
-            name = unit;
-            value = {
-              text =
-                if caddy then
-                  socketDropin unit host.caddyGroup
-                else
-                  "# Generated by the agent-box NixOS module: ${unit} is enabled.\n";
-              wantedBy = [ "sockets.target" ];
-            };
-          }
-        ) authSockets
-      )
-      // listToAttrs (
-        concatMap (
-          name:
-          let
-            u = n.users.${name};
-            p = host.pathsOf u;
-          in
-          [
-            {
-              name = forUser sockets.web.unit name;
-              value = {
-                text = socketDropin (forUser sockets.web.unit name) host.caddyGroup;
-                wantedBy = [ "sockets.target" ];
-              };
-            }
-            {
-              name = forUser units.web name;
-              value = {
-                text = webDropin w u p (host.webFile (hooksName name));
-                wantedBy = [ ];
-              };
-            }
-          ]
-          ++ (
-            if w.hooks ? ${name} then
-              [
-                {
-                  name = forUser sockets.hook.unit name;
-                  value = {
-                    text = socketDropin (forUser sockets.hook.unit name) host.caddyGroup;
-                    wantedBy = [ "sockets.target" ];
-                  };
-                }
-              ]
-            else
-              [ ]
-          )
-          ++ [
-            {
-              name = forUser units.term name;
-              value = {
-                text = termDropin u p;
-                wantedBy = [ "multi-user.target" ];
-              };
-            }
-          ]
-        ) (filter (u: n.users ? ${u}) w.users)
+  # The web settings, and per user with webhooks the hooks.
+  web =
+    let
+      w = cfg.web;
+      d = formats.splitDomain w.domain;
+      loginNames = sortStrings (attrNames w.logins);
+    in
+    {
+      inherit (w) enable tls openFirewall;
+      domain = w.domain;
+      host = if d == null then w.domain else d.host;
+      port = if d == null || d.port == null then formats.domainFormat.defaultPort else builtins.fromJSON d.port;
+      logins = map (l: {
+        name = l;
+        inherit (w.logins.${l}) hashedPasswordFile;
+        users = sortStrings (unique w.logins.${l}.users);
+      }) loginNames;
+      # Agent users with a web origin: those some login may open.
+      users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
+      inherit (w)
+        sessionLifetime
+        idleTimeout
+        terminalCheckInterval
+        webhookConcurrency
+        ptraceScope
+        ;
+      # Per agent user with webhooks: the hooks, sorted by name.
+      hooks = listToAttrs (
+        map (u: {
+          name = u;
+          value = map (h: { name = h; } // cfg.users.${u}.webhooks.${h}) (
+            sortStrings (attrNames cfg.users.${u}.webhooks)
+          );
+        }) (filter (u: cfg.users.${u}.webhooks != { }) (sortStrings (attrNames cfg.users)))
       );
+      fail2ban = {
+        enable = w.enable && w.fail2ban.enable;
+        inherit (w.fail2ban) maxretry findtime bantime;
+      };
+    };
+in
+{
+  inherit (cfg) defaultAgent slice agents;
+  inherit web;
+  users = mapAttrs user cfg.users;
+  userNames = sortStrings (attrNames cfg.users);
 }
       ;
     checks =
       # Every check of a configuration as { assertion; message; }: the glue hands
 # them to NixOS `assertions`, the offline suite evaluates them. Messages name
-# the option and the fix.
+# the option and the fix. This file checks the users, sessions, agents and
+# limits; checks/web.nix the web surface and the webhooks.
 {
   prim,
-  normalize,
-  web,
+  webChecks,
   contract,
   ...
 }:
@@ -1834,7 +1311,7 @@ let
   ]) u.environment;
 
   userChecks =
-    cfg: n:
+    n:
     concatMap (
       name:
       let
@@ -1851,7 +1328,7 @@ let
       ++ map (a: {
         assertion = hasAttr a n.agents;
         message = "${path}.agents contains ${show a}: no such agent; define services.agent-box.agents.${show a} or remove it.";
-      }) cfg.users.${name}.agents
+      }) u.extraAgents
       ++ environmentChecks path u
       ++ map (f: {
         assertion = match "-?/.*" f != null && noNewline f;
@@ -1860,12 +1337,10 @@ let
       ++ limitChecks path u
     ) n.userNames;
 
-  # caddyGroup: services.caddy.group (the web checks refuse agent users in it).
+  # n: the normalized options; caddyGroup: services.caddy.group (the web
+  # checks refuse agent users in it).
   assertions =
-    cfg: caddyGroup:
-    let
-      n = normalize cfg;
-    in
+    n: caddyGroup:
     [
       {
         assertion = hasAttr n.defaultAgent n.agents;
@@ -1873,15 +1348,15 @@ let
       }
     ]
     ++ agentChecks n
-    ++ userChecks cfg n
-    ++ limitChecks "${prefix}.slice" cfg.slice
-    ++ web.assertions cfg n caddyGroup;
+    ++ userChecks n
+    ++ limitChecks "${prefix}.slice" n.slice
+    ++ webChecks n caddyGroup;
 in
 {
   inherit assertions;
 
   # The messages of the failed assertions.
-  failures = cfg: caddyGroup: map (a: a.message) (filter (a: !a.assertion) (assertions cfg caddyGroup));
+  failures = n: caddyGroup: map (a: a.message) (filter (a: !a.assertion) (assertions n caddyGroup));
 
   # The one check the glue evaluates itself (it reads users.users, which the
   # lib cannot see); its wording lives here with every other message.
@@ -1889,6 +1364,192 @@ in
     name: home:
     "${prefix}.users.${name}: users.users.${name}.home is ${home}, but ${prim.forUser contract.units.supervisor ""} uses /home/${name}; remove the home override.";
 }
+      ;
+    webChecks =
+      # The checks of the web surface and of the webhooks, on the normalized
+# options n (its web settings and users); the values the runtime checks too
+# come from the contract and formats.nix, and the shared case table
+# (tests/lib/contract-cases.json) holds both sides to them.
+{
+  prim,
+  formats,
+  contract,
+  ...
+}:
+let
+  inherit (builtins)
+    attrNames
+    elem
+    filter
+    map
+    match
+    ;
+  inherit (prim)
+    concatMap
+    nameRe
+    show
+    ;
+  inherit (formats)
+    atLeast
+    banTimeRe
+    domainFormat
+    durationSeconds
+    secretPath
+    validDomain
+    ;
+  inherit (contract) names;
+  hookLimits = contract.webhooks;
+  checkInterval = contract.web.terminalCheckInterval;
+
+  prefix = "services.agent-box.web";
+
+  # The smallest quota that holds one delivery of a hook's largest size.
+  minQuota = h: 2 * h.maxBodySize + hookLimits.quotaSlack;
+
+  # Checks of the webhooks (with or without the web surface).
+  hookChecks =
+    w:
+    concatMap (
+      u:
+      let
+        where = "services.agent-box.users.${show u}.webhooks";
+      in
+      [
+        {
+          assertion = w.enable && elem u w.users;
+          message = "${where}: webhooks are served by the web surface, on the box origin: set services.agent-box.web.enable = true and name ${show u} in the users of a login under ${prefix}.logins.";
+        }
+      ]
+      ++ concatMap (h: [
+        {
+          assertion = match names.hook.pattern h.name != null;
+          message = "${where}.${show h.name}: hook names must match ${names.hook.pattern} (the name is the URL's last element).";
+        }
+        {
+          assertion = secretPath h.secretFile;
+          message = "${where}.${show h.name}.secretFile = ${show h.secretFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
+        }
+        {
+          assertion = match nameRe h.session != null;
+          message = "${where}.${show h.name}.session = ${show h.session}: session names must match ${nameRe}.";
+        }
+        {
+          assertion =
+            h.notify == null
+            || (builtins.stringLength h.notify <= hookLimits.notifyMaxBytes && match ".*[[:cntrl:]].*" h.notify == null);
+          message = "${where}.${show h.name}.notify: use text of at most ${toString hookLimits.notifyMaxBytes} bytes, without newlines or other control characters (Enter is pressed after it).";
+        }
+        {
+          assertion = h.maxBodySize >= hookLimits.maxBodySize.min && h.maxBodySize <= hookLimits.maxBodySize.max;
+          message = "${where}.${show h.name}.maxBodySize = ${toString h.maxBodySize}: use ${toString hookLimits.maxBodySize.min} to ${toString hookLimits.maxBodySize.max} bytes.";
+        }
+        {
+          assertion = h.quota >= minQuota h;
+          message = "${where}.${show h.name}.quota = ${toString h.quota}: use at least ${toString (minQuota h)} (twice maxBodySize, and ${toString hookLimits.quotaSlack} bytes), or a delivery of the largest size might not fit.";
+        }
+        {
+          assertion = atLeast hookLimits.retentionMin h.retention;
+          message = "${where}.${show h.name}.retention = ${show h.retention}: use a Go duration of at least ${hookLimits.retentionMin}, such as \"168h\".";
+        }
+      ]) w.hooks.${u}
+    ) (attrNames w.hooks)
+    ++ (
+      if w.hooks != { } then
+        [
+          {
+            assertion =
+              w.webhookConcurrency >= hookLimits.concurrency.min && w.webhookConcurrency <= hookLimits.concurrency.max;
+            message = "${prefix}.webhookConcurrency = ${toString w.webhookConcurrency}: use ${toString hookLimits.concurrency.min} to ${toString hookLimits.concurrency.max}.";
+          }
+        ]
+      else
+        [ ]
+    );
+
+  surfaceChecks =
+    n: caddyGroup:
+    let
+      w = n.web;
+    in
+    if !w.enable then
+      [ ]
+    else
+      [
+        {
+          assertion = validDomain w.domain;
+          message = "${prefix}.domain = ${show w.domain}: use ${domainFormat.what} (for example \"box.example.com\" or \"box.localhost:8443\").";
+        }
+        {
+          assertion = w.logins != [ ];
+          message = "${prefix}.logins is empty: define at least one login (a person) with the agent users it may open.";
+        }
+        {
+          assertion = atLeast contract.web.sessionLifetime.min w.sessionLifetime;
+          message = "${prefix}.sessionLifetime = ${show w.sessionLifetime}: use a Go duration of at least ${contract.web.sessionLifetime.min}, such as \"168h\".";
+        }
+        {
+          assertion = atLeast contract.web.idleTimeout.min w.idleTimeout;
+          message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration of at least ${contract.web.idleTimeout.min}, such as \"24h\".";
+        }
+        {
+          assertion =
+            let
+              s = durationSeconds w.terminalCheckInterval;
+            in
+            s != null && s >= durationSeconds checkInterval.min && s <= durationSeconds checkInterval.max;
+          message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from ${checkInterval.min} to ${checkInterval.max}, such as ${show checkInterval.default}.";
+        }
+        {
+          assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
+          message = "${prefix}.ptraceScope = ${toString w.ptraceScope}: use 1, 2 or 3 (or null to leave kernel.yama.ptrace_scope to the host). At 0 an agent can attach to its own ttyd and web daemon and serve its page in the operator's terminal.";
+        }
+      ]
+      ++ (
+        if w.fail2ban.enable then
+          [
+            {
+              assertion = w.fail2ban.maxretry >= 1;
+              message = "${prefix}.fail2ban.maxretry = ${toString w.fail2ban.maxretry}: use 1 or more (failed logins that ban an address).";
+            }
+          ]
+          ++ map (o: {
+            assertion = match banTimeRe w.fail2ban.${o} != null;
+            message = "${prefix}.fail2ban.${o} = ${show w.fail2ban.${o}}: use a fail2ban time such as \"10m\", \"1h\" or \"1d\" (a number with s, m, h, d or w; plain seconds).";
+          }) [ "findtime" "bantime" ]
+        else
+          [ ]
+      )
+      ++ concatMap (l: [
+        {
+          assertion = match names.login.pattern l.name != null;
+          message = "${prefix}.logins.${show l.name}: login names must match ${names.login.pattern}.";
+        }
+        {
+          assertion = secretPath l.hashedPasswordFile;
+          message = "${prefix}.logins.${show l.name}.hashedPasswordFile = ${show l.hashedPasswordFile}: use an absolute path outside the Nix store (a root-only file; the store is world-readable), without ':'.";
+        }
+        {
+          assertion = l.users != [ ];
+          message = "${prefix}.logins.${show l.name}.users is empty: name the agent users this login may open.";
+        }
+      ]) w.logins
+      ++ concatMap (u: [
+        {
+          assertion = n.users ? ${u};
+          message = "${prefix}.logins names the agent user ${show u}, which services.agent-box.users does not define.";
+        }
+        {
+          assertion = match names.webUser.pattern u != null;
+          message = "${prefix}.logins opens the agent user ${show u}, whose name cannot be a host name label (its origin is ${u}.${w.domain}): start with a letter, then lowercase letters, digits and inner '-' (at most 32).";
+        }
+      ]) w.users
+      ++ map (u: {
+        assertion = !elem caddyGroup n.users.${u}.extraGroups;
+        message = "services.agent-box.users.${show u}.extraGroups contains ${show caddyGroup}, Caddy's group: that user could connect to every socket Caddy may dial (every user's web daemon, the auth service). Remove it.";
+      }) (filter (u: n.users ? ${u}) (attrNames n.users));
+in
+# n: the normalized options; caddyGroup: services.caddy.group.
+n: caddyGroup: hookChecks n.web ++ surfaceChecks n caddyGroup
       ;
     render = {
       instance =
@@ -2058,12 +1719,353 @@ scope: ''
   kernel.yama.ptrace_scope = ${toString scope}
 ''
         ;
+      auth =
+        # The auth service (docs/web-contract.md, "The auth service"): its
+# configuration file and its drop-in, with one credential per login's hash.
+# w: the normalized web settings.
+{ systemd, contract, ... }:
+let
+  inherit (builtins)
+    concatStringsSep
+    listToAttrs
+    map
+    toJSON
+    ;
+  inherit (contract) units;
+  vars = contract.env;
+  creds = contract.credentials;
+  env = systemd.environmentLine;
+in
+{
+  # The auth service's configuration (AGENT_BOX_AUTH_CONFIG).
+  config =
+    w:
+    toJSON {
+      inherit (w) domain users sessionLifetime idleTimeout;
+      logins = listToAttrs (
+        map (l: {
+          inherit (l) name;
+          value.users = l.users;
+        }) w.logins
+      );
+    }
+    + "\n";
+
+  # agent-box-auth.service.d/overrides.conf. paths: { authEnv; authConfig; }.
+  dropin =
+    w: paths:
+    ''
+      # Generated by the agent-box NixOS module for ${units.auth}.
+      [Service]
+      ExecStart=
+      ExecStart=${paths.authEnv}/bin/agent-box auth serve
+    ''
+    + env vars.authConfig.name paths.authConfig
+    + concatStringsSep "" (
+      map (l: systemd.line "LoadCredential" "${creds.loginPrefix}${l.name}:${l.hashedPasswordFile}") w.logins
+    );
+}
+        ;
+      socket =
+        # A socket unit's drop-in: the one that gives Caddy's group access, or the
+# one that only marks a socket the module enables (contract.sockets.*.caddy).
+{ ... }:
+{
+  caddy = unit: caddyGroup: ''
+    # Generated by the agent-box NixOS module for ${unit}: Caddy's group may connect.
+    [Socket]
+    SocketGroup=${caddyGroup}
+  '';
+
+  enabled = unit: "# Generated by the agent-box NixOS module: ${unit} is enabled.\n";
+}
+        ;
+      webDaemon =
+        # agent-box-web@<user>.service.d/overrides.conf (docs/web-contract.md, "The
+# web daemon"): the program, its environment and, for a user with webhooks,
+# the hook listener, the hooks' configuration and one credential per hook's
+# secret. w: the normalized web settings; u: a normalized user; paths:
+# { env; agents; } absolute store paths; hooksConfig: the hooks' file.
+{
+  prim,
+  systemd,
+  contract,
+  ...
+}:
+let
+  inherit (builtins) concatStringsSep map;
+  inherit (prim) forUser;
+  inherit (contract) sockets units;
+  vars = contract.env;
+  creds = contract.credentials;
+  env = systemd.environmentLine;
+in
+{
+  # With webhooks: ordered after the supervisor, which creates the hooks
+  # folder.
+  dropin =
+    w: u: paths: hooksConfig:
+    let
+      hs = w.hooks.${u.name} or [ ];
+    in
+    ''
+      # Generated by the agent-box NixOS module for ${forUser units.web u.name}.
+      [Service]
+      ExecStart=
+      ExecStart=${paths.env}/bin/agent-box web serve
+    ''
+    + env "PATH" "${paths.env}/bin"
+    + env vars.agents.name paths.agents
+    + env vars.tmux.name "${paths.env}/bin/tmux"
+    + env vars.ttyd.name "${paths.env}/bin/ttyd"
+    + env vars.webDomain.name w.domain
+    + env vars.webCheckInterval.name w.terminalCheckInterval
+    + (
+      if hs == [ ] then
+        ""
+      else
+        env vars.hooks.name hooksConfig
+        + systemd.line "Sockets" "${forUser sockets.web.unit u.name} ${forUser sockets.hook.unit u.name}"
+        + concatStringsSep "" (
+          map (h: systemd.line "LoadCredential" "${creds.hookPrefix}${h.name}:${h.secretFile}") hs
+        )
+        + ''
+
+          [Unit]
+          Requires=${forUser sockets.hook.unit u.name}
+          After=${forUser sockets.hook.unit u.name} ${forUser units.supervisor u.name}
+        ''
+    );
+}
+        ;
+      hooks =
+        # A user's webhooks (docs/web-contract.md, "Webhooks"): the configuration
+# the web daemon reads, and the body size Caddy lets through.
+# w: the normalized web settings.
+{ ... }:
+let
+  inherit (builtins) listToAttrs map toJSON;
+in
+{
+  # The hooks' configuration of user u (AGENT_BOX_HOOKS; no secret in it).
+  config =
+    w: u:
+    toJSON {
+      concurrency = w.webhookConcurrency;
+      hooks = listToAttrs (
+        map (h: {
+          inherit (h) name;
+          value = {
+            inherit (h) session notify maxBodySize quota retention;
+          };
+        }) w.hooks.${u}
+      );
+    }
+    + "\n";
+
+  # What Caddy lets through to a user's hook listener: the largest body of
+  # the user's hooks and room for the daemon's own 413.
+  bodyCap = hs: 65536 + builtins.foldl' (m: h: if h.maxBodySize > m then h.maxBodySize else m) 0 hs;
+}
+        ;
+      term =
+        # agent-box-term@<user>.service.d/overrides.conf: ttyd on the user's
+# private socket, writable, origin-checked, one URL argument (the session
+# name the web daemon validated) for `agent-box session attach --sealed`
+# (a tmux client that can start no program in this unit).
+# u: a normalized user; paths: { env; } absolute store paths.
+{
+  prim,
+  systemd,
+  contract,
+  ...
+}:
+let
+  inherit (prim) forUser;
+  inherit (contract) routes sockets units;
+  vars = contract.env;
+  env = systemd.environmentLine;
+in
+u: paths:
+  ''
+    # Generated by the agent-box NixOS module for ${forUser units.term u.name}.
+    [Service]
+    ExecStart=
+  ''
+  + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${forUser sockets.ttyd.path u.name} -W -O -a -b ${routes.terminal.path} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
+  + env "PATH" "${paths.env}/bin"
+  + env vars.tmux.name "${paths.env}/bin/tmux"
+        ;
+      caddy =
+        # Caddy's configuration for the web surface (docs/web-contract.md, "Caddy"):
+# the global options and the sites, the box origin and one origin per agent
+# user. Every dial is a literal path. w: the normalized web settings.
+{
+  prim,
+  contract,
+  render,
+  ...
+}:
+let
+  inherit (builtins)
+    attrNames
+    concatStringsSep
+    filter
+    length
+    map
+    match
+    ;
+  inherit (prim) forUser show sortStrings;
+  inherit (contract) headers routes sockets;
+  inherit (render) hooks;
+
+  securityHeaders = tls: ''
+    	header {
+    		Cache-Control "no-store"
+    		X-Content-Type-Options "nosniff"
+    		Referrer-Policy "no-referrer"
+    ${if tls == "acme" then "\t\tStrict-Transport-Security \"max-age=31536000\"\n" else ""}	}
+  '';
+
+  tlsLine = tls: if tls == "internal" then "\ttls internal\n" else "";
+
+  # Caddy passes on only the box's own cookies (contract: the session
+  # cookie, and on a user origin's /auth/* that user's hand-over binding
+  # cookie): each "name=value" pair becomes ";" plus the pair if it is one
+  # of names, so a script on some origin of the box that fills the browser
+  # with parent-domain cookies cannot push a request past a backend's
+  # header limit. Never an empty replacement: Caddy would take the line
+  # for a set.
+  cookies = contract.cookies;
+  keepCookies =
+    cookieNames:
+    let
+      checked = map (
+        n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${show n} needs regexp escaping"
+      ) cookieNames;
+      groups = concatStringsSep "" (map (n: "(${n}=[^;]*)|") checked);
+      refs = concatStringsSep "" (builtins.genList (i: "$" + toString (i + 1)) (length cookieNames));
+    in
+    "header_up Cookie \"(?:^|;) *(?:${groups}[^;]*)\" \";${refs}\"";
+
+  toPages = cookieNames: ''
+    	reverse_proxy unix/${sockets.authPages.path} {
+    		${keepCookies cookieNames}
+    		header_up ${headers.client} {remote_host}
+    	}
+  '';
+
+  # Every line of text (ending in a newline) with p in front.
+  prefixLines =
+    p: text:
+    concatStringsSep "" (
+      map (l: if l == "" then "" else p + l + "\n") (filter builtins.isString (builtins.split "\n" text))
+    );
+
+in
+{
+  # Caddy's global options for the web surface (imported inside the global
+  # block of the Caddyfile).
+  global =
+    w:
+    ''
+      # Generated by the agent-box NixOS module: Caddy's global options for the web surface.
+      admin unix/${sockets.caddyAdmin.path}
+      grace_period 10s
+      servers {
+      	protocols h1 h2
+      }
+    ''
+    + (
+      if w.tls == "internal" then
+        ''
+          skip_install_trust
+          auto_https disable_redirects
+        ''
+      else
+        ""
+    );
+
+  # The sites: the box origin, then one origin per web user. Every dial is a
+  # literal path.
+  sites =
+    w:
+    ''
+      # Generated by the agent-box NixOS module: the box origin and one origin per agent user.
+      ${w.domain} {
+    ''
+    + tlsLine w.tls
+    + securityHeaders w.tls
+    + (
+      if w.hooks == { } then
+        toPages [ cookies.session ]
+      else
+        # The webhooks: the one route without a login, each user's to that
+        # user's hook listener; everything else to the auth service.
+        concatStringsSep "" (
+          map (u: ''
+            	handle ${forUser routes.hooks.path u} {
+            		request_body {
+            			max_size ${toString (hooks.bodyCap w.hooks.${u})}
+            		}
+            		reverse_proxy unix/${forUser sockets.hook.path u} {
+            			header_up -Cookie
+            			header_up -Authorization
+            			header_up ${headers.client} {remote_host}
+            		}
+            	}
+          '') (sortStrings (attrNames w.hooks))
+        )
+        + "\thandle {\n"
+        + prefixLines "\t" (toPages [ cookies.session ])
+        + "\t}\n"
+    )
+    + "}\n"
+    + concatStringsSep "" (
+      map (
+        u:
+        ''
+
+          ${u}.${w.domain} {
+        ''
+        + tlsLine w.tls
+        + securityHeaders w.tls
+        + "\thandle ${routes.authPages.path} {\n"
+        + prefixLines "\t" (toPages [
+          cookies.session
+          (cookies.handoverPrefix + u)
+        ])
+        + ''
+          	}
+          	handle {
+          		route {
+          			request_header -${headers.user}
+          			request_header -${headers.session}
+          			forward_auth unix/${sockets.authVerify.path} {
+          				uri ${routes.verify.path}?user=${u}
+          				${keepCookies [ cookies.session ]}
+          				header_up ${headers.client} {remote_host}
+          				copy_headers ${headers.user} ${headers.session}
+          			}
+          			reverse_proxy unix/${forUser sockets.web.path u} {
+          				header_up -Cookie
+          				header_up -Authorization
+          			}
+          		}
+          	}
+          }
+        ''
+      ) w.users
+    );
+}
+        ;
     };
     units =
-      # Which drop-ins and /etc files a configuration installs and which units it
-# enables, as data that both the glue (systemd.units, environment.etc) and
-# the offline golden rendering (`installed`) read, so the two cannot name
-# them differently.
+      # Which drop-ins, /etc files and store texts a configuration installs and
+# which units it enables, as data that both the glue (systemd.units,
+# environment.etc, the web surface's store files) and the offline golden
+# rendering (installed.nix) read, so the two cannot name them differently:
+# the one place that assembles what is installed.
 #
 # host is where the glue (or the offline rendering) says things are:
 # { pathsOf (user -> { env; seed; agents; }); authEnv; authConfig;
@@ -2072,12 +2074,87 @@ scope: ''
 {
   prim,
   render,
-  web,
+  build,
   contract,
   ...
 }:
 let
-  inherit (builtins) attrNames foldl' listToAttrs map;
+  inherit (builtins)
+    attrNames
+    filter
+    listToAttrs
+    map
+    ;
+  inherit (prim) concatMap forUser;
+  inherit (contract) sockets units;
+  names = build.webStoreNames;
+
+  # A drop-in: unit name -> { text; wantedBy; }.
+  entry = name: text: wantedBy: {
+    inherit name;
+    value = { inherit text wantedBy; };
+  };
+
+  # The web surface's drop-ins: the auth service and its sockets, and per
+  # user with an origin the web daemon, its socket(s) and the terminal.
+  webDropins =
+    n: host:
+    let
+      w = n.web;
+      socket = unit: entry unit (render.socket.caddy unit host.caddyGroup) [ "sockets.target" ];
+      authSocket =
+        s:
+        let
+          inherit (sockets.${s}) unit caddy;
+        in
+        if caddy then socket unit else entry unit (render.socket.enabled unit) [ "sockets.target" ];
+      perUser =
+        name:
+        let
+          u = n.users.${name};
+          p = host.pathsOf u;
+        in
+        [
+          (socket (forUser sockets.web.unit name))
+          (entry (forUser units.web name) (render.webDaemon.dropin w u p (host.webFile (names.hooks name))) [ ])
+        ]
+        ++ (if w.hooks ? ${name} then [ (socket (forUser sockets.hook.unit name)) ] else [ ])
+        ++ [ (entry (forUser units.term name) (render.term u p) [ "multi-user.target" ]) ];
+    in
+    if !w.enable then
+      { }
+    else
+      listToAttrs (
+        [ (entry units.auth (render.auth.dropin w host) [ ]) ]
+        ++ map authSocket [
+          "authVerify"
+          "authPages"
+          "authStatus"
+          "authControl"
+        ]
+        ++ concatMap perUser (filter (u: n.users ? ${u}) w.users)
+      );
+
+  # The web surface's store texts, by store name: the auth service's
+  # configuration, Caddy's two files, and the hooks' configuration of each
+  # user with webhooks. w: the normalized web settings.
+  storeTexts =
+    w:
+    {
+      ${names.authConfig} = render.auth.config w;
+      ${names.caddyGlobal} = render.caddy.global w;
+      ${names.caddySites} = render.caddy.sites w;
+    }
+    // listToAttrs (
+      map (u: {
+        name = names.hooks u;
+        value = render.hooks.config w u;
+      }) (attrNames w.hooks)
+    );
+
+  # The kernel setting's file under /etc (the glue restarts systemd-sysctl
+  # when it changes).
+  sysctlFile = "sysctl.d/60-agent-box.conf";
 
   # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
   dropins =
@@ -2097,7 +2174,7 @@ let
         wantedBy = [ ];
       };
     }
-    // web.dropins n n.web host;
+    // webDropins n host;
 
   # n, host -> path under /etc -> text: the login files, and fail2ban's
   # filter and jail (installed as files, so a NixOS host and the VM tier run
@@ -2128,15 +2205,36 @@ let
     // (
       if n.web.enable && n.web.ptraceScope != null then
         {
-          "sysctl.d/60-agent-box.conf" = render.sysctl n.web.ptraceScope;
+          ${sysctlFile} = render.sysctl n.web.ptraceScope;
         }
       else
         { }
     );
 in
 {
-  inherit dropins etcFiles;
-
+  inherit
+    dropins
+    etcFiles
+    storeTexts
+    sysctlFile
+    ;
+}
+      ;
+    installed =
+      # Everything the module installs for a configuration, as the golden fixtures
+# record it (builtins only): units.nix says what is installed, this file
+# lays it out as files and links the way NixOS does.
+{
+  prim,
+  render,
+  build,
+  units,
+  ...
+}:
+let
+  inherit (builtins) attrNames foldl' listToAttrs map;
+in
+{
   # Everything the module installs for a configuration, as the golden
   # fixtures record it: files (path relative to / -> bytes) and links
   # (path -> target). units: { base; web; } the verbatim units (file name ->
@@ -2145,7 +2243,7 @@ in
   # environment.etc, the seed and agents files the drop-ins name, and the web
   # surface's store files (with Caddy's group "caddy").
   installed =
-    n: units: storePath:
+    n: verbatimUnits: storePath:
     let
       sys = "etc/systemd/system";
       host = {
@@ -2154,17 +2252,17 @@ in
           seed = storePath u.files.seed;
           agents = storePath u.files.agents;
         };
-        authEnv = storePath web.storeNames.authEnv;
-        authConfig = storePath web.storeNames.authConfig;
+        authEnv = storePath build.webStoreNames.authEnv;
+        authConfig = storePath build.webStoreNames.authConfig;
         webFile = storePath;
         caddyGroup = "caddy";
         # the golden host's firewall is nftables (networking.nftables.enable),
         # as in the VM tier's guest and the flake's NixOS nodes
         nftables = true;
       };
-      d = dropins n host;
-      etc = etcFiles n host;
-      verbatim = units.base // (if n.web.enable then units.web else { });
+      d = units.dropins n host;
+      etc = units.etcFiles n host;
+      verbatim = verbatimUnits.base // (if n.web.enable then verbatimUnits.web else { });
       store = path: text: { "${prim.relative path}" = text; };
       userFiles = map (
         name:
@@ -2177,7 +2275,7 @@ in
       webFiles =
         if n.web.enable then
           let
-            texts = web.storeTexts n.web;
+            texts = units.storeTexts n.web;
           in
           foldl' (a: name: a // store (storePath name) texts.${name}) { } (attrNames texts)
         else
@@ -2228,9 +2326,11 @@ in
   inherit (self.agents) builtinAgents definitions;
   inherit (self.build) basePackages storeNames runtimeGoMod;
   inherit (self.checks) assertions failures homeMessage;
-  inherit (self.units) dropins etcFiles installed;
+  inherit (self.units) dropins etcFiles sysctlFile;
+  inherit (self.installed) installed;
   web = {
-    inherit (self.web) storeNames storeTexts;
+    storeNames = self.build.webStoreNames;
+    inherit (self.units) storeTexts;
   };
 }
     ;
@@ -14212,7 +14312,7 @@ in
 
   config = mkIf cfg.enable {
     assertions =
-      agentBox.assertions cfg caddyGroup
+      agentBox.assertions n caddyGroup
       ++ optional (n.web.enable && hostPtraceScope != null) {
         # boot.kernel.sysctl lands in 60-nixos.conf, read after ours
         assertion = hostPtraceScope >= 1;
@@ -14281,7 +14381,7 @@ in
     # The web surface's kernel setting (environment.etc above) applies at
     # switch, not only at the next boot.
     systemd.services.systemd-sysctl.restartTriggers = mkIf (n.web.enable && n.web.ptraceScope != null) [
-      (agentBox.etcFiles n host)."sysctl.d/60-agent-box.conf"
+      (agentBox.etcFiles n host).${agentBox.sysctlFile}
     ];
     # `agent-box web hash-password` and `web revoke` for the operator (root).
     environment.systemPackages = mkIf n.web.enable [ cfg.package ];

@@ -153,3 +153,25 @@ func TestEveryShellScriptIsShellcheckClean(t *testing.T) {
 		}
 	}
 }
+
+// TestLibFilesHaveOneJobEach: no file of the module's pure lib grows past
+// 200 lines (a lib file that does is doing more than one job: split it as
+// render/*.nix and checks/*.nix are split).
+func TestLibFilesHaveOneJobEach(t *testing.T) {
+	const max = 200
+	files := walk(t, func(rel string, _ []byte) bool {
+		return strings.HasPrefix(rel, "modules/src/lib/") && strings.HasSuffix(rel, ".nix")
+	})
+	if len(files) < 20 {
+		t.Fatalf("only %d lib files found", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(data, []byte("\n")); n > max {
+			t.Errorf("%s has %d lines; split it (at most %d)", f, n, max)
+		}
+	}
+}

@@ -155,7 +155,7 @@ in
 
   config = mkIf cfg.enable {
     assertions =
-      agentBox.assertions cfg caddyGroup
+      agentBox.assertions n caddyGroup
       ++ optional (n.web.enable && hostPtraceScope != null) {
         # boot.kernel.sysctl lands in 60-nixos.conf, read after ours
         assertion = hostPtraceScope >= 1;
@@ -224,7 +224,7 @@ in
     # The web surface's kernel setting (environment.etc above) applies at
     # switch, not only at the next boot.
     systemd.services.systemd-sysctl.restartTriggers = mkIf (n.web.enable && n.web.ptraceScope != null) [
-      (agentBox.etcFiles n host)."sysctl.d/60-agent-box.conf"
+      (agentBox.etcFiles n host).${agentBox.sysctlFile}
     ];
     # `agent-box web hash-password` and `web revoke` for the operator (root).
     environment.systemPackages = mkIf n.web.enable [ cfg.package ];

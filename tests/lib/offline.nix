@@ -47,7 +47,7 @@ rec {
 
   # Messages of the failed assertions (the lib's, with Caddy's group
   # "caddy"; the glue adds the home check, which needs users.users).
-  failures = config: lib.failures (eval config) "caddy";
+  failures = config: lib.failures (normalize config) "caddy";
 
   # The installed files and links, with zero-hash store paths.
   storePath = name: "/nix/store/${zeroHash}-${name}";

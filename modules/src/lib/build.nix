@@ -21,6 +21,16 @@
     agents = "agent-box-agents-${user}.json";
   };
 
+  # ... and of the web surface's files: the auth service's environment and
+  # configuration, Caddy's two files, and each user's hooks configuration.
+  webStoreNames = {
+    authEnv = "agent-box-auth-env";
+    authConfig = "agent-box-auth-config.json";
+    caddyGlobal = "agent-box-caddy-global.caddy";
+    caddySites = "agent-box-caddy-sites.caddy";
+    hooks = user: "agent-box-hooks-${user}.json";
+  };
+
   # go.mod of the runtime as the module builds it: no requirements (the
   # runtime is standard library only), so buildGoModule needs no vendorHash.
   runtimeGoMod = "module github.com/agent-box/agent-box\n\ngo 1.25\n";

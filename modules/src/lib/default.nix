@@ -22,14 +22,17 @@ let
     build =
       @@include:build.nix@@
       ;
+    formats =
+      @@include:formats.nix@@
+      ;
     normalize =
       @@include:normalize.nix@@
       ;
-    web =
-      @@include:web.nix@@
-      ;
     checks =
-      @@include:assertions.nix@@
+      @@include:checks/core.nix@@
+      ;
+    webChecks =
+      @@include:checks/web.nix@@
       ;
     render = {
       instance =
@@ -53,9 +56,30 @@ let
       sysctl =
         @@include:render/sysctl.nix@@
         ;
+      auth =
+        @@include:render/auth.nix@@
+        ;
+      socket =
+        @@include:render/socket.nix@@
+        ;
+      webDaemon =
+        @@include:render/web-daemon.nix@@
+        ;
+      hooks =
+        @@include:render/hooks.nix@@
+        ;
+      term =
+        @@include:render/term.nix@@
+        ;
+      caddy =
+        @@include:render/caddy.nix@@
+        ;
     };
     units =
       @@include:units.nix@@
+      ;
+    installed =
+      @@include:installed.nix@@
       ;
   };
 
@@ -68,8 +92,10 @@ in
   inherit (self.agents) builtinAgents definitions;
   inherit (self.build) basePackages storeNames runtimeGoMod;
   inherit (self.checks) assertions failures homeMessage;
-  inherit (self.units) dropins etcFiles installed;
+  inherit (self.units) dropins etcFiles sysctlFile;
+  inherit (self.installed) installed;
   web = {
-    inherit (self.web) storeNames storeTexts;
+    storeNames = self.build.webStoreNames;
+    inherit (self.units) storeTexts;
   };
 }

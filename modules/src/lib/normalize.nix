@@ -1,17 +1,24 @@
 # The evaluated options (config.services.agent-box under NixOS, or the
-# offline stand-in's evaluation of the same declarations) -> the values the
-# renderers and the glue use. Nothing here fills defaults or checks values:
-# the module system (options.nix) and assertions.nix do.
+# offline stand-in's evaluation of the same declarations) -> n, the values
+# the checks, the renderers and the glue use: the one normalisation. Nothing
+# here fills defaults or checks values: the module system (options.nix) and
+# checks/ do.
 {
   prim,
   build,
-  web,
+  formats,
   ...
 }:
 cfg:
 let
-  inherit (builtins) attrNames map mapAttrs;
-  inherit (prim) sortStrings unique;
+  inherit (builtins)
+    attrNames
+    filter
+    listToAttrs
+    map
+    mapAttrs
+    ;
+  inherit (prim) concatMap sortStrings unique;
 
   user =
     name: u:
@@ -31,6 +38,8 @@ let
     in
     {
       inherit name sessions;
+      # The agents the host named for this user (checked to exist).
+      extraAgents = u.agents;
       inherit (u)
         extraGroups
         environmentFiles
@@ -49,10 +58,51 @@ let
       }) (sortStrings (attrNames u.environment));
       files = build.storeNames name;
     };
+
+  # The web settings, and per user with webhooks the hooks.
+  web =
+    let
+      w = cfg.web;
+      d = formats.splitDomain w.domain;
+      loginNames = sortStrings (attrNames w.logins);
+    in
+    {
+      inherit (w) enable tls openFirewall;
+      domain = w.domain;
+      host = if d == null then w.domain else d.host;
+      port = if d == null || d.port == null then formats.domainFormat.defaultPort else builtins.fromJSON d.port;
+      logins = map (l: {
+        name = l;
+        inherit (w.logins.${l}) hashedPasswordFile;
+        users = sortStrings (unique w.logins.${l}.users);
+      }) loginNames;
+      # Agent users with a web origin: those some login may open.
+      users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
+      inherit (w)
+        sessionLifetime
+        idleTimeout
+        terminalCheckInterval
+        webhookConcurrency
+        ptraceScope
+        ;
+      # Per agent user with webhooks: the hooks, sorted by name.
+      hooks = listToAttrs (
+        map (u: {
+          name = u;
+          value = map (h: { name = h; } // cfg.users.${u}.webhooks.${h}) (
+            sortStrings (attrNames cfg.users.${u}.webhooks)
+          );
+        }) (filter (u: cfg.users.${u}.webhooks != { }) (sortStrings (attrNames cfg.users)))
+      );
+      fail2ban = {
+        enable = w.enable && w.fail2ban.enable;
+        inherit (w.fail2ban) maxretry findtime bantime;
+      };
+    };
 in
 {
   inherit (cfg) defaultAgent slice agents;
-  web = web.normalize cfg;
+  inherit web;
   users = mapAttrs user cfg.users;
   userNames = sortStrings (attrNames cfg.users);
 }

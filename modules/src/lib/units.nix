@@ -1,7 +1,8 @@
-# Which drop-ins and /etc files a configuration installs and which units it
-# enables, as data that both the glue (systemd.units, environment.etc) and
-# the offline golden rendering (`installed`) read, so the two cannot name
-# them differently.
+# Which drop-ins, /etc files and store texts a configuration installs and
+# which units it enables, as data that both the glue (systemd.units,
+# environment.etc, the web surface's store files) and the offline golden
+# rendering (installed.nix) read, so the two cannot name them differently:
+# the one place that assembles what is installed.
 #
 # host is where the glue (or the offline rendering) says things are:
 # { pathsOf (user -> { env; seed; agents; }); authEnv; authConfig;
@@ -10,12 +11,87 @@
 {
   prim,
   render,
-  web,
+  build,
   contract,
   ...
 }:
 let
-  inherit (builtins) attrNames foldl' listToAttrs map;
+  inherit (builtins)
+    attrNames
+    filter
+    listToAttrs
+    map
+    ;
+  inherit (prim) concatMap forUser;
+  inherit (contract) sockets units;
+  names = build.webStoreNames;
+
+  # A drop-in: unit name -> { text; wantedBy; }.
+  entry = name: text: wantedBy: {
+    inherit name;
+    value = { inherit text wantedBy; };
+  };
+
+  # The web surface's drop-ins: the auth service and its sockets, and per
+  # user with an origin the web daemon, its socket(s) and the terminal.
+  webDropins =
+    n: host:
+    let
+      w = n.web;
+      socket = unit: entry unit (render.socket.caddy unit host.caddyGroup) [ "sockets.target" ];
+      authSocket =
+        s:
+        let
+          inherit (sockets.${s}) unit caddy;
+        in
+        if caddy then socket unit else entry unit (render.socket.enabled unit) [ "sockets.target" ];
+      perUser =
+        name:
+        let
+          u = n.users.${name};
+          p = host.pathsOf u;
+        in
+        [
+          (socket (forUser sockets.web.unit name))
+          (entry (forUser units.web name) (render.webDaemon.dropin w u p (host.webFile (names.hooks name))) [ ])
+        ]
+        ++ (if w.hooks ? ${name} then [ (socket (forUser sockets.hook.unit name)) ] else [ ])
+        ++ [ (entry (forUser units.term name) (render.term u p) [ "multi-user.target" ]) ];
+    in
+    if !w.enable then
+      { }
+    else
+      listToAttrs (
+        [ (entry units.auth (render.auth.dropin w host) [ ]) ]
+        ++ map authSocket [
+          "authVerify"
+          "authPages"
+          "authStatus"
+          "authControl"
+        ]
+        ++ concatMap perUser (filter (u: n.users ? ${u}) w.users)
+      );
+
+  # The web surface's store texts, by store name: the auth service's
+  # configuration, Caddy's two files, and the hooks' configuration of each
+  # user with webhooks. w: the normalized web settings.
+  storeTexts =
+    w:
+    {
+      ${names.authConfig} = render.auth.config w;
+      ${names.caddyGlobal} = render.caddy.global w;
+      ${names.caddySites} = render.caddy.sites w;
+    }
+    // listToAttrs (
+      map (u: {
+        name = names.hooks u;
+        value = render.hooks.config w u;
+      }) (attrNames w.hooks)
+    );
+
+  # The kernel setting's file under /etc (the glue restarts systemd-sysctl
+  # when it changes).
+  sysctlFile = "sysctl.d/60-agent-box.conf";
 
   # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
   dropins =
@@ -35,7 +111,7 @@ let
         wantedBy = [ ];
       };
     }
-    // web.dropins n n.web host;
+    // webDropins n host;
 
   # n, host -> path under /etc -> text: the login files, and fail2ban's
   # filter and jail (installed as files, so a NixOS host and the VM tier run
@@ -66,91 +142,17 @@ let
     // (
       if n.web.enable && n.web.ptraceScope != null then
         {
-          "sysctl.d/60-agent-box.conf" = render.sysctl n.web.ptraceScope;
+          ${sysctlFile} = render.sysctl n.web.ptraceScope;
         }
       else
         { }
     );
 in
 {
-  inherit dropins etcFiles;
-
-  # Everything the module installs for a configuration, as the golden
-  # fixtures record it: files (path relative to / -> bytes) and links
-  # (path -> target). units: { base; web; } the verbatim units (file name ->
-  # bytes); storePath: a fixed store name -> its store path. This mirrors how
-  # NixOS installs the glue's systemd.packages, systemd.units (asDropin) and
-  # environment.etc, the seed and agents files the drop-ins name, and the web
-  # surface's store files (with Caddy's group "caddy").
-  installed =
-    n: units: storePath:
-    let
-      sys = "etc/systemd/system";
-      host = {
-        pathsOf = u: {
-          env = storePath u.files.env;
-          seed = storePath u.files.seed;
-          agents = storePath u.files.agents;
-        };
-        authEnv = storePath web.storeNames.authEnv;
-        authConfig = storePath web.storeNames.authConfig;
-        webFile = storePath;
-        caddyGroup = "caddy";
-        # the golden host's firewall is nftables (networking.nftables.enable),
-        # as in the VM tier's guest and the flake's NixOS nodes
-        nftables = true;
-      };
-      d = dropins n host;
-      etc = etcFiles n host;
-      verbatim = units.base // (if n.web.enable then units.web else { });
-      store = path: text: { "${prim.relative path}" = text; };
-      userFiles = map (
-        name:
-        let
-          u = n.users.${name};
-          p = host.pathsOf u;
-        in
-        store p.seed (render.seed u) // store p.agents (render.agentsTable n u p.env)
-      ) n.userNames;
-      webFiles =
-        if n.web.enable then
-          let
-            texts = web.storeTexts n.web;
-          in
-          foldl' (a: name: a // store (storePath name) texts.${name}) { } (attrNames texts)
-        else
-          { };
-    in
-    {
-      files =
-        listToAttrs (
-          map (u: {
-            name = "${sys}/${u}";
-            value = verbatim.${u};
-          }) (attrNames verbatim)
-        )
-        // listToAttrs (
-          map (u: {
-            name = "${sys}/${u}.d/overrides.conf";
-            value = d.${u}.text;
-          }) (attrNames d)
-        )
-        // listToAttrs (
-          map (f: {
-            name = "etc/${f}";
-            value = etc.${f};
-          }) (attrNames etc)
-        )
-        // foldl' (a: b: a // b) { } userFiles
-        // webFiles;
-      links = listToAttrs (
-        prim.concatMap (
-          u:
-          map (target: {
-            name = "${sys}/${target}.wants/${u}";
-            value = "../${u}";
-          }) d.${u}.wantedBy
-        ) (attrNames d)
-      );
-    };
+  inherit
+    dropins
+    etcFiles
+    storeTexts
+    sysctlFile
+    ;
 }

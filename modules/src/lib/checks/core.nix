@@ -1,10 +1,10 @@
 # Every check of a configuration as { assertion; message; }: the glue hands
 # them to NixOS `assertions`, the offline suite evaluates them. Messages name
-# the option and the fix.
+# the option and the fix. This file checks the users, sessions, agents and
+# limits; checks/web.nix the web surface and the webhooks.
 {
   prim,
-  normalize,
-  web,
+  webChecks,
   contract,
   ...
 }:
@@ -99,7 +99,7 @@ let
   ]) u.environment;
 
   userChecks =
-    cfg: n:
+    n:
     concatMap (
       name:
       let
@@ -116,7 +116,7 @@ let
       ++ map (a: {
         assertion = hasAttr a n.agents;
         message = "${path}.agents contains ${show a}: no such agent; define services.agent-box.agents.${show a} or remove it.";
-      }) cfg.users.${name}.agents
+      }) u.extraAgents
       ++ environmentChecks path u
       ++ map (f: {
         assertion = match "-?/.*" f != null && noNewline f;
@@ -125,12 +125,10 @@ let
       ++ limitChecks path u
     ) n.userNames;
 
-  # caddyGroup: services.caddy.group (the web checks refuse agent users in it).
+  # n: the normalized options; caddyGroup: services.caddy.group (the web
+  # checks refuse agent users in it).
   assertions =
-    cfg: caddyGroup:
-    let
-      n = normalize cfg;
-    in
+    n: caddyGroup:
     [
       {
         assertion = hasAttr n.defaultAgent n.agents;
@@ -138,15 +136,15 @@ let
       }
     ]
     ++ agentChecks n
-    ++ userChecks cfg n
-    ++ limitChecks "${prefix}.slice" cfg.slice
-    ++ web.assertions cfg n caddyGroup;
+    ++ userChecks n
+    ++ limitChecks "${prefix}.slice" n.slice
+    ++ webChecks n caddyGroup;
 in
 {
   inherit assertions;
 
   # The messages of the failed assertions.
-  failures = cfg: caddyGroup: map (a: a.message) (filter (a: !a.assertion) (assertions cfg caddyGroup));
+  failures = n: caddyGroup: map (a: a.message) (filter (a: !a.assertion) (assertions n caddyGroup));
 
   # The one check the glue evaluates itself (it reads users.users, which the
   # lib cannot see); its wording lives here with every other message.
