@@ -28,6 +28,7 @@
 #   internal/runtime/clientaddr/clientaddr.go
 #   internal/runtime/contract/contract.go
 #   internal/runtime/contract/contract.json
+#   internal/runtime/control/control.go
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/escape/escape.go
 #   internal/runtime/escape/quote.go
@@ -2817,12 +2818,11 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/control"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
-          	"github.com/agent-box/agent-box/internal/runtime/spawn"
           	"github.com/agent-box/agent-box/internal/runtime/state"
-          	"github.com/agent-box/agent-box/internal/runtime/supervisor"
           )
 
           // InputError is input a person got wrong (the CLI's usage error, exit 2;
@@ -2866,7 +2866,7 @@ in
           		return inputf("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
           	}
           	if _, ok := table[agent]; !ok {
-          		return fmt.Errorf("%w %q (known: %s)", spawn.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
+          		return fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
           	}
           	cwd := s.Cwd
           	if cwd == "" {
@@ -2915,7 +2915,6 @@ in
           	if _, err := state.Read(e.StateFile()); err != nil {
           		return err
           	}
-          	msg := "restart-all"
           	if name != "" {
           		if err := registry.CheckName(name); err != nil {
           			return err
@@ -2931,10 +2930,9 @@ in
           		if s.Stopped {
           			return fmt.Errorf("session %q is stopped; use 'agent-box session start %s'", name, name)
           		}
-          		msg = "restart " + name
           	}
-          	err := supervisor.Notify(e.SupervisorSocket(), msg)
-          	if supervisor.IsNotListening(err) {
+          	err := control.Send(e.SupervisorSocket(), control.Restart(name).Format())
+          	if control.IsNotListening(err) {
           		return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
           	}
           	return err
@@ -2981,6 +2979,9 @@ in
           	Command string   `json:"command"`
           	Args    []string `json:"args,omitempty"`
           }
+
+          // ErrUnknownAgent is returned for an agent missing from the agents table.
+          var ErrUnknownAgent = errors.New("unknown agent")
 
           // Table maps agent names to commands.
           type Table map[string]Agent
@@ -6268,7 +6269,7 @@ in
 
           func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-          var errUnknownAgent = spawn.ErrUnknownAgent
+          var errUnknownAgent = agents.ErrUnknownAgent
 
           // Main runs one command and returns its exit code.
           func (p *Program) Main(ctx context.Context, args []string) int {
@@ -7523,6 +7524,85 @@ in
                 "meaning": "`web serve`, `auth serve`: the service's configuration is invalid"
               }
             }
+          }
+        '';
+        "control/control.go" = ''
+          // Package control is the supervisor's control protocol, both sides of it:
+          // a request is one datagram on the unixgram socket <runtime>/supervisor.sock
+          // (paths.Env.SupervisorSocket), written by `agent-box session restart` and
+          // read by the supervisor:
+          //
+          //	restart NAME     restart one session (NAME a valid session name)
+          //	restart-all      restart every session
+          //
+          // Anything else is not a request. A datagram is at most MaxDatagram bytes;
+          // the longest valid one ("restart " and a 64-byte name) has 72.
+          package control
+
+          import (
+          	"errors"
+          	"net"
+          	"strings"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          )
+
+          // MaxDatagram is the most the supervisor reads of one datagram; a longer
+          // one is cut there and is not a request.
+          const MaxDatagram = 128
+
+          // Request is one request: a restart of the session Name, or of all.
+          type Request struct {
+          	All  bool
+          	Name string
+          }
+
+          // Restart is the request to restart session name ("" for every session).
+          func Restart(name string) Request {
+          	if name == "" {
+          		return Request{All: true}
+          	}
+          	return Request{Name: name}
+          }
+
+          // Format is the datagram of r.
+          func (r Request) Format() []byte {
+          	if r.All {
+          		return []byte("restart-all")
+          	}
+          	return []byte("restart " + r.Name)
+          }
+
+          // Parse reads one datagram; ok is false for anything that is not a request.
+          func Parse(b []byte) (r Request, ok bool) {
+          	f := strings.Fields(string(b))
+          	switch {
+          	case len(f) == 2 && f[0] == "restart" && registry.ValidName(f[1]):
+          		return Request{Name: f[1]}, true
+          	case len(f) == 1 && f[0] == "restart-all":
+          		return Request{All: true}, true
+          	}
+          	return Request{}, false
+          }
+
+          // Send writes one datagram to the supervisor's socket at path.
+          func Send(path string, datagram []byte) error {
+          	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
+          	if err != nil {
+          		return err
+          	}
+          	defer c.Close()
+          	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+          	_, err = c.Write(datagram)
+          	return err
+          }
+
+          // IsNotListening reports whether err from Send means nobody reads the
+          // socket (no supervisor runs).
+          func IsNotListening(err error) bool {
+          	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)
           }
         '';
         "envfile/envfile.go" = ''
@@ -9138,6 +9218,10 @@ in
           // contract's session pattern.
           func ValidName(name string) bool { return contract.Names.Session.Match(name) }
 
+          // ErrNoChange may be returned by an Update callback to leave the registry
+          // as it is (no write, no new mtime).
+          var ErrNoChange = atomicfile.ErrNoChange
+
           // CheckName returns an error wrapping ErrInvalidName for an invalid name.
           func CheckName(name string) error {
           	if !ValidName(name) {
@@ -9858,7 +9942,7 @@ in
           	}
           	ag, ok := table[s.Agent]
           	if !ok {
-          		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, escape.String(strings.Join(table.Names(), ", ")))
+          		return Plan{}, fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownAgent, s.Agent, escape.String(strings.Join(table.Names(), ", ")))
           	}
           	vars, err := envfile.Load(e.EnvFile())
           	if err != nil {
@@ -9871,9 +9955,6 @@ in
           	env := envfile.Merge(envfile.Merge(environ, vars), []envfile.Var{{Key: hooks.EnvDir, Value: e.HooksDir()}})
           	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: env}, nil
           }
-
-          // ErrUnknownAgent is returned for an agent missing from the agents table.
-          var ErrUnknownAgent = errors.New("unknown agent")
 
           // RaiseOOMScore raises /proc/self/oom_score_adj to at least want. Raising is
           // always permitted; a current value already higher is left alone.
@@ -10558,6 +10639,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/control"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -10577,12 +10659,12 @@ in
           // resyncEvery is the period of the safety-net reconcile.
           const resyncEvery = 5 * time.Minute
 
-          // Control datagrams: the longest valid one, "restart " and a 64-byte name,
-          // has 72 bytes; longer ones are cut at maxDatagram when read and ignored.
-          // A log line shows at most logBytes of an ignored one, and after one such
-          // line the others are only counted until junkWindow has passed.
+          // Control datagrams (package control) longer than control.MaxDatagram are
+          // cut there when read and ignored. A log line shows at most logBytes of an
+          // ignored one, and after one such line the others are only counted until
+          // junkWindow has passed.
           const (
-          	maxDatagram = 128
+          	maxDatagram = control.MaxDatagram
           	logBytes    = 64
           	junkWindow  = time.Minute
           )
@@ -10761,7 +10843,7 @@ in
           			seeded = registry.ApplySeed(r, seed, s.cfg.Env.Home, now)
           		}
           		if len(back)+len(seeded) == 0 {
-          			return atomicfile.ErrNoChange
+          			return registry.ErrNoChange
           		}
           		return nil
           	})
@@ -10961,7 +11043,7 @@ in
           	err = registry.Update(context.Background(), s.cfg.Env.Registry(), func(r *registry.Registry) error {
           		added = registry.ApplySeed(r, seed, s.cfg.Env.Home, time.Now().UTC())
           		if len(added) == 0 {
-          			return atomicfile.ErrNoChange
+          			return registry.ErrNoChange
           		}
           		return nil
           	})
@@ -11350,7 +11432,7 @@ in
           		cur, ok := r.Find(e.Name)
           		switch {
           		case ok && cur.Stopped, !ok && tombstoned(r, e.Name):
-          			return atomicfile.ErrNoChange
+          			return registry.ErrNoChange
           		case ok:
           			cur.Stopped = true
           			cur.Updated = time.Now().UTC()
@@ -11429,14 +11511,13 @@ in
           		s.ignore(d)
           		return
           	}
-          	f := strings.Fields(string(d.data))
-          	switch {
-          	case len(f) == 2 && f[0] == "restart" && registry.ValidName(f[1]):
-          		s.requestRestart(ctx, f[1])
-          	case len(f) == 1 && f[0] == "restart-all":
+          	switch r, ok := control.Parse(d.data); {
+          	case !ok:
+          		s.ignore(d)
+          	case r.All:
           		s.requestRestartAll(ctx)
           	default:
-          		s.ignore(d)
+          		s.requestRestart(ctx, r.Name)
           	}
           }
 
@@ -11589,23 +11670,6 @@ in
           			return
           		}
           	}
-          }
-
-          // Notify sends one control datagram to the supervisor socket at path.
-          func Notify(path, msg string) error {
-          	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
-          	if err != nil {
-          		return err
-          	}
-          	defer c.Close()
-          	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-          	_, err = c.Write([]byte(msg))
-          	return err
-          }
-
-          // IsNotListening reports whether err from Notify means nobody reads the socket.
-          func IsNotListening(err error) bool {
-          	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)
           }
         '';
         "tmux/tmux.go" = ''
@@ -13351,7 +13415,6 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
-          	"github.com/agent-box/agent-box/internal/runtime/spawn"
           )
 
           // formLimit bounds a settings form (a session's arguments are at most
@@ -13585,7 +13648,7 @@ in
           	case errors.As(err, &rc), errors.As(err, &ec):
           		code = http.StatusInternalServerError
           	case actions.IsInput(err), errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
-          		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue), errors.Is(err, spawn.ErrUnknownAgent):
+          		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue), errors.Is(err, agents.ErrUnknownAgent):
           	default:
           		code = http.StatusServiceUnavailable // the supervisor is not running, a lock timed out, ...
           		s.log.printf("settings: %v", err)

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/control"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
-	"github.com/agent-box/agent-box/internal/runtime/supervisor"
 )
 
 // listed reports whether the registry on disk is valid and lists every
@@ -242,7 +242,7 @@ func (b *box) sendDatagrams(msgs ...string) {
 	b.t.Helper()
 	sock := filepath.Join(b.runtime, "supervisor.sock")
 	for _, m := range msgs {
-		if err := supervisor.Notify(sock, m); err != nil {
+		if err := control.Send(sock, []byte(m)); err != nil {
 			b.t.Fatalf("sending %q: %v", m, err)
 		}
 	}

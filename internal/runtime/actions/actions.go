@@ -14,12 +14,11 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/control"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
-	"github.com/agent-box/agent-box/internal/runtime/spawn"
 	"github.com/agent-box/agent-box/internal/runtime/state"
-	"github.com/agent-box/agent-box/internal/runtime/supervisor"
 )
 
 // InputError is input a person got wrong (the CLI's usage error, exit 2;
@@ -63,7 +62,7 @@ func Add(ctx context.Context, e paths.Env, table agents.Table, defaultAgent stri
 		return inputf("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
 	}
 	if _, ok := table[agent]; !ok {
-		return fmt.Errorf("%w %q (known: %s)", spawn.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
+		return fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
 	}
 	cwd := s.Cwd
 	if cwd == "" {
@@ -112,7 +111,6 @@ func Restart(e paths.Env, name string) error {
 	if _, err := state.Read(e.StateFile()); err != nil {
 		return err
 	}
-	msg := "restart-all"
 	if name != "" {
 		if err := registry.CheckName(name); err != nil {
 			return err
@@ -128,10 +126,9 @@ func Restart(e paths.Env, name string) error {
 		if s.Stopped {
 			return fmt.Errorf("session %q is stopped; use 'agent-box session start %s'", name, name)
 		}
-		msg = "restart " + name
 	}
-	err := supervisor.Notify(e.SupervisorSocket(), msg)
-	if supervisor.IsNotListening(err) {
+	err := control.Send(e.SupervisorSocket(), control.Restart(name).Format())
+	if control.IsNotListening(err) {
 		return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
 	}
 	return err

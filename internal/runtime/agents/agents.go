@@ -33,6 +33,9 @@ type Agent struct {
 	Args    []string `json:"args,omitempty"`
 }
 
+// ErrUnknownAgent is returned for an agent missing from the agents table.
+var ErrUnknownAgent = errors.New("unknown agent")
+
 // Table maps agent names to commands.
 type Table map[string]Agent
 

@@ -112,7 +112,7 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-var errUnknownAgent = spawn.ErrUnknownAgent
+var errUnknownAgent = agents.ErrUnknownAgent
 
 // Main runs one command and returns its exit code.
 func (p *Program) Main(ctx context.Context, args []string) int {

@@ -133,6 +133,10 @@ func (e *CorruptError) Hint() string {
 // contract's session pattern.
 func ValidName(name string) bool { return contract.Names.Session.Match(name) }
 
+// ErrNoChange may be returned by an Update callback to leave the registry
+// as it is (no write, no new mtime).
+var ErrNoChange = atomicfile.ErrNoChange
+
 // CheckName returns an error wrapping ErrInvalidName for an invalid name.
 func CheckName(name string) error {
 	if !ValidName(name) {

@@ -50,7 +50,7 @@ func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Pl
 	}
 	ag, ok := table[s.Agent]
 	if !ok {
-		return Plan{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, s.Agent, escape.String(strings.Join(table.Names(), ", ")))
+		return Plan{}, fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownAgent, s.Agent, escape.String(strings.Join(table.Names(), ", ")))
 	}
 	vars, err := envfile.Load(e.EnvFile())
 	if err != nil {
@@ -63,9 +63,6 @@ func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Pl
 	env := envfile.Merge(envfile.Merge(environ, vars), []envfile.Var{{Key: hooks.EnvDir, Value: e.HooksDir()}})
 	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: env}, nil
 }
-
-// ErrUnknownAgent is returned for an agent missing from the agents table.
-var ErrUnknownAgent = errors.New("unknown agent")
 
 // RaiseOOMScore raises /proc/self/oom_score_adj to at least want. Raising is
 // always permitted; a current value already higher is left alone.

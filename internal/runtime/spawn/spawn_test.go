@@ -77,7 +77,7 @@ func TestPrepareRejectsUnknownSessionAndAgent(t *testing.T) {
 	if _, err := Prepare(e, agents.Table{"tool": {Command: "/bin/tool"}}, "nope", nil); !errors.Is(err, registry.ErrUnknown) {
 		t.Errorf("unknown session: %v", err)
 	}
-	if _, err := Prepare(e, agents.Table{}, "s", nil); !errors.Is(err, ErrUnknownAgent) {
+	if _, err := Prepare(e, agents.Table{}, "s", nil); !errors.Is(err, agents.ErrUnknownAgent) {
 		t.Errorf("unknown agent: %v", err)
 	}
 	if _, err := Prepare(e, agents.Table{}, "../x", nil); !errors.Is(err, registry.ErrInvalidName) {

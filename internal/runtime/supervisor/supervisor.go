@@ -35,6 +35,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/control"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -54,12 +55,12 @@ var errAlreadyRunning = errors.New("another supervisor is running")
 // resyncEvery is the period of the safety-net reconcile.
 const resyncEvery = 5 * time.Minute
 
-// Control datagrams: the longest valid one, "restart " and a 64-byte name,
-// has 72 bytes; longer ones are cut at maxDatagram when read and ignored.
-// A log line shows at most logBytes of an ignored one, and after one such
-// line the others are only counted until junkWindow has passed.
+// Control datagrams (package control) longer than control.MaxDatagram are
+// cut there when read and ignored. A log line shows at most logBytes of an
+// ignored one, and after one such line the others are only counted until
+// junkWindow has passed.
 const (
-	maxDatagram = 128
+	maxDatagram = control.MaxDatagram
 	logBytes    = 64
 	junkWindow  = time.Minute
 )
@@ -238,7 +239,7 @@ func (s *sup) restore(ctx context.Context, reg *registry.Registry) bool {
 			seeded = registry.ApplySeed(r, seed, s.cfg.Env.Home, now)
 		}
 		if len(back)+len(seeded) == 0 {
-			return atomicfile.ErrNoChange
+			return registry.ErrNoChange
 		}
 		return nil
 	})
@@ -438,7 +439,7 @@ func (s *sup) applySeed() error {
 	err = registry.Update(context.Background(), s.cfg.Env.Registry(), func(r *registry.Registry) error {
 		added = registry.ApplySeed(r, seed, s.cfg.Env.Home, time.Now().UTC())
 		if len(added) == 0 {
-			return atomicfile.ErrNoChange
+			return registry.ErrNoChange
 		}
 		return nil
 	})
@@ -827,7 +828,7 @@ func (s *sup) park(ctx context.Context, e registry.Session) {
 		cur, ok := r.Find(e.Name)
 		switch {
 		case ok && cur.Stopped, !ok && tombstoned(r, e.Name):
-			return atomicfile.ErrNoChange
+			return registry.ErrNoChange
 		case ok:
 			cur.Stopped = true
 			cur.Updated = time.Now().UTC()
@@ -906,14 +907,13 @@ func (s *sup) handleMessage(ctx context.Context, d datagram) {
 		s.ignore(d)
 		return
 	}
-	f := strings.Fields(string(d.data))
-	switch {
-	case len(f) == 2 && f[0] == "restart" && registry.ValidName(f[1]):
-		s.requestRestart(ctx, f[1])
-	case len(f) == 1 && f[0] == "restart-all":
+	switch r, ok := control.Parse(d.data); {
+	case !ok:
+		s.ignore(d)
+	case r.All:
 		s.requestRestartAll(ctx)
 	default:
-		s.ignore(d)
+		s.requestRestart(ctx, r.Name)
 	}
 }
 
@@ -1066,21 +1066,4 @@ func readDatagrams(conn *net.UnixConn, out chan<- datagram, done <-chan struct{}
 			return
 		}
 	}
-}
-
-// Notify sends one control datagram to the supervisor socket at path.
-func Notify(path, msg string) error {
-	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, err = c.Write([]byte(msg))
-	return err
-}
-
-// IsNotListening reports whether err from Notify means nobody reads the socket.
-func IsNotListening(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)
 }

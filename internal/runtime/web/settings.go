@@ -16,7 +16,6 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
-	"github.com/agent-box/agent-box/internal/runtime/spawn"
 )
 
 // formLimit bounds a settings form (a session's arguments are at most
@@ -250,7 +249,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done,
 	case errors.As(err, &rc), errors.As(err, &ec):
 		code = http.StatusInternalServerError
 	case actions.IsInput(err), errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
-		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue), errors.Is(err, spawn.ErrUnknownAgent):
+		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue), errors.Is(err, agents.ErrUnknownAgent):
 	default:
 		code = http.StatusServiceUnavailable // the supervisor is not running, a lock timed out, ...
 		s.log.printf("settings: %v", err)

@@ -1,0 +1,105 @@
+package repocheck
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// runtimeImports is every import between the runtime's packages that is
+// allowed: package -> the runtime packages its non-test files import. A new
+// edge fails the test until it is added here, so an upward import (a
+// library importing the supervisor, the CLI or the web daemon) is a
+// visible decision. The leaves own their rules: contract (the shared
+// rules), escape, userfile, atomicfile, sdlisten, seal, tmux.
+var runtimeImports = map[string][]string{
+	"actions":      {"agents", "control", "escape", "paths", "registry", "state"},
+	"agents":       {"escape", "userfile"},
+	"atomicfile":   {"userfile"},
+	"auth":         {"atomicfile", "clientaddr", "contract", "escape", "userfile"},
+	"cli":          {"actions", "agents", "auth", "contract", "envfile", "escape", "paths", "registry", "sdlisten", "seal", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
+	"clientaddr":   {"contract"},
+	"contract":     {},
+	"control":      {"registry"},
+	"envfile":      {"atomicfile", "escape", "userfile"},
+	"escape":       {},
+	"hooks":        {"contract", "escape", "registry"},
+	"observe":      {"atomicfile", "userfile"},
+	"paths":        {"contract", "envfile", "escape"},
+	"registry":     {"atomicfile", "contract", "escape", "userfile"},
+	"sdlisten":     {},
+	"seal":         {},
+	"sessionstate": {"observe", "paths", "registry", "state", "tmux"},
+	"spawn":        {"agents", "envfile", "escape", "hooks", "paths", "registry"},
+	"state":        {"agents", "atomicfile", "escape", "userfile"},
+	"supervisor":   {"agents", "atomicfile", "control", "escape", "observe", "paths", "registry", "state", "tmux", "userfile"},
+	"tmux":         {},
+	"userfile":     {},
+	"web":          {"actions", "agents", "clientaddr", "contract", "envfile", "escape", "hooks", "paths", "registry", "sessionstate", "tmux"},
+}
+
+// TestRuntimeImportsAreTheAllowedOnes reads the imports of every runtime
+// package's non-test files and compares them with runtimeImports, both
+// ways: an edge the table lacks fails, and so does one the code no longer
+// has (the table stays exact).
+func TestRuntimeImportsAreTheAllowedOnes(t *testing.T) {
+	const prefix = "github.com/agent-box/agent-box/internal/runtime/"
+	dir := filepath.Join(root, "internal", "runtime")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		pkg := e.Name()
+		seen[pkg] = true
+		files, err := filepath.Glob(filepath.Join(dir, pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, im := range af.Imports {
+				p, _ := strconv.Unquote(im.Path.Value)
+				if dep, ok := strings.CutPrefix(p, prefix); ok {
+					got[dep] = true
+				}
+			}
+		}
+		allowed, known := runtimeImports[pkg]
+		if !known {
+			t.Errorf("internal/runtime/%s is not in runtimeImports: add it with the runtime packages it imports", pkg)
+			continue
+		}
+		for dep := range got {
+			if !slices.Contains(allowed, dep) {
+				t.Errorf("internal/runtime/%s imports %s, which runtimeImports does not allow: is that the right direction? If so, add the edge", pkg, dep)
+			}
+		}
+		for _, dep := range allowed {
+			if !got[dep] {
+				t.Errorf("internal/runtime/%s no longer imports %s: remove the edge from runtimeImports", pkg, dep)
+			}
+		}
+	}
+	for pkg := range runtimeImports {
+		if !seen[pkg] {
+			t.Errorf("runtimeImports names %s, which is not a package under internal/runtime", pkg)
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package control
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestParseReadsWhatFormatWrites: every request survives a round trip, the
+// longest one fits a datagram, and nothing else is a request.
+func TestParseReadsWhatFormatWrites(t *testing.T) {
+	long := strings.Repeat("n", 64)
+	for _, r := range []Request{Restart(""), Restart("main"), Restart(long)} {
+		b := r.Format()
+		if len(b) > MaxDatagram {
+			t.Errorf("%q: %d bytes, more than MaxDatagram", b, len(b))
+		}
+		got, ok := Parse(b)
+		if !ok || !cmp.Equal(got, r) {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", b, got, ok, r)
+		}
+	}
+	for _, junk := range []string{"", "restart", "restart a b", "restart " + long + "n", "restart a/b", "restart-all x", "RESTART main", "stop main"} {
+		if r, ok := Parse([]byte(junk)); ok {
+			t.Errorf("Parse(%q) = %+v: want no request", junk, r)
+		}
+	}
+}
