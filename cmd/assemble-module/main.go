@@ -24,15 +24,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 
 	"github.com/agent-box/agent-box/internal/assemble"
-)
-
-const (
-	defaultEntry = "modules/src/agent-box.nix"
-	defaultOut   = "modules/agent-box.nix"
-	regenCommand = "go run ./cmd/assemble-module"
 )
 
 func main() {
@@ -41,14 +34,11 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// errStale marks a -check that found the output out of date.
-var errStale = errors.New("stale")
-
 func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("assemble-module", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	check := fset.Bool("check", false, "compare the assembled output with OUT instead of writing it; exit 1 if stale")
-	out := fset.String("o", "", `output file ("-" for stdout; default `+defaultOut+` without ENTRY, stdout with ENTRY)`)
+	out := fset.String("o", "", `output file ("-" for stdout; default `+assemble.DefaultOut+` without ENTRY, stdout with ENTRY)`)
 	root := fset.String("root", "", "source root; includes may not leave it (default: . without ENTRY, ENTRY's directory with it)")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "usage: assemble-module [-check] [-o OUT] [-root DIR] [ENTRY]")
@@ -65,86 +55,28 @@ func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fset.Usage()
 		return 2
 	}
-	opts := assemble.Options{Root: *root, Entry: fset.Arg(0), Command: regenCommand}
-	if opts.Entry == "" {
-		opts.Entry = defaultEntry
-		if opts.Root == "" {
-			opts.Root = "."
-		}
-		if *out == "" {
-			*out = defaultOut
-		}
-	} else {
-		if opts.Root == "" {
-			opts.Root = dirOf(opts.Entry)
-		}
-		if *out == "" {
-			*out = "-"
-		}
-	}
 	// The banner names the exact command that regenerates this output.
-	if len(args) > 0 {
-		var rest []string
-		for _, a := range args {
-			if a != "-check" && a != "--check" {
-				rest = append(rest, a)
-			}
-		}
-		if len(rest) > 0 {
-			opts.Command = regenCommand + " " + strings.Join(rest, " ")
+	var banner []string
+	for _, a := range args {
+		if a != "-check" && a != "--check" {
+			banner = append(banner, a)
 		}
 	}
-	if *check && *out == "-" {
-		fmt.Fprintln(stderr, "assemble-module: -check needs an output file (-o FILE)")
+	job := assemble.Job{Entry: fset.Arg(0), Root: *root, Out: *out, Check: *check, Args: banner}
+	var list assemble.ErrorList
+	switch err := assemble.Run(job, stdout); {
+	case err == nil:
+		return 0
+	case errors.Is(err, assemble.ErrStale):
+		opts, out := job.Resolve()
+		fmt.Fprintf(stderr, "assemble-module: %s is stale\nhint: run '%s' and commit the result\n", out, opts.Command)
+		return 1
+	case errors.As(err, &list):
+		fmt.Fprintln(stderr, list.Error())
+		fmt.Fprintf(stderr, "assemble-module: %d problem(s); nothing written\n", len(list))
 		return 2
-	}
-	if err := assembleTo(opts, *out, *check, stdout); err != nil {
-		if errors.Is(err, errStale) {
-			fmt.Fprintf(stderr, "assemble-module: %s is stale\nhint: run '%s' and commit the result\n", *out, opts.Command)
-			return 1
-		}
-		var list assemble.ErrorList
-		if errors.As(err, &list) {
-			fmt.Fprintln(stderr, list.Error())
-			fmt.Fprintf(stderr, "assemble-module: %d problem(s); nothing written\n", len(list))
-			return 2
-		}
+	default:
 		fmt.Fprintf(stderr, "assemble-module: %v\n", err)
 		return 2
 	}
-	return 0
-}
-
-func assembleTo(opts assemble.Options, out string, check bool, stdout io.Writer) error {
-	res, err := assemble.Assemble(opts)
-	if err != nil {
-		return err
-	}
-	switch {
-	case check:
-		explanation, err := assemble.Staleness(out, res.Output)
-		if err != nil {
-			return err
-		}
-		if explanation != "" {
-			io.WriteString(stdout, explanation)
-			return errStale
-		}
-		return nil
-	case out == "-":
-		_, err := stdout.Write(res.Output)
-		return err
-	default:
-		return assemble.WriteFile(out, res.Output)
-	}
-}
-
-func dirOf(p string) string {
-	if i := strings.LastIndexAny(p, `/`); i >= 0 {
-		if i == 0 {
-			return "/"
-		}
-		return p[:i]
-	}
-	return "."
 }
