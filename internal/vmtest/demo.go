@@ -16,13 +16,16 @@ import (
 	"github.com/agent-box/agent-box/internal/scenarios"
 )
 
-// DemoPort is where the demo serves on this host's loopback: the web
-// golden's domain is box.localhost:8443, and browsers resolve *.localhost
-// to loopback themselves.
-const DemoPort = 8443
+// DemoDomain is the web golden's domain (tests/golden/web/config.nix),
+// which the demo serves on this host's loopback at DemoPort: browsers
+// resolve *.localhost to loopback themselves.
+const (
+	DemoDomain = "box.localhost:8443"
+	DemoPort   = 8443
+)
 
 // DemoURL is the demo's box origin.
-const DemoURL = "https://box.localhost:8443/"
+const DemoURL = "https://" + DemoDomain + "/"
 
 // Demo boots the web golden configuration with host 127.0.0.1:8443
 // forwarded to the guest's Caddy, calls ready once Caddy answers, and runs
