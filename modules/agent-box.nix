@@ -5,6 +5,7 @@
 #   cmd/agent-box/main.go
 #   internal/runtime/.assemble-ignore
 #   internal/runtime/actions/actions.go
+#   internal/runtime/actions/kind.go
 #   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
 #   internal/runtime/auth/change.go
@@ -2942,6 +2943,71 @@ in
           func IsInput(err error) bool {
           	var ie *InputError
           	return errors.As(err, &ie)
+          }
+        '';
+        "actions/kind.go" = ''
+          package actions
+
+          import (
+          	"errors"
+
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/envfile"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/state"
+          )
+
+          // Kind is what went wrong with a change to a user's sessions or secrets,
+          // as both front ends answer it: the CLI maps a kind to its exit code, the
+          // settings page to an HTTP status (the one classifier of both).
+          type Kind int
+
+          const (
+          	// Unavailable: anything else (I/O, a lock that timed out, tmux): the
+          	// CLI's 1, the page's 503.
+          	Unavailable Kind = iota
+          	// Input: an InputError (2 / 400).
+          	Input
+          	// InvalidName: a session name, env key or env value that is not one,
+          	// or a registry change over its limits (5 / 400).
+          	InvalidName
+          	// UnknownAgent: an agent the agents table lacks (6 / 400).
+          	UnknownAgent
+          	// Unknown: no such session or env key (3 / 404).
+          	Unknown
+          	// Duplicate: the session exists (4 / 409).
+          	Duplicate
+          	// Corrupt: the registry, env file or state.json cannot be used; left
+          	// as it is (7 / 500).
+          	Corrupt
+          	// NotRunning: no supervisor runs (8 / 503).
+          	NotRunning
+          )
+
+          // KindOf classifies err (nil is Unavailable: ask only about an error).
+          func KindOf(err error) Kind {
+          	var ie *InputError
+          	var rc *registry.CorruptError
+          	var ec *envfile.CorruptError
+          	var sc *state.CorruptError
+          	switch {
+          	case errors.As(err, &ie):
+          		return Input
+          	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
+          		return Unknown
+          	case errors.Is(err, registry.ErrDuplicate):
+          		return Duplicate
+          	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
+          		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
+          		return InvalidName
+          	case errors.Is(err, agents.ErrUnknownAgent):
+          		return UnknownAgent
+          	case errors.As(err, &rc), errors.As(err, &ec), errors.As(err, &sc):
+          		return Corrupt
+          	case errors.Is(err, state.ErrNotRunning):
+          		return NotRunning
+          	}
+          	return Unavailable
           }
         '';
         "agents/agents.go" = ''
@@ -6269,8 +6335,6 @@ in
 
           func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-          var errUnknownAgent = agents.ErrUnknownAgent
-
           // Main runs one command and returns its exit code.
           func (p *Program) Main(ctx context.Context, args []string) int {
           	err := p.run(ctx, args)
@@ -6291,35 +6355,35 @@ in
 
           func exitCode(err error) int {
           	var ue usageError
-          	var ie *actions.InputError
-          	var ce *registry.CorruptError
-          	var ee *envfile.CorruptError
-          	var sc *state.CorruptError
-          	switch {
-          	case errors.As(err, &ue), errors.As(err, &ie):
+          	if errors.As(err, &ue) {
           		return exitUsage
-          	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
+          	}
+          	switch actions.KindOf(err) {
+          	case actions.Input:
+          		return exitUsage
+          	case actions.Unknown:
           		return exitUnknown
-          	case errors.Is(err, registry.ErrDuplicate):
+          	case actions.Duplicate:
           		return exitDuplicate
-          	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
-          		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
+          	case actions.InvalidName:
           		return exitInvalidName
-          	case errors.Is(err, errUnknownAgent):
+          	case actions.UnknownAgent:
           		return exitUnknownAgent
-          	case errors.As(err, &ce), errors.As(err, &ee), errors.As(err, &sc):
+          	case actions.Corrupt:
           		return exitCorrupt
-          	case errors.Is(err, state.ErrNotRunning):
+          	case actions.NotRunning:
           		return exitNotRunning
+          	}
+          	// What only the CLI's own commands (supervise, attach, serve) meet.
+          	var cfg configError
+          	switch {
           	case errors.Is(err, supervisor.ErrForeignServer):
           		return exitForeignServer
           	case errors.Is(err, tmux.ErrUnusable):
           		return exitTmuxVersion
           	case errors.Is(err, paths.ErrForeignHome):
           		return exitForeignHome
-          	}
-          	var cfg configError
-          	if errors.As(err, &cfg) && cfg.ConfigError() {
+          	case errors.As(err, &cfg) && cfg.ConfigError():
           		return exitConfig
           	}
           	return exitFailure
@@ -13637,20 +13701,18 @@ in
           		http.Redirect(w, r, "/settings?"+url.Values{"done": {done}, "name": {name}}.Encode(), http.StatusSeeOther)
           		return
           	}
-          	var rc *registry.CorruptError
-          	var ec *envfile.CorruptError
-          	code := http.StatusBadRequest
-          	switch {
-          	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
+          	var code int
+          	switch actions.KindOf(err) {
+          	case actions.Input, actions.InvalidName, actions.UnknownAgent:
+          		code = http.StatusBadRequest
+          	case actions.Unknown:
           		code = http.StatusNotFound
-          	case errors.Is(err, registry.ErrDuplicate):
+          	case actions.Duplicate:
           		code = http.StatusConflict
-          	case errors.As(err, &rc), errors.As(err, &ec):
+          	case actions.Corrupt:
           		code = http.StatusInternalServerError
-          	case actions.IsInput(err), errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
-          		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue), errors.Is(err, agents.ErrUnknownAgent):
-          	default:
-          		code = http.StatusServiceUnavailable // the supervisor is not running, a lock timed out, ...
+          	default: // the supervisor is not running, a lock timed out, ...
+          		code = http.StatusServiceUnavailable
           		s.log.printf("settings: %v", err)
           	}
           	d := s.settingsData(r)

@@ -18,7 +18,7 @@ import (
 // visible decision. The leaves own their rules: contract (the shared
 // rules), escape, userfile, atomicfile, sdlisten, seal, tmux.
 var runtimeImports = map[string][]string{
-	"actions":      {"agents", "control", "escape", "paths", "registry", "state"},
+	"actions":      {"agents", "control", "envfile", "escape", "paths", "registry", "state"},
 	"agents":       {"escape", "userfile"},
 	"atomicfile":   {"userfile"},
 	"auth":         {"atomicfile", "clientaddr", "contract", "escape", "userfile"},

@@ -112,8 +112,6 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-var errUnknownAgent = agents.ErrUnknownAgent
-
 // Main runs one command and returns its exit code.
 func (p *Program) Main(ctx context.Context, args []string) int {
 	err := p.run(ctx, args)
@@ -134,35 +132,35 @@ func (p *Program) Main(ctx context.Context, args []string) int {
 
 func exitCode(err error) int {
 	var ue usageError
-	var ie *actions.InputError
-	var ce *registry.CorruptError
-	var ee *envfile.CorruptError
-	var sc *state.CorruptError
-	switch {
-	case errors.As(err, &ue), errors.As(err, &ie):
+	if errors.As(err, &ue) {
 		return exitUsage
-	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
+	}
+	switch actions.KindOf(err) {
+	case actions.Input:
+		return exitUsage
+	case actions.Unknown:
 		return exitUnknown
-	case errors.Is(err, registry.ErrDuplicate):
+	case actions.Duplicate:
 		return exitDuplicate
-	case errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
-		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue):
+	case actions.InvalidName:
 		return exitInvalidName
-	case errors.Is(err, errUnknownAgent):
+	case actions.UnknownAgent:
 		return exitUnknownAgent
-	case errors.As(err, &ce), errors.As(err, &ee), errors.As(err, &sc):
+	case actions.Corrupt:
 		return exitCorrupt
-	case errors.Is(err, state.ErrNotRunning):
+	case actions.NotRunning:
 		return exitNotRunning
+	}
+	// What only the CLI's own commands (supervise, attach, serve) meet.
+	var cfg configError
+	switch {
 	case errors.Is(err, supervisor.ErrForeignServer):
 		return exitForeignServer
 	case errors.Is(err, tmux.ErrUnusable):
 		return exitTmuxVersion
 	case errors.Is(err, paths.ErrForeignHome):
 		return exitForeignHome
-	}
-	var cfg configError
-	if errors.As(err, &cfg) && cfg.ConfigError() {
+	case errors.As(err, &cfg) && cfg.ConfigError():
 		return exitConfig
 	}
 	return exitFailure

@@ -238,20 +238,18 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done,
 		http.Redirect(w, r, "/settings?"+url.Values{"done": {done}, "name": {name}}.Encode(), http.StatusSeeOther)
 		return
 	}
-	var rc *registry.CorruptError
-	var ec *envfile.CorruptError
-	code := http.StatusBadRequest
-	switch {
-	case errors.Is(err, registry.ErrUnknown), errors.Is(err, envfile.ErrUnknownKey):
+	var code int
+	switch actions.KindOf(err) {
+	case actions.Input, actions.InvalidName, actions.UnknownAgent:
+		code = http.StatusBadRequest
+	case actions.Unknown:
 		code = http.StatusNotFound
-	case errors.Is(err, registry.ErrDuplicate):
+	case actions.Duplicate:
 		code = http.StatusConflict
-	case errors.As(err, &rc), errors.As(err, &ec):
+	case actions.Corrupt:
 		code = http.StatusInternalServerError
-	case actions.IsInput(err), errors.Is(err, registry.ErrInvalidName), errors.Is(err, registry.ErrTooLarge),
-		errors.Is(err, envfile.ErrInvalidKey), errors.Is(err, envfile.ErrInvalidValue), errors.Is(err, agents.ErrUnknownAgent):
-	default:
-		code = http.StatusServiceUnavailable // the supervisor is not running, a lock timed out, ...
+	default: // the supervisor is not running, a lock timed out, ...
+		code = http.StatusServiceUnavailable
 		s.log.printf("settings: %v", err)
 	}
 	d := s.settingsData(r)
