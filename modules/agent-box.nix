@@ -2811,7 +2811,6 @@ in
 
           import (
           	"context"
-          	"errors"
           	"fmt"
           	"os"
           	"path/filepath"
@@ -2937,12 +2936,6 @@ in
           		return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
           	}
           	return err
-          }
-
-          // IsInput reports whether err is an InputError.
-          func IsInput(err error) bool {
-          	var ie *InputError
-          	return errors.As(err, &ie)
           }
         '';
         "actions/kind.go" = ''
@@ -3694,8 +3687,6 @@ in
           	"fmt"
           	"io"
           	"path/filepath"
-          	"regexp"
-          	"strconv"
           	"strings"
           	"time"
 
@@ -3893,49 +3884,7 @@ in
 
           // checkDomain accepts a lowercase DNS name with an optional port: what a
           // browser puts in Host (no scheme, path, user info, trailing dot or IP).
-          func checkDomain(d string) error {
-          	err := contract.CheckDomain(d)
-          	if err == nil {
-          		return nil
-          	}
-          	if why := whyNotDomain(d); why != nil {
-          		return why
-          	}
-          	return err
-          }
-
-          // labelRE: one label of the domain.
-          var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
-          // whyNotDomain says in words what is wrong with a domain the contract
-          // refuses (its verdict is the contract's alone).
-          func whyNotDomain(d string) error {
-          	f := &contract.Formats.Domain
-          	if d == "" {
-          		return errors.New("domain is empty")
-          	}
-          	host, port := d, ""
-          	if i := strings.LastIndexByte(d, ':'); i >= 0 {
-          		host, port = d[:i], d[i+1:]
-          		n, err := strconv.Atoi(port)
-          		if err != nil || n < 1 || n > f.MaxPort || port[0] == '0' || n == f.DefaultPort {
-          			return fmt.Errorf("domain %q: the port must be 1-%d without leading zeros, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
-          		}
-          	}
-          	labels := strings.Split(host, ".")
-          	if len(host) > f.MaxHostLength || len(labels) < 2 {
-          		return fmt.Errorf("domain %q: want a host name of at least two labels, with an optional :port", d)
-          	}
-          	for _, l := range labels {
-          		if !labelRE.MatchString(l) {
-          			return fmt.Errorf("domain %q: %q is not a lowercase host name label", d, l)
-          		}
-          	}
-          	if l := labels[len(labels)-1]; l[0] >= '0' && l[0] <= '9' {
-          		return fmt.Errorf("domain %q: an IP address cannot have user origins below it", d)
-          	}
-          	return nil
-          }
+          var checkDomain = contract.CheckDomain
 
           // loadHashes reads credDir/login-<L> for each login.
           func (c *Config) loadHashes(credDir string) error {
@@ -6900,6 +6849,7 @@ in
           	"bytes"
           	_ "embed"
           	"encoding/json"
+          	"errors"
           	"fmt"
           	"io"
           	"reflect"
@@ -7169,7 +7119,7 @@ in
           		return nil, err
           	}
           	if _, err := dec.Token(); err != io.EOF {
-          		return nil, errTrailing
+          		return nil, errors.New("data after the object")
           	}
           	if err := compile(reflect.ValueOf(&k).Elem()); err != nil {
           		return nil, err
@@ -7208,7 +7158,7 @@ in
           		return 0, fmt.Errorf("%q is not %s", s, f.What)
           	}
           	d, err := time.ParseDuration(s)
-          	if max, _ := time.ParseDuration(f.Max); err != nil || d > max {
+          	if err != nil || d > Duration(f.Max) {
           		return 0, fmt.Errorf("%q is not %s", s, f.What)
           	}
           	return d, nil
@@ -7225,26 +7175,37 @@ in
           	return d
           }
 
-          // CheckDomain checks the box's domain D as the module's assertion does.
+          // CheckDomain checks the box's domain D as the module's assertion does;
+          // its error says what is wrong in words (the verdict is the format's).
           func CheckDomain(d string) error {
           	f := &c.Formats.Domain
-          	host, port, hasPort := strings.Cut(d, ":")
-          	if !f.Match(d) || len(host) > f.MaxHostLength {
-          		return fmt.Errorf("domain %q is not %s", d, f.What)
+          	if d == "" {
+          		return errors.New("domain is empty")
           	}
+          	host, port, hasPort := strings.Cut(d, ":")
           	if hasPort {
-          		if n, _ := strconv.Atoi(port); n > f.MaxPort || n == f.DefaultPort {
-          			return fmt.Errorf("domain %q: the port must be at most %d, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
+          		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > f.MaxPort || port[0] == '0' || n == f.DefaultPort {
+          			return fmt.Errorf("domain %q: the port must be 1-%d without leading zeros, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
           		}
           	}
-          	return nil
+          	if f.Match(d) && len(host) <= f.MaxHostLength {
+          		return nil
+          	}
+          	labels := strings.Split(host, ".")
+          	if len(host) > f.MaxHostLength || len(labels) < 2 {
+          		return fmt.Errorf("domain %q: want a host name of at least two labels and at most %d bytes, with an optional :port", d, f.MaxHostLength)
+          	}
+          	for _, l := range labels {
+          		// A label is one the format takes before a last label "a".
+          		if !f.Match(l + ".a") {
+          			return fmt.Errorf("domain %q: %q is not a lowercase host name label", d, l)
+          		}
+          	}
+          	if !f.Match("a." + labels[len(labels)-1]) {
+          		return fmt.Errorf("domain %q: an IP address cannot have user origins below it", d)
+          	}
+          	return fmt.Errorf("domain %q is not %s", d, f.What)
           }
-
-          type constError string
-
-          func (e constError) Error() string { return string(e) }
-
-          const errTrailing = constError("data after the object")
 
           func init() {
           	k, err := Parse(raw)

@@ -170,7 +170,7 @@ func TestWebServeRefusesToStartWithoutItsConfiguration(t *testing.T) {
 		msg  string
 	}{
 		{"no domain", b.env, 12, "agent-box: web serve: AGENT_BOX_WEB_DOMAIN is unset"},
-		{"a domain that is a URL", append(b.env, "AGENT_BOX_WEB_DOMAIN=https://box.test/"), 12, "is not the box's domain"},
+		{"a domain that is a URL", append(b.env, "AGENT_BOX_WEB_DOMAIN=https://box.test/"), 12, "the port must be"},
 		{"a relative ttyd socket", append(b.env, "AGENT_BOX_WEB_DOMAIN=box.test", "AGENT_BOX_TTYD=/bin/ttyd", "AGENT_BOX_TTYD_SOCKET=ttyd.sock"), 12, "AGENT_BOX_TTYD_SOCKET must be an absolute path"},
 		{"no ttyd program", append(b.env, "AGENT_BOX_WEB_DOMAIN=box.test"), 12, "AGENT_BOX_TTYD must be the absolute path of the ttyd"},
 	} {

@@ -6,7 +6,6 @@ package actions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,10 +131,4 @@ func Restart(e paths.Env, name string) error {
 		return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
 	}
 	return err
-}
-
-// IsInput reports whether err is an InputError.
-func IsInput(err error) bool {
-	var ie *InputError
-	return errors.As(err, &ie)
 }

@@ -14,8 +14,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -213,49 +211,7 @@ func duration(field string, s *string, l contract.Lifetime) (time.Duration, erro
 
 // checkDomain accepts a lowercase DNS name with an optional port: what a
 // browser puts in Host (no scheme, path, user info, trailing dot or IP).
-func checkDomain(d string) error {
-	err := contract.CheckDomain(d)
-	if err == nil {
-		return nil
-	}
-	if why := whyNotDomain(d); why != nil {
-		return why
-	}
-	return err
-}
-
-// labelRE: one label of the domain.
-var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
-// whyNotDomain says in words what is wrong with a domain the contract
-// refuses (its verdict is the contract's alone).
-func whyNotDomain(d string) error {
-	f := &contract.Formats.Domain
-	if d == "" {
-		return errors.New("domain is empty")
-	}
-	host, port := d, ""
-	if i := strings.LastIndexByte(d, ':'); i >= 0 {
-		host, port = d[:i], d[i+1:]
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > f.MaxPort || port[0] == '0' || n == f.DefaultPort {
-			return fmt.Errorf("domain %q: the port must be 1-%d without leading zeros, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
-		}
-	}
-	labels := strings.Split(host, ".")
-	if len(host) > f.MaxHostLength || len(labels) < 2 {
-		return fmt.Errorf("domain %q: want a host name of at least two labels, with an optional :port", d)
-	}
-	for _, l := range labels {
-		if !labelRE.MatchString(l) {
-			return fmt.Errorf("domain %q: %q is not a lowercase host name label", d, l)
-		}
-	}
-	if l := labels[len(labels)-1]; l[0] >= '0' && l[0] <= '9' {
-		return fmt.Errorf("domain %q: an IP address cannot have user origins below it", d)
-	}
-	return nil
-}
+var checkDomain = contract.CheckDomain
 
 // loadHashes reads credDir/login-<L> for each login.
 func (c *Config) loadHashes(credDir string) error {

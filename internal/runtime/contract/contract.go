@@ -15,6 +15,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -284,7 +285,7 @@ func Parse(data []byte) (*Contract, error) {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errTrailing
+		return nil, errors.New("data after the object")
 	}
 	if err := compile(reflect.ValueOf(&k).Elem()); err != nil {
 		return nil, err
@@ -323,7 +324,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not %s", s, f.What)
 	}
 	d, err := time.ParseDuration(s)
-	if max, _ := time.ParseDuration(f.Max); err != nil || d > max {
+	if err != nil || d > Duration(f.Max) {
 		return 0, fmt.Errorf("%q is not %s", s, f.What)
 	}
 	return d, nil
@@ -340,26 +341,37 @@ func Duration(s string) time.Duration {
 	return d
 }
 
-// CheckDomain checks the box's domain D as the module's assertion does.
+// CheckDomain checks the box's domain D as the module's assertion does;
+// its error says what is wrong in words (the verdict is the format's).
 func CheckDomain(d string) error {
 	f := &c.Formats.Domain
-	host, port, hasPort := strings.Cut(d, ":")
-	if !f.Match(d) || len(host) > f.MaxHostLength {
-		return fmt.Errorf("domain %q is not %s", d, f.What)
+	if d == "" {
+		return errors.New("domain is empty")
 	}
+	host, port, hasPort := strings.Cut(d, ":")
 	if hasPort {
-		if n, _ := strconv.Atoi(port); n > f.MaxPort || n == f.DefaultPort {
-			return fmt.Errorf("domain %q: the port must be at most %d, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > f.MaxPort || port[0] == '0' || n == f.DefaultPort {
+			return fmt.Errorf("domain %q: the port must be 1-%d without leading zeros, and %d is left out (browsers omit it)", d, f.MaxPort, f.DefaultPort)
 		}
 	}
-	return nil
+	if f.Match(d) && len(host) <= f.MaxHostLength {
+		return nil
+	}
+	labels := strings.Split(host, ".")
+	if len(host) > f.MaxHostLength || len(labels) < 2 {
+		return fmt.Errorf("domain %q: want a host name of at least two labels and at most %d bytes, with an optional :port", d, f.MaxHostLength)
+	}
+	for _, l := range labels {
+		// A label is one the format takes before a last label "a".
+		if !f.Match(l + ".a") {
+			return fmt.Errorf("domain %q: %q is not a lowercase host name label", d, l)
+		}
+	}
+	if !f.Match("a." + labels[len(labels)-1]) {
+		return fmt.Errorf("domain %q: an IP address cannot have user origins below it", d)
+	}
+	return fmt.Errorf("domain %q is not %s", d, f.What)
 }
-
-type constError string
-
-func (e constError) Error() string { return string(e) }
-
-const errTrailing = constError("data after the object")
 
 func init() {
 	k, err := Parse(raw)
