@@ -133,17 +133,22 @@ func TestScenarios(t *testing.T) {
 
 	// The report, in file order.
 	took := map[string]float64{}
+	var failed []string
 	for _, ph := range phases {
 		<-done[ph.Name]
 		r := runs[ph.Name]
 		took[ph.Name] = (r.took - r.paused).Seconds()
-		t.Run(ph.Name, func(t *testing.T) { report(t, ph, r) })
+		t.Run(ph.Name, func(t *testing.T) { failed = append(failed, report(t, ph, r)...) })
 	}
 	wg.Wait()
 	if err := SaveTimes(took); err != nil {
 		t.Logf("the phase times for the next run's order: %v", err)
 	}
 	summary(phases, runs, time.Since(start))
+	// Last, so that a log cut in its middle still shows what failed.
+	for _, f := range failed {
+		fmt.Printf("vmtest: FAILED %s\n", f)
+	}
 }
 
 // tierRun is what every boot of the run shares.
@@ -234,14 +239,16 @@ func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase
 	return acked
 }
 
-// report turns one finished phase into subtests.
-func report(t *testing.T, ph scenarios.Phase, r *phaseRun) {
+// report turns one finished phase into subtests and returns a line for
+// each failure (the run prints them again at its end).
+func report(t *testing.T, ph scenarios.Phase, r *phaseRun) (failed []string) {
 	os.Stdout.Write(r.out.Bytes())
 	if r.tap != nil {
 		for _, tt := range r.tap.Tests {
 			t.Run(tt.Desc, func(t *testing.T) {
 				if !tt.OK {
 					t.Errorf("not ok %d - %s\n%s", tt.Num, tt.Desc, strings.Join(tt.Diags, "\n"))
+					failed = append(failed, fmt.Sprintf("%s: not ok %d - %s%s", ph.Name, tt.Num, tt.Desc, firstDiags(tt.Diags, 6)))
 				}
 			})
 		}
@@ -250,6 +257,7 @@ func report(t *testing.T, ph scenarios.Phase, r *phaseRun) {
 		t.Run("every webhook delivery acknowledged before the power cut is stored", func(t *testing.T) {
 			fmt.Printf("vmtest: %s measure: webhook deliveries acknowledged before the power cut %d, stored after it %d\n", ph.Name, len(r.acked), len(r.stored))
 			if len(r.acked) == 0 {
+				failed = append(failed, ph.Name+": the phase before the power cut printed no acknowledged id")
 				t.Fatal("the phase before the power cut printed no acknowledged id: nothing was proven")
 			}
 			have := map[string]bool{}
@@ -264,14 +272,31 @@ func report(t *testing.T, ph scenarios.Phase, r *phaseRun) {
 			}
 			if len(lost) > 0 {
 				t.Errorf("%d of %d acknowledged deliveries are not stored: %s", len(lost), len(r.acked), strings.Join(lost, " "))
+				failed = append(failed, fmt.Sprintf("%s: %d of %d acknowledged deliveries are not stored", ph.Name, len(lost), len(r.acked)))
 			}
 		})
 	}
 	if r.err != nil {
 		t.Errorf("%v\nconsole (last 60 lines of %s):\n%s", r.err, r.console, ConsoleTail(r.console, 60))
+		failed = append(failed, fmt.Sprintf("%s: %v; console (last 15 lines):\n%s", ph.Name, r.err, ConsoleTail(r.console, 15)))
 	} else if r.failed != "none" {
 		t.Errorf("units failed while the guest booted: %s\nconsole: %s", r.failed, r.console)
+		failed = append(failed, fmt.Sprintf("%s: units failed while the guest booted: %s", ph.Name, r.failed))
 	}
+	return failed
+}
+
+// firstDiags is at most n of a check's diagnostic lines, indented.
+func firstDiags(diags []string, n int) string {
+	var b strings.Builder
+	for i, d := range diags {
+		if i == n {
+			fmt.Fprintf(&b, "\n    … %d more lines", len(diags)-n)
+			break
+		}
+		b.WriteString("\n    " + d)
+	}
+	return b.String()
 }
 
 // summary prints each phase's time against the budget and the tier's.

@@ -11,8 +11,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 D=box.localhost:8443
 dir=/home/alice/.local/state/agent-box/hooks/bulk
-check "caddy is active after the power cut" wait_until 120 systemctl is-active --quiet caddy.service
-check "agent-box-hook@alice.socket listens" wait_until 60 systemctl is-active --quiet agent-box-hook@alice.socket
+check "caddy is active after the power cut" wait_active 120 caddy.service
+check "agent-box-hook@alice.socket listens" wait_active 60 agent-box-hook@alice.socket
 # The first delivery starts the web daemon, which opens the folder.
 after() { python3 "$here/hookclient.py" send "https://$D/alice/hook/bulk" /etc/agent-box-demo/alice-bulk.hook '{"after":"the power cut"}' | grep -q '^status 202$'; }
 check "a delivery after the power cut gets 202" after

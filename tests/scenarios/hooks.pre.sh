@@ -11,9 +11,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 
 D=box.localhost:8443
-check "caddy is active" wait_until 120 systemctl is-active --quiet caddy.service
-check "agent-box-hook@alice.socket listens" wait_until 60 systemctl is-active --quiet agent-box-hook@alice.socket
-check "agent-box@alice is active" wait_until 120 systemctl is-active --quiet agent-box@alice.service
+check "caddy is active" wait_active 120 caddy.service
+check "agent-box-hook@alice.socket listens" wait_active 60 agent-box-hook@alice.socket
+check "agent-box@alice is active" wait_active 120 agent-box@alice.service
 # The count lives in /run (tmpfs): it only paces this script.
 count=/run/agent-box-test-acked
 rm -f "$count"

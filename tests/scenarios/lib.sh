@@ -96,6 +96,16 @@ wait_until() {
   done
 }
 
+# wait_active SECONDS UNIT: wait_until the unit is active; if it does not
+# become active, print its status and the jobs systemd still runs (the
+# failed check's diagnostics).
+wait_active() {
+  wait_until "$1" systemctl is-active --quiet "$2" && return
+  systemctl status --no-pager --lines=20 "$2"
+  systemctl list-jobs --no-pager | head -n 12
+  return 1
+}
+
 # now_ms: milliseconds since the epoch, from bash itself (starting date(1)
 # took 0.1 s in the emulated guest, and every check calls this twice).
 now_ms() {
