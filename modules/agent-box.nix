@@ -22,6 +22,7 @@
 #   internal/runtime/auth/store.go
 #   internal/runtime/auth/templates.go
 #   internal/runtime/auth/verify.go
+#   internal/runtime/badconfig/badconfig.go
 #   internal/runtime/cli/authcmds.go
 #   internal/runtime/cli/cli.go
 #   internal/runtime/cli/web.go
@@ -34,7 +35,11 @@
 #   internal/runtime/escape/escape.go
 #   internal/runtime/escape/quote.go
 #   internal/runtime/hooks/config.go
+#   internal/runtime/hooks/readgate.go
+#   internal/runtime/hooks/receiver.go
 #   internal/runtime/hooks/store.go
+#   internal/runtime/httpserve/httpserve.go
+#   internal/runtime/journal/journal.go
 #   internal/runtime/observe/observe.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/registry/registry.go
@@ -54,14 +59,13 @@
 #   internal/runtime/userfile/userfile.go
 #   internal/runtime/web/alive.go
 #   internal/runtime/web/downloads.go
-#   internal/runtime/web/hook.go
 #   internal/runtime/web/list.go
 #   internal/runtime/web/peer.go
-#   internal/runtime/web/readgate.go
 #   internal/runtime/web/serve.go
 #   internal/runtime/web/settings.go
 #   internal/runtime/web/term.go
 #   internal/runtime/web/ttydpage.go
+#   internal/runtime/web/wake.go
 #   internal/runtime/web/web.go
 #   modules/src/agent-box.nix
 #   modules/src/lib/agents.nix
@@ -3424,7 +3428,7 @@ in
           		fail(http.StatusInternalServerError, "The new password could not be stored; the old one stays in use after a restart.")
           		return
           	}
-          	s.log.printf("changed the password of login %s; ended %d other sessions", sess.Login, n)
+          	s.log.Printf("changed the password of login %s; ended %d other sessions", sess.Login, n)
           	form.Message = ""
           	s.render(w, http.StatusOK, "changed", form)
           }
@@ -3451,7 +3455,7 @@ in
           	name := logName(login) // the pair's login: a login name or "-"
           	ad := s.limits.admit(cl.Key, name, s.clock.Now())
           	if !ad.ok {
-          		s.log.line(failedLoginLine(login, cl.Log))
+          		s.log.Line(failedLoginLine(login, cl.Log))
           		return attemptResult{wait: ad.wait}
           	}
           	if err := s.queue.acquire(r.Context(), ad.suspect); err != nil {
@@ -3460,7 +3464,7 @@ in
           		if !busy {
           			return attemptResult{gone: true}
           		}
-          		s.log.line(failedLoginLine(login, cl.Log))
+          		s.log.Line(failedLoginLine(login, cl.Log))
           		return attemptResult{busy: true}
           	}
           	var pause func()
@@ -3471,7 +3475,7 @@ in
           	s.queue.release(ad.suspect)
           	s.limits.done(cl.Key, name, good, s.clock.Now())
           	if !good {
-          		s.log.line(failedLoginLine(login, cl.Log))
+          		s.log.Line(failedLoginLine(login, cl.Log))
           		return attemptResult{}
           	}
           	return attemptResult{good: true}
@@ -3690,6 +3694,7 @@ in
           	"strings"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/badconfig"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
@@ -3732,27 +3737,11 @@ in
           	Users []string `json:"users"`
           }
 
-          // ConfigError is an invalid configuration: the service refuses to start
-          // (exit 12).
-          type ConfigError struct {
-          	Path string // the file at fault, if any
-          	Err  error
-          }
-
-          func (e *ConfigError) Error() string {
-          	if e.Path == "" {
-          		return "auth configuration: " + e.Err.Error()
-          	}
-          	return fmt.Sprintf("auth configuration %q: %v", e.Path, e.Err)
-          }
-
-          func (e *ConfigError) Unwrap() error { return e.Err }
-
-          // ConfigError marks the error for the CLI's exit code 12.
-          func (e *ConfigError) ConfigError() bool { return true }
+          // configWhat names this configuration in a *badconfig.Error (exit 12).
+          const configWhat = "auth configuration"
 
           func configErrorf(path, format string, a ...any) error {
-          	return &ConfigError{Path: path, Err: fmt.Errorf(format, a...)}
+          	return badconfig.Errorf(configWhat, path, format, a...)
           }
 
           // rawConfig is the JSON of the contract; unknown fields are refused.
@@ -3765,18 +3754,18 @@ in
           }
 
           // LoadConfig reads the configuration file at path and each login's hash
-          // from credDir/login-<L>. Every failure is a *ConfigError.
+          // from credDir/login-<L>. Every failure is a *badconfig.Error.
           func LoadConfig(path, credDir string) (*Config, error) {
           	if path == "" {
-          		return nil, &ConfigError{Err: errors.New(contract.Env.AuthConfig.Name + " is unset")}
+          		return nil, &badconfig.Error{What: configWhat, Err: errors.New(contract.Env.AuthConfig.Name + " is unset")}
           	}
           	data, err := userfile.Read(path, configLimit)
           	if err != nil {
-          		return nil, &ConfigError{Path: path, Err: err}
+          		return nil, &badconfig.Error{What: configWhat, Path: path, Err: err}
           	}
           	c, err := ParseConfig(data)
           	if err != nil {
-          		return nil, &ConfigError{Path: path, Err: err}
+          		return nil, &badconfig.Error{What: configWhat, Path: path, Err: err}
           	}
           	if err := c.loadHashes(credDir); err != nil {
           		return nil, err
@@ -3893,17 +3882,17 @@ in
           		return nil
           	}
           	if credDir == "" {
-          		return &ConfigError{Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=" + contract.Creds.LoginPrefix + "<L>:...)")}
+          		return &badconfig.Error{What: configWhat, Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=" + contract.Creds.LoginPrefix + "<L>:...)")}
           	}
           	for name := range c.Logins {
           		p := filepath.Join(credDir, contract.Creds.LoginPrefix+name)
           		data, err := userfile.Read(p, credentialLimit)
           		if err != nil {
-          			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
+          			return &badconfig.Error{What: configWhat, Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
           		}
           		h, err := ParseHash(strings.TrimRight(string(data), " \t\r\n"))
           		if err != nil {
-          			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
+          			return &badconfig.Error{What: configWhat, Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
           		}
           		c.hashes[name] = h
           	}
@@ -4518,15 +4507,10 @@ in
           package auth
 
           import (
-          	"bytes"
           	"fmt"
-          	"io"
-          	"log"
-          	"sync"
 
           	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
-          	"github.com/agent-box/agent-box/internal/runtime/escape"
           )
 
           // clientHeader is the header Caddy sets from {remote_host}.
@@ -4547,38 +4531,6 @@ in
           // validated, so nothing else a client sends reaches it.
           func failedLoginLine(login, addr string) string {
           	return fmt.Sprintf("%s login=%s addr=%s\n", contract.Logs.FailedLogin, logName(login), addr)
-          }
-
-          // logger writes whole lines to the service's stderr (the journal).
-          type logger struct {
-          	mu sync.Mutex
-          	w  io.Writer
-          }
-
-          func (l *logger) printf(format string, a ...any) {
-          	l.line(fmt.Sprintf("agent-box-auth: "+format, a...))
-          }
-
-          func (l *logger) line(s string) {
-          	if len(s) == 0 || s[len(s)-1] != '\n' {
-          		s += "\n"
-          	}
-          	l.mu.Lock()
-          	defer l.mu.Unlock()
-          	io.WriteString(l.w, s)
-          }
-
-          // httpLog is net/http's ErrorLog: each message escaped onto one line, so
-          // that no text from a client can forge a failed-login line.
-          func (l *logger) httpLog() *log.Logger {
-          	return log.New(escapingWriter{l}, "", 0)
-          }
-
-          type escapingWriter struct{ l *logger }
-
-          func (e escapingWriter) Write(p []byte) (int, error) {
-          	e.l.line("agent-box-auth: http: " + escape.String(string(bytes.TrimSuffix(p, []byte("\n")))))
-          	return len(p), nil
           }
         '';
         "auth/pages.go" = ''
@@ -4634,10 +4586,6 @@ in
           		} else {
           			h.Set("Content-Security-Policy", s.userCSP)
           		}
-          		h.Set("X-Frame-Options", "DENY")
-          		h.Set("Cache-Control", "no-store")
-          		h.Set("X-Content-Type-Options", "nosniff")
-          		h.Set("Referrer-Policy", "no-referrer")
           		r.Body = http.MaxBytesReader(w, r.Body, formLimit)
           		inner.ServeHTTP(w, r)
           	})
@@ -4766,7 +4714,7 @@ in
           	d.Domain = s.cfg.Domain
           	var buf bytes.Buffer
           	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
-          		s.log.printf("page %s: %v", name, err)
+          		s.log.Printf("page %s: %v", name, err)
           		http.Error(w, "internal error", http.StatusInternalServerError)
           		return
           	}
@@ -5127,19 +5075,19 @@ in
           import (
           	"context"
           	"errors"
-          	"fmt"
           	"io"
           	"net"
-          	"net/http"
           	"os/user"
           	"path/filepath"
           	"strconv"
           	"strings"
-          	"sync"
           	"syscall"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/badconfig"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
           )
 
           // Clock is the time source; tests pass a fake one.
@@ -5161,7 +5109,7 @@ in
           type Server struct {
           	cfg    *Config
           	clock  Clock
-          	log    *logger
+          	log    *journal.Logger
           	store  *store
           	codes  *codes
           	limits *limiter
@@ -5183,10 +5131,10 @@ in
           		return nil, errors.New("auth: no configuration")
           	}
           	if o.StateDir == "" {
-          		return nil, &ConfigError{Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
+          		return nil, &badconfig.Error{What: configWhat, Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
           	}
           	s := &Server{
-          		cfg: o.Config, clock: o.Clock, log: &logger{w: o.Log},
+          		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
           		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(),
           		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
           	}
@@ -5202,12 +5150,12 @@ in
           		return nil, err
           	}
           	if warn != nil {
-          		s.log.printf("warning: %v", warn)
+          		s.log.Printf("warning: %v", warn)
           	}
           	s.store = st
           	now := s.clock.Now()
           	if n := st.reconcile(s.cfg, now); n > 0 {
-          		s.log.printf("ended %d sessions the configuration no longer allows", n)
+          		s.log.Printf("ended %d sessions the configuration no longer allows", n)
           	}
           	if err := st.persist(now); err != nil {
           		return nil, err
@@ -5245,7 +5193,7 @@ in
           func (s *Server) persistLogged(now time.Time) error {
           	err := s.store.persist(now)
           	if err != nil {
-          		s.log.printf("%v", err)
+          		s.log.Printf("%v", err)
           	}
           	return err
           }
@@ -5258,60 +5206,29 @@ in
           	*contract.Sockets.AuthControl.FDName,
           }
 
+          // shutdownTimeout bounds the wait for requests in flight at SIGTERM.
+          const shutdownTimeout = 10 * time.Second
+
           // Serve answers on the four listeners until ctx ends, then shuts down
-          // gracefully and writes the session table.
+          // gracefully (the requests in flight finish) and writes the session table.
+          // Every listener is bounded (httpserve.Bounded); the status and control
+          // listeners know their peer's uid.
           func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.Listener) error {
-          	servers := []*http.Server{
-          		s.httpServer(s.Verify(), false),
-          		s.httpServer(s.Pages(), false),
-          		s.httpServer(s.Status(), true),
-          		s.httpServer(s.Control(), true),
+          	s.log.Printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
+          	ls := []httpserve.Listener{
+          		{L: verify, Handler: s.Verify()},
+          		{L: pages, Handler: s.Pages()},
+          		{L: status, Handler: s.Status(), ConnContext: peerContext},
+          		{L: control, Handler: s.Control(), ConnContext: peerContext},
           	}
-          	ls := []net.Listener{verify, pages, status, control}
-          	s.log.printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
-          	errc := make(chan error, len(servers))
-          	for i, srv := range servers {
-          		go func(name string) {
-          			if err := srv.Serve(ls[i]); !errors.Is(err, http.ErrServerClosed) {
-          				errc <- fmt.Errorf("listener %q: %w", name, err)
-          				return
-          			}
-          			errc <- nil
-          		}(ListenerNames[i])
+          	for i := range ls {
+          		ls[i].Name, ls[i].Limits = ListenerNames[i], httpserve.Bounded
           	}
-          	var first error
-          	select {
-          	case <-ctx.Done():
-          	case first = <-errc:
-          	}
-          	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-          	defer cancel()
-          	var wg sync.WaitGroup
-          	for _, srv := range servers {
-          		wg.Add(1)
-          		go func() { defer wg.Done(); srv.Shutdown(sctx) }()
-          	}
-          	wg.Wait()
+          	first := httpserve.Serve(ctx, shutdownTimeout, s.log.ErrorLog(), ls...)
           	if err := s.store.persist(s.clock.Now()); err != nil && first == nil {
           		first = err
           	}
           	return first
-          }
-
-          func (s *Server) httpServer(h http.Handler, peer bool) *http.Server {
-          	srv := &http.Server{
-          		Handler:           h,
-          		ReadHeaderTimeout: 5 * time.Second,
-          		ReadTimeout:       15 * time.Second,
-          		WriteTimeout:      30 * time.Second,
-          		IdleTimeout:       2 * time.Minute,
-          		MaxHeaderBytes:    64 << 10,
-          		ErrorLog:          s.log.httpLog(),
-          	}
-          	if peer {
-          		srv.ConnContext = peerContext
-          	}
-          	return srv
           }
 
           type peerKey struct{}
@@ -5428,7 +5345,7 @@ in
           		return
           	}
           	n := s.store.endLogin(login)
-          	s.log.printf("revoked %d sessions of login %s", n, login)
+          	s.log.Printf("revoked %d sessions of login %s", n, login)
           	if err := s.persistLogged(s.clock.Now()); err != nil {
           		http.Error(w, fmt.Sprintf("ended %d sessions, but writing the session table failed: %v", n, err), http.StatusInternalServerError)
           		return
@@ -6063,7 +5980,6 @@ in
           	if !allow(w, r, http.MethodGet) {
           		return
           	}
-          	w.Header().Set("Cache-Control", "no-store")
           	// 1. a configured user, asked for on its own origin
           	us := r.URL.Query()["user"]
           	if len(us) != 1 || !s.cfg.isUser(us[0]) || strings.ToLower(r.Host) != us[0]+"."+s.cfg.Domain {
@@ -6103,6 +6019,58 @@ in
           	}
           	site := r.Header.Values("Sec-Fetch-Site")
           	return origin == "null" && len(site) == 1 && site[0] == "same-origin"
+          }
+        '';
+        "badconfig/badconfig.go" = ''
+          // Package badconfig is the one error of a configuration a program refuses
+          // to start with: the auth service's file and credentials, the web
+          // daemon's environment, the webhooks' file and secrets. The CLI maps it to
+          // the contract's exit code "config" (12), which the units' restart
+          // policies read as "do not retry until someone fixes it".
+          package badconfig
+
+          import (
+          	"errors"
+          	"fmt"
+          )
+
+          // Error is a configuration refused: What names the configuration ("auth
+          // configuration", "web serve", "webhooks"), Path the file at fault, if
+          // any.
+          type Error struct {
+          	What string
+          	Path string
+          	Err  error
+          }
+
+          func (e *Error) Error() string {
+          	if e.Path == "" {
+          		return e.What + ": " + e.Err.Error()
+          	}
+          	return fmt.Sprintf("%s %q: %v", e.What, e.Path, e.Err)
+          }
+
+          func (e *Error) Unwrap() error { return e.Err }
+
+          // Errorf is an *Error of what (and path, if not "") with a formatted
+          // message; %w wraps as in fmt.Errorf.
+          func Errorf(what, path, format string, a ...any) error {
+          	return &Error{What: what, Path: path, Err: fmt.Errorf(format, a...)}
+          }
+
+          // Wrap is err as an *Error of what, or nil for nil. An err that already
+          // holds an *Error keeps it: the message gains what in front.
+          func Wrap(what string, err error) error {
+          	if err == nil {
+          		return nil
+          	}
+          	return &Error{What: what, Err: err}
+          }
+
+          // Is reports whether err holds an *Error.
+          func Is(err error) bool {
+          	var e *Error
+          	return errors.As(err, &e)
           }
         '';
         "cli/authcmds.go" = ''
@@ -6192,6 +6160,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/actions"
           	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/badconfig"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -6221,10 +6190,6 @@ in
           	exitForeignHome   = contract.ExitCodes.ForeignHome.Code
           	exitConfig        = contract.ExitCodes.Config.Code
           )
-
-          // configError is implemented by errors of a service's configuration (the
-          // auth service's, the web daemon's): exit 12.
-          type configError interface{ ConfigError() bool }
 
           // helpText is the usage and, from the contract, the exit codes.
           var helpText = usageText + "session names: " + contract.Names.Session.Pattern + ";  env keys: [A-Za-z_][A-Za-z0-9_]*\n\nexit codes:\n" + exitCodesText()
@@ -6324,7 +6289,6 @@ in
           		return exitNotRunning
           	}
           	// What only the CLI's own commands (supervise, attach, serve) meet.
-          	var cfg configError
           	switch {
           	case errors.Is(err, supervisor.ErrForeignServer):
           		return exitForeignServer
@@ -6332,7 +6296,7 @@ in
           		return exitTmuxVersion
           	case errors.Is(err, paths.ErrForeignHome):
           		return exitForeignHome
-          	case errors.As(err, &cfg) && cfg.ConfigError():
+          	case badconfig.Is(err):
           		return exitConfig
           	}
           	return exitFailure
@@ -8082,8 +8046,12 @@ in
         "hooks/config.go" = ''
           // Package hooks is the webhook side of the per-user web daemon
           // (docs/web-contract.md, "Webhooks"): the hooks' configuration, their
-          // secrets (systemd credentials) and the durable store of deliveries under
-          // ~/.local/state/agent-box/hooks/<name>/.
+          // secrets (systemd credentials), the receiver that answers the hook
+          // listener (receiver.go: bounded readers, the signature, delivery slots)
+          // and the durable store of deliveries under
+          // ~/.local/state/agent-box/hooks/<name>/ (store.go). Waking a session for
+          // a delivery is the web daemon's (it owns the sessions): the receiver
+          // calls a function it is given once a delivery is stored.
           package hooks
 
           import (
@@ -8097,6 +8065,7 @@ in
           	"time"
           	"unicode/utf8"
 
+          	"github.com/agent-box/agent-box/internal/runtime/badconfig"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -8186,27 +8155,35 @@ in
           // Load reads the configuration file path and each hook's secret from
           // credDir ($CREDENTIALS_DIRECTORY). Every problem is an error naming the
           // hook and what to fix: the daemon does not start with a hook it cannot
-          // verify.
+          // verify. Every failure is a *badconfig.Error.
           func Load(path, credDir string) (Config, error) {
+          	c, err := load(path, credDir)
+          	if err != nil {
+          		return Config{}, badconfig.Wrap("webhooks", err)
+          	}
+          	return c, nil
+          }
+
+          func load(path, credDir string) (Config, error) {
           	data, err := os.ReadFile(path)
           	if err != nil {
-          		return Config{}, fmt.Errorf("webhooks: %w", err)
+          		return Config{}, err
           	}
           	var fc fileConfig
           	dec := json.NewDecoder(bytes.NewReader(data))
           	dec.DisallowUnknownFields()
           	if err := dec.Decode(&fc); err != nil {
-          		return Config{}, fmt.Errorf("webhooks: %s: %w", path, err)
+          		return Config{}, fmt.Errorf("%s: %w", path, err)
           	}
           	c := Config{Concurrency: fc.Concurrency, Hooks: map[string]*Hook{}}
           	if cr := contract.Webhooks.Concurrency; int64(c.Concurrency) < cr.Min || int64(c.Concurrency) > cr.Max {
-          		return Config{}, fmt.Errorf("webhooks: %s: concurrency %d is not between %d and %d", path, c.Concurrency, cr.Min, cr.Max)
+          		return Config{}, fmt.Errorf("%s: concurrency %d is not between %d and %d", path, c.Concurrency, cr.Min, cr.Max)
           	}
           	if len(fc.Hooks) > 0 && credDir == "" {
-          		return Config{}, fmt.Errorf("webhooks: CREDENTIALS_DIRECTORY is unset: the unit passes each hook's secret as the credential %s", CredentialName("<name>"))
+          		return Config{}, fmt.Errorf("CREDENTIALS_DIRECTORY is unset: the unit passes each hook's secret as the credential %s", CredentialName("<name>"))
           	}
           	for name, fh := range fc.Hooks {
-          		where := fmt.Sprintf("webhooks: hook %s", escape.Quote(name, 80))
+          		where := fmt.Sprintf("hook %s", escape.Quote(name, 80))
           		if !ValidName(name) {
           			return Config{}, fmt.Errorf("%s: a name must match %s", where, contract.Names.Hook.Pattern)
           		}
@@ -8296,6 +8273,401 @@ in
           		}
           	}
           	return nil
+          }
+        '';
+        "hooks/readgate.go" = ''
+          package hooks
+
+          import (
+          	"context"
+          	"errors"
+          	"io"
+          	"sync"
+          	"time"
+          )
+
+          // errReadBudget is a body that would take the readers past their byte
+          // budget.
+          var errReadBudget = errors.New("the webhook bodies being read hold every byte allowed")
+
+          // readGate bounds the webhook bodies being read: per client, in all, and
+          // the bytes they hold (reserved as they arrive, so a dribbling body holds
+          // only what it sent).
+          type readGate struct {
+          	mu        sync.Mutex
+          	perClient map[string]int
+          	total     int
+          	bytes     int64
+          	changed   chan struct{} // closed (and replaced) when a reader leaves
+
+          	maxPerClient, maxTotal int
+          	maxBytes               int64
+          }
+
+          func newReadGate(perClient, total int, bytes int64) *readGate {
+          	return &readGate{perClient: map[string]int{}, changed: make(chan struct{}),
+          		maxPerClient: perClient, maxTotal: total, maxBytes: bytes}
+          }
+
+          // enter takes a reader for client, waiting up to wait for one to free;
+          // false when none did (or ctx ended).
+          func (g *readGate) enter(ctx context.Context, client string, wait time.Duration) bool {
+          	t := time.NewTimer(wait)
+          	defer t.Stop()
+          	for {
+          		g.mu.Lock()
+          		if g.perClient[client] < g.maxPerClient && g.total < g.maxTotal {
+          			g.perClient[client]++
+          			g.total++
+          			g.mu.Unlock()
+          			return true
+          		}
+          		ch := g.changed
+          		g.mu.Unlock()
+          		select {
+          		case <-ch:
+          		case <-t.C:
+          			return false
+          		case <-ctx.Done():
+          			return false
+          		}
+          	}
+          }
+
+          // leave gives client's reader back.
+          func (g *readGate) leave(client string) {
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	if g.perClient[client]--; g.perClient[client] <= 0 {
+          		delete(g.perClient, client)
+          	}
+          	g.total--
+          	close(g.changed)
+          	g.changed = make(chan struct{})
+          }
+
+          func (g *readGate) reserve(n int64) bool {
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	if g.bytes+n > g.maxBytes {
+          		return false
+          	}
+          	g.bytes += n
+          	return true
+          }
+
+          func (g *readGate) unreserve(n int64) {
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	g.bytes -= n
+          }
+
+          // read reads body up to limit+1 bytes into a buffer whose capacity is
+          // reserved from the budget as it grows (the caller unreserves cap(buf)
+          // when done with it, also after an error), writing every byte to w as
+          // well. n is the number of bytes read (limit+1: over the cap).
+          func (g *readGate) read(w io.Writer, body io.Reader, limit int64) (buf []byte, n int64, err error) {
+          	for {
+          		if int64(len(buf)) > limit {
+          			return buf, int64(len(buf)), nil
+          		}
+          		if len(buf) == cap(buf) {
+          			// double (at least a chunk, at most to the cap): a dribbling
+          			// body holds one chunk, a large one is copied a few times
+          			grow := min(max(int64(readChunk), int64(cap(buf))), limit+1-int64(len(buf)))
+          			if !g.reserve(grow) {
+          				return buf, int64(len(buf)), errReadBudget
+          			}
+          			nb := make([]byte, len(buf), cap(buf)+int(grow))
+          			copy(nb, buf)
+          			buf = nb
+          		}
+          		m, rerr := body.Read(buf[len(buf):cap(buf)])
+          		if m > 0 {
+          			w.Write(buf[len(buf) : len(buf)+m])
+          			buf = buf[:len(buf)+m]
+          		}
+          		if rerr == io.EOF {
+          			return buf, int64(len(buf)), nil
+          		}
+          		if rerr != nil {
+          			return buf, int64(len(buf)), rerr
+          		}
+          	}
+          }
+
+          // readers is how many bodies are being read (tests).
+          func (g *readGate) readers() int { g.mu.Lock(); defer g.mu.Unlock(); return g.total }
+
+          // reserved is the bytes the bodies being read hold (tests).
+          func (g *readGate) reserved() int64 { g.mu.Lock(); defer g.mu.Unlock(); return g.bytes }
+        '';
+        "hooks/receiver.go" = ''
+          package hooks
+
+          import (
+          	"crypto/hmac"
+          	"crypto/rand"
+          	"crypto/sha256"
+          	"encoding/hex"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"net/http"
+          	"os"
+          	"path/filepath"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          )
+
+          // The webhook receiver: the one unauthenticated route, on its own listener
+          // ("hook"). Caddy sends it POST https://D/U/hook/NAME from the box origin;
+          // nothing on this listener is reached through forward_auth, so nothing on
+          // it trusts a header but the signature.
+
+          const (
+          	// bodyTimeout bounds reading a body (GitHub gives up after 10 s).
+          	bodyTimeout = 10 * time.Second
+          	// slotWait bounds the wait for a reader (readersTotal) and, once a
+          	// body is in, for one of the Concurrency delivery slots.
+          	slotWait     = 2 * time.Second
+          	hdrSignature = "X-Hub-Signature-256"
+          )
+
+          // Bodies are read before a delivery slot is taken, so a client that
+          // dribbles a body holds no slot: it holds a reader, of which a client
+          // (clientaddr: an address, an IPv6 /64, all of loopback) has at most
+          // readersPerClient at once and all clients readersTotal, and the bytes
+          // read so far, of which all readers hold at most readBudget (or twice
+          // the largest hook's body cap, if more).
+          const (
+          	readersPerClient = 32
+          	readersTotal     = 256
+          	readBudget       = 64 << 20
+          	readChunk        = 32 << 10
+          )
+
+          // Receiver serves the hook listener.
+          type Receiver struct {
+          	prefix  string // "/U/hook/"
+          	hooks   map[string]*receiving
+          	slots   chan struct{} // deliveries being verified and stored
+          	readers *readGate
+          	wait    time.Duration // slotWait
+          	timeout time.Duration // bodyTimeout
+          	maxBody int64         // what an unknown hook reads
+          	dummy   []byte        // its key
+          	log     *journal.Logger
+          	wake    func(h *Hook, id string, path string)
+          }
+
+          // receiving is a hook and its store.
+          type receiving struct {
+          	hook  *Hook
+          	store *Store
+          }
+
+          // NewReceiver opens the store of every hook under dir (dir itself is
+          // created by the supervisor; its parent is read-only in the unit).
+          func NewReceiver(user string, c Config, dir string, log *journal.Logger, wake func(*Hook, string, string)) (*Receiver, error) {
+          	r := &Receiver{prefix: strings.TrimSuffix(contract.For(contract.Routes.Hooks.Path, user), "*"), hooks: map[string]*receiving{},
+          		slots: make(chan struct{}, c.Concurrency), wait: slotWait, timeout: bodyTimeout,
+          		readers: newReadGate(readersPerClient, readersTotal, max(readBudget, 2*c.MaxBody())),
+          		maxBody: c.MaxBody(), log: log, wake: wake}
+          	r.dummy = make([]byte, 32)
+          	if _, err := rand.Read(r.dummy); err != nil {
+          		return nil, err
+          	}
+          	for _, name := range c.Names() {
+          		h := c.Hooks[name]
+          		st, err := Open(filepath.Join(dir, name), name, h.Quota, h.Retention, nil)
+          		if err != nil {
+          			r.Close()
+          			return nil, err
+          		}
+          		r.hooks[name] = &receiving{hook: h, store: st}
+          	}
+          	return r, nil
+          }
+
+          // Close closes every hook's store.
+          func (r *Receiver) Close() {
+          	for _, e := range r.hooks {
+          		e.store.Close()
+          	}
+          }
+
+          func answer(w http.ResponseWriter, code int, msg string) {
+          	if code == http.StatusServiceUnavailable {
+          		w.Header().Set("Retry-After", "5")
+          	}
+          	h := w.Header()
+          	h.Set("Content-Type", "text/plain; charset=utf-8")
+          	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+          	w.WriteHeader(code)
+          	fmt.Fprintln(w, msg)
+          }
+
+          // ServeHTTP answers 202 {"id":…,"duplicate":…} once the delivery is on
+          // disk; 401 for a bad signature; 404 for an unknown hook, after the same
+          // work as a known one (the body read up to the cap and put through
+          // HMAC-SHA256); 405 for a method but POST; 413 for a body over the cap;
+          // 400 for a body not in within bodyTimeout; 503 when the client has
+          // too many bodies being read (or all clients together, or their bytes),
+          // when no delivery slot frees within slotWait, when the hook's quota
+          // is full or when the delivery could not be stored.
+          func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+          	if req.Method != http.MethodPost {
+          		w.Header().Set("Allow", "POST")
+          		answer(w, http.StatusMethodNotAllowed, "method not allowed: a webhook is a POST")
+          		return
+          	}
+          	name, known := "", false
+          	if rest, ok := strings.CutPrefix(req.URL.Path, r.prefix); ok && req.URL.RawPath == "" && ValidName(rest) {
+          		name = rest
+          		_, known = r.hooks[name]
+          	}
+          	limit, key := r.maxBody, r.dummy
+          	var e *receiving
+          	if known {
+          		e = r.hooks[name]
+          		limit, key = e.hook.MaxBody, e.hook.Secret
+          	}
+          	if req.ContentLength > limit {
+          		answer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
+          		return
+          	}
+
+          	// 1. the body, before any delivery slot
+          	client := clientaddr.FromHeader(req.Header).Key
+          	if !r.readers.enter(req.Context(), client, r.wait) {
+          		r.log.Refuse("hook-busy", "POST %s: too many bodies being read (client %s)", escape.Quote(req.URL.Path, 128), client)
+          		answer(w, http.StatusServiceUnavailable, "busy: try again later")
+          		return
+          	}
+          	http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.timeout))
+          	mac := hmac.New(sha256.New, key)
+          	body, n, err := r.readers.read(mac, req.Body, limit)
+          	r.readers.leave(client)
+          	defer r.readers.unreserve(int64(cap(body)))
+          	switch {
+          	case errors.Is(err, errReadBudget):
+          		r.log.Refuse("hook-busy", "POST %s: the bodies being read hold every byte allowed", escape.Quote(req.URL.Path, 128))
+          		answer(w, http.StatusServiceUnavailable, "busy: try again later")
+          		return
+          	case n > limit:
+          		answer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
+          		return
+          	case err != nil:
+          		if errors.Is(err, os.ErrDeadlineExceeded) {
+          			r.log.Refuse("hook-slow", "POST %s: the body was not in within %s (client %s)", escape.Quote(req.URL.Path, 128), r.timeout, client)
+          		}
+          		answer(w, http.StatusBadRequest, "the request body could not be read")
+          		return
+          	}
+          	good := signatureMatches(req.Header.Values(hdrSignature), mac.Sum(nil))
+          	if !known {
+          		r.log.Refuse("hook-unknown", "POST %s", escape.Quote(req.URL.Path, 128))
+          		answer(w, http.StatusNotFound, "not found")
+          		return
+          	}
+          	if !good {
+          		r.log.Refuse("hook-signature", "webhook %s: bad or missing %s", name, hdrSignature)
+          		answer(w, http.StatusUnauthorized, "bad signature: "+hdrSignature+" must be sha256=<HMAC-SHA256 of the body with the hook's secret>")
+          		return
+          	}
+
+          	// 2. a signed delivery: a slot to store it
+          	t := time.NewTimer(r.wait)
+          	select {
+          	case r.slots <- struct{}{}:
+          		t.Stop()
+          		defer func() { <-r.slots }()
+          	case <-t.C:
+          		r.log.Refuse("hook-busy", "webhook %s: %d deliveries being stored", name, cap(r.slots))
+          		answer(w, http.StatusServiceUnavailable, "busy: try again later")
+          		return
+          	case <-req.Context().Done():
+          		t.Stop()
+          		return
+          	}
+          	id, dup, err := e.store.Put(body, keptHeaders(req.Header))
+          	if err != nil {
+          		if errors.Is(err, ErrFull) {
+          			r.log.Printf("webhook %s: refused a delivery of %d bytes: the hook's storage is full (%d bytes used)", name, n, e.store.Used())
+          			answer(w, http.StatusServiceUnavailable, "the hook's storage is full: nothing was stored")
+          			return
+          		}
+          		r.log.Printf("webhook %s: a delivery could not be stored: %v", name, err)
+          		answer(w, http.StatusServiceUnavailable, "the delivery could not be stored: nothing was stored")
+          		return
+          	}
+          	w.Header().Set("Content-Type", "application/json")
+          	w.WriteHeader(http.StatusAccepted)
+          	json.NewEncoder(w).Encode(struct {
+          		ID        string `json:"id"`
+          		Duplicate bool   `json:"duplicate"`
+          	}{id, dup})
+          	if dup {
+          		r.log.Printf("webhook %s: a repeated body answered with the stored delivery %s", name, id)
+          		return
+          	}
+          	r.log.Printf("webhook %s: stored delivery %s (%d bytes)", name, id, n)
+          	if r.wake != nil {
+          		r.wake(e.hook, id, e.store.Path(id))
+          	}
+          }
+
+          // signatureMatches compares the one X-Hub-Signature-256 value against
+          // sum in constant time; anything but exactly one "sha256=<64 hex>" fails.
+          func signatureMatches(values []string, sum []byte) bool {
+          	if len(values) != 1 {
+          		return false
+          	}
+          	hexSig, ok := strings.CutPrefix(values[0], "sha256=")
+          	if !ok || len(hexSig) != 2*sha256.Size {
+          		return false
+          	}
+          	got, err := hex.DecodeString(hexSig)
+          	if err != nil {
+          		return false
+          	}
+          	return hmac.Equal(got, sum)
+          }
+
+          // keptHeaders are the headers stored with a delivery: Content-Type,
+          // User-Agent and the sender's X-* event headers (X-GitHub-Event,
+          // X-GitHub-Delivery, …), but never a signature, a forwarding header or our
+          // own, and within the bounds of MaxDocOverhead.
+          func keptHeaders(h http.Header) map[string]string {
+          	out := map[string]string{}
+          	for k, v := range h {
+          		lk := strings.ToLower(k)
+          		switch {
+          		case len(k) > MaxHeaderName:
+          			continue
+          		case lk == "content-type" || lk == "user-agent":
+          		case !strings.HasPrefix(lk, "x-"):
+          			continue
+          		case strings.HasPrefix(lk, "x-hub-signature"), strings.HasPrefix(lk, "x-forwarded-"),
+          			strings.HasPrefix(lk, "x-agent-box-"), lk == "x-real-ip":
+          			continue
+          		}
+          		if len(out) == MaxKeptHeaders {
+          			break
+          		}
+          		val := strings.Join(v, ", ")
+          		if len(val) > MaxHeaderValue {
+          			val = val[:MaxHeaderValue]
+          		}
+          		out[k] = val
+          	}
+          	return out
           }
         '';
         "hooks/store.go" = ''
@@ -8803,6 +9175,234 @@ in
           		return nil, err
           	}
           	return buf.Bytes(), nil
+          }
+        '';
+        "httpserve/httpserve.go" = ''
+          // Package httpserve is the one way the runtime's daemons (the auth
+          // service, the web daemon) serve HTTP on the listeners systemd gives them:
+          // one server set-up with per-listener timeouts, the security headers of
+          // every answer set in one place, and a graceful shutdown.
+          //
+          // Invariants:
+          //   - every listener has a header timeout and an idle timeout, so a client
+          //     that opens a connection and sends nothing, or keeps an idle one,
+          //     holds it for a bounded time;
+          //   - a Bounded listener also has read and write deadlines per request;
+          //     a handler whose answer may legitimately last longer (a WebSocket, a
+          //     download, an upload, an event stream) calls Unbound first, which
+          //     clears both for that request only (the next request on the
+          //     connection gets them again). Nothing else lifts them: a terminal is
+          //     never cut by a deadline and a slow client never holds a bounded route;
+          //   - every answer carries Baseline's headers before the handler runs; a
+          //     handler adds its own Content-Security-Policy.
+          package httpserve
+
+          import (
+          	"context"
+          	"errors"
+          	"fmt"
+          	"log"
+          	"net"
+          	"net/http"
+          	"sync"
+          	"time"
+          )
+
+          // Limits are a listener's timeouts; zero Read and Write mean none.
+          type Limits struct {
+          	ReadHeader time.Duration // the request line and headers
+          	Read       time.Duration // the whole request, body included
+          	Write      time.Duration // from the end of the headers to the end of the answer
+          	Idle       time.Duration // a kept-alive connection between requests
+          }
+
+          // Bounded are the limits of a listener whose answers are short: pages,
+          // forms, the auth service's checks, webhook deliveries.
+          var Bounded = Limits{ReadHeader: 5 * time.Second, Read: 15 * time.Second, Write: 30 * time.Second, Idle: 2 * time.Minute}
+
+          // MaxHeaderBytes bounds a request's headers on every listener.
+          const MaxHeaderBytes = 64 << 10
+
+          // Listener is one socket and what answers on it.
+          type Listener struct {
+          	Name    string // its LISTEN_FDNAMES name, for errors and logs
+          	L       net.Listener
+          	Handler http.Handler
+          	Limits  Limits
+          	// ConnContext, if set, adds to each connection's context (the peer's
+          	// credentials, for example).
+          	ConnContext func(context.Context, net.Conn) context.Context
+          	// EndWithServe makes Serve's context every request's parent, so that
+          	// long answers (WebSockets, streams) end when serving ends instead of
+          	// holding the shutdown to its limit; otherwise requests in flight
+          	// finish.
+          	EndWithServe bool
+          }
+
+          // Baseline sets the headers every answer of the runtime's daemons carries:
+          // no sniffing, no framing, no caching, no referrer.
+          func Baseline(h http.Header) {
+          	h.Set("X-Content-Type-Options", "nosniff")
+          	h.Set("X-Frame-Options", "DENY")
+          	h.Set("Cache-Control", "no-store")
+          	h.Set("Referrer-Policy", "no-referrer")
+          }
+
+          // Handler is h behind Baseline: what every listener's server runs (tests
+          // that call a daemon's handler directly wrap it the same way).
+          func Handler(h http.Handler) http.Handler {
+          	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+          		Baseline(w.Header())
+          		h.ServeHTTP(w, r)
+          	})
+          }
+
+          // Unbound clears the read and write deadlines of the request being
+          // answered on w: for a WebSocket (before the upgrade), a download, an
+          // upload or an event stream. The connection's next request is bounded
+          // again.
+          func Unbound(w http.ResponseWriter) error {
+          	rc := http.NewResponseController(w)
+          	if err := rc.SetReadDeadline(time.Time{}); err != nil {
+          		return fmt.Errorf("clear the read deadline: %w", err)
+          	}
+          	if err := rc.SetWriteDeadline(time.Time{}); err != nil {
+          		return fmt.Errorf("clear the write deadline: %w", err)
+          	}
+          	return nil
+          }
+
+          // Server returns the http.Server of l: its limits, the baseline headers
+          // before l.Handler, errorLog for what net/http reports, and, with
+          // l.EndWithServe, base as every request's parent context.
+          func Server(base context.Context, l Listener, errorLog *log.Logger) *http.Server {
+          	srv := &http.Server{
+          		Handler:           Handler(l.Handler),
+          		ReadHeaderTimeout: l.Limits.ReadHeader,
+          		ReadTimeout:       l.Limits.Read,
+          		WriteTimeout:      l.Limits.Write,
+          		IdleTimeout:       l.Limits.Idle,
+          		MaxHeaderBytes:    MaxHeaderBytes,
+          		ErrorLog:          errorLog,
+          		ConnContext:       l.ConnContext,
+          	}
+          	if l.EndWithServe {
+          		srv.BaseContext = func(net.Listener) context.Context { return base }
+          	}
+          	return srv
+          }
+
+          // Serve answers on every listener until ctx ends or one of them fails,
+          // then shuts all down, waiting at most shutdown for the requests in
+          // flight. It returns the first listener's failure, else nil.
+          func Serve(ctx context.Context, shutdown time.Duration, errorLog *log.Logger, ls ...Listener) error {
+          	servers := make([]*http.Server, len(ls))
+          	errc := make(chan error, len(ls))
+          	for i, l := range ls {
+          		servers[i] = Server(ctx, l, errorLog)
+          		go func() {
+          			if err := servers[i].Serve(l.L); !errors.Is(err, http.ErrServerClosed) {
+          				errc <- fmt.Errorf("listener %q: %w", l.Name, err)
+          			}
+          		}()
+          	}
+          	var first error
+          	select {
+          	case <-ctx.Done():
+          	case first = <-errc:
+          	}
+          	sctx, cancel := context.WithTimeout(context.Background(), shutdown)
+          	defer cancel()
+          	var wg sync.WaitGroup
+          	for _, srv := range servers {
+          		wg.Add(1)
+          		go func() { defer wg.Done(); srv.Shutdown(sctx) }()
+          	}
+          	wg.Wait()
+          	return first
+          }
+        '';
+        "journal/journal.go" = ''
+          // Package journal is the one shape of the runtime's log lines. Each event
+          // is one line on the process's stderr (the journal): "PREFIX: MESSAGE".
+          //
+          // Invariants:
+          //   - a message is escaped as a whole (escape.Terminal), so nothing a
+          //     client or a user wrote (a path, a header, a file's bytes in an
+          //     error) can start a line of its own, forge a line another reader
+          //     parses (fail2ban reads the auth service's failed-login line) or act
+          //     on a terminal that shows the journal;
+          //   - lines are written whole, one Write each, under a lock: concurrent
+          //     events never interleave;
+          //   - Line is the one way to write a line as is, for lines whose every
+          //     field the caller validated against the contract.
+          package journal
+
+          import (
+          	"bytes"
+          	"fmt"
+          	"io"
+          	"log"
+          	"strings"
+          	"sync"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          )
+
+          // Logger writes one line per event.
+          type Logger struct {
+          	mu     sync.Mutex
+          	w      io.Writer
+          	prefix string // "agent-box", "agent-box: web", "agent-box-auth"
+          }
+
+          // New returns a Logger writing to w (nil: nowhere) with prefix before
+          // each message.
+          func New(w io.Writer, prefix string) *Logger {
+          	if w == nil {
+          		w = io.Discard
+          	}
+          	return &Logger{w: w, prefix: prefix}
+          }
+
+          // Printf logs one event.
+          func (l *Logger) Printf(format string, a ...any) {
+          	l.write(l.prefix + ": " + escape.Terminal(fmt.Sprintf(format, a...)))
+          }
+
+          // Refuse logs a refused request: its class first ("refused CLASS: …"),
+          // then what was refused.
+          func (l *Logger) Refuse(class, format string, a ...any) {
+          	l.Printf("refused %s: %s", class, fmt.Sprintf(format, a...))
+          }
+
+          // Line writes s as it is, for a line whose fields the caller validated;
+          // a line break inside it is escaped all the same.
+          func (l *Logger) Line(s string) {
+          	s = strings.TrimSuffix(s, "\n")
+          	if strings.ContainsAny(s, "\r\n") {
+          		s = escape.Terminal(s)
+          	}
+          	l.write(s)
+          }
+
+          // ErrorLog is net/http's ErrorLog: each of its messages one escaped line,
+          // as "PREFIX: http: MESSAGE".
+          func (l *Logger) ErrorLog() *log.Logger {
+          	return log.New(httpWriter{l}, "", 0)
+          }
+
+          type httpWriter struct{ l *Logger }
+
+          func (h httpWriter) Write(p []byte) (int, error) {
+          	h.l.Printf("http: %s", bytes.TrimSuffix(p, []byte("\n")))
+          	return len(p), nil
+          }
+
+          func (l *Logger) write(line string) {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	io.WriteString(l.w, line+"\n")
           }
         '';
         "observe/observe.go" = ''
@@ -10666,6 +11266,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
           	"github.com/agent-box/agent-box/internal/runtime/control"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -10724,6 +11325,7 @@ in
 
           type sup struct {
           	cfg      Config
+          	log      *journal.Logger
           	tm       *tmux.Server
           	clock    clock
           	policy   policy
@@ -10762,9 +11364,10 @@ in
           }
 
           // logf writes one log line. Every argument that carries text a user (or a
-          // user's agent) could have written goes through quote or errText.
+          // user's agent) could have written goes through quote or errText, so that
+          // it is quoted as well as escaped (journal escapes the line as a whole).
           func (s *sup) logf(format string, a ...any) {
-          	fmt.Fprintf(s.cfg.Log, "agent-box: "+format+"\n", a...)
+          	s.log.Printf(format, a...)
           }
 
           // quote is user-controlled text (a name, path, argument) in a log line:
@@ -10929,6 +11532,7 @@ in
           	}
           	s := &sup{
           		cfg:      cfg,
+          		log:      journal.New(cfg.Log, "agent-box"),
           		clock:    realClock{},
           		policy:   defaultPolicy(),
           		tm:       &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
@@ -12123,6 +12727,8 @@ in
           	"sync"
           	"sync/atomic"
           	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
           )
 
           // statusTimeout bounds one question to the status socket.
@@ -12186,7 +12792,7 @@ in
           // tracker holds the open WebSockets by box session and closes those
           // whose session the status socket says has ended.
           type tracker struct {
-          	log    *logger
+          	log    *journal.Logger
           	status *statusClient
 
           	mu   sync.Mutex
@@ -12201,7 +12807,7 @@ in
           	close context.CancelFunc
           }
 
-          func newTracker(log *logger, status *statusClient) *tracker {
+          func newTracker(log *journal.Logger, status *statusClient) *tracker {
           	return &tracker{log: log, status: status, open: map[string]map[*wsEntry]struct{}{}}
           }
 
@@ -12266,7 +12872,7 @@ in
           			}
           		case ended:
           			if err != nil {
-          				t.log.printf("%v", err)
+          				t.log.Printf("%v", err)
           			}
           			t.closeSession(id)
           		}
@@ -12280,9 +12886,9 @@ in
           	t.mu.Unlock()
           	switch {
           	case failed != nil && !was:
-          		t.log.printf("status socket: %v; open terminals stay open until it answers", failed)
+          		t.log.Printf("status socket: %v; open terminals stay open until it answers", failed)
           	case failed == nil && was:
-          		t.log.printf("status socket answers again")
+          		t.log.Printf("status socket answers again")
           	}
           }
 
@@ -12296,7 +12902,7 @@ in
           	delete(t.open, id)
           	t.mu.Unlock()
           	if len(names) > 0 {
-          		t.log.printf("box session ended: closed the terminal of %s", strings.Join(names, ", "))
+          		t.log.Printf("box session ended: closed the terminal of %s", strings.Join(names, ", "))
           	}
           }
         '';
@@ -12319,6 +12925,7 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           )
 
           // DownloadsDir is the directory of U's home that /downloads/ serves.
@@ -12363,7 +12970,7 @@ in
           			return
           		}
           		if !errors.Is(err, fs.ErrNotExist) {
-          			s.log.printf("downloads: %v", err)
+          			s.log.Printf("downloads: %v", err)
           		}
           		plain(w, http.StatusNotFound, "not found")
           		return
@@ -12393,7 +13000,7 @@ in
           		}
           		entries, err := f.ReadDir(-1)
           		if err != nil {
-          			s.log.printf("downloads: listing %s: %v", escape.Quote(name, 256), err)
+          			s.log.Printf("downloads: listing %s: %v", escape.Quote(name, 256), err)
           			plain(w, http.StatusInternalServerError, "the directory cannot be read")
           			return
           		}
@@ -12401,6 +13008,12 @@ in
           	case st.Mode().IsRegular():
           		if strings.HasSuffix(rel, "/") {
           			plain(w, http.StatusNotFound, "not found")
+          			return
+          		}
+          		// a large file over a slow link may take longer than a page
+          		if err := httpserve.Unbound(w); err != nil {
+          			s.log.Printf("downloads: %s: %v", escape.Quote(name, 256), err)
+          			plain(w, http.StatusInternalServerError, "the file cannot be sent")
           			return
           		}
           		h := w.Header()
@@ -12509,415 +13122,6 @@ in
           	s.page(w, http.StatusOK, downloadsPage, data)
           }
         '';
-        "web/hook.go" = ''
-          package web
-
-          import (
-          	"context"
-          	"crypto/hmac"
-          	"crypto/rand"
-          	"crypto/sha256"
-          	"encoding/hex"
-          	"encoding/json"
-          	"errors"
-          	"fmt"
-          	"net/http"
-          	"os"
-          	"path/filepath"
-          	"strings"
-          	"time"
-
-          	"github.com/agent-box/agent-box/internal/runtime/actions"
-          	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
-          	"github.com/agent-box/agent-box/internal/runtime/contract"
-          	"github.com/agent-box/agent-box/internal/runtime/escape"
-          	"github.com/agent-box/agent-box/internal/runtime/hooks"
-          	"github.com/agent-box/agent-box/internal/runtime/registry"
-          	"github.com/agent-box/agent-box/internal/runtime/tmux"
-          )
-
-          // The webhook receiver: the one unauthenticated route, on its own listener
-          // ("hook"). Caddy sends it POST https://D/U/hook/NAME from the box origin;
-          // nothing on this listener is reached through forward_auth, so nothing on
-          // it trusts a header but the signature.
-
-          const (
-          	// hookBodyTimeout bounds reading a body (GitHub gives up after 10 s).
-          	hookBodyTimeout = 10 * time.Second
-          	// hookSlotWait bounds the wait for a reader (hookReaders) and, once a
-          	// body is in, for one of the Concurrency delivery slots.
-          	hookSlotWait = 2 * time.Second
-          	hdrSignature = "X-Hub-Signature-256"
-          )
-
-          // Bodies are read before a delivery slot is taken, so a client that
-          // dribbles a body holds no slot: it holds a reader, of which a client
-          // (clientaddr: an address, an IPv6 /64, all of loopback) has at most
-          // hookReadersPerClient at once and all clients hookReaders, and the bytes
-          // read so far, of which all readers hold at most hookReadBudget (or twice
-          // the largest hook's body cap, if more).
-          const (
-          	hookReadersPerClient = 32
-          	hookReaders          = 256
-          	hookReadBudget       = 64 << 20
-          	hookReadChunk        = 32 << 10
-          )
-
-          // hookReceiver serves the hook listener.
-          type hookReceiver struct {
-          	prefix  string // "/U/hook/"
-          	hooks   map[string]*hookEntry
-          	slots   chan struct{} // deliveries being verified and stored
-          	readers *readGate
-          	wait    time.Duration // hookSlotWait
-          	timeout time.Duration // hookBodyTimeout
-          	maxBody int64         // what an unknown hook reads
-          	dummy   []byte        // its key
-          	log     *logger
-          	wake    func(h *hooks.Hook, id string, path string)
-          }
-
-          type hookEntry struct {
-          	hook  *hooks.Hook
-          	store *hooks.Store
-          }
-
-          // newHookReceiver opens the store of every hook under dir (dir itself is
-          // created by the supervisor; its parent is read-only in the unit).
-          func newHookReceiver(user string, c hooks.Config, dir string, log *logger, wake func(*hooks.Hook, string, string)) (*hookReceiver, error) {
-          	r := &hookReceiver{prefix: strings.TrimSuffix(contract.For(contract.Routes.Hooks.Path, user), "*"), hooks: map[string]*hookEntry{},
-          		slots: make(chan struct{}, c.Concurrency), wait: hookSlotWait, timeout: hookBodyTimeout,
-          		readers: newReadGate(hookReadersPerClient, hookReaders, max(hookReadBudget, 2*c.MaxBody())),
-          		maxBody: c.MaxBody(), log: log, wake: wake}
-          	r.dummy = make([]byte, 32)
-          	if _, err := rand.Read(r.dummy); err != nil {
-          		return nil, err
-          	}
-          	for _, name := range c.Names() {
-          		h := c.Hooks[name]
-          		st, err := hooks.Open(filepath.Join(dir, name), name, h.Quota, h.Retention, nil)
-          		if err != nil {
-          			r.close()
-          			return nil, err
-          		}
-          		r.hooks[name] = &hookEntry{hook: h, store: st}
-          	}
-          	return r, nil
-          }
-
-          func (r *hookReceiver) close() {
-          	for _, e := range r.hooks {
-          		e.store.Close()
-          	}
-          }
-
-          func hookAnswer(w http.ResponseWriter, code int, msg string) {
-          	if code == http.StatusServiceUnavailable {
-          		w.Header().Set("Retry-After", "5")
-          	}
-          	plain(w, code, msg)
-          }
-
-          // ServeHTTP answers 202 {"id":…,"duplicate":…} once the delivery is on
-          // disk; 401 for a bad signature; 404 for an unknown hook, after the same
-          // work as a known one (the body read up to the cap and put through
-          // HMAC-SHA256); 405 for a method but POST; 413 for a body over the cap;
-          // 400 for a body not in within hookBodyTimeout; 503 when the client has
-          // too many bodies being read (or all clients together, or their bytes),
-          // when no delivery slot frees within hookSlotWait, when the hook's quota
-          // is full or when the delivery could not be stored.
-          func (r *hookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-          	w.Header().Set("Cache-Control", "no-store")
-          	w.Header().Set("X-Content-Type-Options", "nosniff")
-          	if req.Method != http.MethodPost {
-          		w.Header().Set("Allow", "POST")
-          		hookAnswer(w, http.StatusMethodNotAllowed, "method not allowed: a webhook is a POST")
-          		return
-          	}
-          	name, known := "", false
-          	if rest, ok := strings.CutPrefix(req.URL.Path, r.prefix); ok && req.URL.RawPath == "" && hooks.ValidName(rest) {
-          		name = rest
-          		_, known = r.hooks[name]
-          	}
-          	limit, key := r.maxBody, r.dummy
-          	var e *hookEntry
-          	if known {
-          		e = r.hooks[name]
-          		limit, key = e.hook.MaxBody, e.hook.Secret
-          	}
-          	if req.ContentLength > limit {
-          		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
-          		return
-          	}
-
-          	// 1. the body, before any delivery slot
-          	client := clientaddr.FromHeader(req.Header).Key
-          	if !r.readers.enter(req.Context(), client, r.wait) {
-          		r.log.refuse("hook-busy", "POST %s: too many bodies being read (client %s)", escape.Quote(req.URL.Path, 128), client)
-          		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
-          		return
-          	}
-          	http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.timeout))
-          	mac := hmac.New(sha256.New, key)
-          	body, n, err := r.readers.read(mac, req.Body, limit)
-          	r.readers.leave(client)
-          	defer r.readers.unreserve(int64(cap(body)))
-          	switch {
-          	case errors.Is(err, errReadBudget):
-          		r.log.refuse("hook-busy", "POST %s: the bodies being read hold every byte allowed", escape.Quote(req.URL.Path, 128))
-          		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
-          		return
-          	case n > limit:
-          		hookAnswer(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", limit))
-          		return
-          	case err != nil:
-          		if errors.Is(err, os.ErrDeadlineExceeded) {
-          			r.log.refuse("hook-slow", "POST %s: the body was not in within %s (client %s)", escape.Quote(req.URL.Path, 128), r.timeout, client)
-          		}
-          		hookAnswer(w, http.StatusBadRequest, "the request body could not be read")
-          		return
-          	}
-          	good := signatureMatches(req.Header.Values(hdrSignature), mac.Sum(nil))
-          	if !known {
-          		r.log.refuse("hook-unknown", "POST %s", escape.Quote(req.URL.Path, 128))
-          		hookAnswer(w, http.StatusNotFound, "not found")
-          		return
-          	}
-          	if !good {
-          		r.log.refuse("hook-signature", "webhook %s: bad or missing %s", name, hdrSignature)
-          		hookAnswer(w, http.StatusUnauthorized, "bad signature: "+hdrSignature+" must be sha256=<HMAC-SHA256 of the body with the hook's secret>")
-          		return
-          	}
-
-          	// 2. a signed delivery: a slot to store it
-          	t := time.NewTimer(r.wait)
-          	select {
-          	case r.slots <- struct{}{}:
-          		t.Stop()
-          		defer func() { <-r.slots }()
-          	case <-t.C:
-          		r.log.refuse("hook-busy", "webhook %s: %d deliveries being stored", name, cap(r.slots))
-          		hookAnswer(w, http.StatusServiceUnavailable, "busy: try again later")
-          		return
-          	case <-req.Context().Done():
-          		t.Stop()
-          		return
-          	}
-          	id, dup, err := e.store.Put(body, keptHeaders(req.Header))
-          	if err != nil {
-          		if errors.Is(err, hooks.ErrFull) {
-          			r.log.printf("webhook %s: refused a delivery of %d bytes: the hook's storage is full (%d bytes used)", name, n, e.store.Used())
-          			hookAnswer(w, http.StatusServiceUnavailable, "the hook's storage is full: nothing was stored")
-          			return
-          		}
-          		r.log.printf("webhook %s: a delivery could not be stored: %v", name, err)
-          		hookAnswer(w, http.StatusServiceUnavailable, "the delivery could not be stored: nothing was stored")
-          		return
-          	}
-          	w.Header().Set("Content-Type", "application/json")
-          	w.WriteHeader(http.StatusAccepted)
-          	json.NewEncoder(w).Encode(struct {
-          		ID        string `json:"id"`
-          		Duplicate bool   `json:"duplicate"`
-          	}{id, dup})
-          	if dup {
-          		r.log.printf("webhook %s: a repeated body answered with the stored delivery %s", name, id)
-          		return
-          	}
-          	r.log.printf("webhook %s: stored delivery %s (%d bytes)", name, id, n)
-          	if r.wake != nil {
-          		r.wake(e.hook, id, e.store.Path(id))
-          	}
-          }
-
-          // signatureMatches compares the one X-Hub-Signature-256 value against
-          // sum in constant time; anything but exactly one "sha256=<64 hex>" fails.
-          func signatureMatches(values []string, sum []byte) bool {
-          	if len(values) != 1 {
-          		return false
-          	}
-          	hexSig, ok := strings.CutPrefix(values[0], "sha256=")
-          	if !ok || len(hexSig) != 2*sha256.Size {
-          		return false
-          	}
-          	got, err := hex.DecodeString(hexSig)
-          	if err != nil {
-          		return false
-          	}
-          	return hmac.Equal(got, sum)
-          }
-
-          // keptHeaders are the headers stored with a delivery: Content-Type,
-          // User-Agent and the sender's X-* event headers (X-GitHub-Event,
-          // X-GitHub-Delivery, …), but never a signature, a forwarding header or our
-          // own, and within the bounds of hooks.MaxDocOverhead.
-          func keptHeaders(h http.Header) map[string]string {
-          	out := map[string]string{}
-          	for k, v := range h {
-          		lk := strings.ToLower(k)
-          		switch {
-          		case len(k) > hooks.MaxHeaderName:
-          			continue
-          		case lk == "content-type" || lk == "user-agent":
-          		case !strings.HasPrefix(lk, "x-"):
-          			continue
-          		case strings.HasPrefix(lk, "x-hub-signature"), strings.HasPrefix(lk, "x-forwarded-"),
-          			strings.HasPrefix(lk, "x-agent-box-"), lk == "x-real-ip":
-          			continue
-          		}
-          		if len(out) == hooks.MaxKeptHeaders {
-          			break
-          		}
-          		val := strings.Join(v, ", ")
-          		if len(val) > hooks.MaxHeaderValue {
-          			val = val[:hooks.MaxHeaderValue]
-          		}
-          		out[k] = val
-          	}
-          	return out
-          }
-
-          // hookWaker starts a delivery's session if it is stopped and types the
-          // hook's notify text into it, one delivery at a time, after the answer.
-          type hookWaker struct {
-          	q      chan wakeMsg
-          	start  func(ctx context.Context, session string) (started bool, err error)
-          	typeIn func(ctx context.Context, session, text string) error
-          	log    *logger
-          	settle time.Duration // after a start, before typing
-          }
-
-          type wakeMsg struct {
-          	hook *hooks.Hook
-          	id   string
-          	path string
-          }
-
-          // enqueue never blocks the answer: a full queue drops the wake (the
-          // delivery is stored; the agent finds it in its folder).
-          func (k *hookWaker) enqueue(h *hooks.Hook, id, path string) {
-          	select {
-          	case k.q <- wakeMsg{h, id, path}:
-          	default:
-          		k.log.printf("webhook %s: delivery %s stored; too many wakes queued, session %s not woken for it", h.Name, id, h.Session)
-          	}
-          }
-
-          func (k *hookWaker) run(ctx context.Context) {
-          	for {
-          		select {
-          		case <-ctx.Done():
-          			return
-          		case m := <-k.q:
-          			k.one(ctx, m)
-          		}
-          	}
-          }
-
-          func (k *hookWaker) one(ctx context.Context, m wakeMsg) {
-          	started, err := k.start(ctx, m.hook.Session)
-          	if err != nil {
-          		k.log.printf("webhook %s: delivery %s stored; session %s not started: %v", m.hook.Name, m.id, m.hook.Session, err)
-          		return
-          	}
-          	if started {
-          		k.log.printf("webhook %s: delivery %s started the stopped session %s", m.hook.Name, m.id, m.hook.Session)
-          	}
-          	if m.hook.Notify == "" {
-          		return
-          	}
-          	if started && k.settle > 0 {
-          		select {
-          		case <-ctx.Done():
-          			return
-          		case <-time.After(k.settle):
-          		}
-          	}
-          	text := notifyText(m.hook.Notify, m.id, m.path)
-          	if err := k.typeIn(ctx, m.hook.Session, text); err != nil {
-          		k.log.printf("webhook %s: delivery %s stored; notify not typed into session %s: %v", m.hook.Name, m.id, m.hook.Session, err)
-          		return
-          	}
-          	k.log.printf("webhook %s: delivery %s typed into session %s", m.hook.Name, m.id, m.hook.Session)
-          }
-
-          // notifyText replaces {id} and {file} in the hook's notify text.
-          func notifyText(notify, id, path string) string {
-          	return strings.NewReplacer("{id}", id, "{file}", path).Replace(notify)
-          }
-
-          // openHooks opens every hook's folder and sets up the waker.
-          func (s *Server) openHooks() error {
-          	if _, err := os.Stat(s.cfg.HooksDir); errors.Is(err, os.ErrNotExist) {
-          		return fmt.Errorf("webhooks: %s does not exist yet: %s creates it at start (start it, then this daemon)", s.cfg.HooksDir, contract.For(contract.Units.Supervisor, s.cfg.User))
-          	} else if err != nil {
-          		return fmt.Errorf("webhooks: %w", err)
-          	}
-          	settle := s.cfg.WakeSettle
-          	if settle <= 0 {
-          		settle = DefaultWakeSettle
-          	}
-          	s.waker = &hookWaker{q: make(chan wakeMsg, 256), log: s.log, settle: settle,
-          		start: s.startStopped, typeIn: s.typeInto}
-          	var err error
-          	s.hooks, err = newHookReceiver(s.cfg.User, s.cfg.Hooks, s.cfg.HooksDir, s.log, s.waker.enqueue)
-          	return err
-          }
-
-          // Hooks is the handler of the hook listener; nil when the user has no
-          // webhooks.
-          func (s *Server) Hooks() http.Handler {
-          	if s.hooks == nil {
-          		return nil
-          	}
-          	return s.hooks
-          }
-
-          // Wake starts and notifies the sessions of deliveries until ctx ends.
-          func (s *Server) Wake(ctx context.Context) {
-          	if s.waker != nil {
-          		s.waker.run(ctx)
-          	}
-          }
-
-          // startStopped unparks session if the registry has it stopped (the
-          // supervisor starts it within a second), through the CLI's code path.
-          func (s *Server) startStopped(ctx context.Context, session string) (bool, error) {
-          	reg, err := registry.Load(s.cfg.Env.Registry())
-          	if err != nil {
-          		return false, err
-          	}
-          	e, ok := reg.Find(session)
-          	if !ok {
-          		return false, fmt.Errorf("%w: %q", registry.ErrUnknown, session)
-          	}
-          	if !e.Stopped {
-          		return false, nil
-          	}
-          	return true, actions.SetStopped(ctx, s.cfg.Env, session, false)
-          }
-
-          // typeWait bounds the wait for the session's pane before typing.
-          const typeWait = 30 * time.Second
-
-          // typeInto types text and Enter into session's pane once it runs.
-          func (s *Server) typeInto(ctx context.Context, session, text string) error {
-          	if s.cfg.Tmux == "" {
-          		return errors.New("no tmux (" + contract.Env.Tmux.Name + " is unset)")
-          	}
-          	tm := &tmux.Server{Bin: s.cfg.Tmux, Socket: s.cfg.Env.TmuxSocket(), Env: s.cfg.ProcEnv}
-          	ctx, cancel := context.WithTimeout(ctx, typeWait)
-          	defer cancel()
-          	for !tm.HasSession(ctx, session) {
-          		select {
-          		case <-ctx.Done():
-          			return fmt.Errorf("session %q is not running after %s", session, typeWait)
-          		case <-time.After(200 * time.Millisecond):
-          		}
-          	}
-          	return tm.SendText(ctx, session, text)
-          }
-        '';
         "web/list.go" = ''
           package web
 
@@ -12984,7 +13188,7 @@ in
           	code := http.StatusOK
           	entries, err := sessionstate.List(r.Context(), s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
           	if err != nil {
-          		s.log.printf("session list: %v", err)
+          		s.log.Printf("session list: %v", err)
           		data.Error, code = err.Error(), http.StatusInternalServerError
           	}
           	for _, e := range entries {
@@ -13001,7 +13205,7 @@ in
           func (s *Server) page(w http.ResponseWriter, code int, t *template.Template, data any) {
           	var buf bytes.Buffer
           	if err := t.Execute(&buf, data); err != nil {
-          		s.log.printf("page %s: %v", t.Name(), err)
+          		s.log.Printf("page %s: %v", t.Name(), err)
           		plain(w, http.StatusInternalServerError, "internal error")
           		return
           	}
@@ -13187,147 +13391,20 @@ in
           	}
           }
         '';
-        "web/readgate.go" = ''
-          package web
-
-          import (
-          	"context"
-          	"errors"
-          	"io"
-          	"sync"
-          	"time"
-          )
-
-          // errReadBudget is a body that would take the readers past their byte
-          // budget.
-          var errReadBudget = errors.New("the webhook bodies being read hold every byte allowed")
-
-          // readGate bounds the webhook bodies being read: per client, in all, and
-          // the bytes they hold (reserved as they arrive, so a dribbling body holds
-          // only what it sent).
-          type readGate struct {
-          	mu        sync.Mutex
-          	perClient map[string]int
-          	total     int
-          	bytes     int64
-          	changed   chan struct{} // closed (and replaced) when a reader leaves
-
-          	maxPerClient, maxTotal int
-          	maxBytes               int64
-          }
-
-          func newReadGate(perClient, total int, bytes int64) *readGate {
-          	return &readGate{perClient: map[string]int{}, changed: make(chan struct{}),
-          		maxPerClient: perClient, maxTotal: total, maxBytes: bytes}
-          }
-
-          // enter takes a reader for client, waiting up to wait for one to free;
-          // false when none did (or ctx ended).
-          func (g *readGate) enter(ctx context.Context, client string, wait time.Duration) bool {
-          	t := time.NewTimer(wait)
-          	defer t.Stop()
-          	for {
-          		g.mu.Lock()
-          		if g.perClient[client] < g.maxPerClient && g.total < g.maxTotal {
-          			g.perClient[client]++
-          			g.total++
-          			g.mu.Unlock()
-          			return true
-          		}
-          		ch := g.changed
-          		g.mu.Unlock()
-          		select {
-          		case <-ch:
-          		case <-t.C:
-          			return false
-          		case <-ctx.Done():
-          			return false
-          		}
-          	}
-          }
-
-          // leave gives client's reader back.
-          func (g *readGate) leave(client string) {
-          	g.mu.Lock()
-          	defer g.mu.Unlock()
-          	if g.perClient[client]--; g.perClient[client] <= 0 {
-          		delete(g.perClient, client)
-          	}
-          	g.total--
-          	close(g.changed)
-          	g.changed = make(chan struct{})
-          }
-
-          func (g *readGate) reserve(n int64) bool {
-          	g.mu.Lock()
-          	defer g.mu.Unlock()
-          	if g.bytes+n > g.maxBytes {
-          		return false
-          	}
-          	g.bytes += n
-          	return true
-          }
-
-          func (g *readGate) unreserve(n int64) {
-          	g.mu.Lock()
-          	defer g.mu.Unlock()
-          	g.bytes -= n
-          }
-
-          // read reads body up to limit+1 bytes into a buffer whose capacity is
-          // reserved from the budget as it grows (the caller unreserves cap(buf)
-          // when done with it, also after an error), writing every byte to w as
-          // well. n is the number of bytes read (limit+1: over the cap).
-          func (g *readGate) read(w io.Writer, body io.Reader, limit int64) (buf []byte, n int64, err error) {
-          	for {
-          		if int64(len(buf)) > limit {
-          			return buf, int64(len(buf)), nil
-          		}
-          		if len(buf) == cap(buf) {
-          			// double (at least a chunk, at most to the cap): a dribbling
-          			// body holds one chunk, a large one is copied a few times
-          			grow := min(max(int64(hookReadChunk), int64(cap(buf))), limit+1-int64(len(buf)))
-          			if !g.reserve(grow) {
-          				return buf, int64(len(buf)), errReadBudget
-          			}
-          			nb := make([]byte, len(buf), cap(buf)+int(grow))
-          			copy(nb, buf)
-          			buf = nb
-          		}
-          		m, rerr := body.Read(buf[len(buf):cap(buf)])
-          		if m > 0 {
-          			w.Write(buf[len(buf) : len(buf)+m])
-          			buf = buf[:len(buf)+m]
-          		}
-          		if rerr == io.EOF {
-          			return buf, int64(len(buf)), nil
-          		}
-          		if rerr != nil {
-          			return buf, int64(len(buf)), rerr
-          		}
-          	}
-          }
-
-          // readers is how many bodies are being read (tests).
-          func (g *readGate) readers() int { g.mu.Lock(); defer g.mu.Unlock(); return g.total }
-
-          // reserved is the bytes the bodies being read hold (tests).
-          func (g *readGate) reserved() int64 { g.mu.Lock(); defer g.mu.Unlock(); return g.bytes }
-        '';
         "web/serve.go" = ''
           package web
 
           import (
           	"context"
-          	"errors"
           	"fmt"
-          	"log"
           	"net"
-          	"net/http"
           	"os"
           	"strconv"
           	"syscall"
           	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           )
 
           // shutdownTimeout bounds the wait for requests in flight at SIGTERM.
@@ -13336,7 +13413,9 @@ in
           // Serve runs the daemon on l (the "web" listener) and hook (the "hook"
           // listener, which must be nil exactly when cfg has no webhooks) until ctx
           // ends, then closes every WebSocket and returns nil after the requests in
-          // flight finish (at most shutdownTimeout).
+          // flight finish (at most shutdownTimeout). Both listeners are bounded
+          // (cfg.Limits, httpserve.Bounded): the terminal's WebSockets and the
+          // downloads lift the bounds for their own request (httpserve.Unbound).
           func Serve(ctx context.Context, l, hook net.Listener, cfg Config) error {
           	s, err := New(cfg)
           	if err != nil {
@@ -13344,46 +13423,30 @@ in
           	}
           	defer func() {
           		if s.hooks != nil {
-          			s.hooks.close()
+          			s.hooks.Close()
           		}
           	}()
           	if (hook != nil) != (s.hooks != nil) {
-          		return configErrorf("web serve: a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
-          	}
-          	var servers []*http.Server
-          	errc := make(chan error, 2)
-          	serve := func(l net.Listener, h http.Handler, logPrefix string) {
-          		srv := &http.Server{
-          			Handler:           h,
-          			ReadHeaderTimeout: 10 * time.Second,
-          			IdleTimeout:       2 * time.Minute,
-          			MaxHeaderBytes:    64 << 10,
-          			ErrorLog:          log.New(s.log, logPrefix, 0),
-          			// every request, and so every WebSocket, ends with ctx
-          			BaseContext: func(net.Listener) context.Context { return ctx },
-          		}
-          		servers = append(servers, srv)
-          		go func() { errc <- srv.Serve(l) }()
+          		return configErrorf("a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
           	}
           	go s.Alive(ctx)
-          	serve(l, s, "http: ")
           	if hook != nil {
           		go s.Wake(ctx)
-          		serve(hook, s.hooks, "http (hook): ")
           	}
-          	select {
-          	case err := <-errc:
+          	if err := httpserve.Serve(ctx, shutdownTimeout, s.log.ErrorLog(), s.listeners(l, hook)...); err != nil {
           		return fmt.Errorf("web serve: %w", err)
-          	case <-ctx.Done():
-          	}
-          	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-          	defer cancel()
-          	for _, srv := range servers {
-          		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-          			return fmt.Errorf("web serve: shutdown: %w", err)
-          		}
           	}
           	return nil
+          }
+
+          // listeners are what Serve serves (the tests serve the same).
+          func (s *Server) listeners(l, hook net.Listener) []httpserve.Listener {
+          	ls := []httpserve.Listener{{Name: *contract.Sockets.Web.FDName, L: l, Handler: s, Limits: s.cfg.Limits, EndWithServe: true}}
+          	if hook != nil {
+          		// deliveries in flight finish: they are acknowledged once stored
+          		ls = append(ls, httpserve.Listener{Name: *contract.Sockets.Hook.FDName, L: hook, Handler: s.hooks, Limits: s.cfg.Limits})
+          	}
+          	return ls
           }
 
           // SetNotDumpable makes this process non-dumpable (prctl PR_SET_DUMPABLE
@@ -13674,7 +13737,7 @@ in
           		code = http.StatusInternalServerError
           	default: // the supervisor is not running, a lock timed out, ...
           		code = http.StatusServiceUnavailable
-          		s.log.printf("settings: %v", err)
+          		s.log.Printf("settings: %v", err)
           	}
           	d := s.settingsData(r)
           	d.Error = err.Error()
@@ -13724,6 +13787,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           )
 
@@ -13763,11 +13827,11 @@ in
           	var pe *PeerError
           	switch {
           	case errors.As(err, &pe):
-          		s.log.refuse("ttyd-peer", "%s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
+          		s.log.Refuse("ttyd-peer", "%s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
           	case errors.Is(err, context.Canceled):
           		// the client went away, or the session ended (Alive)
           	default:
-          		s.log.printf("ttyd: %s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
+          		s.log.Printf("ttyd: %s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
           	}
           	plain(w, http.StatusBadGateway, "the terminal is not available")
           }
@@ -13800,7 +13864,7 @@ in
           // AliveInterval.
           func (s *Server) term(w http.ResponseWriter, r *http.Request) {
           	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-          		s.log.refuse("method", "%s %s", escape.Quote(r.Method, 16), escape.Quote(r.URL.Path, 128))
+          		s.log.Refuse("method", "%s %s", escape.Quote(r.Method, 16), escape.Quote(r.URL.Path, 128))
           		w.Header().Set("Allow", "GET, HEAD")
           		plain(w, http.StatusMethodNotAllowed, "method not allowed")
           		return
@@ -13809,17 +13873,17 @@ in
           	session, _ := r.Context().Value(ctxKey{}).(string)
           	if ws {
           		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || !headerHasToken(r.Header, "Connection", "upgrade") {
-          			s.log.refuse("upgrade", "%s: not a WebSocket handshake (Upgrade %s)", escape.Quote(r.URL.Path, 128), escape.Quote(r.Header.Get("Upgrade"), 32))
+          			s.log.Refuse("upgrade", "%s: not a WebSocket handshake (Upgrade %s)", escape.Quote(r.URL.Path, 128), escape.Quote(r.Header.Get("Upgrade"), 32))
           			plain(w, http.StatusBadRequest, "bad request")
           			return
           		}
           		if o := r.Header.Values("Origin"); len(o) != 1 || o[0] != s.origin {
-          			s.log.refuse("origin", "%s: Origin %s, want %s", escape.Quote(r.URL.Path, 128), escape.Quote(strings.Join(o, ", "), 128), s.origin)
+          			s.log.Refuse("origin", "%s: Origin %s, want %s", escape.Quote(r.URL.Path, 128), escape.Quote(strings.Join(o, ", "), 128), s.origin)
           			plain(w, http.StatusForbidden, "forbidden")
           			return
           		}
           		if !validSessionID(session) {
-          			s.log.refuse("no-session", "%s: a WebSocket without a valid %s header", escape.Quote(r.URL.Path, 128), hdrSession)
+          			s.log.Refuse("no-session", "%s: a WebSocket without a valid %s header", escape.Quote(r.URL.Path, 128), hdrSession)
           			plain(w, http.StatusForbidden, "forbidden")
           			return
           		}
@@ -13831,7 +13895,7 @@ in
           		var why string
           		name, code, why = s.sessionArg(r.URL.RawQuery)
           		if code != 0 {
-          			s.log.refuse("query", "%s: %s", escape.Quote(r.URL.Path, 128), why)
+          			s.log.Refuse("query", "%s: %s", escape.Quote(r.URL.Path, 128), why)
           			plain(w, code, "bad request: "+why)
           			return
           		}
@@ -13842,6 +13906,14 @@ in
           	out.URL.ForceQuery = false
           	if !ws {
           		s.proxy.ServeHTTP(w, out)
+          		return
+          	}
+          	// a terminal lasts as long as its login session (Alive), never
+          	// until a deadline: net/http clears them when the proxy hijacks the
+          	// connection; this covers the handshake with ttyd before that
+          	if err := httpserve.Unbound(w); err != nil {
+          		s.log.Printf("terminal %s: %v", name, err)
+          		plain(w, http.StatusInternalServerError, "the terminal cannot be opened")
           		return
           	}
           	ctx, cancel := context.WithCancel(r.Context())
@@ -13868,7 +13940,7 @@ in
           	}
           	reg, err := registry.Load(s.cfg.Env.Registry())
           	if err != nil {
-          		s.log.printf("registry: %v", err)
+          		s.log.Printf("registry: %v", err)
           		return "", http.StatusInternalServerError, "the registry cannot be read"
           	}
           	if _, ok := reg.Find(name); !ok {
@@ -13975,6 +14047,160 @@ in
           		"; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
           }
         '';
+        "web/wake.go" = ''
+          // The webhooks' side of the daemon: the hook listener is hooks.Receiver;
+          // this wakes the session of each stored delivery.
+
+          package web
+
+          import (
+          	"context"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/actions"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/hooks"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/tmux"
+          )
+
+          // hookWaker starts a delivery's session if it is stopped and types the
+          // hook's notify text into it, one delivery at a time, after the answer.
+          type hookWaker struct {
+          	q      chan wakeMsg
+          	start  func(ctx context.Context, session string) (started bool, err error)
+          	typeIn func(ctx context.Context, session, text string) error
+          	log    *journal.Logger
+          	settle time.Duration // after a start, before typing
+          }
+
+          type wakeMsg struct {
+          	hook *hooks.Hook
+          	id   string
+          	path string
+          }
+
+          // enqueue never blocks the answer: a full queue drops the wake (the
+          // delivery is stored; the agent finds it in its folder).
+          func (k *hookWaker) enqueue(h *hooks.Hook, id, path string) {
+          	select {
+          	case k.q <- wakeMsg{h, id, path}:
+          	default:
+          		k.log.Printf("webhook %s: delivery %s stored; too many wakes queued, session %s not woken for it", h.Name, id, h.Session)
+          	}
+          }
+
+          func (k *hookWaker) run(ctx context.Context) {
+          	for {
+          		select {
+          		case <-ctx.Done():
+          			return
+          		case m := <-k.q:
+          			k.one(ctx, m)
+          		}
+          	}
+          }
+
+          func (k *hookWaker) one(ctx context.Context, m wakeMsg) {
+          	started, err := k.start(ctx, m.hook.Session)
+          	if err != nil {
+          		k.log.Printf("webhook %s: delivery %s stored; session %s not started: %v", m.hook.Name, m.id, m.hook.Session, err)
+          		return
+          	}
+          	if started {
+          		k.log.Printf("webhook %s: delivery %s started the stopped session %s", m.hook.Name, m.id, m.hook.Session)
+          	}
+          	if m.hook.Notify == "" {
+          		return
+          	}
+          	if started && k.settle > 0 {
+          		select {
+          		case <-ctx.Done():
+          			return
+          		case <-time.After(k.settle):
+          		}
+          	}
+          	text := notifyText(m.hook.Notify, m.id, m.path)
+          	if err := k.typeIn(ctx, m.hook.Session, text); err != nil {
+          		k.log.Printf("webhook %s: delivery %s stored; notify not typed into session %s: %v", m.hook.Name, m.id, m.hook.Session, err)
+          		return
+          	}
+          	k.log.Printf("webhook %s: delivery %s typed into session %s", m.hook.Name, m.id, m.hook.Session)
+          }
+
+          // notifyText replaces {id} and {file} in the hook's notify text.
+          func notifyText(notify, id, path string) string {
+          	return strings.NewReplacer("{id}", id, "{file}", path).Replace(notify)
+          }
+
+          // openHooks opens every hook's folder and sets up the waker.
+          func (s *Server) openHooks() error {
+          	if _, err := os.Stat(s.cfg.HooksDir); errors.Is(err, os.ErrNotExist) {
+          		return fmt.Errorf("webhooks: %s does not exist yet: %s creates it at start (start it, then this daemon)", s.cfg.HooksDir, contract.For(contract.Units.Supervisor, s.cfg.User))
+          	} else if err != nil {
+          		return fmt.Errorf("webhooks: %w", err)
+          	}
+          	settle := s.cfg.WakeSettle
+          	if settle <= 0 {
+          		settle = DefaultWakeSettle
+          	}
+          	s.waker = &hookWaker{q: make(chan wakeMsg, 256), log: s.log, settle: settle,
+          		start: s.startStopped, typeIn: s.typeInto}
+          	var err error
+          	s.hooks, err = hooks.NewReceiver(s.cfg.User, s.cfg.Hooks, s.cfg.HooksDir, s.log, s.waker.enqueue)
+          	return err
+          }
+
+          // Wake starts and notifies the sessions of deliveries until ctx ends.
+          func (s *Server) Wake(ctx context.Context) {
+          	if s.waker != nil {
+          		s.waker.run(ctx)
+          	}
+          }
+
+          // startStopped unparks session if the registry has it stopped (the
+          // supervisor starts it within a second), through the CLI's code path.
+          func (s *Server) startStopped(ctx context.Context, session string) (bool, error) {
+          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	if err != nil {
+          		return false, err
+          	}
+          	e, ok := reg.Find(session)
+          	if !ok {
+          		return false, fmt.Errorf("%w: %q", registry.ErrUnknown, session)
+          	}
+          	if !e.Stopped {
+          		return false, nil
+          	}
+          	return true, actions.SetStopped(ctx, s.cfg.Env, session, false)
+          }
+
+          // typeWait bounds the wait for the session's pane before typing.
+          const typeWait = 30 * time.Second
+
+          // typeInto types text and Enter into session's pane once it runs.
+          func (s *Server) typeInto(ctx context.Context, session, text string) error {
+          	if s.cfg.Tmux == "" {
+          		return errors.New("no tmux (" + contract.Env.Tmux.Name + " is unset)")
+          	}
+          	tm := &tmux.Server{Bin: s.cfg.Tmux, Socket: s.cfg.Env.TmuxSocket(), Env: s.cfg.ProcEnv}
+          	ctx, cancel := context.WithTimeout(ctx, typeWait)
+          	defer cancel()
+          	for !tm.HasSession(ctx, session) {
+          		select {
+          		case <-ctx.Done():
+          			return fmt.Errorf("session %q is not running after %s", session, typeWait)
+          		case <-time.After(200 * time.Millisecond):
+          		}
+          	}
+          	return tm.SendText(ctx, session, text)
+          }
+        '';
         "web/web.go" = ''
           // Package web is the per-user web daemon, `agent-box web serve`
           // (docs/web-contract.md, "The web daemon"). It runs as the agent user U
@@ -13997,12 +14223,14 @@ in
           	"path/filepath"
           	"strconv"
           	"strings"
-          	"sync"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/badconfig"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/hooks"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           )
 
@@ -14054,6 +14282,9 @@ in
           	// AliveInterval is how often the sessions of open WebSockets are
           	// checked; 0 is DefaultAliveInterval.
           	AliveInterval time.Duration
+          	// Limits are the listeners' timeouts; zero is httpserve.Bounded (tests
+          	// shorten them).
+          	Limits httpserve.Limits
 
           	Log io.Writer // one line per refusal and per status-socket outage
 
@@ -14069,14 +14300,10 @@ in
           // DefaultWakeSettle gives a just-started agent time to draw its prompt.
           const DefaultWakeSettle = 3 * time.Second
 
-          // ConfigError is a configuration the daemon refuses to start with (exit 12).
-          type ConfigError struct{ Msg string }
-
-          func (e *ConfigError) Error() string     { return e.Msg }
-          func (e *ConfigError) ConfigError() bool { return true }
-
+          // configErrorf is a configuration the daemon refuses to start with
+          // (exit 12).
           func configErrorf(format string, a ...any) error {
-          	return &ConfigError{fmt.Sprintf(format, a...)}
+          	return badconfig.Errorf("web serve", "", format, a...)
           }
 
           // FromEnv builds the daemon's configuration from its environment (getenv
@@ -14087,7 +14314,7 @@ in
           	uid := os.Getuid()
           	u, err := user.LookupId(strconv.Itoa(uid))
           	if err != nil {
-          		return Config{}, configErrorf("web serve: the user of uid %d: %v", uid, err)
+          		return Config{}, configErrorf("the user of uid %d: %v", uid, err)
           	}
           	cfg := Config{
           		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
@@ -14096,16 +14323,16 @@ in
           	}
           	if p := getenv(hooks.EnvConfig); p != "" {
           		if !filepath.IsAbs(p) {
-          			return Config{}, configErrorf("web serve: %s must be an absolute path, got %s", hooks.EnvConfig, escape.Quote(p, 256))
+          			return Config{}, configErrorf("%s must be an absolute path, got %s", hooks.EnvConfig, escape.Quote(p, 256))
           		}
           		if cfg.Hooks, err = hooks.Load(p, getenv("CREDENTIALS_DIRECTORY")); err != nil {
-          			return Config{}, configErrorf("web serve: %v", err)
+          			return Config{}, badconfig.Wrap("web serve", err)
           		}
           	}
           	if v := getenv(EnvCheckInterval); v != "" {
           		d, err := contract.ParseDuration(v)
           		if err != nil || d < MinAliveInterval || d > MaxAliveInterval {
-          			return Config{}, configErrorf("web serve: %s=%s: want a Go duration from %v to %v (how often the login sessions of open terminals are checked)",
+          			return Config{}, configErrorf("%s=%s: want a Go duration from %v to %v (how often the login sessions of open terminals are checked)",
           				EnvCheckInterval, escape.Quote(v, 64), MinAliveInterval, MaxAliveInterval)
           		}
           		cfg.AliveInterval = d
@@ -14114,29 +14341,29 @@ in
           		cfg.TTYDSocket = DefaultTTYDSocket(cfg.User)
           	}
           	if cfg.Tmux != "" && !filepath.IsAbs(cfg.Tmux) {
-          		return Config{}, configErrorf("web serve: %s must be an absolute path, got %s", paths.EnvTmux, escape.Quote(cfg.Tmux, 256))
+          		return Config{}, configErrorf("%s must be an absolute path, got %s", paths.EnvTmux, escape.Quote(cfg.Tmux, 256))
           	}
           	return cfg, cfg.check()
           }
 
           func (c Config) check() error {
           	if c.Domain == "" {
-          		return configErrorf("web serve: %s is unset (the box's domain, for example box.example.com)", EnvDomain)
+          		return configErrorf("%s is unset (the box's domain, for example box.example.com)", EnvDomain)
           	}
           	if err := contract.CheckDomain(c.Domain); err != nil {
-          		return configErrorf("web serve: %s: %v", EnvDomain, err)
+          		return configErrorf("%s: %v", EnvDomain, err)
           	}
           	if c.User == "" || strings.ContainsAny(c.User, "/:") || escape.String(c.User) != c.User {
-          		return configErrorf("web serve: user name %s cannot name an origin", escape.Quote(c.User, 64))
+          		return configErrorf("user name %s cannot name an origin", escape.Quote(c.User, 64))
           	}
           	if !filepath.IsAbs(c.TTYDSocket) {
-          		return configErrorf("web serve: %s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
+          		return configErrorf("%s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
           	}
           	if !filepath.IsAbs(c.TTYD) {
-          		return configErrorf("web serve: %s must be the absolute path of the ttyd that %s runs, got %s", EnvTTYD, TermUnit(c.User), escape.Quote(c.TTYD, 256))
+          		return configErrorf("%s must be the absolute path of the ttyd that %s runs, got %s", EnvTTYD, TermUnit(c.User), escape.Quote(c.TTYD, 256))
           	}
           	if !filepath.IsAbs(c.StatusSocket) {
-          		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
+          		return configErrorf("the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
           	}
           	return nil
           }
@@ -14150,8 +14377,8 @@ in
           	proxy  *httputil.ReverseProxy
           	csp    string // of every /term/... answer from ttyd
           	alive  *tracker
-          	log    *logger
-          	hooks  *hookReceiver // nil without hooks
+          	log    *journal.Logger
+          	hooks  *hooks.Receiver // nil without hooks
           	waker  *hookWaker
           }
 
@@ -14170,15 +14397,18 @@ in
           	if cfg.AliveInterval <= 0 {
           		cfg.AliveInterval = DefaultAliveInterval
           	}
+          	if cfg.Limits == (httpserve.Limits{}) {
+          		cfg.Limits = httpserve.Bounded
+          	}
           	if cfg.Log == nil {
           		cfg.Log = io.Discard
           	}
-          	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: &logger{w: cfg.Log}}
+          	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: journal.New(cfg.Log, "agent-box: web")}
           	s.origin = "https://" + s.host
           	hashes, err := TTYDPageHashes(cfg.TTYD)
           	if err != nil {
           		// The rest of the origin works; the terminal page runs no script.
-          		s.log.printf("ttyd's page: %v; the terminal page will run no script", err)
+          		s.log.Printf("ttyd's page: %v; the terminal page will run no script", err)
           	}
           	s.csp = termCSP(s.host, hashes)
           	s.alive = newTracker(s.log, newStatusClient(cfg.StatusSocket))
@@ -14223,19 +14453,15 @@ in
           type ctxKey struct{}
 
           // ServeHTTP checks the user header, removes every credential-bearing
-          // header and dispatches.
+          // header and dispatches. The security headers every answer carries are
+          // set before it runs (httpserve.Handler).
           func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-          	h := w.Header()
-          	h.Set("X-Content-Type-Options", "nosniff")
-          	h.Set("X-Frame-Options", "DENY")
-          	h.Set("Cache-Control", "no-store")
-          	h.Set("Referrer-Policy", "no-referrer")
           	if v := r.Header.Values(hdrUser); len(v) != 1 || v[0] != s.cfg.User {
           		got := "none"
           		if len(v) > 0 {
           			got = escape.Quote(strings.Join(v, ", "), 64)
           		}
-          		s.log.refuse("wrong-user", "%s %s (got %s)", r.Method, escape.Quote(r.URL.Path, 128), got)
+          		s.log.Refuse("wrong-user", "%s %s (got %s)", r.Method, escape.Quote(r.URL.Path, 128), got)
           		plain(w, http.StatusForbidden, "forbidden")
           		return
           	}
@@ -14268,32 +14494,6 @@ in
           	h.Del("Content-Length")
           	w.WriteHeader(code)
           	fmt.Fprintln(w, msg)
-          }
-
-          // logger writes one escaped line per event. Nothing that could be a
-          // credential is passed to it: no header but the user header's value, no
-          // session id, no query but a validated name.
-          type logger struct {
-          	mu sync.Mutex
-          	w  io.Writer
-          }
-
-          func (l *logger) printf(format string, a ...any) {
-          	msg := escape.Terminal(fmt.Sprintf(format, a...))
-          	l.mu.Lock()
-          	defer l.mu.Unlock()
-          	fmt.Fprintf(l.w, "agent-box: web: %s\n", msg)
-          }
-
-          // refuse logs a refused request: its class first, then what was refused.
-          func (l *logger) refuse(class, format string, a ...any) {
-          	l.printf("refused %s: %s", class, fmt.Sprintf(format, a...))
-          }
-
-          // Write makes the logger net/http's ErrorLog (one escaped line each).
-          func (l *logger) Write(p []byte) (int, error) {
-          	l.printf("%s", strings.TrimSuffix(string(p), "\n"))
-          	return len(p), nil
           }
         '';
       }

@@ -16,19 +16,24 @@ import (
 // edge fails the test until it is added here, so an upward import (a
 // library importing the supervisor, the CLI or the web daemon) is a
 // visible decision. The leaves own their rules: contract (the shared
-// rules), escape, userfile, atomicfile, sdlisten, seal, tmux.
+// rules), escape, userfile, atomicfile, sdlisten, seal, tmux, badconfig
+// (a configuration refused), httpserve (the one server set-up), journal
+// (the one log line shape, over escape).
 var runtimeImports = map[string][]string{
 	"actions":      {"agents", "control", "envfile", "escape", "paths", "registry", "state"},
 	"agents":       {"escape", "userfile"},
 	"atomicfile":   {"userfile"},
-	"auth":         {"atomicfile", "clientaddr", "contract", "escape", "userfile"},
-	"cli":          {"actions", "agents", "auth", "contract", "envfile", "escape", "paths", "registry", "sdlisten", "seal", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
+	"badconfig":    {},
+	"auth":         {"atomicfile", "badconfig", "clientaddr", "contract", "httpserve", "journal", "userfile"},
+	"cli":          {"actions", "agents", "auth", "badconfig", "contract", "envfile", "escape", "paths", "registry", "sdlisten", "seal", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
 	"clientaddr":   {"contract"},
 	"contract":     {},
 	"control":      {"registry"},
 	"envfile":      {"atomicfile", "escape", "userfile"},
 	"escape":       {},
-	"hooks":        {"contract", "escape", "registry"},
+	"httpserve":    {},
+	"journal":      {"escape"},
+	"hooks":        {"badconfig", "clientaddr", "contract", "escape", "journal", "registry"},
 	"observe":      {"atomicfile", "userfile"},
 	"paths":        {"contract", "envfile", "escape"},
 	"registry":     {"atomicfile", "contract", "escape", "userfile"},
@@ -37,10 +42,10 @@ var runtimeImports = map[string][]string{
 	"sessionstate": {"observe", "paths", "registry", "state", "tmux"},
 	"spawn":        {"agents", "envfile", "escape", "hooks", "paths", "registry"},
 	"state":        {"agents", "atomicfile", "escape", "userfile"},
-	"supervisor":   {"agents", "atomicfile", "control", "escape", "observe", "paths", "registry", "state", "tmux", "userfile"},
+	"supervisor":   {"agents", "atomicfile", "control", "escape", "journal", "observe", "paths", "registry", "state", "tmux", "userfile"},
 	"tmux":         {},
 	"userfile":     {},
-	"web":          {"actions", "agents", "clientaddr", "contract", "envfile", "escape", "hooks", "paths", "registry", "sessionstate", "tmux"},
+	"web":          {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "registry", "sessionstate", "tmux"},
 }
 
 // TestRuntimeImportsAreTheAllowedOnes reads the imports of every runtime

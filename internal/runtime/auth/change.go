@@ -102,7 +102,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusInternalServerError, "The new password could not be stored; the old one stays in use after a restart.")
 		return
 	}
-	s.log.printf("changed the password of login %s; ended %d other sessions", sess.Login, n)
+	s.log.Printf("changed the password of login %s; ended %d other sessions", sess.Login, n)
 	form.Message = ""
 	s.render(w, http.StatusOK, "changed", form)
 }
@@ -129,7 +129,7 @@ func (s *Server) attempt(r *http.Request, login, password string) attemptResult 
 	name := logName(login) // the pair's login: a login name or "-"
 	ad := s.limits.admit(cl.Key, name, s.clock.Now())
 	if !ad.ok {
-		s.log.line(failedLoginLine(login, cl.Log))
+		s.log.Line(failedLoginLine(login, cl.Log))
 		return attemptResult{wait: ad.wait}
 	}
 	if err := s.queue.acquire(r.Context(), ad.suspect); err != nil {
@@ -138,7 +138,7 @@ func (s *Server) attempt(r *http.Request, login, password string) attemptResult 
 		if !busy {
 			return attemptResult{gone: true}
 		}
-		s.log.line(failedLoginLine(login, cl.Log))
+		s.log.Line(failedLoginLine(login, cl.Log))
 		return attemptResult{busy: true}
 	}
 	var pause func()
@@ -149,7 +149,7 @@ func (s *Server) attempt(r *http.Request, login, password string) attemptResult 
 	s.queue.release(ad.suspect)
 	s.limits.done(cl.Key, name, good, s.clock.Now())
 	if !good {
-		s.log.line(failedLoginLine(login, cl.Log))
+		s.log.Line(failedLoginLine(login, cl.Log))
 		return attemptResult{}
 	}
 	return attemptResult{good: true}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
@@ -59,27 +60,11 @@ type Login struct {
 	Users []string `json:"users"`
 }
 
-// ConfigError is an invalid configuration: the service refuses to start
-// (exit 12).
-type ConfigError struct {
-	Path string // the file at fault, if any
-	Err  error
-}
-
-func (e *ConfigError) Error() string {
-	if e.Path == "" {
-		return "auth configuration: " + e.Err.Error()
-	}
-	return fmt.Sprintf("auth configuration %q: %v", e.Path, e.Err)
-}
-
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// ConfigError marks the error for the CLI's exit code 12.
-func (e *ConfigError) ConfigError() bool { return true }
+// configWhat names this configuration in a *badconfig.Error (exit 12).
+const configWhat = "auth configuration"
 
 func configErrorf(path, format string, a ...any) error {
-	return &ConfigError{Path: path, Err: fmt.Errorf(format, a...)}
+	return badconfig.Errorf(configWhat, path, format, a...)
 }
 
 // rawConfig is the JSON of the contract; unknown fields are refused.
@@ -92,18 +77,18 @@ type rawConfig struct {
 }
 
 // LoadConfig reads the configuration file at path and each login's hash
-// from credDir/login-<L>. Every failure is a *ConfigError.
+// from credDir/login-<L>. Every failure is a *badconfig.Error.
 func LoadConfig(path, credDir string) (*Config, error) {
 	if path == "" {
-		return nil, &ConfigError{Err: errors.New(contract.Env.AuthConfig.Name + " is unset")}
+		return nil, &badconfig.Error{What: configWhat, Err: errors.New(contract.Env.AuthConfig.Name + " is unset")}
 	}
 	data, err := userfile.Read(path, configLimit)
 	if err != nil {
-		return nil, &ConfigError{Path: path, Err: err}
+		return nil, &badconfig.Error{What: configWhat, Path: path, Err: err}
 	}
 	c, err := ParseConfig(data)
 	if err != nil {
-		return nil, &ConfigError{Path: path, Err: err}
+		return nil, &badconfig.Error{What: configWhat, Path: path, Err: err}
 	}
 	if err := c.loadHashes(credDir); err != nil {
 		return nil, err
@@ -220,17 +205,17 @@ func (c *Config) loadHashes(credDir string) error {
 		return nil
 	}
 	if credDir == "" {
-		return &ConfigError{Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=" + contract.Creds.LoginPrefix + "<L>:...)")}
+		return &badconfig.Error{What: configWhat, Err: errors.New("CREDENTIALS_DIRECTORY is unset: no login hash can be read (LoadCredential=" + contract.Creds.LoginPrefix + "<L>:...)")}
 	}
 	for name := range c.Logins {
 		p := filepath.Join(credDir, contract.Creds.LoginPrefix+name)
 		data, err := userfile.Read(p, credentialLimit)
 		if err != nil {
-			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
+			return &badconfig.Error{What: configWhat, Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
 		}
 		h, err := ParseHash(strings.TrimRight(string(data), " \t\r\n"))
 		if err != nil {
-			return &ConfigError{Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
+			return &badconfig.Error{What: configWhat, Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
 		}
 		c.hashes[name] = h
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/hostilefile"
+	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 )
 
 // The tests' world: domain box.test, users alice and bob, login ops opens
@@ -52,7 +53,7 @@ func TestConfigDefaultsAndValues(t *testing.T) {
 }
 
 // TestConfigErrors: each broken configuration is refused with a
-// *ConfigError (exit 12) that names the problem.
+// *badconfig.Error (exit 12) that names the problem.
 func TestConfigErrors(t *testing.T) {
 	const users = `"users": ["alice", "bob"]`
 	for _, tc := range []struct{ name, js, want string }{
@@ -92,9 +93,9 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := LoadConfig(p, t.TempDir())
-			var ce *ConfigError
-			if !errors.As(err, &ce) || !ce.ConfigError() {
-				t.Fatalf("error %v (%T), want a *ConfigError", err, err)
+			var ce *badconfig.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v (%T), want a *badconfig.Error", err, err)
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
 				t.Errorf("error %q, want it to name %q and the file", err, tc.want)
@@ -150,9 +151,9 @@ func TestCredentials(t *testing.T) {
 				}
 				return
 			}
-			var ce *ConfigError
+			var ce *badconfig.Error
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want a *ConfigError naming %q", err, tc.want)
+				t.Errorf("error %v, want a *badconfig.Error naming %q", err, tc.want)
 			}
 		})
 	}
@@ -171,7 +172,7 @@ func TestTheConfigFileIsReadThroughUserfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(p, "")
-	var ce *ConfigError
+	var ce *badconfig.Error
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "FIFO") {
 		t.Errorf("a FIFO as the configuration: %v", err)
 	}

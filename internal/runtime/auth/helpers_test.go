@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -162,7 +164,7 @@ func (w *tw) doWith(h http.Handler, r rq, edit func(*http.Request)) *httptest.Re
 		edit(req)
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	httpserve.Handler(h).ServeHTTP(rec, req) // as the listener's server runs it
 	return rec
 }
 

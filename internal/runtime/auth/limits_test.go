@@ -699,12 +699,3 @@ func TestASuccessfulLoginLogsNothing(t *testing.T) {
 		t.Errorf("logged %q", got)
 	}
 }
-
-func TestTheHTTPErrorLogIsEscaped(t *testing.T) {
-	var b syncBuf
-	l := &logger{w: &b}
-	l.httpLog().Printf("bad request from %s", "x\nagent-box-auth: login failed login=root addr=1.2.3.4")
-	if got, want := b.String(), `agent-box-auth: http: bad request from x\nagent-box-auth: login failed login=root addr=1.2.3.4`+"\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}

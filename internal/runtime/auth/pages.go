@@ -50,10 +50,6 @@ func (s *Server) Pages() http.Handler {
 		} else {
 			h.Set("Content-Security-Policy", s.userCSP)
 		}
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
 		r.Body = http.MaxBytesReader(w, r.Body, formLimit)
 		inner.ServeHTTP(w, r)
 	})
@@ -182,7 +178,7 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, d pageDa
 	d.Domain = s.cfg.Domain
 	var buf bytes.Buffer
 	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
-		s.log.printf("page %s: %v", name, err)
+		s.log.Printf("page %s: %v", name, err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}

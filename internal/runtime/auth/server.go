@@ -3,19 +3,19 @@ package auth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+	"github.com/agent-box/agent-box/internal/runtime/journal"
 )
 
 // Clock is the time source; tests pass a fake one.
@@ -37,7 +37,7 @@ type Options struct {
 type Server struct {
 	cfg    *Config
 	clock  Clock
-	log    *logger
+	log    *journal.Logger
 	store  *store
 	codes  *codes
 	limits *limiter
@@ -59,10 +59,10 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("auth: no configuration")
 	}
 	if o.StateDir == "" {
-		return nil, &ConfigError{Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
+		return nil, &badconfig.Error{What: configWhat, Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
 	}
 	s := &Server{
-		cfg: o.Config, clock: o.Clock, log: &logger{w: o.Log},
+		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
 		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(),
 		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
 	}
@@ -78,12 +78,12 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	if warn != nil {
-		s.log.printf("warning: %v", warn)
+		s.log.Printf("warning: %v", warn)
 	}
 	s.store = st
 	now := s.clock.Now()
 	if n := st.reconcile(s.cfg, now); n > 0 {
-		s.log.printf("ended %d sessions the configuration no longer allows", n)
+		s.log.Printf("ended %d sessions the configuration no longer allows", n)
 	}
 	if err := st.persist(now); err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func lookupUserName(uid int) (string, error) {
 func (s *Server) persistLogged(now time.Time) error {
 	err := s.store.persist(now)
 	if err != nil {
-		s.log.printf("%v", err)
+		s.log.Printf("%v", err)
 	}
 	return err
 }
@@ -134,60 +134,29 @@ var ListenerNames = []string{
 	*contract.Sockets.AuthControl.FDName,
 }
 
+// shutdownTimeout bounds the wait for requests in flight at SIGTERM.
+const shutdownTimeout = 10 * time.Second
+
 // Serve answers on the four listeners until ctx ends, then shuts down
-// gracefully and writes the session table.
+// gracefully (the requests in flight finish) and writes the session table.
+// Every listener is bounded (httpserve.Bounded); the status and control
+// listeners know their peer's uid.
 func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.Listener) error {
-	servers := []*http.Server{
-		s.httpServer(s.Verify(), false),
-		s.httpServer(s.Pages(), false),
-		s.httpServer(s.Status(), true),
-		s.httpServer(s.Control(), true),
+	s.log.Printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
+	ls := []httpserve.Listener{
+		{L: verify, Handler: s.Verify()},
+		{L: pages, Handler: s.Pages()},
+		{L: status, Handler: s.Status(), ConnContext: peerContext},
+		{L: control, Handler: s.Control(), ConnContext: peerContext},
 	}
-	ls := []net.Listener{verify, pages, status, control}
-	s.log.printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
-	errc := make(chan error, len(servers))
-	for i, srv := range servers {
-		go func(name string) {
-			if err := srv.Serve(ls[i]); !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("listener %q: %w", name, err)
-				return
-			}
-			errc <- nil
-		}(ListenerNames[i])
+	for i := range ls {
+		ls[i].Name, ls[i].Limits = ListenerNames[i], httpserve.Bounded
 	}
-	var first error
-	select {
-	case <-ctx.Done():
-	case first = <-errc:
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, srv := range servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); srv.Shutdown(sctx) }()
-	}
-	wg.Wait()
+	first := httpserve.Serve(ctx, shutdownTimeout, s.log.ErrorLog(), ls...)
 	if err := s.store.persist(s.clock.Now()); err != nil && first == nil {
 		first = err
 	}
 	return first
-}
-
-func (s *Server) httpServer(h http.Handler, peer bool) *http.Server {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          s.log.httpLog(),
-	}
-	if peer {
-		srv.ConnContext = peerContext
-	}
-	return srv
 }
 
 type peerKey struct{}

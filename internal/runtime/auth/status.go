@@ -87,7 +87,7 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := s.store.endLogin(login)
-	s.log.printf("revoked %d sessions of login %s", n, login)
+	s.log.Printf("revoked %d sessions of login %s", n, login)
 	if err := s.persistLogged(s.clock.Now()); err != nil {
 		http.Error(w, fmt.Sprintf("ended %d sessions, but writing the session table failed: %v", n, err), http.StatusInternalServerError)
 		return

@@ -26,7 +26,6 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodGet) {
 		return
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	// 1. a configured user, asked for on its own origin
 	us := r.URL.Query()["user"]
 	if len(us) != 1 || !s.cfg.isUser(us[0]) || strings.ToLower(r.Host) != us[0]+"."+s.cfg.Domain {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -49,10 +50,6 @@ var (
 	exitForeignHome   = contract.ExitCodes.ForeignHome.Code
 	exitConfig        = contract.ExitCodes.Config.Code
 )
-
-// configError is implemented by errors of a service's configuration (the
-// auth service's, the web daemon's): exit 12.
-type configError interface{ ConfigError() bool }
 
 // helpText is the usage and, from the contract, the exit codes.
 var helpText = usageText + "session names: " + contract.Names.Session.Pattern + ";  env keys: [A-Za-z_][A-Za-z0-9_]*\n\nexit codes:\n" + exitCodesText()
@@ -152,7 +149,6 @@ func exitCode(err error) int {
 		return exitNotRunning
 	}
 	// What only the CLI's own commands (supervise, attach, serve) meet.
-	var cfg configError
 	switch {
 	case errors.Is(err, supervisor.ErrForeignServer):
 		return exitForeignServer
@@ -160,7 +156,7 @@ func exitCode(err error) int {
 		return exitTmuxVersion
 	case errors.Is(err, paths.ErrForeignHome):
 		return exitForeignHome
-	case errors.As(err, &cfg) && cfg.ConfigError():
+	case badconfig.Is(err):
 		return exitConfig
 	}
 	return exitFailure

@@ -1,7 +1,11 @@
 // Package hooks is the webhook side of the per-user web daemon
 // (docs/web-contract.md, "Webhooks"): the hooks' configuration, their
-// secrets (systemd credentials) and the durable store of deliveries under
-// ~/.local/state/agent-box/hooks/<name>/.
+// secrets (systemd credentials), the receiver that answers the hook
+// listener (receiver.go: bounded readers, the signature, delivery slots)
+// and the durable store of deliveries under
+// ~/.local/state/agent-box/hooks/<name>/ (store.go). Waking a session for
+// a delivery is the web daemon's (it owns the sessions): the receiver
+// calls a function it is given once a delivery is stored.
 package hooks
 
 import (
@@ -15,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -104,27 +109,35 @@ func CredentialName(name string) string { return contract.Creds.HookPrefix + nam
 // Load reads the configuration file path and each hook's secret from
 // credDir ($CREDENTIALS_DIRECTORY). Every problem is an error naming the
 // hook and what to fix: the daemon does not start with a hook it cannot
-// verify.
+// verify. Every failure is a *badconfig.Error.
 func Load(path, credDir string) (Config, error) {
+	c, err := load(path, credDir)
+	if err != nil {
+		return Config{}, badconfig.Wrap("webhooks", err)
+	}
+	return c, nil
+}
+
+func load(path, credDir string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("webhooks: %w", err)
+		return Config{}, err
 	}
 	var fc fileConfig
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&fc); err != nil {
-		return Config{}, fmt.Errorf("webhooks: %s: %w", path, err)
+		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	c := Config{Concurrency: fc.Concurrency, Hooks: map[string]*Hook{}}
 	if cr := contract.Webhooks.Concurrency; int64(c.Concurrency) < cr.Min || int64(c.Concurrency) > cr.Max {
-		return Config{}, fmt.Errorf("webhooks: %s: concurrency %d is not between %d and %d", path, c.Concurrency, cr.Min, cr.Max)
+		return Config{}, fmt.Errorf("%s: concurrency %d is not between %d and %d", path, c.Concurrency, cr.Min, cr.Max)
 	}
 	if len(fc.Hooks) > 0 && credDir == "" {
-		return Config{}, fmt.Errorf("webhooks: CREDENTIALS_DIRECTORY is unset: the unit passes each hook's secret as the credential %s", CredentialName("<name>"))
+		return Config{}, fmt.Errorf("CREDENTIALS_DIRECTORY is unset: the unit passes each hook's secret as the credential %s", CredentialName("<name>"))
 	}
 	for name, fh := range fc.Hooks {
-		where := fmt.Sprintf("webhooks: hook %s", escape.Quote(name, 80))
+		where := fmt.Sprintf("hook %s", escape.Quote(name, 80))
 		if !ValidName(name) {
 			return Config{}, fmt.Errorf("%s: a name must match %s", where, contract.Names.Hook.Pattern)
 		}

@@ -1,4 +1,4 @@
-package web
+package hooks
 
 import (
 	"context"
@@ -96,7 +96,7 @@ func (g *readGate) read(w io.Writer, body io.Reader, limit int64) (buf []byte, n
 		if len(buf) == cap(buf) {
 			// double (at least a chunk, at most to the cap): a dribbling
 			// body holds one chunk, a large one is copied a few times
-			grow := min(max(int64(hookReadChunk), int64(cap(buf))), limit+1-int64(len(buf)))
+			grow := min(max(int64(readChunk), int64(cap(buf))), limit+1-int64(len(buf)))
 			if !g.reserve(grow) {
 				return buf, int64(len(buf)), errReadBudget
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
@@ -28,6 +29,7 @@ func newTestSup(t *testing.T, log *bytes.Buffer, table agents.Table) (*sup, *fak
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s := &sup{
 		cfg:      Config{Env: env, Self: "/bin/agent-box", Agents: table, Log: log},
+		log:      journal.New(log, "agent-box"),
 		clock:    clock,
 		policy:   defaultPolicy(),
 		tm:       &tmux.Server{Bin: "/bin/false", Socket: home + "/none"},

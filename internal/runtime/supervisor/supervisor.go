@@ -37,6 +37,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
 	"github.com/agent-box/agent-box/internal/runtime/control"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -95,6 +96,7 @@ type session struct {
 
 type sup struct {
 	cfg      Config
+	log      *journal.Logger
 	tm       *tmux.Server
 	clock    clock
 	policy   policy
@@ -133,9 +135,10 @@ type datagram struct {
 }
 
 // logf writes one log line. Every argument that carries text a user (or a
-// user's agent) could have written goes through quote or errText.
+// user's agent) could have written goes through quote or errText, so that
+// it is quoted as well as escaped (journal escapes the line as a whole).
 func (s *sup) logf(format string, a ...any) {
-	fmt.Fprintf(s.cfg.Log, "agent-box: "+format+"\n", a...)
+	s.log.Printf(format, a...)
 }
 
 // quote is user-controlled text (a name, path, argument) in a log line:
@@ -300,6 +303,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	s := &sup{
 		cfg:      cfg,
+		log:      journal.New(cfg.Log, "agent-box"),
 		clock:    realClock{},
 		policy:   defaultPolicy(),
 		tm:       &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
@@ -43,6 +44,7 @@ func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
 	s := &sup{
 		cfg: Config{Env: env, Self: "/bin/agent-box", Agents: agents.Table{"a": {Command: "/bin/true"}},
 			Log: io.Discard},
+		log:    journal.New(io.Discard, "agent-box"),
 		clock:  clock,
 		policy: defaultPolicy(),
 		// launches fail at once (tmux is /bin/false): only the attempt matters

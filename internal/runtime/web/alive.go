@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/journal"
 )
 
 // statusTimeout bounds one question to the status socket.
@@ -74,7 +76,7 @@ func (sc *statusClient) ask(ctx context.Context, id string) (verdict, error) {
 // tracker holds the open WebSockets by box session and closes those
 // whose session the status socket says has ended.
 type tracker struct {
-	log    *logger
+	log    *journal.Logger
 	status *statusClient
 
 	mu   sync.Mutex
@@ -89,7 +91,7 @@ type wsEntry struct {
 	close context.CancelFunc
 }
 
-func newTracker(log *logger, status *statusClient) *tracker {
+func newTracker(log *journal.Logger, status *statusClient) *tracker {
 	return &tracker{log: log, status: status, open: map[string]map[*wsEntry]struct{}{}}
 }
 
@@ -154,7 +156,7 @@ func (t *tracker) round(ctx context.Context) {
 			}
 		case ended:
 			if err != nil {
-				t.log.printf("%v", err)
+				t.log.Printf("%v", err)
 			}
 			t.closeSession(id)
 		}
@@ -168,9 +170,9 @@ func (t *tracker) round(ctx context.Context) {
 	t.mu.Unlock()
 	switch {
 	case failed != nil && !was:
-		t.log.printf("status socket: %v; open terminals stay open until it answers", failed)
+		t.log.Printf("status socket: %v; open terminals stay open until it answers", failed)
 	case failed == nil && was:
-		t.log.printf("status socket answers again")
+		t.log.Printf("status socket answers again")
 	}
 }
 
@@ -184,6 +186,6 @@ func (t *tracker) closeSession(id string) {
 	delete(t.open, id)
 	t.mu.Unlock()
 	if len(names) > 0 {
-		t.log.printf("box session ended: closed the terminal of %s", strings.Join(names, ", "))
+		t.log.Printf("box session ended: closed the terminal of %s", strings.Join(names, ", "))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 )
 
 // DownloadsDir is the directory of U's home that /downloads/ serves.
@@ -60,7 +61,7 @@ func (s *Server) downloads(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.log.printf("downloads: %v", err)
+			s.log.Printf("downloads: %v", err)
 		}
 		plain(w, http.StatusNotFound, "not found")
 		return
@@ -90,7 +91,7 @@ func (s *Server) downloads(w http.ResponseWriter, r *http.Request) {
 		}
 		entries, err := f.ReadDir(-1)
 		if err != nil {
-			s.log.printf("downloads: listing %s: %v", escape.Quote(name, 256), err)
+			s.log.Printf("downloads: listing %s: %v", escape.Quote(name, 256), err)
 			plain(w, http.StatusInternalServerError, "the directory cannot be read")
 			return
 		}
@@ -98,6 +99,12 @@ func (s *Server) downloads(w http.ResponseWriter, r *http.Request) {
 	case st.Mode().IsRegular():
 		if strings.HasSuffix(rel, "/") {
 			plain(w, http.StatusNotFound, "not found")
+			return
+		}
+		// a large file over a slow link may take longer than a page
+		if err := httpserve.Unbound(w); err != nil {
+			s.log.Printf("downloads: %s: %v", escape.Quote(name, 256), err)
+			plain(w, http.StatusInternalServerError, "the file cannot be sent")
 			return
 		}
 		h := w.Header()

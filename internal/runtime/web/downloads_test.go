@@ -215,3 +215,30 @@ func TestDownloadsStreamLargeFiles(t *testing.T) {
 		t.Errorf("serving %d bytes allocated %d: the file was read into memory", size, alloc)
 	}
 }
+
+// A download to a client that stops reading for a while outlasts the
+// listener's write deadline: it lifts the bounds of its own request.
+func TestADownloadOutlastsTheWriteDeadline(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.Limits = shortLimits })
+	d := filepath.Join(f.env.Home, DownloadsDir)
+	os.MkdirAll(d, 0o755)
+	const size = 64 << 20 // far more than the socket buffers hold
+	big, err := os.Create(filepath.Join(d, "big.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Truncate(size) // sparse
+	big.Close()
+	req, _ := http.NewRequest(http.MethodGet, f.web.URL+"/downloads/big.bin", nil)
+	req.Host, req.Header = testHost, header()
+	res, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	// the daemon's writes block on full buffers past its write deadline
+	time.Sleep(3 * shortLimits.Write)
+	if n, err := io.Copy(io.Discard, res.Body); err != nil || n != size {
+		t.Fatalf("read %d of %d bytes: %v", n, size, err)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
@@ -303,8 +304,9 @@ func newFixture(t testing.TB, edit ...func(*Config)) *fixture {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go f.srv.Alive(ctx)
-	f.web = httptest.NewUnstartedServer(f.srv)
-	f.web.Config.BaseContext = func(net.Listener) context.Context { return ctx }
+	// served as Serve serves it: its limits, its headers
+	f.web = httptest.NewUnstartedServer(nil)
+	f.web.Config = httpserve.Server(ctx, f.srv.listeners(f.web.Listener, nil)[0], f.srv.log.ErrorLog())
 	f.web.Start()
 	t.Cleanup(func() { cancel(); f.web.Close() })
 	return f

@@ -63,7 +63,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusOK
 	entries, err := sessionstate.List(r.Context(), s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
 	if err != nil {
-		s.log.printf("session list: %v", err)
+		s.log.Printf("session list: %v", err)
 		data.Error, code = err.Error(), http.StatusInternalServerError
 	}
 	for _, e := range entries {
@@ -80,7 +80,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 func (s *Server) page(w http.ResponseWriter, code int, t *template.Template, data any) {
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
-		s.log.printf("page %s: %v", t.Name(), err)
+		s.log.Printf("page %s: %v", t.Name(), err)
 		plain(w, http.StatusInternalServerError, "internal error")
 		return
 	}

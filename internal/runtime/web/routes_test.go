@@ -145,12 +145,3 @@ func TestRefusalsAreLoggedOneEscapedLineEachWithoutCredentials(t *testing.T) {
 		}
 	}
 }
-
-func TestTheLogEscapesWhatNetHTTPWrites(t *testing.T) {
-	var buf syncBuffer
-	l := &logger{w: &buf}
-	l.Write([]byte("http: bad request from \x1b]0;title\x07 \u202e\n"))
-	if got, want := buf.String(), "agent-box: web: http: bad request from \\x1b]0;title\\x07 \\u202e\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}

@@ -2,15 +2,15 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 )
 
 // shutdownTimeout bounds the wait for requests in flight at SIGTERM.
@@ -19,7 +19,9 @@ const shutdownTimeout = 5 * time.Second
 // Serve runs the daemon on l (the "web" listener) and hook (the "hook"
 // listener, which must be nil exactly when cfg has no webhooks) until ctx
 // ends, then closes every WebSocket and returns nil after the requests in
-// flight finish (at most shutdownTimeout).
+// flight finish (at most shutdownTimeout). Both listeners are bounded
+// (cfg.Limits, httpserve.Bounded): the terminal's WebSockets and the
+// downloads lift the bounds for their own request (httpserve.Unbound).
 func Serve(ctx context.Context, l, hook net.Listener, cfg Config) error {
 	s, err := New(cfg)
 	if err != nil {
@@ -27,46 +29,30 @@ func Serve(ctx context.Context, l, hook net.Listener, cfg Config) error {
 	}
 	defer func() {
 		if s.hooks != nil {
-			s.hooks.close()
+			s.hooks.Close()
 		}
 	}()
 	if (hook != nil) != (s.hooks != nil) {
-		return configErrorf("web serve: a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
-	}
-	var servers []*http.Server
-	errc := make(chan error, 2)
-	serve := func(l net.Listener, h http.Handler, logPrefix string) {
-		srv := &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			MaxHeaderBytes:    64 << 10,
-			ErrorLog:          log.New(s.log, logPrefix, 0),
-			// every request, and so every WebSocket, ends with ctx
-			BaseContext: func(net.Listener) context.Context { return ctx },
-		}
-		servers = append(servers, srv)
-		go func() { errc <- srv.Serve(l) }()
+		return configErrorf("a hook listener needs webhooks and webhooks need one (%d hooks configured)", len(cfg.Hooks.Hooks))
 	}
 	go s.Alive(ctx)
-	serve(l, s, "http: ")
 	if hook != nil {
 		go s.Wake(ctx)
-		serve(hook, s.hooks, "http (hook): ")
 	}
-	select {
-	case err := <-errc:
+	if err := httpserve.Serve(ctx, shutdownTimeout, s.log.ErrorLog(), s.listeners(l, hook)...); err != nil {
 		return fmt.Errorf("web serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	for _, srv := range servers {
-		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("web serve: shutdown: %w", err)
-		}
 	}
 	return nil
+}
+
+// listeners are what Serve serves (the tests serve the same).
+func (s *Server) listeners(l, hook net.Listener) []httpserve.Listener {
+	ls := []httpserve.Listener{{Name: *contract.Sockets.Web.FDName, L: l, Handler: s, Limits: s.cfg.Limits, EndWithServe: true}}
+	if hook != nil {
+		// deliveries in flight finish: they are acknowledged once stored
+		ls = append(ls, httpserve.Listener{Name: *contract.Sockets.Hook.FDName, L: hook, Handler: s.hooks, Limits: s.cfg.Limits})
+	}
+	return ls
 }
 
 // SetNotDumpable makes this process non-dumpable (prctl PR_SET_DUMPABLE

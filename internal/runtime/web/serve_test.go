@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 )
 
@@ -21,8 +21,6 @@ import (
 // what it observed.
 func processChild(mode string) int {
 	switch mode {
-	case "hook-crash":
-		return hookCrashChild()
 	case "dumpable":
 		before, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
 		if err := SetNotDumpable(); err != nil {
@@ -137,7 +135,7 @@ func TestFromEnv(t *testing.T) {
 		name   string
 		env    map[string]string
 		tmux   string
-		config bool // a ConfigError
+		config bool // a *badconfig.Error
 		socket string
 	}{
 		{"domain only", map[string]string{EnvDomain: "box.example.com"}, "", false, ""},
@@ -161,10 +159,9 @@ func TestFromEnv(t *testing.T) {
 				env[k] = v
 			}
 			cfg, err := FromEnv(func(k string) string { return env[k] }, pathsWithTmux(tc.tmux))
-			var ce interface{ ConfigError() bool }
-			isConfig := err != nil && errors.As(err, &ce) && ce.ConfigError()
+			isConfig := badconfig.Is(err)
 			if isConfig != tc.config || err != nil && !isConfig {
-				t.Fatalf("err %v, want a ConfigError: %v", err, tc.config)
+				t.Fatalf("err %v, want a *badconfig.Error: %v", err, tc.config)
 			}
 			if err != nil {
 				return

@@ -250,7 +250,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done,
 		code = http.StatusInternalServerError
 	default: // the supervisor is not running, a lock timed out, ...
 		code = http.StatusServiceUnavailable
-		s.log.printf("settings: %v", err)
+		s.log.Printf("settings: %v", err)
 	}
 	d := s.settingsData(r)
 	d.Error = err.Error()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
 
@@ -50,11 +51,11 @@ func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	var pe *PeerError
 	switch {
 	case errors.As(err, &pe):
-		s.log.refuse("ttyd-peer", "%s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
+		s.log.Refuse("ttyd-peer", "%s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
 	case errors.Is(err, context.Canceled):
 		// the client went away, or the session ended (Alive)
 	default:
-		s.log.printf("ttyd: %s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
+		s.log.Printf("ttyd: %s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
 	}
 	plain(w, http.StatusBadGateway, "the terminal is not available")
 }
@@ -87,7 +88,7 @@ func validSessionID(id string) bool { return contract.Names.WebSessionID.Match(i
 // AliveInterval.
 func (s *Server) term(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		s.log.refuse("method", "%s %s", escape.Quote(r.Method, 16), escape.Quote(r.URL.Path, 128))
+		s.log.Refuse("method", "%s %s", escape.Quote(r.Method, 16), escape.Quote(r.URL.Path, 128))
 		w.Header().Set("Allow", "GET, HEAD")
 		plain(w, http.StatusMethodNotAllowed, "method not allowed")
 		return
@@ -96,17 +97,17 @@ func (s *Server) term(w http.ResponseWriter, r *http.Request) {
 	session, _ := r.Context().Value(ctxKey{}).(string)
 	if ws {
 		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || !headerHasToken(r.Header, "Connection", "upgrade") {
-			s.log.refuse("upgrade", "%s: not a WebSocket handshake (Upgrade %s)", escape.Quote(r.URL.Path, 128), escape.Quote(r.Header.Get("Upgrade"), 32))
+			s.log.Refuse("upgrade", "%s: not a WebSocket handshake (Upgrade %s)", escape.Quote(r.URL.Path, 128), escape.Quote(r.Header.Get("Upgrade"), 32))
 			plain(w, http.StatusBadRequest, "bad request")
 			return
 		}
 		if o := r.Header.Values("Origin"); len(o) != 1 || o[0] != s.origin {
-			s.log.refuse("origin", "%s: Origin %s, want %s", escape.Quote(r.URL.Path, 128), escape.Quote(strings.Join(o, ", "), 128), s.origin)
+			s.log.Refuse("origin", "%s: Origin %s, want %s", escape.Quote(r.URL.Path, 128), escape.Quote(strings.Join(o, ", "), 128), s.origin)
 			plain(w, http.StatusForbidden, "forbidden")
 			return
 		}
 		if !validSessionID(session) {
-			s.log.refuse("no-session", "%s: a WebSocket without a valid %s header", escape.Quote(r.URL.Path, 128), hdrSession)
+			s.log.Refuse("no-session", "%s: a WebSocket without a valid %s header", escape.Quote(r.URL.Path, 128), hdrSession)
 			plain(w, http.StatusForbidden, "forbidden")
 			return
 		}
@@ -118,7 +119,7 @@ func (s *Server) term(w http.ResponseWriter, r *http.Request) {
 		var why string
 		name, code, why = s.sessionArg(r.URL.RawQuery)
 		if code != 0 {
-			s.log.refuse("query", "%s: %s", escape.Quote(r.URL.Path, 128), why)
+			s.log.Refuse("query", "%s: %s", escape.Quote(r.URL.Path, 128), why)
 			plain(w, code, "bad request: "+why)
 			return
 		}
@@ -129,6 +130,14 @@ func (s *Server) term(w http.ResponseWriter, r *http.Request) {
 	out.URL.ForceQuery = false
 	if !ws {
 		s.proxy.ServeHTTP(w, out)
+		return
+	}
+	// a terminal lasts as long as its login session (Alive), never
+	// until a deadline: net/http clears them when the proxy hijacks the
+	// connection; this covers the handshake with ttyd before that
+	if err := httpserve.Unbound(w); err != nil {
+		s.log.Printf("terminal %s: %v", name, err)
+		plain(w, http.StatusInternalServerError, "the terminal cannot be opened")
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -155,7 +164,7 @@ func (s *Server) sessionArg(rawQuery string) (string, int, string) {
 	}
 	reg, err := registry.Load(s.cfg.Env.Registry())
 	if err != nil {
-		s.log.printf("registry: %v", err)
+		s.log.Printf("registry: %v", err)
 		return "", http.StatusInternalServerError, "the registry cannot be read"
 	}
 	if _, ok := reg.Find(name); !ok {

@@ -1,10 +1,17 @@
 package web
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 )
 
 func writeFile(t testing.TB, path, data string) {
@@ -173,4 +180,44 @@ func TestAnUpgradeThatIsNotAWebSocketIsRefused(t *testing.T) {
 	if n := len(f.ttyd.requests()); n != 0 {
 		t.Errorf("ttyd saw %d requests", n)
 	}
+}
+
+// shortLimits are listener limits a test can outlast.
+var shortLimits = httpserve.Limits{ReadHeader: time.Second, Read: 200 * time.Millisecond, Write: 200 * time.Millisecond, Idle: 5 * time.Second}
+
+// TestATerminalOutlivesTheListenersDeadlines: the web listener is bounded
+// (the control: a form whose body stalls is cut at the read deadline), and
+// a terminal is not: only its login session ends it (Alive), never a
+// deadline. net/http clears a connection's deadlines when the proxy
+// hijacks it for the WebSocket; term's httpserve.Unbound before that
+// covers the handshake with ttyd.
+func TestATerminalOutlivesTheListenersDeadlines(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.Limits = shortLimits })
+	t.Run("a stalled form is cut (control)", func(t *testing.T) {
+		c, err := net.DialTimeout("tcp", f.web.Listener.Addr().String(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /settings/sessions HTTP/1.1\r\nHost: %s\r\nX-Agent-Box-User: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\naction=", testHost, testUser)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.ReadAll(c)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatal("the daemon still waited for the body after 10s")
+		}
+	})
+	t.Run("a terminal is not cut", func(t *testing.T) {
+		res, c, br := f.ws("/term/ws?arg=main", header("Origin", testOrigin))
+		res.Body.Close()
+		if res.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+		for i := range 3 {
+			time.Sleep(shortLimits.Read + shortLimits.Write) // past both deadlines
+			if err := echo(c, br, "0still"); err != nil {
+				t.Fatalf("round trip %d, after %s: %v", i, time.Duration(i+1)*(shortLimits.Read+shortLimits.Write), err)
+			}
+		}
+	})
 }

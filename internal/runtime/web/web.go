@@ -19,12 +19,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 )
 
@@ -76,6 +78,9 @@ type Config struct {
 	// AliveInterval is how often the sessions of open WebSockets are
 	// checked; 0 is DefaultAliveInterval.
 	AliveInterval time.Duration
+	// Limits are the listeners' timeouts; zero is httpserve.Bounded (tests
+	// shorten them).
+	Limits httpserve.Limits
 
 	Log io.Writer // one line per refusal and per status-socket outage
 
@@ -91,14 +96,10 @@ type Config struct {
 // DefaultWakeSettle gives a just-started agent time to draw its prompt.
 const DefaultWakeSettle = 3 * time.Second
 
-// ConfigError is a configuration the daemon refuses to start with (exit 12).
-type ConfigError struct{ Msg string }
-
-func (e *ConfigError) Error() string     { return e.Msg }
-func (e *ConfigError) ConfigError() bool { return true }
-
+// configErrorf is a configuration the daemon refuses to start with
+// (exit 12).
 func configErrorf(format string, a ...any) error {
-	return &ConfigError{fmt.Sprintf(format, a...)}
+	return badconfig.Errorf("web serve", "", format, a...)
 }
 
 // FromEnv builds the daemon's configuration from its environment (getenv
@@ -109,7 +110,7 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 	uid := os.Getuid()
 	u, err := user.LookupId(strconv.Itoa(uid))
 	if err != nil {
-		return Config{}, configErrorf("web serve: the user of uid %d: %v", uid, err)
+		return Config{}, configErrorf("the user of uid %d: %v", uid, err)
 	}
 	cfg := Config{
 		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
@@ -118,16 +119,16 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 	}
 	if p := getenv(hooks.EnvConfig); p != "" {
 		if !filepath.IsAbs(p) {
-			return Config{}, configErrorf("web serve: %s must be an absolute path, got %s", hooks.EnvConfig, escape.Quote(p, 256))
+			return Config{}, configErrorf("%s must be an absolute path, got %s", hooks.EnvConfig, escape.Quote(p, 256))
 		}
 		if cfg.Hooks, err = hooks.Load(p, getenv("CREDENTIALS_DIRECTORY")); err != nil {
-			return Config{}, configErrorf("web serve: %v", err)
+			return Config{}, badconfig.Wrap("web serve", err)
 		}
 	}
 	if v := getenv(EnvCheckInterval); v != "" {
 		d, err := contract.ParseDuration(v)
 		if err != nil || d < MinAliveInterval || d > MaxAliveInterval {
-			return Config{}, configErrorf("web serve: %s=%s: want a Go duration from %v to %v (how often the login sessions of open terminals are checked)",
+			return Config{}, configErrorf("%s=%s: want a Go duration from %v to %v (how often the login sessions of open terminals are checked)",
 				EnvCheckInterval, escape.Quote(v, 64), MinAliveInterval, MaxAliveInterval)
 		}
 		cfg.AliveInterval = d
@@ -136,29 +137,29 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 		cfg.TTYDSocket = DefaultTTYDSocket(cfg.User)
 	}
 	if cfg.Tmux != "" && !filepath.IsAbs(cfg.Tmux) {
-		return Config{}, configErrorf("web serve: %s must be an absolute path, got %s", paths.EnvTmux, escape.Quote(cfg.Tmux, 256))
+		return Config{}, configErrorf("%s must be an absolute path, got %s", paths.EnvTmux, escape.Quote(cfg.Tmux, 256))
 	}
 	return cfg, cfg.check()
 }
 
 func (c Config) check() error {
 	if c.Domain == "" {
-		return configErrorf("web serve: %s is unset (the box's domain, for example box.example.com)", EnvDomain)
+		return configErrorf("%s is unset (the box's domain, for example box.example.com)", EnvDomain)
 	}
 	if err := contract.CheckDomain(c.Domain); err != nil {
-		return configErrorf("web serve: %s: %v", EnvDomain, err)
+		return configErrorf("%s: %v", EnvDomain, err)
 	}
 	if c.User == "" || strings.ContainsAny(c.User, "/:") || escape.String(c.User) != c.User {
-		return configErrorf("web serve: user name %s cannot name an origin", escape.Quote(c.User, 64))
+		return configErrorf("user name %s cannot name an origin", escape.Quote(c.User, 64))
 	}
 	if !filepath.IsAbs(c.TTYDSocket) {
-		return configErrorf("web serve: %s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
+		return configErrorf("%s must be an absolute path, got %s", EnvTTYDSocket, escape.Quote(c.TTYDSocket, 256))
 	}
 	if !filepath.IsAbs(c.TTYD) {
-		return configErrorf("web serve: %s must be the absolute path of the ttyd that %s runs, got %s", EnvTTYD, TermUnit(c.User), escape.Quote(c.TTYD, 256))
+		return configErrorf("%s must be the absolute path of the ttyd that %s runs, got %s", EnvTTYD, TermUnit(c.User), escape.Quote(c.TTYD, 256))
 	}
 	if !filepath.IsAbs(c.StatusSocket) {
-		return configErrorf("web serve: the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
+		return configErrorf("the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
 	}
 	return nil
 }
@@ -172,8 +173,8 @@ type Server struct {
 	proxy  *httputil.ReverseProxy
 	csp    string // of every /term/... answer from ttyd
 	alive  *tracker
-	log    *logger
-	hooks  *hookReceiver // nil without hooks
+	log    *journal.Logger
+	hooks  *hooks.Receiver // nil without hooks
 	waker  *hookWaker
 }
 
@@ -192,15 +193,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AliveInterval <= 0 {
 		cfg.AliveInterval = DefaultAliveInterval
 	}
+	if cfg.Limits == (httpserve.Limits{}) {
+		cfg.Limits = httpserve.Bounded
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: &logger{w: cfg.Log}}
+	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: journal.New(cfg.Log, "agent-box: web")}
 	s.origin = "https://" + s.host
 	hashes, err := TTYDPageHashes(cfg.TTYD)
 	if err != nil {
 		// The rest of the origin works; the terminal page runs no script.
-		s.log.printf("ttyd's page: %v; the terminal page will run no script", err)
+		s.log.Printf("ttyd's page: %v; the terminal page will run no script", err)
 	}
 	s.csp = termCSP(s.host, hashes)
 	s.alive = newTracker(s.log, newStatusClient(cfg.StatusSocket))
@@ -245,19 +249,15 @@ var (
 type ctxKey struct{}
 
 // ServeHTTP checks the user header, removes every credential-bearing
-// header and dispatches.
+// header and dispatches. The security headers every answer carries are
+// set before it runs (httpserve.Handler).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
 	if v := r.Header.Values(hdrUser); len(v) != 1 || v[0] != s.cfg.User {
 		got := "none"
 		if len(v) > 0 {
 			got = escape.Quote(strings.Join(v, ", "), 64)
 		}
-		s.log.refuse("wrong-user", "%s %s (got %s)", r.Method, escape.Quote(r.URL.Path, 128), got)
+		s.log.Refuse("wrong-user", "%s %s (got %s)", r.Method, escape.Quote(r.URL.Path, 128), got)
 		plain(w, http.StatusForbidden, "forbidden")
 		return
 	}
@@ -290,30 +290,4 @@ func plain(w http.ResponseWriter, code int, msg string) {
 	h.Del("Content-Length")
 	w.WriteHeader(code)
 	fmt.Fprintln(w, msg)
-}
-
-// logger writes one escaped line per event. Nothing that could be a
-// credential is passed to it: no header but the user header's value, no
-// session id, no query but a validated name.
-type logger struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *logger) printf(format string, a ...any) {
-	msg := escape.Terminal(fmt.Sprintf(format, a...))
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "agent-box: web: %s\n", msg)
-}
-
-// refuse logs a refused request: its class first, then what was refused.
-func (l *logger) refuse(class, format string, a ...any) {
-	l.printf("refused %s: %s", class, fmt.Sprintf(format, a...))
-}
-
-// Write makes the logger net/http's ErrorLog (one escaped line each).
-func (l *logger) Write(p []byte) (int, error) {
-	l.printf("%s", strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
 }

@@ -1,0 +1,143 @@
+// Package httpserve is the one way the runtime's daemons (the auth
+// service, the web daemon) serve HTTP on the listeners systemd gives them:
+// one server set-up with per-listener timeouts, the security headers of
+// every answer set in one place, and a graceful shutdown.
+//
+// Invariants:
+//   - every listener has a header timeout and an idle timeout, so a client
+//     that opens a connection and sends nothing, or keeps an idle one,
+//     holds it for a bounded time;
+//   - a Bounded listener also has read and write deadlines per request;
+//     a handler whose answer may legitimately last longer (a WebSocket, a
+//     download, an upload, an event stream) calls Unbound first, which
+//     clears both for that request only (the next request on the
+//     connection gets them again). Nothing else lifts them: a terminal is
+//     never cut by a deadline and a slow client never holds a bounded route;
+//   - every answer carries Baseline's headers before the handler runs; a
+//     handler adds its own Content-Security-Policy.
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Limits are a listener's timeouts; zero Read and Write mean none.
+type Limits struct {
+	ReadHeader time.Duration // the request line and headers
+	Read       time.Duration // the whole request, body included
+	Write      time.Duration // from the end of the headers to the end of the answer
+	Idle       time.Duration // a kept-alive connection between requests
+}
+
+// Bounded are the limits of a listener whose answers are short: pages,
+// forms, the auth service's checks, webhook deliveries.
+var Bounded = Limits{ReadHeader: 5 * time.Second, Read: 15 * time.Second, Write: 30 * time.Second, Idle: 2 * time.Minute}
+
+// MaxHeaderBytes bounds a request's headers on every listener.
+const MaxHeaderBytes = 64 << 10
+
+// Listener is one socket and what answers on it.
+type Listener struct {
+	Name    string // its LISTEN_FDNAMES name, for errors and logs
+	L       net.Listener
+	Handler http.Handler
+	Limits  Limits
+	// ConnContext, if set, adds to each connection's context (the peer's
+	// credentials, for example).
+	ConnContext func(context.Context, net.Conn) context.Context
+	// EndWithServe makes Serve's context every request's parent, so that
+	// long answers (WebSockets, streams) end when serving ends instead of
+	// holding the shutdown to its limit; otherwise requests in flight
+	// finish.
+	EndWithServe bool
+}
+
+// Baseline sets the headers every answer of the runtime's daemons carries:
+// no sniffing, no framing, no caching, no referrer.
+func Baseline(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
+// Handler is h behind Baseline: what every listener's server runs (tests
+// that call a daemon's handler directly wrap it the same way).
+func Handler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Baseline(w.Header())
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Unbound clears the read and write deadlines of the request being
+// answered on w: for a WebSocket (before the upgrade), a download, an
+// upload or an event stream. The connection's next request is bounded
+// again.
+func Unbound(w http.ResponseWriter) error {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Time{}); err != nil {
+		return fmt.Errorf("clear the read deadline: %w", err)
+	}
+	if err := rc.SetWriteDeadline(time.Time{}); err != nil {
+		return fmt.Errorf("clear the write deadline: %w", err)
+	}
+	return nil
+}
+
+// Server returns the http.Server of l: its limits, the baseline headers
+// before l.Handler, errorLog for what net/http reports, and, with
+// l.EndWithServe, base as every request's parent context.
+func Server(base context.Context, l Listener, errorLog *log.Logger) *http.Server {
+	srv := &http.Server{
+		Handler:           Handler(l.Handler),
+		ReadHeaderTimeout: l.Limits.ReadHeader,
+		ReadTimeout:       l.Limits.Read,
+		WriteTimeout:      l.Limits.Write,
+		IdleTimeout:       l.Limits.Idle,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ErrorLog:          errorLog,
+		ConnContext:       l.ConnContext,
+	}
+	if l.EndWithServe {
+		srv.BaseContext = func(net.Listener) context.Context { return base }
+	}
+	return srv
+}
+
+// Serve answers on every listener until ctx ends or one of them fails,
+// then shuts all down, waiting at most shutdown for the requests in
+// flight. It returns the first listener's failure, else nil.
+func Serve(ctx context.Context, shutdown time.Duration, errorLog *log.Logger, ls ...Listener) error {
+	servers := make([]*http.Server, len(ls))
+	errc := make(chan error, len(ls))
+	for i, l := range ls {
+		servers[i] = Server(ctx, l, errorLog)
+		go func() {
+			if err := servers[i].Serve(l.L); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("listener %q: %w", l.Name, err)
+			}
+		}()
+	}
+	var first error
+	select {
+	case <-ctx.Done():
+	case first = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdown)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); srv.Shutdown(sctx) }()
+	}
+	wg.Wait()
+	return first
+}
