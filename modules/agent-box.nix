@@ -6810,8 +6810,8 @@ in
           package contract
 
           import (
-          	"bytes"
           	_ "embed"
+          	"bytes"
           	"encoding/json"
           	"errors"
           	"fmt"
@@ -6820,6 +6820,7 @@ in
           	"regexp"
           	"strconv"
           	"strings"
+          	"sync"
           	"time"
           )
 
@@ -6844,12 +6845,29 @@ in
           	Pattern string `json:"pattern"`
           	What    string `json:"what"`
 
-          	re *regexp.Regexp
+          	re *regexp.Regexp // set by Parse; else compiled at first use
           }
 
           // Match reports whether s matches the whole pattern, as builtins.match
-          // does in Nix.
-          func (n *Name) Match(s string) bool { return n.re.MatchString(s) }
+          // does in Nix. The program's contract compiles a pattern at its first use
+          // (every command starts a process, and most use two or three patterns);
+          // Parse compiles them all, and the contract's tests parse the file.
+          func (n *Name) Match(s string) bool {
+          	re := n.re
+          	if re == nil {
+          		v, ok := lazy.Load(n.Pattern)
+          		if !ok {
+          			v, _ = lazy.LoadOrStore(n.Pattern, regexp.MustCompile(anchored(n.Pattern)))
+          		}
+          		re = v.(*regexp.Regexp)
+          	}
+          	return re.MatchString(s)
+          }
+
+          // lazy holds the embedded contract's patterns once compiled.
+          var lazy sync.Map // pattern -> *regexp.Regexp
+
+          func anchored(pattern string) string { return "^(?:" + pattern + ")$" }
 
           // Lifetime is a Go duration setting with its default and least value.
           type Lifetime struct {
@@ -7074,27 +7092,35 @@ in
           // All is the whole contract (for the docs and the tests).
           func All() *Contract { return &c }
 
-          // Parse decodes a contract strictly: an unknown or misspelt key is an error.
+          // Parse decodes a contract strictly (an unknown or misspelt key is an
+          // error) and compiles every pattern.
           func Parse(data []byte) (*Contract, error) {
-          	var k Contract
+          	k := new(Contract)
+          	if err := decode(data, k); err != nil {
+          		return nil, err
+          	}
+          	if err := compile(reflect.ValueOf(k).Elem()); err != nil {
+          		return nil, err
+          	}
+          	return k, nil
+          }
+
+          func decode(data []byte, k *Contract) error {
           	dec := json.NewDecoder(bytes.NewReader(data))
           	dec.DisallowUnknownFields()
-          	if err := dec.Decode(&k); err != nil {
-          		return nil, err
+          	if err := dec.Decode(k); err != nil {
+          		return err
           	}
           	if _, err := dec.Token(); err != io.EOF {
-          		return nil, errors.New("data after the object")
+          		return errors.New("data after the object")
           	}
-          	if err := compile(reflect.ValueOf(&k).Elem()); err != nil {
-          		return nil, err
-          	}
-          	return &k, nil
+          	return nil
           }
 
           // compile compiles the pattern of every Name in v, however deep.
           func compile(v reflect.Value) error {
           	if n, ok := v.Addr().Interface().(*Name); ok {
-          		re, err := regexp.Compile("^(?:" + n.Pattern + ")$")
+          		re, err := regexp.Compile(anchored(n.Pattern))
           		if err != nil {
           			return fmt.Errorf("%q: %w", n.Pattern, err)
           		}
@@ -7171,12 +7197,12 @@ in
           	return fmt.Errorf("domain %q is not %s", d, f.What)
           }
 
+          // init decodes the embedded contract; its patterns compile at first use
+          // (the contract's tests check that every one does).
           func init() {
-          	k, err := Parse(raw)
-          	if err != nil {
+          	if err := decode(raw, &c); err != nil {
           		panic("contract: contract.json: " + err.Error())
           	}
-          	c = *k
           }
         '';
         "contract/contract.json" = ''

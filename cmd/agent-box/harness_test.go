@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,15 @@ func TestMain(m *testing.M) {
 		// program always reads /etc/agent-box/users).
 		if d := os.Getenv("AGENT_BOX_TEST_LOGIN_DIR"); d != "" {
 			paths.LoginDir = d
+		}
+		// The benchmarks' profile of the supervisor (test binary only).
+		if p := os.Getenv("AGENT_BOX_TEST_CPUPROFILE"); p != "" && len(os.Args) > 1 && os.Args[1] == "supervise" {
+			if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+				code := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+				pprof.StopCPUProfile()
+				f.Close()
+				os.Exit(code)
+			}
 		}
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
