@@ -6810,8 +6810,8 @@ in
           package contract
 
           import (
-          	_ "embed"
           	"bytes"
+          	_ "embed"
           	"encoding/json"
           	"errors"
           	"fmt"

@@ -12,8 +12,8 @@
 package contract
 
 import (
-	_ "embed"
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
