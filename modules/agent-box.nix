@@ -11870,6 +11870,7 @@ in
           			s.forget(name)
           		}
           	}
+          	var fresh []registry.Session // to start, all in one tmux command list
           	for _, e := range reg.Sessions {
           		if e.Stopped {
           			continue
@@ -11880,7 +11881,7 @@ in
           		case ss.waiting:
           			// a delayed restart is pending
           		case !ok:
-          			s.launch(ctx, e, nil, false)
+          			fresh = append(fresh, e)
           		case ss.pid == p.PID && ss.unwatch != nil:
           			// watched: its pidfd reports the exit
           		case p.Dead:
@@ -11888,6 +11889,47 @@ in
           			s.died(ctx, e, p, st, sig)
           		default:
           			s.watch(ss, e.Name, p.PID)
+          		}
+          	}
+          	s.launchNew(ctx, fresh)
+          }
+
+          // launchBatch bounds a tmux command list of new sessions (tmux reads a
+          // client's command in one message of at most 16 KiB).
+          const launchBatch = 16
+
+          // launchNew starts sessions that have no tmux session, launchBatch per
+          // tmux command list: one tmux client for many (200 added at once started
+          // 200 clients one after another). A list stops at its first failure; the
+          // sessions from there on are started one by one, so each failure is
+          // logged as its own.
+          func (s *sup) launchNew(ctx context.Context, es []registry.Session) {
+          	var known []registry.Session
+          	for _, e := range es {
+          		if s.knownAgent(e) {
+          			known = append(known, e)
+          		}
+          	}
+          	for len(known) > 0 {
+          		batch := known[:min(len(known), launchBatch)]
+          		known = known[len(batch):]
+          		if len(batch) == 1 {
+          			s.launch(ctx, batch[0], nil, false)
+          			continue
+          		}
+          		specs := make([]tmux.NewSpec, len(batch))
+          		for i, e := range batch {
+          			s.unwatch(s.get(e))
+          			specs[i] = tmux.NewSpec{Name: e.Name, Argv: s.argv(e)}
+          		}
+          		pids, err := s.tm.NewSessions(ctx, specs)
+          		for i, pid := range pids {
+          			s.started(s.get(batch[i]), batch[i].Name, pid, false)
+          		}
+          		if err != nil {
+          			for _, e := range batch[len(pids):] {
+          				s.launch(ctx, e, nil, false)
+          			}
           		}
           	}
           }
@@ -12011,29 +12053,47 @@ in
 
           // launch starts e in a new session, or respawns pane p when it is given.
           func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, restart bool) {
-          	ss := s.get(e)
-          	if _, ok := s.cfg.Agents[e.Agent]; !ok {
-          		s.warnOnce(e.Name+"\x00"+e.Agent, "session %s: unknown agent %s (known: %s); not started",
-          			quote(e.Name), quote(e.Agent), quoteAll(s.cfg.Agents.Names()))
+          	if !s.knownAgent(e) {
           		return
           	}
+          	ss := s.get(e)
           	s.unwatch(ss)
-          	argv := []string{s.cfg.Self, "exec-session", e.Name}
           	var pid int
           	var err error
           	if p != nil {
-          		pid, err = s.tm.RespawnPane(ctx, p.ID, argv)
+          		pid, err = s.tm.RespawnPane(ctx, p.ID, s.argv(e))
           	} else {
-          		pid, err = s.tm.NewSession(ctx, e.Name, argv)
+          		pid, err = s.tm.NewSession(ctx, e.Name, s.argv(e))
           	}
           	if err != nil {
           		s.logf("starting session %s: %s", quote(e.Name), errText(err))
           		return
           	}
+          	s.started(ss, e.Name, pid, restart)
+          }
+
+          // knownAgent reports whether e's agent is in the table; once per session
+          // and agent it logs that it is not.
+          func (s *sup) knownAgent(e registry.Session) bool {
+          	if _, ok := s.cfg.Agents[e.Agent]; ok {
+          		return true
+          	}
+          	s.warnOnce(e.Name+"\x00"+e.Agent, "session %s: unknown agent %s (known: %s); not started",
+          		quote(e.Name), quote(e.Agent), quoteAll(s.cfg.Agents.Names()))
+          	return false
+          }
+
+          // argv is what a session's pane runs: exec-session, which execs the agent.
+          func (s *sup) argv(e registry.Session) []string {
+          	return []string{s.cfg.Self, "exec-session", e.Name}
+          }
+
+          // started records that session name's pane runs pid and watches it.
+          func (s *sup) started(ss *session, name string, pid int, restart bool) {
           	now := s.clock.Now()
           	ss.started = now
           	ss.waiting = false
-          	s.watch(ss, e.Name, pid)
+          	s.watch(ss, name, pid)
           	ss.obs.Started(now.UTC(), restart)
           	s.saveObs(ss)
           }
@@ -12482,6 +12542,46 @@ in
           		return 0, err
           	}
           	return parsePID(out)
+          }
+
+          // NewSpec is one session for NewSessions.
+          type NewSpec struct {
+          	Name string
+          	Argv []string // as for NewSession
+          }
+
+          // NewSessions creates the sessions in order with one tmux command list
+          // (one client process instead of one each) and returns the pids of those
+          // created. tmux stops at the first command that fails: then the pids are
+          // those of the sessions before it, and the error is that command's.
+          func (s *Server) NewSessions(ctx context.Context, specs []NewSpec) ([]int, error) {
+          	var args []string
+          	for i, sp := range specs {
+          		if len(sp.Argv) < 2 {
+          			return nil, errors.New("tmux: argv needs at least two elements to bypass the shell")
+          		}
+          		if i > 0 {
+          			args = append(args, ";")
+          		}
+          		args = append(args, "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", sp.Name, "--")
+          		args = append(args, sp.Argv...)
+          	}
+          	if len(args) == 0 {
+          		return nil, nil
+          	}
+          	out, err := s.Run(ctx, args...)
+          	var pids []int
+          	for _, l := range strings.Fields(out) {
+          		pid, perr := parsePID(l)
+          		if perr != nil {
+          			return pids, perr
+          		}
+          		pids = append(pids, pid)
+          	}
+          	if err == nil && len(pids) != len(specs) {
+          		err = fmt.Errorf("tmux: %d pane pids for %d new sessions", len(pids), len(specs))
+          	}
+          	return pids, err
           }
 
           // RespawnPane kills pane's process if alive, starts argv in it and returns

@@ -615,6 +615,7 @@ func (s *sup) reconcile(ctx context.Context) {
 			s.forget(name)
 		}
 	}
+	var fresh []registry.Session // to start, all in one tmux command list
 	for _, e := range reg.Sessions {
 		if e.Stopped {
 			continue
@@ -625,7 +626,7 @@ func (s *sup) reconcile(ctx context.Context) {
 		case ss.waiting:
 			// a delayed restart is pending
 		case !ok:
-			s.launch(ctx, e, nil, false)
+			fresh = append(fresh, e)
 		case ss.pid == p.PID && ss.unwatch != nil:
 			// watched: its pidfd reports the exit
 		case p.Dead:
@@ -633,6 +634,47 @@ func (s *sup) reconcile(ctx context.Context) {
 			s.died(ctx, e, p, st, sig)
 		default:
 			s.watch(ss, e.Name, p.PID)
+		}
+	}
+	s.launchNew(ctx, fresh)
+}
+
+// launchBatch bounds a tmux command list of new sessions (tmux reads a
+// client's command in one message of at most 16 KiB).
+const launchBatch = 16
+
+// launchNew starts sessions that have no tmux session, launchBatch per
+// tmux command list: one tmux client for many (200 added at once started
+// 200 clients one after another). A list stops at its first failure; the
+// sessions from there on are started one by one, so each failure is
+// logged as its own.
+func (s *sup) launchNew(ctx context.Context, es []registry.Session) {
+	var known []registry.Session
+	for _, e := range es {
+		if s.knownAgent(e) {
+			known = append(known, e)
+		}
+	}
+	for len(known) > 0 {
+		batch := known[:min(len(known), launchBatch)]
+		known = known[len(batch):]
+		if len(batch) == 1 {
+			s.launch(ctx, batch[0], nil, false)
+			continue
+		}
+		specs := make([]tmux.NewSpec, len(batch))
+		for i, e := range batch {
+			s.unwatch(s.get(e))
+			specs[i] = tmux.NewSpec{Name: e.Name, Argv: s.argv(e)}
+		}
+		pids, err := s.tm.NewSessions(ctx, specs)
+		for i, pid := range pids {
+			s.started(s.get(batch[i]), batch[i].Name, pid, false)
+		}
+		if err != nil {
+			for _, e := range batch[len(pids):] {
+				s.launch(ctx, e, nil, false)
+			}
 		}
 	}
 }
@@ -756,29 +798,47 @@ func (s *sup) kill(ctx context.Context, name, why string) {
 
 // launch starts e in a new session, or respawns pane p when it is given.
 func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, restart bool) {
-	ss := s.get(e)
-	if _, ok := s.cfg.Agents[e.Agent]; !ok {
-		s.warnOnce(e.Name+"\x00"+e.Agent, "session %s: unknown agent %s (known: %s); not started",
-			quote(e.Name), quote(e.Agent), quoteAll(s.cfg.Agents.Names()))
+	if !s.knownAgent(e) {
 		return
 	}
+	ss := s.get(e)
 	s.unwatch(ss)
-	argv := []string{s.cfg.Self, "exec-session", e.Name}
 	var pid int
 	var err error
 	if p != nil {
-		pid, err = s.tm.RespawnPane(ctx, p.ID, argv)
+		pid, err = s.tm.RespawnPane(ctx, p.ID, s.argv(e))
 	} else {
-		pid, err = s.tm.NewSession(ctx, e.Name, argv)
+		pid, err = s.tm.NewSession(ctx, e.Name, s.argv(e))
 	}
 	if err != nil {
 		s.logf("starting session %s: %s", quote(e.Name), errText(err))
 		return
 	}
+	s.started(ss, e.Name, pid, restart)
+}
+
+// knownAgent reports whether e's agent is in the table; once per session
+// and agent it logs that it is not.
+func (s *sup) knownAgent(e registry.Session) bool {
+	if _, ok := s.cfg.Agents[e.Agent]; ok {
+		return true
+	}
+	s.warnOnce(e.Name+"\x00"+e.Agent, "session %s: unknown agent %s (known: %s); not started",
+		quote(e.Name), quote(e.Agent), quoteAll(s.cfg.Agents.Names()))
+	return false
+}
+
+// argv is what a session's pane runs: exec-session, which execs the agent.
+func (s *sup) argv(e registry.Session) []string {
+	return []string{s.cfg.Self, "exec-session", e.Name}
+}
+
+// started records that session name's pane runs pid and watches it.
+func (s *sup) started(ss *session, name string, pid int, restart bool) {
 	now := s.clock.Now()
 	ss.started = now
 	ss.waiting = false
-	s.watch(ss, e.Name, pid)
+	s.watch(ss, name, pid)
 	ss.obs.Started(now.UTC(), restart)
 	s.saveObs(ss)
 }

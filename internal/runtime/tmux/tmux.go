@@ -154,6 +154,46 @@ func (s *Server) NewSession(ctx context.Context, name string, argv []string) (in
 	return parsePID(out)
 }
 
+// NewSpec is one session for NewSessions.
+type NewSpec struct {
+	Name string
+	Argv []string // as for NewSession
+}
+
+// NewSessions creates the sessions in order with one tmux command list
+// (one client process instead of one each) and returns the pids of those
+// created. tmux stops at the first command that fails: then the pids are
+// those of the sessions before it, and the error is that command's.
+func (s *Server) NewSessions(ctx context.Context, specs []NewSpec) ([]int, error) {
+	var args []string
+	for i, sp := range specs {
+		if len(sp.Argv) < 2 {
+			return nil, errors.New("tmux: argv needs at least two elements to bypass the shell")
+		}
+		if i > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", sp.Name, "--")
+		args = append(args, sp.Argv...)
+	}
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out, err := s.Run(ctx, args...)
+	var pids []int
+	for _, l := range strings.Fields(out) {
+		pid, perr := parsePID(l)
+		if perr != nil {
+			return pids, perr
+		}
+		pids = append(pids, pid)
+	}
+	if err == nil && len(pids) != len(specs) {
+		err = fmt.Errorf("tmux: %d pane pids for %d new sessions", len(pids), len(specs))
+	}
+	return pids, err
+}
+
 // RespawnPane kills pane's process if alive, starts argv in it and returns
 // the new process's pid.
 func (s *Server) RespawnPane(ctx context.Context, pane string, argv []string) (int, error) {

@@ -106,3 +106,48 @@ func TestSendTextTypesTheTextLiterallyThenEnter(t *testing.T) {
 	}
 	t.Errorf("the pane read %q, want %q", got, want)
 }
+
+func TestNewSessionsCreatesThemInOneCommandAndStopsAtTheFirstFailure(t *testing.T) {
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
+	}
+	dir, err := os.MkdirTemp("/tmp", "tmux-new-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	s := &Server{Bin: bin, Socket: filepath.Join(dir, "s"), Env: []string{"PATH=/usr/bin:/bin", "TERM=xterm"}}
+	ctx := context.Background()
+	sleep := []string{"/bin/sh", "-c", "exec sleep 1000"}
+	if _, err := s.NewSession(ctx, "b", sleep); err != nil {
+		t.Fatal(err)
+	}
+	defer s.KillServer(ctx)
+	pids, err := s.NewSessions(ctx, []NewSpec{{"a", sleep}, {"c", sleep}})
+	if err != nil || len(pids) != 2 {
+		t.Fatalf("two new sessions: pids %v, %v", pids, err)
+	}
+	// "b" exists: the list stops there, "d" is not created
+	pids2, err := s.NewSessions(ctx, []NewSpec{{"e", sleep}, {"b", sleep}, {"d", sleep}})
+	if err == nil || len(pids2) != 1 {
+		t.Fatalf("a list whose second name is taken: pids %v, err %v; want one pid and an error", pids2, err)
+	}
+	panes, err := s.ListPanes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, p := range panes {
+		got[p.Session] = p.PID
+	}
+	want := map[string]int{"a": pids[0], "c": pids[1], "e": pids2[0]}
+	for name, pid := range want {
+		if got[name] != pid {
+			t.Errorf("session %s runs pid %d, NewSessions said %d", name, got[name], pid)
+		}
+	}
+	if _, ok := got["d"]; ok || len(got) != 4 {
+		t.Errorf("sessions %v: want a, b, c, e", got)
+	}
+}
