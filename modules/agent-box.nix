@@ -42,6 +42,7 @@
 #   internal/runtime/journal/journal.go
 #   internal/runtime/observe/observe.go
 #   internal/runtime/paths/paths.go
+#   internal/runtime/peer/peer.go
 #   internal/runtime/registry/registry.go
 #   internal/runtime/sdlisten/sdlisten.go
 #   internal/runtime/seal/seal.go
@@ -9733,6 +9734,234 @@ in
           // SupervisorLock is held (flock) by the running supervisor.
           func (e Env) SupervisorLock() string { return filepath.Join(e.RuntimeDir, "supervisor.lock") }
         '';
+        "peer/peer.go" = ''
+          // Package peer checks who listens on a unix socket before anything is
+          // written to it: the credentials of the process that called listen
+          // (SO_PEERCRED), then its unit (its cgroup) and its program. The web
+          // daemon checks its user's ttyd this way; the supervisor checks its
+          // user's tmux server.
+          package peer
+
+          import (
+          	"bufio"
+          	"bytes"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"net"
+          	"os"
+          	"strconv"
+          	"strings"
+          	"syscall"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          )
+
+          // Error is a listener refused: the connection must be closed unused.
+          type Error struct{ Reason string }
+
+          func (e *Error) Error() string { return "socket peer refused: " + e.Reason }
+
+          const (
+          	soPeerPidfd         = 77  // SO_PEERPIDFD (Linux 6.5)
+          	sysPidfdSendSignal  = 424 // pidfd_send_signal(2), the same number on every architecture
+          	maxCgroupFileSize   = 64 << 10
+          	unifiedHierarchyTag = "0::"
+          )
+
+          // Check reads the peer's credentials (SO_PEERCRED: those of the process
+          // that called listen), checks its uid and then each check on its pid (its
+          // unit, its program), and returns the pid. When the kernel gives a pidfd
+          // of the peer (SO_PEERPIDFD), the process is checked to be alive after
+          // the checks read its files, so the pid read was not reused by another
+          // process in the meantime. Every refusal is an *Error.
+          func Check(c *net.UnixConn, uid int, checks ...func(pid int) error) (int, error) {
+          	raw, err := c.SyscallConn()
+          	if err != nil {
+          		return 0, err
+          	}
+          	var cred *syscall.Ucred
+          	var credErr, pidfdErr error
+          	pidfd := -1
+          	if err := raw.Control(func(fd uintptr) {
+          		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+          		pidfd, pidfdErr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, soPeerPidfd)
+          	}); err != nil {
+          		return 0, err
+          	}
+          	if pidfdErr == nil {
+          		defer syscall.Close(pidfd)
+          	}
+          	if credErr != nil {
+          		return 0, &Error{fmt.Sprintf("SO_PEERCRED: %v", credErr)}
+          	}
+          	if int(cred.Uid) != uid {
+          		return 0, &Error{fmt.Sprintf("the listener's uid is %d, not %d", cred.Uid, uid)}
+          	}
+          	if cred.Pid <= 0 {
+          		return 0, &Error{"the listener's pid is not visible (another pid namespace)"}
+          	}
+          	if pidfdErr != nil && !errors.Is(pidfdErr, syscall.ENOPROTOOPT) {
+          		// ESRCH or EINVAL: the process that listened is gone; its socket
+          		// is held by another.
+          		return 0, &Error{fmt.Sprintf("pid %d: the process that listened is gone (SO_PEERPIDFD: %v)", cred.Pid, pidfdErr)}
+          	}
+          	for _, check := range checks {
+          		if err := check(int(cred.Pid)); err != nil {
+          			return 0, &Error{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
+          		}
+          	}
+          	if pidfdErr == nil {
+          		if _, _, e := syscall.Syscall6(sysPidfdSendSignal, uintptr(pidfd), 0, 0, 0, 0, 0); e != 0 {
+          			return 0, &Error{fmt.Sprintf("pid %d: the process that listened is gone (pidfd: %v)", cred.Pid, e)}
+          		}
+          	}
+          	return int(cred.Pid), nil
+          }
+
+          // InUnit is the unit check: /proc/<pid>/cgroup must put the process in
+          // unit of the system manager.
+          func InUnit(unit string) func(pid int) error {
+          	return func(pid int) error {
+          		data, err := cgroupFile(pid)
+          		if err != nil {
+          			return err
+          		}
+          		return checkCgroup(data, unit)
+          	}
+          }
+
+          // cgroupFile is /proc/<pid>/cgroup ("self" for 0).
+          func cgroupFile(pid int) ([]byte, error) {
+          	name := "self"
+          	if pid != 0 {
+          		name = strconv.Itoa(pid)
+          	}
+          	f, err := os.Open("/proc/" + name + "/cgroup")
+          	if err != nil {
+          		return nil, err
+          	}
+          	defer f.Close()
+          	return io.ReadAll(io.LimitReader(f, maxCgroupFileSize))
+          }
+
+          // checkCgroup checks the unified-hierarchy line of a /proc/<pid>/cgroup
+          // file: its path must be slices only, then unit itself, e.g.
+          // 0::/system.slice/system-agent\x2dbox\x2dterm.slice/agent-box-term@alice.service.
+          // Requiring every component before the unit to be a slice is what refuses
+          // a unit of the same name run by U's own user manager
+          // (/user.slice/user-1000.slice/user@1000.service/app.slice/agent-box-term@alice.service):
+          // only the system manager creates slices outside a delegated subtree, and
+          // every delegated subtree sits below a service or scope.
+          func checkCgroup(data []byte, unit string) error {
+          	sc := bufio.NewScanner(bytes.NewReader(data))
+          	for sc.Scan() {
+          		line := sc.Text()
+          		path, ok := strings.CutPrefix(line, unifiedHierarchyTag)
+          		if !ok {
+          			continue
+          		}
+          		parts := strings.Split(path, "/")
+          		if len(parts) < 3 || parts[0] != "" || parts[len(parts)-1] != unit {
+          			return fmt.Errorf("in cgroup %s, not in %s", escape.Quote(path, 256), unit)
+          		}
+          		for _, p := range parts[1 : len(parts)-1] {
+          			if !strings.HasSuffix(p, ".slice") || p == ".slice" {
+          				return fmt.Errorf("in cgroup %s: %s is not in a system slice", escape.Quote(path, 256), unit)
+          			}
+          		}
+          		return nil
+          	}
+          	return errors.New("no unified cgroup hierarchy line (0::) in its cgroup file")
+          }
+
+          // RunsProgram is the program check of the peer: /proc/<pid>/exe must be
+          // the file at path (the same inode, path's symlinks followed), so code
+          // that got into the unit (a tmux client in ttyd's, a program it started)
+          // cannot pass for the listener.
+          func RunsProgram(path string) func(pid int) error {
+          	return func(pid int) error {
+          		want, err := os.Stat(path)
+          		if err != nil {
+          			return fmt.Errorf("the program: %w", err)
+          		}
+          		exe := "/proc/" + strconv.Itoa(pid) + "/exe"
+          		got, err := os.Stat(exe)
+          		if err != nil {
+          			return fmt.Errorf("its program: %w", err)
+          		}
+          		if !os.SameFile(want, got) {
+          			name, _ := os.Readlink(exe)
+          			return fmt.Errorf("it runs %s, not %s", escape.Quote(name, 256), path)
+          		}
+          		return nil
+          	}
+          }
+
+          // InOwnUnit is the unit check against this process's own: ours must be a
+          // service of the system manager (a system slice path ending in a
+          // .service), and the process must be in the same cgroup (InSameCgroup).
+          func InOwnUnit(pid int) error {
+          	own, err := cgroupFile(0)
+          	if err != nil {
+          		return err
+          	}
+          	path, _ := unifiedPath(own)
+          	unit := path[strings.LastIndex(path, "/")+1:]
+          	if !strings.HasSuffix(unit, ".service") {
+          		return fmt.Errorf("this process runs in %s, not in a service", escape.Quote(path, 256))
+          	}
+          	if err := checkCgroup(own, unit); err != nil {
+          		return fmt.Errorf("this process: %w", err)
+          	}
+          	return InSameCgroup(pid)
+          }
+
+          // InSameCgroup is the check that pid runs in this process's cgroup (the
+          // unified hierarchy's).
+          func InSameCgroup(pid int) error {
+          	own, err := cgroupFile(0)
+          	if err != nil {
+          		return err
+          	}
+          	path, ok := unifiedPath(own)
+          	if !ok {
+          		return errors.New("this process has no unified cgroup hierarchy line (0::)")
+          	}
+          	data, err := cgroupFile(pid)
+          	if err != nil {
+          		return err
+          	}
+          	if got, ok := unifiedPath(data); !ok || got != path {
+          		return fmt.Errorf("in cgroup %s, not in this process's %s", escape.Quote(got, 256), escape.Quote(path, 256))
+          	}
+          	return nil
+          }
+
+          func unifiedPath(data []byte) (string, bool) {
+          	sc := bufio.NewScanner(bytes.NewReader(data))
+          	for sc.Scan() {
+          		if p, ok := strings.CutPrefix(sc.Text(), unifiedHierarchyTag); ok {
+          			return p, true
+          		}
+          	}
+          	return "", false
+          }
+
+          // Exe is the program pid runs: the target of /proc/<pid>/exe. A program
+          // whose file was removed since it started is an error (the kernel marks
+          // the link " (deleted)"): its path names nothing, or another file.
+          func Exe(pid int) (string, error) {
+          	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+          	if err != nil {
+          		return "", err
+          	}
+          	if strings.HasSuffix(p, " (deleted)") {
+          		return "", fmt.Errorf("pid %d runs %s, removed since it started", pid, escape.Quote(strings.TrimSuffix(p, " (deleted)"), 256))
+          	}
+          	return p, nil
+          }
+        '';
         "registry/registry.go" = ''
           // Package registry reads and changes the session registry
           // ~/.config/agent-box/sessions.json: the user's intent (which sessions exist,
@@ -11295,6 +11524,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
+          	"github.com/agent-box/agent-box/internal/runtime/peer"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
@@ -11616,7 +11846,7 @@ in
 
           	st := state.State{
           		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
-          		Socket: env.TmuxSocket(), Tmux: cfg.TmuxBin, Control: env.SupervisorSocket(),
+          		Socket: env.TmuxSocket(), Tmux: s.tm.Bin, Control: env.SupervisorSocket(),
           		Agents: cfg.Agents, DefaultAgent: cfg.DefaultAgent, StartedAt: time.Now().UTC(),
           	}
           	if st.Agents == nil {
@@ -11708,10 +11938,26 @@ in
           	return err
           }
 
-          // startServer starts a fresh tmux server or re-adopts one carrying our token.
+          // ServerInUnit checks the process of the tmux server on the user's
+          // socket before it is adopted or used: by default it must run in the
+          // supervisor's own unit (where the supervisor starts it), so a server
+          // started elsewhere with the token (from an SSH login: outside the unit's
+          // limits and hardening) is never adopted. The test binary replaces it.
+          var ServerInUnit = peer.InOwnUnit
+
+          // startServer starts a fresh tmux server or re-adopts one carrying our
+          // token whose process runs in our unit (ServerInUnit). Either way the
+          // supervisor's tmux clients then run the server's own program.
           func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
           	env := s.cfg.Env
           	if s.tm.Alive() {
+          		pid, err := s.serverPID()
+          		if err != nil {
+          			if !s.tm.Alive() {
+          				return s.startServer(ctx) // it was exiting; start afresh
+          			}
+          			return false, fmt.Errorf("%w: %s: %v", ErrForeignServer, env.TmuxSocket(), err)
+          		}
           		tok, _ := userfile.Read(env.TokenFile(), 256) // a FIFO or huge file here is no token
           		got, err := s.tm.ServerOption(ctx, "@agent-box-token")
           		if err != nil && !s.tm.Alive() {
@@ -11720,6 +11966,7 @@ in
           		if err != nil || len(tok) == 0 || got != strings.TrimSpace(string(tok)) {
           			return false, fmt.Errorf("%w: %s", ErrForeignServer, env.TmuxSocket())
           		}
+          		s.useServerProgram(pid)
           		if err := s.writeConf(strings.TrimSpace(string(tok))); err != nil {
           			return false, err
           		}
@@ -11728,6 +11975,7 @@ in
           		}
           		return true, nil
           	}
+          	s.tm.Bin = s.cfg.TmuxBin // a new server runs the configured tmux
           	if err := os.Remove(env.TmuxSocket()); err != nil && !errors.Is(err, os.ErrNotExist) {
           		return false, fmt.Errorf("removing stale socket: %w", err)
           	}
@@ -11749,7 +11997,41 @@ in
           	if err != nil || got != tok {
           		return false, fmt.Errorf("tmux server on %s did not take our configuration (token %q): %v", env.TmuxSocket(), got, err)
           	}
+          	pid, err := s.serverPID()
+          	if err != nil {
+          		return false, fmt.Errorf("the tmux server just started on %s: %w", env.TmuxSocket(), err)
+          	}
+          	s.useServerProgram(pid)
           	return false, nil
+          }
+
+          // serverPID is the pid of the process listening on the tmux socket, after
+          // peer.Check (our uid, ServerInUnit).
+          func (s *sup) serverPID() (int, error) {
+          	c, err := net.DialTimeout("unix", s.cfg.Env.TmuxSocket(), time.Second)
+          	if err != nil {
+          		return 0, err
+          	}
+          	defer c.Close()
+          	return peer.Check(c.(*net.UnixConn), os.Getuid(), ServerInUnit)
+          }
+
+          // useServerProgram makes the supervisor's tmux clients run the program of
+          // the server pid (a client of another tmux build may not understand the
+          // server): the configured tmux takes over when a new server starts.
+          func (s *sup) useServerProgram(pid int) {
+          	exe, err := peer.Exe(pid)
+          	if err != nil {
+          		s.logf("tmux server pid %d: %s; its clients run %s", pid, errText(err), quote(s.cfg.TmuxBin))
+          		s.tm.Bin = s.cfg.TmuxBin
+          		return
+          	}
+          	if a, errA := os.Stat(exe); errA == nil {
+          		if b, errB := os.Stat(s.cfg.TmuxBin); errB == nil && !os.SameFile(a, b) {
+          			s.logf("the tmux server runs %s; %s is configured and takes over when a new server starts", quote(exe), quote(s.cfg.TmuxBin))
+          		}
+          	}
+          	s.tm.Bin = exe
           }
 
           // writeConf writes the generated tmux configuration: the server stays up
@@ -13346,101 +13628,31 @@ in
           package web
 
           import (
-          	"bufio"
-          	"bytes"
           	"context"
-          	"errors"
-          	"fmt"
-          	"io"
           	"net"
-          	"os"
-          	"strconv"
-          	"strings"
-          	"syscall"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
-          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/peer"
           )
 
-          // PeerError is a ttyd socket whose listener is not U's ttyd: the
-          // connection is closed before anything is written to it.
-          type PeerError struct{ Reason string }
-
-          func (e *PeerError) Error() string { return "ttyd socket peer refused: " + e.Reason }
-
-          const (
-          	soPeerPidfd         = 77  // SO_PEERPIDFD (Linux 6.5)
-          	sysPidfdSendSignal  = 424 // pidfd_send_signal(2), the same number on every architecture
-          	maxCgroupFileSize   = 64 << 10
-          	ttydDialTimeout     = 5 * time.Second
-          	unifiedHierarchyTag = "0::"
-          )
+          // ttydDialTimeout bounds the connection to U's ttyd socket.
+          const ttydDialTimeout = 5 * time.Second
 
           // dialTTYD connects to U's ttyd socket and checks who listens on it: uid
-          // U, and a process in agent-box-term@U.service. Anything else is closed
-          // unused (a *PeerError).
+          // U, and a process in agent-box-term@U.service running ttyd. Anything
+          // else is closed unused (a *peer.Error).
           func (s *Server) dialTTYD(ctx context.Context, _, _ string) (net.Conn, error) {
           	d := net.Dialer{Timeout: ttydDialTimeout}
           	c, err := d.DialContext(ctx, "unix", s.cfg.TTYDSocket)
           	if err != nil {
           		return nil, err
           	}
-          	if err := checkPeer(c.(*net.UnixConn), s.cfg.UID, s.cfg.InUnit, s.cfg.IsTTYD); err != nil {
+          	if _, err := peer.Check(c.(*net.UnixConn), s.cfg.UID, s.cfg.InUnit, s.cfg.IsTTYD); err != nil {
           		c.Close()
           		return nil, err
           	}
           	return c, nil
-          }
-
-          // checkPeer reads the peer's credentials (SO_PEERCRED: those of the
-          // process that called listen) and checks uid, unit and program. When the
-          // kernel gives a pidfd of the peer (SO_PEERPIDFD), the process is checked
-          // to be alive after its cgroup and program were read, so the pid read was
-          // not reused by another process in the meantime.
-          func checkPeer(c *net.UnixConn, uid int, inUnit, isTTYD func(pid int) error) error {
-          	raw, err := c.SyscallConn()
-          	if err != nil {
-          		return err
-          	}
-          	var cred *syscall.Ucred
-          	var credErr, pidfdErr error
-          	pidfd := -1
-          	if err := raw.Control(func(fd uintptr) {
-          		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-          		pidfd, pidfdErr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, soPeerPidfd)
-          	}); err != nil {
-          		return err
-          	}
-          	if pidfdErr == nil {
-          		defer syscall.Close(pidfd)
-          	}
-          	if credErr != nil {
-          		return &PeerError{fmt.Sprintf("SO_PEERCRED: %v", credErr)}
-          	}
-          	if int(cred.Uid) != uid {
-          		return &PeerError{fmt.Sprintf("the listener's uid is %d, not %d", cred.Uid, uid)}
-          	}
-          	if cred.Pid <= 0 {
-          		return &PeerError{"the listener's pid is not visible (another pid namespace)"}
-          	}
-          	if pidfdErr != nil && !errors.Is(pidfdErr, syscall.ENOPROTOOPT) {
-          		// ESRCH or EINVAL: the process that listened is gone; its socket
-          		// is held by another.
-          		return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (SO_PEERPIDFD: %v)", cred.Pid, pidfdErr)}
-          	}
-          	if err := inUnit(int(cred.Pid)); err != nil {
-          		return &PeerError{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
-          	}
-          	if err := isTTYD(int(cred.Pid)); err != nil {
-          		return &PeerError{fmt.Sprintf("pid %d: %v", cred.Pid, err)}
-          	}
-          	if pidfdErr == nil {
-          		if _, _, e := syscall.Syscall6(sysPidfdSendSignal, uintptr(pidfd), 0, 0, 0, 0, 0); e != 0 {
-          			return &PeerError{fmt.Sprintf("pid %d: the process that listened is gone (pidfd: %v)", cred.Pid, e)}
-          		}
-          	}
-          	return nil
           }
 
           // TermUnit is the unit of U's ttyd.
@@ -13448,74 +13660,10 @@ in
 
           // InTermUnit is the real unit check: /proc/<pid>/cgroup must put the
           // process in agent-box-term@U.service of the system manager.
-          func InTermUnit(user string) func(pid int) error {
-          	unit := TermUnit(user)
-          	return func(pid int) error {
-          		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/cgroup")
-          		if err != nil {
-          			return err
-          		}
-          		defer f.Close()
-          		data, err := io.ReadAll(io.LimitReader(f, maxCgroupFileSize))
-          		if err != nil {
-          			return err
-          		}
-          		return checkCgroup(data, unit)
-          	}
-          }
+          func InTermUnit(user string) func(pid int) error { return peer.InUnit(TermUnit(user)) }
 
-          // checkCgroup checks the unified-hierarchy line of a /proc/<pid>/cgroup
-          // file: its path must be slices only, then unit itself, e.g.
-          // 0::/system.slice/system-agent\x2dbox\x2dterm.slice/agent-box-term@alice.service.
-          // Requiring every component before the unit to be a slice is what refuses
-          // a unit of the same name run by U's own user manager
-          // (/user.slice/user-1000.slice/user@1000.service/app.slice/agent-box-term@alice.service):
-          // only the system manager creates slices outside a delegated subtree, and
-          // every delegated subtree sits below a service or scope.
-          func checkCgroup(data []byte, unit string) error {
-          	sc := bufio.NewScanner(bytes.NewReader(data))
-          	for sc.Scan() {
-          		line := sc.Text()
-          		path, ok := strings.CutPrefix(line, unifiedHierarchyTag)
-          		if !ok {
-          			continue
-          		}
-          		parts := strings.Split(path, "/")
-          		if len(parts) < 3 || parts[0] != "" || parts[len(parts)-1] != unit {
-          			return fmt.Errorf("in cgroup %s, not in %s", escape.Quote(path, 256), unit)
-          		}
-          		for _, p := range parts[1 : len(parts)-1] {
-          			if !strings.HasSuffix(p, ".slice") || p == ".slice" {
-          				return fmt.Errorf("in cgroup %s: %s is not in a system slice", escape.Quote(path, 256), unit)
-          			}
-          		}
-          		return nil
-          	}
-          	return errors.New("no unified cgroup hierarchy line (0::) in its cgroup file")
-          }
-
-          // RunsProgram is the program check of the peer: /proc/<pid>/exe must be
-          // the file at path (the same inode, path's symlinks followed), so code
-          // that got into agent-box-term@U (a tmux client, a program it started)
-          // cannot pass for ttyd.
-          func RunsProgram(path string) func(pid int) error {
-          	return func(pid int) error {
-          		want, err := os.Stat(path)
-          		if err != nil {
-          			return fmt.Errorf("the ttyd program: %w", err)
-          		}
-          		exe := "/proc/" + strconv.Itoa(pid) + "/exe"
-          		got, err := os.Stat(exe)
-          		if err != nil {
-          			return fmt.Errorf("its program: %w", err)
-          		}
-          		if !os.SameFile(want, got) {
-          			name, _ := os.Readlink(exe)
-          			return fmt.Errorf("it runs %s, not %s", escape.Quote(name, 256), path)
-          		}
-          		return nil
-          	}
-          }
+          // RunsProgram is the program check of ttyd (peer.RunsProgram).
+          func RunsProgram(path string) func(pid int) error { return peer.RunsProgram(path) }
         '';
         "web/serve.go" = ''
           package web
@@ -13914,6 +14062,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+          	"github.com/agent-box/agent-box/internal/runtime/peer"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           )
 
@@ -13950,7 +14099,7 @@ in
           }
 
           func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
-          	var pe *PeerError
+          	var pe *peer.Error
           	switch {
           	case errors.As(err, &pe):
           		s.log.Refuse("ttyd-peer", "%s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,8 +26,10 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
+	"github.com/agent-box/agent-box/internal/runtime/peer"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/state"
+	"github.com/agent-box/agent-box/internal/runtime/supervisor"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
 
@@ -56,6 +59,12 @@ func TestMain(m *testing.M) {
 		// program always reads /etc/agent-box/users).
 		if d := os.Getenv("AGENT_BOX_TEST_LOGIN_DIR"); d != "" {
 			paths.LoginDir = d
+		}
+		// The tests run no units: the server the supervisor starts shares
+		// its cgroup, and "elsewhere" stands for a server outside the unit.
+		supervisor.ServerInUnit = peer.InSameCgroup
+		if os.Getenv("AGENT_BOX_TEST_SERVER_UNIT") == "elsewhere" {
+			supervisor.ServerInUnit = func(int) error { return errors.New("in cgroup \"/user.slice/user-1000.slice/session-3.scope\" (the test's stand-in for a login)") }
 		}
 		// The benchmarks' profile of the supervisor (test binary only).
 		if p := os.Getenv("AGENT_BOX_TEST_CPUPROFILE"); p != "" && len(os.Args) > 1 && os.Args[1] == "supervise" {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -426,6 +427,68 @@ func TestCrashedSupervisorReadoptsItsServerAndKeepsSessions(t *testing.T) {
 		q, ok := b.running("a")
 		return ok && q.PID != p.PID
 	})
+}
+
+// A server that carries the token but runs outside the supervisor's unit
+// (started from a login with the token file read) is never adopted: the
+// supervisor exits 9 and leaves it and its sessions alone.
+func TestAServerWithTheTokenOutsideTheUnitIsNotAdopted(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	p := b.waitRunning("a")
+	b.sup.Process.Kill()
+	<-b.supDone
+	b.sup = nil
+	b.setEnv("AGENT_BOX_TEST_SERVER_UNIT", "elsewhere")
+	r := b.run("", "supervise")
+	if r.code != 9 || !strings.Contains(r.stderr, "session-3.scope") {
+		t.Errorf("supervise beside a server outside its unit: exit %d, want 9 naming where it runs; stderr:\n%s", r.code, r.stderr)
+	}
+	if q, ok := b.running("a"); !ok || q.PID != p.PID {
+		t.Errorf("session a after the refusal: %+v, want the same pid %d", q, p.PID)
+	}
+}
+
+// An adopted server is driven with its own tmux program, not the one now
+// configured (a client of another build may not speak to it); a new
+// server runs the configured one.
+func TestAnAdoptedServerIsDrivenWithItsOwnTmux(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
+	data, err := os.ReadFile(tmuxBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := filepath.Join(b.dir, "tmux-older")
+	if err := os.WriteFile(older, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.setEnv("AGENT_BOX_TMUX", older)
+	b.startSupervisor()
+	p := b.waitRunning("a")
+	b.sup.Process.Kill()
+	<-b.supDone
+	b.sup = nil
+	b.setEnv("AGENT_BOX_TMUX", tmuxBin)
+	b.startSupervisor()
+	if want := fmt.Sprintf("the tmux server runs %q; %q is configured", older, tmuxBin); !strings.Contains(b.supLog.String(), want) {
+		t.Errorf("log lacks %s:\n%s", want, b.supLog)
+	}
+	if st, err := state.Read(filepath.Join(b.runtime, "state.json")); err != nil || st.Tmux != older {
+		t.Errorf("state.json names tmux %q (%v), want the server's %q", st.Tmux, err, older)
+	}
+	syscall.Kill(p.PID, syscall.SIGKILL)
+	b.waitFor(5*time.Second, "a respawns through the server's own tmux", func() bool {
+		q, ok := b.running("a")
+		return ok && q.PID != p.PID
+	})
+	b.stopSupervisor() // ends the server
+	b.startSupervisor()
+	b.waitRunning("a")
+	if st, err := state.Read(filepath.Join(b.runtime, "state.json")); err != nil || st.Tmux != tmuxBin {
+		t.Errorf("after a new server state.json names tmux %q (%v), want %q", st.Tmux, err, tmuxBin)
+	}
 }
 
 func TestSIGTERMStopsTmuxServerAndRemovesState(t *testing.T) {

@@ -35,6 +35,7 @@ var runtimeImports = map[string][]string{
 	"journal":      {"escape"},
 	"hooks":        {"badconfig", "clientaddr", "contract", "escape", "journal", "registry"},
 	"observe":      {"atomicfile", "userfile"},
+	"peer":         {"escape"},
 	"paths":        {"contract", "envfile", "escape"},
 	"registry":     {"atomicfile", "contract", "escape", "userfile"},
 	"sdlisten":     {},
@@ -42,10 +43,10 @@ var runtimeImports = map[string][]string{
 	"sessionstate": {"observe", "paths", "registry", "state", "tmux"},
 	"spawn":        {"agents", "envfile", "escape", "hooks", "paths", "registry"},
 	"state":        {"agents", "atomicfile", "escape", "userfile"},
-	"supervisor":   {"agents", "atomicfile", "control", "escape", "journal", "observe", "paths", "registry", "state", "tmux", "userfile"},
+	"supervisor":   {"agents", "atomicfile", "control", "escape", "journal", "observe", "paths", "peer", "registry", "state", "tmux", "userfile"},
 	"tmux":         {},
 	"userfile":     {},
-	"web":          {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "registry", "sessionstate", "tmux"},
+	"web":          {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionstate", "tmux"},
 }
 
 // TestRuntimeImportsAreTheAllowedOnes reads the imports of every runtime

@@ -40,6 +40,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
+	"github.com/agent-box/agent-box/internal/runtime/peer"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
@@ -361,7 +362,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	st := state.State{
 		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
-		Socket: env.TmuxSocket(), Tmux: cfg.TmuxBin, Control: env.SupervisorSocket(),
+		Socket: env.TmuxSocket(), Tmux: s.tm.Bin, Control: env.SupervisorSocket(),
 		Agents: cfg.Agents, DefaultAgent: cfg.DefaultAgent, StartedAt: time.Now().UTC(),
 	}
 	if st.Agents == nil {
@@ -453,10 +454,26 @@ func (s *sup) applySeed() error {
 	return err
 }
 
-// startServer starts a fresh tmux server or re-adopts one carrying our token.
+// ServerInUnit checks the process of the tmux server on the user's
+// socket before it is adopted or used: by default it must run in the
+// supervisor's own unit (where the supervisor starts it), so a server
+// started elsewhere with the token (from an SSH login: outside the unit's
+// limits and hardening) is never adopted. The test binary replaces it.
+var ServerInUnit = peer.InOwnUnit
+
+// startServer starts a fresh tmux server or re-adopts one carrying our
+// token whose process runs in our unit (ServerInUnit). Either way the
+// supervisor's tmux clients then run the server's own program.
 func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
 	env := s.cfg.Env
 	if s.tm.Alive() {
+		pid, err := s.serverPID()
+		if err != nil {
+			if !s.tm.Alive() {
+				return s.startServer(ctx) // it was exiting; start afresh
+			}
+			return false, fmt.Errorf("%w: %s: %v", ErrForeignServer, env.TmuxSocket(), err)
+		}
 		tok, _ := userfile.Read(env.TokenFile(), 256) // a FIFO or huge file here is no token
 		got, err := s.tm.ServerOption(ctx, "@agent-box-token")
 		if err != nil && !s.tm.Alive() {
@@ -465,6 +482,7 @@ func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
 		if err != nil || len(tok) == 0 || got != strings.TrimSpace(string(tok)) {
 			return false, fmt.Errorf("%w: %s", ErrForeignServer, env.TmuxSocket())
 		}
+		s.useServerProgram(pid)
 		if err := s.writeConf(strings.TrimSpace(string(tok))); err != nil {
 			return false, err
 		}
@@ -473,6 +491,7 @@ func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
 		}
 		return true, nil
 	}
+	s.tm.Bin = s.cfg.TmuxBin // a new server runs the configured tmux
 	if err := os.Remove(env.TmuxSocket()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, fmt.Errorf("removing stale socket: %w", err)
 	}
@@ -494,7 +513,41 @@ func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
 	if err != nil || got != tok {
 		return false, fmt.Errorf("tmux server on %s did not take our configuration (token %q): %v", env.TmuxSocket(), got, err)
 	}
+	pid, err := s.serverPID()
+	if err != nil {
+		return false, fmt.Errorf("the tmux server just started on %s: %w", env.TmuxSocket(), err)
+	}
+	s.useServerProgram(pid)
 	return false, nil
+}
+
+// serverPID is the pid of the process listening on the tmux socket, after
+// peer.Check (our uid, ServerInUnit).
+func (s *sup) serverPID() (int, error) {
+	c, err := net.DialTimeout("unix", s.cfg.Env.TmuxSocket(), time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	return peer.Check(c.(*net.UnixConn), os.Getuid(), ServerInUnit)
+}
+
+// useServerProgram makes the supervisor's tmux clients run the program of
+// the server pid (a client of another tmux build may not understand the
+// server): the configured tmux takes over when a new server starts.
+func (s *sup) useServerProgram(pid int) {
+	exe, err := peer.Exe(pid)
+	if err != nil {
+		s.logf("tmux server pid %d: %s; its clients run %s", pid, errText(err), quote(s.cfg.TmuxBin))
+		s.tm.Bin = s.cfg.TmuxBin
+		return
+	}
+	if a, errA := os.Stat(exe); errA == nil {
+		if b, errB := os.Stat(s.cfg.TmuxBin); errB == nil && !os.SameFile(a, b) {
+			s.logf("the tmux server runs %s; %s is configured and takes over when a new server starts", quote(exe), quote(s.cfg.TmuxBin))
+		}
+	}
+	s.tm.Bin = exe
 }
 
 // writeConf writes the generated tmux configuration: the server stays up

@@ -12,6 +12,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+	"github.com/agent-box/agent-box/internal/runtime/peer"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 }
 
 func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
-	var pe *PeerError
+	var pe *peer.Error
 	switch {
 	case errors.As(err, &pe):
 		s.log.Refuse("ttyd-peer", "%s %s: %v", r.Method, escape.Quote(r.URL.Path, 128), err)
