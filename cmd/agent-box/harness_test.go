@@ -64,7 +64,9 @@ func TestMain(m *testing.M) {
 		// its cgroup, and "elsewhere" stands for a server outside the unit.
 		supervisor.ServerInUnit = peer.InSameCgroup
 		if os.Getenv("AGENT_BOX_TEST_SERVER_UNIT") == "elsewhere" {
-			supervisor.ServerInUnit = func(int) error { return errors.New("in cgroup \"/user.slice/user-1000.slice/session-3.scope\" (the test's stand-in for a login)") }
+			supervisor.ServerInUnit = func(int) error {
+				return errors.New("in cgroup \"/user.slice/user-1000.slice/session-3.scope\" (the test's stand-in for a login)")
+			}
 		}
 		// The benchmarks' profile of the supervisor (test binary only).
 		if p := os.Getenv("AGENT_BOX_TEST_CPUPROFILE"); p != "" && len(os.Args) > 1 && os.Args[1] == "supervise" {
