@@ -3134,14 +3134,26 @@ in
           // ErrNoChange may be returned by an Update callback to leave the file as it is.
           var ErrNoChange = errors.New("no change")
 
-          // LockWait is how long Update waits for another writer's lock before it
-          // gives up with ErrLockTimeout.
+          // LockWait is how long Update waits while one other writer holds the lock
+          // before it gives up with ErrLockTimeout: a writer that holds it that long
+          // is stuck. While the holder changes (a queue of writers, each done in
+          // milliseconds: 200 `session add` at once) the wait goes on, up to
+          // LockQueueWait in all.
           const LockWait = 10 * time.Second
 
-          // lockWait is LockWait, shortened by this package's tests.
-          var lockWait = LockWait
+          // LockQueueWait bounds the whole wait for the lock while other writers
+          // come and go.
+          const LockQueueWait = 6 * LockWait
 
-          // ErrLockTimeout: another process held the lock for all of LockWait.
+          // Shortened by this package's tests.
+          var (
+          	lockWait      = LockWait
+          	lockQueueWait = LockQueueWait
+          	lockPoll      = 100 * time.Millisecond // how often a waiter reads the holder
+          )
+
+          // ErrLockTimeout: one process held the lock for all of LockWait, or
+          // writers held it in turn for all of LockQueueWait.
           var ErrLockTimeout = errors.New("timed out waiting for the lock")
 
           // Update locks path's sidecar lock file, reads the current contents (at most
@@ -3152,8 +3164,9 @@ in
           // A file (or lock file) that is not a regular file, or a file over limit,
           // is returned as the *userfile.Error before fn is called. The parent
           // directory is created with mode 0700 if missing. Waiting for the lock ends
-          // when ctx is done (nothing is written, ctx.Err() is returned) or after
-          // LockWait (ErrLockTimeout, naming the holder's pid when known).
+          // when ctx is done (nothing is written, ctx.Err() is returned) or when one
+          // holder kept the lock for LockWait, or holders in turn for LockQueueWait
+          // (ErrLockTimeout, naming the holder's pid when known).
           func Update(ctx context.Context, path string, perm fs.FileMode, limit int64, fn func(old []byte, exists bool) ([]byte, error)) error {
           	dir := filepath.Dir(path)
           	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -3187,8 +3200,9 @@ in
 
           // lock takes an exclusive flock on lockPath (created 0600 if missing, a
           // regular file or an error). The blocking flock runs in its own goroutine,
-          // so that the wait can end when ctx is done or after LockWait: the
-          // abandoned goroutine then releases the lock as soon as it gets it. The
+          // so that the wait can end when ctx is done, when one holder keeps the
+          // lock for LockWait or holders in turn for LockQueueWait: the abandoned
+          // goroutine then releases the lock as soon as it gets it. The
           // holder writes its pid into the lock file, so a timeout can name it. The
           // lock is released by the kernel if the process dies.
           func lock(ctx context.Context, lockPath string) (unlock func(), err error) {
@@ -3209,29 +3223,43 @@ in
           			}
           		}
           	}()
-          	timer := time.NewTimer(lockWait)
-          	defer timer.Stop()
           	abandon := func() {
           		go func() {
           			<-got
           			f.Close()
           		}()
           	}
-          	select {
-          	case err := <-got:
-          		if err != nil {
-          			f.Close()
-          			return nil, fmt.Errorf("lock %q: %w", lockPath, err)
+          	// The holder's pid in the lock file tells a stuck holder from a queue:
+          	// each change of it starts the LockWait again.
+          	start := time.Now()
+          	held, since := holder(lockPath), start
+          	tick := time.NewTicker(lockPoll)
+          	defer tick.Stop()
+          	for {
+          		select {
+          		case err := <-got:
+          			if err != nil {
+          				f.Close()
+          				return nil, fmt.Errorf("lock %q: %w", lockPath, err)
+          			}
+          			recordHolder(f)
+          			return func() { f.Close() }, nil
+          		case <-ctx.Done():
+          			abandon()
+          			return nil, fmt.Errorf("interrupted while waiting for the lock %q%s, nothing changed: %w", lockPath, holder(lockPath), ctx.Err())
+          		case now := <-tick.C:
+          			if h := holder(lockPath); h != held {
+          				held, since = h, now
+          			}
+          			switch {
+          			case now.Sub(since) >= lockWait:
+          				abandon()
+          				return nil, fmt.Errorf("%w %q%s: the same holder for %s", ErrLockTimeout, lockPath, held, lockWait)
+          			case now.Sub(start) >= lockQueueWait:
+          				abandon()
+          				return nil, fmt.Errorf("%w %q%s: other writers held it in turn for %s", ErrLockTimeout, lockPath, held, lockQueueWait)
+          			}
           		}
-          		recordHolder(f)
-          		return func() { f.Close() }, nil
-          	case <-ctx.Done():
-          		abandon()
-          		return nil, fmt.Errorf("interrupted while waiting for the lock %q%s, nothing changed: %w", lockPath, holder(lockPath), ctx.Err())
-          	case <-timer.C:
-          		who := holder(lockPath)
-          		abandon()
-          		return nil, fmt.Errorf("%w %q%s after %s", ErrLockTimeout, lockPath, who, lockWait)
           	}
           }
 

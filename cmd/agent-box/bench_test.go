@@ -160,6 +160,60 @@ func BenchmarkConcurrentAdds(b *testing.B) {
 	}
 }
 
+// BenchmarkSupervisorRestart kills the supervisor (-9) and starts a new one
+// 100 times beside 45 live sessions. Where the tmux server outlives the
+// supervisor (here: no unit kills it), each new supervisor re-adopts it:
+// it reports the time from the kill to the new supervisor's state.json
+// (the server adopted, the control socket open), and how many agents had
+// another pid afterwards (target: under 500 ms p50, none).
+func BenchmarkSupervisorRestart(b *testing.B) {
+	const sessions, restarts = 45, 100
+	var seed strings.Builder
+	seed.WriteString(`{"sessions": [`)
+	for i := 0; i < sessions; i++ {
+		if i > 0 {
+			seed.WriteString(", ")
+		}
+		fmt.Fprintf(&seed, `{"name": "s%d", "agent": "sleep"}`, i)
+	}
+	seed.WriteString("]}")
+	for range b.N {
+		b.StopTimer()
+		bx := newBox(b, seed.String())
+		bx.startSupervisor()
+		before := map[string]int{}
+		for i := 0; i < sessions; i++ {
+			name := fmt.Sprintf("s%d", i)
+			before[name] = bx.waitRunning(name).PID
+		}
+		b.StartTimer()
+		var took []time.Duration
+		for range restarts {
+			t0 := time.Now()
+			bx.sup.Process.Kill()
+			<-bx.supDone
+			bx.sup = nil
+			bx.startSupervisor() // returns once state.json names the new one
+			took = append(took, time.Since(t0))
+		}
+		b.StopTimer()
+		if !strings.Contains(bx.supLog.String(), "adopted the running tmux server") {
+			b.Fatalf("the last supervisor did not adopt the server:\n%s", bx.supLog)
+		}
+		changed := 0
+		for name, p := range bx.panes() {
+			if pid, ok := before[name]; ok && (p.Dead || p.PID != pid) {
+				changed++
+			}
+		}
+		fmt.Printf("%d supervisor restarts (kill -9, start) beside %d sessions: kill -> adopted and listening %s; agents with another pid after them: %d\n",
+			restarts, sessions, stats(took), changed)
+		b.ReportMetric(float64(median(took).Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(changed), "agents-killed")
+		bx.stopSupervisor()
+	}
+}
+
 // concurrentAdds starts n `session add c000…` at once and returns when the
 // last CLI exited and when every added session ran its agent.
 func concurrentAdds(b *testing.B, bx *box, n int) (cliDone, allLive time.Duration) {

@@ -5,16 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agent-box/agent-box/internal/hostilefile"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/hostilefile"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
@@ -40,6 +41,13 @@ func TestMain(m *testing.M) {
 // holdLock runs a holder process on lockPath and returns its pid once it
 // holds the lock; the lock is released when the test ends.
 func holdLock(t *testing.T, lockPath string) int {
+	pid, _ := holdLockUntil(t, lockPath)
+	return pid
+}
+
+// holdLockUntil is holdLock with a function that ends the holder (it
+// releases the lock as it exits).
+func holdLockUntil(t *testing.T, lockPath string) (pid int, release func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
@@ -56,12 +64,14 @@ func holdLock(t *testing.T, lockPath string) int {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait(); cancel() })
+	var once sync.Once
+	release = func() { once.Do(func() { stdin.Close(); cmd.Wait(); cancel() }) }
+	t.Cleanup(release)
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "locked\n" {
 		t.Fatalf("holder said %q, %v", line, err)
 	}
-	return cmd.Process.Pid
+	return cmd.Process.Pid, release
 }
 
 func TestUpdateReturnsPromptlyWhenCtxEndsWhileAnotherProcessHoldsTheLock(t *testing.T) {
@@ -92,8 +102,7 @@ func TestUpdateReturnsPromptlyWhenCtxEndsWhileAnotherProcessHoldsTheLock(t *test
 }
 
 func TestUpdateGivesUpAfterLockWaitNamingTheHolder(t *testing.T) {
-	defer func(d time.Duration) { lockWait = d }(lockWait)
-	lockWait = 300 * time.Millisecond
+	shortLock(t, 300*time.Millisecond, 10*time.Second)
 	p := filepath.Join(t.TempDir(), "f")
 	pid := holdLock(t, p+".lock")
 	err := hostilefile.Within(t, func() error {
@@ -107,6 +116,59 @@ func TestUpdateGivesUpAfterLockWaitNamingTheHolder(t *testing.T) {
 	}
 	if _, err := os.Stat(p); err == nil {
 		t.Errorf("the file was written after the timeout")
+	}
+}
+
+// shortLock shortens the lock's waits for a test.
+func shortLock(t *testing.T, wait, queue time.Duration) {
+	old := [3]time.Duration{lockWait, lockQueueWait, lockPoll}
+	lockWait, lockQueueWait, lockPoll = wait, queue, 10*time.Millisecond
+	t.Cleanup(func() { lockWait, lockQueueWait, lockPoll = old[0], old[1], old[2] })
+}
+
+// turns writes another pid into the lock file every step until stop is
+// closed, as a queue of writers taking the lock in turn does.
+func turns(lockPath string, step time.Duration, stop <-chan struct{}) {
+	for pid := 1000; ; pid++ {
+		select {
+		case <-stop:
+			return
+		case <-time.After(step):
+			os.WriteFile(lockPath, []byte(strconv.Itoa(pid)+"\n"), 0o600)
+		}
+	}
+}
+
+// While the holder changes (a queue of writers), Update waits past
+// LockWait, and gets the lock when it comes free.
+func TestUpdateWaitsPastLockWaitWhileTheHolderChanges(t *testing.T) {
+	shortLock(t, 300*time.Millisecond, 10*time.Second)
+	p := filepath.Join(t.TempDir(), "f")
+	_, release := holdLockUntil(t, p+".lock")
+	stop := make(chan struct{})
+	go turns(p+".lock", 100*time.Millisecond, stop)
+	time.AfterFunc(time.Second, func() { close(stop); release() })
+	start := time.Now()
+	err := Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
+	if err != nil {
+		t.Fatalf("Update behind writers in turn for 1s (LockWait 300ms): %v", err)
+	}
+	if took := time.Since(start); took < 900*time.Millisecond {
+		t.Errorf("Update took %s: it did not wait for the holders", took)
+	}
+}
+
+// Writers in turn cannot hold a waiter forever: LockQueueWait bounds it.
+func TestUpdateGivesUpAfterLockQueueWaitEvenWhileTheHolderChanges(t *testing.T) {
+	shortLock(t, 300*time.Millisecond, 800*time.Millisecond)
+	p := filepath.Join(t.TempDir(), "f")
+	holdLock(t, p+".lock")
+	stop := make(chan struct{})
+	defer close(stop)
+	go turns(p+".lock", 100*time.Millisecond, stop)
+	err := Update(context.Background(), p, 0o600, 1<<20, func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
+	if !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), "in turn") {
+		t.Fatalf("Update = %v, want ErrLockTimeout after the queue's bound", err)
 	}
 }
 
