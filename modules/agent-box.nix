@@ -9246,8 +9246,10 @@ in
           //     a handler whose answer may legitimately last longer (a WebSocket, a
           //     download, an upload, an event stream) calls Unbound first, which
           //     clears both for that request only (the next request on the
-          //     connection gets them again). Nothing else lifts them: a terminal is
-          //     never cut by a deadline and a slow client never holds a bounded route;
+          //     connection gets them again); net/http clears them too when it hands
+          //     a connection over (Hijack: a WebSocket). Nothing else lifts them: a
+          //     terminal is never cut by a deadline and a slow client never holds a
+          //     bounded route;
           //   - every answer carries Baseline's headers before the handler runs; a
           //     handler adds its own Content-Security-Policy.
           package httpserve
