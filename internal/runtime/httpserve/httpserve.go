@@ -7,14 +7,17 @@
 //   - every listener has a header timeout and an idle timeout, so a client
 //     that opens a connection and sends nothing, or keeps an idle one,
 //     holds it for a bounded time;
-//   - a Bounded listener also has read and write deadlines per request;
-//     a handler whose answer may legitimately last longer (a WebSocket, a
-//     download, an upload, an event stream) calls Unbound first, which
-//     clears both for that request only (the next request on the
-//     connection gets them again); net/http clears them too when it hands
-//     a connection over (Hijack: a WebSocket). Nothing else lifts them: a
-//     terminal is never cut by a deadline and a slow client never holds a
-//     bounded route;
+//   - a Bounded listener also has read and write deadlines per request,
+//     counted from the moment its headers are in (not from the
+//     connection's accept: Caddy dials connections ahead and keeps them in
+//     its pool, and net/http counts a connection's first request from its
+//     accept); a handler whose answer may legitimately last longer (a
+//     WebSocket, a download, an upload, an event stream) calls Unbound
+//     first, which clears both for that request only (the next request on
+//     the connection gets them again); net/http clears them too when it
+//     hands a connection over (Hijack: a WebSocket). Nothing else lifts
+//     them: a terminal is never cut by a deadline and a slow client never
+//     holds a bounded route;
 //   - every answer carries Baseline's headers before the handler runs; a
 //     handler adds its own Content-Security-Policy.
 package httpserve
@@ -32,15 +35,20 @@ import (
 
 // Limits are a listener's timeouts; zero Read and Write mean none.
 type Limits struct {
-	ReadHeader time.Duration // the request line and headers
-	Read       time.Duration // the whole request, body included
-	Write      time.Duration // from the end of the headers to the end of the answer
+	ReadHeader time.Duration // a connection's first request line and headers, from its accept
+	Read       time.Duration // the request's body, from its headers
+	Write      time.Duration // the answer, from the request's headers
 	Idle       time.Duration // a kept-alive connection between requests
 }
 
 // Bounded are the limits of a listener whose answers are short: pages,
-// forms, the auth service's checks, webhook deliveries.
-var Bounded = Limits{ReadHeader: 5 * time.Second, Read: 15 * time.Second, Write: 30 * time.Second, Idle: 2 * time.Minute}
+// forms, the auth service's checks, webhook deliveries. Every listener is
+// a unix socket only Caddy, root or the daemons reach; the header and idle
+// timeouts are longer than Caddy's keep-alive for upstream connections
+// (2 min), so that Caddy, not the daemon, closes a connection it holds
+// unused: a daemon that closed it first made Caddy's next POST on it fail
+// with a broken pipe (502), as the VM tier saw under load.
+var Bounded = Limits{ReadHeader: 3 * time.Minute, Read: 15 * time.Second, Write: 30 * time.Second, Idle: 3 * time.Minute}
 
 // MaxHeaderBytes bounds a request's headers on every listener.
 const MaxHeaderBytes = 64 << 10
@@ -94,16 +102,26 @@ func Unbound(w http.ResponseWriter) error {
 	return nil
 }
 
-// Server returns the http.Server of l: its limits, the baseline headers
-// before l.Handler, errorLog for what net/http reports, and, with
-// l.EndWithServe, base as every request's parent context.
+// Server returns the http.Server of l: its limits (the request's read and
+// write deadlines set as its handler starts), the baseline headers before
+// l.Handler, errorLog for what net/http reports, and, with l.EndWithServe,
+// base as every request's parent context.
 func Server(base context.Context, l Listener, errorLog *log.Logger) *http.Server {
+	h, lim := Handler(l.Handler), l.Limits
 	srv := &http.Server{
-		Handler:           Handler(l.Handler),
-		ReadHeaderTimeout: l.Limits.ReadHeader,
-		ReadTimeout:       l.Limits.Read,
-		WriteTimeout:      l.Limits.Write,
-		IdleTimeout:       l.Limits.Idle,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			now := time.Now()
+			rc := http.NewResponseController(w)
+			if lim.Read > 0 {
+				rc.SetReadDeadline(now.Add(lim.Read))
+			}
+			if lim.Write > 0 {
+				rc.SetWriteDeadline(now.Add(lim.Write))
+			}
+			h.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: lim.ReadHeader,
+		IdleTimeout:       lim.Idle,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          errorLog,
 		ConnContext:       l.ConnContext,

@@ -162,6 +162,40 @@ func TestAHijackedConnectionOutlivesBothDeadlines(t *testing.T) {
 	}
 }
 
+// A proxy dials connections ahead and keeps them in its pool: a request
+// on a connection older than the limits is bounded from its own headers,
+// not from the connection's accept.
+func TestARequestOnAnOldConnectionGetsItsWholeTime(t *testing.T) {
+	lim := short
+	lim.ReadHeader = 10 * time.Second // longer than the proxy holds it
+	_, sock := serve(t, Listener{Limits: lim, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		io.WriteString(w, "got "+string(b))
+	})})
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	time.Sleep(2 * (short.Read + short.Write)) // held unused, as in a pool
+	io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n")
+	time.Sleep(50 * time.Millisecond) // the body in a read of its own
+	io.WriteString(conn, "hello")
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a request on a connection held %s: %v", 2*(short.Read+short.Write), err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || string(body) != "got hello" {
+		t.Errorf("answer %d %q, want 200 \"got hello\"", res.StatusCode, body)
+	}
+}
+
 func TestAClientThatSendsNoHeadersIsDisconnected(t *testing.T) {
 	_, sock := serve(t, Listener{Limits: short, Handler: http.NotFoundHandler()})
 	conn, err := net.Dial("unix", sock)
