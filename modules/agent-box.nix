@@ -8477,6 +8477,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           	"github.com/agent-box/agent-box/internal/runtime/journal"
           )
 
@@ -8561,11 +8562,7 @@ in
           	if code == http.StatusServiceUnavailable {
           		w.Header().Set("Retry-After", "5")
           	}
-          	h := w.Header()
-          	h.Set("Content-Type", "text/plain; charset=utf-8")
-          	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-          	w.WriteHeader(code)
-          	fmt.Fprintln(w, msg)
+          	httpserve.Plain(w, code, msg)
           }
 
           // ServeHTTP answers 202 {"id":…,"duplicate":…} once the delivery is on
@@ -9311,6 +9308,17 @@ in
           	h.Set("X-Frame-Options", "DENY")
           	h.Set("Cache-Control", "no-store")
           	h.Set("Referrer-Policy", "no-referrer")
+          }
+
+          // Plain writes a short text answer (never anything a client sent) under
+          // a policy that lets the browser load nothing.
+          func Plain(w http.ResponseWriter, code int, msg string) {
+          	h := w.Header()
+          	h.Set("Content-Type", "text/plain; charset=utf-8")
+          	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+          	h.Del("Content-Length")
+          	w.WriteHeader(code)
+          	fmt.Fprintln(w, msg)
           }
 
           // Handler is h behind Baseline: what every listener's server runs (tests
@@ -14537,7 +14545,6 @@ in
 
           import (
           	"context"
-          	"fmt"
           	"io"
           	"net/http"
           	"net/http/httputil"
@@ -14810,14 +14817,7 @@ in
           }
 
           // plain writes a short text answer (never anything a client sent).
-          func plain(w http.ResponseWriter, code int, msg string) {
-          	h := w.Header()
-          	h.Set("Content-Type", "text/plain; charset=utf-8")
-          	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-          	h.Del("Content-Length")
-          	w.WriteHeader(code)
-          	fmt.Fprintln(w, msg)
-          }
+          func plain(w http.ResponseWriter, code int, msg string) { httpserve.Plain(w, code, msg) }
         '';
       }
       ;

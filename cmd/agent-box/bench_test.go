@@ -21,16 +21,8 @@ import (
 //	go test -run '^$' -bench Runtime -benchtime 1x -timeout 10m ./cmd/agent-box
 func BenchmarkRuntime(b *testing.B) {
 	const sessions = 10
-	var seed strings.Builder
-	seed.WriteString(`{"sessions": [`)
-	for i := 0; i < sessions; i++ {
-		if i > 0 {
-			seed.WriteString(", ")
-		}
-		fmt.Fprintf(&seed, `{"name": "s%d", "agent": "sleep"}`, i)
-	}
-	seed.WriteString("]}")
-	bx := newBox(b, seed.String())
+	seed := sleepSeed(sessions)
+	bx := newBox(b, seed)
 	fmt.Printf("machine: %d CPUs, load %s\n", numCPU(), loadavg())
 
 	// phase 1: respawn after kill -9, never inside the 10 s backoff window,
@@ -132,18 +124,10 @@ func BenchmarkRuntime(b *testing.B) {
 // With AGENT_BOX_TEST_CPUPROFILE=FILE the supervisor writes a CPU profile.
 func BenchmarkConcurrentAdds(b *testing.B) {
 	const running, burst = 40, 200
-	var seed strings.Builder
-	seed.WriteString(`{"sessions": [`)
-	for i := 0; i < running; i++ {
-		if i > 0 {
-			seed.WriteString(", ")
-		}
-		fmt.Fprintf(&seed, `{"name": "s%d", "agent": "sleep"}`, i)
-	}
-	seed.WriteString("]}")
+	seed := sleepSeed(running)
 	for range b.N {
 		b.StopTimer()
-		bx := newBox(b, seed.String())
+		bx := newBox(b, seed)
 		if p := os.Getenv("AGENT_BOX_TEST_CPUPROFILE"); p != "" {
 			bx.setEnv("AGENT_BOX_TEST_CPUPROFILE", p)
 		}
@@ -168,18 +152,10 @@ func BenchmarkConcurrentAdds(b *testing.B) {
 // another pid afterwards (target: under 500 ms p50, none).
 func BenchmarkSupervisorRestart(b *testing.B) {
 	const sessions, restarts = 45, 100
-	var seed strings.Builder
-	seed.WriteString(`{"sessions": [`)
-	for i := 0; i < sessions; i++ {
-		if i > 0 {
-			seed.WriteString(", ")
-		}
-		fmt.Fprintf(&seed, `{"name": "s%d", "agent": "sleep"}`, i)
-	}
-	seed.WriteString("]}")
+	seed := sleepSeed(sessions)
 	for range b.N {
 		b.StopTimer()
-		bx := newBox(b, seed.String())
+		bx := newBox(b, seed)
 		bx.startSupervisor()
 		before := map[string]int{}
 		for i := 0; i < sessions; i++ {
@@ -245,6 +221,20 @@ func concurrentAdds(b *testing.B, bx *box, n int) (cliDone, allLive time.Duratio
 		return live == n
 	})
 	return cliDone, time.Since(t0)
+}
+
+// sleepSeed is a seed of n sessions s0… running the sleep agent.
+func sleepSeed(n int) string {
+	var seed strings.Builder
+	seed.WriteString(`{"sessions": [`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			seed.WriteString(", ")
+		}
+		fmt.Fprintf(&seed, `{"name": "s%d", "agent": "sleep"}`, i)
+	}
+	seed.WriteString("]}")
+	return seed.String()
 }
 
 // waitNewAgent waits until session name runs an agent process other than old.

@@ -33,7 +33,7 @@ var runtimeImports = map[string][]string{
 	"escape":       {},
 	"httpserve":    {},
 	"journal":      {"escape"},
-	"hooks":        {"badconfig", "clientaddr", "contract", "escape", "journal", "registry"},
+	"hooks":        {"badconfig", "clientaddr", "contract", "escape", "httpserve", "journal", "registry"},
 	"observe":      {"atomicfile", "userfile"},
 	"peer":         {"escape"},
 	"paths":        {"contract", "envfile", "escape"},

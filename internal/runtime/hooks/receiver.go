@@ -17,6 +17,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 )
 
@@ -101,11 +102,7 @@ func answer(w http.ResponseWriter, code int, msg string) {
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "5")
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	w.WriteHeader(code)
-	fmt.Fprintln(w, msg)
+	httpserve.Plain(w, code, msg)
 }
 
 // ServeHTTP answers 202 {"id":…,"duplicate":…} once the delivery is on

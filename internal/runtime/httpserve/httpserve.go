@@ -78,6 +78,17 @@ func Baseline(h http.Header) {
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
+// Plain writes a short text answer (never anything a client sent) under
+// a policy that lets the browser load nothing.
+func Plain(w http.ResponseWriter, code int, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	h.Del("Content-Length")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, msg)
+}
+
 // Handler is h behind Baseline: what every listener's server runs (tests
 // that call a daemon's handler directly wrap it the same way).
 func Handler(h http.Handler) http.Handler {

@@ -184,12 +184,12 @@ func TestDownloadsHonourRange(t *testing.T) {
 	}
 }
 
-// A large file streams: serving 64 MiB allocates a small fraction of it.
-func TestDownloadsStreamLargeFiles(t *testing.T) {
-	f := newFixture(t)
+// bigDownload puts a sparse file of size bytes in the downloads and
+// returns alice's request for it.
+func bigDownload(t *testing.T, f *fixture, size int64) *http.Request {
+	t.Helper()
 	d := filepath.Join(f.env.Home, DownloadsDir)
 	os.MkdirAll(d, 0o755)
-	const size = 64 << 20
 	big, err := os.Create(filepath.Join(d, "big.bin"))
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +198,14 @@ func TestDownloadsStreamLargeFiles(t *testing.T) {
 	big.Close()
 	req, _ := http.NewRequest(http.MethodGet, f.web.URL+"/downloads/big.bin", nil)
 	req.Host, req.Header = testHost, header()
+	return req
+}
+
+// A large file streams: serving 64 MiB allocates a small fraction of it.
+func TestDownloadsStreamLargeFiles(t *testing.T) {
+	f := newFixture(t)
+	const size = 64 << 20
+	req := bigDownload(t, f, size)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -220,17 +228,8 @@ func TestDownloadsStreamLargeFiles(t *testing.T) {
 // listener's write deadline: it lifts the bounds of its own request.
 func TestADownloadOutlastsTheWriteDeadline(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.Limits = shortLimits })
-	d := filepath.Join(f.env.Home, DownloadsDir)
-	os.MkdirAll(d, 0o755)
 	const size = 64 << 20 // far more than the socket buffers hold
-	big, err := os.Create(filepath.Join(d, "big.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	big.Truncate(size) // sparse
-	big.Close()
-	req, _ := http.NewRequest(http.MethodGet, f.web.URL+"/downloads/big.bin", nil)
-	req.Host, req.Header = testHost, header()
+	req := bigDownload(t, f, size)
 	res, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ package web
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -283,11 +282,4 @@ func strip(h http.Header) {
 }
 
 // plain writes a short text answer (never anything a client sent).
-func plain(w http.ResponseWriter, code int, msg string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	h.Del("Content-Length")
-	w.WriteHeader(code)
-	fmt.Fprintln(w, msg)
-}
+func plain(w http.ResponseWriter, code int, msg string) { httpserve.Plain(w, code, msg) }
