@@ -28,8 +28,8 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/peer"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
 	"github.com/agent-box/agent-box/internal/runtime/state"
-	"github.com/agent-box/agent-box/internal/runtime/supervisor"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
 
@@ -60,12 +60,15 @@ func TestMain(m *testing.M) {
 		if d := os.Getenv("AGENT_BOX_TEST_LOGIN_DIR"); d != "" {
 			paths.LoginDir = d
 		}
-		// The tests run no units: the server the supervisor starts shares
-		// its cgroup, and "elsewhere" stands for a server outside the unit.
-		supervisor.ServerInUnit = peer.InSameCgroup
+		// The tests run no units: the test process's cgroup (every
+		// process of a test shares it) stands for the sessions unit, and
+		// "elsewhere" for a server outside it.
+		sessionsrv.InUnit = func(string) func(int) error { return peer.InSameCgroup }
 		if os.Getenv("AGENT_BOX_TEST_SERVER_UNIT") == "elsewhere" {
-			supervisor.ServerInUnit = func(int) error {
-				return errors.New("in cgroup \"/user.slice/user-1000.slice/session-3.scope\" (the test's stand-in for a login)")
+			sessionsrv.InUnit = func(string) func(int) error {
+				return func(int) error {
+					return errors.New("in cgroup \"/user.slice/user-1000.slice/session-3.scope\" (the test's stand-in for a login)")
+				}
 			}
 		}
 		// The benchmarks' profile of the supervisor (test binary only).
@@ -122,6 +125,8 @@ type box struct {
 	sup     *exec.Cmd
 	supLog  *syncBuffer
 	supDone chan struct{}
+	srv     *exec.Cmd     // `agent-box tmux-server`: the sessions unit's tmux
+	srvDone chan struct{} // closed when srv has exited
 	tm      *tmux.Server
 }
 
@@ -262,10 +267,36 @@ func (b *box) ok(args ...string) string {
 	return r.stdout
 }
 
-// startSupervisor runs `agent-box supervise` and waits until state.json
-// names it.
+// startServer runs `agent-box tmux-server` (the sessions unit's
+// ExecStart) and waits until the server answers.
+func (b *box) startServer() {
+	b.t.Helper()
+	b.srv = b.command(context.Background(), "tmux-server")
+	log := &syncBuffer{}
+	b.srv.Stdout, b.srv.Stderr = log, log
+	if err := b.srv.Start(); err != nil {
+		b.t.Fatal(err)
+	}
+	b.srvDone = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); close(done) }(b.srv, b.srvDone)
+	b.waitFor(10*time.Second, "tmux-server answers", func() bool {
+		select {
+		case <-b.srvDone:
+			b.t.Fatalf("tmux-server exited early: %v\n%s", b.srv.ProcessState, log)
+		default:
+		}
+		return b.tm.Alive()
+	})
+}
+
+// startSupervisor runs `agent-box supervise` (after the server, if none
+// answers: systemd starts the sessions unit first) and waits until
+// state.json names it.
 func (b *box) startSupervisor() {
 	b.t.Helper()
+	if !b.tm.Alive() {
+		b.startServer()
+	}
 	b.supLog = &syncBuffer{}
 	b.sup = b.command(context.Background(), "supervise")
 	b.sup.Stdout, b.sup.Stderr = b.supLog, b.supLog

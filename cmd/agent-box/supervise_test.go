@@ -472,37 +472,49 @@ func TestAnAdoptedServerIsDrivenWithItsOwnTmux(t *testing.T) {
 	b.sup = nil
 	b.setEnv("AGENT_BOX_TMUX", tmuxBin)
 	b.startSupervisor()
-	if want := fmt.Sprintf("the tmux server runs %q; %q is configured", older, tmuxBin); !strings.Contains(b.supLog.String(), want) {
+	if want := fmt.Sprintf("the tmux server runs %q; %q is installed", older, tmuxBin); !strings.Contains(b.supLog.String(), want) {
 		t.Errorf("log lacks %s:\n%s", want, b.supLog)
 	}
-	if st, err := state.Read(filepath.Join(b.runtime, "state.json")); err != nil || st.Tmux != older {
-		t.Errorf("state.json names tmux %q (%v), want the server's %q", st.Tmux, err, older)
+	if st, err := state.Read(filepath.Join(b.runtime, "state.json")); err != nil || st.Tmux != older || st.TmuxInstalled != tmuxBin {
+		t.Errorf("state.json names tmux %q, installed %q (%v), want the server's %q and %q", st.Tmux, st.TmuxInstalled, err, older, tmuxBin)
+	}
+	if r := b.run("", "session", "ls"); r.code != 0 || !strings.Contains(r.stderr, "is installed and takes over when agent-box-sessions@") {
+		t.Errorf("session ls with an older tmux running: exit %d, stderr %q, want the notice that a newer tmux waits", r.code, r.stderr)
 	}
 	syscall.Kill(p.PID, syscall.SIGKILL)
 	b.waitFor(5*time.Second, "a respawns through the server's own tmux", func() bool {
 		q, ok := b.running("a")
 		return ok && q.PID != p.PID
 	})
-	b.stopSupervisor() // ends the server
-	b.startSupervisor()
+	// the sessions unit restarted on purpose: its next server runs the
+	// installed tmux, and the supervisor follows it
+	if err := b.tm.KillServer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-b.srvDone
+	b.startServer()
 	b.waitRunning("a")
-	if st, err := state.Read(filepath.Join(b.runtime, "state.json")); err != nil || st.Tmux != tmuxBin {
-		t.Errorf("after a new server state.json names tmux %q (%v), want %q", st.Tmux, err, tmuxBin)
+	b.waitFor(5*time.Second, "state.json names the new server's tmux", func() bool {
+		st, err := state.Read(filepath.Join(b.runtime, "state.json"))
+		return err == nil && st.Tmux == tmuxBin
+	})
+	if r := b.run("", "session", "ls"); r.code != 0 || strings.Contains(r.stderr, "is installed") {
+		t.Errorf("session ls with the installed tmux running: exit %d, stderr %q, want no notice", r.code, r.stderr)
 	}
 }
 
-func TestSIGTERMStopsTmuxServerAndRemovesState(t *testing.T) {
+func TestSIGTERMLeavesTheServerAndItsSessionsAndRemovesState(t *testing.T) {
 	t.Parallel()
 	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}]}`)
 	b.startSupervisor()
-	b.waitRunning("a")
+	p := b.waitRunning("a")
 	cmd := b.sup
 	b.stopSupervisor()
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("supervisor exit code after SIGTERM = %d, want 0", code)
 	}
-	if b.tm.Alive() {
-		t.Errorf("tmux server still alive after SIGTERM")
+	if q, ok := b.running("a"); !ok || q.PID != p.PID {
+		t.Errorf("session a after the supervisor's SIGTERM: %+v (running %v), want pid %d still running", q, ok, p.PID)
 	}
 	for _, f := range []string{"state.json", "supervisor.sock"} {
 		if _, err := os.Stat(filepath.Join(b.runtime, f)); err == nil {
@@ -705,8 +717,8 @@ func TestSecondSupervisorAndOldTmuxAreRefused(t *testing.T) {
 	b.stopSupervisor()
 	b.setEnv("AGENT_BOX_TMUX", old)
 	r := b.run("", "supervise")
-	if r.code != 10 || !strings.Contains(r.stderr, "needs tmux >= 3.0") {
-		t.Errorf("tmux 2.9: exit %d stderr %q, want 10 and 'needs tmux >= 3.0'", r.code, r.stderr)
+	if r.code != 10 || !strings.Contains(r.stderr, "needs tmux >= 3.2") {
+		t.Errorf("tmux 2.9: exit %d stderr %q, want 10 and 'needs tmux >= 3.2'", r.code, r.stderr)
 	}
 }
 
@@ -735,7 +747,10 @@ func TestMissingTmuxIsRefusedWithExit10(t *testing.T) {
 	}
 }
 
-func TestKilledTmuxServerIsReplacedAndSessionsComeBack(t *testing.T) {
+// When the server goes (kill-server, a crash), the supervisor starts no
+// server of its own: it waits for the sessions unit's next one (systemd
+// restarts it), adopts it and starts the sessions again.
+func TestAfterTheServerDiesTheSessionsComeBackOnTheSessionsUnitsNextOne(t *testing.T) {
 	t.Parallel()
 	b := newBox(t, `{"sessions": [{"name": "a", "agent": "sleep"}, {"name": "b", "agent": "sleep"}]}`)
 	b.startSupervisor()
@@ -744,7 +759,15 @@ func TestKilledTmuxServerIsReplacedAndSessionsComeBack(t *testing.T) {
 	if err := b.tm.KillServer(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b.waitFor(10*time.Second, "a and b run again on a new server", func() bool {
+	<-b.srvDone
+	b.waitFor(10*time.Second, "the supervisor tried the socket and waits", func() bool {
+		return strings.Contains(b.supLog.String(), "(retrying)")
+	})
+	if b.tm.Alive() {
+		t.Fatal("a tmux server answers, and only the supervisor ran: it started one")
+	}
+	b.startServer()
+	b.waitFor(10*time.Second, "a and b run again on the new server", func() bool {
 		qa, ok1 := b.running("a")
 		_, ok2 := b.running("b")
 		return ok1 && ok2 && qa.PID != pa.PID
@@ -819,4 +842,83 @@ func TestASealedAttachRunsNothingTheTmuxServerAsks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A configuration reaches future spawns without touching running agents:
+// the supervisor (restarted by a switch) writes its environment for new
+// sessions, exec-session lays it over the server's, and `session ls` says
+// which sessions run an older one until they restart.
+func TestANewSpawnSeesTheNewConfigurationWhileRunningAgentsKeepTheirs(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	// the server's environment is the sessions unit's, set at its start
+	b.setEnv("CONFIG_VALUE", "server")
+	b.setEnv("SERVER_ONLY", "kept")
+	b.startServer()
+	unset := func(k string) {
+		for i, kv := range b.env {
+			if strings.HasPrefix(kv, k+"=") {
+				b.env = append(b.env[:i:i], b.env[i+1:]...)
+				return
+			}
+		}
+	}
+	unset("SERVER_ONLY")
+	b.setEnv("CONFIG_VALUE", "old")
+	b.setEnv("GONE_LATER", "1")
+	b.startSupervisor()
+	out1 := filepath.Join(b.dir, "r1.json")
+	b.ok("session", "add", "r1", "--agent", "report", "--", out1)
+	env := func(rep agentReport) map[string]string {
+		m := map[string]string{}
+		for _, kv := range rep.Env {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+		return m
+	}
+	e1 := env(waitReport(t, b, out1))
+	if e1["CONFIG_VALUE"] != "old" || e1["GONE_LATER"] != "1" || e1["SERVER_ONLY"] != "kept" {
+		t.Errorf("first spawn: CONFIG_VALUE=%q GONE_LATER=%q SERVER_ONLY=%q, want old, 1 (the supervisor's) and kept (the server's)",
+			e1["CONFIG_VALUE"], e1["GONE_LATER"], e1["SERVER_ONLY"])
+	}
+	p1 := b.waitRunning("r1")
+
+	// a switch: the supervisor restarts with a new environment
+	b.sup.Process.Kill()
+	<-b.supDone
+	b.sup = nil
+	b.setEnv("CONFIG_VALUE", "new")
+	unset("GONE_LATER")
+	b.startSupervisor()
+	out2 := filepath.Join(b.dir, "r2.json")
+	b.ok("session", "add", "r2", "--agent", "report", "--", out2)
+	e2 := env(waitReport(t, b, out2))
+	if _, gone := e2["GONE_LATER"]; e2["CONFIG_VALUE"] != "new" || gone {
+		t.Errorf("spawn after the restart: CONFIG_VALUE=%q, GONE_LATER present %v; want new and absent", e2["CONFIG_VALUE"], gone)
+	}
+	if q, ok := b.running("r1"); !ok || q.PID != p1.PID {
+		t.Errorf("r1 after the supervisor's restart: %+v, want its pid %d", q, p1.PID)
+	}
+	ls := b.run("", "session", "ls")
+	lines := map[string]string{}
+	for _, l := range strings.Split(ls.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines[f[0]] = l
+		}
+	}
+	if !strings.Contains(lines["r1"], "running (restart to apply)") || strings.Contains(lines["r2"], "restart to apply") {
+		t.Errorf("session ls: r1 %q (want 'restart to apply'), r2 %q (want none)", lines["r1"], lines["r2"])
+	}
+	if !strings.Contains(ls.stderr, "1 session(s) run an older configuration") {
+		t.Errorf("session ls stderr %q, want the count of sessions to restart", ls.stderr)
+	}
+	os.Remove(out1)
+	b.ok("session", "restart", "r1")
+	if e := env(waitReport(t, b, out1)); e["CONFIG_VALUE"] != "new" {
+		t.Errorf("r1 after its restart: CONFIG_VALUE=%q, want new", e["CONFIG_VALUE"])
+	}
+	b.waitFor(5*time.Second, "session ls no longer asks for a restart", func() bool {
+		return !strings.Contains(b.ok("session", "ls"), "restart to apply")
+	})
 }

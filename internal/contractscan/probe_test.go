@@ -10,7 +10,8 @@ import (
 const testContract = `{
   "a": {"path": "/run/x-web/<user>.sock", "what": "AGENT_BOX_PROSE is prose"},
   "b": {"name": "AGENT_BOX_TMUX", "fd": "status", "short": "ab"},
-  "c": {"route": "/<user>/hook/*", "unit": "caddy.service"}
+  "c": {"route": "/<user>/hook/*", "unit": "caddy.service"},
+  "d": {"slice": "x-box-<user>.slice"}
 }`
 
 // TestScanFindsEachCopyOnce: templates match any short argument, their
@@ -26,7 +27,7 @@ func TestScanFindsEachCopyOnce(t *testing.T) {
 	for _, p := range probes {
 		texts = append(texts, p.Text)
 	}
-	want := []string{"/run/x-web/<user>.sock", "/run/x-web/", "AGENT_BOX_TMUX", "/<user>/hook/*", "/hook/", "caddy.service"}
+	want := []string{"/run/x-web/<user>.sock", "/run/x-web/", "AGENT_BOX_TMUX", "/<user>/hook/*", "/hook/", "caddy.service", "x-box-<user>.slice"}
 	if d := cmp.Diff(want, texts); d != "" {
 		t.Errorf("probes (-want +got):\n%s", d)
 	}
@@ -38,6 +39,7 @@ func TestScanFindsEachCopyOnce(t *testing.T) {
 		`handle /${u}/hook/* {`,                // 5: the route template
 		`systemd.services.caddy.serviceConfig`, // 6: not the unit
 		`status verify AGENT_BOX_PROSE`,        // 7: words and prose
+		`x-box-alice.slice x-box-web`,          // 8: the slice; a bare prefix is none
 	}, "\n")
 	var got []string
 	for _, h := range Scan("f", []byte(src), probes) {
@@ -48,6 +50,7 @@ func TestScanFindsEachCopyOnce(t *testing.T) {
 		"f:2: /run/x-web/ (a.path)",
 		"f:3: AGENT_BOX_TMUX (b.name)",
 		"f:5: /${u}/hook/ (c.route)", // "*" stands for anything too
+		"f:8: x-box-alice.slice (d.slice)",
 	}
 	if d := cmp.Diff(wantHits, got); d != "" {
 		t.Errorf("hits (-want +got):\n%s", d)

@@ -2,8 +2,9 @@
 // (internal/runtime/contract) outside the contract: every string value of
 // the contract of six bytes or more, with "<user>" (and a Caddy matcher's
 // "*") matching any short argument (a name, %i, ${u}), and each fixed
-// piece of such a template on its own
-// (except a bare file suffix such as ".sock"). Prose fields (what a rule
+// piece of such a template on its own (except a bare file suffix such as
+// ".sock", and a bare name prefix such as "agent-box-", which begins half
+// the names of the product: the template itself still matches). Prose fields (what a rule
 // is for) are not rules and are not scanned, nor is a value that is one
 // lowercase word (a listener's name such as "verify" or "status"): such a
 // word is everywhere in code and prose, and its uses are tied to the
@@ -44,7 +45,7 @@ func (h Hit) String() string { return fmt.Sprintf("%s:%d: %s (%s)", h.File, h.Li
 
 var (
 	placeholder = regexp.MustCompile(`<user>|\*`)
-	suffix      = regexp.MustCompile(`^\.[a-z]+$`)
+	suffix      = regexp.MustCompile(`^\.[a-z]+$|^[a-z]+(-[a-z]+)*-$`)
 	word        = regexp.MustCompile(`^[a-z]+$`)
 )
 

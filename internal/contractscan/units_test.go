@@ -92,6 +92,11 @@ func TestUnitsHoldTheContractsLiterals(t *testing.T) {
 
 	// The runtime directory and the ttyd socket the units hand over.
 	has(template(contract.Units.Supervisor), "Environment="+contract.Env.RuntimeDir.Name+"="+contract.For(contract.Dirs.Runtime, "%i"))
+	has(template(contract.Units.Sessions), "Environment="+contract.Env.RuntimeDir.Name+"="+contract.For(contract.Dirs.Runtime, "%i"))
+	has(template(contract.Units.Supervisor), "ReadWritePaths="+contract.For(contract.Dirs.Runtime, "%i"))
+	has(template(contract.Units.Supervisor), "Requires="+contract.For(contract.Units.Sessions, "%i"))
+	has(template(contract.Units.Supervisor), "After="+contract.For(contract.Units.Sessions, "%i"))
+	has(template(contract.Units.Term), "After="+contract.For(contract.Units.Sessions, "%i"))
 	has(template(contract.Units.Web), "Environment="+contract.Env.TTYDSocket.Name+"="+contract.Sockets.TTYD.For("%i"))
 	if got := path.Dir(contract.Sockets.Tmux.Path); got != contract.Dirs.Runtime {
 		t.Errorf("the tmux socket %s is not in the runtime directory %s", contract.Sockets.Tmux.Path, contract.Dirs.Runtime)

@@ -25,7 +25,7 @@ var runtimeImports = map[string][]string{
 	"atomicfile":   {"userfile"},
 	"badconfig":    {},
 	"auth":         {"atomicfile", "badconfig", "clientaddr", "contract", "httpserve", "journal", "userfile"},
-	"cli":          {"actions", "agents", "auth", "badconfig", "contract", "envfile", "escape", "paths", "registry", "sdlisten", "seal", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
+	"cli":          {"actions", "agents", "auth", "badconfig", "contract", "envfile", "escape", "paths", "registry", "sdlisten", "seal", "sessionsrv", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
 	"clientaddr":   {"contract"},
 	"contract":     {},
 	"control":      {"registry"},
@@ -40,13 +40,14 @@ var runtimeImports = map[string][]string{
 	"registry":     {"atomicfile", "contract", "escape", "userfile"},
 	"sdlisten":     {},
 	"seal":         {},
-	"sessionstate": {"observe", "paths", "registry", "state", "tmux"},
-	"spawn":        {"agents", "envfile", "escape", "hooks", "paths", "registry"},
+	"sessionsrv":   {"atomicfile", "contract", "paths", "peer", "tmux", "userfile"},
+	"sessionstate": {"observe", "paths", "registry", "sessionsrv", "state", "tmux"},
+	"spawn":        {"agents", "atomicfile", "envfile", "escape", "hooks", "paths", "registry", "userfile"},
 	"state":        {"agents", "atomicfile", "escape", "userfile"},
-	"supervisor":   {"agents", "atomicfile", "control", "escape", "journal", "observe", "paths", "peer", "registry", "state", "tmux", "userfile"},
+	"supervisor":   {"agents", "atomicfile", "control", "escape", "journal", "observe", "paths", "registry", "sessionsrv", "spawn", "state", "tmux"},
 	"tmux":         {},
 	"userfile":     {},
-	"web":          {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionstate", "tmux"},
+	"web":          {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionsrv", "sessionstate"},
 }
 
 // TestRuntimeImportsAreTheAllowedOnes reads the imports of every runtime

@@ -27,6 +27,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/seal"
+	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
 	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
 	"github.com/agent-box/agent-box/internal/runtime/spawn"
 	"github.com/agent-box/agent-box/internal/runtime/state"
@@ -72,7 +73,8 @@ commands:
   web hash-password                            read a password from stdin, print its hash
   web revoke LOGIN                             end every web session of LOGIN (as root)
   web serve | auth serve                       the web daemon, the auth service (their units' ExecStart)
-  supervise                                    run the supervisor (the systemd unit's ExecStart)
+  supervise                                    run the supervisor (its unit's ExecStart)
+  tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
   version                                      print the version
   help                                         print this help
@@ -150,7 +152,7 @@ func exitCode(err error) int {
 	}
 	// What only the CLI's own commands (supervise, attach, serve) meet.
 	switch {
-	case errors.Is(err, supervisor.ErrForeignServer):
+	case errors.Is(err, sessionsrv.ErrForeign):
 		return exitForeignServer
 	case errors.Is(err, tmux.ErrUnusable):
 		return exitTmuxVersion
@@ -194,6 +196,11 @@ func (p *Program) run(ctx context.Context, args []string) error {
 			return usagef("supervise takes no arguments")
 		}
 		return p.supervise(ctx)
+	case "tmux-server":
+		if len(rest) != 0 {
+			return usagef("tmux-server takes no arguments")
+		}
+		return p.tmuxServer(ctx)
 	case "exec-session":
 		if len(rest) != 1 {
 			return usagef("usage: exec-session NAME")
@@ -351,10 +358,27 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tCWD")
+	apply := 0
 	for _, le := range out {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", escape.String(le.Name), escape.String(le.Agent), le.State, le.Restarts, escape.String(le.Cwd))
+		st := le.State
+		if le.RestartToApply {
+			st += " (restart to apply)"
+			apply++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(le.Cwd))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// notices go to stderr: stdout stays the table
+	if apply > 0 {
+		fmt.Fprintf(p.Stderr, "agent-box: %d session(s) run an older configuration: 'agent-box session restart NAME' applies the current one\n", apply)
+	}
+	if running, installed, ok := sessionstate.TmuxWaiting(e); ok {
+		fmt.Fprintf(p.Stderr, "agent-box: the tmux server runs %s; %s is installed and takes over when %s restarts (that ends every session)\n",
+			escape.String(running), escape.String(installed), sessionsrv.Unit())
+	}
+	return nil
 }
 
 // tmuxBin is $AGENT_BOX_TMUX (the unit's, else the login file's), else
@@ -370,20 +394,20 @@ func (p *Program) tmuxBin(e paths.Env) string {
 	return b
 }
 
-// attach replaces this process with `tmux -S SOCKET attach-session`. It
-// never starts a server: it refuses when nothing listens on the socket, and
-// attach-session itself does not start one. Sealed (the web terminal's
-// attach, in agent-box-term@U), the tmux client can start no program
-// (package seal): whatever the server asks of it, it runs nothing.
+// attach replaces this process with `tmux -N -S SOCKET attach-session`,
+// the server's own program, after sessionsrv.Open's checks. It never
+// starts a server (-N). Sealed (the web terminal's attach, in
+// agent-box-term@U), the tmux client can start no program (package seal):
+// whatever the server asks of it, it runs nothing.
 func (p *Program) attach(ctx context.Context, e paths.Env, args []string, sealed bool) error {
-	srv := &tmux.Server{Bin: p.tmuxBin(e), Socket: e.TmuxSocket(), Env: os.Environ()}
-	if !srv.Alive() {
-		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
+	srv, err := sessionsrv.Open(e, p.tmuxBin(e), os.Environ())
+	if errors.Is(err, sessionsrv.ErrNoServer) {
+		return fmt.Errorf("%w (%v)", state.ErrNotRunning, err)
 	}
-	if srv.Bin == "" {
-		return errors.New("tmux not found (set " + paths.EnvTmux + " or PATH)")
+	if err != nil {
+		return err
 	}
-	argv := []string{srv.Bin, "-S", srv.Socket, "attach-session"}
+	argv := []string{srv.Bin, "-N", "-S", srv.Socket, "attach-session"}
 	if len(args) == 1 {
 		name := args[0]
 		if err := registry.CheckName(name); err != nil {
@@ -471,12 +495,43 @@ func (p *Program) supervise(ctx context.Context) error {
 		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
 	}
 	return supervisor.Run(ctx, supervisor.Config{
-		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), Agents: table,
+		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
 		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
 	})
 }
 
+// tmuxServer is the sessions unit's ExecStart: it becomes the user's tmux
+// server in the foreground (package sessionsrv).
+func (p *Program) tmuxServer(ctx context.Context) error {
+	e, err := p.envCfg()
+	if err != nil {
+		return err
+	}
+	bin := p.tmuxBin(e)
+	if bin == "" {
+		return fmt.Errorf("%w: tmux not found in PATH and %s unset", tmux.ErrUnusable, paths.EnvTmux)
+	}
+	return sessionsrv.Serve(ctx, e, bin, os.Environ())
+}
+
 func (p *Program) execSession(name string) error {
+	// The environment inherited from the tmux server is the sessions
+	// unit's, set when the server started; the supervisor's spawn
+	// environment (the configuration now) goes over it first, so that the
+	// agents table, PATH and `environment` are the current ones.
+	e0, err := paths.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	environ, err := spawn.Overlay(os.Environ(), e0.SpawnEnvFile())
+	if err != nil {
+		return err
+	}
+	os.Clearenv()
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
 	e, err := p.envCfg()
 	if err != nil {
 		return err
@@ -488,7 +543,7 @@ func (p *Program) execSession(name string) error {
 	if err := spawn.RaiseOOMScore(spawn.OOMScoreAdj); err != nil {
 		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
 	}
-	environ := append(os.Environ(), contract.Env.Session.Name+"="+name)
+	environ = append(os.Environ(), contract.Env.Session.Name+"="+name)
 	plan, err := spawn.Prepare(e, table, name, environ)
 	if err != nil {
 		return err

@@ -205,12 +205,18 @@ type Contract struct {
 		FailedLogin string `json:"failedLogin"`
 	} `json:"logs"`
 	Units struct {
-		// Supervisor is an agent user's supervisor (and, today, its
-		// tmux server's) unit.
+		// Supervisor is an agent user's supervisor unit.
 		Supervisor string `json:"supervisor"`
-		Auth       string `json:"auth"`
-		Web        string `json:"web"`
-		Term       string `json:"term"`
+		// Sessions is the unit of an agent user's tmux server and so of
+		// every agent (the supervisor only drives it).
+		Sessions string `json:"sessions"`
+		// UserSlice holds every unit of an agent user; <user> is the
+		// systemd-escaped user name ('-' is \x2d), so that a user's
+		// slice is never a child of another's. Stopping it stops the user.
+		UserSlice string `json:"userSlice"`
+		Auth      string `json:"auth"`
+		Web       string `json:"web"`
+		Term      string `json:"term"`
 	} `json:"units"`
 	Dirs struct {
 		// Runtime is an agent user's runtime directory (the unit's

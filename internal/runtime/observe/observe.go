@@ -43,6 +43,9 @@ type Session struct {
 	LastExit     *Exit       `json:"lastExit,omitempty"`
 	// NextStart is set while a restart waits for its backoff delay.
 	NextStart *time.Time `json:"nextStart,omitempty"`
+	// Spawn is the fingerprint of what the last launch started with
+	// (state.json's spawn, for the session's agent).
+	Spawn string `json:"spawn,omitempty"`
 }
 
 // path is the observation file of name in dir.

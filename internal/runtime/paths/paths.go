@@ -183,10 +183,14 @@ func (e Env) HooksDir() string {
 // StateFile is the supervisor's state.json in the runtime dir.
 func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }
 
+// SpawnEnvFile is the environment the supervisor passes to new sessions
+// (package spawn).
+func (e Env) SpawnEnvFile() string { return filepath.Join(e.RuntimeDir, "spawn-env.json") }
+
 // TmuxSocket is the explicit tmux socket (-S).
 func (e Env) TmuxSocket() string { return filepath.Join(e.RuntimeDir, "tmux.sock") }
 
-// TmuxConf is the tmux configuration the supervisor generates.
+// TmuxConf is the tmux configuration `agent-box tmux-server` generates.
 func (e Env) TmuxConf() string { return filepath.Join(e.RuntimeDir, "tmux.conf") }
 
 // TokenFile holds the token that marks the tmux server as the supervisor's.

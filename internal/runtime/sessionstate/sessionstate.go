@@ -7,12 +7,14 @@ package sessionstate
 
 import (
 	"context"
+	"os"
 	"sort"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
 	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
@@ -33,12 +35,18 @@ type Entry struct {
 	Restarts  int           `json:"restarts"`
 	LastStart *time.Time    `json:"lastStart,omitempty"` // when the supervisor last launched it
 	LastExit  *observe.Exit `json:"lastExit,omitempty"`
+	// RestartToApply: the session was started with an older
+	// configuration (agents table, environment, agent-box) than a
+	// restart of it would start now.
+	RestartToApply bool `json:"restartToApply"`
 }
 
-// List returns every session of e's registry, sorted by name. tmuxBin is
-// the absolute tmux to ask (never one state.json names); with "" every
-// session that is not stopped is Unknown. procEnv is the environment of
-// the tmux client. A registry that cannot be read is the only error.
+// List returns every session of e's registry, sorted by name. The server
+// is asked only after sessionsrv.Open's checks, with its own program
+// (tmuxBin, the configured tmux, only if that cannot be named); without a
+// supervisor or a checked server every session that is not stopped is
+// Unknown. procEnv is the environment of the tmux client. A registry that
+// cannot be read is the only error.
 func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([]Entry, error) {
 	reg, err := registry.Load(e.Registry())
 	if err != nil {
@@ -46,9 +54,9 @@ func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([
 	}
 	panes := map[string]tmux.Pane{}
 	tmuxKnown := false
-	if _, err := state.Read(e.StateFile()); err == nil && tmuxBin != "" {
-		srv := &tmux.Server{Bin: tmuxBin, Socket: e.TmuxSocket(), Env: procEnv}
-		if srv.Alive() {
+	st, stErr := state.Read(e.StateFile())
+	if stErr == nil {
+		if srv, err := sessionsrv.Open(e, tmuxBin, procEnv); err == nil {
 			if ps, err := srv.ListPanes(ctx); err == nil {
 				tmuxKnown = true
 				for _, pn := range ps {
@@ -67,6 +75,9 @@ func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([
 		}
 		if obs, err := observe.Load(e.ObservationsDir(), s.Name); err == nil {
 			le.Restarts, le.LastExit = obs.Restarts, obs.LastExit
+			if now, ok := st.Spawn[s.Agent]; ok && stErr == nil && obs.Spawn != "" && !s.Stopped {
+				le.RestartToApply = obs.Spawn != now
+			}
 			if !obs.LastStart.IsZero() {
 				t := obs.LastStart
 				le.LastStart = &t
@@ -88,4 +99,21 @@ func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// TmuxWaiting reports, from state.json, the tmux program the server runs
+// and the installed one when they differ (a newer tmux waits for the
+// sessions unit's restart); ok is false when they are the same file or
+// there is no supervisor.
+func TmuxWaiting(e paths.Env) (running, installed string, ok bool) {
+	st, err := state.Read(e.StateFile())
+	if err != nil || st.Tmux == "" || st.TmuxInstalled == "" {
+		return "", "", false
+	}
+	a, errA := os.Stat(st.Tmux)
+	b, errB := os.Stat(st.TmuxInstalled)
+	if errA == nil && errB == nil && os.SameFile(a, b) || st.Tmux == st.TmuxInstalled {
+		return "", "", false
+	}
+	return st.Tmux, st.TmuxInstalled, true
 }

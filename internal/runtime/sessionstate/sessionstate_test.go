@@ -5,13 +5,14 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
+	"github.com/agent-box/agent-box/internal/runtime/peer"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
 	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
@@ -57,16 +58,28 @@ func world(t *testing.T, supervisor bool) (paths.Env, string) {
 	if !supervisor {
 		return e, bin
 	}
-	if err := state.Write(e.StateFile(), state.State{Format: state.Format, PID: os.Getpid()}); err != nil {
+	st := state.State{Format: state.Format, PID: os.Getpid(), Spawn: map[string]string{"sh": "now"}}
+	if err := state.Write(e.StateFile(), st); err != nil {
 		t.Fatal(err)
 	}
-	conf := filepath.Join(rt, "tmux.conf")
-	os.WriteFile(conf, []byte("set-option -s exit-empty off\nset-window-option -g remain-on-exit on\n"), 0o600)
-	srv := &tmux.Server{Bin: bin, Socket: e.TmuxSocket(), Env: []string{"PATH=" + os.Getenv("PATH")}}
-	if err := srv.Start(ctx, conf); err != nil {
+	// the server as the sessions unit runs it (this test's cgroup stands
+	// for that unit)
+	argv, err := sessionsrv.Prepare(e, bin)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.KillServer(context.Background()) })
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	srv := &tmux.Server{Bin: bin, Socket: e.TmuxSocket(), Env: cmd.Env}
+	for deadline := time.Now().Add(10 * time.Second); !srv.Alive(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("tmux -D did not answer within 10 s")
+		}
+	}
 	if _, err := srv.NewSession(ctx, "run", []string{"sleep", "1000"}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,22 +104,30 @@ func world(t *testing.T, supervisor bool) (paths.Env, string) {
 	return e, bin
 }
 
+func TestMain(m *testing.M) {
+	// no units here: the test's own cgroup stands for the sessions unit
+	sessionsrv.InUnit = func(string) func(int) error { return inUnit }
+	os.Exit(m.Run())
+}
+
+var inUnit = peer.InSameCgroup
+
 func TestStatesAreThoseOfSessionLs(t *testing.T) {
+	outside := func(int) error { return errors.New("in a login's cgroup") }
 	for _, tc := range []struct {
 		name       string
 		supervisor bool
-		noTmux     bool
+		unit       func(int) error
 		want       map[string]string
 	}{
-		{"supervisor and tmux", true, false, map[string]string{"run": Running, "dead": Dead, "gone": Absent, "park": Stopped}},
-		{"no supervisor", false, false, map[string]string{"run": Unknown, "dead": Unknown, "gone": Unknown, "park": Stopped}},
-		{"no tmux binary", true, true, map[string]string{"run": Unknown, "dead": Unknown, "gone": Unknown, "park": Stopped}},
+		{"supervisor and tmux", true, peer.InSameCgroup, map[string]string{"run": Running, "dead": Dead, "gone": Absent, "park": Stopped}},
+		{"no supervisor", false, peer.InSameCgroup, map[string]string{"run": Unknown, "dead": Unknown, "gone": Unknown, "park": Stopped}},
+		{"a server outside the sessions unit is not asked", true, outside, map[string]string{"run": Unknown, "dead": Unknown, "gone": Unknown, "park": Stopped}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, bin := world(t, tc.supervisor)
-			if tc.noTmux {
-				bin = ""
-			}
+			inUnit = tc.unit
+			defer func() { inUnit = peer.InSameCgroup }()
 			got, err := List(context.Background(), e, bin, []string{"PATH=" + os.Getenv("PATH")})
 			if err != nil {
 				t.Fatal(err)
@@ -146,5 +167,24 @@ func TestACorruptRegistryIsAnError(t *testing.T) {
 	var ce *registry.CorruptError
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want *registry.CorruptError", err)
+	}
+}
+
+func TestASessionStartedWithAnOlderConfigurationSaysRestartToApply(t *testing.T) {
+	e, bin := world(t, true)
+	for name, print := range map[string]string{"run": "now", "dead": "before", "gone": ""} {
+		if err := observe.Save(e.ObservationsDir(), observe.Session{Name: name, Spawn: print}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := List(context.Background(), e, bin, []string{"PATH=" + os.Getenv("PATH")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"dead": true, "gone": false, "park": false, "run": false}
+	for _, le := range got {
+		if le.RestartToApply != want[le.Name] {
+			t.Errorf("%s: restartToApply %v, want %v", le.Name, le.RestartToApply, want[le.Name])
+		}
 	}
 }

@@ -28,15 +28,20 @@ const MaxFileSize = 1 << 20
 
 // State is the supervisor's state.json.
 type State struct {
-	Format       int          `json:"format"`
-	PID          int          `json:"pid"`
-	Version      string       `json:"version"`
-	Socket       string       `json:"socket"`
-	Tmux         string       `json:"tmux"`
-	Control      string       `json:"control"`
-	Agents       agents.Table `json:"agents"`
-	DefaultAgent string       `json:"defaultAgent,omitempty"`
-	StartedAt    time.Time    `json:"startedAt"`
+	Format        int          `json:"format"`
+	PID           int          `json:"pid"`
+	Version       string       `json:"version"`
+	Socket        string       `json:"socket"`
+	Tmux          string       `json:"tmux"`          // the program the server runs (its clients run it too)
+	TmuxInstalled string       `json:"tmuxInstalled"` // the configured tmux: a new server runs it
+	Control       string       `json:"control"`
+	Agents        agents.Table `json:"agents"`
+	DefaultAgent  string       `json:"defaultAgent,omitempty"`
+	StartedAt     time.Time    `json:"startedAt"`
+	// Spawn is, per agent, the fingerprint of what a session of it
+	// started now gets (package spawn); a session that was started with
+	// another runs an older configuration until it restarts.
+	Spawn map[string]string `json:"spawn,omitempty"`
 }
 
 // Write writes state.json atomically with mode 0600. A state over

@@ -1,5 +1,11 @@
-// Package supervisor is `agent-box supervise`: it owns the user's tmux
-// server and keeps every listed, non-stopped session of the registry alive.
+// Package supervisor is `agent-box supervise`: it keeps every listed,
+// non-stopped session of the registry alive in the user's tmux server.
+//
+// The server is not the supervisor's: it runs in the sessions unit
+// (package sessionsrv), so restarting, crashing or upgrading the
+// supervisor ends no agent. The supervisor adopts the server it finds
+// (after sessionsrv's checks) and never starts one; when the server exits
+// it waits for the next one and adopts that.
 //
 // It is event driven. Four sources wake it up: inotify on the registry's
 // directory and the ones above it (registry edits), a pidfd per session
@@ -18,8 +24,6 @@ package supervisor
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,16 +44,12 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
-	"github.com/agent-box/agent-box/internal/runtime/peer"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
+	"github.com/agent-box/agent-box/internal/runtime/spawn"
 	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
-	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
-
-// ErrForeignServer means the socket belongs to a tmux server agent-box did
-// not start (the CLI exits 9).
-var ErrForeignServer = errors.New("a tmux server not started by agent-box is running on the socket")
 
 // errAlreadyRunning means another supervisor holds the lock.
 var errAlreadyRunning = errors.New("another supervisor is running")
@@ -71,8 +71,9 @@ const (
 type Config struct {
 	Env          paths.Env
 	Self         string   // absolute path of the agent-box executable
-	TmuxBin      string   // absolute path of tmux
-	ProcEnv      []string // environment of the tmux server (and so of every session)
+	TmuxBin      string   // absolute path of the configured tmux (the server may run an older one)
+	ProcEnv      []string // environment of the supervisor's tmux clients
+	SpawnEnv     []string // environment of new sessions (spawn.ForSessions), written to the runtime dir
 	Agents       agents.Table
 	DefaultAgent string
 	Version      string
@@ -111,6 +112,10 @@ type sup struct {
 	// retryPending is set while a reconcile retry after a tmux error waits
 	retryPending bool
 	lastErr      string
+	srv          *sessionsrv.Server // the adopted server; nil while there is none
+	state        *state.State       // state.json once written (adopt rewrites its tmux)
+	unwatchSrv   func()             // stops the pidfd watch of srv
+	spawnPrints  map[string]string  // agent -> spawn.Fingerprint of a new session
 	warned       map[string]bool
 	reqAll       gate // requested restarts of all sessions
 	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
@@ -283,13 +288,16 @@ func Run(ctx context.Context, cfg Config) error {
 		// tmux would read a trailing ';' as a command separator
 		return fmt.Errorf("executable path %q must be absolute and not end in ';'", cfg.Self)
 	}
-	if err := os.MkdirAll(env.RuntimeDir, 0o700); err != nil {
+	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
 		return err
 	}
-	// systemd creates RuntimeDirectory= 0755 unless told otherwise; the
-	// sockets in it must be the user's alone.
-	if err := os.Chmod(env.RuntimeDir, 0o700); err != nil {
-		return err
+	// The runtime directory is the sessions unit's (RuntimeDirectory=,
+	// made 0700 by `agent-box tmux-server`); the supervisor only writes
+	// into it.
+	if fi, err := os.Stat(env.RuntimeDir); err != nil {
+		return fmt.Errorf("the runtime directory (created by %s): %w", sessionsrv.Unit(), err)
+	} else if fi.Mode().Perm() != 0o700 {
+		return fmt.Errorf("the runtime directory %s has mode %04o, not 0700 (%s makes it so)", env.RuntimeDir, fi.Mode().Perm(), sessionsrv.Unit())
 	}
 	unlock, ok, err := atomicfile.TryLock(env.SupervisorLock())
 	if err != nil {
@@ -299,23 +307,21 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (lock %s is held)", errAlreadyRunning, env.SupervisorLock())
 	}
 	defer unlock()
-	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
-		return err
-	}
 	s := &sup{
-		cfg:      cfg,
-		log:      journal.New(cfg.Log, "agent-box"),
-		clock:    realClock{},
-		policy:   defaultPolicy(),
-		tm:       &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
-		sessions: map[string]*session{},
-		timerCh:  make(chan timerMsg, 16),
-		exitCh:   make(chan pidExit, 16),
-		retryCh:  make(chan struct{}, 1),
-		reqCh:    make(chan reqMsg, 16),
-		junkCh:   make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		warned:   map[string]bool{},
+		cfg:         cfg,
+		log:         journal.New(cfg.Log, "agent-box"),
+		clock:       realClock{},
+		policy:      defaultPolicy(),
+		tm:          &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
+		spawnPrints: spawn.Fingerprints(cfg.SpawnEnv, cfg.Self, cfg.Agents),
+		sessions:    map[string]*session{},
+		timerCh:     make(chan timerMsg, 16),
+		exitCh:      make(chan pidExit, 16),
+		retryCh:     make(chan struct{}, 1),
+		reqCh:       make(chan reqMsg, 16),
+		junkCh:      make(chan struct{}, 1),
+		done:        make(chan struct{}),
+		warned:      map[string]bool{},
 	}
 	defer close(s.done)
 
@@ -332,12 +338,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(env.HooksDir(), 0o700); err != nil {
 		return err
 	}
-	adopted, err := s.startServer(ctx)
-	if err != nil {
+	if err := spawn.WriteEnv(env.SpawnEnvFile(), cfg.SpawnEnv); err != nil {
 		return err
 	}
-	if adopted {
-		s.logf("adopted the running tmux server on %s", quote(env.TmuxSocket()))
+	if err := s.adoptAtStart(ctx); err != nil {
+		return err
 	}
 
 	os.Remove(env.SupervisorSocket())
@@ -362,8 +367,9 @@ func Run(ctx context.Context, cfg Config) error {
 
 	st := state.State{
 		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
-		Socket: env.TmuxSocket(), Tmux: s.tm.Bin, Control: env.SupervisorSocket(),
+		Socket: env.TmuxSocket(), Tmux: s.tm.Bin, TmuxInstalled: cfg.TmuxBin, Control: env.SupervisorSocket(),
 		Agents: cfg.Agents, DefaultAgent: cfg.DefaultAgent, StartedAt: time.Now().UTC(),
+		Spawn: s.spawnPrints,
 	}
 	if st.Agents == nil {
 		st.Agents = agents.Table{}
@@ -371,6 +377,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := state.Write(env.StateFile(), st); err != nil {
 		return err
 	}
+	s.state = &st
 	defer os.Remove(env.StateFile())
 	s.logf("supervising %s (tmux socket %s)", quote(env.Registry()), quote(env.TmuxSocket()))
 
@@ -421,17 +428,11 @@ func (s *sup) shutdown() error {
 		}
 		s.unwatch(ss)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.tm.KillServer(ctx); err != nil && s.tm.Alive() {
-		return fmt.Errorf("stopping tmux server: %w", err)
+	if s.unwatchSrv != nil {
+		s.unwatchSrv()
 	}
-	// kill-server returns before the server has gone; wait (bounded) so
-	// that a supervisor started right after us finds no server.
-	for deadline := time.Now().Add(3 * time.Second); s.tm.Alive() && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	s.logf("stopped")
+	// The server and the agents are the sessions unit's: they keep running.
+	s.logf("stopped (the sessions keep running in %s)", sessionsrv.Unit())
 	return nil
 }
 
@@ -454,112 +455,79 @@ func (s *sup) applySeed() error {
 	return err
 }
 
-// ServerInUnit checks the process of the tmux server on the user's
-// socket before it is adopted or used: by default it must run in the
-// supervisor's own unit (where the supervisor starts it), so a server
-// started elsewhere with the token (from an SSH login: outside the unit's
-// limits and hardening) is never adopted. The test binary replaces it.
-var ServerInUnit = peer.InOwnUnit
+// adoptWait bounds how long a starting supervisor waits for the server
+// before it goes on without one (and adopts it when it comes).
+const adoptWait = 5 * time.Second
 
-// startServer starts a fresh tmux server or re-adopts one carrying our
-// token whose process runs in our unit (ServerInUnit). Either way the
-// supervisor's tmux clients then run the server's own program.
-func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
-	env := s.cfg.Env
-	if s.tm.Alive() {
-		pid, err := s.serverPID()
-		if err != nil {
-			if !s.tm.Alive() {
-				return s.startServer(ctx) // it was exiting; start afresh
-			}
-			return false, fmt.Errorf("%w: %s: %v", ErrForeignServer, env.TmuxSocket(), err)
+// adoptAtStart adopts the server, waiting adoptWait for it to listen (the
+// sessions unit is Type=simple: "started" as soon as tmux is exec'd). A
+// foreign server is an error; no server is not (reconcile retries).
+func (s *sup) adoptAtStart(ctx context.Context) error {
+	deadline := time.Now().Add(adoptWait)
+	for {
+		err := s.adopt(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, sessionsrv.ErrNoServer):
+			return err
+		case time.Now().After(deadline):
+			s.errOnce(fmt.Sprintf("%s (waiting for it)", errText(err)))
+			return nil
 		}
-		tok, _ := userfile.Read(env.TokenFile(), 256) // a FIFO or huge file here is no token
-		got, err := s.tm.ServerOption(ctx, "@agent-box-token")
-		if err != nil && !s.tm.Alive() {
-			return s.startServer(ctx) // it was exiting; start afresh
-		}
-		if err != nil || len(tok) == 0 || got != strings.TrimSpace(string(tok)) {
-			return false, fmt.Errorf("%w: %s", ErrForeignServer, env.TmuxSocket())
-		}
-		s.useServerProgram(pid)
-		if err := s.writeConf(strings.TrimSpace(string(tok))); err != nil {
-			return false, err
-		}
-		if _, err := s.tm.Run(ctx, "source-file", env.TmuxConf()); err != nil {
-			return false, err
-		}
-		return true, nil
+		time.Sleep(20 * time.Millisecond)
 	}
-	s.tm.Bin = s.cfg.TmuxBin // a new server runs the configured tmux
-	if err := os.Remove(env.TmuxSocket()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, fmt.Errorf("removing stale socket: %w", err)
-	}
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return false, err
-	}
-	tok := hex.EncodeToString(b)
-	if err := atomicfile.WriteFile(env.TokenFile(), []byte(tok+"\n"), 0o600); err != nil {
-		return false, err
-	}
-	if err := s.writeConf(tok); err != nil {
-		return false, err
-	}
-	if err := s.tm.Start(ctx, env.TmuxConf()); err != nil {
-		return false, err
-	}
-	got, err := s.tm.ServerOption(ctx, "@agent-box-token")
-	if err != nil || got != tok {
-		return false, fmt.Errorf("tmux server on %s did not take our configuration (token %q): %v", env.TmuxSocket(), got, err)
-	}
-	pid, err := s.serverPID()
-	if err != nil {
-		return false, fmt.Errorf("the tmux server just started on %s: %w", env.TmuxSocket(), err)
-	}
-	s.useServerProgram(pid)
-	return false, nil
 }
 
-// serverPID is the pid of the process listening on the tmux socket, after
-// peer.Check (our uid, ServerInUnit).
-func (s *sup) serverPID() (int, error) {
-	c, err := net.DialTimeout("unix", s.cfg.Env.TmuxSocket(), time.Second)
+// adopt checks and adopts the server on the socket (sessionsrv.Adopt):
+// the supervisor's tmux clients then run the server's own program, and a
+// pidfd reports the server's exit.
+func (s *sup) adopt(ctx context.Context) error {
+	srv, err := sessionsrv.Adopt(ctx, s.cfg.Env, s.cfg.TmuxBin, s.cfg.ProcEnv)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	defer c.Close()
-	return peer.Check(c.(*net.UnixConn), os.Getuid(), ServerInUnit)
+	stop, err := watchPID(srv.PID, serverKey, s.exitCh, s.done)
+	if err != nil {
+		return fmt.Errorf("watching the tmux server (pid %d): %w", srv.PID, err)
+	}
+	if s.unwatchSrv != nil {
+		s.unwatchSrv()
+	}
+	s.srv, s.unwatchSrv, s.tm = srv, stop, srv.Server
+	if a, errA := os.Stat(srv.Bin); errA == nil {
+		if b, errB := os.Stat(s.cfg.TmuxBin); errB == nil && !os.SameFile(a, b) {
+			s.logf("the tmux server runs %s; %s is installed and takes over when %s restarts", quote(srv.Bin), quote(s.cfg.TmuxBin), sessionsrv.Unit())
+		}
+	}
+	s.logf("adopted the tmux server (pid %d) on %s", srv.PID, quote(s.cfg.Env.TmuxSocket()))
+	if s.state != nil && s.state.Tmux != srv.Bin {
+		s.state.Tmux = srv.Bin
+		if err := state.Write(s.cfg.Env.StateFile(), *s.state); err != nil {
+			s.logf("rewriting state.json: %s", errText(err))
+		}
+	}
+	return nil
 }
 
-// useServerProgram makes the supervisor's tmux clients run the program of
-// the server pid (a client of another tmux build may not understand the
-// server): the configured tmux takes over when a new server starts.
-func (s *sup) useServerProgram(pid int) {
-	exe, err := peer.Exe(pid)
-	if err != nil {
-		s.logf("tmux server pid %d: %s; its clients run %s", pid, errText(err), quote(s.cfg.TmuxBin))
-		s.tm.Bin = s.cfg.TmuxBin
+// serverKey is the name under which the server's pidfd reports its exit
+// (no session has it: session names have no NUL).
+const serverKey = "\x00server"
+
+// serverGone handles the adopted server's exit: every session died with
+// it; reconcile adopts the next server (the sessions unit restarts it)
+// and starts them again.
+func (s *sup) serverGone(ctx context.Context, pid int) {
+	if s.srv == nil || s.srv.PID != pid {
 		return
 	}
-	if a, errA := os.Stat(exe); errA == nil {
-		if b, errB := os.Stat(s.cfg.TmuxBin); errB == nil && !os.SameFile(a, b) {
-			s.logf("the tmux server runs %s; %s is configured and takes over when a new server starts", quote(exe), quote(s.cfg.TmuxBin))
-		}
+	s.logf("the tmux server (pid %d) exited; waiting for the next one of %s", pid, sessionsrv.Unit())
+	s.unwatchSrv()
+	s.srv, s.unwatchSrv = nil, nil
+	for _, ss := range s.sessions {
+		s.unwatch(ss)
 	}
-	s.tm.Bin = exe
-}
-
-// writeConf writes the generated tmux configuration: the server stays up
-// without sessions, carries our token, and keeps dead panes (so their exit
-// status can be read and the pane respawned in place).
-func (s *sup) writeConf(token string) error {
-	conf := fmt.Sprintf(`# Generated by agent-box supervise at every start; do not edit.
-set-option -s exit-empty off
-set-option -s @agent-box-token %s
-set-window-option -g remain-on-exit on
-`, token)
-	return atomicfile.WriteFile(s.cfg.Env.TmuxConf(), []byte(conf), 0o600)
+	s.reconcile(ctx)
 }
 
 // get returns what the supervisor keeps for e (creating it), with e as the
@@ -616,20 +584,17 @@ func (s *sup) reconcile(ctx context.Context) {
 		s.registryError(err)
 		return
 	}
-	panes, err := s.tm.ListPanes(ctx)
-	if err != nil && !s.tm.Alive() {
-		// someone ran kill-server (or tmux crashed): start a new one
-		s.logf("tmux server on %s is gone; starting a new one", quote(s.cfg.Env.TmuxSocket()))
-		for _, ss := range s.sessions {
-			s.unwatch(ss)
-		}
-		if _, err = s.startServer(ctx); err == nil {
-			panes, err = s.tm.ListPanes(ctx)
-		}
+	var panes []tmux.Pane
+	if s.srv == nil {
+		err = s.adopt(ctx)
+	}
+	if err == nil {
+		panes, err = s.tm.ListPanes(ctx)
 	}
 	if err != nil {
-		// e.g. a server still shutting down: look again in a second (one
-		// retry pending at a time; it stops as soon as a reconcile works)
+		// no server yet (the sessions unit restarts it), or one still
+		// shutting down: look again in a second (one retry pending at a
+		// time; it stops as soon as a reconcile works)
 		s.errOnce(fmt.Sprintf("tmux: %s (retrying)", errText(err)))
 		if !s.retryPending {
 			s.retryPending = true
@@ -774,6 +739,13 @@ func (s *sup) unwatch(ss *session) {
 
 // exited handles the exit of a watched session process.
 func (s *sup) exited(ctx context.Context, x pidExit) {
+	if x.name == serverKey {
+		s.serverGone(ctx, x.pid)
+		return
+	}
+	if s.srv == nil {
+		return // the server is gone; reconcile handles the sessions
+	}
 	ss := s.sessions[x.name]
 	if ss == nil || ss.pid != x.pid {
 		return // stale: the session was restarted, stopped or removed
@@ -893,6 +865,7 @@ func (s *sup) started(ss *session, name string, pid int, restart bool) {
 	ss.waiting = false
 	s.watch(ss, name, pid)
 	ss.obs.Started(now.UTC(), restart)
+	ss.obs.Spawn = s.spawnPrints[ss.entry.Agent]
 	s.saveObs(ss)
 }
 

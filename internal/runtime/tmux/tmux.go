@@ -1,7 +1,9 @@
 // Package tmux is a thin wrapper over the tmux command line. Every command
 // names the server's socket explicitly (-S) and runs with an explicit
 // environment, so neither TMUX_TMPDIR, -L defaults nor the caller's
-// environment decide which server is used or what it inherits.
+// environment decide which server is used; and every command carries -N,
+// so no client ever starts a server (only the sessions unit does, package
+// sessionsrv).
 package tmux
 
 import (
@@ -18,8 +20,10 @@ import (
 	"time"
 )
 
-// minMajor and minMinor are the oldest tmux version agent-box supports.
-const minMajor, minMinor = 3, 0
+// minMajor and minMinor are the oldest tmux version agent-box supports:
+// 3.2 brought -D (the server in the foreground, the sessions unit's main
+// process) and -N (a client that never starts a server).
+const minMajor, minMinor = 3, 2
 
 // commandTimeout bounds every tmux command.
 const commandTimeout = 10 * time.Second
@@ -50,7 +54,7 @@ func (e *cmdError) Unwrap() error { return e.Err }
 
 // command returns the exec.Cmd for tmux -S socket args... (not started).
 func (s *Server) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, s.Bin, append([]string{"-S", s.Socket}, args...)...)
+	cmd := exec.CommandContext(ctx, s.Bin, append([]string{"-N", "-S", s.Socket}, args...)...)
 	cmd.Env = s.Env
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 2 * time.Second
@@ -78,13 +82,6 @@ func (s *Server) Alive() bool {
 	}
 	c.Close()
 	return true
-}
-
-// Start starts the server with the configuration file conf and no session.
-// conf must set exit-empty off, or the server exits at once.
-func (s *Server) Start(ctx context.Context, conf string) error {
-	_, err := s.Run(ctx, "-f", conf, "start-server")
-	return err
 }
 
 // ServerOption returns the value of a server option ("" with an error if unset).
@@ -273,7 +270,7 @@ func parseVersion(out string) (major, minor int, err error) {
 	return major, minor, nil
 }
 
-// ErrUnusable means tmux is missing, cannot be run, or is older than 3.0.
+// ErrUnusable means tmux is missing, cannot be run, or is older than 3.2.
 var ErrUnusable = errors.New("unusable tmux")
 
 // CheckVersion runs bin -V and requires at least minMajor.minMinor. Every

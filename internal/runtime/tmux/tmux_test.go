@@ -60,8 +60,9 @@ func TestCheckVersionRefusesMissingAndOldTmuxWithErrUnusable(t *testing.T) {
 		what, bin string
 		ok        bool
 	}{
-		{"tmux 3.0", fake("new", "tmux 3.0"), true},
-		{"tmux 2.9a", fake("old", "tmux 2.9a"), false},
+		{"tmux 3.2", fake("new", "tmux 3.2"), true},
+		{"tmux 3.1c (no -D, no -N)", fake("old", "tmux 3.1c"), false},
+		{"tmux 2.9a", fake("older", "tmux 2.9a"), false},
 		{"unparsable -V", fake("odd", "tmux"), false},
 		{"missing binary", filepath.Join(dir, "missing"), false},
 	} {
@@ -82,7 +83,7 @@ func TestSendTextTypesTheTextLiterallyThenEnter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	s := &Server{Bin: bin, Socket: filepath.Join(dir, "s"), Env: []string{"PATH=/usr/bin:/bin", "TERM=xterm"}}
+	s := startServer(t, bin, filepath.Join(dir, "s"))
 	ctx := context.Background()
 	out := filepath.Join(dir, "typed")
 	// the pane's program writes every line it reads
@@ -117,7 +118,7 @@ func TestNewSessionsCreatesThemInOneCommandAndStopsAtTheFirstFailure(t *testing.
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	s := &Server{Bin: bin, Socket: filepath.Join(dir, "s"), Env: []string{"PATH=/usr/bin:/bin", "TERM=xterm"}}
+	s := startServer(t, bin, filepath.Join(dir, "s"))
 	ctx := context.Background()
 	sleep := []string{"/bin/sh", "-c", "exec sleep 1000"}
 	if _, err := s.NewSession(ctx, "b", sleep); err != nil {
@@ -149,5 +150,56 @@ func TestNewSessionsCreatesThemInOneCommandAndStopsAtTheFirstFailure(t *testing.
 	}
 	if _, ok := got["d"]; ok || len(got) != 4 {
 		t.Errorf("sessions %v: want a, b, c, e", got)
+	}
+}
+
+// startServer runs a tmux server in the foreground (-D, as the sessions
+// unit does) on socket and waits until it answers: the clients of this
+// package never start one (-N).
+func startServer(t *testing.T, bin, socket string) *Server {
+	t.Helper()
+	s := &Server{Bin: bin, Socket: socket, Env: []string{"PATH=/usr/bin:/bin", "TERM=xterm"}}
+	cmd := exec.Command(bin, "-D", "-S", socket, "-f", "/dev/null")
+	cmd.Env = s.Env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	for deadline := time.Now().Add(10 * time.Second); !s.Alive(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tmux -D on %s did not answer within 10 s", socket)
+		}
+	}
+	return s
+}
+
+func TestNoClientCommandStartsAServer(t *testing.T) {
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
+	}
+	dir, err := os.MkdirTemp("/tmp", "tmux-none-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	s := &Server{Bin: bin, Socket: filepath.Join(dir, "s"), Env: []string{"PATH=/usr/bin:/bin", "TERM=xterm"}}
+	ctx := context.Background()
+	if _, err := s.NewSession(ctx, "a", []string{"/bin/sh", "-c", "exec sleep 1000"}); err == nil {
+		s.KillServer(ctx)
+		t.Fatal("new-session with no server running succeeded: a client started a server")
+	}
+	if _, err := s.NewSessions(ctx, []NewSpec{{"a", []string{"/bin/sleep", "1000"}}}); err == nil {
+		s.KillServer(ctx)
+		t.Fatal("a new-session list with no server running succeeded")
+	}
+	if s.Alive() {
+		s.KillServer(ctx)
+		t.Fatal("a server answers on the socket after client commands alone")
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
-	"github.com/agent-box/agent-box/internal/runtime/tmux"
+	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
 )
 
 // hookWaker starts a delivery's session if it is stopped and types the
@@ -135,18 +135,22 @@ const typeWait = 30 * time.Second
 
 // typeInto types text and Enter into session's pane once it runs.
 func (s *Server) typeInto(ctx context.Context, session, text string) error {
-	if s.cfg.Tmux == "" {
-		return errors.New("no tmux (" + contract.Env.Tmux.Name + " is unset)")
-	}
-	tm := &tmux.Server{Bin: s.cfg.Tmux, Socket: s.cfg.Env.TmuxSocket(), Env: s.cfg.ProcEnv}
 	ctx, cancel := context.WithTimeout(ctx, typeWait)
 	defer cancel()
-	for !tm.HasSession(ctx, session) {
+	for {
+		// the server is checked (and its program taken) at every look: it
+		// may be the sessions unit's next one
+		tm, err := sessionsrv.Open(s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
+		if err != nil && !errors.Is(err, sessionsrv.ErrNoServer) {
+			return err
+		}
+		if err == nil && tm.HasSession(ctx, session) {
+			return tm.SendText(ctx, session, text)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("session %q is not running after %s", session, typeWait)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return tm.SendText(ctx, session, text)
 }
