@@ -49,7 +49,9 @@
 #   internal/runtime/seal/seal_amd64.go
 #   internal/runtime/seal/seal_arm64.go
 #   internal/runtime/seal/seal_other.go
+#   internal/runtime/sessionsrv/sessionsrv.go
 #   internal/runtime/sessionstate/sessionstate.go
+#   internal/runtime/spawn/env.go
 #   internal/runtime/spawn/spawn.go
 #   internal/runtime/state/state.go
 #   internal/runtime/supervisor/backoff.go
@@ -86,6 +88,7 @@
 #   modules/src/lib/render/instance.nix
 #   modules/src/lib/render/login.nix
 #   modules/src/lib/render/seed.nix
+#   modules/src/lib/render/sessions.nix
 #   modules/src/lib/render/slice.nix
 #   modules/src/lib/render/socket.nix
 #   modules/src/lib/render/sysctl.nix
@@ -95,6 +98,7 @@
 #   modules/src/lib/units.nix
 #   modules/src/options.nix
 #   modules/src/units/.assemble-ignore
+#   modules/src/units/agent-box-sessions@.service
 #   modules/src/units/agent-box.slice
 #   modules/src/units/agent-box@.service
 #   modules/src/units/web/agent-box-auth-control.socket
@@ -171,7 +175,7 @@ let
     mkOption {
       type = types.nullOr types.str;
       inherit default example;
-      description = "`${what}=` of the unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
+      description = "`${what}=` of the slice: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
     };
 
   agentModule =
@@ -298,13 +302,13 @@ let
       environment = mkOption {
         type = types.attrsOf types.str;
         default = { };
-        description = "Non-secret environment of the instance and its sessions. Values are passed literally (`%`, quotes, `$` included); newlines are rejected. `PATH`, `HOME`, `USER` and `AGENT_BOX_*` are managed by agent-box.";
+        description = "Non-secret environment of the supervisor and of every session it starts. Values are passed literally (`%`, quotes, `$` included); newlines are rejected. `PATH`, `HOME`, `USER` and `AGENT_BOX_*` are managed by agent-box. A change reaches sessions started after the switch; running ones keep theirs until restarted (`agent-box session ls` says \"restart to apply\").";
         example = literalExpression ''{ EDITOR = "vim"; }'';
       };
       environmentFiles = mkOption {
         type = types.listOf types.str;
         default = [ ];
-        description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=`; prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
+        description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=` of the supervisor, which passes them to every session it starts (read again at each supervisor start); prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
         example = [ "/run/secrets/alice.env" ];
       };
       memoryHigh = memoryLimit "MemoryHigh" "60%" "8G";
@@ -312,13 +316,13 @@ let
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = 4096;
-        description = "`TasksMax=` of the instance: the most processes and threads its sessions may have (a fork bomb stops here); `null` for no limit.";
+        description = "`TasksMax=` of the user's slice `${contract.units.userSlice}`: the most processes and threads of all the user's agent-box units together (a fork bomb stops here); `null` for no limit.";
         example = 8192;
       };
       cpuWeight = mkOption {
         type = types.int;
         default = 100;
-        description = "`CPUWeight=` of the instance (1 to 10000) against the other agent users.";
+        description = "`CPUWeight=` of the user's slice `${contract.units.userSlice}` (1 to 10000) against the other agent users.";
         example = 200;
       };
       webhooks = mkOption {
@@ -621,6 +625,8 @@ let
             },
             "units": {
               "supervisor": "agent-box@<user>.service",
+              "sessions": "agent-box-sessions@<user>.service",
+              "userSlice": "agent-box-<user>.slice",
               "auth": "agent-box-auth.service",
               "web": "agent-box-web@<user>.service",
               "term": "agent-box-term@<user>.service"
@@ -694,7 +700,7 @@ let
               },
               "tmux": {
                 "path": "/run/agent-box/<user>/tmux.sock",
-                "unit": "agent-box@<user>.service",
+                "unit": "agent-box-sessions@<user>.service",
                 "fdName": null,
                 "mode": null,
                 "dirMode": "0700",
@@ -844,13 +850,13 @@ let
               },
               "foreignServer": {
                 "code": 9,
-                "short": "foreign tmux server on the socket (supervise)",
-                "meaning": "`supervise`: a tmux server not started by agent-box owns the socket"
+                "short": "foreign tmux server on the socket (supervise, attach)",
+                "meaning": "`supervise`, `session attach`: the server on the socket is not the sessions unit's (its process runs elsewhere, or it lacks the token)"
               },
               "tmuxVersion": {
                 "code": 10,
-                "short": "tmux missing or older than 3.0 (supervise)",
-                "meaning": "`supervise`: tmux missing or older than 3.0"
+                "short": "tmux missing or older than 3.2 (supervise, tmux-server)",
+                "meaning": "`supervise`, `tmux-server`: tmux missing or older than 3.2 (the first with `-D` and `-N`)"
               },
               "foreignHome": {
                 "code": 11,
@@ -895,6 +901,12 @@ in
   # A template of the contract (a path, unit or route holding "<user>")
   # for user u.
   forUser = template: u: builtins.replaceStrings [ "<user>" ] [ u ] template;
+  # The slice of user u (contract.units.userSlice). In a slice's name '-'
+  # means "child of": systemd-escape turns a user's '-' into \x2d (the only
+  # character of contract.names.user it escapes), so that bob-x's slice is
+  # never a child of bob's.
+  userSlice =
+    u: builtins.replaceStrings [ "<user>" ] [ (builtins.replaceStrings [ "-" ] [ "\\x2d" ] u) ] contract.units.userSlice;
 }
       ;
     systemd =
@@ -1562,7 +1574,9 @@ n: caddyGroup: hookChecks n.web ++ surfaceChecks n caddyGroup
       instance =
         # The instance drop-in agent-box@<user>.service.d/overrides.conf: absolute
 # ExecStart (reset idiom), explicit PATH, the AGENT_BOX_* paths, the user's
-# environment and secrets files, and the limits.
+# environment and secrets files, and the user's slice. The supervisor passes
+# the environment to new sessions (docs/runtime-contract.md, "Lifecycle"),
+# so a switch that changes any of it restarts only the supervisor.
 # u: a normalized user; paths: { env; seed; agents; } absolute store paths.
 { systemd, contract, prim, ... }:
 u: paths: defaultAgent:
@@ -1576,11 +1590,12 @@ in
   # Generated by the agent-box NixOS module for ${unit u.name}.
   # Host-specific settings of the verbatim template ${unit ""}.
   [Unit]
-  X-RestartIfChanged=false
+  X-StopIfChanged=false
 
   [Service]
   ExecStart=
   ExecStart=${paths.env}/bin/agent-box supervise
+  Slice=${prim.userSlice u.name}
 ''
 + env "PATH" "${paths.env}/bin"
 + env v.agents.name paths.agents
@@ -1589,17 +1604,57 @@ in
 + env v.tmux.name "${paths.env}/bin/tmux"
 + concatStringsSep "" (map (e: env e.name e.value) u.environment)
 + concatStringsSep "" (map (f: systemd.line "EnvironmentFile" f) u.environmentFiles)
-+ systemd.limits u
+        ;
+      sessions =
+        # The instance drop-in agent-box-sessions@<user>.service.d/overrides.conf:
+# the tmux server's absolute ExecStart, PATH and tmux, and the user's slice.
+# It changes with every new agent-box or tmux build, and a switch must not
+# apply that by restarting the unit (it would end every agent): hence
+# X-RestartIfChanged=false. New sessions get the new configuration from the
+# supervisor; a new tmux waits for a deliberate restart of this unit.
+# u: a normalized user; paths: { env; } absolute store paths.
+{ systemd, contract, prim, ... }:
+u: paths:
+''
+  # Generated by the agent-box NixOS module for ${prim.forUser contract.units.sessions u.name}.
+  [Unit]
+  X-RestartIfChanged=false
+
+  [Service]
+  ExecStart=
+  ExecStart=${paths.env}/bin/agent-box tmux-server
+  Slice=${prim.userSlice u.name}
+''
++ systemd.environmentLine "PATH" "${paths.env}/bin"
++ systemd.environmentLine contract.env.tmux.name "${paths.env}/bin/tmux"
         ;
       slice =
-        # The box-wide drop-in agent-box.slice.d/overrides.conf.
-{ systemd, ... }:
-slice:
-''
-  # Generated by the agent-box NixOS module: box-wide limits of agent-box.slice.
-  [Slice]
-''
-+ systemd.limits slice
+        # The slices' drop-ins: the box-wide agent-box.slice.d/overrides.conf and,
+# per user, agent-box-<user>.slice.d/overrides.conf: the user's limits,
+# which bind every process of every agent-box unit of that user (the
+# sessions, the supervisor, the web daemon, the terminal). A slice needs no
+# unit file: systemd loads it from its drop-ins alone.
+{ systemd, prim, ... }:
+{
+  box = slice: ''
+    # Generated by the agent-box NixOS module: box-wide limits of agent-box.slice.
+    [Slice]
+  ''
+  + systemd.limits slice;
+
+  # u: a normalized user.
+  user =
+    u:
+    ''
+      # Generated by the agent-box NixOS module: the limits of ${u.name}'s agent-box units.
+      # `systemctl stop ${prim.userSlice u.name}` stops all of them.
+      [Unit]
+      Description=agent-box units of ${u.name}
+
+      [Slice]
+    ''
+    + systemd.limits u;
+}
         ;
       seed =
         # The seed file AGENT_BOX_SEED of a normalized user
@@ -1776,12 +1831,21 @@ in
       socket =
         # A socket unit's drop-in: the one that gives Caddy's group access, or the
 # one that only marks a socket the module enables (contract.sockets.*.caddy).
-{ ... }:
+{ prim, ... }:
 {
   caddy = unit: caddyGroup: ''
     # Generated by the agent-box NixOS module for ${unit}: Caddy's group may connect.
     [Socket]
     SocketGroup=${caddyGroup}
+  '';
+
+  # A socket of user's: Caddy's group may connect, and it is in the user's
+  # slice (so stopping the slice stops it too).
+  user = unit: caddyGroup: user: ''
+    # Generated by the agent-box NixOS module for ${unit}: Caddy's group may connect.
+    [Socket]
+    SocketGroup=${caddyGroup}
+    Slice=${prim.userSlice user}
   '';
 
   enabled = unit: "# Generated by the agent-box NixOS module: ${unit} is enabled.\n";
@@ -1820,6 +1884,7 @@ in
       [Service]
       ExecStart=
       ExecStart=${paths.env}/bin/agent-box web serve
+      Slice=${prim.userSlice u.name}
     ''
     + env "PATH" "${paths.env}/bin"
     + env vars.agents.name paths.agents
@@ -1900,6 +1965,7 @@ u: paths:
     ExecStart=
   ''
   + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${forUser sockets.ttyd.path u.name} -W -O -a -b ${routes.terminal.path} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
+  + "Slice=${prim.userSlice u.name}\n"
   + env "PATH" "${paths.env}/bin"
   + env vars.tmux.name "${paths.env}/bin/tmux"
         ;
@@ -2109,6 +2175,8 @@ let
     let
       w = n.web;
       socket = unit: entry unit (render.socket.caddy unit host.caddyGroup) [ "sockets.target" ];
+      userSocket =
+        unit: name: entry unit (render.socket.user unit host.caddyGroup name) [ "sockets.target" ];
       authSocket =
         s:
         let
@@ -2122,10 +2190,10 @@ let
           p = host.pathsOf u;
         in
         [
-          (socket (forUser sockets.web.unit name))
+          (userSocket (forUser sockets.web.unit name) name)
           (entry (forUser units.web name) (render.webDaemon.dropin w u p (host.webFile (names.hooks name))) [ ])
         ]
-        ++ (if w.hooks ? ${name} then [ (socket (forUser sockets.hook.unit name)) ] else [ ])
+        ++ (if w.hooks ? ${name} then [ (userSocket (forUser sockets.hook.unit name) name) ] else [ ])
         ++ [ (entry (forUser units.term name) (render.term u p) [ "multi-user.target" ]) ];
     in
     if !w.enable then
@@ -2164,20 +2232,27 @@ let
   sysctlFile = "sysctl.d/60-agent-box.conf";
 
   # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
+  # Per user: the supervisor (enabled; it pulls in the sessions unit with
+  # Requires=), the sessions unit and the user's slice.
   dropins =
     n: host:
     listToAttrs (
-      map (name: {
-        name = prim.forUser contract.units.supervisor name;
-        value = {
-          text = render.instance n.users.${name} (host.pathsOf n.users.${name}) n.defaultAgent;
-          wantedBy = [ "multi-user.target" ];
-        };
-      }) n.userNames
+      concatMap (
+        name:
+        let
+          u = n.users.${name};
+          p = host.pathsOf u;
+        in
+        [
+          (entry (forUser units.supervisor name) (render.instance u p n.defaultAgent) [ "multi-user.target" ])
+          (entry (forUser units.sessions name) (render.sessions u p) [ ])
+          (entry (prim.userSlice name) (render.slice.user u) [ ])
+        ]
+      ) n.userNames
     )
     // {
       "agent-box.slice" = {
-        text = render.slice n.slice;
+        text = render.slice.box n.slice;
         wantedBy = [ ];
       };
     }
@@ -2346,39 +2421,32 @@ in
   # the agent instances', and the web surface's (only when it is enabled).
   units =
     {
-      "agent-box.slice" = ''
-        # agent-box.slice holds every agent-box@<user>.service. Box-wide limits come
-        # from the drop-in agent-box.slice.d/overrides.conf rendered by the module.
+      "agent-box-sessions@.service" = ''
+        # agent-box-sessions@<user>.service holds one agent user's tmux server and,
+        # as the server's children, every agent of that user.
+        #
+        # Verbatim and backend-neutral. The instance's drop-in, rendered by the
+        # agent-box NixOS module, adds the absolute ExecStart (`agent-box
+        # tmux-server`, which writes the token and tmux configuration into the
+        # runtime directory and then becomes `tmux -D`), PATH, AGENT_BOX_TMUX and
+        # the user's slice. The user's environment and agents table are not here:
+        # the supervisor passes them to each new session (docs/runtime-contract.md,
+        # "Lifecycle"), so this unit never needs a restart to apply them.
+        #
+        # What restarts what: nothing restarts this unit but an operator
+        # (`systemctl restart agent-box-sessions@<user>`, which ends every agent
+        # of the user and restarts agent-box@<user> with it) or a crash of tmux
+        # (Restart=always: a `kill-server` brings a fresh, empty server that the
+        # supervisor fills again). `nixos-rebuild switch` never restarts it (the
+        # drop-in carries X-RestartIfChanged=false); restarting, crashing or
+        # upgrading the supervisor leaves it and every agent running. A new tmux
+        # takes over at the next restart of this unit (`agent-box session ls` says
+        # when one waits).
+        # Stopping (KillMode=mixed): SIGTERM reaches tmux, which hangs up every
+        # pane; whatever is left is then killed.
 
         [Unit]
-        Description=agent-box agent users
-        Before=slices.target
-
-        [Slice]
-        CPUAccounting=yes
-        MemoryAccounting=yes
-        TasksAccounting=yes
-      '';
-      "agent-box@.service" = ''
-        # agent-box@<user>.service supervises the tmux sessions of one agent user.
-        #
-        # This template is verbatim and backend-neutral. Everything host-specific
-        # comes from the instance's own drop-in, agent-box@<user>.service.d/
-        # overrides.conf, rendered by the agent-box NixOS module: the absolute
-        # ExecStart, an explicit PATH, the AGENT_BOX_* paths, environment, secrets
-        # files and resource limits. An instance without that drop-in has no
-        # ExecStart and refuses to start.
-        #
-        # Restart policy: the drop-in carries X-RestartIfChanged=false, so
-        # `nixos-rebuild switch` never kills running agents; a changed configuration
-        # takes effect at the next `systemctl restart agent-box@<user>`.
-        # Stopping (KillMode=mixed): SIGTERM reaches the supervisor only, which ends
-        # its tmux server; whatever is left is then killed. If the supervisor dies,
-        # systemd stops the instance's processes and Restart= brings it back; the
-        # new supervisor recreates every session the registry lists as running.
-
-        [Unit]
-        Description=agent-box sessions of %i
+        Description=agent-box tmux server and agents of %i
         After=network.target
         StartLimitBurst=5
         StartLimitIntervalSec=60
@@ -2397,7 +2465,7 @@ in
         KillMode=mixed
         OOMPolicy=continue
         OOMScoreAdjust=-100
-        Restart=on-failure
+        Restart=always
         RestartSec=2s
         TimeoutStopSec=30s
 
@@ -2431,6 +2499,101 @@ in
         SystemCallArchitectures=native
         SystemCallErrorNumber=EPERM
         SystemCallFilter=@system-service
+        UMask=0077
+      '';
+      "agent-box.slice" = ''
+        # agent-box.slice holds every agent-box@<user>.service. Box-wide limits come
+        # from the drop-in agent-box.slice.d/overrides.conf rendered by the module.
+
+        [Unit]
+        Description=agent-box agent users
+        Before=slices.target
+
+        [Slice]
+        CPUAccounting=yes
+        MemoryAccounting=yes
+        TasksAccounting=yes
+      '';
+      "agent-box@.service" = ''
+        # agent-box@<user>.service supervises the tmux sessions of one agent user:
+        # it keeps every session of the registry alive in the user's tmux server,
+        # which runs in agent-box-sessions@<user>.service, not here.
+        #
+        # This template is verbatim and backend-neutral. Everything host-specific
+        # comes from the instance's own drop-in, agent-box@<user>.service.d/
+        # overrides.conf, rendered by the agent-box NixOS module: the absolute
+        # ExecStart, an explicit PATH, the AGENT_BOX_* paths, environment, secrets
+        # files and the user's slice. An instance without that drop-in has no
+        # ExecStart and refuses to start.
+        #
+        # What restarts what: restarting, stopping, crashing (Restart=on-failure)
+        # or upgrading the supervisor ends no agent: the server and the agents are
+        # the sessions unit's, and a new supervisor adopts them as they are
+        # (docs/runtime-contract.md, "Lifecycle"). So `nixos-rebuild switch`
+        # restarts this unit whenever its configuration changes (the drop-in sets
+        # X-StopIfChanged=false: the old supervisor runs until the new one
+        # starts), and new sessions get the new agents table and environment at
+        # once; running ones say "restart to apply". Stopping or restarting the
+        # sessions unit stops or restarts this one too (Requires=).
+        # Start limit: 10 starts in 60 s. A switch, an operator's restart and a
+        # crash are one start each; a supervisor that crashes at once (RestartSec=2s)
+        # stops being restarted after about 20 s, and its agents keep running.
+
+        [Unit]
+        Description=agent-box supervisor of %i
+        Requires=agent-box-sessions@%i.service
+        After=agent-box-sessions@%i.service
+        StartLimitBurst=10
+        StartLimitIntervalSec=60
+
+        [Service]
+        Type=simple
+        User=%i
+        Slice=agent-box.slice
+        WorkingDirectory=/home/%i
+        Environment=HOME=/home/%i
+        Environment=USER=%i
+        Environment=AGENT_BOX_RUNTIME_DIR=/run/agent-box/%i
+        OOMScoreAdjust=-100
+        Restart=on-failure
+        RestartSec=2s
+        TimeoutStopSec=30s
+
+        # Hardening (alphabetical). The supervisor runs no agent: it reads and
+        # writes the user's agent-box files, talks to tmux over its socket and
+        # reads /proc of the server; it needs no network, JIT or namespaces.
+        BindPaths=/home/%i
+        CapabilityBoundingSet=
+        DevicePolicy=closed
+        IPAddressDeny=any
+        KeyringMode=private
+        LockPersonality=yes
+        MemoryDenyWriteExecute=yes
+        NoNewPrivileges=yes
+        PrivateDevices=yes
+        PrivateIPC=yes
+        PrivateNetwork=yes
+        PrivateTmp=yes
+        ProcSubset=pid
+        ProtectClock=yes
+        ProtectControlGroups=yes
+        ProtectHome=tmpfs
+        ProtectHostname=yes
+        ProtectKernelLogs=yes
+        ProtectKernelModules=yes
+        ProtectKernelTunables=yes
+        ProtectProc=invisible
+        ProtectSystem=strict
+        ReadWritePaths=/run/agent-box/%i
+        RemoveIPC=yes
+        RestrictAddressFamilies=AF_UNIX
+        RestrictNamespaces=yes
+        RestrictRealtime=yes
+        RestrictSUIDSGID=yes
+        SystemCallArchitectures=native
+        SystemCallErrorNumber=EPERM
+        SystemCallFilter=@system-service
+        SystemCallFilter=~@privileged @resources
         UMask=0077
       '';
     }
@@ -2608,15 +2771,15 @@ in
         # user on a unix socket in a 0700 directory of the user's
         # (/run/agent-box-term/<user>/), which only the user's web daemon dials
         # (docs/web-contract.md, "ttyd"). Each terminal runs `agent-box session
-        # attach NAME` against the user's tmux server, which agent-box@<user>
-        # supervises; ttyd never starts a server or a session.
+        # attach NAME` against the user's tmux server, which runs in
+        # agent-box-sessions@<user>; ttyd never starts a server or a session.
         #
         # Verbatim and backend-neutral: the instance's drop-in rendered by the module
         # adds the absolute ExecStart (ttyd's flags included), PATH and AGENT_BOX_TMUX.
 
         [Unit]
         Description=agent-box terminals of %i
-        After=agent-box@%i.service
+        After=agent-box-sessions@%i.service
 
         [Service]
         Type=simple
@@ -6196,6 +6359,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           	"github.com/agent-box/agent-box/internal/runtime/seal"
+          	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
           	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
           	"github.com/agent-box/agent-box/internal/runtime/spawn"
           	"github.com/agent-box/agent-box/internal/runtime/state"
@@ -6241,7 +6405,8 @@ in
             web hash-password                            read a password from stdin, print its hash
             web revoke LOGIN                             end every web session of LOGIN (as root)
             web serve | auth serve                       the web daemon, the auth service (their units' ExecStart)
-            supervise                                    run the supervisor (the systemd unit's ExecStart)
+            supervise                                    run the supervisor (its unit's ExecStart)
+            tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
             exec-session NAME                            run a session's agent (tmux runs this)
             version                                      print the version
             help                                         print this help
@@ -6319,7 +6484,7 @@ in
           	}
           	// What only the CLI's own commands (supervise, attach, serve) meet.
           	switch {
-          	case errors.Is(err, supervisor.ErrForeignServer):
+          	case errors.Is(err, sessionsrv.ErrForeign):
           		return exitForeignServer
           	case errors.Is(err, tmux.ErrUnusable):
           		return exitTmuxVersion
@@ -6363,6 +6528,11 @@ in
           			return usagef("supervise takes no arguments")
           		}
           		return p.supervise(ctx)
+          	case "tmux-server":
+          		if len(rest) != 0 {
+          			return usagef("tmux-server takes no arguments")
+          		}
+          		return p.tmuxServer(ctx)
           	case "exec-session":
           		if len(rest) != 1 {
           			return usagef("usage: exec-session NAME")
@@ -6520,10 +6690,27 @@ in
           	}
           	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
           	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tCWD")
+          	apply := 0
           	for _, le := range out {
-          		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", escape.String(le.Name), escape.String(le.Agent), le.State, le.Restarts, escape.String(le.Cwd))
+          		st := le.State
+          		if le.RestartToApply {
+          			st += " (restart to apply)"
+          			apply++
+          		}
+          		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(le.Cwd))
           	}
-          	return tw.Flush()
+          	if err := tw.Flush(); err != nil {
+          		return err
+          	}
+          	// notices go to stderr: stdout stays the table
+          	if apply > 0 {
+          		fmt.Fprintf(p.Stderr, "agent-box: %d session(s) run an older configuration: 'agent-box session restart NAME' applies the current one\n", apply)
+          	}
+          	if running, installed, ok := sessionstate.TmuxWaiting(e); ok {
+          		fmt.Fprintf(p.Stderr, "agent-box: the tmux server runs %s; %s is installed and takes over when %s restarts (that ends every session)\n",
+          			escape.String(running), escape.String(installed), sessionsrv.Unit())
+          	}
+          	return nil
           }
 
           // tmuxBin is $AGENT_BOX_TMUX (the unit's, else the login file's), else
@@ -6539,20 +6726,20 @@ in
           	return b
           }
 
-          // attach replaces this process with `tmux -S SOCKET attach-session`. It
-          // never starts a server: it refuses when nothing listens on the socket, and
-          // attach-session itself does not start one. Sealed (the web terminal's
-          // attach, in agent-box-term@U), the tmux client can start no program
-          // (package seal): whatever the server asks of it, it runs nothing.
+          // attach replaces this process with `tmux -N -S SOCKET attach-session`,
+          // the server's own program, after sessionsrv.Open's checks. It never
+          // starts a server (-N). Sealed (the web terminal's attach, in
+          // agent-box-term@U), the tmux client can start no program (package seal):
+          // whatever the server asks of it, it runs nothing.
           func (p *Program) attach(ctx context.Context, e paths.Env, args []string, sealed bool) error {
-          	srv := &tmux.Server{Bin: p.tmuxBin(e), Socket: e.TmuxSocket(), Env: os.Environ()}
-          	if !srv.Alive() {
-          		return fmt.Errorf("%w (no tmux server on %s)", state.ErrNotRunning, srv.Socket)
+          	srv, err := sessionsrv.Open(e, p.tmuxBin(e), os.Environ())
+          	if errors.Is(err, sessionsrv.ErrNoServer) {
+          		return fmt.Errorf("%w (%v)", state.ErrNotRunning, err)
           	}
-          	if srv.Bin == "" {
-          		return errors.New("tmux not found (set " + paths.EnvTmux + " or PATH)")
+          	if err != nil {
+          		return err
           	}
-          	argv := []string{srv.Bin, "-S", srv.Socket, "attach-session"}
+          	argv := []string{srv.Bin, "-N", "-S", srv.Socket, "attach-session"}
           	if len(args) == 1 {
           		name := args[0]
           		if err := registry.CheckName(name); err != nil {
@@ -6640,12 +6827,43 @@ in
           		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
           	}
           	return supervisor.Run(ctx, supervisor.Config{
-          		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), Agents: table,
+          		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
           		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
           	})
           }
 
+          // tmuxServer is the sessions unit's ExecStart: it becomes the user's tmux
+          // server in the foreground (package sessionsrv).
+          func (p *Program) tmuxServer(ctx context.Context) error {
+          	e, err := p.envCfg()
+          	if err != nil {
+          		return err
+          	}
+          	bin := p.tmuxBin(e)
+          	if bin == "" {
+          		return fmt.Errorf("%w: tmux not found in PATH and %s unset", tmux.ErrUnusable, paths.EnvTmux)
+          	}
+          	return sessionsrv.Serve(ctx, e, bin, os.Environ())
+          }
+
           func (p *Program) execSession(name string) error {
+          	// The environment inherited from the tmux server is the sessions
+          	// unit's, set when the server started; the supervisor's spawn
+          	// environment (the configuration now) goes over it first, so that the
+          	// agents table, PATH and `environment` are the current ones.
+          	e0, err := paths.FromEnv(os.Getenv)
+          	if err != nil {
+          		return err
+          	}
+          	environ, err := spawn.Overlay(os.Environ(), e0.SpawnEnvFile())
+          	if err != nil {
+          		return err
+          	}
+          	os.Clearenv()
+          	for _, kv := range environ {
+          		k, v, _ := strings.Cut(kv, "=")
+          		os.Setenv(k, v)
+          	}
           	e, err := p.envCfg()
           	if err != nil {
           		return err
@@ -6657,7 +6875,7 @@ in
           	if err := spawn.RaiseOOMScore(spawn.OOMScoreAdj); err != nil {
           		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
           	}
-          	environ := append(os.Environ(), contract.Env.Session.Name+"="+name)
+          	environ = append(os.Environ(), contract.Env.Session.Name+"="+name)
           	plan, err := spawn.Prepare(e, table, name, environ)
           	if err != nil {
           		return err
@@ -7032,12 +7250,18 @@ in
           		FailedLogin string `json:"failedLogin"`
           	} `json:"logs"`
           	Units struct {
-          		// Supervisor is an agent user's supervisor (and, today, its
-          		// tmux server's) unit.
+          		// Supervisor is an agent user's supervisor unit.
           		Supervisor string `json:"supervisor"`
-          		Auth       string `json:"auth"`
-          		Web        string `json:"web"`
-          		Term       string `json:"term"`
+          		// Sessions is the unit of an agent user's tmux server and so of
+          		// every agent (the supervisor only drives it).
+          		Sessions string `json:"sessions"`
+          		// UserSlice holds every unit of an agent user; <user> is the
+          		// systemd-escaped user name ('-' is \x2d), so that a user's
+          		// slice is never a child of another's. Stopping it stops the user.
+          		UserSlice string `json:"userSlice"`
+          		Auth      string `json:"auth"`
+          		Web       string `json:"web"`
+          		Term      string `json:"term"`
           	} `json:"units"`
           	Dirs struct {
           		// Runtime is an agent user's runtime directory (the unit's
@@ -7326,6 +7550,8 @@ in
             },
             "units": {
               "supervisor": "agent-box@<user>.service",
+              "sessions": "agent-box-sessions@<user>.service",
+              "userSlice": "agent-box-<user>.slice",
               "auth": "agent-box-auth.service",
               "web": "agent-box-web@<user>.service",
               "term": "agent-box-term@<user>.service"
@@ -7399,7 +7625,7 @@ in
               },
               "tmux": {
                 "path": "/run/agent-box/<user>/tmux.sock",
-                "unit": "agent-box@<user>.service",
+                "unit": "agent-box-sessions@<user>.service",
                 "fdName": null,
                 "mode": null,
                 "dirMode": "0700",
@@ -7549,13 +7775,13 @@ in
               },
               "foreignServer": {
                 "code": 9,
-                "short": "foreign tmux server on the socket (supervise)",
-                "meaning": "`supervise`: a tmux server not started by agent-box owns the socket"
+                "short": "foreign tmux server on the socket (supervise, attach)",
+                "meaning": "`supervise`, `session attach`: the server on the socket is not the sessions unit's (its process runs elsewhere, or it lacks the token)"
               },
               "tmuxVersion": {
                 "code": 10,
-                "short": "tmux missing or older than 3.0 (supervise)",
-                "meaning": "`supervise`: tmux missing or older than 3.0"
+                "short": "tmux missing or older than 3.2 (supervise, tmux-server)",
+                "meaning": "`supervise`, `tmux-server`: tmux missing or older than 3.2 (the first with `-D` and `-N`)"
               },
               "foreignHome": {
                 "code": 11,
@@ -9534,6 +9760,9 @@ in
           	LastExit     *Exit       `json:"lastExit,omitempty"`
           	// NextStart is set while a restart waits for its backoff delay.
           	NextStart *time.Time `json:"nextStart,omitempty"`
+          	// Spawn is the fingerprint of what the last launch started with
+          	// (state.json's spawn, for the session's agent).
+          	Spawn string `json:"spawn,omitempty"`
           }
 
           // path is the observation file of name in dir.
@@ -9775,10 +10004,14 @@ in
           // StateFile is the supervisor's state.json in the runtime dir.
           func (e Env) StateFile() string { return filepath.Join(e.RuntimeDir, "state.json") }
 
+          // SpawnEnvFile is the environment the supervisor passes to new sessions
+          // (package spawn).
+          func (e Env) SpawnEnvFile() string { return filepath.Join(e.RuntimeDir, "spawn-env.json") }
+
           // TmuxSocket is the explicit tmux socket (-S).
           func (e Env) TmuxSocket() string { return filepath.Join(e.RuntimeDir, "tmux.sock") }
 
-          // TmuxConf is the tmux configuration the supervisor generates.
+          // TmuxConf is the tmux configuration `agent-box tmux-server` generates.
           func (e Env) TmuxConf() string { return filepath.Join(e.RuntimeDir, "tmux.conf") }
 
           // TokenFile holds the token that marks the tmux server as the supervisor's.
@@ -10732,6 +10965,198 @@ in
 
           func current() (arch, bool) { return arch{}, false }
         '';
+        "sessionsrv/sessionsrv.go" = ''
+          // Package sessionsrv is the user's tmux server as every part of agent-box
+          // meets it: how it is started (`agent-box tmux-server`, the ExecStart of
+          // agent-box-sessions@<user>.service) and how a client reaches it (Open).
+          //
+          // Invariants:
+          //   - the server runs in the sessions unit and nowhere else: Serve replaces
+          //     itself with `tmux -D` (the unit's main process), and every client
+          //     command carries -N (package tmux), so no client ever starts a server;
+          //   - a client drives a server only after Open has checked it: the
+          //     socket's peer credentials name a process of our uid in the sessions
+          //     unit (InUnit; the test binary replaces it), and the client then runs
+          //     that process's own program (/proc/<pid>/exe), never a path a file
+          //     names, so a tmux upgrade waits until the sessions unit restarts;
+          //   - the server carries the token Serve wrote (server option
+          //     @agent-box-token): the supervisor adopts nothing else.
+          package sessionsrv
+
+          import (
+          	"context"
+          	"crypto/rand"
+          	"encoding/hex"
+          	"errors"
+          	"fmt"
+          	"net"
+          	"os"
+          	"os/user"
+          	"strconv"
+          	"strings"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/paths"
+          	"github.com/agent-box/agent-box/internal/runtime/peer"
+          	"github.com/agent-box/agent-box/internal/runtime/tmux"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          // ErrForeign means the socket belongs to a tmux server agent-box did not
+          // start, or one running outside the sessions unit (the CLI exits 9).
+          var ErrForeign = errors.New("a tmux server not started by agent-box's sessions unit is running on the socket")
+
+          // ErrNoServer means no server listens on the socket: the sessions unit is
+          // stopped or (re)starting.
+          var ErrNoServer = errors.New("no tmux server is running")
+
+          // TokenOption is the server option that carries the token.
+          const TokenOption = "@agent-box-token"
+
+          // InUnit is the unit check of the server's process for user: the sessions
+          // unit of the system manager. The test binary, which runs no units,
+          // replaces it.
+          var InUnit = func(user string) func(pid int) error {
+          	return peer.InUnit(contract.For(contract.Units.Sessions, user))
+          }
+
+          // Unit is the sessions unit of the user running this process (for
+          // messages); "" if the user is unknown.
+          func Unit() string {
+          	name, err := userName()
+          	if err != nil {
+          		return contract.For(contract.Units.Sessions, "<user>")
+          	}
+          	return contract.For(contract.Units.Sessions, name)
+          }
+
+          func userName() (string, error) {
+          	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+          	if err != nil {
+          		return "", err
+          	}
+          	return u.Username, nil
+          }
+
+          // Server is a checked server: the client to drive it and its pid.
+          type Server struct {
+          	*tmux.Server
+          	PID int
+          }
+
+          // Open checks the server on e's socket (uid, unit) and returns a client
+          // that runs the server's own program with environment env. configured is
+          // the tmux the host configured: it is used only when the server's program
+          // cannot be named (its file was removed since the server started).
+          // ErrNoServer when none listens.
+          func Open(e paths.Env, configured string, env []string) (*Server, error) {
+          	c, err := net.DialTimeout("unix", e.TmuxSocket(), time.Second)
+          	if err != nil {
+          		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+          			return nil, fmt.Errorf("%w on %s: start %s", ErrNoServer, e.TmuxSocket(), Unit())
+          		}
+          		return nil, err
+          	}
+          	defer c.Close()
+          	name, err := userName()
+          	if err != nil {
+          		return nil, fmt.Errorf("who am I: %w", err)
+          	}
+          	pid, err := peer.Check(c.(*net.UnixConn), os.Getuid(), InUnit(name))
+          	if err != nil {
+          		return nil, fmt.Errorf("%w: %s: %v", ErrForeign, e.TmuxSocket(), err)
+          	}
+          	exe, err := peer.Exe(pid)
+          	if err != nil {
+          		if configured == "" {
+          			return nil, fmt.Errorf("tmux server pid %d: %w", pid, err)
+          		}
+          		exe = configured
+          	}
+          	return &Server{Server: &tmux.Server{Bin: exe, Socket: e.TmuxSocket(), Env: env}, PID: pid}, nil
+          }
+
+          // Adopt is Open for the supervisor: the server must also carry the token
+          // of e's token file.
+          func Adopt(ctx context.Context, e paths.Env, configured string, env []string) (*Server, error) {
+          	srv, err := Open(e, configured, env)
+          	if err != nil {
+          		return nil, err
+          	}
+          	tok, _ := userfile.Read(e.TokenFile(), 256) // a FIFO or huge file here is no token
+          	got, err := srv.ServerOption(ctx, TokenOption)
+          	if err != nil && !srv.Alive() {
+          		return nil, fmt.Errorf("%w on %s (it exited while being checked)", ErrNoServer, e.TmuxSocket())
+          	}
+          	if err != nil || len(tok) == 0 || got != strings.TrimSpace(string(tok)) {
+          		return nil, fmt.Errorf("%w: %s: its token is not the one in %s", ErrForeign, e.TmuxSocket(), e.TokenFile())
+          	}
+          	return srv, nil
+          }
+
+          // Conf is the generated tmux configuration: the server carries the token
+          // and keeps dead panes (so their exit status can be read and the pane
+          // respawned in place). -D already turns exit-empty off.
+          func Conf(token string) string {
+          	return fmt.Sprintf(`# Generated by agent-box tmux-server at every start; do not edit.
+          set-option -s exit-empty off
+          set-option -s %s %s
+          set-window-option -g remain-on-exit on
+          `, TokenOption, token)
+          }
+
+          // Prepare writes a new token and the configuration into e's runtime
+          // directory (0700, the sessions unit's RuntimeDirectory) and removes a
+          // stale socket, and returns the argv that runs the server in the
+          // foreground.
+          func Prepare(e paths.Env, tmuxBin string) ([]string, error) {
+          	if err := os.MkdirAll(e.RuntimeDir, 0o700); err != nil {
+          		return nil, err
+          	}
+          	// systemd creates RuntimeDirectory= 0755 unless told otherwise; the
+          	// sockets in it must be the user's alone.
+          	if err := os.Chmod(e.RuntimeDir, 0o700); err != nil {
+          		return nil, err
+          	}
+          	c, err := net.DialTimeout("unix", e.TmuxSocket(), time.Second)
+          	if err == nil {
+          		c.Close()
+          		return nil, fmt.Errorf("a tmux server already listens on %s", e.TmuxSocket())
+          	}
+          	if err := os.Remove(e.TmuxSocket()); err != nil && !errors.Is(err, os.ErrNotExist) {
+          		return nil, fmt.Errorf("removing stale socket: %w", err)
+          	}
+          	b := make([]byte, 16)
+          	if _, err := rand.Read(b); err != nil {
+          		return nil, err
+          	}
+          	tok := hex.EncodeToString(b)
+          	if err := atomicfile.WriteFile(e.TokenFile(), []byte(tok+"\n"), 0o600); err != nil {
+          		return nil, err
+          	}
+          	if err := atomicfile.WriteFile(e.TmuxConf(), []byte(Conf(tok)), 0o600); err != nil {
+          		return nil, err
+          	}
+          	return []string{tmuxBin, "-D", "-S", e.TmuxSocket(), "-f", e.TmuxConf()}, nil
+          }
+
+          // Serve prepares and then replaces this process with the tmux server
+          // (execve: the unit's main process is tmux itself, so systemd sees its
+          // exit and the socket's peer is the server).
+          func Serve(ctx context.Context, e paths.Env, tmuxBin string, environ []string) error {
+          	if err := tmux.CheckVersion(ctx, tmuxBin); err != nil {
+          		return err
+          	}
+          	argv, err := Prepare(e, tmuxBin)
+          	if err != nil {
+          		return err
+          	}
+          	return fmt.Errorf("exec %s: %w", tmuxBin, syscall.Exec(tmuxBin, argv, environ))
+          }
+        '';
         "sessionstate/sessionstate.go" = ''
           // Package sessionstate computes what `agent-box session ls` shows of each
           // registry entry: its state as tmux sees it and the supervisor's
@@ -10742,12 +11167,14 @@ in
 
           import (
           	"context"
+          	"os"
           	"sort"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
           	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
           )
@@ -10768,12 +11195,18 @@ in
           	Restarts  int           `json:"restarts"`
           	LastStart *time.Time    `json:"lastStart,omitempty"` // when the supervisor last launched it
           	LastExit  *observe.Exit `json:"lastExit,omitempty"`
+          	// RestartToApply: the session was started with an older
+          	// configuration (agents table, environment, agent-box) than a
+          	// restart of it would start now.
+          	RestartToApply bool `json:"restartToApply"`
           }
 
-          // List returns every session of e's registry, sorted by name. tmuxBin is
-          // the absolute tmux to ask (never one state.json names); with "" every
-          // session that is not stopped is Unknown. procEnv is the environment of
-          // the tmux client. A registry that cannot be read is the only error.
+          // List returns every session of e's registry, sorted by name. The server
+          // is asked only after sessionsrv.Open's checks, with its own program
+          // (tmuxBin, the configured tmux, only if that cannot be named); without a
+          // supervisor or a checked server every session that is not stopped is
+          // Unknown. procEnv is the environment of the tmux client. A registry that
+          // cannot be read is the only error.
           func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([]Entry, error) {
           	reg, err := registry.Load(e.Registry())
           	if err != nil {
@@ -10781,9 +11214,9 @@ in
           	}
           	panes := map[string]tmux.Pane{}
           	tmuxKnown := false
-          	if _, err := state.Read(e.StateFile()); err == nil && tmuxBin != "" {
-          		srv := &tmux.Server{Bin: tmuxBin, Socket: e.TmuxSocket(), Env: procEnv}
-          		if srv.Alive() {
+          	st, stErr := state.Read(e.StateFile())
+          	if stErr == nil {
+          		if srv, err := sessionsrv.Open(e, tmuxBin, procEnv); err == nil {
           			if ps, err := srv.ListPanes(ctx); err == nil {
           				tmuxKnown = true
           				for _, pn := range ps {
@@ -10802,6 +11235,9 @@ in
           		}
           		if obs, err := observe.Load(e.ObservationsDir(), s.Name); err == nil {
           			le.Restarts, le.LastExit = obs.Restarts, obs.LastExit
+          			if now, ok := st.Spawn[s.Agent]; ok && stErr == nil && obs.Spawn != "" && !s.Stopped {
+          				le.RestartToApply = obs.Spawn != now
+          			}
           			if !obs.LastStart.IsZero() {
           				t := obs.LastStart
           				le.LastStart = &t
@@ -10823,6 +11259,153 @@ in
           	}
           	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
           	return out, nil
+          }
+
+          // TmuxWaiting reports, from state.json, the tmux program the server runs
+          // and the installed one when they differ (a newer tmux waits for the
+          // sessions unit's restart); ok is false when they are the same file or
+          // there is no supervisor.
+          func TmuxWaiting(e paths.Env) (running, installed string, ok bool) {
+          	st, err := state.Read(e.StateFile())
+          	if err != nil || st.Tmux == "" || st.TmuxInstalled == "" {
+          		return "", "", false
+          	}
+          	a, errA := os.Stat(st.Tmux)
+          	b, errB := os.Stat(st.TmuxInstalled)
+          	if errA == nil && errB == nil && os.SameFile(a, b) || st.Tmux == st.TmuxInstalled {
+          		return "", "", false
+          	}
+          	return st.Tmux, st.TmuxInstalled, true
+          }
+        '';
+        "spawn/env.go" = ''
+          package spawn
+
+          import (
+          	"crypto/sha256"
+          	"encoding/hex"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"io/fs"
+          	"sort"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          // The spawn environment is how a configuration reaches FUTURE spawns
+          // without restarting the tmux server (and so every agent): the supervisor,
+          // restarted by every switch that changes it, writes its own environment
+          // (the host's PATH, AGENT_BOX_* paths, `environment`, `environmentFiles`)
+          // to the runtime directory; exec-session lays it over the environment it
+          // inherited from the server, which is the sessions unit's and was set when
+          // the server started. Running agents keep what they were started with.
+
+          // MaxEnvFileSize bounds the spawn environment file (Linux allows at most
+          // a few MiB of arguments and environment per execve anyway).
+          const MaxEnvFileSize = 4 << 20
+
+          // perInvocation are variables systemd sets for one invocation of a unit:
+          // the supervisor's are not the agents' (the server's, from the sessions
+          // unit, stay).
+          var perInvocation = map[string]bool{
+          	"INVOCATION_ID": true, "JOURNAL_STREAM": true, "SYSTEMD_EXEC_PID": true,
+          	"MANAGERPID": true, "MAINPID": true, "NOTIFY_SOCKET": true,
+          	"WATCHDOG_PID": true, "WATCHDOG_USEC": true, "LISTEN_PID": true,
+          	"LISTEN_FDS": true, "LISTEN_FDNAMES": true, "RUNTIME_DIRECTORY": true,
+          	"STATE_DIRECTORY": true, "CREDENTIALS_DIRECTORY": true, "MONITOR_SERVICE_RESULT": true,
+          }
+
+          // ForSessions is the part of the supervisor's environment environ that
+          // new sessions get, sorted: all but systemd's per-invocation variables
+          // and malformed entries.
+          func ForSessions(environ []string) []string {
+          	var out []string
+          	for _, kv := range environ {
+          		k, _, ok := strings.Cut(kv, "=")
+          		if !ok || k == "" || perInvocation[k] {
+          			continue
+          		}
+          		out = append(out, kv)
+          	}
+          	sort.Strings(out)
+          	return out
+          }
+
+          type envFile struct {
+          	Env []string `json:"env"`
+          }
+
+          // WriteEnv writes the spawn environment env to path (0600, atomically).
+          func WriteEnv(path string, env []string) error {
+          	data, err := json.Marshal(envFile{Env: env})
+          	if err != nil {
+          		return err
+          	}
+          	if len(data) > MaxEnvFileSize {
+          		return fmt.Errorf("spawn environment %q would hold %d bytes, more than %d", path, len(data), MaxEnvFileSize)
+          	}
+          	return atomicfile.WriteFile(path, append(data, '\n'), 0o600)
+          }
+
+          // Overlay returns inherited with the spawn environment of path laid over
+          // it (its variables replace inherited ones of the same name). A missing
+          // file changes nothing (agent-box run without a supervisor); any other
+          // problem is an error, so a session never starts with half a
+          // configuration.
+          func Overlay(inherited []string, path string) ([]string, error) {
+          	data, err := userfile.Read(path, MaxEnvFileSize)
+          	if errors.Is(err, fs.ErrNotExist) {
+          		return inherited, nil
+          	}
+          	if err != nil {
+          		return nil, fmt.Errorf("spawn environment: %w", err)
+          	}
+          	var f envFile
+          	if err := json.Unmarshal(data, &f); err != nil {
+          		return nil, fmt.Errorf("spawn environment %q: %w", path, err)
+          	}
+          	over := map[string]bool{}
+          	for _, kv := range f.Env {
+          		k, _, ok := strings.Cut(kv, "=")
+          		if !ok || k == "" {
+          			return nil, fmt.Errorf("spawn environment %q: entry %q is not KEY=VALUE", path, kv)
+          		}
+          		over[k] = true
+          	}
+          	var out []string
+          	for _, kv := range inherited {
+          		k, _, _ := strings.Cut(kv, "=")
+          		if !over[k] {
+          			out = append(out, kv)
+          		}
+          	}
+          	return append(out, f.Env...), nil
+          }
+
+          // Fingerprint names what a session of agent a is started with: the spawn
+          // environment, the program that execs it (self) and a's table entry. A
+          // session whose recorded fingerprint differs from the current one runs an
+          // older configuration: a restart of the session applies the new one.
+          func Fingerprint(env []string, self string, a agents.Agent) string {
+          	h := sha256.New()
+          	entry, _ := json.Marshal(a)
+          	for _, part := range append([]string{self, string(entry)}, env...) {
+          		fmt.Fprintf(h, "%d:%s\n", len(part), part)
+          	}
+          	return hex.EncodeToString(h.Sum(nil))[:16]
+          }
+
+          // Fingerprints is Fingerprint for every agent of table.
+          func Fingerprints(env []string, self string, table agents.Table) map[string]string {
+          	out := make(map[string]string, len(table))
+          	for name, a := range table {
+          		out[name] = Fingerprint(env, self, a)
+          	}
+          	return out
           }
         '';
         "spawn/spawn.go" = ''
@@ -10978,15 +11561,20 @@ in
 
           // State is the supervisor's state.json.
           type State struct {
-          	Format       int          `json:"format"`
-          	PID          int          `json:"pid"`
-          	Version      string       `json:"version"`
-          	Socket       string       `json:"socket"`
-          	Tmux         string       `json:"tmux"`
-          	Control      string       `json:"control"`
-          	Agents       agents.Table `json:"agents"`
-          	DefaultAgent string       `json:"defaultAgent,omitempty"`
-          	StartedAt    time.Time    `json:"startedAt"`
+          	Format        int          `json:"format"`
+          	PID           int          `json:"pid"`
+          	Version       string       `json:"version"`
+          	Socket        string       `json:"socket"`
+          	Tmux          string       `json:"tmux"`          // the program the server runs (its clients run it too)
+          	TmuxInstalled string       `json:"tmuxInstalled"` // the configured tmux: a new server runs it
+          	Control       string       `json:"control"`
+          	Agents        agents.Table `json:"agents"`
+          	DefaultAgent  string       `json:"defaultAgent,omitempty"`
+          	StartedAt     time.Time    `json:"startedAt"`
+          	// Spawn is, per agent, the fingerprint of what a session of it
+          	// started now gets (package spawn); a session that was started with
+          	// another runs an older configuration until it restarts.
+          	Spawn map[string]string `json:"spawn,omitempty"`
           }
 
           // Write writes state.json atomically with mode 0600. A state over
@@ -11538,8 +12126,14 @@ in
           }
         '';
         "supervisor/supervisor.go" = ''
-          // Package supervisor is `agent-box supervise`: it owns the user's tmux
-          // server and keeps every listed, non-stopped session of the registry alive.
+          // Package supervisor is `agent-box supervise`: it keeps every listed,
+          // non-stopped session of the registry alive in the user's tmux server.
+          //
+          // The server is not the supervisor's: it runs in the sessions unit
+          // (package sessionsrv), so restarting, crashing or upgrading the
+          // supervisor ends no agent. The supervisor adopts the server it finds
+          // (after sessionsrv's checks) and never starts one; when the server exits
+          // it waits for the next one and adopts that.
           //
           // It is event driven. Four sources wake it up: inotify on the registry's
           // directory and the ones above it (registry edits), a pidfd per session
@@ -11558,8 +12152,6 @@ in
 
           import (
           	"context"
-          	"crypto/rand"
-          	"encoding/hex"
           	"errors"
           	"fmt"
           	"io"
@@ -11580,16 +12172,12 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
-          	"github.com/agent-box/agent-box/internal/runtime/peer"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
+          	"github.com/agent-box/agent-box/internal/runtime/spawn"
           	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
-          	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
-
-          // ErrForeignServer means the socket belongs to a tmux server agent-box did
-          // not start (the CLI exits 9).
-          var ErrForeignServer = errors.New("a tmux server not started by agent-box is running on the socket")
 
           // errAlreadyRunning means another supervisor holds the lock.
           var errAlreadyRunning = errors.New("another supervisor is running")
@@ -11611,8 +12199,9 @@ in
           type Config struct {
           	Env          paths.Env
           	Self         string   // absolute path of the agent-box executable
-          	TmuxBin      string   // absolute path of tmux
-          	ProcEnv      []string // environment of the tmux server (and so of every session)
+          	TmuxBin      string   // absolute path of the configured tmux (the server may run an older one)
+          	ProcEnv      []string // environment of the supervisor's tmux clients
+          	SpawnEnv     []string // environment of new sessions (spawn.ForSessions), written to the runtime dir
           	Agents       agents.Table
           	DefaultAgent string
           	Version      string
@@ -11651,6 +12240,10 @@ in
           	// retryPending is set while a reconcile retry after a tmux error waits
           	retryPending bool
           	lastErr      string
+          	srv          *sessionsrv.Server // the adopted server; nil while there is none
+          	state        *state.State       // state.json once written (adopt rewrites its tmux)
+          	unwatchSrv   func()             // stops the pidfd watch of srv
+          	spawnPrints  map[string]string  // agent -> spawn.Fingerprint of a new session
           	warned       map[string]bool
           	reqAll       gate // requested restarts of all sessions
           	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
@@ -11823,13 +12416,16 @@ in
           		// tmux would read a trailing ';' as a command separator
           		return fmt.Errorf("executable path %q must be absolute and not end in ';'", cfg.Self)
           	}
-          	if err := os.MkdirAll(env.RuntimeDir, 0o700); err != nil {
+          	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
           		return err
           	}
-          	// systemd creates RuntimeDirectory= 0755 unless told otherwise; the
-          	// sockets in it must be the user's alone.
-          	if err := os.Chmod(env.RuntimeDir, 0o700); err != nil {
-          		return err
+          	// The runtime directory is the sessions unit's (RuntimeDirectory=,
+          	// made 0700 by `agent-box tmux-server`); the supervisor only writes
+          	// into it.
+          	if fi, err := os.Stat(env.RuntimeDir); err != nil {
+          		return fmt.Errorf("the runtime directory (created by %s): %w", sessionsrv.Unit(), err)
+          	} else if fi.Mode().Perm() != 0o700 {
+          		return fmt.Errorf("the runtime directory %s has mode %04o, not 0700 (%s makes it so)", env.RuntimeDir, fi.Mode().Perm(), sessionsrv.Unit())
           	}
           	unlock, ok, err := atomicfile.TryLock(env.SupervisorLock())
           	if err != nil {
@@ -11839,23 +12435,21 @@ in
           		return fmt.Errorf("%w (lock %s is held)", errAlreadyRunning, env.SupervisorLock())
           	}
           	defer unlock()
-          	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
-          		return err
-          	}
           	s := &sup{
-          		cfg:      cfg,
-          		log:      journal.New(cfg.Log, "agent-box"),
-          		clock:    realClock{},
-          		policy:   defaultPolicy(),
-          		tm:       &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
-          		sessions: map[string]*session{},
-          		timerCh:  make(chan timerMsg, 16),
-          		exitCh:   make(chan pidExit, 16),
-          		retryCh:  make(chan struct{}, 1),
-          		reqCh:    make(chan reqMsg, 16),
-          		junkCh:   make(chan struct{}, 1),
-          		done:     make(chan struct{}),
-          		warned:   map[string]bool{},
+          		cfg:         cfg,
+          		log:         journal.New(cfg.Log, "agent-box"),
+          		clock:       realClock{},
+          		policy:      defaultPolicy(),
+          		tm:          &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
+          		spawnPrints: spawn.Fingerprints(cfg.SpawnEnv, cfg.Self, cfg.Agents),
+          		sessions:    map[string]*session{},
+          		timerCh:     make(chan timerMsg, 16),
+          		exitCh:      make(chan pidExit, 16),
+          		retryCh:     make(chan struct{}, 1),
+          		reqCh:       make(chan reqMsg, 16),
+          		junkCh:      make(chan struct{}, 1),
+          		done:        make(chan struct{}),
+          		warned:      map[string]bool{},
           	}
           	defer close(s.done)
 
@@ -11872,12 +12466,11 @@ in
           	if err := os.MkdirAll(env.HooksDir(), 0o700); err != nil {
           		return err
           	}
-          	adopted, err := s.startServer(ctx)
-          	if err != nil {
+          	if err := spawn.WriteEnv(env.SpawnEnvFile(), cfg.SpawnEnv); err != nil {
           		return err
           	}
-          	if adopted {
-          		s.logf("adopted the running tmux server on %s", quote(env.TmuxSocket()))
+          	if err := s.adoptAtStart(ctx); err != nil {
+          		return err
           	}
 
           	os.Remove(env.SupervisorSocket())
@@ -11902,8 +12495,9 @@ in
 
           	st := state.State{
           		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
-          		Socket: env.TmuxSocket(), Tmux: s.tm.Bin, Control: env.SupervisorSocket(),
+          		Socket: env.TmuxSocket(), Tmux: s.tm.Bin, TmuxInstalled: cfg.TmuxBin, Control: env.SupervisorSocket(),
           		Agents: cfg.Agents, DefaultAgent: cfg.DefaultAgent, StartedAt: time.Now().UTC(),
+          		Spawn: s.spawnPrints,
           	}
           	if st.Agents == nil {
           		st.Agents = agents.Table{}
@@ -11911,6 +12505,7 @@ in
           	if err := state.Write(env.StateFile(), st); err != nil {
           		return err
           	}
+          	s.state = &st
           	defer os.Remove(env.StateFile())
           	s.logf("supervising %s (tmux socket %s)", quote(env.Registry()), quote(env.TmuxSocket()))
 
@@ -11961,17 +12556,11 @@ in
           		}
           		s.unwatch(ss)
           	}
-          	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-          	defer cancel()
-          	if err := s.tm.KillServer(ctx); err != nil && s.tm.Alive() {
-          		return fmt.Errorf("stopping tmux server: %w", err)
+          	if s.unwatchSrv != nil {
+          		s.unwatchSrv()
           	}
-          	// kill-server returns before the server has gone; wait (bounded) so
-          	// that a supervisor started right after us finds no server.
-          	for deadline := time.Now().Add(3 * time.Second); s.tm.Alive() && time.Now().Before(deadline); {
-          		time.Sleep(10 * time.Millisecond)
-          	}
-          	s.logf("stopped")
+          	// The server and the agents are the sessions unit's: they keep running.
+          	s.logf("stopped (the sessions keep running in %s)", sessionsrv.Unit())
           	return nil
           }
 
@@ -11994,112 +12583,79 @@ in
           	return err
           }
 
-          // ServerInUnit checks the process of the tmux server on the user's
-          // socket before it is adopted or used: by default it must run in the
-          // supervisor's own unit (where the supervisor starts it), so a server
-          // started elsewhere with the token (from an SSH login: outside the unit's
-          // limits and hardening) is never adopted. The test binary replaces it.
-          var ServerInUnit = peer.InOwnUnit
+          // adoptWait bounds how long a starting supervisor waits for the server
+          // before it goes on without one (and adopts it when it comes).
+          const adoptWait = 5 * time.Second
 
-          // startServer starts a fresh tmux server or re-adopts one carrying our
-          // token whose process runs in our unit (ServerInUnit). Either way the
-          // supervisor's tmux clients then run the server's own program.
-          func (s *sup) startServer(ctx context.Context) (adopted bool, err error) {
-          	env := s.cfg.Env
-          	if s.tm.Alive() {
-          		pid, err := s.serverPID()
-          		if err != nil {
-          			if !s.tm.Alive() {
-          				return s.startServer(ctx) // it was exiting; start afresh
-          			}
-          			return false, fmt.Errorf("%w: %s: %v", ErrForeignServer, env.TmuxSocket(), err)
+          // adoptAtStart adopts the server, waiting adoptWait for it to listen (the
+          // sessions unit is Type=simple: "started" as soon as tmux is exec'd). A
+          // foreign server is an error; no server is not (reconcile retries).
+          func (s *sup) adoptAtStart(ctx context.Context) error {
+          	deadline := time.Now().Add(adoptWait)
+          	for {
+          		err := s.adopt(ctx)
+          		switch {
+          		case err == nil:
+          			return nil
+          		case !errors.Is(err, sessionsrv.ErrNoServer):
+          			return err
+          		case time.Now().After(deadline):
+          			s.errOnce(fmt.Sprintf("%s (waiting for it)", errText(err)))
+          			return nil
           		}
-          		tok, _ := userfile.Read(env.TokenFile(), 256) // a FIFO or huge file here is no token
-          		got, err := s.tm.ServerOption(ctx, "@agent-box-token")
-          		if err != nil && !s.tm.Alive() {
-          			return s.startServer(ctx) // it was exiting; start afresh
-          		}
-          		if err != nil || len(tok) == 0 || got != strings.TrimSpace(string(tok)) {
-          			return false, fmt.Errorf("%w: %s", ErrForeignServer, env.TmuxSocket())
-          		}
-          		s.useServerProgram(pid)
-          		if err := s.writeConf(strings.TrimSpace(string(tok))); err != nil {
-          			return false, err
-          		}
-          		if _, err := s.tm.Run(ctx, "source-file", env.TmuxConf()); err != nil {
-          			return false, err
-          		}
-          		return true, nil
+          		time.Sleep(20 * time.Millisecond)
           	}
-          	s.tm.Bin = s.cfg.TmuxBin // a new server runs the configured tmux
-          	if err := os.Remove(env.TmuxSocket()); err != nil && !errors.Is(err, os.ErrNotExist) {
-          		return false, fmt.Errorf("removing stale socket: %w", err)
-          	}
-          	b := make([]byte, 16)
-          	if _, err := rand.Read(b); err != nil {
-          		return false, err
-          	}
-          	tok := hex.EncodeToString(b)
-          	if err := atomicfile.WriteFile(env.TokenFile(), []byte(tok+"\n"), 0o600); err != nil {
-          		return false, err
-          	}
-          	if err := s.writeConf(tok); err != nil {
-          		return false, err
-          	}
-          	if err := s.tm.Start(ctx, env.TmuxConf()); err != nil {
-          		return false, err
-          	}
-          	got, err := s.tm.ServerOption(ctx, "@agent-box-token")
-          	if err != nil || got != tok {
-          		return false, fmt.Errorf("tmux server on %s did not take our configuration (token %q): %v", env.TmuxSocket(), got, err)
-          	}
-          	pid, err := s.serverPID()
-          	if err != nil {
-          		return false, fmt.Errorf("the tmux server just started on %s: %w", env.TmuxSocket(), err)
-          	}
-          	s.useServerProgram(pid)
-          	return false, nil
           }
 
-          // serverPID is the pid of the process listening on the tmux socket, after
-          // peer.Check (our uid, ServerInUnit).
-          func (s *sup) serverPID() (int, error) {
-          	c, err := net.DialTimeout("unix", s.cfg.Env.TmuxSocket(), time.Second)
+          // adopt checks and adopts the server on the socket (sessionsrv.Adopt):
+          // the supervisor's tmux clients then run the server's own program, and a
+          // pidfd reports the server's exit.
+          func (s *sup) adopt(ctx context.Context) error {
+          	srv, err := sessionsrv.Adopt(ctx, s.cfg.Env, s.cfg.TmuxBin, s.cfg.ProcEnv)
           	if err != nil {
-          		return 0, err
+          		return err
           	}
-          	defer c.Close()
-          	return peer.Check(c.(*net.UnixConn), os.Getuid(), ServerInUnit)
+          	stop, err := watchPID(srv.PID, serverKey, s.exitCh, s.done)
+          	if err != nil {
+          		return fmt.Errorf("watching the tmux server (pid %d): %w", srv.PID, err)
+          	}
+          	if s.unwatchSrv != nil {
+          		s.unwatchSrv()
+          	}
+          	s.srv, s.unwatchSrv, s.tm = srv, stop, srv.Server
+          	if a, errA := os.Stat(srv.Bin); errA == nil {
+          		if b, errB := os.Stat(s.cfg.TmuxBin); errB == nil && !os.SameFile(a, b) {
+          			s.logf("the tmux server runs %s; %s is installed and takes over when %s restarts", quote(srv.Bin), quote(s.cfg.TmuxBin), sessionsrv.Unit())
+          		}
+          	}
+          	s.logf("adopted the tmux server (pid %d) on %s", srv.PID, quote(s.cfg.Env.TmuxSocket()))
+          	if s.state != nil && s.state.Tmux != srv.Bin {
+          		s.state.Tmux = srv.Bin
+          		if err := state.Write(s.cfg.Env.StateFile(), *s.state); err != nil {
+          			s.logf("rewriting state.json: %s", errText(err))
+          		}
+          	}
+          	return nil
           }
 
-          // useServerProgram makes the supervisor's tmux clients run the program of
-          // the server pid (a client of another tmux build may not understand the
-          // server): the configured tmux takes over when a new server starts.
-          func (s *sup) useServerProgram(pid int) {
-          	exe, err := peer.Exe(pid)
-          	if err != nil {
-          		s.logf("tmux server pid %d: %s; its clients run %s", pid, errText(err), quote(s.cfg.TmuxBin))
-          		s.tm.Bin = s.cfg.TmuxBin
+          // serverKey is the name under which the server's pidfd reports its exit
+          // (no session has it: session names have no NUL).
+          const serverKey = "\x00server"
+
+          // serverGone handles the adopted server's exit: every session died with
+          // it; reconcile adopts the next server (the sessions unit restarts it)
+          // and starts them again.
+          func (s *sup) serverGone(ctx context.Context, pid int) {
+          	if s.srv == nil || s.srv.PID != pid {
           		return
           	}
-          	if a, errA := os.Stat(exe); errA == nil {
-          		if b, errB := os.Stat(s.cfg.TmuxBin); errB == nil && !os.SameFile(a, b) {
-          			s.logf("the tmux server runs %s; %s is configured and takes over when a new server starts", quote(exe), quote(s.cfg.TmuxBin))
-          		}
+          	s.logf("the tmux server (pid %d) exited; waiting for the next one of %s", pid, sessionsrv.Unit())
+          	s.unwatchSrv()
+          	s.srv, s.unwatchSrv = nil, nil
+          	for _, ss := range s.sessions {
+          		s.unwatch(ss)
           	}
-          	s.tm.Bin = exe
-          }
-
-          // writeConf writes the generated tmux configuration: the server stays up
-          // without sessions, carries our token, and keeps dead panes (so their exit
-          // status can be read and the pane respawned in place).
-          func (s *sup) writeConf(token string) error {
-          	conf := fmt.Sprintf(`# Generated by agent-box supervise at every start; do not edit.
-          set-option -s exit-empty off
-          set-option -s @agent-box-token %s
-          set-window-option -g remain-on-exit on
-          `, token)
-          	return atomicfile.WriteFile(s.cfg.Env.TmuxConf(), []byte(conf), 0o600)
+          	s.reconcile(ctx)
           }
 
           // get returns what the supervisor keeps for e (creating it), with e as the
@@ -12156,20 +12712,17 @@ in
           		s.registryError(err)
           		return
           	}
-          	panes, err := s.tm.ListPanes(ctx)
-          	if err != nil && !s.tm.Alive() {
-          		// someone ran kill-server (or tmux crashed): start a new one
-          		s.logf("tmux server on %s is gone; starting a new one", quote(s.cfg.Env.TmuxSocket()))
-          		for _, ss := range s.sessions {
-          			s.unwatch(ss)
-          		}
-          		if _, err = s.startServer(ctx); err == nil {
-          			panes, err = s.tm.ListPanes(ctx)
-          		}
+          	var panes []tmux.Pane
+          	if s.srv == nil {
+          		err = s.adopt(ctx)
+          	}
+          	if err == nil {
+          		panes, err = s.tm.ListPanes(ctx)
           	}
           	if err != nil {
-          		// e.g. a server still shutting down: look again in a second (one
-          		// retry pending at a time; it stops as soon as a reconcile works)
+          		// no server yet (the sessions unit restarts it), or one still
+          		// shutting down: look again in a second (one retry pending at a
+          		// time; it stops as soon as a reconcile works)
           		s.errOnce(fmt.Sprintf("tmux: %s (retrying)", errText(err)))
           		if !s.retryPending {
           			s.retryPending = true
@@ -12314,6 +12867,13 @@ in
 
           // exited handles the exit of a watched session process.
           func (s *sup) exited(ctx context.Context, x pidExit) {
+          	if x.name == serverKey {
+          		s.serverGone(ctx, x.pid)
+          		return
+          	}
+          	if s.srv == nil {
+          		return // the server is gone; reconcile handles the sessions
+          	}
           	ss := s.sessions[x.name]
           	if ss == nil || ss.pid != x.pid {
           		return // stale: the session was restarted, stopped or removed
@@ -12433,6 +12993,7 @@ in
           	ss.waiting = false
           	s.watch(ss, name, pid)
           	ss.obs.Started(now.UTC(), restart)
+          	ss.obs.Spawn = s.spawnPrints[ss.entry.Agent]
           	s.saveObs(ss)
           }
 
@@ -12729,7 +13290,9 @@ in
           // Package tmux is a thin wrapper over the tmux command line. Every command
           // names the server's socket explicitly (-S) and runs with an explicit
           // environment, so neither TMUX_TMPDIR, -L defaults nor the caller's
-          // environment decide which server is used or what it inherits.
+          // environment decide which server is used; and every command carries -N,
+          // so no client ever starts a server (only the sessions unit does, package
+          // sessionsrv).
           package tmux
 
           import (
@@ -12746,8 +13309,10 @@ in
           	"time"
           )
 
-          // minMajor and minMinor are the oldest tmux version agent-box supports.
-          const minMajor, minMinor = 3, 0
+          // minMajor and minMinor are the oldest tmux version agent-box supports:
+          // 3.2 brought -D (the server in the foreground, the sessions unit's main
+          // process) and -N (a client that never starts a server).
+          const minMajor, minMinor = 3, 2
 
           // commandTimeout bounds every tmux command.
           const commandTimeout = 10 * time.Second
@@ -12778,7 +13343,7 @@ in
 
           // command returns the exec.Cmd for tmux -S socket args... (not started).
           func (s *Server) command(ctx context.Context, args ...string) *exec.Cmd {
-          	cmd := exec.CommandContext(ctx, s.Bin, append([]string{"-S", s.Socket}, args...)...)
+          	cmd := exec.CommandContext(ctx, s.Bin, append([]string{"-N", "-S", s.Socket}, args...)...)
           	cmd.Env = s.Env
           	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
           	cmd.WaitDelay = 2 * time.Second
@@ -12806,13 +13371,6 @@ in
           	}
           	c.Close()
           	return true
-          }
-
-          // Start starts the server with the configuration file conf and no session.
-          // conf must set exit-empty off, or the server exits at once.
-          func (s *Server) Start(ctx context.Context, conf string) error {
-          	_, err := s.Run(ctx, "-f", conf, "start-server")
-          	return err
           }
 
           // ServerOption returns the value of a server option ("" with an error if unset).
@@ -13001,7 +13559,7 @@ in
           	return major, minor, nil
           }
 
-          // ErrUnusable means tmux is missing, cannot be run, or is older than 3.0.
+          // ErrUnusable means tmux is missing, cannot be run, or is older than 3.2.
           var ErrUnusable = errors.New("unusable tmux")
 
           // CheckVersion runs bin -V and requires at least minMajor.minMinor. Every
@@ -14397,7 +14955,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/hooks"
           	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
-          	"github.com/agent-box/agent-box/internal/runtime/tmux"
+          	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
           )
 
           // hookWaker starts a delivery's session if it is stopped and types the
@@ -14516,20 +15074,24 @@ in
 
           // typeInto types text and Enter into session's pane once it runs.
           func (s *Server) typeInto(ctx context.Context, session, text string) error {
-          	if s.cfg.Tmux == "" {
-          		return errors.New("no tmux (" + contract.Env.Tmux.Name + " is unset)")
-          	}
-          	tm := &tmux.Server{Bin: s.cfg.Tmux, Socket: s.cfg.Env.TmuxSocket(), Env: s.cfg.ProcEnv}
           	ctx, cancel := context.WithTimeout(ctx, typeWait)
           	defer cancel()
-          	for !tm.HasSession(ctx, session) {
+          	for {
+          		// the server is checked (and its program taken) at every look: it
+          		// may be the sessions unit's next one
+          		tm, err := sessionsrv.Open(s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
+          		if err != nil && !errors.Is(err, sessionsrv.ErrNoServer) {
+          			return err
+          		}
+          		if err == nil && tm.HasSession(ctx, session) {
+          			return tm.SendText(ctx, session, text)
+          		}
           		select {
           		case <-ctx.Done():
           			return fmt.Errorf("session %q is not running after %s", session, typeWait)
           		case <-time.After(200 * time.Millisecond):
           		}
           	}
-          	return tm.SendText(ctx, session, text)
           }
         '';
         "web/web.go" = ''

@@ -31,7 +31,7 @@ let
     mkOption {
       type = types.nullOr types.str;
       inherit default example;
-      description = "`${what}=` of the unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
+      description = "`${what}=` of the slice: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
     };
 
   agentModule =
@@ -158,13 +158,13 @@ let
       environment = mkOption {
         type = types.attrsOf types.str;
         default = { };
-        description = "Non-secret environment of the instance and its sessions. Values are passed literally (`%`, quotes, `$` included); newlines are rejected. `PATH`, `HOME`, `USER` and `AGENT_BOX_*` are managed by agent-box.";
+        description = "Non-secret environment of the supervisor and of every session it starts. Values are passed literally (`%`, quotes, `$` included); newlines are rejected. `PATH`, `HOME`, `USER` and `AGENT_BOX_*` are managed by agent-box. A change reaches sessions started after the switch; running ones keep theirs until restarted (`agent-box session ls` says \"restart to apply\").";
         example = literalExpression ''{ EDITOR = "vim"; }'';
       };
       environmentFiles = mkOption {
         type = types.listOf types.str;
         default = [ ];
-        description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=`; prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
+        description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=` of the supervisor, which passes them to every session it starts (read again at each supervisor start); prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
         example = [ "/run/secrets/alice.env" ];
       };
       memoryHigh = memoryLimit "MemoryHigh" "60%" "8G";
@@ -172,13 +172,13 @@ let
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = 4096;
-        description = "`TasksMax=` of the instance: the most processes and threads its sessions may have (a fork bomb stops here); `null` for no limit.";
+        description = "`TasksMax=` of the user's slice `${contract.units.userSlice}`: the most processes and threads of all the user's agent-box units together (a fork bomb stops here); `null` for no limit.";
         example = 8192;
       };
       cpuWeight = mkOption {
         type = types.int;
         default = 100;
-        description = "`CPUWeight=` of the instance (1 to 10000) against the other agent users.";
+        description = "`CPUWeight=` of the user's slice `${contract.units.userSlice}` (1 to 10000) against the other agent users.";
         example = 200;
       };
       webhooks = mkOption {

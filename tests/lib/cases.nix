@@ -372,14 +372,33 @@ in
             tasksMax = null;
           };
         };
-        text = lib.render.instance m.users.u {
-          env = "/E";
-          seed = "/S";
-          agents = "/A";
-        } "shell";
+        text = lib.render.slice.user m.users.u;
       in
       builtins.match ".*(Memory|Tasks).*" text;
     expected = null;
+  }
+  {
+    name = "the limits are the user's slice's, not the supervisor's or the sessions unit's";
+    expr =
+      let
+        m = offline.normalize { users.u.tasksMax = 77; };
+        p = {
+          env = "/E";
+          seed = "/S";
+          agents = "/A";
+        };
+        has = text: builtins.match ".*TasksMax=77.*" text != null;
+      in
+      map has [
+        (lib.render.slice.user m.users.u)
+        (lib.render.instance m.users.u p "shell")
+        (lib.render.sessions m.users.u p)
+      ];
+    expected = [
+      true
+      false
+      false
+    ];
   }
   {
     name = "the home check names the option and the fix";
@@ -387,7 +406,7 @@ in
     expected = "services.agent-box.users.alice: users.users.alice.home is /srv/alice, but agent-box@.service uses /home/alice; remove the home override.";
   }
   {
-    name = "every user instance is enabled and the slice is not";
+    name = "every supervisor is enabled; the sessions units (pulled in by it) and the slices are not";
     expr = builtins.mapAttrs (_: d: d.wantedBy) (
       lib.dropins
         (offline.normalize {
@@ -404,8 +423,46 @@ in
     );
     expected = {
       "agent-box.slice" = [ ];
+      "agent-box-a.slice" = [ ];
+      "agent-box-b.slice" = [ ];
+      "agent-box-sessions@a.service" = [ ];
+      "agent-box-sessions@b.service" = [ ];
       "agent-box@a.service" = [ "multi-user.target" ];
       "agent-box@b.service" = [ "multi-user.target" ];
+    };
+  }
+  {
+    name = "a user's '-' is escaped in the slice's name, so bob-x's slice is not a child of bob's";
+    expr =
+      let
+        d =
+          lib.dropins
+            (offline.normalize {
+              users.bob = { };
+              users.bob-x = { };
+            })
+            {
+              pathsOf = _: {
+                env = "/E";
+                seed = "/S";
+                agents = "/A";
+              };
+            };
+        sliceOf = unit: builtins.head (builtins.match ".*\nSlice=([^\n]*)\n.*" d.${unit}.text);
+      in
+      {
+        slices = builtins.filter (n: builtins.match ".*\\.slice" n != null) (builtins.attrNames d);
+        supervisor = sliceOf "agent-box@bob-x.service";
+        sessions = sliceOf "agent-box-sessions@bob-x.service";
+      };
+    expected = {
+      slices = [
+        "agent-box-bob.slice"
+        "agent-box-bob\\x2dx.slice"
+        "agent-box.slice"
+      ];
+      supervisor = "agent-box-bob\\x2dx.slice";
+      sessions = "agent-box-bob\\x2dx.slice";
     };
   }
   {
@@ -483,11 +540,15 @@ in
       lib.dropins (offline.normalize (webWith { } // { users = { alice = { }; bob = { }; }; })) testHost
     );
     expected = [
+      "agent-box-alice.slice"
       "agent-box-auth-control.socket"
       "agent-box-auth-pages.socket"
       "agent-box-auth-status.socket"
       "agent-box-auth-verify.socket"
       "agent-box-auth.service"
+      "agent-box-bob.slice"
+      "agent-box-sessions@alice.service"
+      "agent-box-sessions@bob.service"
       "agent-box-term@alice.service"
       "agent-box-web@alice.service"
       "agent-box-web@alice.socket"

@@ -38,6 +38,9 @@ let
       instance =
         @@include:render/instance.nix@@
         ;
+      sessions =
+        @@include:render/sessions.nix@@
+        ;
       slice =
         @@include:render/slice.nix@@
         ;

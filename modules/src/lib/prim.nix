@@ -26,4 +26,10 @@ in
   # A template of the contract (a path, unit or route holding "<user>")
   # for user u.
   forUser = template: u: builtins.replaceStrings [ "<user>" ] [ u ] template;
+  # The slice of user u (contract.units.userSlice). In a slice's name '-'
+  # means "child of": systemd-escape turns a user's '-' into \x2d (the only
+  # character of contract.names.user it escapes), so that bob-x's slice is
+  # never a child of bob's.
+  userSlice =
+    u: builtins.replaceStrings [ "<user>" ] [ (builtins.replaceStrings [ "-" ] [ "\\x2d" ] u) ] contract.units.userSlice;
 }

@@ -39,6 +39,8 @@ let
     let
       w = n.web;
       socket = unit: entry unit (render.socket.caddy unit host.caddyGroup) [ "sockets.target" ];
+      userSocket =
+        unit: name: entry unit (render.socket.user unit host.caddyGroup name) [ "sockets.target" ];
       authSocket =
         s:
         let
@@ -52,10 +54,10 @@ let
           p = host.pathsOf u;
         in
         [
-          (socket (forUser sockets.web.unit name))
+          (userSocket (forUser sockets.web.unit name) name)
           (entry (forUser units.web name) (render.webDaemon.dropin w u p (host.webFile (names.hooks name))) [ ])
         ]
-        ++ (if w.hooks ? ${name} then [ (socket (forUser sockets.hook.unit name)) ] else [ ])
+        ++ (if w.hooks ? ${name} then [ (userSocket (forUser sockets.hook.unit name) name) ] else [ ])
         ++ [ (entry (forUser units.term name) (render.term u p) [ "multi-user.target" ]) ];
     in
     if !w.enable then
@@ -94,20 +96,27 @@ let
   sysctlFile = "sysctl.d/60-agent-box.conf";
 
   # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
+  # Per user: the supervisor (enabled; it pulls in the sessions unit with
+  # Requires=), the sessions unit and the user's slice.
   dropins =
     n: host:
     listToAttrs (
-      map (name: {
-        name = prim.forUser contract.units.supervisor name;
-        value = {
-          text = render.instance n.users.${name} (host.pathsOf n.users.${name}) n.defaultAgent;
-          wantedBy = [ "multi-user.target" ];
-        };
-      }) n.userNames
+      concatMap (
+        name:
+        let
+          u = n.users.${name};
+          p = host.pathsOf u;
+        in
+        [
+          (entry (forUser units.supervisor name) (render.instance u p n.defaultAgent) [ "multi-user.target" ])
+          (entry (forUser units.sessions name) (render.sessions u p) [ ])
+          (entry (prim.userSlice name) (render.slice.user u) [ ])
+        ]
+      ) n.userNames
     )
     // {
       "agent-box.slice" = {
-        text = render.slice n.slice;
+        text = render.slice.box n.slice;
         wantedBy = [ ];
       };
     }

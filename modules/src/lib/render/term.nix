@@ -22,5 +22,6 @@ u: paths:
     ExecStart=
   ''
   + systemd.line "ExecStart" "${paths.env}/bin/ttyd -i ${forUser sockets.ttyd.path u.name} -W -O -a -b ${routes.terminal.path} -P 30 -t disableLeaveAlert=true ${paths.env}/bin/agent-box session attach --sealed"
+  + "Slice=${prim.userSlice u.name}\n"
   + env "PATH" "${paths.env}/bin"
   + env vars.tmux.name "${paths.env}/bin/tmux"

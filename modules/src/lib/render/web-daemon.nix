@@ -30,6 +30,7 @@ in
       [Service]
       ExecStart=
       ExecStart=${paths.env}/bin/agent-box web serve
+      Slice=${prim.userSlice u.name}
     ''
     + env "PATH" "${paths.env}/bin"
     + env vars.agents.name paths.agents
