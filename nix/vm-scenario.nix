@@ -36,7 +36,7 @@ pkgs.testers.runNixOSTest {
   name = "agent-box-vm-${test}";
 
   nodes.machine =
-    { pkgs, ... }:
+    { pkgs, options, ... }:
     {
       imports = [ module ];
       services.agent-box = import (goldenDir + "/${golden}/config.nix") { inherit pkgs; };
@@ -67,6 +67,17 @@ pkgs.testers.runNixOSTest {
           };
         }) scenarios.demoHooks
       );
+      # The lifecycle scenario's second configuration (its switch_to next):
+      # a second build of agent-box and, for alice, LIFECYCLE=new; the
+      # scenario switches to it and back with switch-to-configuration.
+      specialisation = lib.optionalAttrs (test == "lifecycle") {
+        next.configuration = {
+          services.agent-box.package = options.services.agent-box.package.default.overrideAttrs (old: {
+            ldflags = old.ldflags ++ [ "-X main.version=next" ];
+          });
+          services.agent-box.users.alice.environment.LIFECYCLE = "new";
+        };
+      };
       # The golden host's firewall (the offline tier's guest has nftables,
       # and the web golden's fail2ban action is the nftables one).
       networking.nftables.enable = true;

@@ -3,18 +3,20 @@
 # nixpkgs test nixos/tests/activation/template-dropin.nix.
 #
 # The base system has users alice and bob; the specialisation `changed`
-# removes alice, adds carol and changes bob's environment. After
-# `switch-to-configuration switch`: carol's instance runs, alice's is
-# stopped, and bob's keeps running untouched (same MainPID, old environment)
-# because his drop-in says X-RestartIfChanged=false; his new environment
-# applies at his next start.
+# removes alice, adds carol, changes bob's environment and installs a
+# second build of agent-box. After `switch-to-configuration switch`:
+# carol's units run, alice's are stopped, bob's supervisor is restarted on
+# the new build (its drop-in says X-StopIfChanged=false) while his sessions
+# unit is not (X-RestartIfChanged=false): his tmux server and agent keep
+# their pids and their old environment, and a session started after the
+# switch gets the new one.
 { pkgs, module }:
 
 pkgs.testers.runNixOSTest {
   name = "agent-box-vm-switch";
 
   nodes.machine =
-    { lib, ... }:
+    { lib, options, ... }:
     {
       imports = [ module ];
       services.agent-box = {
@@ -28,6 +30,9 @@ pkgs.testers.runNixOSTest {
       # mkForce replaces the base definition of `users` as a whole, so alice
       # is really gone in the specialisation.
       specialisation.changed.configuration = {
+        services.agent-box.package = options.services.agent-box.package.default.overrideAttrs (old: {
+          ldflags = old.ldflags ++ [ "-X main.version=changed" ];
+        });
         services.agent-box.users = lib.mkForce {
           bob = {
             sessions.main = { };
@@ -45,40 +50,56 @@ pkgs.testers.runNixOSTest {
         return pid
 
 
-    def environ(pid: str) -> str:
-        return machine.succeed(f"tr '\\0' '\\n' < /proc/{pid}/environ")
+    def environ(pid: str) -> list[str]:
+        return machine.succeed(f"tr '\\0' '\\n' < /proc/{pid}/environ").splitlines()
+
+
+    def agent_pid(server: str) -> str:
+        # the pane's process: the tmux server's only child (exec-session
+        # execs the agent in place)
+        return machine.succeed(f"pgrep -P {server}").strip()
 
 
     machine.wait_for_unit("multi-user.target")
 
-    with subtest("the base configuration runs alice's and bob's instances only"):
-        machine.wait_for_unit("agent-box@alice.service")
-        machine.wait_for_unit("agent-box@bob.service")
+    with subtest("the base configuration runs alice's and bob's units only"):
+        for u in ["alice", "bob"]:
+            machine.wait_for_unit(f"agent-box@{u}.service")
+            machine.wait_for_unit(f"agent-box-sessions@{u}.service")
         machine.fail("systemctl is-active agent-box@carol.service")
 
-    with subtest("bob's drop-in opts out of restarts on switch"):
-        machine.succeed(
-            "systemctl cat agent-box@bob.service | grep -Fx X-RestartIfChanged=false"
-        )
-        bob_pid = main_pid("agent-box@bob.service")
-        assert "GREETING=before" in environ(bob_pid).splitlines(), "bob starts with GREETING=before"
+    with subtest("the sessions unit opts out of restarts on switch, the supervisor in"):
+        machine.succeed("systemctl cat agent-box-sessions@bob.service | grep -Fx X-RestartIfChanged=false")
+        machine.succeed("systemctl cat agent-box@bob.service | grep -Fx X-StopIfChanged=false")
+        machine.fail("systemctl cat agent-box@bob.service | grep -F X-RestartIfChanged")
+        machine.wait_until_succeeds("pgrep -P $(systemctl show -P MainPID agent-box-sessions@bob.service)")
+        server = main_pid("agent-box-sessions@bob.service")
+        agent = agent_pid(server)
+        supervisor = main_pid("agent-box@bob.service")
+        assert "GREETING=before" in environ(agent), "bob's agent starts with GREETING=before"
 
-    with subtest("switching starts carol, stops alice and leaves bob running"):
+    with subtest("switching starts carol, stops alice, restarts bob's supervisor and no agent"):
         machine.succeed(
             "/run/booted-system/specialisation/changed/bin/switch-to-configuration switch"
         )
         machine.wait_for_unit("agent-box@carol.service")
         machine.fail("systemctl is-active agent-box@alice.service")
-        machine.succeed("systemctl is-active agent-box@bob.service")
-        assert main_pid("agent-box@bob.service") == bob_pid, "bob's instance was restarted by the switch"
-        assert "GREETING=before" in environ(bob_pid).splitlines(), "bob's running instance kept its environment"
-
-    with subtest("bob's new environment applies at his next start"):
-        machine.succeed("systemctl show -P Environment agent-box@bob.service | grep -F GREETING=after")
-        machine.succeed("systemctl restart agent-box@bob.service")
+        machine.fail("systemctl is-active agent-box-sessions@alice.service")
         machine.wait_for_unit("agent-box@bob.service")
-        new_pid = main_pid("agent-box@bob.service")
-        assert new_pid != bob_pid, "systemctl restart did not restart bob's instance"
-        assert "GREETING=after" in environ(new_pid).splitlines(), "bob's restarted instance has GREETING=after"
+        assert main_pid("agent-box@bob.service") != supervisor, "bob's supervisor was not restarted"
+        assert main_pid("agent-box-sessions@bob.service") == server, "bob's tmux server was restarted"
+        assert agent_pid(server) == agent, "bob's agent was restarted"
+        assert "GREETING=before" in environ(agent), "bob's running agent kept its environment"
+        machine.succeed("grep -F '\"version\": \"changed\"' /run/agent-box/bob/state.json")
+
+    with subtest("a session started after the switch gets the new environment"):
+        machine.succeed(
+            "runuser -u bob -- env HOME=/home/bob /etc/profiles/per-user/bob/bin/agent-box session add probe --agent shell"
+            " -- -c 'echo \"$GREETING\" > /home/bob/probe; exec sleep infinity'"
+        )
+        machine.wait_until_succeeds("grep -qx after /home/bob/probe")
+        machine.succeed(
+            "runuser -u bob -- env HOME=/home/bob /etc/profiles/per-user/bob/bin/agent-box session ls | grep -E '^main .*restart to apply'"
+        )
   '';
 }

@@ -463,8 +463,9 @@ func TestVMNodesBootTheGoldenConfigurationWithTheRequirements(t *testing.T) {
 			Packages  []string          `json:"packages"`
 			Scenarios string            `json:"scenarios"`
 		} `json:"scenario"`
-		SwitchBase []string `json:"switchBase"`
-		SwitchSpec []string `json:"switchSpec"`
+		SwitchBase    []string `json:"switchBase"`
+		SwitchSpec    []string `json:"switchSpec"`
+		LifecycleNext string   `json:"lifecycleNext"`
 	}
 	evalJSON(t, fmt.Sprintf(`let
   stub = import %[3]q;
@@ -476,13 +477,17 @@ func TestVMNodesBootTheGoldenConfigurationWithTheRequirements(t *testing.T) {
   pkg = name: { type = "derivation"; inherit name; outPath = "/nix/store/00000000000000000000000000000000-${name}"; };
   pkgs = import %[6]q // builtins.listToAttrs (map (a: { name = a; value = pkg a; }) scenarios.requirements);
   vms = removeAttrs x86 [ %[7]s "vm-switch" ];
-  switch = x86.vm-switch.nodes.machine { inherit (stub) lib; };
+  # the nodes' option values are never read here (only the specialisations
+  # use them, and they are not forced but for the lifecycle's environment)
+  options = { };
+  switch = x86.vm-switch.nodes.machine { inherit (stub) lib; inherit options; };
+  node = vm: vm.nodes.machine { inherit pkgs options; };
 in
 {
   scenario = builtins.mapAttrs (
     name: vm:
     let
-      node = vm.nodes.machine { inherit pkgs; };
+      node = vm.nodes.machine { inherit pkgs options; };
     in
     {
       imports = map toString node.imports;
@@ -497,6 +502,7 @@ in
   ) vms;
   switchBase = builtins.attrNames switch.services.agent-box.users;
   switchSpec = builtins.attrNames switch.specialisation.changed.configuration.services.agent-box.users.content;
+  lifecycleNext = (node x86.vm-lifecycle).specialisation.next.configuration.services.agent-box.users.alice.environment.LIFECYCLE;
 }
 `, filepath.Join(r, "flake.nix"), r, filepath.Join(r, "internal", "flakecheck", "testdata", "stub-nixpkgs.nix"),
 		filepath.Join(r, "nix", "scenarios.nix"), filepath.Join(r, "tests", "scenarios"),
@@ -525,6 +531,9 @@ in
 	}
 	if n := len(scenarios.Tests(phases(t))); len(got.Scenario) != n {
 		t.Errorf("scenario VM tests %d, phase groups %d", len(got.Scenario), n)
+	}
+	if got.LifecycleNext != "new" {
+		t.Errorf("vm-lifecycle's specialisation next sets alice's LIFECYCLE to %q, want new (lifecycle.sh checks it)", got.LifecycleNext)
 	}
 	if !slices.Equal(got.SwitchBase, []string{"alice", "bob"}) || !slices.Equal(got.SwitchSpec, []string{"bob", "carol"}) {
 		t.Errorf("vm-switch users: base %v, specialisation %v; want [alice bob] then [bob carol]", got.SwitchBase, got.SwitchSpec)

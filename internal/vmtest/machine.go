@@ -20,6 +20,14 @@ import (
 	"time"
 )
 
+// Binaries are the agent-box builds a guest gets: the one the golden
+// environments hold, and (if not "") a second one installed at
+// NextAgentBox, which the lifecycle scenario switches to.
+type Binaries struct{ AgentBox, Next string }
+
+// NextAgentBox is where the second build lands in the guest (relative to /).
+const NextAgentBox = "opt/agent-box-test/agent-box-next"
+
 // Install lays a golden configuration into a guest root, UNCHANGED: its
 // files (unit files, drop-ins, seed and agents JSON at their zero-hash store
 // paths) and links, plus what the golden bytes refer to: the zero-hash
@@ -27,7 +35,8 @@ import (
 // the agent-box binary built on the host), the users and their homes. Then
 // the scenario scripts and the oneshot unit that runs a phase. A web golden
 // also gets what the host adds (installWeb).
-func Install(root string, fx golden.Fixture, scenariosDir, agentBox string, demo scenarios.Demo) (users []string, err error) {
+func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries, demo scenarios.Demo) (users []string, err error) {
+	agentBox := bins.AgentBox
 	envDirs := map[string]bool{}
 	envRe := regexp.MustCompile(`(?m)^ExecStart=(/nix/store/[^/\s]+)/bin/agent-box `)
 	instanceRe := regexp.MustCompile(`^etc/systemd/system/agent-box@([^/]+)\.service\.d/`)
@@ -123,6 +132,15 @@ func Install(root string, fx golden.Fixture, scenariosDir, agentBox string, demo
 	}
 	if err := writeFile(filepath.Join(root, "opt/agent-box-test/run-phase"), []byte(runPhase), 0o755); err != nil {
 		return nil, err
+	}
+	if bins.Next != "" {
+		data, err := os.ReadFile(bins.Next)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeFile(filepath.Join(root, NextAgentBox), data, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	if err := writeFile(filepath.Join(root, "etc/systemd/system/agent-box-scenario.service"), []byte(scenarioUnit), 0o644); err != nil {
 		return nil, err

@@ -191,7 +191,7 @@ func makeDisk(ctx context.Context, root string, g *Guest, disk string, ph scenar
 		return err
 	}
 	return MakeDisk(ctx, g.Base.Root, disk, func(r string) error {
-		_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), g.AgentBox, g.Demo)
+		_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), Binaries{AgentBox: g.AgentBox, Next: g.AgentBoxNext}, g.Demo)
 		return err
 	})
 }

@@ -58,6 +58,7 @@ no_privs() {
   return 1
 }
 check "the supervisor has NoNewPrivs and no capabilities" no_privs "$(main_pid alice)"
+check "the tmux server has NoNewPrivs and no capabilities" no_privs "$(server_pid alice)"
 check "a session's agent has NoNewPrivs and no capabilities" no_privs "$(pane_pid alice main)"
 
 # phase: inside the unit (a session of alice runs the probes)

@@ -115,6 +115,12 @@ now_ms() {
 
 unit() { echo "agent-box@$1.service"; }
 main_pid() { systemctl show -P MainPID "$(unit "$1")"; }
+# The unit of the user's tmux server and agents, its main process (tmux),
+# and the user's slice (systemd-escape's name for it: an independent check
+# of the module's escaping).
+sessions_unit() { echo "agent-box-sessions@$1.service"; }
+server_pid() { systemctl show -P MainPID "$(sessions_unit "$1")"; }
+user_slice() { echo "agent-box-$(systemd-escape "$1").slice"; }
 
 # The program paths the unit's drop-in names (ExecStart and the
 # environment of the running supervisor).
@@ -128,6 +134,25 @@ proc_env() {
 _runtime_root=/run/agent-box
 runtime_dir() { echo "$_runtime_root/$1"; }
 tmux_bin() { proc_env "$(main_pid "$1")" AGENT_BOX_TMUX; }
+
+# switch_to next|base: apply the lifecycle scenario's second configuration
+# (a second build of agent-box; for alice a changed agents table and the
+# variable LIFECYCLE=new) or the first one again, as `nixos-rebuild switch`
+# does. In a NixOS VM test that is switch-to-configuration itself (the
+# node's specialisation "next"); in the offline tier's Debian guest,
+# lifecycle.sh's offline_switch applies switch-to-configuration's rules to
+# the installed drop-ins.
+switch_to() {
+  if [ -d /run/booted-system/specialisation ]; then
+    if [ "$1" = base ]; then
+      /run/booted-system/bin/switch-to-configuration test
+    else
+      "/run/booted-system/specialisation/$1/bin/switch-to-configuration" test
+    fi
+    return
+  fi
+  offline_switch "$1"
+}
 
 # as USER COMMAND...: run as the user, as from an SSH login (outside the
 # unit), with the user's HOME: the user's uid, primary group and groups.
@@ -179,12 +204,12 @@ pane_alive() {
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$pid" != "${3:-}" ]
 }
 
-# in_unit USER COMMAND...: run inside the unit's mount namespace as the
-# user (what the supervisor's own view of the file system is).
+# in_unit USER COMMAND...: run inside the sessions unit's mount namespace
+# as the user (what the agents' view of the file system is).
 in_unit() {
   local u=$1
   shift
-  nsenter -t "$(main_pid "$u")" -m -S "$(id -u "$u")" -G "$(id -g "$u")" -- env HOME="/home/$u" USER="$u" "$@"
+  nsenter -t "$(server_pid "$u")" -m -S "$(id -u "$u")" -G "$(id -g "$u")" -- env HOME="/home/$u" USER="$u" "$@"
 }
 
 # run_session USER NAME SCRIPT: add a shell session that runs SCRIPT with

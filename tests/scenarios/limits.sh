@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Scenario "limits" (golden configuration: two-users; alice has
-# MemoryMax=384M and TasksMax=256): a memory hog in one session is killed by
-# the instance's MemoryMax while the supervisor, the other sessions and the
-# other user survive (OOMPolicy=continue), and is respawned; TasksMax stops a
-# fork bomb in one instance only.
+# MemoryMax=384M and TasksMax=256 on her slice): a memory hog in one session
+# is killed by the slice's MemoryMax while the supervisor, the tmux server,
+# the other sessions and the other user survive (OOMPolicy=continue), and is
+# respawned; TasksMax stops a fork bomb in one user's slice only.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -14,17 +14,23 @@ done
 check "alice's seeded sessions are live" wait_until 60 has_session alice main
 check "bob's seeded session is live" wait_until 60 has_session bob shell
 
-# The cgroup, as systemd names it (a dash in a slice name nests it:
-# agent-box.slice lives under agent.slice).
-cg() { echo "/sys/fs/cgroup$(systemctl show -P ControlGroup "$(unit "$1")")"; }
+# The user's slice's cgroup, as systemd names it (a dash in a slice name
+# nests it: agent-box.slice lives under agent.slice, and
+# agent-box-alice.slice under agent-box.slice).
+cg() { echo "/sys/fs/cgroup$(systemctl show -P ControlGroup "$(user_slice "$1")")"; }
 event() { sed -n "s/^$2 //p" "$(cg "$1")/$3"; }
 sup_alice=$(main_pid alice)
+server_alice=$(server_pid alice)
 main_alice=$(pane_pid alice main)
 shell_bob=$(pane_pid bob shell)
+in_slice() { grep -q "/$(user_slice "$1")/$2\$" "/proc/$3/cgroup"; }
+check "alice's supervisor runs in her slice" in_slice alice "$(unit alice)" "$sup_alice"
+check "alice's tmux server runs in her slice's sessions unit" in_slice alice "$(sessions_unit alice)" "$server_alice"
+check "alice's session runs in the sessions unit" in_slice alice "$(sessions_unit alice)" "$main_alice"
 
 # phase: memory
-prop_is() { [ "$(systemctl show -P "$2" "$(unit "$1")")" = "$3" ]; }
-check "alice's instance has MemoryMax=384M" prop_is alice MemoryMax $((384 * 1024 * 1024))
+prop_is() { [ "$(systemctl show -P "$2" "$(user_slice "$1")")" = "$3" ]; }
+check "alice's slice has MemoryMax=384M" prop_is alice MemoryMax $((384 * 1024 * 1024))
 # python3 from the machine (the user's environment need not have it). Only
 # its first launch hogs: the respawned session waits, so that it does not
 # keep alice's cgroup at its limit for the checks after.
@@ -37,8 +43,9 @@ ab alice session add hog --agent shell -- -c "$hog" >/dev/null
 oom_killed() { [ "$(event alice oom_kill memory.events)" -ge 1 ]; }
 check "the hog is OOM-killed inside alice's cgroup" wait_until 180 oom_killed
 note "measure: alice memory.events: $(tr '\n' ' ' <"$(cg alice)/memory.events")"
-check "alice's supervisor survived (same MainPID)" prop_is alice MainPID "$sup_alice"
-check "alice's instance is still active" systemctl is-active --quiet "$(unit alice)"
+check "alice's supervisor survived (same MainPID)" [ "$(main_pid alice)" = "$sup_alice" ]
+check "alice's tmux server survived (same MainPID)" [ "$(server_pid alice)" = "$server_alice" ]
+check "alice's units are still active" systemctl is-active --quiet "$(unit alice)" "$(sessions_unit alice)"
 check "alice's other sessions survived" kill -0 "$main_alice"
 check "bob's session survived" kill -0 "$shell_bob"
 hog_respawned() {
@@ -49,7 +56,7 @@ check "the supervisor respawns the hogged session" wait_until 120 hog_respawned
 ab alice session rm hog >/dev/null
 
 # phase: tasks
-check "alice's instance has TasksMax=256" prop_is alice TasksMax 256
+check "alice's slice has TasksMax=256" prop_is alice TasksMax 256
 # Each task is a fork of the session's shell that blocks reading a pipe
 # nobody writes to (no exec: under emulation a fork of bash costs a fraction
 # of starting a program).
@@ -57,13 +64,13 @@ check "alice's instance has TasksMax=256" prop_is alice TasksMax 256
 bomb='exec 3< <(sleep 300); for i in $(seq 400); do (read -r <&3) & done; wait'
 ab alice session add bomb --agent shell -- -c "$bomb" >/dev/null
 tasks_capped() { [ "$(event alice max pids.events)" -ge 1 ]; }
-check "the fork bomb hits TasksMax in alice's instance" wait_until 180 tasks_capped
+check "the fork bomb hits TasksMax in alice's slice" wait_until 180 tasks_capped
 note "measure: alice tasks at the cap: $(cat "$(cg alice)/pids.current")"
 under_cap() { [ "$(cat "$(cg alice)/pids.current")" -le 256 ]; }
 check "alice's tasks stay at or under 256" under_cap
 bob_spawns() { ab bob session add fresh --agent shell && wait_until 60 has_session bob fresh; }
 check "bob can still start new sessions meanwhile" bob_spawns
-check "alice's supervisor is still the same" prop_is alice MainPID "$sup_alice"
+check "alice's supervisor is still the same" [ "$(main_pid alice)" = "$sup_alice" ]
 ab alice session rm bomb >/dev/null
 drained() { [ "$(cat "$(cg alice)/pids.current")" -lt 64 ]; }
 check "removing the session ends the bomb's processes" wait_until 120 drained

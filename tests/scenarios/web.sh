@@ -360,7 +360,7 @@ make_downloads() {
     printf "<html><script>document.title=\"ran\"</script></html>\n" >~/downloads/page.html' &&
     printf 'BOB-SECRET-%s\n' "$$" >/home/bob/secret.txt && chown bob: /home/bob/secret.txt &&
     chmod 0644 /home/bob/secret.txt &&
-    nsenter -t "$(systemctl show -P MainPID agent-box@alice.service)" -m -- \
+    nsenter -t "$(server_pid alice)" -m -- \
       runuser -u alice -- ln -s /home/bob/secret.txt /home/alice/downloads/bob.txt
 }
 check "alice puts files in ~/downloads and, inside her unit, a symlink to bob's file" make_downloads

@@ -33,7 +33,7 @@ var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse
 {{if .ListError}}<p class="error">The session list cannot be read: {{.ListError}}</p>
 {{else if not .Sessions}}<p>No sessions.</p>
 {{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Up</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
-{{range .Sessions}}<tr class="{{.State}}"><td><a href="{{term}}/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
+{{range .Sessions}}<tr class="{{.State}}"><td><a href="{{term}}/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}{{if .RestartToApply}} (restart to apply){{end}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
 <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
 {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button>{{end}}
 <button name="action" value="remove">Remove</button></form></td></tr>
@@ -63,6 +63,7 @@ type settingsRow struct {
 	Uptime                                  string // since the last launch, while running
 	Restarts                                int
 	Stopped                                 bool
+	RestartToApply                          bool // started with an older configuration
 }
 
 type agentOption struct {
@@ -117,7 +118,7 @@ func (s *Server) settingsData(r *http.Request) settingsData {
 	for _, e := range entries {
 		row := settingsRow{
 			Name: e.Name, Agent: escape.String(e.Agent), Cwd: escape.String(e.Cwd), State: e.State,
-			Restarts: e.Restarts, Stopped: e.Stopped,
+			Restarts: e.Restarts, Stopped: e.Stopped, RestartToApply: e.RestartToApply,
 		}
 		args := make([]string, len(e.Args))
 		for i, a := range e.Args {

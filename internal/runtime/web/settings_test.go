@@ -13,7 +13,9 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
+	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -260,5 +262,25 @@ func TestUptimeReadsAtAGlance(t *testing.T) {
 		if got := uptime(tc.d); got != tc.want {
 			t.Errorf("uptime(%v) = %q, want %q", tc.d, got, tc.want)
 		}
+	}
+}
+
+// A session started with an older configuration than a restart would
+// start says so on the page, as in `session ls` (nothing restarts it).
+func TestSettingsPageSaysWhichSessionsRunAnOlderConfiguration(t *testing.T) {
+	f := settingsFixture(t)
+	st := state.State{Format: state.Format, PID: os.Getpid(), Spawn: map[string]string{"claude": "new", "shell": "new"}}
+	if err := os.MkdirAll(f.env.RuntimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.Write(f.env.StateFile(), st); err != nil {
+		t.Fatal(err)
+	}
+	if err := observe.Save(f.env.ObservationsDir(), observe.Session{Name: "main", Spawn: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body := f.do(http.MethodGet, "/settings", header())
+	if n := strings.Count(body, "(restart to apply)"); n != 1 || !strings.Contains(body, `main</a></td><td>claude</td>`) {
+		t.Errorf("the page marks %d sessions (want main alone):\n%s", n, body)
 	}
 }
