@@ -173,7 +173,7 @@ func BenchmarkSupervisorRestart(b *testing.B) {
 			took = append(took, time.Since(t0))
 		}
 		b.StopTimer()
-		if !strings.Contains(bx.supLog.String(), "adopted the running tmux server") {
+		if !strings.Contains(bx.supLog.String(), "adopted the tmux server (pid ") {
 			b.Fatalf("the last supervisor did not adopt the server:\n%s", bx.supLog)
 		}
 		changed := 0

@@ -21,12 +21,15 @@ import (
 )
 
 // Binaries are the agent-box builds a guest gets: the one the golden
-// environments hold, and (if not "") a second one installed at
-// NextAgentBox, which the lifecycle scenario switches to.
+// environments hold, and (if not "") a second one, which each environment's
+// twin at NextEnv holds (the lifecycle scenario switches to it).
 type Binaries struct{ AgentBox, Next string }
 
-// NextAgentBox is where the second build lands in the guest (relative to /).
-const NextAgentBox = "opt/agent-box-test/agent-box-next"
+// NextEnv is the twin of the zero-hash store environment env: the same
+// name under the hash of ones (tests/scenarios/lifecycle.sh names it so).
+func NextEnv(env string) string {
+	return strings.Replace(env, "/nix/store/"+strings.Repeat("0", 32)+"-", "/nix/store/"+strings.Repeat("1", 32)+"-", 1)
+}
 
 // Install lays a golden configuration into a guest root, UNCHANGED: its
 // files (unit files, drop-ins, seed and agents JSON at their zero-hash store
@@ -85,6 +88,29 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 			return nil, err
 		}
 	}
+	// The lifecycle scenario's second environment per user: the same
+	// programs at another store path, holding the second build of
+	// agent-box (what a rebuild with a new agent-box installs).
+	if bins.Next != "" {
+		data, err := os.ReadFile(bins.Next)
+		if err != nil {
+			return nil, err
+		}
+		for env := range envDirs {
+			bin := filepath.Join(root, NextEnv(env), "bin")
+			if err := os.MkdirAll(bin, 0o755); err != nil {
+				return nil, err
+			}
+			for _, e := range guestBin {
+				if err := os.Symlink("/usr/bin/"+e.Name(), filepath.Join(bin, e.Name())); err != nil {
+					return nil, err
+				}
+			}
+			if err := writeFile(filepath.Join(bin, "agent-box"), data, 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := addUsers(root, users); err != nil {
 		return nil, err
 	}
@@ -133,15 +159,7 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 	if err := writeFile(filepath.Join(root, "opt/agent-box-test/run-phase"), []byte(runPhase), 0o755); err != nil {
 		return nil, err
 	}
-	if bins.Next != "" {
-		data, err := os.ReadFile(bins.Next)
-		if err != nil {
-			return nil, err
-		}
-		if err := writeFile(filepath.Join(root, NextAgentBox), data, 0o755); err != nil {
-			return nil, err
-		}
-	}
+
 	if err := writeFile(filepath.Join(root, "etc/systemd/system/agent-box-scenario.service"), []byte(scenarioUnit), 0o644); err != nil {
 		return nil, err
 	}

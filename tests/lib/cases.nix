@@ -432,6 +432,31 @@ in
     };
   }
   {
+    # nixpkgs' switch-to-configuration-ng reads X-RestartIfChanged and
+    # X-StopIfChanged from [Service] (handle_modified_unit), not from [Unit].
+    name = "the switch keys are in [Service]: the sessions unit is never restarted, the supervisor restarted";
+    expr =
+      let
+        m = offline.normalize { users.u = { }; };
+        p = {
+          env = "/E";
+          seed = "/S";
+          agents = "/A";
+        };
+        inService = key: text: builtins.match ".*\n\\[Service]\n(#[^\n]*\n)*${key}=false\n.*" ("\n" + text) != null;
+      in
+      {
+        sessions = inService "X-RestartIfChanged" (lib.render.sessions m.users.u p);
+        supervisor = inService "X-StopIfChanged" (lib.render.instance m.users.u p "shell");
+        supervisorRestarts = builtins.match ".*X-RestartIfChanged.*" (lib.render.instance m.users.u p "shell") == null;
+      };
+    expected = {
+      sessions = true;
+      supervisor = true;
+      supervisorRestarts = true;
+    };
+  }
+  {
     name = "a user's '-' is escaped in the slice's name, so bob-x's slice is not a child of bob's";
     expr =
       let

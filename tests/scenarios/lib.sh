@@ -133,7 +133,8 @@ proc_env() {
 }
 _runtime_root=/run/agent-box
 runtime_dir() { echo "$_runtime_root/$1"; }
-tmux_bin() { proc_env "$(main_pid "$1")" AGENT_BOX_TMUX; }
+# The tmux the user's server runs (its clients must run the same program).
+tmux_bin() { readlink "/proc/$(server_pid "$1")/exe"; }
 
 # switch_to next|base: apply the lifecycle scenario's second configuration
 # (a second build of agent-box; for alice a changed agents table and the
@@ -190,7 +191,7 @@ tm() {
   shift
   [ -n "${_tmux_bin[$u]:-}" ] || _tmux_bin[$u]=$(tmux_bin "$u")
   if [ -z "${_tmux_bin[$u]}" ]; then
-    echo "no AGENT_BOX_TMUX in the environment of $(unit "$u")'s main process" >&2
+    echo "no program of $(sessions_unit "$u")'s main process (the tmux server)" >&2
     return 1
   fi
   as "$u" "${_tmux_bin[$u]}" -S "$_runtime_root/$u/tmux.sock" "$@"

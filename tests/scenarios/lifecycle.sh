@@ -16,13 +16,22 @@ rec=/var/lib/agent-box-test
 mkdir -p "$rec"
 
 # offline_switch next|base (switch_to, in the offline tier): the second
-# configuration is alice's drop-ins with a second environment (a copy of the
-# first holding the second build of agent-box, so every path in it is new,
-# as a rebuild makes them), its agents table and LIFECYCLE=new. A changed
+# configuration is alice's drop-ins with a second environment (the harness
+# installs it beside the first, under the hash of ones: the same programs
+# and the second build of agent-box, so every path is new, as a rebuild
+# makes them), its agents table and LIFECYCLE=new. A changed
 # unit is then handled as switch-to-configuration handles it: not at all if
 # its files say X-RestartIfChanged=false; restarted after daemon-reload if
 # they say X-StopIfChanged=false; otherwise stopped before the new files are
 # in place and started after.
+# service_false KEY < UNIT-TEXT: the unit's [Service] section sets KEY=false
+# (the last assignment wins; switch-to-configuration reads these keys there).
+service_false() {
+  awk -v key="$1" '
+    /^\[/ { service = ($0 == "[Service]") }
+    service && index($0, key "=") == 1 { v = substr($0, length(key) + 2) }
+    END { exit v == "false" ? 0 : 1 }'
+}
 offline_switch() {
   local sys=/etc/systemd/system unit f
   local -a units=("$(unit $u)" "$(sessions_unit $u)") stop=() restart=()
@@ -38,10 +47,7 @@ offline_switch() {
     env1="/nix/store/11111111111111111111111111111111-${env0#/nix/store/*-}"
     agents0=$(sed -n 's|^Environment="AGENT_BOX_AGENTS=\(.*\)"$|\1|p' "$rec/base-$(unit $u).conf")
     agents1="/nix/store/11111111111111111111111111111111-${agents0#/nix/store/*-}"
-    [ -n "$env0" ] && [ -n "$agents0" ] || return 1
-    if [ ! -d "$env1" ]; then
-      cp -a "$env0" "$env1" && cp /opt/agent-box-test/agent-box-next "$env1/bin/agent-box" || return 1
-    fi
+    [ -n "$env0" ] && [ -n "$agents0" ] && [ -x "$env1/bin/agent-box" ] || return 1
     sed "s|$env0|$env1|g" "$agents0" >"$agents1" || return 1
     for unit in "${units[@]}"; do
       new[$unit]=$(printf '%s\n' "${new[$unit]}" | sed "s|$env0|$env1|g; s|$agents0|$agents1|g")
@@ -53,9 +59,9 @@ offline_switch() {
     [ "$(cat "$f")" != "${new[$unit]}" ] || continue
     local merged
     merged=$(cat "$sys/${unit%@*}@.${unit##*.}" && printf '%s\n' "${new[$unit]}")
-    if grep -qx 'X-RestartIfChanged=false' <<<"$merged"; then
+    if service_false X-RestartIfChanged <<<"$merged"; then
       note "switch: $unit changed; not restarted (X-RestartIfChanged=false)"
-    elif grep -qx 'X-StopIfChanged=false' <<<"$merged"; then
+    elif service_false X-StopIfChanged <<<"$merged"; then
       restart+=("$unit")
     else
       stop+=("$unit")
@@ -72,7 +78,6 @@ offline_switch() {
 }
 
 check "agent-box@$u is active" wait_active 120 "$(unit $u)"
-check "bob's session is live" wait_until 60 has_session bob shell
 
 # phase: an agent that counts
 count=/home/$u/counter
@@ -80,6 +85,7 @@ count=/home/$u/counter
 counter='echo "${LIFECYCLE-unset}" > ~/counter.env; i=0; while :; do i=$((i + 1)); echo "$i" >> ~/counter; sleep 0.1; done'
 check "alice adds the counting agent" ab $u session add counter --agent shell -- -c "$counter"
 check "the counter runs" wait_until 60 test -s "$count"
+tm $u list-sessions >/dev/null # finds tmux once, for every subshell after
 agent=$(pane_pid $u counter)
 server=$(server_pid $u)
 note "measure: lifecycle: agent pid $agent, tmux server pid $server, supervisor pid $(main_pid $u)"
@@ -90,7 +96,9 @@ grows() {
 }
 grown() { [ "$(lines)" -ge $((_from + 3)) ]; }
 unbroken() { awk 'NR != $1 { print "line " NR ": " $0; bad = 1; exit } END { exit bad }' "$count"; }
-same_agent() { [ "$(pane_pid $u counter)" = "$agent" ] && kill -0 "$agent"; }
+# the same process, still the server's child: the pane's agent (a pid is
+# not reused while its process lives)
+same_agent() { [ "$(cut -d' ' -f4 "/proc/$agent/stat")" = "$server" ]; }
 same_server() { [ "$(server_pid $u)" = "$server" ]; }
 # after WHAT: what must hold after each step
 after() {
@@ -105,14 +113,10 @@ new_supervisor() {
   p=$(main_pid $u)
   [ -n "$p" ] && [ "$p" != 0 ] && [ "$p" != "$sup" ] && systemctl is-active --quiet "$(unit $u)"
 }
-adopted() { journalctl -b -u "$(unit $u)" -o cat | grep -c "adopted the tmux server (pid $server)"; }
 
 # phase: systemctl restart of the supervisor
-adoptions=$(adopted)
-adopted_again() { [ "$(adopted)" -gt "$adoptions" ]; }
 check "systemctl restart of the supervisor" systemctl restart "$(unit $u)"
 check "a new supervisor runs" wait_until 30 new_supervisor
-check "it adopted the same tmux server" wait_until 30 adopted_again
 note "measure: lifecycle: systemctl restart: supervisor $sup -> $(main_pid $u), agent $agent -> $(pane_pid $u counter)"
 after "systemctl restart"
 
@@ -124,7 +128,7 @@ note "measure: lifecycle: kill -9: supervisor $sup -> $(main_pid $u), agent $age
 after "kill -9"
 
 # phase: a switch to a second build and configuration
-version() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$(runtime_dir $u)/state.json"; }
+version() { sed -n 's/^  "version": "\(.*\)",$/\1/p' "$(runtime_dir $u)/state.json"; }
 v0=$(version)
 sup=$(main_pid $u)
 check "switch to the next configuration" switch_to next
@@ -143,10 +147,10 @@ argv0() { tr '\0' '\n' <"/proc/$1/cmdline" | head -n 1; }
 new_table() { [ "$(argv0 "$(pane_pid $u probe)")" != "$(argv0 "$agent")" ]; }
 check "the new session runs the new agents table's shell ($(argv0 "$agent") before)" new_table
 restart_to_apply() {
-  ab $u session ls --json | python3 -c '
-import json, sys
-s = {x["name"]: x["restartToApply"] for x in json.load(sys.stdin)}
-sys.exit(0 if s["counter"] and not s["probe"] else 1)'
+  local ls
+  ls=$(ab $u session ls 2>&1)
+  echo "$ls"
+  grep -Eq '^counter .*running \(restart to apply\)' <<<"$ls" && grep -Eq '^probe .*running +[0-9]' <<<"$ls"
 }
 check "session ls: the counter says restart to apply, the new session does not" restart_to_apply
 
