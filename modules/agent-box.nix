@@ -12889,6 +12889,9 @@ in
           		s.reconcile(ctx)
           		return
           	}
+          	if s.restartNow(ctx, ss, *e, x.pid) {
+          		return
+          	}
           	// The status is in /proc while the process is a zombie and in tmux once
           	// tmux reaped it. Right at the exit neither may have it yet: look again
           	// for a short, bounded time (this only runs after an exit event).
@@ -12918,6 +12921,45 @@ in
           		}
           		time.Sleep(5 * time.Millisecond)
           	}
+          }
+
+          // restartNow is the fast path of a death whose restart would not wait
+          // (the backoff's delay is 0): one tmux client reads the exit and, unless
+          // the process exited 0, respawns the session in the same command list
+          // (tmux.RespawnFailed), where the careful path below needs one client to
+          // read the pane and another to respawn it. It reports false, having
+          // changed nothing, whenever the careful path must decide: a restart that
+          // waits, tmux not having reaped the process yet, exit 0 (parking), or an
+          // error.
+          func (s *sup) restartNow(ctx context.Context, ss *session, e registry.Session, pid int) bool {
+          	now := s.clock.Now()
+          	var uptime time.Duration
+          	if !ss.started.IsZero() {
+          		uptime = now.Sub(ss.started)
+          	}
+          	delay, quick := s.policy.next(ss.quick, uptime)
+          	if delay != 0 || !s.knownAgent(e) {
+          		return false
+          	}
+          	x, err := s.tm.RespawnFailed(ctx, e.Name, pid, s.argv(e))
+          	if err != nil || !x.Respawned {
+          		return false
+          	}
+          	ss = s.get(e)
+          	ss.quick = quick
+          	how, status, signal := "status "+x.Status, -1, x.Signal
+          	if n, err := strconv.Atoi(x.Status); err == nil {
+          		status, signal = n, ""
+          	} else {
+          		if signal == "" {
+          			signal = "?" // as paneStatus says it
+          		}
+          		how = "signal " + escape.String(signal)
+          	}
+          	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
+          	s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))
+          	s.started(ss, e.Name, x.NewPID, true)
+          	return true
           }
 
           // paneOf returns the pane of session name if its process is pid.
@@ -13491,6 +13533,70 @@ in
           		return 0, err
           	}
           	return parsePID(out)
+          }
+
+          // Exit is what RespawnFailed saw of a pane and did.
+          type Exit struct {
+          	Dead      bool   // the pane's process had exited
+          	Status    string // its exit status ("" if killed by a signal)
+          	Signal    string // the signal that killed it, else ""
+          	Respawned bool   // argv runs in the pane now
+          	NewPID    int    // its pid, when Respawned
+          }
+
+          // ErrUnquotable means an argument cannot be quoted for a tmux command
+          // string (it holds a single quote or a newline): use RespawnPane.
+          var ErrUnquotable = errors.New("tmux: argument cannot be quoted in a command string")
+
+          // RespawnFailed reads, in one tmux client, the exit of the process pid in
+          // session name's pane and, if that process exited with a status other
+          // than 0 or was killed by a signal, respawns argv in the pane (`if-shell
+          // -F`: no shell). When the pane is not dead yet, has no status yet (tmux
+          // has not reaped the process) or runs another process, it changes nothing
+          // and Exit says so.
+          func (s *Server) RespawnFailed(ctx context.Context, name string, pid int, argv []string) (Exit, error) {
+          	if len(argv) < 2 {
+          		return Exit{}, errors.New("tmux: argv needs at least two elements to bypass the shell")
+          	}
+          	quoted := make([]string, len(argv))
+          	for i, a := range argv {
+          		if strings.ContainsAny(a, "'\n") {
+          			return Exit{}, ErrUnquotable
+          		}
+          		quoted[i] = "'" + a + "'"
+          	}
+          	target := "=" + name + ":"
+          	p := strconv.Itoa(pid)
+          	// Dead is not enough: tmux may see the pane's end of file before it
+          	// has reaped the process, and then there is no status yet. A status is
+          	// true in a format unless empty or 0; a signal (tmux >= 3.3) unless
+          	// empty.
+          	failed := "#{&&:#{pane_dead},#{&&:#{==:#{pane_pid}," + p + "},#{||:#{pane_dead_signal},#{pane_dead_status}}}}"
+          	out, err := s.Run(ctx,
+          		"display-message", "-p", "-t", target, "#{pane_dead}|#{pane_pid}|#{pane_dead_status}|#{pane_dead_signal}", ";",
+          		"if-shell", "-F", "-t", target, failed, "respawn-pane -k -t '"+target+"' -- "+strings.Join(quoted, " "), ";",
+          		"display-message", "-p", "-t", target, "#{pane_dead}|#{pane_pid}")
+          	if err != nil {
+          		return Exit{}, err
+          	}
+          	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+          	if len(lines) != 2 {
+          		return Exit{}, fmt.Errorf("tmux: unexpected answer %q", out)
+          	}
+          	before := strings.SplitN(lines[0], "|", 4)
+          	after := strings.SplitN(lines[1], "|", 2)
+          	if len(before) != 4 || len(after) != 2 || before[1] != p {
+          		return Exit{}, nil // another process (or an odd answer): nothing was done
+          	}
+          	x := Exit{Dead: before[0] == "1", Status: before[2], Signal: before[3]}
+          	failedExit := x.Signal != "" || x.Status != "" && x.Status != "0"
+          	if x.Dead && failedExit && after[0] == "0" && after[1] != p {
+          		x.Respawned = true
+          		if x.NewPID, err = parsePID(after[1]); err != nil {
+          			return x, err
+          		}
+          	}
+          	return x, nil
           }
 
           func parsePID(out string) (int, error) {

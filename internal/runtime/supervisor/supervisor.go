@@ -763,6 +763,9 @@ func (s *sup) exited(ctx context.Context, x pidExit) {
 		s.reconcile(ctx)
 		return
 	}
+	if s.restartNow(ctx, ss, *e, x.pid) {
+		return
+	}
 	// The status is in /proc while the process is a zombie and in tmux once
 	// tmux reaped it. Right at the exit neither may have it yet: look again
 	// for a short, bounded time (this only runs after an exit event).
@@ -792,6 +795,45 @@ func (s *sup) exited(ctx context.Context, x pidExit) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// restartNow is the fast path of a death whose restart would not wait
+// (the backoff's delay is 0): one tmux client reads the exit and, unless
+// the process exited 0, respawns the session in the same command list
+// (tmux.RespawnFailed), where the careful path below needs one client to
+// read the pane and another to respawn it. It reports false, having
+// changed nothing, whenever the careful path must decide: a restart that
+// waits, tmux not having reaped the process yet, exit 0 (parking), or an
+// error.
+func (s *sup) restartNow(ctx context.Context, ss *session, e registry.Session, pid int) bool {
+	now := s.clock.Now()
+	var uptime time.Duration
+	if !ss.started.IsZero() {
+		uptime = now.Sub(ss.started)
+	}
+	delay, quick := s.policy.next(ss.quick, uptime)
+	if delay != 0 || !s.knownAgent(e) {
+		return false
+	}
+	x, err := s.tm.RespawnFailed(ctx, e.Name, pid, s.argv(e))
+	if err != nil || !x.Respawned {
+		return false
+	}
+	ss = s.get(e)
+	ss.quick = quick
+	how, status, signal := "status "+x.Status, -1, x.Signal
+	if n, err := strconv.Atoi(x.Status); err == nil {
+		status, signal = n, ""
+	} else {
+		if signal == "" {
+			signal = "?" // as paneStatus says it
+		}
+		how = "signal " + escape.String(signal)
+	}
+	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
+	s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))
+	s.started(ss, e.Name, x.NewPID, true)
+	return true
 }
 
 // paneOf returns the pane of session name if its process is pid.

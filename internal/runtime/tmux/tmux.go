@@ -206,6 +206,70 @@ func (s *Server) RespawnPane(ctx context.Context, pane string, argv []string) (i
 	return parsePID(out)
 }
 
+// Exit is what RespawnFailed saw of a pane and did.
+type Exit struct {
+	Dead      bool   // the pane's process had exited
+	Status    string // its exit status ("" if killed by a signal)
+	Signal    string // the signal that killed it, else ""
+	Respawned bool   // argv runs in the pane now
+	NewPID    int    // its pid, when Respawned
+}
+
+// ErrUnquotable means an argument cannot be quoted for a tmux command
+// string (it holds a single quote or a newline): use RespawnPane.
+var ErrUnquotable = errors.New("tmux: argument cannot be quoted in a command string")
+
+// RespawnFailed reads, in one tmux client, the exit of the process pid in
+// session name's pane and, if that process exited with a status other
+// than 0 or was killed by a signal, respawns argv in the pane (`if-shell
+// -F`: no shell). When the pane is not dead yet, has no status yet (tmux
+// has not reaped the process) or runs another process, it changes nothing
+// and Exit says so.
+func (s *Server) RespawnFailed(ctx context.Context, name string, pid int, argv []string) (Exit, error) {
+	if len(argv) < 2 {
+		return Exit{}, errors.New("tmux: argv needs at least two elements to bypass the shell")
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		if strings.ContainsAny(a, "'\n") {
+			return Exit{}, ErrUnquotable
+		}
+		quoted[i] = "'" + a + "'"
+	}
+	target := "=" + name + ":"
+	p := strconv.Itoa(pid)
+	// Dead is not enough: tmux may see the pane's end of file before it
+	// has reaped the process, and then there is no status yet. A status is
+	// true in a format unless empty or 0; a signal (tmux >= 3.3) unless
+	// empty.
+	failed := "#{&&:#{pane_dead},#{&&:#{==:#{pane_pid}," + p + "},#{||:#{pane_dead_signal},#{pane_dead_status}}}}"
+	out, err := s.Run(ctx,
+		"display-message", "-p", "-t", target, "#{pane_dead}|#{pane_pid}|#{pane_dead_status}|#{pane_dead_signal}", ";",
+		"if-shell", "-F", "-t", target, failed, "respawn-pane -k -t '"+target+"' -- "+strings.Join(quoted, " "), ";",
+		"display-message", "-p", "-t", target, "#{pane_dead}|#{pane_pid}")
+	if err != nil {
+		return Exit{}, err
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 {
+		return Exit{}, fmt.Errorf("tmux: unexpected answer %q", out)
+	}
+	before := strings.SplitN(lines[0], "|", 4)
+	after := strings.SplitN(lines[1], "|", 2)
+	if len(before) != 4 || len(after) != 2 || before[1] != p {
+		return Exit{}, nil // another process (or an odd answer): nothing was done
+	}
+	x := Exit{Dead: before[0] == "1", Status: before[2], Signal: before[3]}
+	failedExit := x.Signal != "" || x.Status != "" && x.Status != "0"
+	if x.Dead && failedExit && after[0] == "0" && after[1] != p {
+		x.Respawned = true
+		if x.NewPID, err = parsePID(after[1]); err != nil {
+			return x, err
+		}
+	}
+	return x, nil
+}
+
 func parsePID(out string) (int, error) {
 	pid, err := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil || pid <= 0 {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,5 +202,77 @@ func TestNoClientCommandStartsAServer(t *testing.T) {
 	if s.Alive() {
 		s.KillServer(ctx)
 		t.Fatal("a server answers on the socket after client commands alone")
+	}
+}
+
+func TestRespawnFailedRespawnsOnlyAFailedDeadPaneOfThatProcess(t *testing.T) {
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
+	}
+	dir, err := os.MkdirTemp("/tmp", "tmux-rf-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	s := startServer(t, bin, filepath.Join(dir, "s"))
+	ctx := context.Background()
+	if _, err := s.Run(ctx, "set-option", "-g", "remain-on-exit", "on"); err != nil {
+		t.Fatal(err)
+	}
+	again := []string{"/bin/sh", "-c", "exec sleep 1000"}
+	start := func(name string, argv ...string) int {
+		pid, err := s.NewSession(ctx, name, argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	failed := start("failed", "/bin/sh", "-c", "exit 3")
+	clean := start("clean", "/bin/sh", "-c", "exit 0")
+	killed := start("killed", "/bin/sh", "-c", "exec sleep 1000")
+	alive := start("alive", "/bin/sh", "-c", "exec sleep 1000")
+	syscall.Kill(killed, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		ps, _ := s.ListPanes(ctx)
+		dead := 0
+		for _, p := range ps {
+			if p.Dead {
+				dead++
+			}
+		}
+		if dead == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("3 panes did not die within 10 s: %+v", ps)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		pid       int
+		respawned bool
+		want      Exit
+	}{
+		{"failed", failed, true, Exit{Dead: true, Status: "3", Respawned: true}},
+		{"clean", clean, false, Exit{Dead: true, Status: "0"}},
+		{"killed", killed, true, Exit{Dead: true, Signal: "9", Respawned: true}},
+		{"alive", alive, false, Exit{}},
+		{"failed", failed, false, Exit{}}, // its process is another one now
+	} {
+		x, err := s.RespawnFailed(ctx, tc.name, tc.pid, again)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.respawned && (x.NewPID <= 0 || x.NewPID == tc.pid) {
+			t.Errorf("%s: new pid %d", tc.name, x.NewPID)
+		}
+		x.NewPID = 0
+		if x != tc.want {
+			t.Errorf("%s (pid %d): %+v, want %+v", tc.name, tc.pid, x, tc.want)
+		}
+	}
+	if _, err := s.RespawnFailed(ctx, "clean", clean, []string{"/bin/sh", "it's"}); !errors.Is(err, ErrUnquotable) {
+		t.Errorf("an argument with a quote: %v, want ErrUnquotable", err)
 	}
 }
