@@ -133,8 +133,13 @@ proc_env() {
 }
 _runtime_root=/run/agent-box
 runtime_dir() { echo "$_runtime_root/$1"; }
-# The tmux the user's server runs (its clients must run the same program).
-tmux_bin() { readlink "/proc/$(server_pid "$1")/exe"; }
+# The tmux the user's server runs (its clients must run the same program);
+# nothing while the sessions unit's main process is still `agent-box
+# tmux-server`, the moment before it becomes tmux.
+tmux_bin() {
+  local p
+  p=$(readlink "/proc/$(server_pid "$1")/exe") && [ "${p##*/}" = tmux ] && echo "$p"
+}
 
 # switch_to next|base: apply the lifecycle scenario's second configuration
 # (a second build of agent-box; for alice a changed agents table and the

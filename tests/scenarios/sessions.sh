@@ -173,7 +173,9 @@ new_supervisor() {
 }
 check "a crashed supervisor is restarted by systemd" wait_until 60 new_supervisor
 check "after the crash the session runs on with the same pid ($before)" [ "$(pane_pid $u plain)" = "$before" ]
-respawns() { ab $u session restart plain && wait_until 30 pane_alive $u plain "$before"; }
+# (the CLI asks the supervisor that state.json names: the new one writes it
+# once it has adopted the server, a moment after systemd calls it active)
+respawns() { wait_until 30 ab $u session restart plain && wait_until 30 pane_alive $u plain "$before"; }
 check "the new supervisor drives it (session restart gives a new pid)" respawns
 
 done_testing
