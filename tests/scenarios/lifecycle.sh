@@ -133,8 +133,8 @@ v0=$(version)
 sup=$(main_pid $u)
 check "switch to the next configuration" switch_to next
 check "the supervisor was restarted" wait_until 30 new_supervisor
-next_version() { [ "$(version)" != "$v0" ]; }
-check "the new supervisor is the second build (state.json: not $v0)" wait_until 30 next_version
+next_version() { [ "$(version)" = next ]; }
+check "the new supervisor is the second build (state.json: next, was $v0)" wait_until 30 next_version
 note "measure: lifecycle: switch: supervisor $sup -> $(main_pid $u) ($v0 -> $(version)), agent $agent -> $(pane_pid $u counter)"
 after "the switch"
 no_lifecycle() { ! tr '\0' '\n' <"/proc/$agent/environ" | grep -q '^LIFECYCLE='; }
