@@ -75,18 +75,9 @@ func TestCheckVersionRefusesMissingAndOldTmuxWithErrUnusable(t *testing.T) {
 }
 
 func TestSendTextTypesTheTextLiterallyThenEnter(t *testing.T) {
-	bin, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
-	}
-	dir, err := os.MkdirTemp("/tmp", "tmux-send-") // a short path: socket names are limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	s := startServer(t, bin, filepath.Join(dir, "s"))
+	s := startServer(t, "tmux-send-")
 	ctx := context.Background()
-	out := filepath.Join(dir, "typed")
+	out := filepath.Join(filepath.Dir(s.Socket), "typed")
 	// the pane's program writes every line it reads
 	if _, err := s.NewSession(ctx, "main", []string{"/bin/sh", "-c", "cat > " + out}); err != nil {
 		t.Fatal(err)
@@ -110,16 +101,7 @@ func TestSendTextTypesTheTextLiterallyThenEnter(t *testing.T) {
 }
 
 func TestNewSessionsCreatesThemInOneCommandAndStopsAtTheFirstFailure(t *testing.T) {
-	bin, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
-	}
-	dir, err := os.MkdirTemp("/tmp", "tmux-new-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	s := startServer(t, bin, filepath.Join(dir, "s"))
+	s := startServer(t, "tmux-new-")
 	ctx := context.Background()
 	sleep := []string{"/bin/sh", "-c", "exec sleep 1000"}
 	if _, err := s.NewSession(ctx, "b", sleep); err != nil {
@@ -154,11 +136,28 @@ func TestNewSessionsCreatesThemInOneCommandAndStopsAtTheFirstFailure(t *testing.
 	}
 }
 
-// startServer runs a tmux server in the foreground (-D, as the sessions
-// unit does) on socket and waits until it answers: the clients of this
-// package never start one (-N).
-func startServer(t *testing.T, bin, socket string) *Server {
+// tmuxAndDir is tmux from PATH and a new directory with a short path
+// (socket names are limited), removed after the test.
+func tmuxAndDir(t *testing.T, prefix string) (bin, dir string) {
 	t.Helper()
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
+	}
+	if dir, err = os.MkdirTemp("/tmp", prefix); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return bin, dir
+}
+
+// startServer runs a tmux server in the foreground (-D, as the sessions
+// unit does) in a new directory and waits until it answers: the clients
+// of this package never start one (-N).
+func startServer(t *testing.T, prefix string) *Server {
+	t.Helper()
+	bin, dir := tmuxAndDir(t, prefix)
+	socket := filepath.Join(dir, "s")
 	s := &Server{Bin: bin, Socket: socket, Env: []string{"PATH=/usr/bin:/bin", "TERM=xterm"}}
 	cmd := exec.Command(bin, "-D", "-S", socket, "-f", "/dev/null")
 	cmd.Env = s.Env
@@ -180,15 +179,7 @@ func startServer(t *testing.T, bin, socket string) *Server {
 }
 
 func TestNoClientCommandStartsAServer(t *testing.T) {
-	bin, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
-	}
-	dir, err := os.MkdirTemp("/tmp", "tmux-none-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
+	bin, dir := tmuxAndDir(t, "tmux-none-")
 	s := &Server{Bin: bin, Socket: filepath.Join(dir, "s"), Env: []string{"PATH=/usr/bin:/bin", "TERM=xterm"}}
 	ctx := context.Background()
 	if _, err := s.NewSession(ctx, "a", []string{"/bin/sh", "-c", "exec sleep 1000"}); err == nil {
@@ -206,16 +197,7 @@ func TestNoClientCommandStartsAServer(t *testing.T) {
 }
 
 func TestRespawnFailedRespawnsOnlyAFailedDeadPaneOfThatProcess(t *testing.T) {
-	bin, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal("tmux is not installed (scripts/deps installs it):", err)
-	}
-	dir, err := os.MkdirTemp("/tmp", "tmux-rf-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	s := startServer(t, bin, filepath.Join(dir, "s"))
+	s := startServer(t, "tmux-rf-")
 	ctx := context.Background()
 	if _, err := s.Run(ctx, "set-option", "-g", "remain-on-exit", "on"); err != nil {
 		t.Fatal(err)
