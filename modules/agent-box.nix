@@ -495,7 +495,7 @@ in
   slice = mkOption {
     type = types.submodule sliceModule;
     default = { };
-    description = "Box-wide limits of `agent-box.slice`, the cgroup that holds every agent user's instance.";
+    description = "Box-wide limits of `agent-box.slice`, the cgroup that holds every agent user's slice (and so all of their units).";
   };
 
   agents = mkOption {
