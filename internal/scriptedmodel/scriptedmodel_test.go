@@ -1,0 +1,102 @@
+package scriptedmodel
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func post(t *testing.T, url, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("X-Api-Key", "k")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// events reads a server-sent event stream into (event, data) pairs.
+func events(t *testing.T, r io.Reader) (names []string, data []map[string]any) {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			names = append(names, strings.TrimPrefix(line, "event: "))
+		case strings.HasPrefix(line, "data: "):
+			var m map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m); err != nil {
+				t.Fatalf("data is not JSON: %v: %s", err, line)
+			}
+			data = append(data, m)
+		}
+	}
+	return names, data
+}
+
+func TestARunLineIsAnsweredWithOneBashToolCallStreamed(t *testing.T) {
+	var log bytes.Buffer
+	srv := httptest.NewServer(&Server{Log: &log})
+	defer srv.Close()
+	resp := post(t, srv.URL+"/v1/messages?beta=true", `{"model":"m","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>x</system-reminder>"},{"type":"text","text":"please\nrun: echo hi > /tmp/f"}]}]}`)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	names, data := events(t, resp.Body)
+	want := []string{"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("events %v, want %v", names, want)
+	}
+	block := data[1]["content_block"].(map[string]any)
+	delta := data[2]["delta"].(map[string]any)
+	if block["type"] != "tool_use" || block["name"] != "Bash" || delta["partial_json"] != `{"command":"echo hi \u003e /tmp/f","description":"scripted command"}` {
+		t.Errorf("tool call %v %v", block, delta)
+	}
+	if data[4]["delta"].(map[string]any)["stop_reason"] != "tool_use" {
+		t.Errorf("stop reason %v", data[4])
+	}
+	var rec Record
+	if err := json.Unmarshal(log.Bytes(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Last != "please\nrun: echo hi > /tmp/f" || rec.Tool != "echo hi > /tmp/f" || rec.Auth != "x-api-key" || rec.Path != "/v1/messages" {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+func TestToolResultsAndTextGetTextReplies(t *testing.T) {
+	srv := httptest.NewServer(&Server{})
+	defer srv.Close()
+	for body, want := range map[string]string{
+		`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}]}`: "tool done",
+		`{"messages":[{"role":"user","content":"hello there\nsecond line"}]}`:                                "reply 2: hello there",
+	} {
+		resp := post(t, srv.URL+"/v1/messages", body)
+		var m messageDoc
+		json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if len(m.Content) != 1 || m.Content[0].Text == nil || !strings.HasPrefix(*m.Content[0].Text, strings.Split(want, " ")[0]) {
+			t.Errorf("%s: reply %+v, want %q", body, m, want)
+		}
+	}
+}
+
+func TestCountTokensAndUnknownPaths(t *testing.T) {
+	srv := httptest.NewServer(&Server{})
+	defer srv.Close()
+	if resp := post(t, srv.URL+"/v1/messages/count_tokens", `{}`); resp.StatusCode != 200 {
+		t.Errorf("count_tokens: %d", resp.StatusCode)
+	}
+	if resp := post(t, srv.URL+"/v1/other", `{}`); resp.StatusCode != 404 {
+		t.Errorf("unknown path: %d", resp.StatusCode)
+	}
+}
