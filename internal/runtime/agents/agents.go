@@ -12,8 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
@@ -31,7 +34,28 @@ const (
 type Agent struct {
 	Command string   `json:"command"`
 	Args    []string `json:"args,omitempty"`
+	// How the agent keeps its conversation (package conversation), each
+	// a list of arguments after the session's own: ResumeArgs continue
+	// conversation {id}; NewArgs start a new one with the id {id} chosen
+	// up front (empty: the agent chooses); PromptArgs carry the kickoff
+	// prompt {prompt}. An agent without ResumeArgs starts afresh at every
+	// spawn and gets its prompt at the first.
+	ResumeArgs []string `json:"resumeArgs,omitempty"`
+	NewArgs    []string `json:"newArgs,omitempty"`
+	PromptArgs []string `json:"promptArgs,omitempty"`
+	// Setup names what exec-session prepares before each spawn:
+	// "claude" merges ~/.claude.json (package claudestate); "" nothing.
+	Setup string `json:"setup,omitempty"`
 }
+
+// Placeholders in an agent's conversation arguments (the contract's).
+var (
+	IDPlaceholder     = contract.Conversations.IDPlaceholder
+	PromptPlaceholder = contract.Conversations.PromptPlaceholder
+)
+
+// Setups are the values Agent.Setup may take.
+var Setups = []string{"", "claude"}
 
 // ErrUnknownAgent is returned for an agent missing from the agents table.
 var ErrUnknownAgent = errors.New("unknown agent")
@@ -69,14 +93,38 @@ func parse(data []byte) (Table, error) {
 			return nil, fmt.Errorf("agent %s: command must be an absolute path, got %s", escape.Quote(name, 64), escape.Quote(ag.Command, 64))
 		}
 		n := len(ag.Command) + 1 + 8
-		for _, arg := range ag.Args {
-			n += len(arg) + 1 + 8
+		for _, list := range [][]string{ag.Args, ag.ResumeArgs, ag.NewArgs, ag.PromptArgs} {
+			for _, arg := range list {
+				n += len(arg) + 1 + 8
+			}
+		}
+		for _, c := range []struct {
+			field, placeholder string
+			list               []string
+		}{{"resumeArgs", IDPlaceholder, ag.ResumeArgs}, {"newArgs", IDPlaceholder, ag.NewArgs}, {"promptArgs", PromptPlaceholder, ag.PromptArgs}} {
+			if len(c.list) > 0 && !strings.Contains(strings.Join(c.list, "\x00"), c.placeholder) {
+				return nil, fmt.Errorf("agent %s: %s has no %s", escape.Quote(name, 64), c.field, c.placeholder)
+			}
+		}
+		if !slices.Contains(Setups, ag.Setup) {
+			return nil, fmt.Errorf("agent %s: unknown setup %s (known: claude)", escape.Quote(name, 64), escape.Quote(ag.Setup, 64))
 		}
 		if n > MaxAgentSize {
 			return nil, fmt.Errorf("agent %s: command and arguments take %d bytes, more than %d (64 KiB, each counted with its NUL and an 8-byte pointer, as execve counts it)", escape.Quote(name, 64), n, MaxAgentSize)
 		}
 	}
 	return a, nil
+}
+
+// Fill returns list with {id} and {prompt} replaced, in one pass (a
+// prompt holding "{id}" stays as it is).
+func Fill(list []string, id, prompt string) []string {
+	r := strings.NewReplacer(IDPlaceholder, id, PromptPlaceholder, prompt)
+	out := make([]string, len(list))
+	for i, a := range list {
+		out[i] = r.Replace(a)
+	}
+	return out
 }
 
 // Load reads an agents table file.

@@ -184,6 +184,20 @@ type Contract struct {
 		RetentionMin string   `json:"retentionMin"`
 		Concurrency  IntRange `json:"concurrency"`
 	} `json:"webhooks"`
+	// Conversations: the limits of the kickoff prompt, of an agent's
+	// report (a hook's input) and of ~/.claude.json as agent-box reads it.
+	Conversations struct {
+		PromptMaxBytes      int `json:"promptMaxBytes"`
+		ReportMaxBytes      int `json:"reportMaxBytes"`
+		ClaudeStateMaxBytes int `json:"claudeStateMaxBytes"`
+		// The placeholders of an agent's resumeArgs/newArgs ({id}) and
+		// promptArgs ({prompt}).
+		IDPlaceholder     string `json:"idPlaceholder"`
+		PromptPlaceholder string `json:"promptPlaceholder"`
+		// ClaudeMinVersion: the oldest Claude Code the "claude" setup
+		// accepts (the module's assertion).
+		ClaudeMinVersion string `json:"claudeMinVersion"`
+	} `json:"conversations"`
 	Cookies CookieNames `json:"cookies"`
 	Headers struct {
 		// Prefix starts every header of the box's own; the web daemon
@@ -241,6 +255,7 @@ type Contract struct {
 		Tmux             Var `json:"tmux"`
 		DefaultAgent     Var `json:"defaultAgent"`
 		Session          Var `json:"session"`
+		AgentPid         Var `json:"agentPid"`
 		HooksDir         Var `json:"hooksDir"`
 		AuthConfig       Var `json:"authConfig"`
 		WebDomain        Var `json:"webDomain"`
@@ -279,20 +294,21 @@ type Contract struct {
 
 // The contract, one variable per part.
 var (
-	Names     = &c.Names
-	Formats   = &c.Formats
-	Web       = &c.Web
-	Webhooks  = &c.Webhooks
-	Cookies   = &c.Cookies
-	Headers   = &c.Headers
-	Creds     = &c.Credentials
-	Logs      = &c.Logs
-	Units     = &c.Units
-	Dirs      = &c.Dirs
-	Sockets   = &c.Sockets
-	Env       = &c.Env
-	Routes    = &c.Routes
-	ExitCodes = &c.ExitCodes
+	Names         = &c.Names
+	Formats       = &c.Formats
+	Web           = &c.Web
+	Webhooks      = &c.Webhooks
+	Conversations = &c.Conversations
+	Cookies       = &c.Cookies
+	Headers       = &c.Headers
+	Creds         = &c.Credentials
+	Logs          = &c.Logs
+	Units         = &c.Units
+	Dirs          = &c.Dirs
+	Sockets       = &c.Sockets
+	Env           = &c.Env
+	Routes        = &c.Routes
+	ExitCodes     = &c.ExitCodes
 )
 
 var c Contract

@@ -174,6 +174,12 @@ func (e Env) ObservationsDir() string {
 	return filepath.Join(e.Home, ".local", "state", "agent-box", "sessions")
 }
 
+// ConversationsDir holds one file per session: the agent's conversation
+// (package conversation).
+func (e Env) ConversationsDir() string {
+	return filepath.Join(e.Home, ".local", "state", "agent-box", "conversations")
+}
+
 // HooksDir holds one folder of webhook deliveries per hook (the web
 // daemon writes them; every session finds it in AGENT_BOX_HOOKS_DIR).
 func (e Env) HooksDir() string {
