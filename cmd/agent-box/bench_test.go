@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -335,4 +336,69 @@ func rss(pid int) string {
 		}
 	}
 	return "?"
+}
+
+// BenchmarkExecSession measures agent-box's own time from a spawn to the
+// agent's execve (docs/runtime-contract.md, "Measuring"; target: p50 under
+// 50 ms): `exec-session` of an agent with the "claude" setup and a
+// conversation to resume (~/.claude.json of 40 projects merged under its
+// lock, the conversation file read and written) against the same program
+// run directly, and against a plain agent. The agent is `false`, so each
+// run ends at once. Nothing is asserted:
+//
+//	go test -run '^$' -bench ExecSession -benchtime 1x ./cmd/agent-box
+func BenchmarkExecSession(b *testing.B) {
+	bx := newBox(b, "")
+	table := map[string]any{
+		"plain": map[string]any{"command": falseBin},
+		"claude": map[string]any{"command": falseBin, "resumeArgs": []string{"--resume", "{id}"},
+			"newArgs": []string{"--session-id", "{id}"}, "promptArgs": []string{"--", "{prompt}"}, "setup": "claude"},
+	}
+	data, _ := json.Marshal(table)
+	agentsFile := filepath.Join(bx.dir, "agents-bench.json")
+	if err := os.WriteFile(agentsFile, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bx.setEnv("AGENT_BOX_AGENTS", agentsFile)
+	bx.ok("session", "add", "c", "--agent", "claude", "--prompt", "start")
+	bx.ok("session", "add", "p", "--agent", "plain")
+	// A ~/.claude.json as Claude leaves it after some use, and a
+	// conversation to resume.
+	projects := map[string]any{}
+	for i := range 40 {
+		projects[fmt.Sprintf("/home/u/p%d", i)] = map[string]any{"hasTrustDialogAccepted": true, "history": []string{strings.Repeat("x", 80)}}
+	}
+	cj, _ := json.MarshalIndent(map[string]any{"numStartups": 9, "projects": projects}, "", "  ")
+	os.WriteFile(filepath.Join(bx.home, ".claude.json"), cj, 0o600)
+	transcript := filepath.Join(bx.home, "t.jsonl")
+	os.WriteFile(transcript, []byte("{}\n"), 0o600)
+	conv := filepath.Join(bx.home, ".local/state/agent-box/conversations/c.json")
+	rec, _ := json.Marshal(map[string]any{"version": 1, "id": "c1", "transcript": transcript})
+	os.WriteFile(conv, rec, 0o600)
+
+	timed := func(args ...string) time.Duration {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env, cmd.Dir = bx.env, bx.home
+		t0 := time.Now()
+		cmd.Run() // false exits 1: expected
+		return time.Since(t0)
+	}
+	self := testBinary(b)
+	var claude, plain, floor, version []time.Duration
+	for range 60 {
+		claude = append(claude, timed(self, "exec-session", "c"))
+		plain = append(plain, timed(self, "exec-session", "p"))
+		version = append(version, timed(self, "version"))
+		floor = append(floor, timed(falseBin))
+	}
+	got, _ := os.ReadFile(conv)
+	if !strings.Contains(string(got), `"resume": true`) {
+		b.Fatalf("the claude session did not resume: %s", got)
+	}
+	fmt.Printf("exec-session, claude setup, resuming (60 runs): %s\n", stats(claude))
+	fmt.Printf("exec-session, plain agent: %s\n", stats(plain))
+	fmt.Printf("agent-box version (the program's own start): %s\n", stats(version))
+	fmt.Printf("the agent alone (false): %s\n", stats(floor))
+	fmt.Printf("agent-box's time to the agent's execve at p50: %s (claude minus the agent alone; target under 50 ms)\n",
+		(median(claude) - median(floor)).Round(10*time.Microsecond))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/control"
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -45,6 +46,9 @@ func Agents(e paths.Env) (agents.Table, string, error) {
 type Spec struct {
 	Name, Agent, Cwd string
 	Args             []string
+	// Prompt is the kickoff prompt ("": none), given to the agent at the
+	// session's first spawn (package conversation).
+	Prompt string
 }
 
 // Add adds a session: a valid, new name; an agent of the user's table;
@@ -74,9 +78,17 @@ func Add(ctx context.Context, e paths.Env, table agents.Table, defaultAgent stri
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return inputf("working directory %q is not a directory", cwd)
 	}
+	if err := conversation.CheckPrompt(s.Prompt); err != nil {
+		return inputf("session %s: %v", escape.Quote(s.Name, 64), err)
+	}
 	now := time.Now().UTC()
 	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
-		return r.Add(registry.Session{Name: s.Name, Agent: agent, Args: s.Args, Cwd: cwd, Created: now, Updated: now})
+		if err := r.Add(registry.Session{Name: s.Name, Agent: agent, Args: s.Args, Cwd: cwd, Created: now, Updated: now}); err != nil {
+			return err
+		}
+		// Under the registry's lock, before the supervisor can see the
+		// session: its conversation starts empty, with its prompt.
+		return conversation.Reset(ctx, e.ConversationsDir(), s.Name, s.Prompt)
 	})
 }
 
@@ -101,12 +113,47 @@ func Remove(ctx context.Context, e paths.Env, name string) error {
 	if err := registry.CheckName(name); err != nil {
 		return err
 	}
-	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error { return r.Remove(name) })
+	if err := registry.Update(ctx, e.Registry(), func(r *registry.Registry) error { return r.Remove(name) }); err != nil {
+		return err
+	}
+	return conversation.Remove(e.ConversationsDir(), name)
+}
+
+// RestartFresh restarts session name with a new conversation: the next
+// spawn starts one instead of resuming (the transcript stays where the
+// agent keeps it).
+func RestartFresh(ctx context.Context, e paths.Env, name string) error {
+	if err := registry.CheckName(name); err != nil {
+		return err
+	}
+	if err := restartable(e, name); err != nil {
+		return err
+	}
+	if err := conversation.Update(ctx, e.ConversationsDir(), name, func(r *conversation.Record) error {
+		r.WantFresh = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	return Restart(e, name)
 }
 
 // Restart asks the running supervisor to restart one session, or every
 // session when name is "".
 func Restart(e paths.Env, name string) error {
+	if err := restartable(e, name); err != nil {
+		return err
+	}
+	err := control.Send(e.SupervisorSocket(), control.Restart(name).Format())
+	if control.IsNotListening(err) {
+		return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
+	}
+	return err
+}
+
+// restartable checks that the supervisor runs and that session name ("":
+// every session) exists and is not stopped.
+func restartable(e paths.Env, name string) error {
 	if _, err := state.Read(e.StateFile()); err != nil {
 		return err
 	}
@@ -126,9 +173,5 @@ func Restart(e paths.Env, name string) error {
 			return fmt.Errorf("session %q is stopped; use 'agent-box session start %s'", name, name)
 		}
 	}
-	err := control.Send(e.SupervisorSocket(), control.Restart(name).Format())
-	if control.IsNotListening(err) {
-		return fmt.Errorf("%w (nothing listens on %s)", state.ErrNotRunning, e.SupervisorSocket())
-	}
-	return err
+	return nil
 }

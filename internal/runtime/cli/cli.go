@@ -17,13 +17,16 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/seal"
@@ -59,11 +62,13 @@ const usageText = `usage: agent-box COMMAND [ARGS]
 
 commands:
   session ls [--json]                          list sessions
-  session add NAME [--agent A] [--cwd D] [-- ARGS...]
-                                               add a session (started by the supervisor)
+  session add NAME [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...]
+                                               add a session (started by the supervisor); the
+                                               prompt reaches its agent's first conversation
   session rm NAME                              remove a session (its name is tombstoned)
   session stop NAME | start NAME               park / unpark a session
-  session restart NAME | --all                 restart through the supervisor
+  session restart [--fresh] NAME | --all       restart through the supervisor
+                                               (--fresh: a new conversation, not the last one)
   session attach [--sealed] [NAME]             attach this terminal to the session
                                                (--sealed: the tmux client can start no program)
   env ls                                       list the keys of ~/.config/agent-box/env
@@ -76,6 +81,7 @@ commands:
   supervise                                    run the supervisor (its unit's ExecStart)
   tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
+  agent-hook claude session-start              take Claude Code's SessionStart report (its managed hook)
   version                                      print the version
   help                                         print this help
 
@@ -206,6 +212,12 @@ func (p *Program) run(ctx context.Context, args []string) error {
 			return usagef("usage: exec-session NAME")
 		}
 		return p.execSession(rest[0])
+	case "agent-hook":
+		if len(rest) != 2 || rest[0] != "claude" || rest[1] != "session-start" {
+			return usagef("usage: agent-hook claude session-start")
+		}
+		p.agentHook()
+		return nil
 	}
 	return usagef("unknown command %q", cmd)
 }
@@ -268,8 +280,11 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		p.noteIfNotRunning(e)
 		return nil
 	case "restart":
+		if len(args) == 2 && args[0] == "--fresh" && !strings.HasPrefix(args[1], "-") {
+			return actions.RestartFresh(ctx, e, args[1])
+		}
 		if len(args) != 1 {
-			return usagef("usage: session restart NAME|--all")
+			return usagef("usage: session restart [--fresh] NAME | session restart --all")
 		}
 		name := args[0]
 		if name == "--all" {
@@ -296,7 +311,7 @@ func (p *Program) noteIfNotRunning(e paths.Env) {
 }
 
 func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
-	var name, agent, cwd string
+	var name, agent, cwd, prompt, promptFile string
 	var extra []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -304,20 +319,29 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 		case a == "--":
 			extra = append([]string{}, args[i+1:]...)
 			i = len(args)
-		case a == "--agent" || a == "--cwd":
+		case a == "--agent" || a == "--cwd" || a == "--prompt" || a == "--prompt-file":
 			if i+1 >= len(args) {
 				return usagef("%s needs a value", a)
 			}
-			if a == "--agent" {
+			switch a {
+			case "--agent":
 				agent = args[i+1]
-			} else {
+			case "--cwd":
 				cwd = args[i+1]
+			case "--prompt":
+				prompt = args[i+1]
+			default:
+				promptFile = args[i+1]
 			}
 			i++
 		case strings.HasPrefix(a, "--agent="):
 			agent = strings.TrimPrefix(a, "--agent=")
 		case strings.HasPrefix(a, "--cwd="):
 			cwd = strings.TrimPrefix(a, "--cwd=")
+		case strings.HasPrefix(a, "--prompt="):
+			prompt = strings.TrimPrefix(a, "--prompt=")
+		case strings.HasPrefix(a, "--prompt-file="):
+			promptFile = strings.TrimPrefix(a, "--prompt-file=")
 		case strings.HasPrefix(a, "-"):
 			return usagef("session add: unknown flag %q", a)
 		case name == "":
@@ -327,7 +351,16 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 		}
 	}
 	if name == "" {
-		return usagef("usage: session add NAME [--agent A] [--cwd D] [-- ARGS...]")
+		return usagef("usage: session add NAME [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...]")
+	}
+	if promptFile != "" {
+		if prompt != "" {
+			return usagef("session add: --prompt and --prompt-file exclude each other")
+		}
+		var err error
+		if prompt, err = p.readPrompt(promptFile); err != nil {
+			return err
+		}
 	}
 	if err := registry.CheckName(name); err != nil {
 		return err
@@ -336,11 +369,69 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := actions.Add(ctx, e, table, def, actions.Spec{Name: name, Agent: agent, Cwd: cwd, Args: extra}); err != nil {
+	if err := actions.Add(ctx, e, table, def, actions.Spec{Name: name, Agent: agent, Cwd: cwd, Args: extra, Prompt: prompt}); err != nil {
 		return err
 	}
 	p.noteIfNotRunning(e)
 	return nil
+}
+
+// agentHook takes an agent's report that a conversation started (Claude
+// Code's SessionStart hook input on stdin) for the session the environment
+// names. It never fails the agent: it prints nothing on stdout (Claude
+// adds a SessionStart hook's output to the conversation), exits 0, and
+// outside a supervised session (no AGENT_BOX_SESSION) does nothing at
+// once. A refused or failed report is logged to the journal.
+func (p *Program) agentHook() {
+	if os.Getenv(contract.Env.Session.Name) == "" {
+		return
+	}
+	log := journal.New(journal.Native{Identifier: "agent-box", Fallback: p.Stderr}, "agent-box")
+	e, err := p.envCfg()
+	if err != nil {
+		log.Printf("agent-hook: %v", err)
+		return
+	}
+	rep, err := conversation.ReadReport(p.Stdin)
+	if err != nil {
+		log.Printf("agent-hook: %v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	name, err := conversation.Accept(ctx, os.Getenv, e, conversation.ProcFS{}, os.Getpid(), rep, time.Now().UTC())
+	switch {
+	case errors.Is(err, conversation.ErrNotOurs):
+		// a conversation started inside the session: not the session's
+		log.Printf("session %s: ignored the report of conversation %s: %v", escape.Quote(name, 64), rep.SessionID, err)
+	case err != nil:
+		log.Printf("agent-hook: session %s: %v", escape.Quote(name, 64), err)
+	default:
+		log.Printf("session %s: the agent reports conversation %s (%s)", escape.Quote(name, 64), rep.SessionID, escape.Quote(rep.Source, 64))
+	}
+}
+
+// readPrompt reads a kickoff prompt from file ("-": stdin), at most the
+// contract's limit.
+func (p *Program) readPrompt(file string) (string, error) {
+	r := p.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return "", usagef("--prompt-file: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	max := int64(contract.Conversations.PromptMaxBytes)
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return "", usagef("--prompt-file: %v", err)
+	}
+	if int64(len(data)) > max {
+		return "", usagef("--prompt-file: the prompt is over %d bytes", max)
+	}
+	return string(data), nil
 }
 
 func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
@@ -359,6 +450,7 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tCWD")
 	apply := 0
+	var notes []string
 	for _, le := range out {
 		st := le.State
 		if le.RestartToApply {
@@ -366,11 +458,17 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 			apply++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(le.Cwd))
+		if le.Note != "" {
+			notes = append(notes, fmt.Sprintf("agent-box: session %s: %s", escape.String(le.Name), escape.String(le.Note)))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	// notices go to stderr: stdout stays the table
+	for _, n := range notes {
+		fmt.Fprintln(p.Stderr, n)
+	}
 	if apply > 0 {
 		fmt.Fprintf(p.Stderr, "agent-box: %d session(s) run an older configuration: 'agent-box session restart NAME' applies the current one\n", apply)
 	}
@@ -547,6 +645,11 @@ func (p *Program) execSession(name string) error {
 	plan, err := spawn.Prepare(e, table, name, environ)
 	if err != nil {
 		return err
+	}
+	// Lines for the journal (this process's stderr is the pane).
+	log := journal.New(journal.Native{Identifier: "agent-box", Fallback: p.Stderr}, "agent-box")
+	for _, l := range spawn.Converse(context.Background(), e, plan.Agent, name, &plan, time.Now().UTC()) {
+		log.Printf("%s", l)
 	}
 	return spawn.Exec(plan)
 }

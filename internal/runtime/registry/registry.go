@@ -399,6 +399,19 @@ type SeedSession struct {
 	Agent string   `json:"agent"`
 	Args  []string `json:"args"`
 	Cwd   string   `json:"cwd"`
+	// Prompt is the kickoff prompt of the session's first conversation
+	// (kept by package conversation, not in the registry).
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// Prompt returns the seed's prompt for session name, or "".
+func (s *Seed) Prompt(name string) string {
+	for _, e := range s.Sessions {
+		if e.Name == name {
+			return e.Prompt
+		}
+	}
+	return ""
 }
 
 // Seed is the seed file written by Nix.

@@ -6,11 +6,14 @@
 package sessionstate
 
 import (
+	"strings"
+
 	"context"
 	"os"
 	"sort"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -39,6 +42,12 @@ type Entry struct {
 	// configuration (agents table, environment, agent-box) than a
 	// restart of it would start now.
 	RestartToApply bool `json:"restartToApply"`
+	// Conversation is the agent's conversation id as it last reported
+	// it ("" for an agent that reports none); Note says why it is a new
+	// one although one was recorded, or what the last spawn found (a
+	// rejected API key, ~/.claude.json left alone).
+	Conversation string `json:"conversation,omitempty"`
+	Note         string `json:"note,omitempty"`
 }
 
 // List returns every session of e's registry, sorted by name. The server
@@ -82,6 +91,11 @@ func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([
 				t := obs.LastStart
 				le.LastStart = &t
 			}
+		}
+		if rec, err := conversation.Load(e.ConversationsDir(), s.Name); err == nil {
+			le.Conversation = rec.ID
+			le.Note = strings.TrimPrefix(strings.Join([]string{rec.FreshNote(), rec.Notice}, "; "), "; ")
+			le.Note = strings.TrimSuffix(le.Note, "; ")
 		}
 		pn, live := panes[s.Name]
 		switch {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
@@ -32,6 +33,8 @@ type Plan struct {
 	Argv []string // argv[0] is the program path
 	Dir  string
 	Env  []string
+	// Agent is the agents table's entry (for Converse).
+	Agent agents.Agent
 }
 
 // Prepare resolves session name against the registry and agents table and
@@ -60,8 +63,14 @@ func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Pl
 	argv = append(argv, s.Args...)
 	// Where the web daemon stores webhook deliveries (docs/web-contract.md,
 	// "Webhooks"); the env file may not move it.
-	env := envfile.Merge(envfile.Merge(environ, vars), []envfile.Var{{Key: hooks.EnvDir, Value: e.HooksDir()}})
-	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: env}, nil
+	// AGENT_BOX_AGENT_PID: this process's pid, which the agent keeps
+	// (execve), so that its hooks can tell it from a program it starts
+	// (conversation.CheckReporter).
+	env := envfile.Merge(envfile.Merge(environ, vars), []envfile.Var{
+		{Key: hooks.EnvDir, Value: e.HooksDir()},
+		{Key: contract.Env.AgentPid.Name, Value: strconv.Itoa(os.Getpid())},
+	})
+	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: env, Agent: ag}, nil
 }
 
 // RaiseOOMScore raises /proc/self/oom_score_adj to at least want. Raising is

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,7 +50,9 @@ func TestPrepareAppendsSessionArgsAndLetsEnvFileWin(t *testing.T) {
 		Path: "/bin/tool",
 		Argv: []string{"/bin/tool", "--fixed", "two words", "$(x)"},
 		Dir:  "/tmp",
-		Env:  []string{"TOKEN=from file", "PATH=/bin", "AGENT_BOX_HOOKS_DIR=" + e.Home + "/.local/state/agent-box/hooks"},
+		Env: []string{"TOKEN=from file", "PATH=/bin", "AGENT_BOX_HOOKS_DIR=" + e.Home + "/.local/state/agent-box/hooks",
+			"AGENT_BOX_AGENT_PID=" + strconv.Itoa(os.Getpid())},
+		Agent: table["tool"],
 	}
 	if diff := cmp.Diff(want, plan); diff != "" {
 		t.Errorf("plan (-want +got):\n%s", diff)
@@ -66,7 +69,7 @@ func TestPrepareGivesEverySessionTheHooksFolderWhateverTheEnvFileSays(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"AGENT_BOX_HOOKS_DIR=" + filepath.Join(e.Home, ".local/state/agent-box/hooks"), "PATH=/bin"}
+	want := []string{"AGENT_BOX_HOOKS_DIR=" + filepath.Join(e.Home, ".local/state/agent-box/hooks"), "PATH=/bin", "AGENT_BOX_AGENT_PID=" + strconv.Itoa(os.Getpid())}
 	if diff := cmp.Diff(want, plan.Env); diff != "" {
 		t.Errorf("environment (-want +got):\n%s", diff)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
 	"github.com/agent-box/agent-box/internal/runtime/control"
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
@@ -246,6 +247,7 @@ func (s *sup) restore(ctx context.Context, reg *registry.Registry) bool {
 		}
 		if seed != nil && rebuilt {
 			seeded = registry.ApplySeed(r, seed, s.cfg.Env.Home, now)
+			s.seedPrompts(seed, seeded)
 		}
 		if len(back)+len(seeded) == 0 {
 			return registry.ErrNoChange
@@ -447,12 +449,24 @@ func (s *sup) applySeed() error {
 		if len(added) == 0 {
 			return registry.ErrNoChange
 		}
+		s.seedPrompts(seed, added)
 		return nil
 	})
 	if err == nil && len(added) > 0 {
 		s.logf("seed added %s", quoteAll(added))
 	}
 	return err
+}
+
+// seedPrompts gives seeded sessions their kickoff prompts (under the
+// registry's lock, before any of them can start), leaving every session
+// that has a conversation file as it is.
+func (s *sup) seedPrompts(seed *registry.Seed, names []string) {
+	for _, n := range names {
+		if err := conversation.Seed(context.Background(), s.cfg.Env.ConversationsDir(), n, seed.Prompt(n)); err != nil {
+			s.logf("session %s: cannot record its kickoff prompt: %s", escape.Quote(n, 64), errText(err))
+		}
+	}
 }
 
 // adoptWait bounds how long a starting supervisor waits for the server

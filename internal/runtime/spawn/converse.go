@@ -1,0 +1,98 @@
+package spawn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/claudestate"
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
+	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/paths"
+)
+
+// Converse prepares the conversation of session name before its agent
+// starts: the agent's setup (Claude Code: ~/.claude.json merged), then the
+// decision on the session's conversation file (package conversation). It
+// appends the agent's conversation arguments to plan.Argv and returns the
+// lines to log. Nothing here stops the spawn: a failure is logged, and the
+// agent starts as the table says, without conversation arguments.
+func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, plan *Plan, now time.Time) (logs []string) {
+	logf := func(format string, a ...any) {
+		logs = append(logs, fmt.Sprintf("session %s: ", escape.Quote(name, 64))+fmt.Sprintf(format, a...))
+	}
+	notice := ""
+	if ag.Setup == "claude" {
+		key, _ := lookup(plan.Env, "ANTHROPIC_API_KEY")
+		res, err := claudestate.Merge(e.Home, claudestate.Needs{Cwd: plan.Dir, APIKey: key})
+		switch {
+		case err != nil:
+			notice = "~/.claude.json left alone: " + err.Error()
+			logf("%s (Claude may stop at its first-run dialogs)", notice)
+		case res.KeyRejected:
+			notice = "Claude was told to reject the API key in ANTHROPIC_API_KEY (ending " + key[len(key)-4:] + "): remove it from customApiKeyResponses.rejected in ~/.claude.json to use it"
+			logf("%s", notice)
+		case len(res.Changed) > 0:
+			logf("set %s in ~/.claude.json", strings.Join(res.Changed, ", "))
+		}
+	}
+	if len(ag.ResumeArgs) == 0 && len(ag.PromptArgs) == 0 {
+		return logs
+	}
+	var d conversation.Decision
+	var prompt string
+	err := conversation.Update(ctx, e.ConversationsDir(), name, func(r *conversation.Record) error {
+		newID := func() string { return "" }
+		if len(ag.NewArgs) > 0 {
+			newID = conversation.NewID
+		}
+		exists := conversation.HasTranscript
+		if len(ag.ResumeArgs) == 0 {
+			exists = func(string) bool { return false }
+			r.ID = "" // nothing to resume: every spawn is new
+		}
+		d = conversation.Decide(r, exists, newID, now)
+		prompt = r.Prompt
+		if len(ag.ResumeArgs) == 0 {
+			r.Prompt = "" // the first spawn only: it cannot be resumed
+			r.Fresh = nil
+		}
+		r.Notice = notice
+		return nil
+	})
+	if err != nil {
+		logf("conversation file: %v (the agent starts without resuming)", err)
+		return logs
+	}
+	switch {
+	case d.Resume:
+		plan.Argv = append(plan.Argv, agents.Fill(ag.ResumeArgs, d.ID, "")...)
+		logf("resuming conversation %s", d.ID)
+	default:
+		if d.ID != "" {
+			plan.Argv = append(plan.Argv, agents.Fill(ag.NewArgs, d.ID, "")...)
+		}
+		if d.Reason != "" && len(ag.ResumeArgs) > 0 {
+			logf("started a new conversation %s: %s", d.ID, d.Reason)
+		}
+	}
+	if d.Prompt && len(ag.PromptArgs) > 0 {
+		plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", prompt)...)
+		logf("gave the kickoff prompt (%d bytes)", len(prompt))
+	}
+	return logs
+}
+
+// lookup returns the value of key in env ("KEY=VALUE" entries, the last
+// one winning as in execve).
+func lookup(env []string, key string) (string, bool) {
+	v, ok := "", false
+	for _, kv := range env {
+		if k, val, found := strings.Cut(kv, "="); found && k == key {
+			v, ok = val, true
+		}
+	}
+	return v, ok
+}

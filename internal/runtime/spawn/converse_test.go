@@ -1,0 +1,88 @@
+package spawn
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
+	"github.com/google/go-cmp/cmp"
+)
+
+var claudeLike = agents.Agent{
+	Command:    "/bin/claude",
+	ResumeArgs: []string{"--resume", "{id}"},
+	NewArgs:    []string{"--session-id", "{id}"},
+	PromptArgs: []string{"--", "{prompt}"},
+	Setup:      "claude",
+}
+
+func TestConverseGivesThePromptToTheFirstConversationAndResumesTheNext(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	if err := conversation.Reset(ctx, e.ConversationsDir(), "s", "-do {id} it"); err != nil {
+		t.Fatal(err)
+	}
+	plan := Plan{Argv: []string{"/bin/claude"}, Dir: "/tmp"}
+	logs := Converse(ctx, e, claudeLike, "s", &plan, time.Now())
+	if len(plan.Argv) != 5 || plan.Argv[1] != "--session-id" || plan.Argv[3] != "--" || plan.Argv[4] != "-do {id} it" {
+		t.Fatalf("first spawn argv %q", plan.Argv)
+	}
+	id := plan.Argv[2]
+	if !strings.Contains(strings.Join(logs, "\n"), "gave the kickoff prompt (11 bytes)") {
+		t.Errorf("logs %q", logs)
+	}
+	// The agent reports the conversation it started, and writes its transcript.
+	tr := filepath.Join(e.Home, "t.jsonl")
+	os.WriteFile(tr, []byte("{}\n"), 0o600)
+	conversation.Update(ctx, e.ConversationsDir(), "s", func(r *conversation.Record) error { r.ID, r.Transcript = id, tr; return nil })
+	plan = Plan{Argv: []string{"/bin/claude"}, Dir: "/tmp"}
+	Converse(ctx, e, claudeLike, "s", &plan, time.Now())
+	if d := cmp.Diff([]string{"/bin/claude", "--resume", id}, plan.Argv); d != "" {
+		t.Errorf("second spawn (-want +got):\n%s", d)
+	}
+	// A third spawn after the transcript is gone: new, no prompt.
+	os.Remove(tr)
+	plan = Plan{Argv: []string{"/bin/claude"}, Dir: "/tmp"}
+	logs = Converse(ctx, e, claudeLike, "s", &plan, time.Now())
+	if len(plan.Argv) != 3 || plan.Argv[1] != "--session-id" || plan.Argv[2] == id {
+		t.Errorf("third spawn argv %q, want a new --session-id and no prompt", plan.Argv)
+	}
+	if !strings.Contains(strings.Join(logs, "\n"), "is missing") {
+		t.Errorf("logs %q do not say why", logs)
+	}
+}
+
+func TestConverseMergesClaudeStateAndReportsARejectedKey(t *testing.T) {
+	e := setup(t)
+	key := "sk-ant-0123456789abcdefghijklmnopqrstuvwxyz"
+	os.WriteFile(filepath.Join(e.Home, ".claude.json"), []byte(`{"customApiKeyResponses":{"approved":[],"rejected":["`+key[len(key)-20:]+`"]}}`), 0o600)
+	plan := Plan{Argv: []string{"/bin/claude"}, Dir: "/work", Env: []string{"ANTHROPIC_API_KEY=" + key}}
+	logs := Converse(context.Background(), e, claudeLike, "s", &plan, time.Now())
+	if !strings.Contains(strings.Join(logs, "\n"), "ending wxyz") {
+		t.Errorf("logs %q do not report the rejected key", logs)
+	}
+	rec, _ := conversation.Load(e.ConversationsDir(), "s")
+	if !strings.Contains(rec.Notice, "reject") {
+		t.Errorf("notice %q", rec.Notice)
+	}
+	data, _ := os.ReadFile(filepath.Join(e.Home, ".claude.json"))
+	if !strings.Contains(string(data), `"/work"`) {
+		t.Errorf("the session's folder is not trusted: %s", data)
+	}
+}
+
+func TestAnAgentWithoutConversationArgumentsIsLeftAsItIs(t *testing.T) {
+	e := setup(t)
+	plan := Plan{Argv: []string{"/bin/tool", "x"}}
+	if logs := Converse(context.Background(), e, agents.Agent{Command: "/bin/tool"}, "s", &plan, time.Now()); len(logs) != 0 || len(plan.Argv) != 2 {
+		t.Errorf("argv %q logs %q", plan.Argv, logs)
+	}
+	if _, err := os.Stat(conversation.Path(e.ConversationsDir(), "s")); !os.IsNotExist(err) {
+		t.Error("a conversation file was written")
+	}
+}
