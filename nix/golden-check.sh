@@ -16,7 +16,8 @@
 # default /), every
 # file under ETC/agent-box as files/etc/agent-box/... by content, the
 # agent-box* files of ETC/fail2ban/filter.d, jail.d and action.d and of
-# ETC/sysctl.d (likewise), and the agent-box store files
+# ETC/sysctl.d and ETC/claude-code/managed-settings.d (likewise),
+# ETC/claude-code/CLAUDE.md, and the agent-box store files
 # ETC/caddy/caddy_config imports. Store
 # hashes become 32 zeros. Anything extra, missing or different fails (exit
 # 1) with a diff (-fixture +installed).
@@ -64,13 +65,18 @@ if [ -d "$etc/agent-box" ]; then
     zero <"$etc/agent-box/$rel" >"$out/files/etc/agent-box/$rel"
   done < <(cd "$etc/agent-box" && find -L . -mindepth 1 -type f -printf '%P\n' | LC_ALL=C sort)
 fi
-for dir in fail2ban/filter.d fail2ban/jail.d fail2ban/action.d sysctl.d; do
+for dir in fail2ban/filter.d fail2ban/jail.d fail2ban/action.d sysctl.d claude-code/managed-settings.d; do
   [ -d "$etc/$dir" ] || continue
   while IFS= read -r rel; do
     mkdir -p "$out/files/etc/$dir"
     zero <"$etc/$dir/$rel" >"$out/files/etc/$dir/$rel"
   done < <(cd "$etc/$dir" && find -L . -mindepth 1 -maxdepth 1 -type f \( -name 'agent-box*' -o -name '[0-9][0-9]-agent-box*' \) -printf '%P\n' | LC_ALL=C sort)
 done
+# Claude Code's managed guide (installed when a user has the claude agent).
+if [ -f "$etc/claude-code/CLAUDE.md" ]; then
+  mkdir -p "$out/files/etc/claude-code"
+  zero <"$etc/claude-code/CLAUDE.md" >"$out/files/etc/claude-code/CLAUDE.md"
+fi
 if [ -f "$etc/caddy/caddy_config" ]; then
   while IFS= read -r store; do
     stores+=("$store")

@@ -34,6 +34,8 @@ let
           services.agent-box = import (goldenDir + "/${name}/config.nix") { inherit pkgs; };
           # the golden host's firewall, as the offline renderer assumes
           networking.nftables.enable = true;
+          # the claude golden's agent (pkgs.claude-code is unfree)
+          nixpkgs.config.allowUnfreePredicate = pkg: lib.getName pkg == "claude-code";
         }
       )
     ]).config;
@@ -60,6 +62,8 @@ let
           || n == "caddy/caddy_config"
           || builtins.match "fail2ban/(filter|jail|action)[.]d/agent-box.*" n != null
           || builtins.match "sysctl[.]d/[0-9][0-9]-agent-box.*" n != null
+          || n == "claude-code/CLAUDE.md"
+          || builtins.match "claude-code/managed-settings[.]d/[0-9][0-9]-agent-box.*" n != null
         ) (builtins.attrNames etc)
       )
     );

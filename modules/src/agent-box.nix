@@ -132,6 +132,12 @@ let
   # environment and configuration (fixed names), Caddy's group.
   host = {
     pathsOf = userPaths;
+    runtime = "${
+      pkgs.symlinkJoin {
+        name = agentBox.runtimeStoreName;
+        paths = [ cfg.package ];
+      }
+    }";
     authEnv = "${
       pkgs.symlinkJoin {
         name = agentBox.web.storeNames.authEnv;

@@ -24,6 +24,7 @@ let
     types
     ;
   inherit (contract) webhooks web;
+  inherit (contract.conversations) idPlaceholder promptPlaceholder;
   hooksDir = contract.env.hooksDir.name;
 
   memoryLimit =
@@ -67,11 +68,50 @@ let
           description = "Arguments before each session's own arguments.";
           example = [ "--no-auto-commits" ];
         };
+        resumeArgs = mkOption {
+          type = types.listOf types.str;
+          default = if isBuiltin then builtin.resumeArgs else [ ];
+          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`.";
+          example = [
+            "--resume"
+            idPlaceholder
+          ];
+        };
+        newArgs = mkOption {
+          type = types.listOf types.str;
+          default = if isBuiltin then builtin.newArgs else [ ];
+          description = "Arguments that start a new conversation with the id `${idPlaceholder}` agent-box chooses; empty when the agent chooses its own. `claude` defaults to `[ \"--session-id\" \"${idPlaceholder}\" ]`.";
+          example = [
+            "--session-id"
+            idPlaceholder
+          ];
+        };
+        promptArgs = mkOption {
+          type = types.listOf types.str;
+          default = if isBuiltin then builtin.promptArgs else [ ];
+          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` defaults to `[ \"--\" \"${promptPlaceholder}\" ]`.";
+          example = [
+            "--prompt"
+            promptPlaceholder
+          ];
+        };
+        setup = mkOption {
+          type = types.nullOr (types.enum [ "claude" ]);
+          default = if isBuiltin then builtin.setup else null;
+          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done, a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `null` nothing.";
+          example = "claude";
+        };
       };
     };
 
   sessionModule = {
     options = {
+      prompt = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "Kickoff prompt: given to the agent (as its `promptArgs`) when the session's first conversation starts, and again only if the agent ended before that conversation had a transcript; never to a session that already has a conversation file (a registry rebuilt from the seed). At most ${toString contract.conversations.promptMaxBytes} bytes.";
+        example = "Read TODO.md and start on the first item.";
+      };
       agent = mkOption {
         type = types.nullOr types.str;
         default = null;
@@ -352,6 +392,45 @@ in
     type = types.submodule sliceModule;
     default = { };
     description = "Box-wide limits of `agent-box.slice`, the cgroup that holds every agent user's slice (and so all of their units).";
+  };
+
+  claude = mkOption {
+    type = types.submodule {
+      options = {
+        permissionMode = mkOption {
+          type = types.nullOr (
+            types.enum [
+              "bypassPermissions"
+              "acceptEdits"
+              "auto"
+              "manual"
+              "dontAsk"
+              "plan"
+            ]
+          );
+          default = "bypassPermissions";
+          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person. `null` leaves the mode to Claude's settings.";
+          example = "acceptEdits";
+        };
+      };
+    };
+    default = { };
+    description = "Settings of every agent with `setup = \"claude\"` (Claude Code).";
+  };
+
+  guide = mkOption {
+    type = types.submodule {
+      options = {
+        extraText = mkOption {
+          type = types.str;
+          default = "";
+          description = "Text appended to the guide for agents, the managed `/etc/claude-code/CLAUDE.md` that every Claude Code of the host reads (installed when an agent user has an agent with `setup = \"claude\"`): what agents on this host should know besides what agent-box says.";
+          example = "Never push to main; open a pull request.";
+        };
+      };
+    };
+    default = { };
+    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md`.";
   };
 
   agents = mkOption {

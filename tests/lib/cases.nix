@@ -117,6 +117,7 @@ in
         agent = "codex";
         args = [ ];
         cwd = "/home/bob";
+        prompt = null;
       }
     ];
   }
@@ -149,6 +150,20 @@ in
       package = pkgs.claude-code;
       command = "claude";
       args = [ "--x" ];
+      # the conversation attributes keep the built-in's
+      resumeArgs = [
+        "--resume"
+        "{id}"
+      ];
+      newArgs = [
+        "--session-id"
+        "{id}"
+      ];
+      promptArgs = [
+        "--"
+        "{prompt}"
+      ];
+      setup = "claude";
     };
   }
   {
@@ -181,6 +196,10 @@ in
       package = pkgs.git;
       command = "mine";
       args = [ ];
+      resumeArgs = [ ];
+      newArgs = [ ];
+      promptArgs = [ ];
+      setup = null;
     };
   }
   {
@@ -224,6 +243,39 @@ in
     expected = [
       "services.agent-box.users.\"alice\".sessions.\"s\".agent = \"nope\": no such agent; define services.agent-box.agents.\"nope\" or use one of [\"claude\",\"codex\",\"opencode\",\"shell\"]."
     ];
+  }
+  {
+    name = "an agent whose resumeArgs do not name the conversation is refused";
+    expr = failing { agents.claude.resumeArgs = [ "--resume" ]; };
+    expected = [
+      "services.agent-box.agents.\"claude\".resumeArgs = [\"--resume\"]: name the conversation as {id} (for example [ \"--resume\" \"{id}\" ]), or use [ ] for an agent that does not resume."
+    ];
+  }
+  {
+    name = "an agent whose promptArgs do not carry the prompt is refused";
+    expr = builtins.length (failing { agents.claude.promptArgs = [ "--prompt" ]; });
+    expected = 1;
+  }
+  {
+    name = "a Claude Code older than the claude setup's minimum is refused, naming both versions";
+    expr = failing { agents.claude.package = pkgs.claude-code // { version = "2.0.9"; }; };
+    expected = [
+      "services.agent-box.agents.\"claude\".package is Claude Code 2.0.9; the \"claude\" setup needs 2.1.0 or newer (its --permission-mode, --session-id and --resume, and the managed-settings.d directory): use a newer claude-code, or set services.agent-box.agents.\"claude\".setup = null and its resumeArgs, newArgs and promptArgs to [ ] to run it bare."
+    ];
+  }
+  {
+    name = "the measured Claude Code passes the version check";
+    expr = failing { agents.claude.package = pkgs.claude-code // { version = "2.1.328"; }; };
+    expected = [ ];
+  }
+  {
+    name = "a kickoff prompt over the contract's limit is refused";
+    expr = builtins.length (
+      failing {
+        users.alice.sessions.s.prompt = builtins.concatStringsSep "" (builtins.genList (_: "0123456789abcdef") 4097);
+      }
+    );
+    expected = 1;
   }
   {
     name = "PATH cannot be set through environment";

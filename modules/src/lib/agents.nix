@@ -1,23 +1,49 @@
 # The built-in agents (builtins only).
-{ ... }:
+{ contract, ... }:
 let
+  inherit (contract.conversations) idPlaceholder promptPlaceholder;
+  # How an agent keeps its conversation (docs/runtime-contract.md,
+  # "Conversations"): none, for those that do not yet.
+  none = {
+    resumeArgs = [ ];
+    newArgs = [ ];
+    promptArgs = [ ];
+    setup = null;
+  };
   builtinAgents = {
-    shell = {
+    shell = none // {
       packageAttr = "bashInteractive";
       command = "bash";
       args = [ ];
     };
+    # Claude Code resumes a conversation by id, takes a new one's id up
+    # front and the kickoff prompt as its last argument (after "--", so a
+    # prompt starting with "-" is not an option); "claude" setup merges
+    # ~/.claude.json before each spawn (measured with 2.1.328).
     claude = {
       packageAttr = "claude-code";
       command = "claude";
       args = [ ];
+      resumeArgs = [
+        "--resume"
+        idPlaceholder
+      ];
+      newArgs = [
+        "--session-id"
+        idPlaceholder
+      ];
+      promptArgs = [
+        "--"
+        promptPlaceholder
+      ];
+      setup = "claude";
     };
-    codex = {
+    codex = none // {
       packageAttr = "codex";
       command = "codex";
       args = [ ];
     };
-    opencode = {
+    opencode = none // {
       packageAttr = "opencode";
       command = "opencode";
       args = [ ];
@@ -25,7 +51,8 @@ let
   };
 in
 {
-  # name -> { packageAttr (the nixpkgs attribute); command; args; }. Their
+  # name -> { packageAttr (the nixpkgs attribute); command; args;
+  # resumeArgs; newArgs; promptArgs; setup; }. Their
   # attributes are the option defaults of services.agent-box.agents.<name>
   # (options.nix); the names are defined by the module (`definitions`).
   inherit builtinAgents;

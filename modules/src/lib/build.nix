@@ -21,6 +21,10 @@
     agents = "agent-box-agents-${user}.json";
   };
 
+  # ... of the host-wide runtime that host-wide files name (Claude Code's
+  # managed hook) ...
+  runtimeStoreName = "agent-box-runtime";
+
   # ... and of the web surface's files: the auth service's environment and
   # configuration, Caddy's two files, and each user's hooks configuration.
   webStoreNames = {

@@ -77,7 +77,16 @@ let
       caddy =
         @@include:render/caddy.nix@@
         ;
+      claude =
+        @@include:render/claude.nix@@
+        ;
     };
+    # The guide for agents (the managed CLAUDE.md), before render.claude.guide
+    # adds the host's parts.
+    guideText =
+      _:
+      @@include:guide.md@@
+      ;
     units =
       @@include:units.nix@@
       ;
@@ -93,7 +102,12 @@ in
 {
   inherit (self) contract systemd normalize render;
   inherit (self.agents) builtinAgents definitions;
-  inherit (self.build) basePackages storeNames runtimeGoMod;
+  inherit (self.build)
+    basePackages
+    storeNames
+    runtimeGoMod
+    runtimeStoreName
+    ;
   inherit (self.checks) assertions failures homeMessage;
   inherit (self.units) dropins etcFiles sysctlFile;
   inherit (self.installed) installed;

@@ -29,6 +29,7 @@ in
           seed = storePath u.files.seed;
           agents = storePath u.files.agents;
         };
+        runtime = storePath build.runtimeStoreName;
         authEnv = storePath build.webStoreNames.authEnv;
         authConfig = storePath build.webStoreNames.authConfig;
         webFile = storePath;

@@ -31,7 +31,7 @@ let
         {
           name = s;
           agent = if v.agent == null then cfg.defaultAgent else v.agent;
-          inherit (v) args;
+          inherit (v) args prompt;
           cwd = if v.workingDirectory == null then "/home/${name}" else v.workingDirectory;
         }
       ) (sortStrings (attrNames u.sessions));
@@ -101,7 +101,13 @@ let
     };
 in
 {
-  inherit (cfg) defaultAgent slice agents;
+  inherit (cfg)
+    defaultAgent
+    slice
+    agents
+    claude
+    guide
+    ;
   inherit web;
   users = mapAttrs user cfg.users;
   userNames = sortStrings (attrNames cfg.users);

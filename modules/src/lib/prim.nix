@@ -16,6 +16,9 @@ in
   concatMap = f: l: concatLists (map f l);
   unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
   sortStrings = sort (a: b: a < b);
+  # Whether s holds needle.
+  contains = needle: s: builtins.replaceStrings [ needle ] [ "" ] s != s;
+
   hasPrefix = p: s: substring 0 (stringLength p) s == p;
   # Drops the leading "/" of an absolute path.
   relative = p: substring 1 (stringLength p) p;

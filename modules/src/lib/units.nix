@@ -5,7 +5,8 @@
 # the one place that assembles what is installed.
 #
 # host is where the glue (or the offline rendering) says things are:
-# { pathsOf (user -> { env; seed; agents; }); authEnv; authConfig;
+# { pathsOf (user -> { env; seed; agents; }); runtime (the agent-box
+#   package, at a fixed store name); authEnv; authConfig;
 #   webFile (a store name of web.storeTexts -> its path); caddyGroup; } (the
 #   last four only matter with the web surface).
 {
@@ -13,6 +14,7 @@
   render,
   build,
   contract,
+  guideText,
   ...
 }:
 let
@@ -25,6 +27,11 @@ let
   inherit (prim) concatMap forUser;
   inherit (contract) sockets units;
   names = build.webStoreNames;
+
+  # Whether an agent user has an agent that Claude Code's managed files
+  # concern (setup = "claude").
+  claudeUsed =
+    n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == "claude") n.users.${u}.agentNames) n.userNames;
 
   # A drop-in: unit name -> { text; wantedBy; }.
   entry = name: text: wantedBy: {
@@ -145,6 +152,15 @@ let
           else
             { }
         )
+      else
+        { }
+    )
+    // (
+      if claudeUsed n then
+        {
+          ${render.claude.settingsFile} = render.claude.settings "${host.runtime}/bin/agent-box";
+          ${render.claude.guideFile} = render.claude.guide n guideText;
+        }
       else
         { }
     )

@@ -20,6 +20,7 @@ let
   inherit (prim) concatMap hasPrefix nameRe show;
 
   prefix = "services.agent-box";
+  inherit (contract.conversations) idPlaceholder promptPlaceholder claudeMinVersion;
 
   matches = re: s: isString s && match re s != null;
   memoryRe = "([0-9]+[KMGT]?|[0-9]+(\\.[0-9]+)?%|infinity)";
@@ -65,6 +66,24 @@ let
             a.command != "" && noNewline a.command && (hasPrefix "/" a.command || match ".*/.*" a.command == null);
           message = "${path}.command = ${show a.command}: name an executable in the package's bin/ (no '/'), or give an absolute path.";
         }
+        {
+          assertion = a.resumeArgs == [ ] || builtins.any (prim.contains idPlaceholder) a.resumeArgs;
+          message = "${path}.resumeArgs = ${show a.resumeArgs}: name the conversation as ${idPlaceholder} (for example [ \"--resume\" \"${idPlaceholder}\" ]), or use [ ] for an agent that does not resume.";
+        }
+        {
+          assertion = a.newArgs == [ ] || builtins.any (prim.contains idPlaceholder) a.newArgs;
+          message = "${path}.newArgs = ${show a.newArgs}: name the new conversation's id as ${idPlaceholder}, or use [ ] when the agent chooses its own.";
+        }
+        {
+          assertion = a.promptArgs == [ ] || builtins.any (prim.contains promptPlaceholder) a.promptArgs;
+          message = "${path}.promptArgs = ${show a.promptArgs}: name the prompt as ${promptPlaceholder} (for example [ \"--\" \"${promptPlaceholder}\" ]), or use [ ] for an agent without a kickoff prompt.";
+        }
+        {
+          # A package without a version (a wrapper) is taken as it is.
+          assertion =
+            a.setup != "claude" || builtins.compareVersions (a.package.version or claudeMinVersion) claudeMinVersion >= 0;
+          message = "${path}.package is Claude Code ${a.package.version or "?"}; the \"claude\" setup needs ${claudeMinVersion} or newer (its --permission-mode, --session-id and --resume, and the managed-settings.d directory): use a newer claude-code, or set ${path}.setup = null and its resumeArgs, newArgs and promptArgs to [ ] to run it bare.";
+        }
       ]
     ) (attrNames n.agents);
 
@@ -76,6 +95,10 @@ let
     {
       assertion = hasAttr s.agent n.agents;
       message = "${path}.sessions.${show s.name}.agent = ${show s.agent}: no such agent; define services.agent-box.agents.${show s.agent} or use one of ${show (attrNames n.agents)}.";
+    }
+    {
+      assertion = s.prompt == null || builtins.stringLength s.prompt <= contract.conversations.promptMaxBytes;
+      message = "${path}.sessions.${show s.name}.prompt is ${toString (builtins.stringLength s.prompt)} bytes: at most ${toString contract.conversations.promptMaxBytes}; point the agent to a file instead.";
     }
     {
       assertion = hasPrefix "/" s.cwd && noNewline s.cwd;

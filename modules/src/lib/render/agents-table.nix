@@ -7,14 +7,35 @@ builtins.toJSON (
   builtins.listToAttrs (
     map (name: {
       inherit name;
-      value = {
+      value =
+        let
+          a = n.agents.${name};
+          optional = k: v: if v == [ ] then { } else { ${k} = v; };
+        in
+        {
         command =
           let
             c = n.agents.${name}.command;
           in
           if prim.hasPrefix "/" c then c else "${envPath}/bin/${c}";
-        inherit (n.agents.${name}) args;
-      };
+        # The permission mode (services.agent-box.claude.permissionMode)
+        # goes first, so an agent's own args can still override it.
+        args =
+          (
+            if a.setup == "claude" && n.claude.permissionMode != null then
+              [
+                "--permission-mode"
+                n.claude.permissionMode
+              ]
+            else
+              [ ]
+          )
+          ++ a.args;
+      }
+      // optional "resumeArgs" a.resumeArgs
+      // optional "newArgs" a.newArgs
+      // optional "promptArgs" a.promptArgs
+      // (if a.setup == null then { } else { inherit (a) setup; });
     }) u.agentNames
   )
 )

@@ -3,6 +3,17 @@
 { ... }:
 u:
 builtins.toJSON {
-  sessions = map (s: { inherit (s) name agent args cwd; }) u.sessions;
+  sessions = map (
+    s:
+    {
+      inherit (s)
+        name
+        agent
+        args
+        cwd
+        ;
+    }
+    // (if s.prompt == null then { } else { inherit (s) prompt; })
+  ) u.sessions;
 }
 + "\n"
