@@ -201,7 +201,9 @@
                     scenariosDir
                     scenarios
                     test
+                    vendorHash
                     ;
+                  src = self;
                 };
               }) (builtins.attrNames scenarios.tests)
             )

@@ -17,6 +17,10 @@
   scenariosDir,
   scenarios,
   test,
+  # The repository and its Go modules' hash: the claude golden's node
+  # builds the scripted model (internal/scriptedmodel) from them.
+  src,
+  vendorHash,
 }:
 
 let
@@ -31,6 +35,19 @@ let
       throw "tests/scenarios/phases: the phases of ${test} use several golden configurations (${toString configs}); one VM boots one configuration";
 
   pyBool = b: if b then "True" else "False";
+
+  # The claude golden runs Claude Code (unfree) against the scripted model
+  # on 127.0.0.1:8099, as the offline tier's guest does (internal/vmtest,
+  # claude.go), with the same fake API key file.
+  claude = golden == "claude";
+  scriptedModel = pkgs.buildGoModule {
+    pname = "scripted-model";
+    version = "0";
+    inherit src vendorHash;
+    subPackages = [ "internal/scriptedmodel/scripted-model" ];
+    env.CGO_ENABLED = "0";
+    doCheck = false;
+  };
 in
 pkgs.testers.runNixOSTest {
   name = "agent-box-vm-${test}";
@@ -66,7 +83,13 @@ pkgs.testers.runNixOSTest {
             mode = "0400";
           };
         }) scenarios.demoHooks
-      );
+      )
+      // lib.optionalAttrs claude {
+        "agent-box-demo/ada.claude.env" = {
+          text = "ANTHROPIC_API_KEY=sk-ant-api03-scripted-model-kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\n";
+          mode = "0400";
+        };
+      };
       # The lifecycle scenario's second configuration (its switch_to next):
       # a second build of agent-box and, for alice, LIFECYCLE=new; the
       # scenario switches to it and back with switch-to-configuration.
@@ -77,6 +100,13 @@ pkgs.testers.runNixOSTest {
           });
           services.agent-box.users.alice.environment.LIFECYCLE = "new";
         };
+      };
+      nixpkgs.config.allowUnfreePredicate = pkg: claude && lib.getName pkg == "claude-code";
+      systemd.services.scripted-model = lib.mkIf claude {
+        description = "scripted model for the VM tests (internal/scriptedmodel)";
+        wantedBy = [ "multi-user.target" ];
+        before = map (u: "agent-box-sessions@${u}.service") (builtins.attrNames (import (goldenDir + "/claude/config.nix") { inherit pkgs; }).users);
+        serviceConfig.ExecStart = "${scriptedModel}/bin/scripted-model -listen 127.0.0.1:8099 -log /var/log/scripted-model.jsonl";
       };
       # The golden host's firewall (the offline tier's guest has nftables,
       # and the web golden's fail2ban action is the nftables one).

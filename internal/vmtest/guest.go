@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agent-box/agent-box/internal/scenarios"
 )
@@ -24,6 +25,30 @@ type Guest struct {
 	AgentBoxNext string
 	Initrd       string // the guest's initrd: ./internal/vmtest/guestinit and virtio_blk
 	Demo         scenarios.Demo
+
+	work        string
+	claudeOnce  sync.Once
+	claude      string // the cached Claude Code binary, fetched at first use
+	model       string // a static build of ./internal/scriptedmodel/scripted-model
+	claudeError error
+}
+
+// Claude returns Claude Code's binary (fetched into the cache once) and
+// the scripted model built for the guest, for a golden that runs Claude.
+func (g *Guest) Claude(ctx context.Context, root string) (claude, model string, err error) {
+	g.claudeOnce.Do(func() {
+		if g.claude, g.claudeError = EnsureClaude(ctx, os.Stderr); g.claudeError != nil {
+			return
+		}
+		g.model = filepath.Join(g.work, "scripted-model")
+		build := exec.CommandContext(ctx, "go", "build", "-o", g.model, "./internal/scriptedmodel/scripted-model")
+		build.Dir = root
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			g.claudeError = fmt.Errorf("building the scripted model for the guest: %v\n%s", err, out)
+		}
+	})
+	return g.claude, g.model, g.claudeError
 }
 
 // Prepare builds (or finds) the base image for root's scenario
@@ -58,5 +83,5 @@ func Prepare(ctx context.Context, root, work string, log io.Writer) (*Guest, err
 	if err != nil {
 		return nil, err
 	}
-	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, AgentBoxNext: next, Initrd: initrd, Demo: demo}, nil
+	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, AgentBoxNext: next, Initrd: initrd, Demo: demo, work: work}, nil
 }

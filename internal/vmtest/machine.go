@@ -23,7 +23,12 @@ import (
 // Binaries are the agent-box builds a guest gets: the one the golden
 // environments hold, and (if not "") a second one, which each environment's
 // twin at NextEnv holds (the lifecycle scenario switches to it).
-type Binaries struct{ AgentBox, Next string }
+type Binaries struct {
+	AgentBox, Next string
+	// Claude and Model: Claude Code and the scripted model, for a
+	// golden that runs Claude (installClaude).
+	Claude, Model string
+}
 
 // NextEnv is the twin of the zero-hash store environment env: the same
 // name under the hash of ones (tests/scenarios/lifecycle.sh names it so).
@@ -110,6 +115,9 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 				return nil, err
 			}
 		}
+	}
+	if err := installClaude(root, fx, bins, envDirs, users); err != nil {
+		return nil, err
 	}
 	if err := addUsers(root, users); err != nil {
 		return nil, err

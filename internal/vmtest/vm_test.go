@@ -190,8 +190,14 @@ func makeDisk(ctx context.Context, root string, g *Guest, disk string, ph scenar
 	if err != nil {
 		return err
 	}
+	bins := Binaries{AgentBox: g.AgentBox, Next: g.AgentBoxNext}
+	if UsesClaude(fx) {
+		if bins.Claude, bins.Model, err = g.Claude(ctx, root); err != nil {
+			return err
+		}
+	}
 	return MakeDisk(ctx, g.Base.Root, disk, func(r string) error {
-		_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), Binaries{AgentBox: g.AgentBox, Next: g.AgentBoxNext}, g.Demo)
+		_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), bins, g.Demo)
 		return err
 	})
 }

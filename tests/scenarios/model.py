@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Questions about the scripted model's request log (internal/scriptedmodel):
+one JSON object per request, with "last" (the newest user message's text)
+and "body" (the whole request).
+
+  model.py LOG count TEXT          requests whose newest user message is TEXT
+  model.py LOG carries TEXT EARLIER   exit 0 if the newest request whose
+                                   newest user message is TEXT carries EARLIER
+                                   anywhere in its messages
+  model.py LOG grep TEXT           exit 0 if any request's body holds TEXT
+"""
+import json
+import sys
+
+
+def records(path):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                yield json.loads(line)
+
+
+def main():
+    log, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    recs = list(records(log))
+    if cmd == "count":
+        print(sum(1 for r in recs if r.get("last") == args[0]))
+        return 0
+    if cmd == "carries":
+        hits = [r for r in recs if r.get("last") == args[0]]
+        if not hits:
+            print("no request with that newest message")
+            return 1
+        msgs = json.dumps((hits[-1].get("body") or {}).get("messages", []), ensure_ascii=False)
+        return 0 if args[1] in msgs else 1
+    if cmd == "grep":
+        return 0 if any(args[0] in json.dumps(r.get("body"), ensure_ascii=False) for r in recs) else 1
+    print("unknown command", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
