@@ -1468,7 +1468,7 @@ let
     }
     {
       assertion = s.prompt == null || builtins.stringLength s.prompt <= contract.conversations.promptMaxBytes;
-      message = "${path}.sessions.${show s.name}.prompt is ${toString (builtins.stringLength s.prompt)} bytes: at most ${toString contract.conversations.promptMaxBytes}; point the agent to a file instead.";
+      message = "${path}.sessions.${show s.name}.prompt is ${toString (builtins.stringLength (if s.prompt == null then "" else s.prompt))} bytes: at most ${toString contract.conversations.promptMaxBytes}; point the agent to a file instead.";
     }
     {
       assertion = hasPrefix "/" s.cwd && noNewline s.cwd;
@@ -8822,6 +8822,9 @@ in
           	Transcript string    `json:"transcript,omitempty"`
           	Source     string    `json:"source,omitempty"`
           	Reported   time.Time `json:"reported,omitzero"`
+          	// Seen: a spawn found the transcript of ID (something was said in
+          	// the conversation).
+          	Seen bool `json:"seen,omitempty"`
           	// Prompt is the kickoff prompt while it has not reached a
           	// conversation that a spawn could resume.
           	Prompt string `json:"prompt,omitempty"`
@@ -8962,9 +8965,16 @@ in
           }
 
           // Decide is the spawn's decision on r. exists reports whether a
-          // transcript path names a regular file; newID makes a conversation id.
-          // It updates r: the spawn count, the decision, Fresh, and the prompt
-          // (dropped once a conversation is resumed).
+          // transcript path names a transcript to resume; newID makes a conversation
+          // id ("" for an agent that chooses its own). It updates r: the spawn
+          // count, the decision, the conversation a new start will have (its id, if
+          // chosen up front), Fresh, and the prompt (dropped once a conversation is
+          // resumed).
+          //
+          // A conversation whose transcript no spawn has found yet (Claude Code
+          // writes it at the first message) had nothing said in it: it starts again
+          // under the same id, without a note. One whose transcript a spawn found
+          // and is gone now starts afresh, and Fresh says why.
           func Decide(r *Record, exists func(string) bool, newID func() string, now time.Time) Decision {
           	r.Spawns++
           	var d Decision
@@ -8973,20 +8983,25 @@ in
           		d.Reason = "a new conversation was asked for (restart --fresh)"
           	case r.ID != "" && r.Transcript != "" && exists(r.Transcript):
           		d = Decision{Resume: true, ID: r.ID}
-          	case r.ID != "":
+          	case r.ID != "" && r.Seen:
           		d.Reason = fmt.Sprintf("the transcript %s of conversation %s is missing", escape.Quote(r.Transcript, 200), escape.Quote(r.ID, 64))
+          	case r.ID != "":
+          		d.ID = r.ID // nothing was said in it yet
           	case r.Spawns > 1:
           		d.Reason = "the agent reported no conversation before it ended"
           	}
           	d.At = now
           	r.WantFresh = false
           	if d.Resume {
+          		r.Seen = true
           		r.Prompt = ""
           	} else {
-          		// The recorded conversation is left behind (its transcript
-          		// stays where the agent keeps it); the new one reports itself.
-          		r.ID, r.Transcript, r.Source = "", "", ""
-          		d.ID = newID()
+          		if d.ID == "" {
+          			d.ID = newID()
+          		}
+          		// The recorded conversation is left behind (its transcript stays
+          		// where the agent keeps it); the new one reports itself.
+          		r.ID, r.Transcript, r.Source, r.Seen = d.ID, "", "", false
           		d.Prompt = r.Prompt != ""
           		if d.Reason != "" {
           			r.Fresh = &Fresh{ID: d.ID, Reason: d.Reason, At: now}
@@ -9179,6 +9194,9 @@ in
           		return name, err
           	}
           	return name, Update(ctx, e.ConversationsDir(), name, func(r *Record) error {
+          		if r.ID != rep.SessionID {
+          			r.Seen = false
+          		}
           		r.ID, r.Transcript, r.Source, r.Reported = rep.SessionID, rep.TranscriptPath, rep.Source, now
           		return nil
           	})

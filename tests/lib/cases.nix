@@ -278,6 +278,25 @@ in
     expected = 1;
   }
   {
+    name = "every assertion message evaluates, also for the checks that pass (a session without a prompt)";
+    expr = builtins.length (
+      builtins.filter builtins.isString (
+        offline.messages {
+          users.alice.sessions.s = { };
+          users.alice.environment.X = "y";
+          users.alice.environmentFiles = [ "/r" ];
+        }
+      )
+    );
+    expected = builtins.length (
+      offline.messages {
+        users.alice.sessions.s = { };
+        users.alice.environment.X = "y";
+        users.alice.environmentFiles = [ "/r" ];
+      }
+    );
+  }
+  {
     name = "PATH cannot be set through environment";
     expr = failing { users.alice.environment.PATH = "/bin"; };
     expected = [

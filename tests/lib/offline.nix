@@ -49,6 +49,10 @@ rec {
   # "caddy"; the glue adds the home check, which needs users.users).
   failures = config: lib.failures (normalize config) "caddy";
 
+  # Every assertion's message, passing or not (a tool that evaluates the
+  # list strictly, as a real evaluation of the module may, must not fail).
+  messages = config: map (a: a.message) (lib.assertions (normalize config) "caddy");
+
   # The installed files and links, with zero-hash store paths.
   storePath = name: "/nix/store/${zeroHash}-${name}";
   installed = config: lib.installed (normalize config) units storePath;

@@ -98,7 +98,7 @@ let
     }
     {
       assertion = s.prompt == null || builtins.stringLength s.prompt <= contract.conversations.promptMaxBytes;
-      message = "${path}.sessions.${show s.name}.prompt is ${toString (builtins.stringLength s.prompt)} bytes: at most ${toString contract.conversations.promptMaxBytes}; point the agent to a file instead.";
+      message = "${path}.sessions.${show s.name}.prompt is ${toString (builtins.stringLength (if s.prompt == null then "" else s.prompt))} bytes: at most ${toString contract.conversations.promptMaxBytes}; point the agent to a file instead.";
     }
     {
       assertion = hasPrefix "/" s.cwd && noNewline s.cwd;
