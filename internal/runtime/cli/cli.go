@@ -283,7 +283,7 @@ func (p *Program) session(ctx context.Context, sub string, args []string) error 
 		if len(args) == 2 && args[0] == "--fresh" && !strings.HasPrefix(args[1], "-") {
 			return actions.RestartFresh(ctx, e, args[1])
 		}
-		if len(args) != 1 {
+		if len(args) != 1 || strings.HasPrefix(args[0], "-") && args[0] != "--all" {
 			return usagef("usage: session restart [--fresh] NAME | session restart --all")
 		}
 		name := args[0]

@@ -54,6 +54,9 @@ type Record struct {
 	Transcript string    `json:"transcript,omitempty"`
 	Source     string    `json:"source,omitempty"`
 	Reported   time.Time `json:"reported,omitzero"`
+	// Seen: a spawn found the transcript of ID (something was said in
+	// the conversation).
+	Seen bool `json:"seen,omitempty"`
 	// Prompt is the kickoff prompt while it has not reached a
 	// conversation that a spawn could resume.
 	Prompt string `json:"prompt,omitempty"`
@@ -194,9 +197,16 @@ func CheckPrompt(p string) error {
 }
 
 // Decide is the spawn's decision on r. exists reports whether a
-// transcript path names a regular file; newID makes a conversation id.
-// It updates r: the spawn count, the decision, Fresh, and the prompt
-// (dropped once a conversation is resumed).
+// transcript path names a transcript to resume; newID makes a conversation
+// id ("" for an agent that chooses its own). It updates r: the spawn
+// count, the decision, the conversation a new start will have (its id, if
+// chosen up front), Fresh, and the prompt (dropped once a conversation is
+// resumed).
+//
+// A conversation whose transcript no spawn has found yet (Claude Code
+// writes it at the first message) had nothing said in it: it starts again
+// under the same id, without a note. One whose transcript a spawn found
+// and is gone now starts afresh, and Fresh says why.
 func Decide(r *Record, exists func(string) bool, newID func() string, now time.Time) Decision {
 	r.Spawns++
 	var d Decision
@@ -205,20 +215,25 @@ func Decide(r *Record, exists func(string) bool, newID func() string, now time.T
 		d.Reason = "a new conversation was asked for (restart --fresh)"
 	case r.ID != "" && r.Transcript != "" && exists(r.Transcript):
 		d = Decision{Resume: true, ID: r.ID}
-	case r.ID != "":
+	case r.ID != "" && r.Seen:
 		d.Reason = fmt.Sprintf("the transcript %s of conversation %s is missing", escape.Quote(r.Transcript, 200), escape.Quote(r.ID, 64))
+	case r.ID != "":
+		d.ID = r.ID // nothing was said in it yet
 	case r.Spawns > 1:
 		d.Reason = "the agent reported no conversation before it ended"
 	}
 	d.At = now
 	r.WantFresh = false
 	if d.Resume {
+		r.Seen = true
 		r.Prompt = ""
 	} else {
-		// The recorded conversation is left behind (its transcript
-		// stays where the agent keeps it); the new one reports itself.
-		r.ID, r.Transcript, r.Source = "", "", ""
-		d.ID = newID()
+		if d.ID == "" {
+			d.ID = newID()
+		}
+		// The recorded conversation is left behind (its transcript stays
+		// where the agent keeps it); the new one reports itself.
+		r.ID, r.Transcript, r.Source, r.Seen = d.ID, "", "", false
 		d.Prompt = r.Prompt != ""
 		if d.Reason != "" {
 			r.Fresh = &Fresh{ID: d.ID, Reason: d.Reason, At: now}

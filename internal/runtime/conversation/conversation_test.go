@@ -38,19 +38,25 @@ func TestDecide(t *testing.T) {
 		{name: "a reported conversation whose transcript exists is resumed, and the prompt dropped",
 			rec: Record{ID: "c1", Transcript: tr, Prompt: "build it", Spawns: 1}, exists: true,
 			want: Decision{Resume: true, ID: "c1"}},
-		{name: "a missing transcript starts a new conversation and says so",
-			rec: Record{ID: "c1", Transcript: tr, Spawns: 3}, exists: false,
+		{name: "a missing transcript that a spawn had found starts a new conversation and says so",
+			rec: Record{ID: "c1", Transcript: tr, Spawns: 3, Seen: true}, exists: false,
 			want:      Decision{ID: "n1", Reason: `the transcript "` + tr + `" of conversation "c1" is missing`},
 			wantFresh: `started fresh: the transcript "` + tr + `" of conversation "c1" is missing`},
-		{name: "a first spawn that died before any report gives the prompt again",
-			rec: Record{Prompt: "build it", Spawns: 1}, want: Decision{ID: "n1", Prompt: true, Reason: "the agent reported no conversation before it ended"},
-			wantPrompt: "build it", wantFresh: "started fresh: the agent reported no conversation before it ended"},
+		{name: "a conversation in which nothing was said starts again under its id, quietly",
+			rec: Record{ID: "c1", Transcript: tr, Spawns: 2}, exists: false,
+			want: Decision{ID: "c1"}},
+		{name: "a first spawn that died before its transcript existed gives the prompt again, same id",
+			rec: Record{ID: "c1", Prompt: "build it", Spawns: 1}, want: Decision{ID: "c1", Prompt: true},
+			wantPrompt: "build it"},
+		{name: "an agent that chooses its own id and died before reporting starts afresh, said",
+			rec: Record{Spawns: 1}, want: Decision{ID: "n1", Reason: "the agent reported no conversation before it ended"},
+			wantFresh: "started fresh: the agent reported no conversation before it ended"},
 		{name: "restart --fresh starts a new conversation although the transcript exists",
 			rec: Record{ID: "c1", Transcript: tr, Spawns: 2, WantFresh: true}, exists: true,
 			want:      Decision{ID: "n1", Reason: "a new conversation was asked for (restart --fresh)"},
 			wantFresh: "started fresh: a new conversation was asked for (restart --fresh)"},
 		{name: "a recorded id without a transcript path is not resumed",
-			rec: Record{ID: "c1", Spawns: 1}, exists: true,
+			rec: Record{ID: "c1", Spawns: 1, Seen: true}, exists: true,
 			want:      Decision{ID: "n1", Reason: `the transcript "" of conversation "c1" is missing`},
 			wantFresh: `started fresh: the transcript "" of conversation "c1" is missing`},
 	}
@@ -86,7 +92,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestTheFreshNoteEndsWhenTheAgentMovesToAnotherConversation(t *testing.T) {
-	r := Record{ID: "c1", Transcript: "/gone", Spawns: 1}
+	r := Record{ID: "c1", Transcript: "/gone", Spawns: 1, Seen: true}
 	Decide(&r, func(string) bool { return false }, ids("n1"), t0)
 	r.ID = "n1" // the new conversation reports itself
 	if r.FreshNote() == "" {

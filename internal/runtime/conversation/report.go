@@ -147,6 +147,9 @@ func Accept(ctx context.Context, getenv func(string) string, e paths.Env, p Proc
 		return name, err
 	}
 	return name, Update(ctx, e.ConversationsDir(), name, func(r *Record) error {
+		if r.ID != rep.SessionID {
+			r.Seen = false
+		}
 		r.ID, r.Transcript, r.Source, r.Reported = rep.SessionID, rep.TranscriptPath, rep.Source, now
 		return nil
 	})
