@@ -249,7 +249,7 @@ let
         setup = mkOption {
           type = types.nullOr (types.enum [ "claude" ]);
           default = if isBuiltin then builtin.setup else null;
-          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done, a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `null` nothing.";
+          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `null` nothing.";
           example = "claude";
         };
       };
@@ -560,7 +560,7 @@ in
             ]
           );
           default = "bypassPermissions";
-          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person. `null` leaves the mode to Claude's settings.";
+          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person. Claude Code's own sandbox (bubblewrap) is no alternative inside the agents' unit: there `bwrap` fails at its first mount call (\"Failed to make / slave: Operation not permitted\", measured in the VM tier with Debian 13's bubblewrap; the unit's system-call filter has no `mount`). `null` leaves the mode to Claude's settings.";
           example = "acceptEdits";
         };
       };
@@ -2758,10 +2758,13 @@ in
         TimeoutStopSec=30s
 
         # Hardening (alphabetical). Deliberately absent: MemoryDenyWriteExecute
-        # (breaks JIT runtimes such as node), RestrictNamespaces (breaks bubblewrap
-        # sandboxes agents use), ProcSubset=pid (hides /proc/meminfo and cpuinfo
-        # from runtimes that size themselves by them), PrivateNetwork (agents need
-        # the network).
+        # (breaks JIT runtimes such as node), RestrictNamespaces (namespaces stay
+        # available to agents' tools; bubblewrap cannot make its sandbox here all
+        # the same: its first mount call fails with EPERM, measured in the VM
+        # tier, and @system-service holds no mount(2); so Claude Code's and
+        # Codex's own sandboxes do not run in this unit), ProcSubset=pid (hides
+        # /proc/meminfo and cpuinfo from runtimes that size themselves by them),
+        # PrivateNetwork (agents need the network).
         BindPaths=/home/%i
         CapabilityBoundingSet=
         DevicePolicy=closed
@@ -6647,7 +6650,7 @@ in
         "claudestate/claudestate.go" = ''
           // Package claudestate merges into ~/.claude.json the few keys that let
           // Claude Code start headless (docs/runtime-contract.md, "Claude Code"):
-          // onboarding done, a theme, the session's folder trusted, and the API key
+          // onboarding done (with a theme), the session's folder trusted, and the API key
           // in the environment approved unless the user rejected it.
           //
           // Claude Code owns the file. It writes it under a lock (measured with
@@ -6844,8 +6847,10 @@ in
           	if v := top.get("hasCompletedOnboarding"); v == nil || string(bytes.TrimSpace(v)) != "true" {
           		top.set("hasCompletedOnboarding", json.RawMessage("true"))
           		res.Changed = append(res.Changed, "hasCompletedOnboarding")
+          		// The onboarding chooses a theme; Claude drops the key later when
+          		// it holds the default, so it is set only with the onboarding.
+          		set(top, "theme", `"dark"`, "theme")
           	}
-          	set(top, "theme", `"dark"`, "theme")
           	if n.Cwd != "" {
           		projects, err := child(top, "projects")
           		if err != nil {
@@ -7373,7 +7378,7 @@ in
           		if len(args) == 2 && args[0] == "--fresh" && !strings.HasPrefix(args[1], "-") {
           			return actions.RestartFresh(ctx, e, args[1])
           		}
-          		if len(args) != 1 {
+          		if len(args) != 1 || strings.HasPrefix(args[0], "-") && args[0] != "--all" {
           			return usagef("usage: session restart [--fresh] NAME | session restart --all")
           		}
           		name := args[0]

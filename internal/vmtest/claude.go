@@ -1,13 +1,16 @@
 package vmtest
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha512"
 	"encoding/base64"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -16,8 +19,8 @@ import (
 
 // The Claude Code the VM tier runs: the native linux-x64 package of the
 // npm registry at a pinned version, checked against the registry's
-// integrity value recorded here (npm checks it too), fetched once into the
-// cache beside the base image.
+// integrity value recorded here, fetched once into the cache beside the
+// base image.
 const (
 	ClaudeVersion   = "2.1.328"
 	claudePackage   = "@anthropic-ai/claude-code-linux-x64"
@@ -42,56 +45,83 @@ func UsesClaude(fx golden.Fixture) bool {
 	return ok
 }
 
-// EnsureClaude returns the cached claude binary, fetching it with npm
-// (the registry's tarball, integrity-checked) when missing.
+// EnsureClaude returns the cached claude binary, downloading the package's
+// tarball from the npm registry ($npm_config_registry, else npm's
+// default) when missing, checked against claudeIntegrity before use.
 func EnsureClaude(ctx context.Context, log io.Writer) (string, error) {
 	dir := filepath.Join(CacheDir(), "claude-code-"+ClaudeVersion)
 	bin := filepath.Join(dir, "claude")
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		return "", fmt.Errorf("npm is required to fetch Claude Code for the VM tier: %w (run 'make deps')", err)
+	registry := os.Getenv("npm_config_registry")
+	if registry == "" {
+		registry = "https://registry.npmjs.org/"
 	}
-	fmt.Fprintf(log, "vmtest: fetching %s@%s from the npm registry (once)\n", claudePackage, ClaudeVersion)
-	tmp, err := os.MkdirTemp(CacheDir(), ".claude-fetch-")
+	base := claudePackage[strings.LastIndex(claudePackage, "/")+1:]
+	url := strings.TrimSuffix(registry, "/") + "/" + claudePackage + "/-/" + base + "-" + ClaudeVersion + ".tgz"
+	fmt.Fprintf(log, "vmtest: fetching %s (once)\n", url)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
-	pack := exec.CommandContext(ctx, "npm", "pack", "--silent", "--pack-destination", tmp, claudePackage+"@"+ClaudeVersion)
-	out, err := pack.CombinedOutput()
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("npm pack %s@%s: %v\n%s", claudePackage, ClaudeVersion, err, out)
+		return "", fmt.Errorf("fetching Claude Code for the VM tier: %w", err)
 	}
-	tgz := filepath.Join(tmp, strings.TrimSpace(lastLine(out)))
-	data, err := os.ReadFile(tgz)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("fetching %s: %s", url, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return "", fmt.Errorf("npm pack wrote no %s: %w", tgz, err)
+		return "", fmt.Errorf("fetching %s: %w", url, err)
 	}
 	sum := sha512.Sum512(data)
 	if got := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); got != claudeIntegrity {
 		return "", fmt.Errorf("%s@%s: integrity %s, want %s", claudePackage, ClaudeVersion, got, claudeIntegrity)
 	}
-	untar := exec.CommandContext(ctx, "tar", "-xzf", tgz, "-C", tmp, "package/claude")
-	if out, err := untar.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("unpacking %s: %v\n%s", tgz, err, out)
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.Rename(filepath.Join(tmp, "package", "claude"), bin); err != nil {
-		return "", err
+	if err := untarOne(data, "package/claude", bin+".tmp"); err != nil {
+		return "", fmt.Errorf("%s: %w", url, err)
 	}
-	return bin, nil
+	return bin, os.Rename(bin+".tmp", bin)
 }
 
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
+// untarOne writes the file name of a gzipped tar archive to dest (0755).
+func untarOne(tgz []byte, name, dest string) error {
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return fmt.Errorf("no %s in the archive", name)
+		}
+		if err != nil {
+			return err
+		}
+		if h.Name != name {
+			continue
+		}
+		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, tr); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 }
 
-// modelUnitText runs the scripted model before the agents start.
+// modelUnitFormat runs the scripted model before the agents start (%s:
+// the users' sessions units).
 const modelUnitFormat = `[Unit]
 Description=scripted model for the VM tier (internal/scriptedmodel)
 Before=%s

@@ -98,7 +98,7 @@ let
         setup = mkOption {
           type = types.nullOr (types.enum [ "claude" ]);
           default = if isBuiltin then builtin.setup else null;
-          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done, a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `null` nothing.";
+          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `null` nothing.";
           example = "claude";
         };
       };
@@ -409,7 +409,7 @@ in
             ]
           );
           default = "bypassPermissions";
-          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person. `null` leaves the mode to Claude's settings.";
+          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person. Claude Code's own sandbox (bubblewrap) is no alternative inside the agents' unit: there `bwrap` fails at its first mount call (\"Failed to make / slave: Operation not permitted\", measured in the VM tier with Debian 13's bubblewrap; the unit's system-call filter has no `mount`). `null` leaves the mode to Claude's settings.";
           example = "acceptEdits";
         };
       };

@@ -6,19 +6,15 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-u=ada
-log=/var/log/scripted-model.jsonl
-conv=/home/$u/.local/state/agent-box/conversations/main.json
-
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]) or "")' "$conv" "$1" 2>/dev/null; }
-ready() { tm $u capture-pane -p -t =main: | grep -q 'bypass permissions on'; }
-resumed() { journalctl -q -b -u "$(sessions_unit $u)" | grep -qF "resuming conversation $(cat /var/lib/agent-box-test/claude-id)"; }
-carries() { python3 "$here/model.py" "$log" carries "$1" "$2"; }
+# shellcheck source=claude-lib.sh
+. "$here/claude-lib.sh"
+saved_id() { cat /var/lib/agent-box-test/claude-id; }
+resumed() { journal_has "resuming conversation $(saved_id)"; }
 
 wait_active 60 "$(sessions_unit $u)"
 check "after the power cut the agent resumes its conversation" wait_until 120 resumed
 check "... and is ready for input" wait_until 120 ready
-tm $u send-keys -t =main: -l "after the power cut" && nap 0.5 && tm $u send-keys -t =main: Enter
-check "the next prompt carries the turns from before the power cut" wait_until 60 carries "after the power cut" "before the power cut"
-check "the session keeps its conversation id" [ "$(field id)" = "$(cat /var/lib/agent-box-test/claude-id)" ]
+check "the agent takes a prompt after the power cut" say "after the power cut"
+check "... and the request carries the turns from before the power cut" model carries "after the power cut" "before the power cut"
+check "the session keeps its conversation id" [ "$(field id)" = "$(saved_id)" ]
 done_testing

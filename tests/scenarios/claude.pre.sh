@@ -13,42 +13,9 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-u=ada
-log=/var/log/scripted-model.jsonl
-conv=/home/$u/.local/state/agent-box/conversations/main.json
+# shellcheck source=claude-lib.sh
+. "$here/claude-lib.sh"
 prompt="run: echo kickoff > /home/$u/kickoff.txt"
-
-model() { python3 "$here/model.py" "$log" "$@"; }
-requests_with() { [ "$(model count "$1")" -ge 1 ]; }
-# field KEY: a top-level string of the session's conversation file.
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]) or "")' "$conv" "$1" 2>/dev/null; }
-agent_pid() { pane_pid $u main; }
-# ready: the agent shows its prompt line, ready for input (its footer).
-ready() { tm $u capture-pane -p -t =main: | grep -q 'bypass permissions on'; }
-# say TEXT: type TEXT and Enter into the session, as a person would.
-say() {
-  tm $u send-keys -t =main: -l "$1" && nap 0.5 && tm $u send-keys -t =main: Enter
-}
-# respawned OLD-PID OLD-REPORT: the session runs a new agent, which
-# reported its conversation (a newer report than OLD-REPORT) and shows its
-# prompt line.
-respawned() {
-  local p
-  p=$(agent_pid)
-  [ -n "$p" ] && [ "$p" != "$1" ] && [ "$(field reported)" != "$2" ] && ready
-}
-# kill_agent: kill -9 the session's agent; sets old and rep for respawned.
-kill_agent() {
-  old=$(agent_pid)
-  rep=$(field reported)
-  kill -9 "$old"
-}
-# note_has TEXT: `session ls` says TEXT about a session (on stderr).
-note_has() { ab $u session ls 2>&1 >/dev/null | grep -qF "$1"; }
-# journal_has TEXT: the sessions unit's journal holds TEXT.
-journal_has() { journalctl -q -u "$(sessions_unit $u)" | grep -qF "$1"; }
-# moved_from ID: the session's conversation is another one than ID.
-moved_from() { local id; id=$(field id); [ -n "$id" ] && [ "$id" != "$1" ]; }
 
 # phase: headless start, the kickoff prompt, a tool without a keypress
 wait_active 60 "$(sessions_unit $u)"
@@ -65,29 +32,40 @@ assert c["hasCompletedOnboarding"] is True
 assert c["projects"]["/home/ada"]["hasTrustDialogAccepted"] is True
 assert len(c["customApiKeyResponses"]["approved"]) == 1' /home/$u/.claude.json
 
+# phase: Claude Code's own sandbox (bubblewrap) inside the agents' unit
+# (services.agent-box.claude.permissionMode says why the default mode does
+# not rely on it): a shell session of ada's runs the sandbox bwrap would
+# make (new user, mount and PID namespaces, a fresh /proc) and records how
+# it ends (measured: its first mount call is refused, EPERM).
+bw=/home/$u/bwrap-result
+run_session $u bw "bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-user true >/dev/null 2>$bw.err; echo \$? > $bw"
+check "a shell session recorded bubblewrap's outcome" test -s "$bw"
+note "bubblewrap in the agents' unit: exit $(cat "$bw" 2>/dev/null), $(head -c 300 "$bw.err" 2>/dev/null)"
+check "bubblewrap cannot make its sandbox inside the agents' unit" [ "$(cat "$bw")" != 0 ]
+ab $u session rm bw
+
 # phase: resume after the agent's death
 check "the agent is ready for input" wait_until 60 ready
-say "hello one"
-check "a typed prompt reaches the model" wait_until 60 requests_with "hello one"
+check "a typed prompt reaches the model" say "hello one"
 kill_agent
 check "the agent comes back after kill -9" wait_until 120 respawned "$old" "$rep"
-say "after kill"
-check "the next prompt after kill -9 carries the earlier turns" wait_until 60 model carries "after kill" "hello one"
+check "the agent takes a prompt after kill -9" say "after kill"
+check "... and the request carries the earlier turns" model carries "after kill" "hello one"
 check "the session keeps its conversation id" [ "$(field id)" = "$id1" ]
 old=$(agent_pid)
 rep=$(field reported)
 systemctl restart "$(sessions_unit $u)"
 check "the agent comes back after the sessions unit's restart" wait_until 120 respawned "$old" "$rep"
-say "after restart"
-check "after the restart the next prompt carries the earlier turns" wait_until 60 model carries "after restart" "hello one"
+check "the agent takes a prompt after the restart" say "after restart"
+check "... and the request carries the earlier turns" model carries "after restart" "hello one"
 
 # phase: what does not move the conversation, and what does
-say "run: claude -p nested-call"
+check "the agent takes a prompt to run claude -p" say "run: claude -p nested-call"
 check "a claude -p inside the session ran" wait_until 120 requests_with "nested-call"
 check "... and its turn ended" wait_until 60 model carries "run: claude -p nested-call" "tool_result"
 check "the claude -p's report reached agent-box and was refused" journal_has "ignored the report of conversation"
 check "a claude -p inside the session does not move the session's conversation" [ "$(field id)" = "$id1" ]
-say "/clear"
+type_line "/clear"
 check "/clear moves the session to the new conversation" wait_until 60 moved_from "$id1"
 id2=$(field id)
 kill_agent
@@ -106,20 +84,35 @@ check "restart --fresh starts a new conversation" wait_until 120 respawned "$old
 check "... and session ls says it was asked for" wait_until 10 note_has "asked for (restart --fresh)"
 
 # phase: a hostile ~/.claude.json is left alone
+# With the session stopped: no Claude writes the file (or holds its lock:
+# a Claude killed in the middle of a write leaves its lock behind, and a
+# spawn within the next 10 s leaves the file alone for that reason).
+check "the session stops" ab $u session stop main
+check "... and its agent is gone" wait_until 30 session_stopped $u main
+# Claude writes ~/.claude.json as it ends (a hang-up is a graceful exit):
+# wait until no Claude of ada's runs.
+no_claude() { ! pgrep -u $u -x claude >/dev/null; }
+check "... and no Claude of ada's runs" wait_until 30 no_claude
+rmdir /home/$u/.claude.json.lock 2>/dev/null || true
 mv /home/$u/.claude.json /home/$u/.claude.json.saved
 as $u mkfifo /home/$u/.claude.json
-kill_agent
+rep=$(field reported)
+ab $u session start main
 check "a FIFO at ~/.claude.json is left alone and logged" wait_until 60 journal_has "is not a regular file"
 check "... and session ls says so" wait_until 10 note_has ".claude.json left alone"
 check "... and still a FIFO" test -p /home/$u/.claude.json
+ab $u session stop main
+wait_until 30 session_stopped $u main
+wait_until 30 no_claude
 rm -f /home/$u/.claude.json
 mv /home/$u/.claude.json.saved /home/$u/.claude.json
 
 # phase: before the power cut
-kill_agent
+old=$(agent_pid)
+rep=$(field reported)
+ab $u session start main
 check "with ~/.claude.json back the agent comes back" wait_until 120 respawned "$old" "$rep"
-say "before the power cut"
-check "a prompt before the power cut reaches the model" wait_until 60 requests_with "before the power cut"
+check "a prompt before the power cut reaches the model" say "before the power cut"
 check "... and its reply is in the transcript" wait_until 30 grep -q "before the power cut" "$(field transcript)"
 mkdir -p /var/lib/agent-box-test
 field id > /var/lib/agent-box-test/claude-id

@@ -1,6 +1,6 @@
 // Package claudestate merges into ~/.claude.json the few keys that let
 // Claude Code start headless (docs/runtime-contract.md, "Claude Code"):
-// onboarding done, a theme, the session's folder trusted, and the API key
+// onboarding done (with a theme), the session's folder trusted, and the API key
 // in the environment approved unless the user rejected it.
 //
 // Claude Code owns the file. It writes it under a lock (measured with
@@ -197,8 +197,10 @@ func merge(doc []byte, n Needs) ([]byte, Result, error) {
 	if v := top.get("hasCompletedOnboarding"); v == nil || string(bytes.TrimSpace(v)) != "true" {
 		top.set("hasCompletedOnboarding", json.RawMessage("true"))
 		res.Changed = append(res.Changed, "hasCompletedOnboarding")
+		// The onboarding chooses a theme; Claude drops the key later when
+		// it holds the default, so it is set only with the onboarding.
+		set(top, "theme", `"dark"`, "theme")
 	}
-	set(top, "theme", `"dark"`, "theme")
 	if n.Cwd != "" {
 		projects, err := child(top, "projects")
 		if err != nil {

@@ -255,3 +255,14 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// Claude drops "theme" when it holds the default: a file whose onboarding
+// is done is not rewritten at every spawn to add it back.
+func TestTheThemeIsSetOnlyWithTheOnboarding(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(File(home), []byte(`{"hasCompletedOnboarding":true,"projects":{"/p":{"hasTrustDialogAccepted":true}}}`), 0o600)
+	res, err := Merge(home, Needs{Cwd: "/p"})
+	if err != nil || len(res.Changed) != 0 {
+		t.Errorf("changed %q, %v; want nothing", res.Changed, err)
+	}
+}
