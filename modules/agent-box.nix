@@ -3136,8 +3136,10 @@ in
         # adds the absolute ExecStart, PATH and the AGENT_BOX_* values (and, for a
         # user with webhooks, the hook listener and one credential per hook). It
         # reads the user's home and writes only ~/.config/agent-box (the registry and
-        # the env file, through the same locked code as the CLI: the settings page)
-        # and ~/.local/state/agent-box/hooks (webhook deliveries).
+        # the env file, through the same locked code as the CLI: the settings page),
+        # ~/.local/state/agent-box/hooks (webhook deliveries) and
+        # ~/.local/state/agent-box/conversations (a session added or removed on the
+        # settings page starts or forgets its conversation file).
 
         [Unit]
         Description=agent-box web daemon of %i
@@ -3185,6 +3187,7 @@ in
         # "-": the supervisor creates them; until then there is nothing to write.
         ReadWritePaths=-/home/%i/.config/agent-box
         ReadWritePaths=-/home/%i/.local/state/agent-box/hooks
+        ReadWritePaths=-/home/%i/.local/state/agent-box/conversations
         RemoveIPC=yes
         RestrictAddressFamilies=AF_UNIX
         RestrictNamespaces=yes
@@ -13981,10 +13984,13 @@ in
           	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
           		return err
           	}
-          	// The web daemon may write only in here (its unit's ReadWritePaths=),
-          	// so it must exist before the daemon starts.
-          	if err := os.MkdirAll(env.HooksDir(), 0o700); err != nil {
-          		return err
+          	// The web daemon may write only in these (its unit's ReadWritePaths=),
+          	// so they must exist before the daemon starts: the hooks' deliveries,
+          	// and the conversation files its add and remove write.
+          	for _, d := range []string{env.HooksDir(), env.ConversationsDir()} {
+          		if err := os.MkdirAll(d, 0o700); err != nil {
+          			return err
+          		}
           	}
           	if err := spawn.WriteEnv(env.SpawnEnvFile(), cfg.SpawnEnv); err != nil {
           		return err

@@ -15,6 +15,6 @@ wait_active 60 "$(sessions_unit $u)"
 check "after the power cut the agent resumes its conversation" wait_until 120 resumed
 check "... and is ready for input" wait_until 120 ready
 check "the agent takes a prompt after the power cut" say "after the power cut"
-check "... and the request carries the turns from before the power cut" model carries "after the power cut" "before the power cut"
+check "... and the request carries the turns from before the power cut" wait_until 30 model carries "after the power cut" "before the power cut"
 check "the session keeps its conversation id" [ "$(field id)" = "$(saved_id)" ]
 done_testing

@@ -21,7 +21,8 @@ prompt="run: echo kickoff > /home/$u/kickoff.txt"
 wait_active 60 "$(sessions_unit $u)"
 check "the kickoff prompt's command ran with no keypress" wait_until 240 grep -qx kickoff /home/$u/kickoff.txt
 check "the kickoff prompt is the newest user message of exactly one request" [ "$(model count "$prompt")" = 1 ]
-check "the agent reported its conversation (SessionStart hook)" wait_until 30 test -n "$(field id)"
+reported_id() { [ -n "$(field reported)" ] && [ -n "$(field transcript)" ]; }
+check "the agent reported its conversation (SessionStart hook)" wait_until 30 reported_id
 id1=$(field id)
 check "its transcript is where it said" test -f "$(field transcript)"
 check "the guide reached the model (the host's line of the managed CLAUDE.md)" model grep "Guide marker for the tests"
@@ -50,14 +51,14 @@ check "a typed prompt reaches the model" say "hello one"
 kill_agent
 check "the agent comes back after kill -9" wait_until 120 respawned "$old" "$rep"
 check "the agent takes a prompt after kill -9" say "after kill"
-check "... and the request carries the earlier turns" model carries "after kill" "hello one"
+check "... and the request carries the earlier turns" wait_until 30 model carries "after kill" "hello one"
 check "the session keeps its conversation id" [ "$(field id)" = "$id1" ]
 old=$(agent_pid)
 rep=$(field reported)
 systemctl restart "$(sessions_unit $u)"
 check "the agent comes back after the sessions unit's restart" wait_until 120 respawned "$old" "$rep"
 check "the agent takes a prompt after the restart" say "after restart"
-check "... and the request carries the earlier turns" model carries "after restart" "hello one"
+check "... and the request carries the earlier turns" wait_until 30 model carries "after restart" "hello one"
 
 # phase: what does not move the conversation, and what does
 check "the agent takes a prompt to run claude -p" say "run: claude -p nested-call"

@@ -32,8 +32,14 @@ def main():
         if not hits:
             print("no request with that newest message")
             return 1
-        msgs = json.dumps((hits[-1].get("body") or {}).get("messages", []), ensure_ascii=False)
-        return 0 if args[1] in msgs else 1
+        messages = (hits[-1].get("body") or {}).get("messages", [])
+        msgs = json.dumps(messages, ensure_ascii=False)
+        if args[1] in msgs:
+            return 0
+        print(f"{len(hits)} requests with that newest message; the newest has {len(messages)} messages:")
+        for m in messages:
+            print(" ", m.get("role"), json.dumps(m.get("content"), ensure_ascii=False)[:200])
+        return 1
     if cmd == "grep":
         return 0 if any(args[0] in json.dumps(r.get("body"), ensure_ascii=False) for r in recs) else 1
     print("unknown command", file=sys.stderr)

@@ -335,10 +335,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
 		return err
 	}
-	// The web daemon may write only in here (its unit's ReadWritePaths=),
-	// so it must exist before the daemon starts.
-	if err := os.MkdirAll(env.HooksDir(), 0o700); err != nil {
-		return err
+	// The web daemon may write only in these (its unit's ReadWritePaths=),
+	// so they must exist before the daemon starts: the hooks' deliveries,
+	// and the conversation files its add and remove write.
+	for _, d := range []string{env.HooksDir(), env.ConversationsDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
 	}
 	if err := spawn.WriteEnv(env.SpawnEnvFile(), cfg.SpawnEnv); err != nil {
 		return err
