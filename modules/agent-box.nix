@@ -16052,9 +16052,9 @@ in
           {{if .ListError}}<p class="error">The session list cannot be read: {{.ListError}}</p>
           {{else if not .Sessions}}<p>No sessions.</p>
           {{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Up</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
-          {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{term}}/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}{{if .RestartToApply}} (restart to apply){{end}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
+          {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{term}}/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}{{if .RestartToApply}} (restart to apply){{end}}{{if .Note}}<br><small>{{.Note}}</small>{{end}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
           <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
-          {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button>{{end}}
+          {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button> <button name="action" value="restart-fresh">New conversation</button>{{end}}
           <button name="action" value="remove">Remove</button></form></td></tr>
           {{end}}</tbody></table>{{end}}
           <h3>Add a session</h3>
@@ -16063,6 +16063,7 @@ in
           <label>Agent <select name="agent">{{range .Agents}}<option{{if .Default}} selected{{end}}>{{.Name}}</option>{{end}}</select></label></p>
           <p><label>Working directory <input name="cwd" placeholder="{{.Home}}"></label></p>
           <p><label>Arguments, one per line<br><textarea name="args" rows="3" cols="50"></textarea></label></p>
+          <p><label>Kickoff prompt, given to the session's first conversation<br><textarea name="prompt" rows="4" cols="50" maxlength="{{.PromptMax}}"></textarea></label></p>
           <p><button>Add</button></p></form>
           <h2>Secrets</h2>
           <p>Variables of <code>~/.config/agent-box/env</code>, given to every session when it starts. Values are never shown.</p>
@@ -16082,7 +16083,8 @@ in
           	Uptime                                  string // since the last launch, while running
           	Restarts                                int
           	Stopped                                 bool
-          	RestartToApply                          bool // started with an older configuration
+          	RestartToApply                          bool   // started with an older configuration
+          	Note                                    string // why its conversation started fresh, or what its last spawn found
           }
 
           type agentOption struct {
@@ -16098,6 +16100,7 @@ in
           	Sessions                []settingsRow
           	Agents                  []agentOption
           	Keys                    []string
+          	PromptMax               int // the contract's limit of a kickoff prompt
           }
 
           // doneMessages are what a redirect after a change may say (by code, so no
@@ -16107,6 +16110,7 @@ in
           	"stopped":   "Stopped session %s.",
           	"started":   "Started session %s.",
           	"restarted": "Restarting session %s.",
+          	"fresh":     "Restarting session %s with a new conversation.",
           	"removed":   "Removed session %s.",
           	"set":       "Set %s; sessions started from now on get it.",
           	"unset":     "Removed %s.",
@@ -16129,6 +16133,7 @@ in
           	d := settingsData{
           		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle),
           		PasswordURL: "https://" + s.cfg.Domain + contract.AuthPage("password"),
+          		PromptMax:   contract.Conversations.PromptMaxBytes,
           	}
           	entries, err := sessionstate.List(r.Context(), s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
           	if err != nil {
@@ -16137,7 +16142,7 @@ in
           	for _, e := range entries {
           		row := settingsRow{
           			Name: e.Name, Agent: escape.String(e.Agent), Cwd: escape.String(e.Cwd), State: e.State,
-          			Restarts: e.Restarts, Stopped: e.Stopped, RestartToApply: e.RestartToApply,
+          			Restarts: e.Restarts, Stopped: e.Stopped, RestartToApply: e.RestartToApply, Note: escape.String(e.Note),
           		}
           		args := make([]string, len(e.Args))
           		for i, a := range e.Args {
@@ -16185,8 +16190,9 @@ in
           	return true
           }
 
-          // sessionsPost is POST /settings/sessions: add, stop, start, restart or
-          // remove, through the same code as the CLI.
+          // sessionsPost is POST /settings/sessions: add (with a kickoff prompt),
+          // stop, start, restart, restart-fresh (a new conversation) or remove,
+          // through the same code as the CLI.
           func (s *Server) sessionsPost(w http.ResponseWriter, r *http.Request) {
           	if !s.form(w, r) {
           		return
@@ -16202,6 +16208,8 @@ in
           		if table, def, err = actions.Agents(s.cfg.Env); err == nil {
           			err = actions.Add(r.Context(), s.cfg.Env, table, def, actions.Spec{
           				Name: name, Agent: f.Get("agent"), Cwd: strings.TrimSpace(f.Get("cwd")), Args: argLines(f.Get("args")),
+          				// a textarea sends CRLF line breaks
+          				Prompt: strings.ReplaceAll(f.Get("prompt"), "\r\n", "\n"),
           			})
           		}
           		done = "added"
@@ -16216,6 +16224,8 @@ in
           			err = actions.Restart(s.cfg.Env, name)
           		}
           		done = "restarted"
+          	case "restart-fresh":
+          		err, done = actions.RestartFresh(r.Context(), s.cfg.Env, name), "fresh"
           	case "remove":
           		err, done = actions.Remove(r.Context(), s.cfg.Env, name), "removed"
           	default:

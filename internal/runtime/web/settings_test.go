@@ -12,6 +12,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
@@ -282,5 +283,35 @@ func TestSettingsPageSaysWhichSessionsRunAnOlderConfiguration(t *testing.T) {
 	_, _, body := f.do(http.MethodGet, "/settings", header())
 	if n := strings.Count(body, "(restart to apply)"); n != 1 || !strings.Contains(body, `main</a></td><td>claude</td>`) {
 		t.Errorf("the page marks %d sessions (want main alone):\n%s", n, body)
+	}
+}
+
+func TestSettingsAddTakesAKickoffPromptAndTheListOffersANewConversation(t *testing.T) {
+	f := settingsFixture(t)
+	work := t.TempDir()
+	code, h, _ := f.post("/settings/sessions", url.Values{
+		"action": {"add"}, "name": {"web-p"}, "agent": {"claude"}, "cwd": {work}, "prompt": {"first line\r\nsecond line"},
+	})
+	if code != http.StatusSeeOther {
+		t.Fatalf("add: %d %q", code, h.Get("Location"))
+	}
+	rec, err := conversation.Load(f.env.ConversationsDir(), "web-p")
+	if err != nil || rec.Prompt != "first line\nsecond line" {
+		t.Fatalf("the prompt in the conversation file: %q, %v", rec.Prompt, err)
+	}
+	_, _, body := f.do(http.MethodGet, "/settings", header())
+	for _, want := range []string{`<textarea name="prompt" rows="4" cols="50" maxlength="65536">`, `value="restart-fresh">New conversation</button>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	// a new conversation needs the supervisor, like a restart
+	code, _, body = f.post("/settings/sessions", url.Values{"action": {"restart-fresh"}, "name": {"web-p"}})
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "not running") {
+		t.Errorf("restart-fresh without the supervisor: %d\n%.400s", code, body)
+	}
+	rec, _ = conversation.Load(f.env.ConversationsDir(), "web-p")
+	if rec.WantFresh {
+		t.Error("a refused restart-fresh asked the next spawn for a new conversation")
 	}
 }
