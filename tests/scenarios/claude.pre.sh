@@ -55,8 +55,26 @@ check "... and the request carries the earlier turns" wait_until 30 model carrie
 check "the session keeps its conversation id" [ "$(field id)" = "$id1" ]
 old=$(agent_pid)
 rep=$(field reported)
+# Meanwhile, what happens to the names in ada's home: Claude Code's lock
+# protocol on ~/.claude.json, which agent-box's merge follows
+# (internal/runtime/claudestate), pinned for the pinned version: every
+# replacement of the file is a rename of a .claude.json.tmp.* file while the
+# directory .claude.json.lock exists. Claude writes the file several times
+# as it starts; agent-box's merge at most once per spawn.
+events=/var/lib/agent-box-test/claude-json-events
+mkdir -p /var/lib/agent-box-test
+python3 "$here/dirwatch.py" /home/$u "$events" 150 &
+watching() { grep -q '^# watching' "$events"; }
+wait_until 20 watching
 systemctl restart "$(sessions_unit $u)"
 check "the agent comes back after the sessions unit's restart" wait_until 120 respawned "$old" "$rep"
+locked_writes() {
+  local out
+  out=$(python3 "$here/dirwatch.py" --locked-writes "$events" .claude.json) || { echo "$out"; return 1; }
+  echo "$out"
+  [ "${out%% *}" -ge 2 ]
+}
+check "Claude replaces ~/.claude.json only by renaming a temp file while holding the lock directory" locked_writes
 check "the agent takes a prompt after the restart" say "after restart"
 check "... and the request carries the earlier turns" wait_until 30 model carries "after restart" "hello one"
 
