@@ -48,6 +48,11 @@ ab $u session rm bw
 # phase: resume after the agent's death
 check "the agent is ready for input" wait_until 60 ready
 check "a typed prompt reaches the model" say "hello one"
+# Claude writes its transcript a moment after the turn: what a kill -9
+# catches unwritten is lost to it (its durability, not agent-box's), so the
+# kill waits until the turn is in the transcript.
+in_transcript() { grep -qF "$1" "$(field transcript)"; }
+check "... and the turn is in the transcript" wait_until 60 in_transcript "hello one"
 kill_agent
 check "the agent comes back after kill -9" wait_until 120 respawned "$old" "$rep"
 check "the agent takes a prompt after kill -9" say "after kill"
@@ -87,9 +92,12 @@ check "a claude -p inside the session does not move the session's conversation" 
 type_line "/clear"
 check "/clear moves the session to the new conversation" wait_until 60 moved_from "$id1"
 id2=$(field id)
+# The new conversation has a transcript once something is said in it.
+check "the cleared session takes a prompt" say "after clear"
+check "... and the turn is in the new transcript" wait_until 60 in_transcript "after clear"
 kill_agent
 check "after /clear and a respawn the agent comes back" wait_until 120 respawned "$old" "$rep"
-check "... resuming the new conversation" [ "$(field id)" = "$id2" ]
+check "... with the conversation id /clear gave" [ "$(field id)" = "$id2" ]
 check "... said in the journal" wait_until 10 journal_has "resuming conversation $id2"
 
 rm -f "$(field transcript)"
