@@ -4,6 +4,8 @@ one JSON object per request, with "last" (the newest user message's text)
 and "body" (the whole request).
 
   model.py LOG count TEXT          requests whose newest user message is TEXT
+                                   (or ends with a line TEXT: Claude puts a note
+                                   before the first prompt after /clear)
   model.py LOG carries TEXT EARLIER   exit 0 if the newest request whose
                                    newest user message is TEXT carries EARLIER
                                    anywhere in its messages
@@ -21,14 +23,19 @@ def records(path):
                 yield json.loads(line)
 
 
+def newest_is(r, text):
+    last = r.get("last") or ""
+    return last == text or last.endswith("\n" + text)
+
+
 def main():
     log, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     recs = list(records(log))
     if cmd == "count":
-        print(sum(1 for r in recs if r.get("last") == args[0]))
+        print(sum(1 for r in recs if newest_is(r, args[0])))
         return 0
     if cmd == "carries":
-        hits = [r for r in recs if r.get("last") == args[0]]
+        hits = [r for r in recs if newest_is(r, args[0])]
         if not hits:
             print("no request with that newest message")
             return 1
