@@ -64,8 +64,8 @@ rep=$(field reported)
 # protocol on ~/.claude.json, which agent-box's merge follows
 # (internal/runtime/claudestate), pinned for the pinned version: Claude
 # replaces the file by renaming a .claude.json.tmp.* file while the
-# directory .claude.json.lock exists, several times as it starts (agent-box's
-# merge at most once per spawn). Not every write is locked (measured: one
+# directory .claude.json.lock exists, once or more as it starts (and the
+# merge wrote nothing at this spawn). Not every write is locked (measured: one
 # of four across this restart, the agent's write as it was stopped, was
 # not), which is why the merge holds the lock for milliseconds only and
 # re-reads the file once it holds it.
@@ -74,13 +74,19 @@ mkdir -p /var/lib/agent-box-test
 python3 "$here/dirwatch.py" /home/$u "$events" 150 &
 watching() { grep -q '^# watching' "$events"; }
 wait_until 20 watching
+since=$(date +%s)
 systemctl restart "$(sessions_unit $u)"
 check "the agent comes back after the sessions unit's restart" wait_until 120 respawned "$old" "$rep"
+# locked_writes: Claude's own, so agent-box's merge wrote nothing at this
+# spawn (it logs "set ... in ~/.claude.json" when it writes).
 locked_writes() {
   local out
   out=$(python3 "$here/dirwatch.py" --locked-writes "$events" .claude.json) || { echo "$out"; return 1; }
   echo "$out"
-  [ "${out%% *}" -ge 2 ]
+  if journalctl -q -b --since "@$since" SYSLOG_IDENTIFIER=agent-box _UID="$(id -u $u)" | grep -F 'in ~/.claude.json' | grep -q ': set '; then
+    echo "agent-box's merge wrote the file at this spawn"
+    return 1
+  fi
 }
 check "Claude replaces ~/.claude.json by renaming a temp file while holding the lock directory" locked_writes
 note "$(python3 "$here/dirwatch.py" --locked-writes "$events" .claude.json)"
