@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/hostilefile"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -144,46 +145,34 @@ func TestARejectedKeyIsReportedAndLeftRejected(t *testing.T) {
 }
 
 func TestHostileFilesAreLeftAlone(t *testing.T) {
-	cases := map[string]func(t *testing.T, path string){
-		"a FIFO": func(t *testing.T, p string) {
-			if err := syscall.Mkfifo(p, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		},
-		"a symbolic link": func(t *testing.T, p string) {
-			target := filepath.Join(filepath.Dir(p), "elsewhere.json")
-			os.WriteFile(target, []byte(`{}`), 0o600)
-			os.Symlink(target, p)
-		},
-		"a directory": func(t *testing.T, p string) { os.Mkdir(p, 0o700) },
-		"a huge file": func(t *testing.T, p string) {
-			f, _ := os.Create(p)
-			f.Truncate(17 << 20)
-			f.Close()
-		},
-		"not JSON":               func(t *testing.T, p string) { os.WriteFile(p, []byte(`{"a":`), 0o600) },
-		"a list":                 func(t *testing.T, p string) { os.WriteFile(p, []byte(`[]`), 0o600) },
-		"projects not an object": func(t *testing.T, p string) { os.WriteFile(p, []byte(`{"projects":[1]}`), 0o600) },
-		"trailing data":          func(t *testing.T, p string) { os.WriteFile(p, []byte(`{} {}`), 0o600) },
-		"approved not a list of text": func(t *testing.T, p string) {
-			os.WriteFile(p, []byte(`{"customApiKeyResponses":{"approved":[1]}}`), 0o600)
-		},
+	limit := int64(contract.Conversations.ClaudeStateMaxBytes)
+	plant := map[string]func(t *testing.T, path string){}
+	for _, kind := range hostilefile.Kinds {
+		plant[kind] = func(t *testing.T, p string) { hostilefile.Plant(t, p, kind, limit, `{"numStartups":1}`) }
 	}
-	for name, make := range cases {
+	for name, content := range map[string]string{
+		"not JSON":                    `{"a":`,
+		"a list":                      `[]`,
+		"projects not an object":      `{"projects":[1]}`,
+		"trailing data":               `{} {}`,
+		"approved not a list of text": `{"customApiKeyResponses":{"approved":[1]}}`,
+	} {
+		plant[name] = func(t *testing.T, p string) { os.WriteFile(p, []byte(content), 0o600) }
+	}
+	plant["a symbolic link to a regular file"] = func(t *testing.T, p string) {
+		target := filepath.Join(filepath.Dir(p), "elsewhere.json")
+		os.WriteFile(target, []byte(`{}`), 0o600)
+		os.Symlink(target, p)
+	}
+	for name, make := range plant {
 		t.Run(name, func(t *testing.T) {
 			home := t.TempDir()
 			p := File(home)
 			make(t, p)
 			before, _ := os.Lstat(p)
-			done := make2(func() error { _, err := Merge(home, Needs{Cwd: "/p", APIKey: key}); return err })
-			select {
-			case err := <-done:
-				if err == nil {
-					t.Fatal("merged, want an error")
-				}
-				t.Logf("error: %v", err)
-			case <-time.After(5 * time.Second):
-				t.Fatal("Merge blocked")
+			err := hostilefile.Within(t, func() error { _, err := Merge(home, Needs{Cwd: "/p", APIKey: key}); return err })
+			if err == nil {
+				t.Fatal("merged, want an error")
 			}
 			after, _ := os.Lstat(p)
 			if !after.ModTime().Equal(before.ModTime()) || after.Mode() != before.Mode() || after.Size() != before.Size() {
@@ -196,12 +185,6 @@ func TestHostileFilesAreLeftAlone(t *testing.T) {
 	}
 }
 
-func make2(f func() error) <-chan error {
-	c := make(chan error, 1)
-	go func() { c <- f() }()
-	return c
-}
-
 func TestMergeWaitsForAHeldLockAndReadsTheFileOnlyThen(t *testing.T) {
 	home := t.TempDir()
 	lockDir := File(home) + ".lock"
@@ -209,7 +192,8 @@ func TestMergeWaitsForAHeldLockAndReadsTheFileOnlyThen(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(File(home), []byte(`{"a":1}`), 0o600)
-	done := make2(func() error { _, err := Merge(home, Needs{Cwd: "/p"}); return err })
+	done := make(chan error, 1)
+	go func() { _, err := Merge(home, Needs{Cwd: "/p"}); done <- err }()
 	time.Sleep(50 * time.Millisecond)
 	// The holder (Claude) writes while it holds the lock, then releases.
 	os.WriteFile(File(home), []byte(`{"a":2,"b":"claude's"}`), 0o600)
