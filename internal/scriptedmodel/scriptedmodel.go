@@ -1,14 +1,17 @@
 // Package scriptedmodel is a stand-in for a model vendor's API, for tests:
 // the Anthropic Messages API (POST /v1/messages, streamed as server-sent
-// events or as one JSON document, and POST /v1/messages/count_tokens), which
-// real agent CLIs reach through their base-URL settings (Claude Code:
-// ANTHROPIC_BASE_URL).
+// events or as one JSON document, and POST /v1/messages/count_tokens) and
+// the OpenAI Responses API (POST /v1/responses), which real agent CLIs reach
+// through their base-URL settings (Claude Code: ANTHROPIC_BASE_URL; Codex:
+// a custom model provider).
 //
 // It plays a fixed script that the newest user message selects, so a
 // scenario steers the model by what it types:
 //
 //   - a message whose text holds a line "run: COMMAND" is answered with one
-//     tool call of the Bash tool running COMMAND;
+//     tool call running COMMAND (the Bash tool; Codex's shell tool) when the
+//     request offers tools (an agent's side request, such as Codex's title
+//     of a conversation, offers none and gets text);
 //   - a message that carries tool results is answered with the text
 //     "tool done";
 //   - anything else is answered with the text "reply N: " and the first line
@@ -44,6 +47,9 @@ type Record struct {
 	Last  string `json:"last"`
 	Reply string `json:"reply"`
 	Tool  string `json:"tool,omitempty"`
+	// Tools counts the tools the request offers: an agent's turn offers
+	// some, its side requests none.
+	Tools int `json:"tools"`
 }
 
 // Server answers and records requests. Log receives one JSON line per
@@ -55,9 +61,10 @@ type Server struct {
 }
 
 type request struct {
-	Model    string    `json:"model"`
-	Stream   bool      `json:"stream"`
-	Messages []message `json:"messages"`
+	Model    string            `json:"model"`
+	Stream   bool              `json:"stream"`
+	Messages []message         `json:"messages"`
+	Tools    []json.RawMessage `json:"tools"`
 }
 
 type message struct {
@@ -98,13 +105,14 @@ func LastUser(msgs []message) (text string, toolResult bool) {
 	return "", false
 }
 
-// answer picks the scripted reply: a text, or a Bash command to call.
-func answer(n int, last string, toolResult bool) (text, command string) {
+// answer picks the scripted reply: a text, or a shell command to call
+// when the request offers tools.
+func answer(n int, last string, toolResult, tools bool) (text, command string) {
 	if toolResult {
 		return "tool done", ""
 	}
 	for _, line := range strings.Split(last, "\n") {
-		if c, ok := strings.CutPrefix(strings.TrimSpace(line), "run: "); ok {
+		if c, ok := strings.CutPrefix(strings.TrimSpace(line), "run: "); ok && tools {
 			return "", c
 		}
 	}
@@ -138,8 +146,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		last, tr := LastUser(req.Messages)
-		text, cmd := answer(rec.N, last, tr)
-		rec.Last, rec.Reply, rec.Tool = last, text, cmd
+		text, cmd := answer(rec.N, last, tr, len(req.Tools) > 0)
+		rec.Last, rec.Reply, rec.Tool, rec.Tools = last, text, cmd, len(req.Tools)
 		msg := reply(rec.N, req.Model, text, cmd)
 		if req.Stream {
 			stream(w, msg)
@@ -147,6 +155,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(msg)
 		}
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+		status = s.responses(w, body, &rec)
 	default:
 		status = http.StatusNotFound
 		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not found"}}`, status)

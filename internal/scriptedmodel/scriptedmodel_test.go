@@ -46,7 +46,7 @@ func TestARunLineIsAnsweredWithOneBashToolCallStreamed(t *testing.T) {
 	var log bytes.Buffer
 	srv := httptest.NewServer(&Server{Log: &log})
 	defer srv.Close()
-	resp := post(t, srv.URL+"/v1/messages?beta=true", `{"model":"m","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>x</system-reminder>"},{"type":"text","text":"please\nrun: echo hi > /tmp/f"}]}]}`)
+	resp := post(t, srv.URL+"/v1/messages?beta=true", `{"model":"m","stream":true,"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>x</system-reminder>"},{"type":"text","text":"please\nrun: echo hi > /tmp/f"}]}]}`)
 	defer resp.Body.Close()
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
@@ -68,7 +68,7 @@ func TestARunLineIsAnsweredWithOneBashToolCallStreamed(t *testing.T) {
 	if err := json.Unmarshal(log.Bytes(), &rec); err != nil {
 		t.Fatal(err)
 	}
-	if rec.Last != "please\nrun: echo hi > /tmp/f" || rec.Tool != "echo hi > /tmp/f" || rec.Auth != "x-api-key" || rec.Path != "/v1/messages" {
+	if rec.Last != "please\nrun: echo hi > /tmp/f" || rec.Tool != "echo hi > /tmp/f" || rec.Auth != "x-api-key" || rec.Path != "/v1/messages" || rec.Tools != 1 {
 		t.Errorf("record %+v", rec)
 	}
 }
@@ -79,6 +79,7 @@ func TestToolResultsAndTextGetTextReplies(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}]}`: "tool done",
 		`{"messages":[{"role":"user","content":"hello there\nsecond line"}]}`:                                "reply 2: hello there",
+		`{"messages":[{"role":"user","content":"run: rm -rf /tmp/x"}]}`:                                      "reply 3: run: rm -rf /tmp/x",
 	} {
 		resp := post(t, srv.URL+"/v1/messages", body)
 		var m messageDoc
