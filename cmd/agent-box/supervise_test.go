@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -883,6 +884,13 @@ func TestANewSpawnSeesTheNewConfigurationWhileRunningAgentsKeepTheirs(t *testing
 			e1["CONFIG_VALUE"], e1["GONE_LATER"], e1["SERVER_ONLY"])
 	}
 	p1 := b.waitRunning("r1")
+	// The pane runs before the supervisor records what it started it
+	// with: a supervisor killed in between leaves nothing to compare.
+	obs := filepath.Join(b.home, ".local/state/agent-box/sessions/r1.json")
+	b.waitFor(10*time.Second, "r1's spawn recorded", func() bool {
+		data, _ := os.ReadFile(obs)
+		return bytes.Contains(data, []byte(`"spawn":`))
+	})
 
 	// a switch: the supervisor restarts with a new environment
 	b.sup.Process.Kill()
