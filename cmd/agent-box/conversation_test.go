@@ -70,3 +70,18 @@ func TestAgentHookOutsideASessionDoesNothingAndSaysNothing(t *testing.T) {
 		t.Errorf("the hook wrote under the home: %v", err)
 	}
 }
+
+func TestAgentHookNamesAnAgentThatReportsConversations(t *testing.T) {
+	bx := newBox(t, "")
+	for _, agent := range []string{"claude", "codex"} {
+		if r := bx.run("{}", "agent-hook", agent, "session-start"); r.code != 0 {
+			t.Errorf("agent-hook %s: exit %d, stderr %q", agent, r.code, r.stderr)
+		}
+	}
+	for _, args := range [][]string{{"opencode", "session-start"}, {"codex", "stop"}, {"codex"}} {
+		r := bx.run("{}", append([]string{"agent-hook"}, args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, "usage: agent-hook claude|codex session-start") {
+			t.Errorf("agent-hook %q: exit %d, stderr %q; want a usage error", args, r.code, r.stderr)
+		}
+	}
+}

@@ -44,7 +44,8 @@ type Agent struct {
 	NewArgs    []string `json:"newArgs,omitempty"`
 	PromptArgs []string `json:"promptArgs,omitempty"`
 	// Setup names what exec-session prepares before each spawn:
-	// "claude" merges ~/.claude.json (package claudestate); "" nothing.
+	// "claude" merges ~/.claude.json (package claudestate); "codex"
+	// trusts the session's folder for that spawn; "" nothing.
 	Setup string `json:"setup,omitempty"`
 }
 
@@ -54,8 +55,9 @@ var (
 	PromptPlaceholder = contract.Conversations.PromptPlaceholder
 )
 
-// Setups are the values Agent.Setup may take.
-var Setups = []string{"", "claude"}
+// Setups are the values Agent.Setup may take: nothing, or one of the
+// contract's.
+var Setups = append([]string{""}, contract.Conversations.Setups...)
 
 // ErrUnknownAgent is returned for an agent missing from the agents table.
 var ErrUnknownAgent = errors.New("unknown agent")
@@ -107,7 +109,7 @@ func parse(data []byte) (Table, error) {
 			}
 		}
 		if !slices.Contains(Setups, ag.Setup) {
-			return nil, fmt.Errorf("agent %s: unknown setup %s (known: claude)", escape.Quote(name, 64), escape.Quote(ag.Setup, 64))
+			return nil, fmt.Errorf("agent %s: unknown setup %s (known: %s)", escape.Quote(name, 64), escape.Quote(ag.Setup, 64), strings.Join(contract.Conversations.Setups, ", "))
 		}
 		if n > MaxAgentSize {
 			return nil, fmt.Errorf("agent %s: command and arguments take %d bytes, more than %d (64 KiB, each counted with its NUL and an 8-byte pointer, as execve counts it)", escape.Quote(name, 64), n, MaxAgentSize)

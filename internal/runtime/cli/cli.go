@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -81,7 +82,7 @@ commands:
   supervise                                    run the supervisor (its unit's ExecStart)
   tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
-  agent-hook claude session-start              take Claude Code's SessionStart report (its managed hook)
+  agent-hook claude|codex session-start        take the agent's SessionStart report (its managed hook)
   version                                      print the version
   help                                         print this help
 
@@ -213,8 +214,8 @@ func (p *Program) run(ctx context.Context, args []string) error {
 		}
 		return p.execSession(rest[0])
 	case "agent-hook":
-		if len(rest) != 2 || rest[0] != "claude" || rest[1] != "session-start" {
-			return usagef("usage: agent-hook claude session-start")
+		if len(rest) != 2 || !slices.Contains(contract.Conversations.Setups, rest[0]) || rest[1] != "session-start" {
+			return usagef("usage: agent-hook %s session-start", strings.Join(contract.Conversations.Setups, "|"))
 		}
 		p.agentHook()
 		return nil
@@ -376,8 +377,9 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 	return nil
 }
 
-// agentHook takes an agent's report that a conversation started (Claude
-// Code's SessionStart hook input on stdin) for the session the environment
+// agentHook takes an agent's report that a conversation started (the
+// SessionStart hook input of Claude Code and of Codex, the same fields;
+// measured with 2.1.328 and 0.171.0) for the session the environment
 // names. It never fails the agent: it prints nothing on stdout (Claude
 // adds a SessionStart hook's output to the conversation), exits 0, and
 // outside a supervised session (no AGENT_BOX_SESSION) does nothing at

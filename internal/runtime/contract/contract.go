@@ -197,6 +197,9 @@ type Contract struct {
 		// ClaudeMinVersion: the oldest Claude Code the "claude" setup
 		// accepts (the module's assertion).
 		ClaudeMinVersion string `json:"claudeMinVersion"`
+		// Setups: what exec-session can prepare before a spawn (an
+		// agent's setup), besides nothing.
+		Setups []string `json:"setups"`
 	} `json:"conversations"`
 	Cookies CookieNames `json:"cookies"`
 	Headers struct {

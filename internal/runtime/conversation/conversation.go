@@ -205,7 +205,8 @@ func CheckPrompt(p string) error {
 //
 // A conversation whose transcript no spawn has found yet (Claude Code
 // writes it at the first message) had nothing said in it: it starts again
-// under the same id, without a note. One whose transcript a spawn found
+// under the same id, without a note; so does one the agent never reported
+// (an agent that chooses its ids and reports at its first turn). One whose transcript a spawn found
 // and is gone now starts afresh, and Fresh says why.
 func Decide(r *Record, exists func(string) bool, newID func() string, now time.Time) Decision {
 	r.Spawns++
@@ -219,9 +220,10 @@ func Decide(r *Record, exists func(string) bool, newID func() string, now time.T
 		d.Reason = fmt.Sprintf("the transcript %s of conversation %s is missing", escape.Quote(r.Transcript, 200), escape.Quote(r.ID, 64))
 	case r.ID != "":
 		d.ID = r.ID // nothing was said in it yet
-	case r.Spawns > 1:
-		d.Reason = "the agent reported no conversation before it ended"
 	}
+	// No id: the first spawn, or an agent that chooses its own ids and
+	// reported none (Codex reports at its first turn): nothing was said,
+	// nothing is lost.
 	d.At = now
 	r.WantFresh = false
 	if d.Resume {

@@ -48,9 +48,10 @@ func TestDecide(t *testing.T) {
 		{name: "a first spawn that died before its transcript existed gives the prompt again, same id",
 			rec: Record{ID: "c1", Prompt: "build it", Spawns: 1}, want: Decision{ID: "c1", Prompt: true},
 			wantPrompt: "build it"},
-		{name: "an agent that chooses its own id and died before reporting starts afresh, said",
-			rec: Record{Spawns: 1}, want: Decision{ID: "n1", Reason: "the agent reported no conversation before it ended"},
-			wantFresh: "started fresh: the agent reported no conversation before it ended"},
+		{name: "an agent that chooses its own id and ended before reporting starts a new conversation, quietly",
+			rec: Record{Spawns: 1}, want: Decision{ID: "n1"}},
+		{name: "... and gets the prompt again",
+			rec: Record{Spawns: 1, Prompt: "build it"}, want: Decision{ID: "n1", Prompt: true}, wantPrompt: "build it"},
 		{name: "restart --fresh starts a new conversation although the transcript exists",
 			rec: Record{ID: "c1", Transcript: tr, Spawns: 2, WantFresh: true}, exists: true,
 			want:      Decision{ID: "n1", Reason: "a new conversation was asked for (restart --fresh)"},
@@ -268,5 +269,36 @@ func TestHasTranscriptWantsANonEmptyRegularFile(t *testing.T) {
 		if got := HasTranscript(p); got != want {
 			t.Errorf("HasTranscript(%s) = %v, want %v", filepath.Base(p), got, want)
 		}
+	}
+}
+
+func TestAFreshNoteFollowsTheIDAnAgentChoseUntilItMovesOn(t *testing.T) {
+	e := testEnv(t)
+	ctx := context.Background()
+	dir := e.ConversationsDir()
+	// A Codex-like agent (no newArgs) whose transcript went missing.
+	Update(ctx, dir, "main", func(r *Record) error {
+		*r = Record{ID: "c1", Transcript: "/gone", Seen: true, Spawns: 2}
+		Decide(r, func(string) bool { return false }, func() string { return "" }, t0)
+		return nil
+	})
+	env := map[string]string{"AGENT_BOX_SESSION": "main", "AGENT_BOX_AGENT_PID": "100"}
+	p := procs{100: {1, "/codex"}, 200: {100, "/ab"}}
+	report := func(id string) string {
+		t.Helper()
+		if _, err := Accept(ctx, func(k string) string { return env[k] }, e, p, 200, Report{SessionID: id, TranscriptPath: "/t/" + id}, t0); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := Load(dir, "main")
+		return r.FreshNote()
+	}
+	if note := report("c2"); !strings.Contains(note, "started fresh: the transcript") {
+		t.Errorf("after the new conversation's first report: note %q", note)
+	}
+	if note := report("c2"); note == "" {
+		t.Error("a second report of the same conversation dropped the note")
+	}
+	if note := report("c3"); note != "" {
+		t.Errorf("after the agent moved on: note %q", note)
 	}
 }

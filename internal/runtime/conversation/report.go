@@ -150,6 +150,11 @@ func Accept(ctx context.Context, getenv func(string) string, e paths.Env, p Proc
 		if r.ID != rep.SessionID {
 			r.Seen = false
 		}
+		if r.Fresh != nil && r.Fresh.ID == "" && r.ID == "" {
+			// the new conversation a spawn started fresh, whose id the
+			// agent chose: the note stays while it is the session's
+			r.Fresh.ID = rep.SessionID
+		}
 		r.ID, r.Transcript, r.Source, r.Reported = rep.SessionID, rep.TranscriptPath, rep.Source, now
 		return nil
 	})

@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 )
 
 // Converse prepares the conversation of session name before its agent
-// starts: the agent's setup (Claude Code: ~/.claude.json merged), then the
+// starts: the agent's setup (Claude Code: ~/.claude.json merged; Codex: the
+// session's folder trusted on its command line), then the
 // decision on the session's conversation file (package conversation). It
 // appends the agent's conversation arguments to plan.Argv and returns the
 // lines to log. Nothing here stops the spawn: a failure is logged, and the
@@ -37,6 +39,18 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 		case len(res.Changed) > 0:
 			logf("set %s in ~/.claude.json", strings.Join(res.Changed, ", "))
 		}
+	}
+	if ag.Setup == "codex" {
+		dir := plan.Dir
+		if dir == "" {
+			dir = e.Home
+		}
+		// Codex asks "Trust this folder?" in a git repository; a setting
+		// on its command line answers for this process only (nothing is
+		// written to the user's ~/.codex/config.toml). Measured with
+		// 0.171.0: the dotted form projects."DIR".trust_level keeps the
+		// quotes in the key and does not answer; an inline table does.
+		plan.Argv = slices.Insert(plan.Argv, 1, "-c", CodexTrust(dir))
 	}
 	if len(ag.ResumeArgs) == 0 && len(ag.PromptArgs) == 0 {
 		return logs
@@ -83,6 +97,31 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 		logf("gave the kickoff prompt (%d bytes)", len(prompt))
 	}
 	return logs
+}
+
+// CodexTrust is the value of Codex's -c option that trusts dir: the
+// table projects with dir's entry, dir a TOML basic string.
+func CodexTrust(dir string) string {
+	return "projects={" + tomlString(dir) + `={trust_level="trusted"}}`
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // lookup returns the value of key in env ("KEY=VALUE" entries, the last

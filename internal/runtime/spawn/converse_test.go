@@ -86,3 +86,49 @@ func TestAnAgentWithoutConversationArgumentsIsLeftAsItIs(t *testing.T) {
 		t.Error("a conversation file was written")
 	}
 }
+
+var codexLike = agents.Agent{
+	Command:    "/bin/codex",
+	ResumeArgs: []string{"resume", "{id}"},
+	PromptArgs: []string{"--", "{prompt}"},
+	Setup:      "codex",
+}
+
+func TestConverseTrustsTheSessionFolderOnCodexsCommandLine(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	if err := conversation.Reset(ctx, e.ConversationsDir(), "s", "start"); err != nil {
+		t.Fatal(err)
+	}
+	plan := Plan{Argv: []string{"/bin/codex", "-s", "danger-full-access"}, Dir: "/work/a b"}
+	Converse(ctx, e, codexLike, "s", &plan, time.Now())
+	want := []string{"/bin/codex", "-c", `projects={"/work/a b"={trust_level="trusted"}}`, "-s", "danger-full-access", "--", "start"}
+	if d := cmp.Diff(want, plan.Argv); d != "" {
+		t.Errorf("first spawn (-want +got):\n%s", d)
+	}
+	// Codex reports the id it chose (its SessionStart hook, at the first
+	// turn); the next spawn resumes it, the trust still first.
+	tr := filepath.Join(e.Home, "rollout.jsonl")
+	os.WriteFile(tr, []byte("{}\n"), 0o600)
+	conversation.Update(ctx, e.ConversationsDir(), "s", func(r *conversation.Record) error { r.ID, r.Transcript = "019a-c0de", tr; return nil })
+	plan = Plan{Argv: []string{"/bin/codex"}}
+	Converse(ctx, e, codexLike, "s", &plan, time.Now())
+	want = []string{"/bin/codex", "-c", `projects={"` + e.Home + `"={trust_level="trusted"}}`, "resume", "019a-c0de"}
+	if d := cmp.Diff(want, plan.Argv); d != "" {
+		t.Errorf("second spawn, in the home (-want +got):\n%s", d)
+	}
+}
+
+func TestCodexTrustQuotesTheFolderAsATOMLString(t *testing.T) {
+	for _, c := range []struct{ dir, want string }{
+		{"/home/ada", `projects={"/home/ada"={trust_level="trusted"}}`},
+		{"/srv/v1.2/x", `projects={"/srv/v1.2/x"={trust_level="trusted"}}`},
+		{`/a"b\c`, `projects={"/a\"b\\c"={trust_level="trusted"}}`},
+		{"/a\tb\nc\x7f", `projects={"/a\u0009b\u000Ac\u007F"={trust_level="trusted"}}`},
+		{"/é", `projects={"/é"={trust_level="trusted"}}`},
+	} {
+		if got := CodexTrust(c.dir); got != c.want {
+			t.Errorf("CodexTrust(%q) = %s, want %s", c.dir, got, c.want)
+		}
+	}
+}
