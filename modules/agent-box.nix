@@ -90,7 +90,9 @@
 #   modules/src/lib/render/auth.nix
 #   modules/src/lib/render/caddy.nix
 #   modules/src/lib/render/claude.nix
+#   modules/src/lib/render/codex.nix
 #   modules/src/lib/render/fail2ban.nix
+#   modules/src/lib/render/guide.nix
 #   modules/src/lib/render/hooks.nix
 #   modules/src/lib/render/instance.nix
 #   modules/src/lib/render/login.nix
@@ -222,7 +224,7 @@ let
         resumeArgs = mkOption {
           type = types.listOf types.str;
           default = if isBuiltin then builtin.resumeArgs else [ ];
-          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`.";
+          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`, `codex` to `[ \"resume\" \"${idPlaceholder}\" ]`.";
           example = [
             "--resume"
             idPlaceholder
@@ -240,16 +242,16 @@ let
         promptArgs = mkOption {
           type = types.listOf types.str;
           default = if isBuiltin then builtin.promptArgs else [ ];
-          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` defaults to `[ \"--\" \"${promptPlaceholder}\" ]`.";
+          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` and `codex` default to `[ \"--\" \"${promptPlaceholder}\" ]`.";
           example = [
             "--prompt"
             promptPlaceholder
           ];
         };
         setup = mkOption {
-          type = types.nullOr (types.enum [ "claude" ]);
+          type = types.nullOr (types.enum contract.conversations.setups);
           default = if isBuiltin then builtin.setup else null;
-          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `null` nothing.";
+          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `\"codex\"` trusts the session's folder for that process only (`-c projects={...}` on its command line; nothing is written to `~/.codex/config.toml`), and the agent gets `services.agent-box.codex`'s sandbox and approval policy; both install the agent's host-wide files (the guide and the hook through which it reports its conversation); `null` nothing.";
           example = "claude";
         };
       };
@@ -569,19 +571,51 @@ in
     description = "Settings of every agent with `setup = \"claude\"` (Claude Code).";
   };
 
+  codex = mkOption {
+    type = types.submodule {
+      options = {
+        sandbox = mkOption {
+          type = types.nullOr (
+            types.enum [
+              "danger-full-access"
+              "workspace-write"
+              "read-only"
+            ]
+          );
+          default = "danger-full-access";
+          description = "`--sandbox` of every agent with `setup = \"codex\"`. Codex's own sandbox is bubblewrap, which cannot work inside the agents' unit: there `codex sandbox -- true` exits 1 (\"bwrap: Failed to make / slave: Operation not permitted\", measured in the VM tier with Codex 0.171.0; the unit's system-call filter has no `mount`), so with `workspace-write` or `read-only` the commands the model runs cannot start. The default runs commands without it; the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege). `null` leaves it to Codex's settings.";
+          example = "workspace-write";
+        };
+        approvalPolicy = mkOption {
+          type = types.nullOr (
+            types.enum [
+              "never"
+              "on-request"
+            ]
+          );
+          default = "never";
+          description = "`--ask-for-approval` of every agent with `setup = \"codex\"`. `never` lets a session that nobody watches run commands without a keypress (with the default sandbox Codex shows \"permissions: YOLO mode\" and asks nothing); `on-request` lets the model stop and wait for a person. `null` leaves it to Codex's settings.";
+          example = "on-request";
+        };
+      };
+    };
+    default = { };
+    description = "Settings of every agent with `setup = \"codex\"` (Codex).";
+  };
+
   guide = mkOption {
     type = types.submodule {
       options = {
         extraText = mkOption {
           type = types.str;
           default = "";
-          description = "Text appended to the guide for agents, the managed `/etc/claude-code/CLAUDE.md` that every Claude Code of the host reads (installed when an agent user has an agent with `setup = \"claude\"`): what agents on this host should know besides what agent-box says.";
+          description = "Text appended to the guide for agents (Claude Code's managed `/etc/claude-code/CLAUDE.md`, installed when an agent user has an agent with `setup = \"claude\"`; Codex's `developer_instructions` in `/etc/codex/config.toml`, with `setup = \"codex\"`): what agents on this host should know besides what agent-box says.";
           example = "Never push to main; open a pull request.";
         };
       };
     };
     default = { };
-    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md`.";
+    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md` and Codex's system `developer_instructions`.";
   };
 
   agents = mkOption {
@@ -697,7 +731,8 @@ let
               "claudeStateMaxBytes": 16777216,
               "idPlaceholder": "{id}",
               "promptPlaceholder": "{prompt}",
-              "claudeMinVersion": "2.1.0"
+              "claudeMinVersion": "2.1.0",
+              "setups": ["claude", "codex"]
             },
             "cookies": {
               "session": "__Host-agentbox",
@@ -1083,10 +1118,25 @@ let
       ];
       setup = "claude";
     };
-    codex = none // {
+    # Codex chooses its conversation's id (reported by its SessionStart
+    # hook at the first turn) and resumes with a subcommand; the kickoff
+    # prompt is its last argument, after "--". "codex" setup trusts the
+    # session's folder on the command line of each spawn (measured with
+    # 0.171.0).
+    codex = {
       packageAttr = "codex";
       command = "codex";
       args = [ ];
+      resumeArgs = [
+        "resume"
+        idPlaceholder
+      ];
+      newArgs = [ ];
+      promptArgs = [
+        "--"
+        promptPlaceholder
+      ];
+      setup = "codex";
     };
     opencode = none // {
       packageAttr = "opencode";
@@ -1360,6 +1410,7 @@ in
     slice
     agents
     claude
+    codex
     guide
     ;
   inherit web;
@@ -1858,14 +1909,33 @@ builtins.toJSON (
             c = n.agents.${name}.command;
           in
           if prim.hasPrefix "/" c then c else "${envPath}/bin/${c}";
-        # The permission mode (services.agent-box.claude.permissionMode)
-        # goes first, so an agent's own args can still override it.
+        # The permission mode (services.agent-box.claude.permissionMode),
+        # Codex's sandbox and approval policy (services.agent-box.codex)
+        # go first, so an agent's own args can still override them.
         args =
           (
             if a.setup == "claude" && n.claude.permissionMode != null then
               [
                 "--permission-mode"
                 n.claude.permissionMode
+              ]
+            else
+              [ ]
+          )
+          ++ (
+            if a.setup == "codex" && n.codex.sandbox != null then
+              [
+                "--sandbox"
+                n.codex.sandbox
+              ]
+            else
+              [ ]
+          )
+          ++ (
+            if a.setup == "codex" && n.codex.approvalPolicy != null then
+              [
+                "--ask-for-approval"
+                n.codex.approvalPolicy
               ]
             else
               [ ]
@@ -2330,7 +2400,8 @@ in
 # setup = "claude": only what is the same for every user of the host. The
 # settings drop-in acknowledges the bypass mode's warning and installs the
 # SessionStart hook through which the agent reports its conversation (the
-# hook does nothing outside a supervised session); CLAUDE.md is the guide.
+# hook does nothing outside a supervised session); CLAUDE.md is the guide
+# (render.guide).
 # runtime: the absolute path of the agent-box program.
 { contract, ... }:
 {
@@ -2355,26 +2426,65 @@ in
       ];
     }
     + "\n";
-
-  # The guide's @hooksDir@ and @session@ are the contract's variables.
-  guide =
-    n: text:
-    builtins.replaceStrings
-      [ "@hooksDir@" "@session@" ]
-      [ contract.env.hooksDir.name contract.env.session.name ]
-      text
-    + (
-      if n.web.enable then
-        "- The person reaches your session at `https://<your user name>.${n.web.domain}/`\n  (your user name: `id -un`).\n"
-      else
-        ""
-    )
-    + (if n.guide.extraText == "" then "" else "\n## From this host\n\n" + n.guide.extraText);
 }
         ;
+      codex =
+        # Codex's system configuration, /etc/codex/config.toml (docs/runtime-contract.md,
+# "Codex"), installed when an agent user has an agent with setup = "codex":
+# only what is the same for every user of the host. The guide reaches the
+# model as developer instructions (beside, never instead of, a user's
+# AGENTS.md); the SessionStart hook is how the agent reports the
+# conversation it chose (hooks of the system layer run without the trust
+# review of a user's hooks; measured with 0.171.0); the update check is
+# off (the package is the host's). Strings are JSON strings, which TOML's
+# basic strings read alike, with DEL escaped (TOML wants it so).
+# runtime: the absolute path of the agent-box program; guide: its text.
+_: {
+  configFile = "codex/config.toml";
+
+  config =
+    runtime: guide:
+    let
+      str =
+        s: builtins.replaceStrings [ (builtins.fromJSON ''"\u007f"'') ] [ "\\u007F" ] (builtins.toJSON s);
+    in
+    ''
+      # Written by agent-box (services.agent-box); Codex's system layer.
+      developer_instructions = ${str guide}
+      check_for_update_on_startup = false
+
+      [[hooks.SessionStart]]
+      [[hooks.SessionStart.hooks]]
+      type = "command"
+      # Codex runs it under /bin/sh -c: exec makes the hook a child of the
+      # agent itself (conversation.CheckReporter).
+      command = ${str "exec ${runtime} agent-hook codex session-start"}
+    '';
+}
+        ;
+      guide =
+        # The guide for agents (modules/src/lib/guide.md, the text given here) as
+# every agent reads it: its @hooksDir@ and @session@ are the contract's
+# variables; the URL pattern of the user's origin and the host's own text
+# (services.agent-box.guide.extraText) follow. Claude Code reads it as its
+# managed CLAUDE.md, Codex as developer_instructions.
+{ contract, ... }:
+n: text:
+builtins.replaceStrings
+  [ "@hooksDir@" "@session@" ]
+  [ contract.env.hooksDir.name contract.env.session.name ]
+  text
++ (
+  if n.web.enable then
+    "- The person reaches your session at `https://<your user name>.${n.web.domain}/`\n  (your user name: `id -un`).\n"
+  else
+    ""
+)
++ (if n.guide.extraText == "" then "" else "\n## From this host\n\n" + n.guide.extraText)
+        ;
     };
-    # The guide for agents (the managed CLAUDE.md), before render.claude.guide
-    # adds the host's parts.
+    # The guide for agents (Claude's managed CLAUDE.md, Codex's
+    # developer_instructions), before render.guide adds the host's parts.
     guideText =
       _:
       ''
@@ -2430,10 +2540,10 @@ let
   inherit (contract) sockets units;
   names = build.webStoreNames;
 
-  # Whether an agent user has an agent that Claude Code's managed files
-  # concern (setup = "claude").
-  claudeUsed =
-    n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == "claude") n.users.${u}.agentNames) n.userNames;
+  # Whether an agent user has an agent with setup s ("claude": Claude
+  # Code's managed files concern it; "codex": Codex's system config).
+  setupUsed =
+    s: n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == s) n.users.${u}.agentNames) n.userNames;
 
   # A drop-in: unit name -> { text; wantedBy; }.
   entry = name: text: wantedBy: {
@@ -2558,10 +2668,18 @@ let
         { }
     )
     // (
-      if claudeUsed n then
+      if setupUsed "claude" n then
         {
           ${render.claude.settingsFile} = render.claude.settings "${host.runtime}/bin/agent-box";
-          ${render.claude.guideFile} = render.claude.guide n guideText;
+          ${render.claude.guideFile} = render.guide n guideText;
+        }
+      else
+        { }
+    )
+    // (
+      if setupUsed "codex" n then
+        {
+          ${render.codex.configFile} = render.codex.config "${host.runtime}/bin/agent-box" (render.guide n guideText);
         }
       else
         { }
@@ -3555,7 +3673,8 @@ in
           	NewArgs    []string `json:"newArgs,omitempty"`
           	PromptArgs []string `json:"promptArgs,omitempty"`
           	// Setup names what exec-session prepares before each spawn:
-          	// "claude" merges ~/.claude.json (package claudestate); "" nothing.
+          	// "claude" merges ~/.claude.json (package claudestate); "codex"
+          	// trusts the session's folder for that spawn; "" nothing.
           	Setup string `json:"setup,omitempty"`
           }
 
@@ -3565,8 +3684,9 @@ in
           	PromptPlaceholder = contract.Conversations.PromptPlaceholder
           )
 
-          // Setups are the values Agent.Setup may take.
-          var Setups = []string{"", "claude"}
+          // Setups are the values Agent.Setup may take: nothing, or one of the
+          // contract's.
+          var Setups = append([]string{""}, contract.Conversations.Setups...)
 
           // ErrUnknownAgent is returned for an agent missing from the agents table.
           var ErrUnknownAgent = errors.New("unknown agent")
@@ -3618,7 +3738,7 @@ in
           			}
           		}
           		if !slices.Contains(Setups, ag.Setup) {
-          			return nil, fmt.Errorf("agent %s: unknown setup %s (known: claude)", escape.Quote(name, 64), escape.Quote(ag.Setup, 64))
+          			return nil, fmt.Errorf("agent %s: unknown setup %s (known: %s)", escape.Quote(name, 64), escape.Quote(ag.Setup, 64), strings.Join(contract.Conversations.Setups, ", "))
           		}
           		if n > MaxAgentSize {
           			return nil, fmt.Errorf("agent %s: command and arguments take %d bytes, more than %d (64 KiB, each counted with its NUL and an 8-byte pointer, as execve counts it)", escape.Quote(name, 64), n, MaxAgentSize)
@@ -7112,6 +7232,7 @@ in
           	"os/exec"
           	"path/filepath"
           	"reflect"
+          	"slices"
           	"strings"
           	"syscall"
           	"text/tabwriter"
@@ -7179,7 +7300,7 @@ in
             supervise                                    run the supervisor (its unit's ExecStart)
             tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
             exec-session NAME                            run a session's agent (tmux runs this)
-            agent-hook claude session-start              take Claude Code's SessionStart report (its managed hook)
+            agent-hook claude|codex session-start        take the agent's SessionStart report (its managed hook)
             version                                      print the version
             help                                         print this help
 
@@ -7311,8 +7432,8 @@ in
           		}
           		return p.execSession(rest[0])
           	case "agent-hook":
-          		if len(rest) != 2 || rest[0] != "claude" || rest[1] != "session-start" {
-          			return usagef("usage: agent-hook claude session-start")
+          		if len(rest) != 2 || !slices.Contains(contract.Conversations.Setups, rest[0]) || rest[1] != "session-start" {
+          			return usagef("usage: agent-hook %s session-start", strings.Join(contract.Conversations.Setups, "|"))
           		}
           		p.agentHook()
           		return nil
@@ -7474,8 +7595,9 @@ in
           	return nil
           }
 
-          // agentHook takes an agent's report that a conversation started (Claude
-          // Code's SessionStart hook input on stdin) for the session the environment
+          // agentHook takes an agent's report that a conversation started (the
+          // SessionStart hook input of Claude Code and of Codex, the same fields;
+          // measured with 2.1.328 and 0.171.0) for the session the environment
           // names. It never fails the agent: it prints nothing on stdout (Claude
           // adds a SessionStart hook's output to the conversation), exits 0, and
           // outside a supervised session (no AGENT_BOX_SESSION) does nothing at
@@ -8111,6 +8233,9 @@ in
           		// ClaudeMinVersion: the oldest Claude Code the "claude" setup
           		// accepts (the module's assertion).
           		ClaudeMinVersion string `json:"claudeMinVersion"`
+          		// Setups: what exec-session can prepare before a spawn (an
+          		// agent's setup), besides nothing.
+          		Setups []string `json:"setups"`
           	} `json:"conversations"`
           	Cookies CookieNames `json:"cookies"`
           	Headers struct {
@@ -8421,7 +8546,8 @@ in
               "claudeStateMaxBytes": 16777216,
               "idPlaceholder": "{id}",
               "promptPlaceholder": "{prompt}",
-              "claudeMinVersion": "2.1.0"
+              "claudeMinVersion": "2.1.0",
+              "setups": ["claude", "codex"]
             },
             "cookies": {
               "session": "__Host-agentbox",
@@ -8981,7 +9107,8 @@ in
           //
           // A conversation whose transcript no spawn has found yet (Claude Code
           // writes it at the first message) had nothing said in it: it starts again
-          // under the same id, without a note. One whose transcript a spawn found
+          // under the same id, without a note; so does one the agent never reported
+          // (an agent that chooses its ids and reports at its first turn). One whose transcript a spawn found
           // and is gone now starts afresh, and Fresh says why.
           func Decide(r *Record, exists func(string) bool, newID func() string, now time.Time) Decision {
           	r.Spawns++
@@ -8995,9 +9122,10 @@ in
           		d.Reason = fmt.Sprintf("the transcript %s of conversation %s is missing", escape.Quote(r.Transcript, 200), escape.Quote(r.ID, 64))
           	case r.ID != "":
           		d.ID = r.ID // nothing was said in it yet
-          	case r.Spawns > 1:
-          		d.Reason = "the agent reported no conversation before it ended"
           	}
+          	// No id: the first spawn, or an agent that chooses its own ids and
+          	// reported none (Codex reports at its first turn): nothing was said,
+          	// nothing is lost.
           	d.At = now
           	r.WantFresh = false
           	if d.Resume {
@@ -9204,6 +9332,11 @@ in
           	return name, Update(ctx, e.ConversationsDir(), name, func(r *Record) error {
           		if r.ID != rep.SessionID {
           			r.Seen = false
+          		}
+          		if r.Fresh != nil && r.Fresh.ID == "" && r.ID == "" {
+          			// the new conversation a spawn started fresh, whose id the
+          			// agent chose: the note stays while it is the session's
+          			r.Fresh.ID = rep.SessionID
           		}
           		r.ID, r.Transcript, r.Source, r.Reported = rep.SessionID, rep.TranscriptPath, rep.Source, now
           		return nil
@@ -12696,6 +12829,7 @@ in
           import (
           	"context"
           	"fmt"
+          	"slices"
           	"strings"
           	"time"
 
@@ -12707,7 +12841,8 @@ in
           )
 
           // Converse prepares the conversation of session name before its agent
-          // starts: the agent's setup (Claude Code: ~/.claude.json merged), then the
+          // starts: the agent's setup (Claude Code: ~/.claude.json merged; Codex: the
+          // session's folder trusted on its command line), then the
           // decision on the session's conversation file (package conversation). It
           // appends the agent's conversation arguments to plan.Argv and returns the
           // lines to log. Nothing here stops the spawn: a failure is logged, and the
@@ -12730,6 +12865,18 @@ in
           		case len(res.Changed) > 0:
           			logf("set %s in ~/.claude.json", strings.Join(res.Changed, ", "))
           		}
+          	}
+          	if ag.Setup == "codex" {
+          		dir := plan.Dir
+          		if dir == "" {
+          			dir = e.Home
+          		}
+          		// Codex asks "Trust this folder?" in a git repository; a setting
+          		// on its command line answers for this process only (nothing is
+          		// written to the user's ~/.codex/config.toml). Measured with
+          		// 0.171.0: the dotted form projects."DIR".trust_level keeps the
+          		// quotes in the key and does not answer; an inline table does.
+          		plan.Argv = slices.Insert(plan.Argv, 1, "-c", CodexTrust(dir))
           	}
           	if len(ag.ResumeArgs) == 0 && len(ag.PromptArgs) == 0 {
           		return logs
@@ -12776,6 +12923,31 @@ in
           		logf("gave the kickoff prompt (%d bytes)", len(prompt))
           	}
           	return logs
+          }
+
+          // CodexTrust is the value of Codex's -c option that trusts dir: the
+          // table projects with dir's entry, dir a TOML basic string.
+          func CodexTrust(dir string) string {
+          	return "projects={" + tomlString(dir) + `={trust_level="trusted"}}`
+          }
+
+          // tomlString quotes s as a TOML basic string.
+          func tomlString(s string) string {
+          	var b strings.Builder
+          	b.WriteByte('"')
+          	for _, r := range s {
+          		switch {
+          		case r == '"' || r == '\\':
+          			b.WriteByte('\\')
+          			b.WriteRune(r)
+          		case r < 0x20 || r == 0x7f:
+          			fmt.Fprintf(&b, "\\u%04X", r)
+          		default:
+          			b.WriteRune(r)
+          		}
+          	}
+          	b.WriteByte('"')
+          	return b.String()
           }
 
           // lookup returns the value of key in env ("KEY=VALUE" entries, the last

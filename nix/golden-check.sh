@@ -17,7 +17,7 @@
 # file under ETC/agent-box as files/etc/agent-box/... by content, the
 # agent-box* files of ETC/fail2ban/filter.d, jail.d and action.d and of
 # ETC/sysctl.d and ETC/claude-code/managed-settings.d (likewise),
-# ETC/claude-code/CLAUDE.md, and the agent-box store files
+# ETC/claude-code/CLAUDE.md, ETC/codex/config.toml, and the agent-box store files
 # ETC/caddy/caddy_config imports. Store
 # hashes become 32 zeros. Anything extra, missing or different fails (exit
 # 1) with a diff (-fixture +installed).
@@ -72,11 +72,13 @@ for dir in fail2ban/filter.d fail2ban/jail.d fail2ban/action.d sysctl.d claude-c
     zero <"$etc/$dir/$rel" >"$out/files/etc/$dir/$rel"
   done < <(cd "$etc/$dir" && find -L . -mindepth 1 -maxdepth 1 -type f \( -name 'agent-box*' -o -name '[0-9][0-9]-agent-box*' \) -printf '%P\n' | LC_ALL=C sort)
 done
-# Claude Code's managed guide (installed when a user has the claude agent).
-if [ -f "$etc/claude-code/CLAUDE.md" ]; then
-  mkdir -p "$out/files/etc/claude-code"
-  zero <"$etc/claude-code/CLAUDE.md" >"$out/files/etc/claude-code/CLAUDE.md"
-fi
+# Claude Code's managed guide and Codex's system config (installed when a
+# user has an agent with setup "claude" or "codex").
+for f in claude-code/CLAUDE.md codex/config.toml; do
+  [ -f "$etc/$f" ] || continue
+  mkdir -p "$(dirname "$out/files/etc/$f")"
+  zero <"$etc/$f" >"$out/files/etc/$f"
+done
 if [ -f "$etc/caddy/caddy_config" ]; then
   while IFS= read -r store; do
     stores+=("$store")

@@ -63,6 +63,7 @@ let
           || builtins.match "fail2ban/(filter|jail|action)[.]d/agent-box.*" n != null
           || builtins.match "sysctl[.]d/[0-9][0-9]-agent-box.*" n != null
           || n == "claude-code/CLAUDE.md"
+          || n == "codex/config.toml"
           || builtins.match "claude-code/managed-settings[.]d/[0-9][0-9]-agent-box.*" n != null
         ) (builtins.attrNames etc)
       )

@@ -36,9 +36,10 @@ let
 
   pyBool = b: if b then "True" else "False";
 
-  # The claude golden runs Claude Code (unfree) against the scripted model
-  # on 127.0.0.1:8099, as the offline tier's guest does (internal/vmtest,
-  # claude.go), with the same fake API key file.
+  # The claude golden runs Claude Code (unfree) and Codex (nixpkgs' own
+  # versions) against the scripted model on 127.0.0.1:8099, as the offline
+  # tier's guest does with the pinned ones (internal/vmtest, agentclis.go),
+  # with the same fake API key file.
   claude = golden == "claude";
   scriptedModel = pkgs.buildGoModule {
     pname = "scripted-model";

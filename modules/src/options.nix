@@ -71,7 +71,7 @@ let
         resumeArgs = mkOption {
           type = types.listOf types.str;
           default = if isBuiltin then builtin.resumeArgs else [ ];
-          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`.";
+          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`, `codex` to `[ \"resume\" \"${idPlaceholder}\" ]`.";
           example = [
             "--resume"
             idPlaceholder
@@ -89,16 +89,16 @@ let
         promptArgs = mkOption {
           type = types.listOf types.str;
           default = if isBuiltin then builtin.promptArgs else [ ];
-          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` defaults to `[ \"--\" \"${promptPlaceholder}\" ]`.";
+          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` and `codex` default to `[ \"--\" \"${promptPlaceholder}\" ]`.";
           example = [
             "--prompt"
             promptPlaceholder
           ];
         };
         setup = mkOption {
-          type = types.nullOr (types.enum [ "claude" ]);
+          type = types.nullOr (types.enum contract.conversations.setups);
           default = if isBuiltin then builtin.setup else null;
-          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `null` nothing.";
+          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `\"codex\"` trusts the session's folder for that process only (`-c projects={...}` on its command line; nothing is written to `~/.codex/config.toml`), and the agent gets `services.agent-box.codex`'s sandbox and approval policy; both install the agent's host-wide files (the guide and the hook through which it reports its conversation); `null` nothing.";
           example = "claude";
         };
       };
@@ -418,19 +418,51 @@ in
     description = "Settings of every agent with `setup = \"claude\"` (Claude Code).";
   };
 
+  codex = mkOption {
+    type = types.submodule {
+      options = {
+        sandbox = mkOption {
+          type = types.nullOr (
+            types.enum [
+              "danger-full-access"
+              "workspace-write"
+              "read-only"
+            ]
+          );
+          default = "danger-full-access";
+          description = "`--sandbox` of every agent with `setup = \"codex\"`. Codex's own sandbox is bubblewrap, which cannot work inside the agents' unit: there `codex sandbox -- true` exits 1 (\"bwrap: Failed to make / slave: Operation not permitted\", measured in the VM tier with Codex 0.171.0; the unit's system-call filter has no `mount`), so with `workspace-write` or `read-only` the commands the model runs cannot start. The default runs commands without it; the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege). `null` leaves it to Codex's settings.";
+          example = "workspace-write";
+        };
+        approvalPolicy = mkOption {
+          type = types.nullOr (
+            types.enum [
+              "never"
+              "on-request"
+            ]
+          );
+          default = "never";
+          description = "`--ask-for-approval` of every agent with `setup = \"codex\"`. `never` lets a session that nobody watches run commands without a keypress (with the default sandbox Codex shows \"permissions: YOLO mode\" and asks nothing); `on-request` lets the model stop and wait for a person. `null` leaves it to Codex's settings.";
+          example = "on-request";
+        };
+      };
+    };
+    default = { };
+    description = "Settings of every agent with `setup = \"codex\"` (Codex).";
+  };
+
   guide = mkOption {
     type = types.submodule {
       options = {
         extraText = mkOption {
           type = types.str;
           default = "";
-          description = "Text appended to the guide for agents, the managed `/etc/claude-code/CLAUDE.md` that every Claude Code of the host reads (installed when an agent user has an agent with `setup = \"claude\"`): what agents on this host should know besides what agent-box says.";
+          description = "Text appended to the guide for agents (Claude Code's managed `/etc/claude-code/CLAUDE.md`, installed when an agent user has an agent with `setup = \"claude\"`; Codex's `developer_instructions` in `/etc/codex/config.toml`, with `setup = \"codex\"`): what agents on this host should know besides what agent-box says.";
           example = "Never push to main; open a pull request.";
         };
       };
     };
     default = { };
-    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md`.";
+    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md` and Codex's system `developer_instructions`.";
   };
 
   agents = mkOption {

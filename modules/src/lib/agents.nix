@@ -38,10 +38,25 @@ let
       ];
       setup = "claude";
     };
-    codex = none // {
+    # Codex chooses its conversation's id (reported by its SessionStart
+    # hook at the first turn) and resumes with a subcommand; the kickoff
+    # prompt is its last argument, after "--". "codex" setup trusts the
+    # session's folder on the command line of each spawn (measured with
+    # 0.171.0).
+    codex = {
       packageAttr = "codex";
       command = "codex";
       args = [ ];
+      resumeArgs = [
+        "resume"
+        idPlaceholder
+      ];
+      newArgs = [ ];
+      promptArgs = [
+        "--"
+        promptPlaceholder
+      ];
+      setup = "codex";
     };
     opencode = none // {
       packageAttr = "opencode";

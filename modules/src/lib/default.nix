@@ -80,9 +80,15 @@ let
       claude =
         @@include:render/claude.nix@@
         ;
+      codex =
+        @@include:render/codex.nix@@
+        ;
+      guide =
+        @@include:render/guide.nix@@
+        ;
     };
-    # The guide for agents (the managed CLAUDE.md), before render.claude.guide
-    # adds the host's parts.
+    # The guide for agents (Claude's managed CLAUDE.md, Codex's
+    # developer_instructions), before render.guide adds the host's parts.
     guideText =
       _:
       @@include:guide.md@@

@@ -106,6 +106,7 @@ in
     slice
     agents
     claude
+    codex
     guide
     ;
   inherit web;

@@ -28,10 +28,10 @@ let
   inherit (contract) sockets units;
   names = build.webStoreNames;
 
-  # Whether an agent user has an agent that Claude Code's managed files
-  # concern (setup = "claude").
-  claudeUsed =
-    n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == "claude") n.users.${u}.agentNames) n.userNames;
+  # Whether an agent user has an agent with setup s ("claude": Claude
+  # Code's managed files concern it; "codex": Codex's system config).
+  setupUsed =
+    s: n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == s) n.users.${u}.agentNames) n.userNames;
 
   # A drop-in: unit name -> { text; wantedBy; }.
   entry = name: text: wantedBy: {
@@ -156,10 +156,18 @@ let
         { }
     )
     // (
-      if claudeUsed n then
+      if setupUsed "claude" n then
         {
           ${render.claude.settingsFile} = render.claude.settings "${host.runtime}/bin/agent-box";
-          ${render.claude.guideFile} = render.claude.guide n guideText;
+          ${render.claude.guideFile} = render.guide n guideText;
+        }
+      else
+        { }
+    )
+    // (
+      if setupUsed "codex" n then
+        {
+          ${render.codex.configFile} = render.codex.config "${host.runtime}/bin/agent-box" (render.guide n guideText);
         }
       else
         { }

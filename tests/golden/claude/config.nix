@@ -1,16 +1,24 @@
-# Claude Code unattended: one agent user whose seed session runs the
-# built-in `claude` profile (headless: the default permission mode, the
-# managed settings and guide, ~/.claude.json merged) with a kickoff prompt
-# that asks for a shell command. The VM tier puts the pinned Claude Code
-# at the zero-hash claude-code path and runs the scripted model on
-# 127.0.0.1:8099 (internal/scriptedmodel); the API key file is the
-# harness's fake key (any key works with the scripted model).
+# Claude Code and Codex unattended: one agent user whose seed session
+# `main` runs the built-in `claude` profile (headless: the default
+# permission mode, the managed settings and guide, ~/.claude.json merged)
+# and `cx` the built-in `codex` profile (the default sandbox and approval
+# policy, the system config with the guide and hook, the folder trusted on
+# its command line), each with a kickoff prompt that asks for a shell
+# command. The VM tier puts the pinned Claude Code and Codex at their
+# zero-hash store paths and runs the scripted model on 127.0.0.1:8099
+# (internal/scriptedmodel); Claude's API key file is the harness's fake
+# key (any key works with the scripted model); Codex reaches the model as
+# a custom provider (its args), without a key.
 { pkgs, ... }:
 {
   enable = true;
   defaultAgent = "claude";
   users.ada = {
     sessions.main.prompt = "run: echo kickoff > /home/ada/kickoff.txt";
+    sessions.cx = {
+      agent = "codex";
+      prompt = "run: echo codex-kickoff > /home/ada/codex-kickoff.txt";
+    };
     environment = {
       ANTHROPIC_BASE_URL = "http://127.0.0.1:8099";
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1";
@@ -19,5 +27,13 @@
     environmentFiles = [ "/etc/agent-box-demo/ada.claude.env" ];
     agents = [ "shell" ];
   };
+  agents.codex.args = [
+    "-c"
+    "model_provider=scripted"
+    "-c"
+    ''model_providers.scripted={name="scripted model",base_url="http://127.0.0.1:8099/v1",wire_api="responses"}''
+    "-m"
+    "gpt-5.1"
+  ];
   guide.extraText = "Guide marker for the tests: the host's own line.";
 }

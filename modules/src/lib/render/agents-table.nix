@@ -18,14 +18,33 @@ builtins.toJSON (
             c = n.agents.${name}.command;
           in
           if prim.hasPrefix "/" c then c else "${envPath}/bin/${c}";
-        # The permission mode (services.agent-box.claude.permissionMode)
-        # goes first, so an agent's own args can still override it.
+        # The permission mode (services.agent-box.claude.permissionMode),
+        # Codex's sandbox and approval policy (services.agent-box.codex)
+        # go first, so an agent's own args can still override them.
         args =
           (
             if a.setup == "claude" && n.claude.permissionMode != null then
               [
                 "--permission-mode"
                 n.claude.permissionMode
+              ]
+            else
+              [ ]
+          )
+          ++ (
+            if a.setup == "codex" && n.codex.sandbox != null then
+              [
+                "--sandbox"
+                n.codex.sandbox
+              ]
+            else
+              [ ]
+          )
+          ++ (
+            if a.setup == "codex" && n.codex.approvalPolicy != null then
+              [
+                "--ask-for-approval"
+                n.codex.approvalPolicy
               ]
             else
               [ ]

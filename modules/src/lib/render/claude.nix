@@ -3,7 +3,8 @@
 # setup = "claude": only what is the same for every user of the host. The
 # settings drop-in acknowledges the bypass mode's warning and installs the
 # SessionStart hook through which the agent reports its conversation (the
-# hook does nothing outside a supervised session); CLAUDE.md is the guide.
+# hook does nothing outside a supervised session); CLAUDE.md is the guide
+# (render.guide).
 # runtime: the absolute path of the agent-box program.
 { contract, ... }:
 {
@@ -28,19 +29,4 @@
       ];
     }
     + "\n";
-
-  # The guide's @hooksDir@ and @session@ are the contract's variables.
-  guide =
-    n: text:
-    builtins.replaceStrings
-      [ "@hooksDir@" "@session@" ]
-      [ contract.env.hooksDir.name contract.env.session.name ]
-      text
-    + (
-      if n.web.enable then
-        "- The person reaches your session at `https://<your user name>.${n.web.domain}/`\n  (your user name: `id -un`).\n"
-      else
-        ""
-    )
-    + (if n.guide.extraText == "" then "" else "\n## From this host\n\n" + n.guide.extraText);
 }
