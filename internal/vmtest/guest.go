@@ -26,29 +26,46 @@ type Guest struct {
 	Initrd       string // the guest's initrd: ./internal/vmtest/guestinit and virtio_blk
 	Demo         scenarios.Demo
 
-	work        string
-	claudeOnce  sync.Once
-	claude      string // the cached Claude Code binary, fetched at first use
-	model       string // a static build of ./internal/scriptedmodel/scripted-model
-	claudeError error
+	work       string
+	modelOnce  sync.Once
+	model      string // a static build of ./internal/scriptedmodel/scripted-model
+	modelError error
+	cliMu      sync.Mutex
+	clis       map[string]string // the cached agent CLIs, fetched at first use
 }
 
-// Claude returns Claude Code's binary (fetched into the cache once) and
-// the scripted model built for the guest, for a golden that runs Claude.
-func (g *Guest) Claude(ctx context.Context, root string) (claude, model string, err error) {
-	g.claudeOnce.Do(func() {
-		if g.claude, g.claudeError = EnsureClaude(ctx, os.Stderr); g.claudeError != nil {
-			return
-		}
+// AgentCLIs returns the executables of the agent CLIs used (each fetched
+// into the cache once) and the scripted model built for the guest.
+func (g *Guest) AgentCLIs(ctx context.Context, root string, used []CLI) (clis map[string]string, model string, err error) {
+	g.modelOnce.Do(func() {
 		g.model = filepath.Join(g.work, "scripted-model")
 		build := exec.CommandContext(ctx, "go", "build", "-o", g.model, "./internal/scriptedmodel/scripted-model")
 		build.Dir = root
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
-			g.claudeError = fmt.Errorf("building the scripted model for the guest: %v\n%s", err, out)
+			g.modelError = fmt.Errorf("building the scripted model for the guest: %v\n%s", err, out)
 		}
 	})
-	return g.claude, g.model, g.claudeError
+	if g.modelError != nil {
+		return nil, "", g.modelError
+	}
+	g.cliMu.Lock()
+	defer g.cliMu.Unlock()
+	if g.clis == nil {
+		g.clis = map[string]string{}
+	}
+	clis = map[string]string{}
+	for _, c := range used {
+		if g.clis[c.Command] == "" {
+			bin, err := c.Ensure(ctx, os.Stderr)
+			if err != nil {
+				return nil, "", err
+			}
+			g.clis[c.Command] = bin
+		}
+		clis[c.Command] = g.clis[c.Command]
+	}
+	return clis, g.model, nil
 }
 
 // Prepare builds (or finds) the base image for root's scenario

@@ -25,9 +25,10 @@ import (
 // twin at NextEnv holds (the lifecycle scenario switches to it).
 type Binaries struct {
 	AgentBox, Next string
-	// Claude and Model: Claude Code and the scripted model, for a
-	// golden that runs Claude (installClaude).
-	Claude, Model string
+	// CLIs (by command) and Model: the agent CLIs and the scripted
+	// model, for a golden that runs agent CLIs (installAgents).
+	CLIs  map[string]string
+	Model string
 }
 
 // NextEnv is the twin of the zero-hash store environment env: the same
@@ -116,7 +117,7 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 			}
 		}
 	}
-	if err := installClaude(root, fx, bins, envDirs, users); err != nil {
+	if err := installAgents(root, fx, bins, envDirs, users); err != nil {
 		return nil, err
 	}
 	if err := addUsers(root, users); err != nil {

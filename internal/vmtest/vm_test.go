@@ -191,8 +191,8 @@ func makeDisk(ctx context.Context, root string, g *Guest, disk string, ph scenar
 		return err
 	}
 	bins := Binaries{AgentBox: g.AgentBox, Next: g.AgentBoxNext}
-	if UsesClaude(fx) {
-		if bins.Claude, bins.Model, err = g.Claude(ctx, root); err != nil {
+	if used := UsedCLIs(fx); len(used) > 0 {
+		if bins.CLIs, bins.Model, err = g.AgentCLIs(ctx, root, used); err != nil {
 			return err
 		}
 	}

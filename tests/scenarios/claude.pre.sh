@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Scenario "claude", first boot (golden configuration: claude; a power cut
-# follows, then claude.post.sh on the same disk): the real Claude Code,
-# pinned, against the scripted model (internal/scriptedmodel, its request
-# log in $log). ada's seed session `main` starts headless with a kickoff
+# follows, then claude.post.sh on the same disk): the real Claude Code and
+# Codex, pinned, against the scripted model (internal/scriptedmodel, its
+# request log in $log). Codex (session `cx`): headless start with its
+# kickoff prompt, the guide, its own sandbox inside the unit, resume after
+# kill -9, a missing transcript said, a prompt before the power cut.
+# Claude Code: ada's seed session `main` starts headless with a kickoff
 # prompt that asks for a shell command; the command runs with no keypress;
 # the conversation is resumed after a kill -9 of the agent and after a
 # restart of the sessions unit; a `claude -p` that the agent runs inside
@@ -19,6 +22,7 @@ prompt="run: echo kickoff > /home/$u/kickoff.txt"
 
 # phase: headless start, the kickoff prompt, a tool without a keypress
 wait_active 60 "$(sessions_unit $u)"
+mkdir -p /var/lib/agent-box-test
 check "the kickoff prompt's command ran with no keypress" wait_until 240 grep -qx kickoff /home/$u/kickoff.txt
 check "the kickoff prompt is the newest user message of exactly one request" [ "$(model count "$prompt")" = 1 ]
 reported_id() { [ -n "$(field reported)" ] && [ -n "$(field transcript)" ]; }
@@ -45,13 +49,56 @@ note "bubblewrap in the agents' unit: exit $(cat "$bw" 2>/dev/null), $(head -c 3
 check "bubblewrap cannot make its sandbox inside the agents' unit" [ "$(cat "$bw")" != 0 ]
 ab $u session rm bw
 
+# phase: Codex, session cx (the same checks as Claude's; its id is the one
+# it chose, reported by its SessionStart hook at the first turn)
+s=cx
+cprompt="run: echo codex-kickoff > /home/$u/codex-kickoff.txt"
+check "Codex: the kickoff prompt's command ran with no keypress" wait_until 240 grep -qx codex-kickoff /home/$u/codex-kickoff.txt
+check "Codex: the kickoff prompt is the newest user message of exactly one turn" [ "$(model count "$cprompt")" = 1 ]
+check "Codex: the agent reported the conversation it chose (SessionStart hook)" wait_until 30 reported_id
+cid=$(field id)
+check "Codex: its transcript is where it said" test -s "$(field transcript)"
+check "Codex: the guide reached the model (developer_instructions of /etc/codex/config.toml)" model grep "Guide marker for the tests" /v1/responses
+# In a git repository Codex asks "Trust this folder?" (measured: it waits
+# there) unless the folder is trusted: the setting on its command line
+# answers it for that spawn.
+as $u git init -q /home/$u/repo
+ab $u session add cxgit --agent codex --cwd /home/$u/repo --prompt "run: echo in-repo > /home/$u/repo-kickoff.txt"
+check "Codex in a git repository: the kickoff prompt's command ran with no keypress" wait_until 120 grep -qx in-repo /home/$u/repo-kickoff.txt
+ab $u session rm cxgit
+check "Codex: no folder's trust was written to ~/.codex/config.toml" bash -c '! grep -qs trust_level /home/'$u'/.codex/config.toml'
+# Codex's own sandbox (bubblewrap) inside the agents' unit
+# (services.agent-box.codex.sandbox says why the default does not use it).
+run_session $u cxsb "codex sandbox -- true >/dev/null 2>$bw.codex.err; echo \$? > $bw.codex"
+check "a shell session recorded Codex's sandbox's outcome" test -s "$bw.codex"
+note "Codex's sandbox in the agents' unit: exit $(cat "$bw.codex" 2>/dev/null), $(head -c 300 "$bw.codex.err" 2>/dev/null)"
+check "Codex's sandbox cannot run a command inside the agents' unit" [ "$(cat "$bw.codex")" != 0 ]
+ab $u session rm cxsb
+check "Codex: the agent is ready for input" wait_until 60 ready
+check "Codex: a typed prompt reaches the model" say "codex one"
+check "... and the turn is in the transcript" wait_until 60 in_transcript "codex one"
+kill_agent
+check "Codex: the agent comes back after kill -9" wait_until 120 came_back "$old"
+check "... resuming its conversation, said in the journal" wait_until 10 journal_has "resuming conversation $cid"
+check "Codex: the agent takes a prompt after kill -9" say "codex after kill"
+check "... and the request carries the earlier turns" wait_until 30 model carries "codex after kill" "codex one"
+check "Codex: the session keeps its conversation id" [ "$(field id)" = "$cid" ]
+check "Codex: the kickoff prompt was given once" [ "$(model count "$cprompt")" = 1 ]
+rm -f "$(field transcript)"
+kill_agent
+check "Codex: with its transcript deleted the agent starts afresh" wait_until 120 came_back "$old"
+check "... and session ls says so" wait_until 10 note_has "started fresh: the transcript"
+check "Codex: the new conversation takes a prompt" say "codex fresh"
+check "... and reports its new id" wait_until 30 moved_from "$cid"
+cid=$(field id)
+s=main
+
 # phase: resume after the agent's death
 check "the agent is ready for input" wait_until 60 ready
 check "a typed prompt reaches the model" say "hello one"
 # Claude writes its transcript a moment after the turn: what a kill -9
 # catches unwritten is lost to it (its durability, not agent-box's), so the
-# kill waits until the turn is in the transcript.
-in_transcript() { grep -qF "$1" "$(field transcript)"; }
+# kill waits until the turn is in the transcript (in_transcript).
 check "... and the turn is in the transcript" wait_until 60 in_transcript "hello one"
 kill_agent
 check "the agent comes back after kill -9" wait_until 120 respawned "$old" "$rep"
@@ -145,13 +192,17 @@ rm -f /home/$u/.claude.json
 mv /home/$u/.claude.json.saved /home/$u/.claude.json
 
 # phase: before the power cut
+s=cx
+check "Codex: a prompt before the power cut reaches the model" say "codex before the power cut"
+check "... and its reply is in the transcript" wait_until 30 grep -q "reply [0-9]*: codex before the power cut" "$(field transcript)"
+field id > /var/lib/agent-box-test/codex-id
+s=main
 old=$(agent_pid)
 rep=$(field reported)
 ab $u session start main
 check "with ~/.claude.json back the agent comes back" wait_until 120 respawned "$old" "$rep"
 check "a prompt before the power cut reaches the model" say "before the power cut"
 check "... and its reply is in the transcript" wait_until 30 grep -q "before the power cut" "$(field transcript)"
-mkdir -p /var/lib/agent-box-test
 field id > /var/lib/agent-box-test/claude-id
 # Claude Code's transcript is the vendor's to make durable; agent-box's
 # conversation file is fsynced on every write. Flush the rest so that the

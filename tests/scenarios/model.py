@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Questions about the scripted model's request log (internal/scriptedmodel):
-one JSON object per request, with "last" (the newest user message's text)
-and "body" (the whole request).
+one JSON object per request, with "path", "last" (the newest user message's
+text), "tools" (how many tools the request offers: an agent's turn offers
+some, its side requests, such as Codex's title of a conversation, none) and
+"body" (the whole request).
 
-  model.py LOG count TEXT          requests whose newest user message is TEXT
+  model.py LOG count TEXT          turns whose newest user message is TEXT
                                    (or ends with a line TEXT: Claude puts a note
                                    before the first prompt after /clear)
-  model.py LOG carries TEXT EARLIER   exit 0 if the newest request whose
+  model.py LOG carries TEXT EARLIER   exit 0 if the newest turn whose
                                    newest user message is TEXT carries EARLIER
-                                   anywhere in its messages
-  model.py LOG grep TEXT           exit 0 if any request's body holds TEXT
+                                   anywhere in its messages (Claude's
+                                   "messages", Codex's "input")
+  model.py LOG grep TEXT [PATH]    exit 0 if any request's body (to PATH, such
+                                   as /v1/responses) holds TEXT
 """
 import json
 import sys
@@ -24,6 +28,8 @@ def records(path):
 
 
 def newest_is(r, text):
+    if not r.get("tools"):
+        return False
     last = r.get("last") or ""
     return last == text or last.endswith("\n" + text)
 
@@ -39,16 +45,18 @@ def main():
         if not hits:
             print("no request with that newest message")
             return 1
-        messages = (hits[-1].get("body") or {}).get("messages", [])
+        body = hits[-1].get("body") or {}
+        messages = body.get("messages") or body.get("input") or []
         msgs = json.dumps(messages, ensure_ascii=False)
         if args[1] in msgs:
             return 0
         print(f"{len(hits)} requests with that newest message; the newest has {len(messages)} messages:")
         for m in messages:
-            print(" ", m.get("role"), json.dumps(m.get("content"), ensure_ascii=False)[:200])
+            print(" ", m.get("role") or m.get("type"), json.dumps(m.get("content") or m.get("output"), ensure_ascii=False)[:200])
         return 1
     if cmd == "grep":
-        return 0 if any(args[0] in json.dumps(r.get("body"), ensure_ascii=False) for r in recs) else 1
+        path = args[1] if len(args) > 1 else None
+        return 0 if any(args[0] in json.dumps(r.get("body"), ensure_ascii=False) for r in recs if path in (None, r.get("path"))) else 1
     print("unknown command", file=sys.stderr)
     return 2
 
