@@ -215,9 +215,12 @@ func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase
 	}
 	defer tapLog.Close()
 	started := time.Now()
+	// The deadline of one boot: claude.pre (Claude Code and Codex started
+	// about fifteen times under TCG) took 512 to 577 s warm and passed 600 s
+	// in a cold run from a fresh clone (2026-12-03).
 	b := Boot{
 		Disk: disk, Kernel: g.Base.Kernel, Initrd: g.Initrd, Phase: ph.Name, Crash: ph.Crash,
-		Accel: g.Accel, Deadline: 10 * time.Minute, Console: r.console, Log: &r.out, Analyze: analyze,
+		Accel: g.Accel, Deadline: 15 * time.Minute, Console: r.console, Log: &r.out, Analyze: analyze,
 		CPUs: cpus, Online: online, Alone: tr.alone, Paused: &r.paused,
 		OnLine: func(line string) {
 			// seconds since QEMU started: where a phase's time goes
