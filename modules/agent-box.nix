@@ -45,6 +45,7 @@
 #   internal/runtime/journal/journal.go
 #   internal/runtime/journal/native.go
 #   internal/runtime/observe/observe.go
+#   internal/runtime/opencodestate/opencodestate.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/peer/peer.go
 #   internal/runtime/registry/registry.go
@@ -732,7 +733,7 @@ let
               "idPlaceholder": "{id}",
               "promptPlaceholder": "{prompt}",
               "claudeMinVersion": "2.1.0",
-              "setups": ["claude", "codex"]
+              "setups": ["claude", "codex", "opencode"]
             },
             "cookies": {
               "session": "__Host-agentbox",
@@ -7300,7 +7301,7 @@ in
             supervise                                    run the supervisor (its unit's ExecStart)
             tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
             exec-session NAME                            run a session's agent (tmux runs this)
-            agent-hook claude|codex session-start        take the agent's SessionStart report (its managed hook)
+            agent-hook SETUP session-start               take the agent's report that a conversation started (its managed hook or plugin)
             version                                      print the version
             help                                         print this help
 
@@ -7596,8 +7597,9 @@ in
           }
 
           // agentHook takes an agent's report that a conversation started (the
-          // SessionStart hook input of Claude Code and of Codex, the same fields;
-          // measured with 2.1.328 and 0.171.0) for the session the environment
+          // SessionStart hook input of Claude Code and of Codex, the same fields,
+          // measured with 2.1.328 and 0.171.0; OpenCode's managed plugin writes them
+          // too) for the session the environment
           // names. It never fails the agent: it prints nothing on stdout (Claude
           // adds a SessionStart hook's output to the conversation), exits 0, and
           // outside a supervised session (no AGENT_BOX_SESSION) does nothing at
@@ -8547,7 +8549,7 @@ in
               "idPlaceholder": "{id}",
               "promptPlaceholder": "{prompt}",
               "claudeMinVersion": "2.1.0",
-              "setups": ["claude", "codex"]
+              "setups": ["claude", "codex", "opencode"]
             },
             "cookies": {
               "session": "__Host-agentbox",
@@ -11330,6 +11332,88 @@ in
           	s.NextStart = nil
           }
         '';
+        "opencodestate/opencodestate.go" = ''
+          // Package opencodestate answers whether OpenCode still holds a session, so
+          // that a spawn resumes it only then (docs/runtime-contract.md, "OpenCode").
+          //
+          // OpenCode keeps its sessions as rows of one SQLite database (measured
+          // with 1.18.33: ~/.local/share/opencode/opencode.db, table session, column
+          // id), not as a file per conversation; `opencode --session ID` with an id
+          // the database lacks prints "Session not found" and exits 1, so resuming a
+          // deleted session would fail at every spawn. The database is read with the
+          // sqlite3 program, read-only, never written.
+          package opencodestate
+
+          import (
+          	"bytes"
+          	"context"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"os/exec"
+          	"strings"
+          	"time"
+          )
+
+          // Timeout bounds one lookup (a database another OpenCode holds locked).
+          const Timeout = 5 * time.Second
+
+          // validID: what a session id may hold to be put between quotes in SQL
+          // (the ids OpenCode makes look like ses_dc54c1ef2ffeNeYz0FoA1pax2E).
+          func validID(id string) bool {
+          	if id == "" || len(id) > 128 {
+          		return false
+          	}
+          	for _, c := range id {
+          		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+          			return false
+          		}
+          	}
+          	return true
+          }
+
+          // Has reports whether the OpenCode database at db holds session id. A
+          // missing database, or one that is not a regular file, holds nothing. An
+          // error says the answer is unknown: no sqlite3 program, a database it
+          // cannot read, or one without OpenCode's session table.
+          func Has(ctx context.Context, sqlite3, db, id string) (bool, error) {
+          	if !validID(id) {
+          		return false, fmt.Errorf("%q is not an OpenCode session id", id)
+          	}
+          	fi, err := os.Lstat(db)
+          	if errors.Is(err, os.ErrNotExist) {
+          		return false, nil
+          	}
+          	if err != nil {
+          		return false, err
+          	}
+          	if !fi.Mode().IsRegular() || fi.Size() == 0 {
+          		return false, nil
+          	}
+          	ctx, cancel := context.WithTimeout(ctx, Timeout)
+          	defer cancel()
+          	// -init /dev/null: the user's ~/.sqliterc is not read.
+          	cmd := exec.CommandContext(ctx, sqlite3, "-readonly", "-batch", "-bail", "-noheader", "-init", "/dev/null",
+          		db, "SELECT count(*) FROM session WHERE id = '"+id+"';")
+          	var stdout, stderr bytes.Buffer
+          	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+          	if err := cmd.Run(); err != nil {
+          		msg := strings.TrimSpace(stderr.String())
+          		if len(msg) > 200 {
+          			msg = msg[:200]
+          		}
+          		return false, fmt.Errorf("reading %s with %s: %v: %s", db, sqlite3, err, msg)
+          	}
+          	switch out := strings.TrimSpace(stdout.String()); out {
+          	case "0":
+          		return false, nil
+          	case "1":
+          		return true, nil
+          	default:
+          		return false, fmt.Errorf("reading %s: unexpected answer %q", db, out)
+          	}
+          }
+        '';
         "paths/paths.go" = ''
           // Package paths turns the process environment into agent-box's paths: the
           // user's home, configuration, state and runtime directories and every file
@@ -12829,6 +12913,7 @@ in
           import (
           	"context"
           	"fmt"
+          	"os/exec"
           	"slices"
           	"strings"
           	"time"
@@ -12837,12 +12922,14 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/claudestate"
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/opencodestate"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           )
 
           // Converse prepares the conversation of session name before its agent
           // starts: the agent's setup (Claude Code: ~/.claude.json merged; Codex: the
-          // session's folder trusted on its command line), then the
+          // session's folder trusted on its command line; OpenCode: its database
+          // asked whether the session to resume is still there), then the
           // decision on the session's conversation file (package conversation). It
           // appends the agent's conversation arguments to plan.Argv and returns the
           // lines to log. Nothing here stops the spawn: a failure is logged, and the
@@ -12882,18 +12969,24 @@ in
           		return logs
           	}
           	var d conversation.Decision
-          	var prompt string
+          	var prompt, gone string
           	err := conversation.Update(ctx, e.ConversationsDir(), name, func(r *conversation.Record) error {
           		newID := func() string { return "" }
           		if len(ag.NewArgs) > 0 {
           			newID = conversation.NewID
           		}
           		exists := conversation.HasTranscript
+          		if ag.Setup == "opencode" {
+          			exists = func(db string) bool { return openCodeHas(ctx, db, r.ID, &gone, logf) }
+          		}
           		if len(ag.ResumeArgs) == 0 {
           			exists = func(string) bool { return false }
           			r.ID = "" // nothing to resume: every spawn is new
           		}
           		d = conversation.Decide(r, exists, newID, now)
+          		if gone != "" && d.Reason != "" && r.Fresh != nil {
+          			d.Reason, r.Fresh.Reason = gone, gone // the record is a row, not a file
+          		}
           		prompt = r.Prompt
           		if len(ag.ResumeArgs) == 0 {
           			r.Prompt = "" // the first spawn only: it cannot be resumed
@@ -12923,6 +13016,25 @@ in
           		logf("gave the kickoff prompt (%d bytes)", len(prompt))
           	}
           	return logs
+          }
+
+          // openCodeHas reports whether OpenCode's database db holds session id
+          // (package opencodestate). When it does not, gone says so, for the fresh
+          // start's reason. When the lookup fails (no sqlite3 on PATH), the
+          // database file alone decides, and the failure is logged.
+          func openCodeHas(ctx context.Context, db, id string, gone *string, logf func(string, ...any)) bool {
+          	bin, err := exec.LookPath("sqlite3")
+          	if err == nil {
+          		var ok bool
+          		if ok, err = opencodestate.Has(ctx, bin, db, id); err == nil {
+          			if !ok {
+          				*gone = fmt.Sprintf("OpenCode's database %s no longer holds session %s", escape.Quote(db, 200), escape.Quote(id, 64))
+          			}
+          			return ok
+          		}
+          	}
+          	logf("cannot tell whether OpenCode still holds session %s (%v): resuming while %s exists", escape.Quote(id, 64), err, escape.Quote(db, 200))
+          	return conversation.HasTranscript(db)
           }
 
           // CodexTrust is the value of Codex's -c option that trusts dir: the

@@ -73,14 +73,14 @@ func TestAgentHookOutsideASessionDoesNothingAndSaysNothing(t *testing.T) {
 
 func TestAgentHookNamesAnAgentThatReportsConversations(t *testing.T) {
 	bx := newBox(t, "")
-	for _, agent := range []string{"claude", "codex"} {
+	for _, agent := range []string{"claude", "codex", "opencode"} {
 		if r := bx.run("{}", "agent-hook", agent, "session-start"); r.code != 0 {
 			t.Errorf("agent-hook %s: exit %d, stderr %q", agent, r.code, r.stderr)
 		}
 	}
-	for _, args := range [][]string{{"opencode", "session-start"}, {"codex", "stop"}, {"codex"}} {
+	for _, args := range [][]string{{"gemini", "session-start"}, {"codex", "stop"}, {"codex"}} {
 		r := bx.run("{}", append([]string{"agent-hook"}, args...)...)
-		if r.code != 2 || !strings.Contains(r.stderr, "usage: agent-hook claude|codex session-start") {
+		if r.code != 2 || !strings.Contains(r.stderr, "usage: agent-hook claude|codex|opencode session-start") {
 			t.Errorf("agent-hook %q: exit %d, stderr %q; want a usage error", args, r.code, r.stderr)
 		}
 	}

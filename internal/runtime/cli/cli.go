@@ -82,7 +82,7 @@ commands:
   supervise                                    run the supervisor (its unit's ExecStart)
   tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
-  agent-hook claude|codex session-start        take the agent's SessionStart report (its managed hook)
+  agent-hook SETUP session-start               take the agent's report that a conversation started (its managed hook or plugin)
   version                                      print the version
   help                                         print this help
 
@@ -378,8 +378,9 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 }
 
 // agentHook takes an agent's report that a conversation started (the
-// SessionStart hook input of Claude Code and of Codex, the same fields;
-// measured with 2.1.328 and 0.171.0) for the session the environment
+// SessionStart hook input of Claude Code and of Codex, the same fields,
+// measured with 2.1.328 and 0.171.0; OpenCode's managed plugin writes them
+// too) for the session the environment
 // names. It never fails the agent: it prints nothing on stdout (Claude
 // adds a SessionStart hook's output to the conversation), exits 0, and
 // outside a supervised session (no AGENT_BOX_SESSION) does nothing at

@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -11,12 +12,14 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/claudestate"
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/opencodestate"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 )
 
 // Converse prepares the conversation of session name before its agent
 // starts: the agent's setup (Claude Code: ~/.claude.json merged; Codex: the
-// session's folder trusted on its command line), then the
+// session's folder trusted on its command line; OpenCode: its database
+// asked whether the session to resume is still there), then the
 // decision on the session's conversation file (package conversation). It
 // appends the agent's conversation arguments to plan.Argv and returns the
 // lines to log. Nothing here stops the spawn: a failure is logged, and the
@@ -56,18 +59,24 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 		return logs
 	}
 	var d conversation.Decision
-	var prompt string
+	var prompt, gone string
 	err := conversation.Update(ctx, e.ConversationsDir(), name, func(r *conversation.Record) error {
 		newID := func() string { return "" }
 		if len(ag.NewArgs) > 0 {
 			newID = conversation.NewID
 		}
 		exists := conversation.HasTranscript
+		if ag.Setup == "opencode" {
+			exists = func(db string) bool { return openCodeHas(ctx, db, r.ID, &gone, logf) }
+		}
 		if len(ag.ResumeArgs) == 0 {
 			exists = func(string) bool { return false }
 			r.ID = "" // nothing to resume: every spawn is new
 		}
 		d = conversation.Decide(r, exists, newID, now)
+		if gone != "" && d.Reason != "" && r.Fresh != nil {
+			d.Reason, r.Fresh.Reason = gone, gone // the record is a row, not a file
+		}
 		prompt = r.Prompt
 		if len(ag.ResumeArgs) == 0 {
 			r.Prompt = "" // the first spawn only: it cannot be resumed
@@ -97,6 +106,25 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 		logf("gave the kickoff prompt (%d bytes)", len(prompt))
 	}
 	return logs
+}
+
+// openCodeHas reports whether OpenCode's database db holds session id
+// (package opencodestate). When it does not, gone says so, for the fresh
+// start's reason. When the lookup fails (no sqlite3 on PATH), the
+// database file alone decides, and the failure is logged.
+func openCodeHas(ctx context.Context, db, id string, gone *string, logf func(string, ...any)) bool {
+	bin, err := exec.LookPath("sqlite3")
+	if err == nil {
+		var ok bool
+		if ok, err = opencodestate.Has(ctx, bin, db, id); err == nil {
+			if !ok {
+				*gone = fmt.Sprintf("OpenCode's database %s no longer holds session %s", escape.Quote(db, 200), escape.Quote(id, 64))
+			}
+			return ok
+		}
+	}
+	logf("cannot tell whether OpenCode still holds session %s (%v): resuming while %s exists", escape.Quote(id, 64), err, escape.Quote(db, 200))
+	return conversation.HasTranscript(db)
 }
 
 // CodexTrust is the value of Codex's -c option that trusts dir: the

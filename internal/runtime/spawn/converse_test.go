@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,5 +131,76 @@ func TestCodexTrustQuotesTheFolderAsATOMLString(t *testing.T) {
 		if got := CodexTrust(c.dir); got != c.want {
 			t.Errorf("CodexTrust(%q) = %s, want %s", c.dir, got, c.want)
 		}
+	}
+}
+
+var openCodeLike = agents.Agent{
+	Command:    "/bin/opencode",
+	ResumeArgs: []string{"--session={id}"},
+	PromptArgs: []string{"--prompt={prompt}"},
+	Setup:      "opencode",
+}
+
+// openCodeDB makes a database shaped like OpenCode 1.18.33's holding ids
+// (the real sqlite3; scripts/deps installs it).
+func openCodeDB(t *testing.T, path string, ids ...string) {
+	t.Helper()
+	sql := "PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS session (id text PRIMARY KEY); DELETE FROM session;"
+	for _, id := range ids {
+		sql += "INSERT INTO session VALUES ('" + id + "');"
+	}
+	if out, err := exec.Command("sqlite3", path, sql).CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3 (scripts/deps installs it): %v: %s", err, out)
+	}
+}
+
+func TestConverseResumesAnOpenCodeSessionWhileItsDatabaseHoldsIt(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	if err := conversation.Reset(ctx, e.ConversationsDir(), "s", "start"); err != nil {
+		t.Fatal(err)
+	}
+	plan := Plan{Argv: []string{"/bin/opencode"}}
+	Converse(ctx, e, openCodeLike, "s", &plan, time.Now())
+	if d := cmp.Diff([]string{"/bin/opencode", "--prompt=start"}, plan.Argv); d != "" {
+		t.Errorf("first spawn (-want +got):\n%s", d)
+	}
+	// The plugin reports the session OpenCode made and its database.
+	db := filepath.Join(e.Home, "opencode.db")
+	openCodeDB(t, db, "ses_a", "ses_b")
+	conversation.Update(ctx, e.ConversationsDir(), "s", func(r *conversation.Record) error { r.ID, r.Transcript = "ses_a", db; return nil })
+	plan = Plan{Argv: []string{"/bin/opencode"}}
+	Converse(ctx, e, openCodeLike, "s", &plan, time.Now())
+	if d := cmp.Diff([]string{"/bin/opencode", "--session=ses_a"}, plan.Argv); d != "" {
+		t.Errorf("second spawn (-want +got):\n%s", d)
+	}
+	// The session is deleted; the database stays: a new one, said.
+	openCodeDB(t, db, "ses_b")
+	plan = Plan{Argv: []string{"/bin/opencode"}}
+	logs := Converse(ctx, e, openCodeLike, "s", &plan, time.Now())
+	if d := cmp.Diff([]string{"/bin/opencode"}, plan.Argv); d != "" {
+		t.Errorf("third spawn (-want +got):\n%s", d)
+	}
+	rec, _ := conversation.Load(e.ConversationsDir(), "s")
+	want := `started fresh: OpenCode's database "` + db + `" no longer holds session "ses_a"`
+	if got := rec.FreshNote(); got != want {
+		t.Errorf("fresh note %q, want %q (logs %q)", got, want, logs)
+	}
+}
+
+func TestConverseResumesWhileTheOpenCodeDatabaseExistsWhenItCannotAskIt(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	db := filepath.Join(e.Home, "opencode.db")
+	openCodeDB(t, db, "ses_a")
+	conversation.Update(ctx, e.ConversationsDir(), "s", func(r *conversation.Record) error { r.ID, r.Transcript = "ses_gone", db; return nil })
+	t.Setenv("PATH", t.TempDir()) // no sqlite3
+	plan := Plan{Argv: []string{"/bin/opencode"}}
+	logs := Converse(ctx, e, openCodeLike, "s", &plan, time.Now())
+	if d := cmp.Diff([]string{"/bin/opencode", "--session=ses_gone"}, plan.Argv); d != "" {
+		t.Errorf("argv (-want +got):\n%s", d)
+	}
+	if !strings.Contains(strings.Join(logs, "\n"), `cannot tell whether OpenCode still holds session "ses_gone"`) {
+		t.Errorf("logs %q do not say the lookup failed", logs)
 	}
 }
