@@ -97,6 +97,7 @@
 #   modules/src/lib/render/hooks.nix
 #   modules/src/lib/render/instance.nix
 #   modules/src/lib/render/login.nix
+#   modules/src/lib/render/opencode.nix
 #   modules/src/lib/render/seed.nix
 #   modules/src/lib/render/sessions.nix
 #   modules/src/lib/render/slice.nix
@@ -225,7 +226,7 @@ let
         resumeArgs = mkOption {
           type = types.listOf types.str;
           default = if isBuiltin then builtin.resumeArgs else [ ];
-          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`, `codex` to `[ \"resume\" \"${idPlaceholder}\" ]`.";
+          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`, `codex` to `[ \"resume\" \"${idPlaceholder}\" ]`, `opencode` to `[ \"--session=${idPlaceholder}\" ]`.";
           example = [
             "--resume"
             idPlaceholder
@@ -243,7 +244,7 @@ let
         promptArgs = mkOption {
           type = types.listOf types.str;
           default = if isBuiltin then builtin.promptArgs else [ ];
-          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` and `codex` default to `[ \"--\" \"${promptPlaceholder}\" ]`.";
+          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` and `codex` default to `[ \"--\" \"${promptPlaceholder}\" ]`, `opencode` to `[ \"--prompt=${promptPlaceholder}\" ]`.";
           example = [
             "--prompt"
             promptPlaceholder
@@ -252,7 +253,7 @@ let
         setup = mkOption {
           type = types.nullOr (types.enum contract.conversations.setups);
           default = if isBuiltin then builtin.setup else null;
-          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `\"codex\"` trusts the session's folder for that process only (`-c projects={...}` on its command line; nothing is written to `~/.codex/config.toml`), and the agent gets `services.agent-box.codex`'s sandbox and approval policy; both install the agent's host-wide files (the guide and the hook through which it reports its conversation); `null` nothing.";
+          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `\"codex\"` trusts the session's folder for that process only (`-c projects={...}` on its command line; nothing is written to `~/.codex/config.toml`), and the agent gets `services.agent-box.codex`'s sandbox and approval policy; `\"opencode\"` turns off OpenCode's own fetches for that process (its `OPENCODE_DISABLE_*` switches, unless the session's environment sets them) and resumes a session only while OpenCode's database still holds it (read with `sqlite3`, which joins the user's environment); each installs the agent's host-wide files (the guide and the hook or plugin through which it reports its conversation); `null` nothing.";
           example = "claude";
         };
       };
@@ -610,13 +611,13 @@ in
         extraText = mkOption {
           type = types.str;
           default = "";
-          description = "Text appended to the guide for agents (Claude Code's managed `/etc/claude-code/CLAUDE.md`, installed when an agent user has an agent with `setup = \"claude\"`; Codex's `developer_instructions` in `/etc/codex/config.toml`, with `setup = \"codex\"`): what agents on this host should know besides what agent-box says.";
+          description = "Text appended to the guide for agents (Claude Code's managed `/etc/claude-code/CLAUDE.md`, installed when an agent user has an agent with `setup = \"claude\"`; Codex's `developer_instructions` in `/etc/codex/config.toml`, with `setup = \"codex\"`; OpenCode's instructions file `/etc/opencode/AGENTS.md`, with `setup = \"opencode\"`): what agents on this host should know besides what agent-box says.";
           example = "Never push to main; open a pull request.";
         };
       };
     };
     default = { };
-    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md` and Codex's system `developer_instructions`.";
+    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md`, Codex's system `developer_instructions` and OpenCode's managed instructions.";
   };
 
   agents = mkOption {
@@ -1139,10 +1140,20 @@ let
       ];
       setup = "codex";
     };
-    opencode = none // {
+    # OpenCode chooses its session's id (reported by agent-box's plugin in
+    # its managed config when the session is created) and resumes it with
+    # --session; the kickoff prompt is one "--prompt=..." argument (so a
+    # prompt starting with "-" is not an option). "opencode" setup turns
+    # off its network fetches for each spawn and resumes only while its
+    # database holds the session (measured with 1.18.33).
+    opencode = {
       packageAttr = "opencode";
       command = "opencode";
       args = [ ];
+      resumeArgs = [ "--session=${idPlaceholder}" ];
+      newArgs = [ ];
+      promptArgs = [ "--prompt=${promptPlaceholder}" ];
+      setup = "opencode";
     };
   };
 in
@@ -2463,6 +2474,79 @@ _: {
     '';
 }
         ;
+      opencode =
+        # OpenCode's managed files (docs/runtime-contract.md, "OpenCode"), installed
+# when an agent user has an agent with setup = "opencode": only what is the
+# same for every user of the host. /etc/opencode/opencode.json is OpenCode's
+# managed configuration (the highest precedence; measured with 1.18.33): the
+# guide as an instructions file (beside, never instead of, a user's
+# AGENTS.md), agent-box's plugin, no update and no sharing. The plugin runs
+# inside OpenCode: when a top-level session is created it runs
+# `agent-box agent-hook opencode session-start` (no shell; its parent is the
+# agent itself, conversation.CheckReporter) with the session's id and the
+# database OpenCode has open (read from /proc/self/fd: OPENCODE_DB and the
+# release channel change its name). Outside a supervised session it does
+# nothing.
+# runtime: the absolute path of the agent-box program.
+{ contract, ... }:
+let
+  pluginFile = "opencode/agent-box.js";
+  guideFile = "opencode/AGENTS.md";
+in
+{
+  configFile = "opencode/opencode.json";
+  inherit pluginFile guideFile;
+
+  config = builtins.toJSON {
+    autoupdate = false;
+    share = "disabled";
+    instructions = [ "/etc/${guideFile}" ];
+    plugin = [ "file:///etc/${pluginFile}" ];
+  };
+
+  plugin = runtime: ''
+    // Written by agent-box (services.agent-box): reports the conversation
+    // of a supervised session (docs/runtime-contract.md, "OpenCode").
+    import { spawn } from "node:child_process";
+    import { readdirSync, readlinkSync } from "node:fs";
+
+    const runtime = ${builtins.toJSON runtime};
+
+    // The database this OpenCode process has open.
+    function database() {
+      for (const fd of readdirSync("/proc/self/fd")) {
+        let target;
+        try {
+          target = readlinkSync("/proc/self/fd/" + fd);
+        } catch {
+          continue;
+        }
+        if (/^\/.*\/opencode[^/]*\.db$/.test(target)) return target;
+      }
+      return null;
+    }
+
+    export const AgentBox = async () => {
+      if (!process.env[${builtins.toJSON contract.env.session.name}]) return {};
+      return {
+        event: async ({ event }) => {
+          if (event.type !== "session.created") return;
+          const info = event.properties?.info;
+          if (!info || typeof info.id !== "string" || info.parentID) return; // a subagent's session
+          const db = database();
+          if (!db) return;
+          const hook = spawn(runtime, ["agent-hook", "opencode", "session-start"], {
+            stdio: ["pipe", "ignore", "ignore"],
+          });
+          hook.on("error", () => {});
+          hook.stdin.on("error", () => {});
+          hook.stdin.end(JSON.stringify({ session_id: info.id, transcript_path: db, source: "startup" }));
+        },
+      };
+    };
+  '';
+}
+        ;
       guide =
         # The guide for agents (modules/src/lib/guide.md, the text given here) as
 # every agent reads it: its @hooksDir@ and @session@ are the contract's
@@ -2541,10 +2625,32 @@ let
   inherit (contract) sockets units;
   names = build.webStoreNames;
 
-  # Whether an agent user has an agent with setup s ("claude": Claude
-  # Code's managed files concern it; "codex": Codex's system config).
+  # Whether an agent user has an agent with setup s (then the agent's
+  # host-wide files are installed).
   setupUsed =
     s: n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == s) n.users.${u}.agentNames) n.userNames;
+
+  # The agents' host-wide files (the guide, and the hook or plugin through
+  # which each reports its conversation), for the setups some user has.
+  agentFiles =
+    n: host:
+    let
+      runtime = "${host.runtime}/bin/agent-box";
+      guide = render.guide n guideText;
+      files = {
+        claude = {
+          ${render.claude.settingsFile} = render.claude.settings runtime;
+          ${render.claude.guideFile} = guide;
+        };
+        codex.${render.codex.configFile} = render.codex.config runtime guide;
+        opencode = {
+          ${render.opencode.configFile} = render.opencode.config;
+          ${render.opencode.pluginFile} = render.opencode.plugin runtime;
+          ${render.opencode.guideFile} = guide;
+        };
+      };
+    in
+    builtins.foldl' (acc: s: acc // (if setupUsed s n then files.${s} else { })) { } (attrNames files);
 
   # A drop-in: unit name -> { text; wantedBy; }.
   entry = name: text: wantedBy: {
@@ -2668,23 +2774,7 @@ let
       else
         { }
     )
-    // (
-      if setupUsed "claude" n then
-        {
-          ${render.claude.settingsFile} = render.claude.settings "${host.runtime}/bin/agent-box";
-          ${render.claude.guideFile} = render.guide n guideText;
-        }
-      else
-        { }
-    )
-    // (
-      if setupUsed "codex" n then
-        {
-          ${render.codex.configFile} = render.codex.config "${host.runtime}/bin/agent-box" (render.guide n guideText);
-        }
-      else
-        { }
-    )
+    // agentFiles n host
     // (
       if n.web.enable && n.web.ptraceScope != null then
         {
@@ -12965,6 +13055,16 @@ in
           		// quotes in the key and does not answer; an inline table does.
           		plan.Argv = slices.Insert(plan.Argv, 1, "-c", CodexTrust(dir))
           	}
+          	if ag.Setup == "opencode" {
+          		// Each switch unless the session's environment sets it (a host
+          		// that wants OpenCode's models list sets the variable to false).
+          		for _, kv := range OpenCodeOffline {
+          			k, _, _ := strings.Cut(kv, "=")
+          			if _, set := lookup(plan.Env, k); !set {
+          				plan.Env = append(plan.Env, kv)
+          			}
+          		}
+          	}
           	if len(ag.ResumeArgs) == 0 && len(ag.PromptArgs) == 0 {
           		return logs
           	}
@@ -13016,6 +13116,20 @@ in
           		logf("gave the kickoff prompt (%d bytes)", len(prompt))
           	}
           	return logs
+          }
+
+          // OpenCodeOffline are OpenCode's switches for what it would fetch from the
+          // network on its own (measured with 1.18.33 in a fresh home: the models
+          // list from models.dev, the update check, its default plugins from the npm
+          // registry; LSP servers and sharing on demand). What they leave: at every
+          // start it installs its plugin SDK into ~/.config/opencode from the npm
+          // registry until that succeeds once (no switch; it fails quietly offline).
+          var OpenCodeOffline = []string{
+          	"OPENCODE_DISABLE_AUTOUPDATE=1",
+          	"OPENCODE_DISABLE_MODELS_FETCH=1",
+          	"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+          	"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+          	"OPENCODE_DISABLE_SHARE=1",
           }
 
           // openCodeHas reports whether OpenCode's database db holds session id
@@ -17386,6 +17500,8 @@ in
         ++ map (p: pkgs.${p}) agentBox.basePackages
         ++ cfg.extraPackages
         ++ map (name: cfg.agents.${name}.package) u.agentNames
+        # exec-session asks OpenCode's database whether a session is there
+        ++ optional (builtins.any (name: cfg.agents.${name}.setup == "opencode") u.agentNames) pkgs.sqlite
         ++ optional (webUser u.name) pkgs.ttyd;
       };
     in

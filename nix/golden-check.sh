@@ -17,7 +17,8 @@
 # file under ETC/agent-box as files/etc/agent-box/... by content, the
 # agent-box* files of ETC/fail2ban/filter.d, jail.d and action.d and of
 # ETC/sysctl.d and ETC/claude-code/managed-settings.d (likewise),
-# ETC/claude-code/CLAUDE.md, ETC/codex/config.toml, and the agent-box store files
+# ETC/claude-code/CLAUDE.md, ETC/codex/config.toml, ETC/opencode's three files,
+# and the agent-box store files
 # ETC/caddy/caddy_config imports. Store
 # hashes become 32 zeros. Anything extra, missing or different fails (exit
 # 1) with a diff (-fixture +installed).
@@ -72,9 +73,10 @@ for dir in fail2ban/filter.d fail2ban/jail.d fail2ban/action.d sysctl.d claude-c
     zero <"$etc/$dir/$rel" >"$out/files/etc/$dir/$rel"
   done < <(cd "$etc/$dir" && find -L . -mindepth 1 -maxdepth 1 -type f \( -name 'agent-box*' -o -name '[0-9][0-9]-agent-box*' \) -printf '%P\n' | LC_ALL=C sort)
 done
-# Claude Code's managed guide and Codex's system config (installed when a
-# user has an agent with setup "claude" or "codex").
-for f in claude-code/CLAUDE.md codex/config.toml; do
+# Claude Code's managed guide, Codex's system config and OpenCode's managed
+# config, plugin and guide (installed when a user has an agent with setup
+# "claude", "codex" or "opencode").
+for f in claude-code/CLAUDE.md codex/config.toml opencode/opencode.json opencode/agent-box.js opencode/AGENTS.md; do
   [ -f "$etc/$f" ] || continue
   mkdir -p "$(dirname "$out/files/etc/$f")"
   zero <"$etc/$f" >"$out/files/etc/$f"

@@ -64,6 +64,7 @@ let
           || builtins.match "sysctl[.]d/[0-9][0-9]-agent-box.*" n != null
           || n == "claude-code/CLAUDE.md"
           || n == "codex/config.toml"
+          || builtins.match "opencode/(opencode[.]json|agent-box[.]js|AGENTS[.]md)" n != null
           || builtins.match "claude-code/managed-settings[.]d/[0-9][0-9]-agent-box.*" n != null
         ) (builtins.attrNames etc)
       )

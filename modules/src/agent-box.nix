@@ -119,6 +119,8 @@ let
         ++ map (p: pkgs.${p}) agentBox.basePackages
         ++ cfg.extraPackages
         ++ map (name: cfg.agents.${name}.package) u.agentNames
+        # exec-session asks OpenCode's database whether a session is there
+        ++ optional (builtins.any (name: cfg.agents.${name}.setup == "opencode") u.agentNames) pkgs.sqlite
         ++ optional (webUser u.name) pkgs.ttyd;
       };
     in

@@ -71,7 +71,7 @@ let
         resumeArgs = mkOption {
           type = types.listOf types.str;
           default = if isBuiltin then builtin.resumeArgs else [ ];
-          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`, `codex` to `[ \"resume\" \"${idPlaceholder}\" ]`.";
+          description = "Arguments (after the session's own) that continue the conversation `${idPlaceholder}` which the agent reported (docs/runtime-contract.md, \"Conversations\"). Empty: every spawn starts a new conversation. `claude` defaults to `[ \"--resume\" \"${idPlaceholder}\" ]`, `codex` to `[ \"resume\" \"${idPlaceholder}\" ]`, `opencode` to `[ \"--session=${idPlaceholder}\" ]`.";
           example = [
             "--resume"
             idPlaceholder
@@ -89,7 +89,7 @@ let
         promptArgs = mkOption {
           type = types.listOf types.str;
           default = if isBuiltin then builtin.promptArgs else [ ];
-          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` and `codex` default to `[ \"--\" \"${promptPlaceholder}\" ]`.";
+          description = "Arguments that carry a session's kickoff prompt `${promptPlaceholder}` (an argument of its own, never through a shell). Empty: the agent gets no prompt. `claude` and `codex` default to `[ \"--\" \"${promptPlaceholder}\" ]`, `opencode` to `[ \"--prompt=${promptPlaceholder}\" ]`.";
           example = [
             "--prompt"
             promptPlaceholder
@@ -98,7 +98,7 @@ let
         setup = mkOption {
           type = types.nullOr (types.enum contract.conversations.setups);
           default = if isBuiltin then builtin.setup else null;
-          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `\"codex\"` trusts the session's folder for that process only (`-c projects={...}` on its command line; nothing is written to `~/.codex/config.toml`), and the agent gets `services.agent-box.codex`'s sandbox and approval policy; both install the agent's host-wide files (the guide and the hook through which it reports its conversation); `null` nothing.";
+          description = "What agent-box prepares before each spawn: `\"claude\"` merges into `~/.claude.json` the keys a headless Claude Code needs (onboarding done with a theme, the session's folder trusted, the `ANTHROPIC_API_KEY` of the session approved unless the user rejected it), and the agent gets the permission mode `services.agent-box.claude.permissionMode`; `\"codex\"` trusts the session's folder for that process only (`-c projects={...}` on its command line; nothing is written to `~/.codex/config.toml`), and the agent gets `services.agent-box.codex`'s sandbox and approval policy; `\"opencode\"` turns off OpenCode's own fetches for that process (its `OPENCODE_DISABLE_*` switches, unless the session's environment sets them) and resumes a session only while OpenCode's database still holds it (read with `sqlite3`, which joins the user's environment); each installs the agent's host-wide files (the guide and the hook or plugin through which it reports its conversation); `null` nothing.";
           example = "claude";
         };
       };
@@ -456,13 +456,13 @@ in
         extraText = mkOption {
           type = types.str;
           default = "";
-          description = "Text appended to the guide for agents (Claude Code's managed `/etc/claude-code/CLAUDE.md`, installed when an agent user has an agent with `setup = \"claude\"`; Codex's `developer_instructions` in `/etc/codex/config.toml`, with `setup = \"codex\"`): what agents on this host should know besides what agent-box says.";
+          description = "Text appended to the guide for agents (Claude Code's managed `/etc/claude-code/CLAUDE.md`, installed when an agent user has an agent with `setup = \"claude\"`; Codex's `developer_instructions` in `/etc/codex/config.toml`, with `setup = \"codex\"`; OpenCode's instructions file `/etc/opencode/AGENTS.md`, with `setup = \"opencode\"`): what agents on this host should know besides what agent-box says.";
           example = "Never push to main; open a pull request.";
         };
       };
     };
     default = { };
-    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md` and Codex's system `developer_instructions`.";
+    description = "The guide for agents: what this box is, installed as Claude Code's managed `CLAUDE.md`, Codex's system `developer_instructions` and OpenCode's managed instructions.";
   };
 
   agents = mkOption {

@@ -55,6 +55,16 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 		// quotes in the key and does not answer; an inline table does.
 		plan.Argv = slices.Insert(plan.Argv, 1, "-c", CodexTrust(dir))
 	}
+	if ag.Setup == "opencode" {
+		// Each switch unless the session's environment sets it (a host
+		// that wants OpenCode's models list sets the variable to false).
+		for _, kv := range OpenCodeOffline {
+			k, _, _ := strings.Cut(kv, "=")
+			if _, set := lookup(plan.Env, k); !set {
+				plan.Env = append(plan.Env, kv)
+			}
+		}
+	}
 	if len(ag.ResumeArgs) == 0 && len(ag.PromptArgs) == 0 {
 		return logs
 	}
@@ -106,6 +116,20 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 		logf("gave the kickoff prompt (%d bytes)", len(prompt))
 	}
 	return logs
+}
+
+// OpenCodeOffline are OpenCode's switches for what it would fetch from the
+// network on its own (measured with 1.18.33 in a fresh home: the models
+// list from models.dev, the update check, its default plugins from the npm
+// registry; LSP servers and sharing on demand). What they leave: at every
+// start it installs its plugin SDK into ~/.config/opencode from the npm
+// registry until that succeeds once (no switch; it fails quietly offline).
+var OpenCodeOffline = []string{
+	"OPENCODE_DISABLE_AUTOUPDATE=1",
+	"OPENCODE_DISABLE_MODELS_FETCH=1",
+	"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+	"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+	"OPENCODE_DISABLE_SHARE=1",
 }
 
 // openCodeHas reports whether OpenCode's database db holds session id

@@ -204,3 +204,25 @@ func TestConverseResumesWhileTheOpenCodeDatabaseExistsWhenItCannotAskIt(t *testi
 		t.Errorf("logs %q do not say the lookup failed", logs)
 	}
 }
+
+func TestConverseTurnsOffOpenCodesFetchesUnlessTheSessionSetsThem(t *testing.T) {
+	e := setup(t)
+	plan := Plan{Argv: []string{"/bin/opencode"}, Env: []string{"HOME=/home/ada", "OPENCODE_DISABLE_MODELS_FETCH=false"}}
+	Converse(context.Background(), e, openCodeLike, "s", &plan, time.Now())
+	want := []string{
+		"HOME=/home/ada",
+		"OPENCODE_DISABLE_MODELS_FETCH=false",
+		"OPENCODE_DISABLE_AUTOUPDATE=1",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+		"OPENCODE_DISABLE_SHARE=1",
+	}
+	if d := cmp.Diff(want, plan.Env); d != "" {
+		t.Errorf("env (-want +got):\n%s", d)
+	}
+	plan = Plan{Argv: []string{"/bin/claude"}, Env: []string{"HOME=/home/ada"}}
+	Converse(context.Background(), e, claudeLike, "t", &plan, time.Now())
+	if len(plan.Env) != 1 {
+		t.Errorf("another agent's env got %q", plan.Env)
+	}
+}

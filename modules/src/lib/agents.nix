@@ -58,10 +58,20 @@ let
       ];
       setup = "codex";
     };
-    opencode = none // {
+    # OpenCode chooses its session's id (reported by agent-box's plugin in
+    # its managed config when the session is created) and resumes it with
+    # --session; the kickoff prompt is one "--prompt=..." argument (so a
+    # prompt starting with "-" is not an option). "opencode" setup turns
+    # off its network fetches for each spawn and resumes only while its
+    # database holds the session (measured with 1.18.33).
+    opencode = {
       packageAttr = "opencode";
       command = "opencode";
       args = [ ];
+      resumeArgs = [ "--session=${idPlaceholder}" ];
+      newArgs = [ ];
+      promptArgs = [ "--prompt=${promptPlaceholder}" ];
+      setup = "opencode";
     };
   };
 in

@@ -83,6 +83,9 @@ let
       codex =
         @@include:render/codex.nix@@
         ;
+      opencode =
+        @@include:render/opencode.nix@@
+        ;
       guide =
         @@include:render/guide.nix@@
         ;

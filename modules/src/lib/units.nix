@@ -28,10 +28,32 @@ let
   inherit (contract) sockets units;
   names = build.webStoreNames;
 
-  # Whether an agent user has an agent with setup s ("claude": Claude
-  # Code's managed files concern it; "codex": Codex's system config).
+  # Whether an agent user has an agent with setup s (then the agent's
+  # host-wide files are installed).
   setupUsed =
     s: n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == s) n.users.${u}.agentNames) n.userNames;
+
+  # The agents' host-wide files (the guide, and the hook or plugin through
+  # which each reports its conversation), for the setups some user has.
+  agentFiles =
+    n: host:
+    let
+      runtime = "${host.runtime}/bin/agent-box";
+      guide = render.guide n guideText;
+      files = {
+        claude = {
+          ${render.claude.settingsFile} = render.claude.settings runtime;
+          ${render.claude.guideFile} = guide;
+        };
+        codex.${render.codex.configFile} = render.codex.config runtime guide;
+        opencode = {
+          ${render.opencode.configFile} = render.opencode.config;
+          ${render.opencode.pluginFile} = render.opencode.plugin runtime;
+          ${render.opencode.guideFile} = guide;
+        };
+      };
+    in
+    builtins.foldl' (acc: s: acc // (if setupUsed s n then files.${s} else { })) { } (attrNames files);
 
   # A drop-in: unit name -> { text; wantedBy; }.
   entry = name: text: wantedBy: {
@@ -155,23 +177,7 @@ let
       else
         { }
     )
-    // (
-      if setupUsed "claude" n then
-        {
-          ${render.claude.settingsFile} = render.claude.settings "${host.runtime}/bin/agent-box";
-          ${render.claude.guideFile} = render.guide n guideText;
-        }
-      else
-        { }
-    )
-    // (
-      if setupUsed "codex" n then
-        {
-          ${render.codex.configFile} = render.codex.config "${host.runtime}/bin/agent-box" (render.guide n guideText);
-        }
-      else
-        { }
-    )
+    // agentFiles n host
     // (
       if n.web.enable && n.web.ptraceScope != null then
         {
