@@ -13121,9 +13121,10 @@ in
           // OpenCodeOffline are OpenCode's switches for what it would fetch from the
           // network on its own (measured with 1.18.33 in a fresh home: the models
           // list from models.dev, the update check, its default plugins from the npm
-          // registry; LSP servers and sharing on demand). What they leave: at every
-          // start it installs its plugin SDK into ~/.config/opencode from the npm
-          // registry until that succeeds once (no switch; it fails quietly offline).
+          // registry; LSP servers and sharing on demand). What they leave: until its
+          // plugin SDK is installed into ~/.config/opencode (from the npm registry,
+          // once), every start tries that install (docs/runtime-contract.md,
+          // "OpenCode").
           var OpenCodeOffline = []string{
           	"OPENCODE_DISABLE_AUTOUPDATE=1",
           	"OPENCODE_DISABLE_MODELS_FETCH=1",

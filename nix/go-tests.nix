@@ -5,7 +5,8 @@
 # The tests that need Nix get a private store under $TMPDIR (the pattern of
 # nixpkgs' lib/tests/test-with-nix.nix); shellcheck and tmux come from
 # nixpkgs (cmd/agent-box's supervisor tests find tmux, sleep, sh and false on
-# PATH and fail, never skip, without them). Left out explicitly, because the sandbox cannot give them what they
+# PATH and fail, never skip, without them), and so does sqlite3 (OpenCode's
+# database lookups). Left out explicitly, because the sandbox cannot give them what they
 # need (each still runs in `make test`):
 # - internal/vmtest (the offline QEMU tier: needs /dev/kvm or TCG, a Debian
 #   image and a package mirror; the vm-* checks are its NixOS counterpart);
@@ -13,7 +14,9 @@
 #   /usr/lib/systemd/system, which the sandbox does not have);
 # - TestVendorHashMatchesGoModVendor (runs `go mod vendor`, which needs the
 #   module proxy or a filled module cache; the build of this check proves
-#   the hash anyway).
+#   the hash anyway);
+# - TestOpenCodeUnattended (fetches the pinned OpenCode from the npm
+#   registry and needs root for a network namespace).
 {
   lib,
   pkgs,
@@ -27,6 +30,7 @@ let
     "TestUnitsPassSystemdAnalyzeVerify"
     "TestUnitsExposureIsUnderTheirCeilings"
     "TestVendorHashMatchesGoModVendor"
+    "TestOpenCodeUnattended"
   ];
   excludedPackages = [
     "github.com/agent-box/agent-box/internal/vmtest"
@@ -43,6 +47,7 @@ pkgs.buildGoModule {
   nativeCheckInputs = [
     pkgs.nix
     pkgs.shellcheck
+    pkgs.sqlite
     pkgs.tmux
   ];
 

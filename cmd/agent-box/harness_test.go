@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
 	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
+	"github.com/agent-box/agent-box/internal/scriptedmodel"
 )
 
 // Programs the tests drive, from PATH (`make deps` installs tmux). A missing
@@ -103,6 +105,17 @@ func testAgent(args []string) int {
 		os.WriteFile(tmp, data, 0o600)
 		os.Rename(tmp, args[1])
 		select {} // stay alive like an agent
+	}
+	if len(args) == 3 && args[0] == "scripted-model" {
+		// scripted-model ADDRESS LOG: the scripted model (package
+		// scriptedmodel), for a network namespace of an agent's own.
+		f, err := os.OpenFile(args[2], os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, http.ListenAndServe(args[1], &scriptedmodel.Server{Log: f}))
+		return 1
 	}
 	return 2
 }

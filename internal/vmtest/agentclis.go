@@ -46,17 +46,20 @@ var CLIs = []CLI{
 		Tarball:   "codex-0.171.0-linux-x64.tgz",
 		Integrity: "sha512-l66NZkQgdk2C3pbcfULDz42yEUB581MVA6I+Y43Wp4OIqEy73HCdmZ0GTjeAHY2ycuH4N00d9VsLrwT1jxshTw==",
 		Member:    "package/vendor/x86_64-unknown-linux-musl/bin/codex", Marker: "etc/codex/config.toml"},
-	// opencode-ai@1.18.33 names it as its optional dependency; a Bun
-	// executable (glibc).
-	{Command: "opencode", StoreName: "opencode", Package: "opencode-linux-x64", Version: "1.18.33",
-		Tarball:   "opencode-linux-x64-1.18.33.tgz",
-		Integrity: "sha512-q/t/3p2CTxOT9y2kvjesb/LZab2+1eqlhhWA02Be6mjTtmYtNBcBsrI5yDo4Fw7ZSPBW2oyMIGMNRqiKQjiAWw==",
-		Member:    "package/bin/opencode", Marker: "etc/opencode/opencode.json"},
 }
 
+// OpenCode is the pinned OpenCode (opencode-ai@1.18.33 names it as its
+// optional dependency; a Bun executable, glibc). It is not in CLIs: one
+// start and turn took 20 CPU seconds and 1 GB of memory on the host
+// (measured), more than the TCG guests can give within the tier's budget,
+// so the host test cmd/agent-box TestOpenCodeUnattended runs it instead.
+var OpenCode = CLI{Command: "opencode", StoreName: "opencode", Package: "opencode-linux-x64", Version: "1.18.33",
+	Tarball:   "opencode-linux-x64-1.18.33.tgz",
+	Integrity: "sha512-q/t/3p2CTxOT9y2kvjesb/LZab2+1eqlhhWA02Be6mjTtmYtNBcBsrI5yDo4Fw7ZSPBW2oyMIGMNRqiKQjiAWw==",
+	Member:    "package/bin/opencode"}
+
 // The scripted model in the guest (internal/scriptedmodel): its address
-// is the claude golden's ANTHROPIC_BASE_URL and Codex's and OpenCode's
-// providers; its log
+// is the claude golden's ANTHROPIC_BASE_URL and Codex's provider; its log
 // is what the scenario reads.
 const (
 	modelUnit = "scripted-model.service"

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Helpers of the claude scenario's two boots (claude.pre.sh, claude.post.sh):
-# ada's session `main` runs Claude Code, `cx` Codex and `oc` OpenCode against the scripted
+# ada's session `main` runs Claude Code and `cx` Codex against the scripted
 # model, whose request log is $log. The helpers act on the session $s
 # (`main` unless a script sets it). Sourced after lib.sh, by a script that
 # sets here.
@@ -16,9 +16,8 @@ requests_with() { [ "$(model count "$1")" -ge 1 ]; }
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]) or "")' "$(conv)" "$1" 2>/dev/null; }
 agent_pid() { pane_pid $u $s; }
 # ready: the agent shows its prompt line, ready for input (its footer:
-# Claude's permission mode, Codex's shortcuts hint, OpenCode's commands
-# hint).
-ready() { tm $u capture-pane -p -t "=$s:" | grep -qE 'bypass permissions on|for shortcuts|ctrl\+p commands'; }
+# Claude's permission mode, Codex's shortcuts hint).
+ready() { tm $u capture-pane -p -t "=$s:" | grep -qE 'bypass permissions on|for shortcuts'; }
 # type_line TEXT: type TEXT and Enter into the session, as a person would.
 type_line() {
   tm $u send-keys -t "=$s:" -l "$1" && nap 0.5 && tm $u send-keys -t "=$s:" Enter

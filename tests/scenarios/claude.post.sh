@@ -2,8 +2,8 @@
 # Scenario "claude", second boot on the same disk after a forced power-off:
 # the session's agent starts again, resuming the conversation it had (the
 # conversation file, fsynced, names it), so the next prompt carries the
-# turns from before the power cut: Claude Code's (session main),
-# Codex's (session cx) and OpenCode's (session oc).
+# turns from before the power cut: Claude Code's (session main) and
+# Codex's (session cx).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -26,12 +26,4 @@ check "... and is ready for input" wait_until 120 ready
 check "Codex: the agent takes a prompt after the power cut" say "codex after the power cut"
 check "... and the request carries the turns from before the power cut" wait_until 30 model carries "codex after the power cut" "codex before the power cut"
 check "Codex: the session keeps its conversation id" [ "$(field id)" = "$(codex_id)" ]
-s=oc
-opencode_id() { cat /var/lib/agent-box-test/opencode-id; }
-opencode_resumed() { journal_has "resuming conversation $(opencode_id)"; }
-check "OpenCode: after the power cut the agent resumes its session" wait_until 120 opencode_resumed
-check "... and is ready for input" wait_until 120 ready
-check "OpenCode: the agent takes a prompt after the power cut" say "opencode after the power cut"
-check "... and the request carries the turns from before the power cut" wait_until 30 model carries "opencode after the power cut" "opencode before the power cut"
-check "OpenCode: the session keeps its id" [ "$(field id)" = "$(opencode_id)" ]
 done_testing

@@ -12,9 +12,8 @@ some, its side requests, such as Codex's title of a conversation, none) and
                                    newest user message is TEXT carries EARLIER
                                    anywhere in its messages (Claude's
                                    "messages", Codex's "input")
-  model.py LOG grep TEXT [PATH [ALSO]]   exit 0 if any request's body (to
-                                   PATH, such as /v1/responses) holds TEXT (and
-                                   ALSO: which agent sent it)
+  model.py LOG grep TEXT [PATH]    exit 0 if any request's body (to PATH, such
+                                   as /v1/responses) holds TEXT
 """
 import json
 import sys
@@ -57,9 +56,7 @@ def main():
         return 1
     if cmd == "grep":
         path = args[1] if len(args) > 1 else None
-        need = [args[0]] + args[2:3]
-        bodies = (json.dumps(r.get("body"), ensure_ascii=False) for r in recs if path in (None, r.get("path")))
-        return 0 if any(all(t in b for t in need) for b in bodies) else 1
+        return 0 if any(args[0] in json.dumps(r.get("body"), ensure_ascii=False) for r in recs if path in (None, r.get("path"))) else 1
     print("unknown command", file=sys.stderr)
     return 2
 
