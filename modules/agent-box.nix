@@ -9320,7 +9320,7 @@ in
           	if err := json.Unmarshal(data, &rep); err != nil {
           		return Report{}, fmt.Errorf("the report is not JSON: %w", err)
           	}
-          	if !validID(rep.SessionID) {
+          	if !ValidID(rep.SessionID) {
           		return Report{}, fmt.Errorf("the report's session_id %s is not an id", escape.Quote(rep.SessionID, 64))
           	}
           	if !filepath.IsAbs(rep.TranscriptPath) || len(rep.TranscriptPath) > 4095 || strings.IndexByte(rep.TranscriptPath, 0) >= 0 {
@@ -9332,7 +9332,10 @@ in
           	return rep, nil
           }
 
-          func validID(s string) bool {
+          // ValidID reports whether s may be a conversation id: 1 to 128 letters,
+          // digits, '-', '_' or '.' (never a quote: an id may be put between quotes
+          // in SQL, package opencodestate).
+          func ValidID(s string) bool {
           	if s == "" || len(s) > 128 {
           		return false
           	}
@@ -11443,31 +11446,19 @@ in
           	"os/exec"
           	"strings"
           	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/conversation"
           )
 
           // Timeout bounds one lookup (a database another OpenCode holds locked).
           const Timeout = 5 * time.Second
-
-          // validID: what a session id may hold to be put between quotes in SQL
-          // (the ids OpenCode makes look like ses_dc54c1ef2ffeNeYz0FoA1pax2E).
-          func validID(id string) bool {
-          	if id == "" || len(id) > 128 {
-          		return false
-          	}
-          	for _, c := range id {
-          		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-          			return false
-          		}
-          	}
-          	return true
-          }
 
           // Has reports whether the OpenCode database at db holds session id. A
           // missing database, or one that is not a regular file, holds nothing. An
           // error says the answer is unknown: no sqlite3 program, a database it
           // cannot read, or one without OpenCode's session table.
           func Has(ctx context.Context, sqlite3, db, id string) (bool, error) {
-          	if !validID(id) {
+          	if !conversation.ValidID(id) {
           		return false, fmt.Errorf("%q is not an OpenCode session id", id)
           	}
           	fi, err := os.Lstat(db)

@@ -26,7 +26,7 @@ var runtimeImports = map[string][]string{
 	"badconfig":     {},
 	"auth":          {"atomicfile", "badconfig", "clientaddr", "contract", "httpserve", "journal", "userfile"},
 	"claudestate":   {"contract", "escape"},
-	"opencodestate": {},
+	"opencodestate": {"conversation"},
 	"cli":           {"actions", "agents", "auth", "badconfig", "contract", "conversation", "envfile", "escape", "journal", "paths", "registry", "sdlisten", "seal", "sessionsrv", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
 	"clientaddr":    {"contract"},
 	"contract":      {},

@@ -45,7 +45,7 @@ func ReadReport(r io.Reader) (Report, error) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return Report{}, fmt.Errorf("the report is not JSON: %w", err)
 	}
-	if !validID(rep.SessionID) {
+	if !ValidID(rep.SessionID) {
 		return Report{}, fmt.Errorf("the report's session_id %s is not an id", escape.Quote(rep.SessionID, 64))
 	}
 	if !filepath.IsAbs(rep.TranscriptPath) || len(rep.TranscriptPath) > 4095 || strings.IndexByte(rep.TranscriptPath, 0) >= 0 {
@@ -57,7 +57,10 @@ func ReadReport(r io.Reader) (Report, error) {
 	return rep, nil
 }
 
-func validID(s string) bool {
+// ValidID reports whether s may be a conversation id: 1 to 128 letters,
+// digits, '-', '_' or '.' (never a quote: an id may be put between quotes
+// in SQL, package opencodestate).
+func ValidID(s string) bool {
 	if s == "" || len(s) > 128 {
 		return false
 	}

@@ -18,31 +18,19 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
 )
 
 // Timeout bounds one lookup (a database another OpenCode holds locked).
 const Timeout = 5 * time.Second
-
-// validID: what a session id may hold to be put between quotes in SQL
-// (the ids OpenCode makes look like ses_dc54c1ef2ffeNeYz0FoA1pax2E).
-func validID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
 
 // Has reports whether the OpenCode database at db holds session id. A
 // missing database, or one that is not a regular file, holds nothing. An
 // error says the answer is unknown: no sqlite3 program, a database it
 // cannot read, or one without OpenCode's session table.
 func Has(ctx context.Context, sqlite3, db, id string) (bool, error) {
-	if !validID(id) {
+	if !conversation.ValidID(id) {
 		return false, fmt.Errorf("%q is not an OpenCode session id", id)
 	}
 	fi, err := os.Lstat(db)
