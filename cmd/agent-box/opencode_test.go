@@ -60,7 +60,13 @@ func TestOpenCodeUnattended(t *testing.T) {
 	b := newBox(t, "")
 	dir := t.TempDir()
 	managed, modelLog, traces := filepath.Join(dir, "etc-opencode"), filepath.Join(dir, "model.jsonl"), filepath.Join(dir, "connect")
-	t.Cleanup(func() { exec.Command("pkill", "-f", "test-agent scripted-model "+ocModelAddr+" "+modelLog).Run() })
+	// What the test started and the box no longer owns: the models, and
+	// (strace detaches its tracee when it dies) any OpenCode left.
+	t.Cleanup(func() {
+		exec.Command("pkill", "-9", "-f", "test-agent scripted-model "+ocModelAddr+" "+modelLog).Run()
+		exec.Command("pkill", "-9", "-f", "strace -f -qq -e trace=connect -o "+traces).Run()
+		killAll(opencode)
+	})
 
 	// /etc/opencode as the module renders it.
 	os.MkdirAll(managed, 0o755)
@@ -180,6 +186,34 @@ exec %s -f -qq -e trace=connect -o %s.$$ %s "$@"
 	}
 	if n := oc.turns(prompt); n != 1 {
 		t.Errorf("the kickoff prompt was given %d times, want once", n)
+	}
+
+	// The whole box dies and starts again: the session resumes the same
+	// conversation.
+	b.waitFor(30*time.Second, "the reply on screen", func() bool { return oc.screenHas(`reply \d+: opencode after kill`) })
+	// A power cut ends every process at once: SIGKILL for OpenCode (and
+	// its strace, which would detach it), then the supervisor and tmux.
+	exec.Command("pkill", "-9", "-f", "strace -f -qq -e trace=connect -o "+traces).Run()
+	killAll(opencode)
+	b.stopSupervisor()
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	b.tm.KillServer(stopCtx)
+	cancel()
+	b.waitFor(30*time.Second, "the tmux server gone", func() bool {
+		select {
+		case <-b.srvDone:
+			return !b.tm.Alive()
+		default:
+			return false
+		}
+	})
+	b.startSupervisor()
+	oc.say(t, "opencode after restart")
+	if r := record(); r.Last == nil || !r.Last.Resume || r.ID != id {
+		t.Errorf("after the box restarted the spawn did not resume %s: %+v", id, r.Last)
+	}
+	if !oc.carries("opencode after restart", "opencode after kill") {
+		t.Error("after the box restarted the request does not carry the earlier turns")
 	}
 
 	// The session is deleted from OpenCode's database (the database stays).
@@ -409,6 +443,25 @@ func connections(t *testing.T, glob string) []string {
 		}
 	}
 	return out
+}
+
+// killAll sends SIGKILL to every process running exe and waits (at most
+// 10 s) until none is left.
+func killAll(exe string) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		left := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if p, _ := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && p == exe {
+				syscall.Kill(pid, syscall.SIGKILL)
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+	}
 }
 
 // shellQuote quotes s for bash as one word.
