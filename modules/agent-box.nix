@@ -9190,28 +9190,36 @@ in
           	return nil
           }
 
-          // Decide is the spawn's decision on r. exists reports whether a
-          // transcript path names a transcript to resume; newID makes a conversation
-          // id ("" for an agent that chooses its own). It updates r: the spawn
-          // count, the decision, the conversation a new start will have (its id, if
-          // chosen up front), Fresh, and the prompt (dropped once a conversation is
-          // resumed).
+          // Decide is the spawn's decision on r. gone says why the conversation id
+          // cannot be resumed from what its agent reported (transcript: the path in
+          // the report), "" when it can (TranscriptGone, or an agent's own lookup);
+          // newID makes a conversation id ("" for an agent that chooses its own). It
+          // updates r: the spawn count, the decision, the conversation a new start
+          // will have (its id, if chosen up front), Fresh, and the prompt (dropped
+          // once a conversation is resumed).
           //
           // A conversation whose transcript no spawn has found yet (Claude Code
           // writes it at the first message) had nothing said in it: it starts again
           // under the same id, without a note; so does one the agent never reported
           // (an agent that chooses its ids and reports at its first turn). One whose transcript a spawn found
           // and is gone now starts afresh, and Fresh says why.
-          func Decide(r *Record, exists func(string) bool, newID func() string, now time.Time) Decision {
+          func Decide(r *Record, gone func(id, transcript string) string, newID func() string, now time.Time) Decision {
           	r.Spawns++
+          	why := ""
+          	if r.ID != "" && !r.WantFresh {
+          		why = TranscriptGone(r.ID, "") // no transcript reported
+          		if r.Transcript != "" {
+          			why = gone(r.ID, r.Transcript)
+          		}
+          	}
           	var d Decision
           	switch {
           	case r.WantFresh:
           		d.Reason = "a new conversation was asked for (restart --fresh)"
-          	case r.ID != "" && r.Transcript != "" && exists(r.Transcript):
+          	case r.ID != "" && why == "":
           		d = Decision{Resume: true, ID: r.ID}
           	case r.ID != "" && r.Seen:
-          		d.Reason = fmt.Sprintf("the transcript %s of conversation %s is missing", escape.Quote(r.Transcript, 200), escape.Quote(r.ID, 64))
+          		d.Reason = why
           	case r.ID != "":
           		d.ID = r.ID // nothing was said in it yet
           	}
@@ -9261,6 +9269,15 @@ in
           	b[6] = b[6]&0x0f | 0x40
           	b[8] = b[8]&0x3f | 0x80
           	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+          }
+
+          // TranscriptGone is Decide's gone for an agent that keeps a conversation
+          // as one file: "" while HasTranscript(transcript), else why not.
+          func TranscriptGone(id, transcript string) string {
+          	if HasTranscript(transcript) {
+          		return ""
+          	}
+          	return fmt.Sprintf("the transcript %s of conversation %s is missing", escape.Quote(transcript, 200), escape.Quote(id, 64))
           }
 
           // HasTranscript reports whether path names a transcript to resume: a
@@ -13060,24 +13077,20 @@ in
           		return logs
           	}
           	var d conversation.Decision
-          	var prompt, gone string
+          	var prompt string
           	err := conversation.Update(ctx, e.ConversationsDir(), name, func(r *conversation.Record) error {
           		newID := func() string { return "" }
           		if len(ag.NewArgs) > 0 {
           			newID = conversation.NewID
           		}
-          		exists := conversation.HasTranscript
+          		gone := conversation.TranscriptGone
           		if ag.Setup == "opencode" {
-          			exists = func(db string) bool { return openCodeHas(ctx, db, r.ID, &gone, logf) }
+          			gone = func(id, db string) string { return openCodeGone(ctx, id, db, logf) }
           		}
           		if len(ag.ResumeArgs) == 0 {
-          			exists = func(string) bool { return false }
           			r.ID = "" // nothing to resume: every spawn is new
           		}
-          		d = conversation.Decide(r, exists, newID, now)
-          		if gone != "" && d.Reason != "" && r.Fresh != nil {
-          			d.Reason, r.Fresh.Reason = gone, gone // the record is a row, not a file
-          		}
+          		d = conversation.Decide(r, gone, newID, now)
           		prompt = r.Prompt
           		if len(ag.ResumeArgs) == 0 {
           			r.Prompt = "" // the first spawn only: it cannot be resumed
@@ -13124,23 +13137,23 @@ in
           	"OPENCODE_DISABLE_SHARE=1",
           }
 
-          // openCodeHas reports whether OpenCode's database db holds session id
-          // (package opencodestate). When it does not, gone says so, for the fresh
-          // start's reason. When the lookup fails (no sqlite3 on PATH), the
+          // openCodeGone is Decide's gone for OpenCode, whose conversations are rows
+          // of its database db (package opencodestate): "" while db holds session
+          // id, else why not. When the lookup fails (no sqlite3 on PATH), the
           // database file alone decides, and the failure is logged.
-          func openCodeHas(ctx context.Context, db, id string, gone *string, logf func(string, ...any)) bool {
+          func openCodeGone(ctx context.Context, id, db string, logf func(string, ...any)) string {
           	bin, err := exec.LookPath("sqlite3")
           	if err == nil {
           		var ok bool
           		if ok, err = opencodestate.Has(ctx, bin, db, id); err == nil {
-          			if !ok {
-          				*gone = fmt.Sprintf("OpenCode's database %s no longer holds session %s", escape.Quote(db, 200), escape.Quote(id, 64))
+          			if ok {
+          				return ""
           			}
-          			return ok
+          			return fmt.Sprintf("OpenCode's database %s no longer holds session %s", escape.Quote(db, 200), escape.Quote(id, 64))
           		}
           	}
           	logf("cannot tell whether OpenCode still holds session %s (%v): resuming while %s exists", escape.Quote(id, 64), err, escape.Quote(db, 200))
-          	return conversation.HasTranscript(db)
+          	return conversation.TranscriptGone(id, db)
           }
 
           // CodexTrust is the value of Codex's -c option that trusts dir: the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
+	"github.com/agent-box/agent-box/internal/runtime/opencodestate"
 	"github.com/agent-box/agent-box/internal/scriptedmodel"
 	"github.com/agent-box/agent-box/internal/vmtest"
 )
@@ -165,8 +166,8 @@ exec %s -f -qq -e trace=connect -o %s.$$ %s "$@"
 	if got := record().Transcript; got != db {
 		t.Errorf("the reported record is %q, want OpenCode's database %q", got, db)
 	}
-	if !oc.has(t, db, id) {
-		t.Errorf("OpenCode's database does not hold the reported session %s", id)
+	if ok, err := opencodestate.Has(ctx, tools["sqlite3"], db, id); !ok {
+		t.Errorf("OpenCode's database does not hold the reported session %s (%v)", id, err)
 	}
 	if !oc.requestHolds(guideLine, "Instructions from: "+managed+"/AGENTS.md") {
 		t.Error("the guide did not reach the model as OpenCode's managed instructions")
@@ -404,7 +405,7 @@ func (s *ocSession) killAgent(t *testing.T) {
 	if old == 0 {
 		t.Fatal("no OpenCode runs in the session")
 	}
-	if err := syscallKill(old); err != nil {
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
@@ -417,14 +418,6 @@ func (s *ocSession) killAgent(t *testing.T) {
 	ps, _ := exec.Command("ps", "-eo", "pid,ppid,stat,args", "--forest").Output()
 	out, _ := s.tmux("list-panes", "-a", "-F", "#{session_name} #{pane_pid} #{pane_dead} #{pane_dead_status}")
 	t.Fatalf("no new OpenCode after kill -9 of %d; panes:\n%s\nprocesses:\n%s\nsupervisor:\n%s", old, out, ps, s.b.supLog)
-}
-
-func (s *ocSession) has(t *testing.T, db, id string) bool {
-	out, err := exec.Command("sqlite3", "-readonly", db, "SELECT count(*) FROM session WHERE id = '"+id+"'").Output()
-	if err != nil {
-		t.Fatalf("reading %s: %v", db, err)
-	}
-	return strings.TrimSpace(string(out)) == "1"
 }
 
 // connections lists the addresses of every AF_INET/AF_INET6 connect() in
@@ -468,5 +461,3 @@ func killAll(exe string) {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

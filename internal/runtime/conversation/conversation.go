@@ -196,28 +196,36 @@ func CheckPrompt(p string) error {
 	return nil
 }
 
-// Decide is the spawn's decision on r. exists reports whether a
-// transcript path names a transcript to resume; newID makes a conversation
-// id ("" for an agent that chooses its own). It updates r: the spawn
-// count, the decision, the conversation a new start will have (its id, if
-// chosen up front), Fresh, and the prompt (dropped once a conversation is
-// resumed).
+// Decide is the spawn's decision on r. gone says why the conversation id
+// cannot be resumed from what its agent reported (transcript: the path in
+// the report), "" when it can (TranscriptGone, or an agent's own lookup);
+// newID makes a conversation id ("" for an agent that chooses its own). It
+// updates r: the spawn count, the decision, the conversation a new start
+// will have (its id, if chosen up front), Fresh, and the prompt (dropped
+// once a conversation is resumed).
 //
 // A conversation whose transcript no spawn has found yet (Claude Code
 // writes it at the first message) had nothing said in it: it starts again
 // under the same id, without a note; so does one the agent never reported
 // (an agent that chooses its ids and reports at its first turn). One whose transcript a spawn found
 // and is gone now starts afresh, and Fresh says why.
-func Decide(r *Record, exists func(string) bool, newID func() string, now time.Time) Decision {
+func Decide(r *Record, gone func(id, transcript string) string, newID func() string, now time.Time) Decision {
 	r.Spawns++
+	why := ""
+	if r.ID != "" && !r.WantFresh {
+		why = TranscriptGone(r.ID, "") // no transcript reported
+		if r.Transcript != "" {
+			why = gone(r.ID, r.Transcript)
+		}
+	}
 	var d Decision
 	switch {
 	case r.WantFresh:
 		d.Reason = "a new conversation was asked for (restart --fresh)"
-	case r.ID != "" && r.Transcript != "" && exists(r.Transcript):
+	case r.ID != "" && why == "":
 		d = Decision{Resume: true, ID: r.ID}
 	case r.ID != "" && r.Seen:
-		d.Reason = fmt.Sprintf("the transcript %s of conversation %s is missing", escape.Quote(r.Transcript, 200), escape.Quote(r.ID, 64))
+		d.Reason = why
 	case r.ID != "":
 		d.ID = r.ID // nothing was said in it yet
 	}
@@ -267,6 +275,15 @@ func NewID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// TranscriptGone is Decide's gone for an agent that keeps a conversation
+// as one file: "" while HasTranscript(transcript), else why not.
+func TranscriptGone(id, transcript string) string {
+	if HasTranscript(transcript) {
+		return ""
+	}
+	return fmt.Sprintf("the transcript %s of conversation %s is missing", escape.Quote(transcript, 200), escape.Quote(id, 64))
 }
 
 // HasTranscript reports whether path names a transcript to resume: a

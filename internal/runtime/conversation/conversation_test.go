@@ -29,6 +29,7 @@ func TestDecide(t *testing.T) {
 		name       string
 		rec        Record
 		exists     bool
+		gone       string // why the lookup says it cannot be resumed
 		want       Decision
 		wantPrompt string // the prompt left in the record
 		wantFresh  string // FreshNote after
@@ -38,12 +39,12 @@ func TestDecide(t *testing.T) {
 		{name: "a reported conversation whose transcript exists is resumed, and the prompt dropped",
 			rec: Record{ID: "c1", Transcript: tr, Prompt: "build it", Spawns: 1}, exists: true,
 			want: Decision{Resume: true, ID: "c1"}},
-		{name: "a missing transcript that a spawn had found starts a new conversation and says so",
-			rec: Record{ID: "c1", Transcript: tr, Spawns: 3, Seen: true}, exists: false,
-			want:      Decision{ID: "n1", Reason: `the transcript "` + tr + `" of conversation "c1" is missing`},
-			wantFresh: `started fresh: the transcript "` + tr + `" of conversation "c1" is missing`},
+		{name: "a conversation a spawn had found that cannot be resumed now starts a new one and says why",
+			rec: Record{ID: "c1", Transcript: tr, Spawns: 3, Seen: true}, gone: "the record of c1 is gone",
+			want:      Decision{ID: "n1", Reason: "the record of c1 is gone"},
+			wantFresh: "started fresh: the record of c1 is gone"},
 		{name: "a conversation in which nothing was said starts again under its id, quietly",
-			rec: Record{ID: "c1", Transcript: tr, Spawns: 2}, exists: false,
+			rec: Record{ID: "c1", Transcript: tr, Spawns: 2}, gone: "the record of c1 is gone",
 			want: Decision{ID: "c1"}},
 		{name: "a first spawn that died before its transcript existed gives the prompt again, same id",
 			rec: Record{ID: "c1", Prompt: "build it", Spawns: 1}, want: Decision{ID: "c1", Prompt: true},
@@ -65,8 +66,14 @@ func TestDecide(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := c.rec
 			var asked []string
-			exists := func(p string) bool { asked = append(asked, p); return c.exists }
-			d := Decide(&r, exists, ids("n1"), t0)
+			gone := func(id, p string) string {
+				asked = append(asked, p)
+				if c.exists {
+					return ""
+				}
+				return c.gone
+			}
+			d := Decide(&r, gone, ids("n1"), t0)
 			c.want.At = t0
 			if diff := cmp.Diff(c.want, d); diff != "" {
 				t.Errorf("decision (-want +got):\n%s", diff)
@@ -94,7 +101,7 @@ func TestDecide(t *testing.T) {
 
 func TestTheFreshNoteEndsWhenTheAgentMovesToAnotherConversation(t *testing.T) {
 	r := Record{ID: "c1", Transcript: "/gone", Spawns: 1, Seen: true}
-	Decide(&r, func(string) bool { return false }, ids("n1"), t0)
+	Decide(&r, TranscriptGone, ids("n1"), t0)
 	r.ID = "n1" // the new conversation reports itself
 	if r.FreshNote() == "" {
 		t.Fatal("no note while the fresh conversation is current")
@@ -279,7 +286,7 @@ func TestAFreshNoteFollowsTheIDAnAgentChoseUntilItMovesOn(t *testing.T) {
 	// A Codex-like agent (no newArgs) whose transcript went missing.
 	Update(ctx, dir, "main", func(r *Record) error {
 		*r = Record{ID: "c1", Transcript: "/gone", Seen: true, Spawns: 2}
-		Decide(r, func(string) bool { return false }, func() string { return "" }, t0)
+		Decide(r, TranscriptGone, func() string { return "" }, t0)
 		return nil
 	})
 	env := map[string]string{"AGENT_BOX_SESSION": "main", "AGENT_BOX_AGENT_PID": "100"}
@@ -300,5 +307,17 @@ func TestAFreshNoteFollowsTheIDAnAgentChoseUntilItMovesOn(t *testing.T) {
 	}
 	if note := report("c3"); note != "" {
 		t.Errorf("after the agent moved on: note %q", note)
+	}
+}
+
+func TestTranscriptGoneSaysWhichTranscriptIsMissing(t *testing.T) {
+	tr := filepath.Join(t.TempDir(), "c1.jsonl")
+	want := `the transcript "` + tr + `" of conversation "c1" is missing`
+	if got := TranscriptGone("c1", tr); got != want {
+		t.Errorf("missing: %q, want %q", got, want)
+	}
+	os.WriteFile(tr, []byte("{}\n"), 0o600)
+	if got := TranscriptGone("c1", tr); got != "" {
+		t.Errorf("present: %q, want \"\"", got)
 	}
 }

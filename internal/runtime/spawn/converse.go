@@ -69,24 +69,20 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 		return logs
 	}
 	var d conversation.Decision
-	var prompt, gone string
+	var prompt string
 	err := conversation.Update(ctx, e.ConversationsDir(), name, func(r *conversation.Record) error {
 		newID := func() string { return "" }
 		if len(ag.NewArgs) > 0 {
 			newID = conversation.NewID
 		}
-		exists := conversation.HasTranscript
+		gone := conversation.TranscriptGone
 		if ag.Setup == "opencode" {
-			exists = func(db string) bool { return openCodeHas(ctx, db, r.ID, &gone, logf) }
+			gone = func(id, db string) string { return openCodeGone(ctx, id, db, logf) }
 		}
 		if len(ag.ResumeArgs) == 0 {
-			exists = func(string) bool { return false }
 			r.ID = "" // nothing to resume: every spawn is new
 		}
-		d = conversation.Decide(r, exists, newID, now)
-		if gone != "" && d.Reason != "" && r.Fresh != nil {
-			d.Reason, r.Fresh.Reason = gone, gone // the record is a row, not a file
-		}
+		d = conversation.Decide(r, gone, newID, now)
 		prompt = r.Prompt
 		if len(ag.ResumeArgs) == 0 {
 			r.Prompt = "" // the first spawn only: it cannot be resumed
@@ -133,23 +129,23 @@ var OpenCodeOffline = []string{
 	"OPENCODE_DISABLE_SHARE=1",
 }
 
-// openCodeHas reports whether OpenCode's database db holds session id
-// (package opencodestate). When it does not, gone says so, for the fresh
-// start's reason. When the lookup fails (no sqlite3 on PATH), the
+// openCodeGone is Decide's gone for OpenCode, whose conversations are rows
+// of its database db (package opencodestate): "" while db holds session
+// id, else why not. When the lookup fails (no sqlite3 on PATH), the
 // database file alone decides, and the failure is logged.
-func openCodeHas(ctx context.Context, db, id string, gone *string, logf func(string, ...any)) bool {
+func openCodeGone(ctx context.Context, id, db string, logf func(string, ...any)) string {
 	bin, err := exec.LookPath("sqlite3")
 	if err == nil {
 		var ok bool
 		if ok, err = opencodestate.Has(ctx, bin, db, id); err == nil {
-			if !ok {
-				*gone = fmt.Sprintf("OpenCode's database %s no longer holds session %s", escape.Quote(db, 200), escape.Quote(id, 64))
+			if ok {
+				return ""
 			}
-			return ok
+			return fmt.Sprintf("OpenCode's database %s no longer holds session %s", escape.Quote(db, 200), escape.Quote(id, 64))
 		}
 	}
 	logf("cannot tell whether OpenCode still holds session %s (%v): resuming while %s exists", escape.Quote(id, 64), err, escape.Quote(db, 200))
-	return conversation.HasTranscript(db)
+	return conversation.TranscriptGone(id, db)
 }
 
 // CodexTrust is the value of Codex's -c option that trusts dir: the
