@@ -10,6 +10,7 @@ package contractcases
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -157,6 +158,11 @@ var goSides = map[string]goSide{
 	"terminalCheckInterval": func(t *testing.T, c tcase) (error, string) {
 		v := c.str(t)
 		return webDaemon(map[string]string{web.EnvCheckInterval: v}), v
+	},
+	"silenceAfter": func(t *testing.T, c tcase) (error, string) {
+		v := c.str(t)
+		_, err := attention.SilenceAfter(v)
+		return err, v
 	},
 	// The domain is read by two loaders: both must agree with the table.
 	"domain": func(t *testing.T, c tcase) (error, string) {

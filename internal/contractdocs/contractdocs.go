@@ -13,6 +13,7 @@ package contractdocs
 import (
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
@@ -43,6 +44,9 @@ func Blocks() []Block {
 	return []Block{
 		{runtimeDoc, "names", names(c)},
 		{runtimeDoc, "variables", variables(c)},
+		{runtimeDoc, "attention states", attentionStates(c)},
+		{runtimeDoc, "attention reasons", attentionReasons(c)},
+		{runtimeDoc, "attention events", attentionEvents(c)},
 		{runtimeDoc, "exit codes", exitCodes(c)},
 		{webDoc, "sockets", sockets(c)},
 		{webDoc, "routes", routes(c)},
@@ -103,6 +107,54 @@ func variables(c *contract.Contract) string {
 		t.row(code(v.Name), cell(v.Reader), cell(v.What))
 	})
 	return t.b.String()
+}
+
+func attentionStates(c *contract.Contract) string {
+	t := newTable("State", "Meaning")
+	fields(c.Attention.States, func(_ string, x contract.Term) {
+		t.row(code(x.Name), cell(x.What))
+	})
+	return t.b.String()
+}
+
+func attentionReasons(c *contract.Contract) string {
+	t := newTable("Reason", "Given for")
+	for _, x := range c.Attention.Reasons {
+		t.row(code(x.Name), cell(x.What))
+	}
+	return t.b.String()
+}
+
+// attentionEvents: per setup, the agent's events and the state each means.
+func attentionEvents(c *contract.Contract) string {
+	a := c.Attention
+	ev := newTable("Setup", "Event (hook or plugin event)", "Detail", "State (reason)")
+	setups := make([]string, 0, len(a.AgentEvents))
+	for s := range a.AgentEvents {
+		setups = append(setups, s)
+	}
+	sort.Strings(setups)
+	for _, s := range setups {
+		ae := a.AgentEvents[s]
+		keys := make([]string, 0, len(ae.Events))
+		for k := range ae.Events {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			e := ae.Events[k]
+			name, detail, _ := strings.Cut(k, ":")
+			if detail != "" {
+				detail = code(ae.DetailField + " = " + detail)
+			}
+			what := code(e.State)
+			if e.Reason != "" {
+				what += " (" + code(e.Reason) + ")"
+			}
+			ev.row(s, code(name), detail, what)
+		}
+	}
+	return ev.b.String()
 }
 
 func exitCodes(c *contract.Contract) string {

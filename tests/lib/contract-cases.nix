@@ -80,6 +80,10 @@ let
     sessionLifetime = v: web { sessionLifetime = v; };
     idleTimeout = v: web { idleTimeout = v; };
     terminalCheckInterval = v: web { terminalCheckInterval = v; };
+    silenceAfter = v: {
+      users.alice = { };
+      attention.silenceAfter = v;
+    };
     domain = v: web { domain = v; };
   };
 in

@@ -122,6 +122,24 @@ type Socket struct {
 func (s Socket) For(user string) string { return For(s.Path, user) }
 
 // Var is an environment variable: its name, who reads it, and what it holds.
+// Term is a fixed name and what it means.
+type Term struct {
+	Name string `json:"name"`
+	What string `json:"what"`
+}
+
+// AgentEvents is what one setup's hooks report.
+type AgentEvents struct {
+	DetailField string                `json:"detailField"`
+	Events      map[string]StateEvent `json:"events"`
+}
+
+// StateEvent is the state (and the reason) an agent's event means.
+type StateEvent struct {
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+}
+
 type Var struct {
 	Name   string `json:"name"`
 	Reader string `json:"reader"`
@@ -201,6 +219,31 @@ type Contract struct {
 		// agent's setup), besides nothing.
 		Setups []string `json:"setups"`
 	} `json:"conversations"`
+	// Attention: a session's attention states (docs/runtime-contract.md,
+	// "Attention"), why a state was entered, and what each agent's hooks
+	// mean.
+	Attention struct {
+		States struct {
+			Working      Term `json:"working"`
+			NeedsYou     Term `json:"needsYou"`
+			Finished     Term `json:"finished"`
+			Exited       Term `json:"exited"`
+			CrashLooping Term `json:"crashLooping"`
+		} `json:"states"`
+		Reasons []Term `json:"reasons"`
+		// EventMaxBytes bounds what agent-box reads of a hook's input.
+		EventMaxBytes int `json:"eventMaxBytes"`
+		// SilenceAfter bounds services.agent-box.attention.silenceAfter
+		// (null by default: silence is not watched).
+		SilenceAfter struct {
+			Min string `json:"min"`
+			Max string `json:"max"`
+		} `json:"silenceAfter"`
+		// AgentEvents: per setup, the agent's events agent-box installs
+		// hooks for and the state each means. A key "E:D" is event E
+		// whose input has D in the setup's DetailField.
+		AgentEvents map[string]AgentEvents `json:"agentEvents"`
+	} `json:"attention"`
 	Cookies CookieNames `json:"cookies"`
 	Headers struct {
 		// Prefix starts every header of the box's own; the web daemon
@@ -265,6 +308,7 @@ type Contract struct {
 		TTYD             Var `json:"ttyd"`
 		TTYDSocket       Var `json:"ttydSocket"`
 		Hooks            Var `json:"hooks"`
+		SilenceAfter     Var `json:"silenceAfter"`
 		WebCheckInterval Var `json:"webCheckInterval"`
 	} `json:"env"`
 	Routes struct {
@@ -302,6 +346,7 @@ var (
 	Web           = &c.Web
 	Webhooks      = &c.Webhooks
 	Conversations = &c.Conversations
+	Attention     = &c.Attention
 	Cookies       = &c.Cookies
 	Headers       = &c.Headers
 	Creds         = &c.Credentials

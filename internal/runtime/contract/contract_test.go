@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,9 @@ func TestLimitsAreOrdered(t *testing.T) {
 	if !(0 < ds[0] && ds[0] <= ds[1] && ds[1] <= ds[2]) {
 		t.Errorf("terminalCheckInterval: want 0 < min <= default <= max, got %+v", iv)
 	}
+	if lo, hi := Duration(c.Attention.SilenceAfter.Min), Duration(c.Attention.SilenceAfter.Max); !(time.Second <= lo && lo < hi) || lo%time.Second != 0 || hi%time.Second != 0 {
+		t.Errorf("attention.silenceAfter: want whole seconds, 1s <= min < max (tmux counts seconds), got %+v", c.Attention.SilenceAfter)
+	}
 	for _, d := range []string{c.Web.SessionLifetime.Default, c.Web.SessionLifetime.Min, c.Web.IdleTimeout.Default, c.Web.IdleTimeout.Min, c.Webhooks.RetentionMin} {
 		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
 			t.Errorf("%q is not a positive Go duration", d)
@@ -217,5 +221,39 @@ func TestTemplatesFillInTheUser(t *testing.T) {
 	}
 	if got := For(c.Routes.Hooks.Path, "bob"); got != "/bob/hook/*" {
 		t.Errorf("routes.hooks for bob = %q", got)
+	}
+}
+
+// TestAgentEventsMeanKnownStates: every agent event means one of the
+// contract's states with one of its reasons, for a setup the contract
+// has, and a key with a detail belongs to a setup that names its field.
+func TestAgentEventsMeanKnownStates(t *testing.T) {
+	terms := func(ts []Term) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range ts {
+			if m[x.Name] {
+				t.Errorf("%q twice", x.Name)
+			}
+			m[x.Name] = true
+		}
+		return m
+	}
+	st := Attention.States
+	states, reasons := terms([]Term{st.Working, st.NeedsYou, st.Finished, st.Exited, st.CrashLooping}), terms(Attention.Reasons)
+	for setup, ae := range Attention.AgentEvents {
+		if !slices.Contains(Conversations.Setups, setup) {
+			t.Errorf("agentEvents.%s: not a setup", setup)
+		}
+		if len(ae.Events) == 0 {
+			t.Errorf("agentEvents.%s: no events", setup)
+		}
+		for key, ev := range ae.Events {
+			if !states[ev.State] || ev.Reason != "" && !reasons[ev.Reason] {
+				t.Errorf("agentEvents.%s.%s = %+v: not a state and reason of the contract", setup, key, ev)
+			}
+			if strings.Contains(key, ":") && ae.DetailField == "" {
+				t.Errorf("agentEvents.%s.%s has a detail, but the setup has no detailField", setup, key)
+			}
+		}
 	}
 }

@@ -3,11 +3,14 @@
 // (paths.Env.SupervisorSocket), written by `agent-box session restart` and
 // read by the supervisor:
 //
-//	restart NAME     restart one session (NAME a valid session name)
-//	restart-all      restart every session
+//	restart NAME                    restart one session (NAME a valid session name)
+//	restart-all                     restart every session
+//	attention NAME STATE [REASON]   the session's agent reports an attention state
+//	                                (working, needs-you or finished; a reason of the contract's)
 //
 // Anything else is not a request. A datagram is at most MaxDatagram bytes;
-// the longest valid one ("restart " and a 64-byte name) has 72.
+// the longest valid one ("attention ", a 64-byte name and the longest
+// state and reason) has well under 128 (the test says how many).
 package control
 
 import (
@@ -17,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
 
@@ -24,10 +28,17 @@ import (
 // one is cut there and is not a request.
 const MaxDatagram = 128
 
-// Request is one request: a restart of the session Name, or of all.
+// Request is one request: a restart of the session Name, or of all; or,
+// with Attention set, the attention state Name's agent reports.
 type Request struct {
-	All  bool
-	Name string
+	All       bool
+	Name      string
+	Attention *attention.Event
+}
+
+// Attend is the report that session name's agent is in state s for reason.
+func Attend(name string, s attention.State, reason string) Request {
+	return Request{Name: name, Attention: &attention.Event{Kind: attention.Agent, State: s, Reason: reason}}
 }
 
 // Restart is the request to restart session name ("" for every session).
@@ -40,6 +51,9 @@ func Restart(name string) Request {
 
 // Format is the datagram of r.
 func (r Request) Format() []byte {
+	if a := r.Attention; a != nil {
+		return []byte(strings.TrimSuffix("attention "+r.Name+" "+string(a.State)+" "+a.Reason, " "))
+	}
 	if r.All {
 		return []byte("restart-all")
 	}
@@ -54,6 +68,15 @@ func Parse(b []byte) (r Request, ok bool) {
 		return Request{Name: f[1]}, true
 	case len(f) == 1 && f[0] == "restart-all":
 		return Request{All: true}, true
+	case (len(f) == 3 || len(f) == 4) && f[0] == "attention" && registry.ValidName(f[1]):
+		st, reason := attention.State(f[2]), ""
+		if len(f) == 4 {
+			reason = f[3]
+		}
+		if !attention.AgentCan(st) || st == attention.Working && reason != "" || reason != "" && !attention.KnownReason(reason) {
+			return Request{}, false
+		}
+		return Attend(f[1], st, reason), true
 	}
 	return Request{}, false
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-box/agent-box/internal/runtime/attention"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -11,7 +13,14 @@ import (
 // longest one fits a datagram, and nothing else is a request.
 func TestParseReadsWhatFormatWrites(t *testing.T) {
 	long := strings.Repeat("n", 64)
-	for _, r := range []Request{Restart(""), Restart("main"), Restart(long)} {
+	longest := ""
+	for _, r := range contract.Attention.Reasons {
+		if len(r.Name) > len(longest) {
+			longest = r.Name
+		}
+	}
+	for _, r := range []Request{Restart(""), Restart("main"), Restart(long),
+		Attend("main", attention.Working, ""), Attend(long, attention.NeedsYou, longest), Attend("a", attention.Finished, "turn")} {
 		b := r.Format()
 		if len(b) > MaxDatagram {
 			t.Errorf("%q: %d bytes, more than MaxDatagram", b, len(b))
@@ -21,7 +30,9 @@ func TestParseReadsWhatFormatWrites(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", b, got, ok, r)
 		}
 	}
-	for _, junk := range []string{"", "restart", "restart a b", "restart " + long + "n", "restart a/b", "restart-all x", "RESTART main", "stop main"} {
+	for _, junk := range []string{"", "restart", "restart a b", "restart " + long + "n", "restart a/b", "restart-all x", "RESTART main", "stop main",
+		"attention", "attention main", "attention main sleeping", "attention main exited exit", "attention main crash-looping",
+		"attention main working bell", "attention main needs-you nap", "attention a/b finished", "attention main finished turn x"} {
 		if r, ok := Parse([]byte(junk)); ok {
 			t.Errorf("Parse(%q) = %+v: want no request", junk, r)
 		}

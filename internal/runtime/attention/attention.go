@@ -1,0 +1,170 @@
+// Package attention is the state machine of a session's attention state
+// (docs/runtime-contract.md, "Attention"): whether a session's agent works,
+// needs a person, has finished, has exited or crash-loops. The supervisor
+// alone feeds it, from three sources: the agent's own hooks (through
+// `agent-box agent-hook SETUP event`, mapped by the contract's
+// attention.agentEvents), tmux (the bell, silence after output, a client
+// showing the session) and what the supervisor itself sees (starts,
+// exits, backoff). Next is pure: no clock, no I/O.
+//
+// Invariants: a state is one of the contract's; an agent can only claim
+// working, needs-you or finished (never exited or crash-looping, which only
+// the supervisor knows); a person's look (Seen) ends finished and a bell's
+// needs-you, never an agent's needs-you, which ends when the agent works
+// again.
+package attention
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+)
+
+// State is an attention state: one of the contract's attention.states.
+type State string
+
+// The states, named by the contract.
+var (
+	Working      = State(contract.Attention.States.Working.Name)
+	NeedsYou     = State(contract.Attention.States.NeedsYou.Name)
+	Finished     = State(contract.Attention.States.Finished.Name)
+	Exited       = State(contract.Attention.States.Exited.Name)
+	CrashLooping = State(contract.Attention.States.CrashLooping.Name)
+	states       = []State{Working, NeedsYou, Finished, Exited, CrashLooping}
+)
+
+// Reasons the supervisor and tmux give (the agents' come from the
+// contract's attention.agentEvents).
+const (
+	ReasonBell    = "bell"
+	ReasonSilence = "silence"
+	ReasonExit    = "exit"
+)
+
+// Status is a session's attention state, why it was entered and when.
+// The zero Status is "nothing known yet" (a session never started, or
+// one adopted from an agent-box that kept no attention state).
+type Status struct {
+	State  State     `json:"state"`
+	Reason string    `json:"reason,omitempty"`
+	Since  time.Time `json:"since"`
+}
+
+// Kind is what happened.
+type Kind int
+
+const (
+	// Agent: the session's agent reported the state (and reason) in the
+	// event (working, needs-you or finished).
+	Agent Kind = iota + 1
+	// Bell: the terminal rang while no client showed the session.
+	Bell
+	// Silence: no output for the configured time after output, while no
+	// client showed the session.
+	Silence
+	// Seen: a client (a person) shows the session.
+	Seen
+	// Started: the supervisor started or restarted the program.
+	Started
+	// Healthy: a start stayed up for the quick window.
+	Healthy
+	// ExitedOK: the program exited 0 (the session is parked, stopped).
+	ExitedOK
+	// Crashing: the program died quickly again; its restart waits.
+	Crashing
+	// Stopped: the session was stopped or removed (nothing to say).
+	Stopped
+)
+
+// Event is one thing that happened to a session.
+type Event struct {
+	Kind   Kind
+	State  State  // Agent only
+	Reason string // Agent only
+}
+
+// AgentCan reports whether an agent may report state s.
+func AgentCan(s State) bool { return s == Working || s == NeedsYou || s == Finished }
+
+// Known reports whether s is one of the contract's states.
+func Known(s State) bool { return s != "" && slices.Contains(states, s) }
+
+// KnownReason reports whether r is one of the contract's reasons.
+func KnownReason(r string) bool {
+	for _, t := range contract.Attention.Reasons {
+		if t.Name == r {
+			return true
+		}
+	}
+	return false
+}
+
+// SilenceAfter parses services.agent-box.attention.silenceAfter as the
+// supervisor reads it (contract env silenceAfter): "" is 0 (not watched);
+// else a Go duration of the contract's format within its bounds, rounded
+// up to whole seconds (tmux's monitor-silence counts seconds).
+func SilenceAfter(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	b := contract.Attention.SilenceAfter
+	d, err := contract.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", contract.Env.SilenceAfter.Name, err)
+	}
+	if d < contract.Duration(b.Min) || d > contract.Duration(b.Max) {
+		return 0, fmt.Errorf("%s=%q: want %s to %s", contract.Env.SilenceAfter.Name, v, b.Min, b.Max)
+	}
+	return (d + time.Second - 1).Truncate(time.Second), nil
+}
+
+// Next is the status after ev at now, and whether it changed (a new
+// state or reason; Since moves only then).
+func Next(cur Status, ev Event, now time.Time) (Status, bool) {
+	to := cur
+	switch ev.Kind {
+	case Agent:
+		if !AgentCan(ev.State) || cur.State == Exited {
+			return cur, false // an agent cannot say it, or no program runs that could have
+		}
+		to = Status{State: ev.State, Reason: ev.Reason}
+		if ev.State == Working {
+			to.Reason = ""
+		}
+	case Bell:
+		if cur.State == Working || cur.State == Finished {
+			to = Status{State: NeedsYou, Reason: ReasonBell}
+		}
+	case Silence:
+		if cur.State == Working {
+			to = Status{State: Finished, Reason: ReasonSilence}
+		}
+	case Seen:
+		if cur.State == Finished || cur.State == NeedsYou && cur.Reason == ReasonBell {
+			to = Status{State: Working}
+		}
+	case Started:
+		if cur.State != CrashLooping {
+			to = Status{State: Working}
+		}
+	case Healthy:
+		if cur.State == CrashLooping {
+			to = Status{State: Working}
+		}
+	case ExitedOK:
+		to = Status{State: Exited, Reason: ReasonExit}
+	case Crashing:
+		to = Status{State: CrashLooping, Reason: ReasonExit}
+	case Stopped:
+		to = Status{}
+	}
+	if to.State == cur.State && to.Reason == cur.Reason {
+		return cur, false
+	}
+	if to.State != "" {
+		to.Since = now.UTC()
+	}
+	return to, true
+}
