@@ -8,6 +8,8 @@
 #   internal/runtime/actions/kind.go
 #   internal/runtime/agents/agents.go
 #   internal/runtime/atomicfile/atomicfile.go
+#   internal/runtime/attention/attention.go
+#   internal/runtime/attention/hook.go
 #   internal/runtime/auth/change.go
 #   internal/runtime/auth/client.go
 #   internal/runtime/auth/codes.go
@@ -60,11 +62,13 @@
 #   internal/runtime/spawn/env.go
 #   internal/runtime/spawn/spawn.go
 #   internal/runtime/state/state.go
+#   internal/runtime/supervisor/alerts.go
 #   internal/runtime/supervisor/backoff.go
 #   internal/runtime/supervisor/inotify.go
 #   internal/runtime/supervisor/pidfd.go
 #   internal/runtime/supervisor/supervisor.go
 #   internal/runtime/tmux/tmux.go
+#   internal/runtime/tmux/watch.go
 #   internal/runtime/userfile/userfile.go
 #   internal/runtime/web/alive.go
 #   internal/runtime/web/downloads.go
@@ -549,6 +553,21 @@ in
     description = "Box-wide limits of `agent-box.slice`, the cgroup that holds every agent user's slice (and so all of their units).";
   };
 
+  attention = mkOption {
+    type = types.submodule {
+      options = {
+        silenceAfter = mkOption {
+          type = types.nullOr types.str;
+          default = null;
+          description = "A session whose terminal printed and then stayed silent this long, while no browser or `session attach` shows it, is `finished` (tmux's `monitor-silence`; `agent-box session ls` and the inbox show the state): a Go duration from `${contract.attention.silenceAfter.min}` to `${contract.attention.silenceAfter.max}`, whole seconds (rounded up). Only for agents that do not report their own states (a shell, a host-defined agent): Claude Code, Codex and OpenCode say when they finish or need you through their hooks, and a silent Claude may be thinking. `null` (the default): silence is not watched, so an idle shell is not reported. The terminal bell is watched either way.";
+          example = "30s";
+        };
+      };
+    };
+    default = { };
+    description = "How agent-box decides that a session needs a person (docs/runtime-contract.md, \"Attention\").";
+  };
+
   claude = mkOption {
     type = types.submodule {
       options = {
@@ -736,6 +755,63 @@ let
               "claudeMinVersion": "2.1.0",
               "setups": ["claude", "codex", "opencode"]
             },
+            "attention": {
+              "states": {
+                "working": {"name": "working", "what": "the program runs and asks for nothing: the state after every start, and again when the agent takes a prompt or uses a tool"},
+                "needsYou": {"name": "needs-you", "what": "the agent waits for a person: a permission, a question, an elicitation, an idle prompt after work, a failed turn, or the terminal's bell; it ends when the agent works again (a bell's also when a person opens the session)"},
+                "finished": {"name": "finished", "what": "the agent ended its turn (or, with silenceAfter, the terminal fell silent after output); it ends when a person opens the session or the agent works again"},
+                "exited": {"name": "exited", "what": "the program exited with status 0, so the session was stopped; it ends when the session starts again"},
+                "crashLooping": {"name": "crash-looping", "what": "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
+              },
+              "reasons": [
+                {"name": "permission", "what": "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"},
+                {"name": "question", "what": "Claude's agent_needs_input notification"},
+                {"name": "elicitation", "what": "Claude's elicitation_dialog notification"},
+                {"name": "idle", "what": "Claude's idle_prompt notification (it waits after work)"},
+                {"name": "error", "what": "Claude's StopFailure hook (a turn failed)"},
+                {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"},
+                {"name": "bell", "what": "the terminal bell, while no client shows the session"},
+                {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
+                {"name": "exit", "what": "the supervisor saw the exit"}
+              ],
+              "eventMaxBytes": 65536,
+              "silenceAfter": {
+                "min": "1s",
+                "max": "24h"
+              },
+              "agentEvents": {
+                "claude": {
+                  "detailField": "notification_type",
+                  "events": {
+                    "Notification:permission_prompt": {"state": "needs-you", "reason": "permission"},
+                    "Notification:agent_needs_input": {"state": "needs-you", "reason": "question"},
+                    "Notification:elicitation_dialog": {"state": "needs-you", "reason": "elicitation"},
+                    "Notification:idle_prompt": {"state": "needs-you", "reason": "idle"},
+                    "PermissionRequest": {"state": "needs-you", "reason": "permission"},
+                    "UserPromptSubmit": {"state": "working"},
+                    "PreToolUse": {"state": "working"},
+                    "PostToolUse": {"state": "working"},
+                    "Stop": {"state": "finished", "reason": "turn"},
+                    "StopFailure": {"state": "needs-you", "reason": "error"}
+                  }
+                },
+                "codex": {
+                  "detailField": "",
+                  "events": {
+                    "Stop": {"state": "finished", "reason": "turn"}
+                  }
+                },
+                "opencode": {
+                  "detailField": "status",
+                  "events": {
+                    "permission.asked": {"state": "needs-you", "reason": "permission"},
+                    "permission.replied": {"state": "working"},
+                    "session.status:busy": {"state": "working"},
+                    "session.idle": {"state": "finished", "reason": "turn"}
+                  }
+                }
+              }
+            },
             "cookies": {
               "session": "__Host-agentbox",
               "handoverPrefix": "__Secure-agentbox-handover-",
@@ -914,6 +990,11 @@ let
                 "reader": "`agent-box web serve`",
                 "what": "the hooks' configuration (a store file); unset: the user has no hooks"
               },
+              "silenceAfter": {
+                "name": "AGENT_BOX_SILENCE_AFTER",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.attention.silenceAfter`: a session whose output stops for this long, while no client shows it, is finished (a Go duration, whole seconds; unset: silence is not watched)"
+              },
               "webCheckInterval": {
                 "name": "AGENT_BOX_WEB_CHECK_INTERVAL",
                 "reader": "`agent-box web serve`",
@@ -1046,6 +1127,18 @@ in
   # never a child of bob's.
   userSlice =
     u: builtins.replaceStrings [ "<user>" ] [ (builtins.replaceStrings [ "-" ] [ "\\x2d" ] u) ] contract.units.userSlice;
+  # The agent's events setup installs attention hooks for: the keys of
+  # contract.attention.agentEvents.<setup>.events without their ":detail",
+  # sorted (attention.HookEvents in the runtime).
+  attentionHooks =
+    setup:
+    sort (a: b: a < b) (
+      foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ] (
+        map (k: builtins.head (builtins.split ":" k)) (
+          builtins.attrNames contract.attention.agentEvents.${setup}.events
+        )
+      )
+    );
 }
       ;
     systemd =
@@ -1421,6 +1514,7 @@ in
     defaultAgent
     slice
     agents
+    attention
     claude
     codex
     guide
@@ -1437,6 +1531,7 @@ in
 # limits; checks/web.nix the web surface and the webhooks.
 {
   prim,
+  formats,
   webChecks,
   contract,
   ...
@@ -1581,6 +1676,19 @@ let
       ++ limitChecks path u
     ) n.userNames;
 
+  silence = contract.attention.silenceAfter;
+  attentionChecks = a: [
+    {
+      assertion =
+        let
+          s = formats.durationSeconds a.silenceAfter;
+        in
+        a.silenceAfter == null
+        || (s != null && s >= formats.durationSeconds silence.min && s <= formats.durationSeconds silence.max);
+      message = "${prefix}.attention.silenceAfter = ${show a.silenceAfter}: use a Go duration from ${silence.min} to ${silence.max}, such as \"30s\", or null (silence not watched).";
+    }
+  ];
+
   # n: the normalized options; caddyGroup: services.caddy.group (the web
   # checks refuse agent users in it).
   assertions =
@@ -1594,6 +1702,7 @@ let
     ++ agentChecks n
     ++ userChecks n
     ++ limitChecks "${prefix}.slice" n.slice
+    ++ attentionChecks n.attention
     ++ webChecks n caddyGroup;
 in
 {
@@ -1802,9 +1911,10 @@ n: caddyGroup: hookChecks n.web ++ surfaceChecks n caddyGroup
 # environment and secrets files, and the user's slice. The supervisor passes
 # the environment to new sessions (docs/runtime-contract.md, "Lifecycle"),
 # so a switch that changes any of it restarts only the supervisor.
-# u: a normalized user; paths: { env; seed; agents; } absolute store paths.
+# u: a normalized user; paths: { env; seed; agents; } absolute store paths;
+# n: the normalized options (the default agent, the attention settings).
 { systemd, contract, prim, ... }:
-u: paths: defaultAgent:
+u: paths: n:
 let
   inherit (builtins) concatStringsSep map;
   env = systemd.environmentLine;
@@ -1823,9 +1933,10 @@ in
 ''
 + env "PATH" "${paths.env}/bin"
 + env v.agents.name paths.agents
-+ env v.defaultAgent.name defaultAgent
++ env v.defaultAgent.name n.defaultAgent
 + env v.seed.name paths.seed
 + env v.tmux.name "${paths.env}/bin/tmux"
++ (if n.attention.silenceAfter == null then "" else env v.silenceAfter.name n.attention.silenceAfter)
 + concatStringsSep "" (map (e: env e.name e.value) u.environment)
 + concatStringsSep "" (map (f: systemd.line "EnvironmentFile" f) u.environmentFiles)
         ;
@@ -2411,11 +2522,26 @@ in
 # "Claude Code"), installed when an agent user has an agent with
 # setup = "claude": only what is the same for every user of the host. The
 # settings drop-in acknowledges the bypass mode's warning and installs the
-# SessionStart hook through which the agent reports its conversation (the
-# hook does nothing outside a supervised session); CLAUDE.md is the guide
-# (render.guide).
+# SessionStart hook through which the agent reports its conversation, and
+# one hook per event of contract.attention.agentEvents.claude through which
+# it reports its attention state (the hooks do nothing outside a supervised
+# session); CLAUDE.md is the guide (render.guide).
 # runtime: the absolute path of the agent-box program.
-{ contract, ... }:
+{ prim, ... }:
+let
+  # Claude runs a hook under /bin/sh -c: exec makes it a child of the
+  # agent itself (conversation.CheckReporter).
+  hook = command: [
+    {
+      hooks = [
+        {
+          type = "command";
+          inherit command;
+        }
+      ];
+    }
+  ];
+in
 {
   settingsFile = "claude-code/managed-settings.d/50-agent-box.json";
   guideFile = "claude-code/CLAUDE.md";
@@ -2424,18 +2550,16 @@ in
     runtime:
     builtins.toJSON {
       skipDangerousModePermissionPrompt = true;
-      hooks.SessionStart = [
-        {
-          hooks = [
-            {
-              type = "command";
-              # Claude runs it under /bin/sh -c: exec makes the hook a
-              # child of the agent itself (conversation.CheckReporter).
-              command = "exec ${runtime} agent-hook claude session-start";
-            }
-          ];
-        }
-      ];
+      hooks =
+        builtins.listToAttrs (
+          map (e: {
+            name = e;
+            value = hook "exec ${runtime} agent-hook claude event ${e}";
+          }) (prim.attentionHooks "claude")
+        )
+        // {
+          SessionStart = hook "exec ${runtime} agent-hook claude session-start";
+        };
     }
     + "\n";
 }
@@ -2446,12 +2570,14 @@ in
 # only what is the same for every user of the host. The guide reaches the
 # model as developer instructions (beside, never instead of, a user's
 # AGENTS.md); the SessionStart hook is how the agent reports the
-# conversation it chose (hooks of the system layer run without the trust
+# conversation it chose, its Stop hook (contract.attention.agentEvents.codex)
+# that a turn ended (hooks of the system layer run without the trust
 # review of a user's hooks; measured with 0.171.0); the update check is
 # off (the package is the host's). Strings are JSON strings, which TOML's
 # basic strings read alike, with DEL escaped (TOML wants it so).
 # runtime: the absolute path of the agent-box program; guide: its text.
-_: {
+{ prim, ... }:
+{
   configFile = "codex/config.toml";
 
   config =
@@ -2459,19 +2585,26 @@ _: {
     let
       str =
         s: builtins.replaceStrings [ (builtins.fromJSON ''"\u007f"'') ] [ "\\u007F" ] (builtins.toJSON s);
+      hook = event: command: ''
+
+        [[hooks.${event}]]
+        [[hooks.${event}.hooks]]
+        type = "command"
+        command = ${str command}
+      '';
     in
     ''
       # Written by agent-box (services.agent-box); Codex's system layer.
       developer_instructions = ${str guide}
       check_for_update_on_startup = false
 
-      [[hooks.SessionStart]]
-      [[hooks.SessionStart.hooks]]
-      type = "command"
-      # Codex runs it under /bin/sh -c: exec makes the hook a child of the
+      # Codex runs a hook under /bin/sh -c: exec makes it a child of the
       # agent itself (conversation.CheckReporter).
-      command = ${str "exec ${runtime} agent-hook codex session-start"}
-    '';
+    ''
+    + hook "SessionStart" "exec ${runtime} agent-hook codex session-start"
+    + builtins.concatStringsSep "" (
+      map (e: hook e "exec ${runtime} agent-hook codex event ${e}") (prim.attentionHooks "codex")
+    );
 }
         ;
       opencode =
@@ -2485,10 +2618,12 @@ _: {
 # `agent-box agent-hook opencode session-start` (no shell; its parent is the
 # agent itself, conversation.CheckReporter) with the session's id and the
 # database OpenCode has open (read from /proc/self/fd: OPENCODE_DB and the
-# release channel change its name). Outside a supervised session it does
-# nothing.
+# release channel change its name); on the events of
+# contract.attention.agentEvents.opencode of that session (not of a
+# subagent's) it runs `agent-box agent-hook opencode event TYPE` with the
+# event's status. Outside a supervised session it does nothing.
 # runtime: the absolute path of the agent-box program.
-{ contract, ... }:
+{ contract, prim, ... }:
 let
   pluginFile = "opencode/agent-box.js";
   guideFile = "opencode/AGENTS.md";
@@ -2526,21 +2661,40 @@ in
       return null;
     }
 
+    // The events that report an attention state
+    // (contract.attention.agentEvents.opencode).
+    const attention = new Set(${builtins.toJSON (prim.attentionHooks "opencode")});
+
+    // hook runs agent-box with args and input on stdin (no shell).
+    function hook(args, input) {
+      const child = spawn(runtime, ["agent-hook", "opencode", ...args], {
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      child.on("error", () => {});
+      child.stdin.on("error", () => {});
+      child.stdin.end(JSON.stringify(input));
+    }
+
     export const AgentBox = async () => {
       if (!process.env[${builtins.toJSON contract.env.session.name}]) return {};
+      const subagents = new Set(); // sessions with a parent: not the session's own
       return {
         event: async ({ event }) => {
-          if (event.type !== "session.created") return;
-          const info = event.properties?.info;
-          if (!info || typeof info.id !== "string" || info.parentID) return; // a subagent's session
-          const db = database();
-          if (!db) return;
-          const hook = spawn(runtime, ["agent-hook", "opencode", "session-start"], {
-            stdio: ["pipe", "ignore", "ignore"],
-          });
-          hook.on("error", () => {});
-          hook.stdin.on("error", () => {});
-          hook.stdin.end(JSON.stringify({ session_id: info.id, transcript_path: db, source: "startup" }));
+          const props = event.properties ?? {};
+          if (event.type === "session.created") {
+            const info = props.info;
+            if (!info || typeof info.id !== "string") return;
+            if (info.parentID) {
+              subagents.add(info.id);
+              return;
+            }
+            const db = database();
+            if (db) hook(["session-start"], { session_id: info.id, transcript_path: db, source: "startup" });
+            return;
+          }
+          if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+          const status = typeof props.status === "string" ? props.status : props.status?.type;
+          hook(["event", event.type], { status: typeof status === "string" ? status : "" });
         },
       };
     };
@@ -2734,7 +2888,7 @@ let
           p = host.pathsOf u;
         in
         [
-          (entry (forUser units.supervisor name) (render.instance u p n.defaultAgent) [ "multi-user.target" ])
+          (entry (forUser units.supervisor name) (render.instance u p n) [ "multi-user.target" ])
           (entry (forUser units.sessions name) (render.sessions u p) [ ])
           (entry (prim.userSlice name) (render.slice.user u) [ ])
         ]
@@ -4109,6 +4263,263 @@ in
           	}
           	defer d.Close()
           	return d.Sync()
+          }
+        '';
+        "attention/attention.go" = ''
+          // Package attention is the state machine of a session's attention state
+          // (docs/runtime-contract.md, "Attention"): whether a session's agent works,
+          // needs a person, has finished, has exited or crash-loops. The supervisor
+          // alone feeds it, from three sources: the agent's own hooks (through
+          // `agent-box agent-hook SETUP event`, mapped by the contract's
+          // attention.agentEvents), tmux (the bell, silence after output, a client
+          // showing the session) and what the supervisor itself sees (starts,
+          // exits, backoff). Next is pure: no clock, no I/O.
+          //
+          // Invariants: a state is one of the contract's; an agent can only claim
+          // working, needs-you or finished (never exited or crash-looping, which only
+          // the supervisor knows); a person's look (Seen) ends finished and a bell's
+          // needs-you, never an agent's needs-you, which ends when the agent works
+          // again.
+          package attention
+
+          import (
+          	"fmt"
+          	"slices"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // State is an attention state: one of the contract's attention.states.
+          type State string
+
+          // The states, named by the contract.
+          var (
+          	Working      = State(contract.Attention.States.Working.Name)
+          	NeedsYou     = State(contract.Attention.States.NeedsYou.Name)
+          	Finished     = State(contract.Attention.States.Finished.Name)
+          	Exited       = State(contract.Attention.States.Exited.Name)
+          	CrashLooping = State(contract.Attention.States.CrashLooping.Name)
+          	states       = []State{Working, NeedsYou, Finished, Exited, CrashLooping}
+          )
+
+          // Reasons the supervisor and tmux give (the agents' come from the
+          // contract's attention.agentEvents).
+          const (
+          	ReasonBell    = "bell"
+          	ReasonSilence = "silence"
+          	ReasonExit    = "exit"
+          )
+
+          // Status is a session's attention state, why it was entered and when.
+          // The zero Status is "nothing known yet" (a session never started, or
+          // one adopted from an agent-box that kept no attention state).
+          type Status struct {
+          	State  State     `json:"state"`
+          	Reason string    `json:"reason,omitempty"`
+          	Since  time.Time `json:"since"`
+          }
+
+          // Kind is what happened.
+          type Kind int
+
+          const (
+          	// Agent: the session's agent reported the state (and reason) in the
+          	// event (working, needs-you or finished).
+          	Agent Kind = iota + 1
+          	// Bell: the terminal rang while no client showed the session.
+          	Bell
+          	// Silence: no output for the configured time after output, while no
+          	// client showed the session.
+          	Silence
+          	// Seen: a client (a person) shows the session.
+          	Seen
+          	// Started: the supervisor started or restarted the program.
+          	Started
+          	// Healthy: a start stayed up for the quick window.
+          	Healthy
+          	// ExitedOK: the program exited 0 (the session is parked, stopped).
+          	ExitedOK
+          	// Crashing: the program died quickly again; its restart waits.
+          	Crashing
+          	// Stopped: the session was stopped or removed (nothing to say).
+          	Stopped
+          )
+
+          // Event is one thing that happened to a session.
+          type Event struct {
+          	Kind   Kind
+          	State  State  // Agent only
+          	Reason string // Agent only
+          }
+
+          // AgentCan reports whether an agent may report state s.
+          func AgentCan(s State) bool { return s == Working || s == NeedsYou || s == Finished }
+
+          // Known reports whether s is one of the contract's states.
+          func Known(s State) bool { return s != "" && slices.Contains(states, s) }
+
+          // KnownReason reports whether r is one of the contract's reasons.
+          func KnownReason(r string) bool {
+          	for _, t := range contract.Attention.Reasons {
+          		if t.Name == r {
+          			return true
+          		}
+          	}
+          	return false
+          }
+
+          // SilenceAfter parses services.agent-box.attention.silenceAfter as the
+          // supervisor reads it (contract env silenceAfter): "" is 0 (not watched);
+          // else a Go duration of the contract's format within its bounds, rounded
+          // up to whole seconds (tmux's monitor-silence counts seconds).
+          func SilenceAfter(v string) (time.Duration, error) {
+          	if v == "" {
+          		return 0, nil
+          	}
+          	b := contract.Attention.SilenceAfter
+          	d, err := contract.ParseDuration(v)
+          	if err != nil {
+          		return 0, fmt.Errorf("%s: %w", contract.Env.SilenceAfter.Name, err)
+          	}
+          	if d < contract.Duration(b.Min) || d > contract.Duration(b.Max) {
+          		return 0, fmt.Errorf("%s=%q: want %s to %s", contract.Env.SilenceAfter.Name, v, b.Min, b.Max)
+          	}
+          	return (d + time.Second - 1).Truncate(time.Second), nil
+          }
+
+          // Next is the status after ev at now, and whether it changed (a new
+          // state or reason; Since moves only then).
+          func Next(cur Status, ev Event, now time.Time) (Status, bool) {
+          	to := cur
+          	switch ev.Kind {
+          	case Agent:
+          		if !AgentCan(ev.State) || cur.State == Exited {
+          			return cur, false // an agent cannot say it, or no program runs that could have
+          		}
+          		to = Status{State: ev.State, Reason: ev.Reason}
+          		if ev.State == Working {
+          			to.Reason = ""
+          		}
+          	case Bell:
+          		if cur.State == Working || cur.State == Finished {
+          			to = Status{State: NeedsYou, Reason: ReasonBell}
+          		}
+          	case Silence:
+          		if cur.State == Working {
+          			to = Status{State: Finished, Reason: ReasonSilence}
+          		}
+          	case Seen:
+          		if cur.State == Finished || cur.State == NeedsYou && cur.Reason == ReasonBell {
+          			to = Status{State: Working}
+          		}
+          	case Started:
+          		if cur.State != CrashLooping {
+          			to = Status{State: Working}
+          		}
+          	case Healthy:
+          		if cur.State == CrashLooping {
+          			to = Status{State: Working}
+          		}
+          	case ExitedOK:
+          		to = Status{State: Exited, Reason: ReasonExit}
+          	case Crashing:
+          		to = Status{State: CrashLooping, Reason: ReasonExit}
+          	case Stopped:
+          		to = Status{}
+          	}
+          	if to.State == cur.State && to.Reason == cur.Reason {
+          		return cur, false
+          	}
+          	if to.State != "" {
+          		to.Since = now.UTC()
+          	}
+          	return to, true
+          }
+        '';
+        "attention/hook.go" = ''
+          package attention
+
+          import (
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"sort"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          )
+
+          // ErrUnmapped: an event the setup installs a hook for, whose detail means
+          // no state (a notification type agent-box does not know yet). Nothing
+          // changes.
+          var ErrUnmapped = errors.New("means no attention state")
+
+          // HookSetups is the setups that report attention events, sorted.
+          func HookSetups() []string {
+          	var out []string
+          	for setup := range contract.Attention.AgentEvents {
+          		out = append(out, setup)
+          	}
+          	sort.Strings(out)
+          	return out
+          }
+
+          // HookEvents is the agent's event names a setup installs hooks for (the
+          // keys of the contract's attention.agentEvents without their detail),
+          // sorted; nil for a setup without any.
+          func HookEvents(setup string) []string {
+          	seen := map[string]bool{}
+          	var out []string
+          	for key := range contract.Attention.AgentEvents[setup].Events {
+          		name, _, _ := strings.Cut(key, ":")
+          		if !seen[name] {
+          			seen[name] = true
+          			out = append(out, name)
+          		}
+          	}
+          	sort.Strings(out)
+          	return out
+          }
+
+          // FromHook maps the event name an agent's hook was installed for, and the
+          // hook's input (JSON, read only when the event has details), to the
+          // state it means. input is at most the contract's eventMaxBytes; whatever
+          // it holds, the result carries only the contract's names.
+          func FromHook(setup, name string, input []byte) (Event, error) {
+          	ae, ok := contract.Attention.AgentEvents[setup]
+          	if !ok {
+          		return Event{}, fmt.Errorf("setup %s reports no attention events", escape.Quote(setup, 64))
+          	}
+          	if strings.Contains(name, ":") {
+          		return Event{}, fmt.Errorf("%s is not an event agent-box installs a %s hook for", escape.Quote(name, 64), setup)
+          	}
+          	if se, ok := ae.Events[name]; ok {
+          		return Event{Kind: Agent, State: State(se.State), Reason: se.Reason}, nil
+          	}
+          	hasDetail := false
+          	for key := range ae.Events {
+          		if n, _, ok := strings.Cut(key, ":"); ok && n == name {
+          			hasDetail = true
+          		}
+          	}
+          	if !hasDetail {
+          		return Event{}, fmt.Errorf("%s is not an event agent-box installs a %s hook for", escape.Quote(name, 64), setup)
+          	}
+          	var in map[string]json.RawMessage
+          	if err := json.Unmarshal(input, &in); err != nil {
+          		return Event{}, fmt.Errorf("the %s hook's input is not a JSON object: %w", name, err)
+          	}
+          	var detail string
+          	if err := json.Unmarshal(in[ae.DetailField], &detail); err != nil {
+          		return Event{}, fmt.Errorf("the %s hook's input has no string %s", name, ae.DetailField)
+          	}
+          	se, ok := ae.Events[name+":"+detail]
+          	if !ok {
+          		return Event{}, fmt.Errorf("%s %s %s: %w", name, ae.DetailField, escape.Quote(detail, 64), ErrUnmapped)
+          	}
+          	return Event{Kind: Agent, State: State(se.State), Reason: se.Reason}, nil
           }
         '';
         "auth/change.go" = ''
@@ -7331,8 +7742,10 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/actions"
           	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/badconfig"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/control"
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
           	"github.com/agent-box/agent-box/internal/runtime/envfile"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -7392,6 +7805,7 @@ in
             tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
             exec-session NAME                            run a session's agent (tmux runs this)
             agent-hook SETUP session-start               take the agent's report that a conversation started (its managed hook or plugin)
+            agent-hook SETUP event EVENT                 take the agent's report of EVENT: an attention state (its managed hook or plugin)
             version                                      print the version
             help                                         print this help
 
@@ -7523,10 +7937,15 @@ in
           		}
           		return p.execSession(rest[0])
           	case "agent-hook":
-          		if len(rest) != 2 || !slices.Contains(contract.Conversations.Setups, rest[0]) || rest[1] != "session-start" {
-          			return usagef("usage: agent-hook %s session-start", strings.Join(contract.Conversations.Setups, "|"))
+          		switch {
+          		case len(rest) == 2 && slices.Contains(contract.Conversations.Setups, rest[0]) && rest[1] == "session-start":
+          			p.agentHook()
+          		case len(rest) == 3 && slices.Contains(attention.HookSetups(), rest[0]) && rest[1] == "event":
+          			p.agentEvent(rest[0], rest[2])
+          		default:
+          			return usagef("usage: agent-hook %s session-start\n       agent-hook %s event EVENT",
+          				strings.Join(contract.Conversations.Setups, "|"), strings.Join(attention.HookSetups(), "|"))
           		}
-          		p.agentHook()
           		return nil
           	}
           	return usagef("unknown command %q", cmd)
@@ -7723,6 +8142,47 @@ in
           	}
           }
 
+          // agentEvent takes an agent's report that its session's attention state
+          // changed: the hook (or plugin) installed for event, with the agent's
+          // input for it on stdin (read up to the contract's eventMaxBytes, the rest
+          // drained). From the session's own agent only, the state it means
+          // (attention.FromHook: only the contract's names) goes to the supervisor
+          // as one datagram. Like agentHook it never fails the agent: nothing on
+          // stdout, exit 0, refusals and errors in the journal.
+          func (p *Program) agentEvent(setup, event string) {
+          	max := int64(contract.Attention.EventMaxBytes)
+          	input, err := io.ReadAll(io.LimitReader(p.Stdin, max+1))
+          	io.Copy(io.Discard, io.LimitReader(p.Stdin, 1<<30))
+          	if os.Getenv(contract.Env.Session.Name) == "" {
+          		return
+          	}
+          	log := journal.New(journal.Native{Identifier: "agent-box", Fallback: p.Stderr}, "agent-box")
+          	if err == nil && int64(len(input)) > max {
+          		input = nil // only an event with details reads it: an error there
+          	}
+          	ev, err := attention.FromHook(setup, event, input)
+          	if errors.Is(err, attention.ErrUnmapped) {
+          		return
+          	}
+          	if err != nil {
+          		log.Printf("agent-hook: %v", err)
+          		return
+          	}
+          	name, err := conversation.Reporter(os.Getenv, conversation.ProcFS{}, os.Getpid())
+          	if err != nil {
+          		log.Printf("session %s: ignored the %s event %s: %v", escape.Quote(name, 64), setup, escape.Quote(event, 64), err)
+          		return
+          	}
+          	e, err := p.envCfg()
+          	if err != nil {
+          		log.Printf("agent-hook: %v", err)
+          		return
+          	}
+          	if err := control.Send(e.SupervisorSocket(), control.Attend(name, ev.State, ev.Reason).Format()); err != nil {
+          		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
+          	}
+          }
+
           // readPrompt reads a kickoff prompt from file ("-": stdin), at most the
           // contract's limit.
           func (p *Program) readPrompt(file string) (string, error) {
@@ -7760,7 +8220,7 @@ in
           		return err
           	}
           	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
-          	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tCWD")
+          	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tATTENTION\tCWD")
           	apply := 0
           	var notes []string
           	for _, le := range out {
@@ -7769,7 +8229,14 @@ in
           			st += " (restart to apply)"
           			apply++
           		}
-          		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(le.Cwd))
+          		att := "-"
+          		if a := le.Attention; a != nil {
+          			att = string(a.State)
+          			if a.Reason != "" {
+          				att += " (" + a.Reason + ")"
+          			}
+          		}
+          		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(att), escape.String(le.Cwd))
           		if le.Note != "" {
           			notes = append(notes, fmt.Sprintf("agent-box: session %s: %s", escape.String(le.Name), escape.String(le.Note)))
           		}
@@ -7831,6 +8298,15 @@ in
           				}
           			}
           			return fmt.Errorf("session %q is not running", name)
+          		}
+          		argv = append(argv, "-t", "="+name)
+          	} else {
+          		name, err := srv.LastUsedSession(ctx)
+          		if err != nil {
+          			return err
+          		}
+          		if name == "" {
+          			return errors.New("no session is running")
           		}
           		argv = append(argv, "-t", "="+name)
           	}
@@ -7904,9 +8380,13 @@ in
           	} else {
           		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
           	}
+          	silence, err := attention.SilenceAfter(os.Getenv(contract.Env.SilenceAfter.Name))
+          	if err != nil {
+          		return badconfig.Wrap("supervise", err)
+          	}
           	return supervisor.Run(ctx, supervisor.Config{
           		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
-          		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
+          		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence,
           	})
           }
 
@@ -8250,6 +8730,24 @@ in
           func (s Socket) For(user string) string { return For(s.Path, user) }
 
           // Var is an environment variable: its name, who reads it, and what it holds.
+          // Term is a fixed name and what it means.
+          type Term struct {
+          	Name string `json:"name"`
+          	What string `json:"what"`
+          }
+
+          // AgentEvents is what one setup's hooks report.
+          type AgentEvents struct {
+          	DetailField string                `json:"detailField"`
+          	Events      map[string]StateEvent `json:"events"`
+          }
+
+          // StateEvent is the state (and the reason) an agent's event means.
+          type StateEvent struct {
+          	State  string `json:"state"`
+          	Reason string `json:"reason,omitempty"`
+          }
+
           type Var struct {
           	Name   string `json:"name"`
           	Reader string `json:"reader"`
@@ -8329,6 +8827,31 @@ in
           		// agent's setup), besides nothing.
           		Setups []string `json:"setups"`
           	} `json:"conversations"`
+          	// Attention: a session's attention states (docs/runtime-contract.md,
+          	// "Attention"), why a state was entered, and what each agent's hooks
+          	// mean.
+          	Attention struct {
+          		States struct {
+          			Working      Term `json:"working"`
+          			NeedsYou     Term `json:"needsYou"`
+          			Finished     Term `json:"finished"`
+          			Exited       Term `json:"exited"`
+          			CrashLooping Term `json:"crashLooping"`
+          		} `json:"states"`
+          		Reasons []Term `json:"reasons"`
+          		// EventMaxBytes bounds what agent-box reads of a hook's input.
+          		EventMaxBytes int `json:"eventMaxBytes"`
+          		// SilenceAfter bounds services.agent-box.attention.silenceAfter
+          		// (null by default: silence is not watched).
+          		SilenceAfter struct {
+          			Min string `json:"min"`
+          			Max string `json:"max"`
+          		} `json:"silenceAfter"`
+          		// AgentEvents: per setup, the agent's events agent-box installs
+          		// hooks for and the state each means. A key "E:D" is event E
+          		// whose input has D in the setup's DetailField.
+          		AgentEvents map[string]AgentEvents `json:"agentEvents"`
+          	} `json:"attention"`
           	Cookies CookieNames `json:"cookies"`
           	Headers struct {
           		// Prefix starts every header of the box's own; the web daemon
@@ -8393,6 +8916,7 @@ in
           		TTYD             Var `json:"ttyd"`
           		TTYDSocket       Var `json:"ttydSocket"`
           		Hooks            Var `json:"hooks"`
+          		SilenceAfter     Var `json:"silenceAfter"`
           		WebCheckInterval Var `json:"webCheckInterval"`
           	} `json:"env"`
           	Routes struct {
@@ -8430,6 +8954,7 @@ in
           	Web           = &c.Web
           	Webhooks      = &c.Webhooks
           	Conversations = &c.Conversations
+          	Attention     = &c.Attention
           	Cookies       = &c.Cookies
           	Headers       = &c.Headers
           	Creds         = &c.Credentials
@@ -8641,6 +9166,63 @@ in
               "claudeMinVersion": "2.1.0",
               "setups": ["claude", "codex", "opencode"]
             },
+            "attention": {
+              "states": {
+                "working": {"name": "working", "what": "the program runs and asks for nothing: the state after every start, and again when the agent takes a prompt or uses a tool"},
+                "needsYou": {"name": "needs-you", "what": "the agent waits for a person: a permission, a question, an elicitation, an idle prompt after work, a failed turn, or the terminal's bell; it ends when the agent works again (a bell's also when a person opens the session)"},
+                "finished": {"name": "finished", "what": "the agent ended its turn (or, with silenceAfter, the terminal fell silent after output); it ends when a person opens the session or the agent works again"},
+                "exited": {"name": "exited", "what": "the program exited with status 0, so the session was stopped; it ends when the session starts again"},
+                "crashLooping": {"name": "crash-looping", "what": "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
+              },
+              "reasons": [
+                {"name": "permission", "what": "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"},
+                {"name": "question", "what": "Claude's agent_needs_input notification"},
+                {"name": "elicitation", "what": "Claude's elicitation_dialog notification"},
+                {"name": "idle", "what": "Claude's idle_prompt notification (it waits after work)"},
+                {"name": "error", "what": "Claude's StopFailure hook (a turn failed)"},
+                {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"},
+                {"name": "bell", "what": "the terminal bell, while no client shows the session"},
+                {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
+                {"name": "exit", "what": "the supervisor saw the exit"}
+              ],
+              "eventMaxBytes": 65536,
+              "silenceAfter": {
+                "min": "1s",
+                "max": "24h"
+              },
+              "agentEvents": {
+                "claude": {
+                  "detailField": "notification_type",
+                  "events": {
+                    "Notification:permission_prompt": {"state": "needs-you", "reason": "permission"},
+                    "Notification:agent_needs_input": {"state": "needs-you", "reason": "question"},
+                    "Notification:elicitation_dialog": {"state": "needs-you", "reason": "elicitation"},
+                    "Notification:idle_prompt": {"state": "needs-you", "reason": "idle"},
+                    "PermissionRequest": {"state": "needs-you", "reason": "permission"},
+                    "UserPromptSubmit": {"state": "working"},
+                    "PreToolUse": {"state": "working"},
+                    "PostToolUse": {"state": "working"},
+                    "Stop": {"state": "finished", "reason": "turn"},
+                    "StopFailure": {"state": "needs-you", "reason": "error"}
+                  }
+                },
+                "codex": {
+                  "detailField": "",
+                  "events": {
+                    "Stop": {"state": "finished", "reason": "turn"}
+                  }
+                },
+                "opencode": {
+                  "detailField": "status",
+                  "events": {
+                    "permission.asked": {"state": "needs-you", "reason": "permission"},
+                    "permission.replied": {"state": "working"},
+                    "session.status:busy": {"state": "working"},
+                    "session.idle": {"state": "finished", "reason": "turn"}
+                  }
+                }
+              }
+            },
             "cookies": {
               "session": "__Host-agentbox",
               "handoverPrefix": "__Secure-agentbox-handover-",
@@ -8819,6 +9401,11 @@ in
                 "reader": "`agent-box web serve`",
                 "what": "the hooks' configuration (a store file); unset: the user has no hooks"
               },
+              "silenceAfter": {
+                "name": "AGENT_BOX_SILENCE_AFTER",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.attention.silenceAfter`: a session whose output stops for this long, while no client shows it, is finished (a Go duration, whole seconds; unset: silence is not watched)"
+              },
               "webCheckInterval": {
                 "name": "AGENT_BOX_WEB_CHECK_INTERVAL",
                 "reader": "`agent-box web serve`",
@@ -8918,11 +9505,14 @@ in
           // (paths.Env.SupervisorSocket), written by `agent-box session restart` and
           // read by the supervisor:
           //
-          //	restart NAME     restart one session (NAME a valid session name)
-          //	restart-all      restart every session
+          //	restart NAME                    restart one session (NAME a valid session name)
+          //	restart-all                     restart every session
+          //	attention NAME STATE [REASON]   the session's agent reports an attention state
+          //	                                (working, needs-you or finished; a reason of the contract's)
           //
           // Anything else is not a request. A datagram is at most MaxDatagram bytes;
-          // the longest valid one ("restart " and a 64-byte name) has 72.
+          // the longest valid one ("attention ", a 64-byte name and the longest
+          // state and reason) has well under 128 (the test says how many).
           package control
 
           import (
@@ -8932,6 +9522,7 @@ in
           	"syscall"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           )
 
@@ -8939,10 +9530,17 @@ in
           // one is cut there and is not a request.
           const MaxDatagram = 128
 
-          // Request is one request: a restart of the session Name, or of all.
+          // Request is one request: a restart of the session Name, or of all; or,
+          // with Attention set, the attention state Name's agent reports.
           type Request struct {
-          	All  bool
-          	Name string
+          	All       bool
+          	Name      string
+          	Attention *attention.Event
+          }
+
+          // Attend is the report that session name's agent is in state s for reason.
+          func Attend(name string, s attention.State, reason string) Request {
+          	return Request{Name: name, Attention: &attention.Event{Kind: attention.Agent, State: s, Reason: reason}}
           }
 
           // Restart is the request to restart session name ("" for every session).
@@ -8955,6 +9553,9 @@ in
 
           // Format is the datagram of r.
           func (r Request) Format() []byte {
+          	if a := r.Attention; a != nil {
+          		return []byte(strings.TrimSuffix("attention "+r.Name+" "+string(a.State)+" "+a.Reason, " "))
+          	}
           	if r.All {
           		return []byte("restart-all")
           	}
@@ -8969,6 +9570,15 @@ in
           		return Request{Name: f[1]}, true
           	case len(f) == 1 && f[0] == "restart-all":
           		return Request{All: true}, true
+          	case (len(f) == 3 || len(f) == 4) && f[0] == "attention" && registry.ValidName(f[1]):
+          		st, reason := attention.State(f[2]), ""
+          		if len(f) == 4 {
+          			reason = f[3]
+          		}
+          		if !attention.AgentCan(st) || st == attention.Working && reason != "" || reason != "" && !attention.KnownReason(reason) {
+          			return Request{}, false
+          		}
+          		return Attend(f[1], st, reason), true
           	}
           	return Request{}, false
           }
@@ -9402,6 +10012,22 @@ in
           	return nil
           }
 
+          // Reporter is the session whose own agent the process self speaks for
+          // (the session named in the environment exec-session gave its agent,
+          // CheckReporter), else ErrNotOurs. Every report of an agent (a
+          // conversation, an attention state) is taken only from it.
+          func Reporter(getenv func(string) string, p Procs, self int) (session string, err error) {
+          	name := getenv(contract.Env.Session.Name)
+          	pid, perr := strconv.Atoi(getenv(contract.Env.AgentPid.Name))
+          	if name == "" || perr != nil || pid <= 1 {
+          		return "", fmt.Errorf("%w: no supervised session (%s and %s unset)", ErrNotOurs, contract.Env.Session.Name, contract.Env.AgentPid.Name)
+          	}
+          	if !contract.Names.Session.Match(name) {
+          		return "", fmt.Errorf("%w: %s is not a session name", ErrNotOurs, escape.Quote(name, 64))
+          	}
+          	return name, CheckReporter(p, self, pid)
+          }
+
           // ProcFS reads /proc.
           type ProcFS struct{}
 
@@ -9430,15 +10056,8 @@ in
           // exec-session for its agent) into the session's record: from the
           // session's own agent only (CheckReporter), else ErrNotOurs.
           func Accept(ctx context.Context, getenv func(string) string, e paths.Env, p Procs, self int, rep Report, now time.Time) (session string, err error) {
-          	name := getenv(contract.Env.Session.Name)
-          	pid, perr := strconv.Atoi(getenv(contract.Env.AgentPid.Name))
-          	if name == "" || perr != nil || pid <= 1 {
-          		return "", fmt.Errorf("%w: no supervised session (%s and %s unset)", ErrNotOurs, contract.Env.Session.Name, contract.Env.AgentPid.Name)
-          	}
-          	if !contract.Names.Session.Match(name) {
-          		return "", fmt.Errorf("%w: %s is not a session name", ErrNotOurs, escape.Quote(name, 64))
-          	}
-          	if err := CheckReporter(p, self, pid); err != nil {
+          	name, err := Reporter(getenv, p, self)
+          	if err != nil {
           		return name, err
           	}
           	return name, Update(ctx, e.ConversationsDir(), name, func(r *Record) error {
@@ -11356,6 +11975,7 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
 
@@ -11387,6 +12007,9 @@ in
           	// Spawn is the fingerprint of what the last launch started with
           	// (state.json's spawn, for the session's agent).
           	Spawn string `json:"spawn,omitempty"`
+          	// Attention is the session's attention state (package attention);
+          	// nil until the supervisor first started it.
+          	Attention *attention.Status `json:"attention,omitempty"`
           }
 
           // path is the observation file of name in dir.
@@ -12886,6 +13509,7 @@ in
           	"sort"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -12921,6 +13545,10 @@ in
           	// rejected API key, ~/.claude.json left alone).
           	Conversation string `json:"conversation,omitempty"`
           	Note         string `json:"note,omitempty"`
+          	// Attention is the session's attention state as the supervisor last
+          	// saw it (package attention): for a session that is not stopped, and
+          	// for one the agent's exit 0 stopped (exited).
+          	Attention *attention.Status `json:"attention,omitempty"`
           }
 
           // List returns every session of e's registry, sorted by name. The server
@@ -12959,6 +13587,9 @@ in
           			le.Restarts, le.LastExit = obs.Restarts, obs.LastExit
           			if now, ok := st.Spawn[s.Agent]; ok && stErr == nil && obs.Spawn != "" && !s.Stopped {
           				le.RestartToApply = obs.Spawn != now
+          			}
+          			if a := obs.Attention; a != nil && (!s.Stopped || a.State == attention.Exited) {
+          				le.Attention = a
           			}
           			if !obs.LastStart.IsZero() {
           				t := obs.LastStart
@@ -13197,6 +13828,8 @@ in
           package spawn
 
           import (
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+
           	"crypto/sha256"
           	"encoding/hex"
           	"encoding/json"
@@ -13234,14 +13867,18 @@ in
           	"STATE_DIRECTORY": true, "CREDENTIALS_DIRECTORY": true, "MONITOR_SERVICE_RESULT": true,
           }
 
+          // supervisorOnly are the supervisor's own settings: not the agents', and
+          // a change of them is no reason to restart a session.
+          var supervisorOnly = map[string]bool{contract.Env.SilenceAfter.Name: true}
+
           // ForSessions is the part of the supervisor's environment environ that
-          // new sessions get, sorted: all but systemd's per-invocation variables
-          // and malformed entries.
+          // new sessions get, sorted: all but systemd's per-invocation variables,
+          // the supervisor's own settings and malformed entries.
           func ForSessions(environ []string) []string {
           	var out []string
           	for _, kv := range environ {
           		k, _, ok := strings.Cut(kv, "=")
-          		if !ok || k == "" || perInvocation[k] {
+          		if !ok || k == "" || perInvocation[k] || supervisorOnly[k] {
           			continue
           		}
           		out = append(out, kv)
@@ -13570,6 +14207,174 @@ in
           func alive(pid int) bool {
           	err := syscall.Kill(pid, 0)
           	return err == nil || err == syscall.EPERM
+          }
+        '';
+        "supervisor/alerts.go" = ''
+          package supervisor
+
+          import (
+          	"context"
+          	"strconv"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/tmux"
+          )
+
+          // The supervisor learns a session's bell, its silence after output and a
+          // person's look from one tmux control-mode client (tmux.Watch), attached to
+          // tmux.WatchSession for as long as the adopted server runs: tmux evaluates
+          // the subscription once a second inside the server and writes only
+          // changes, so watching costs no process while nothing happens.
+
+          // alertsMsg is a new value of the watcher of server pid, or its end.
+          type alertsMsg struct {
+          	pid    int
+          	alerts map[string]tmux.Alert
+          	ended  error // set when the watcher ended
+          }
+
+          // watcherRetryMax caps the wait before a failed watcher is started again;
+          // watcherReady bounds the wait for a new watcher's first value.
+          const (
+          	watcherRetryMax = time.Minute
+          	watcherReady    = 2 * time.Second
+          )
+
+          // startWatcher starts the watcher of the adopted server unless it runs or
+          // waits for a retry.
+          func (s *sup) startWatcher(ctx context.Context) {
+          	if s.srv == nil || s.watching == s.srv.PID || s.watchWait {
+          		return
+          	}
+          	pid, tm := s.srv.PID, s.tm
+          	if err := tm.EnsureWatchSession(ctx, []string{s.cfg.Self, "version"}); err != nil {
+          		s.watcherEnded(ctx, pid, err)
+          		return
+          	}
+          	if s.cfg.SilenceAfter > 0 {
+          		secs := strconv.Itoa(int(s.cfg.SilenceAfter / time.Second))
+          		if _, err := tm.Run(ctx, "set-window-option", "-g", "monitor-silence", secs); err != nil {
+          			s.warnOnce("silence", "cannot set tmux's monitor-silence: %s", errText(err))
+          		}
+          	}
+          	wctx, cancel := context.WithCancel(ctx)
+          	s.watching, s.stopWatcher, s.alerts = pid, cancel, nil
+          	send := func(m alertsMsg) bool {
+          		select {
+          		case s.alertCh <- m:
+          			return true
+          		case <-s.done:
+          			return false
+          		}
+          	}
+          	vals := make(chan map[string]tmux.Alert)
+          	errc := make(chan error, 1)
+          	readyc := make(chan struct{})
+          	go func() { errc <- tm.Watch(wctx, vals, func() { close(readyc) }) }()
+          	// tmux 3.3a's server crashed (SIGSEGV, every session gone) in about
+          	// one run in ten when a session was created while a control client
+          	// attached: the supervisor issues no tmux command until the watcher's
+          	// client is attached and subscribed (tmux.EnsureWatchSession waited for
+          	// its pane to die; both measured in watch_test.go).
+          	select {
+          	case <-readyc:
+          	case err := <-errc:
+          		s.watcherEnded(ctx, pid, err)
+          		return
+          	case <-time.After(watcherReady):
+          		s.warnOnce("watcher-slow", "the tmux alerts watcher was not attached within %s; going on", watcherReady)
+          	}
+          	go func() {
+          		for {
+          			select {
+          			case v := <-vals:
+          				if !send(alertsMsg{pid: pid, alerts: v}) {
+          					cancel()
+          					<-errc
+          					return
+          				}
+          			case err := <-errc:
+          				send(alertsMsg{pid: pid, ended: err})
+          				return
+          			}
+          		}
+          	}()
+          }
+
+          // stopWatching ends the watcher (the server it watches is gone).
+          func (s *sup) stopWatching() {
+          	if s.stopWatcher != nil {
+          		s.stopWatcher()
+          	}
+          	s.watching, s.stopWatcher, s.alerts = 0, nil, nil
+          }
+
+          // watcherEnded logs why the watcher of server pid ended and, while that
+          // server is still the adopted one, starts another after a backoff (1 s,
+          // doubling up to watcherRetryMax; reset once a watcher delivered).
+          func (s *sup) watcherEnded(ctx context.Context, pid int, err error) {
+          	if s.watching == pid {
+          		s.stopWatching()
+          	}
+          	if s.srv == nil || s.srv.PID != pid {
+          		return
+          	}
+          	delay := time.Second << min(s.watchFails, 6)
+          	delay = min(delay, watcherRetryMax)
+          	s.watchFails++
+          	s.warnOnce("watcher\x00"+err.Error(), "the bell and silence of sessions are not watched: %s (retrying)", errText(err))
+          	s.watchWait = true
+          	s.clock.AfterFunc(delay, func() {
+          		select {
+          		case s.watchRetryCh <- struct{}{}:
+          		case <-s.done:
+          		}
+          	})
+          }
+
+          // alertsChanged turns a new value of the watcher into attention events:
+          // a bell or a silence flag that was not set before, and a person's look
+          // (a client attached, or a key typed while attached).
+          func (s *sup) alertsChanged(ctx context.Context, m alertsMsg) {
+          	if m.pid != s.watching {
+          		return
+          	}
+          	if m.ended != nil {
+          		s.watcherEnded(ctx, m.pid, m.ended)
+          		return
+          	}
+          	s.watchFails = 0
+          	prev := s.alerts
+          	for name, a := range m.alerts {
+          		if !registry.ValidName(name) || s.sessions[name] == nil {
+          			continue
+          		}
+          		p := prev[name]
+          		if a.Attached > 0 && (p.Attached == 0 || a.Activity != p.Activity) {
+          			s.attend(name, attention.Event{Kind: attention.Seen})
+          		}
+          		if a.Bell && !p.Bell {
+          			s.attend(name, attention.Event{Kind: attention.Bell})
+          		}
+          		if a.Silence && !p.Silence && !s.reportsItself(name) {
+          			s.attend(name, attention.Event{Kind: attention.Silence})
+          		}
+          	}
+          	s.alerts = m.alerts
+          }
+
+          // reportsItself: session name's agent has hooks that report its attention
+          // states (its setup has agent events), so its silence says nothing (a
+          // permission prompt, a long think): only the bell applies to it.
+          func (s *sup) reportsItself(name string) bool {
+          	ss := s.sessions[name]
+          	if ss == nil {
+          		return false
+          	}
+          	a, ok := s.cfg.Agents[ss.entry.Agent]
+          	return ok && a.Setup != "" && len(attention.HookEvents(a.Setup)) > 0
           }
         '';
         "supervisor/backoff.go" = ''
@@ -14091,6 +14896,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/control"
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -14131,6 +14937,10 @@ in
           	DefaultAgent string
           	Version      string
           	Log          io.Writer
+          	// SilenceAfter: a session whose output stops for this long (whole
+          	// seconds) while no client shows it is finished (tmux's
+          	// monitor-silence); 0: not watched.
+          	SilenceAfter time.Duration
           }
 
           // session is what the supervisor keeps for one session it supervises:
@@ -14146,7 +14956,8 @@ in
           	waiting bool             // a delayed restart is pending
           	stop    func() bool
           	obs     observe.Session
-          	req     gate // requested restarts
+          	req     gate        // requested restarts
+          	healthy func() bool // stops the timer that ends crash-looping
           }
 
           type sup struct {
@@ -14174,11 +14985,22 @@ in
           	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
           	junk         int  // ignored datagrams since then, not logged
           	regWatch     *watcher
+          	// the tmux alerts watcher (alerts.go)
+          	alertCh      chan alertsMsg
+          	watchRetryCh chan struct{}
+          	watching     int                   // pid of the server the watcher runs for (0: none)
+          	stopWatcher  context.CancelFunc    // ends it
+          	alerts       map[string]tmux.Alert // its last value
+          	watchFails   int                   // failed starts in a row
+          	watchWait    bool                  // a retry is scheduled
           }
 
           type timerMsg struct {
           	name string
           	gen  int
+          	// pid: a healthy check (the start of pid stayed up for the quick
+          	// window), not a restart
+          	pid int
           }
 
           // reqMsg is a folded restart request that is due: of ss, or of all sessions.
@@ -14362,20 +15184,22 @@ in
           	}
           	defer unlock()
           	s := &sup{
-          		cfg:         cfg,
-          		log:         journal.New(cfg.Log, "agent-box"),
-          		clock:       realClock{},
-          		policy:      defaultPolicy(),
-          		tm:          &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
-          		spawnPrints: spawn.Fingerprints(cfg.SpawnEnv, cfg.Self, cfg.Agents),
-          		sessions:    map[string]*session{},
-          		timerCh:     make(chan timerMsg, 16),
-          		exitCh:      make(chan pidExit, 16),
-          		retryCh:     make(chan struct{}, 1),
-          		reqCh:       make(chan reqMsg, 16),
-          		junkCh:      make(chan struct{}, 1),
-          		done:        make(chan struct{}),
-          		warned:      map[string]bool{},
+          		cfg:          cfg,
+          		log:          journal.New(cfg.Log, "agent-box"),
+          		clock:        realClock{},
+          		policy:       defaultPolicy(),
+          		tm:           &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
+          		spawnPrints:  spawn.Fingerprints(cfg.SpawnEnv, cfg.Self, cfg.Agents),
+          		sessions:     map[string]*session{},
+          		timerCh:      make(chan timerMsg, 16),
+          		exitCh:       make(chan pidExit, 16),
+          		retryCh:      make(chan struct{}, 1),
+          		reqCh:        make(chan reqMsg, 16),
+          		junkCh:       make(chan struct{}, 1),
+          		alertCh:      make(chan alertsMsg, 64),
+          		watchRetryCh: make(chan struct{}, 1),
+          		done:         make(chan struct{}),
+          		warned:       map[string]bool{},
           	}
           	defer close(s.done)
 
@@ -14456,6 +15280,11 @@ in
           			s.foldedRestart(ctx, m)
           		case <-s.junkCh:
           			s.junkWindowEnded()
+          		case m := <-s.alertCh:
+          			s.alertsChanged(ctx, m)
+          		case <-s.watchRetryCh:
+          			s.watchWait = false
+          			s.startWatcher(ctx)
           		case x := <-s.exitCh:
           			s.exited(ctx, x)
           		case <-s.retryCh:
@@ -14488,6 +15317,7 @@ in
           	if s.unwatchSrv != nil {
           		s.unwatchSrv()
           	}
+          	s.stopWatching()
           	// The server and the agents are the sessions unit's: they keep running.
           	s.logf("stopped (the sessions keep running in %s)", sessionsrv.Unit())
           	return nil
@@ -14593,6 +15423,7 @@ in
           	s.logf("the tmux server (pid %d) exited; waiting for the next one of %s", pid, sessionsrv.Unit())
           	s.unwatchSrv()
           	s.srv, s.unwatchSrv = nil, nil
+          	s.stopWatching()
           	for _, ss := range s.sessions {
           		s.unwatch(ss)
           	}
@@ -14626,6 +15457,9 @@ in
           	}
           	if ss.stop != nil {
           		ss.stop()
+          	}
+          	if ss.healthy != nil {
+          		ss.healthy()
           	}
           	s.unwatch(ss)
           	delete(s.sessions, name)
@@ -14677,6 +15511,7 @@ in
           		return
           	}
           	s.lastErr = ""
+          	s.startWatcher(ctx)
           	live := map[string]tmux.Pane{}
           	for _, p := range panes {
           		if _, ok := live[p.Session]; !ok {
@@ -14697,8 +15532,12 @@ in
           			s.warnOnce("foreign\x00"+name, "tmux session %s was not started by agent-box and is not in the registry: left alone", quote(name))
           		}
           	}
-          	for name := range s.sessions {
+          	for name, ss := range s.sessions {
           		if end, _ := ended(name); end {
+          			if ss.obs.Attention != nil && ss.obs.Attention.State != attention.Exited {
+          				s.setAttention(ss, attention.Event{Kind: attention.Stopped})
+          				s.saveObs(ss)
+          			}
           			s.forget(name)
           		}
           	}
@@ -14977,7 +15816,56 @@ in
           	s.watch(ss, name, pid)
           	ss.obs.Started(now.UTC(), restart)
           	ss.obs.Spawn = s.spawnPrints[ss.entry.Agent]
+          	s.setAttention(ss, attention.Event{Kind: attention.Started})
           	s.saveObs(ss)
+          	if a := ss.obs.Attention; a != nil && a.State == attention.CrashLooping {
+          		if ss.healthy != nil {
+          			ss.healthy()
+          		}
+          		msg := timerMsg{name: name, gen: ss.gen, pid: pid}
+          		ss.healthy = s.clock.AfterFunc(s.policy.QuickWindow, func() {
+          			select {
+          			case s.timerCh <- msg:
+          			case <-s.done:
+          			}
+          		})
+          	}
+          }
+
+          // setAttention moves ss's attention state by ev; it reports whether the
+          // state changed (the caller saves the observations).
+          func (s *sup) setAttention(ss *session, ev attention.Event) bool {
+          	var cur attention.Status
+          	if ss.obs.Attention != nil {
+          		cur = *ss.obs.Attention
+          	}
+          	next, changed := attention.Next(cur, ev, s.clock.Now())
+          	if !changed {
+          		return false
+          	}
+          	if next.State == "" {
+          		ss.obs.Attention = nil
+          	} else {
+          		ss.obs.Attention = &next
+          		what := string(next.State)
+          		if next.Reason != "" {
+          			what += " (" + next.Reason + ")"
+          		}
+          		s.logf("session %s: %s", quote(ss.name), what)
+          	}
+          	return true
+          }
+
+          // attend applies ev to session name, if the supervisor keeps it and, for
+          // an agent's report, its program runs.
+          func (s *sup) attend(name string, ev attention.Event) {
+          	ss := s.sessions[name]
+          	if ss == nil || ev.Kind == attention.Agent && ss.pid == 0 {
+          		return
+          	}
+          	if s.setAttention(ss, ev) {
+          		s.saveObs(ss)
+          	}
           }
 
           // died handles the death of desired session e's process in pane p.
@@ -14987,6 +15875,7 @@ in
           	now := s.clock.Now()
           	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
           	if status == 0 {
+          		s.setAttention(ss, attention.Event{Kind: attention.ExitedOK})
           		s.saveObs(ss)
           		s.park(ctx, e)
           		return
@@ -15011,8 +15900,9 @@ in
           	ss.waiting = true
           	next := now.Add(delay).UTC()
           	ss.obs.NextStart = &next
+          	s.setAttention(ss, attention.Event{Kind: attention.Crashing})
           	s.saveObs(ss)
-          	msg := timerMsg{e.Name, ss.gen}
+          	msg := timerMsg{name: e.Name, gen: ss.gen}
           	ss.stop = s.clock.AfterFunc(delay, func() {
           		select {
           		case s.timerCh <- msg:
@@ -15050,6 +15940,13 @@ in
 
           func (s *sup) timerFired(ctx context.Context, t timerMsg) {
           	ss := s.sessions[t.name]
+          	if t.pid != 0 {
+          		if ss != nil && ss.pid == t.pid && ss.gen == t.gen {
+          			ss.healthy = nil
+          			s.attend(t.name, attention.Event{Kind: attention.Healthy})
+          		}
+          		return
+          	}
           	if ss == nil || ss.gen != t.gen || !ss.waiting {
           		return
           	}
@@ -15111,6 +16008,8 @@ in
           	switch r, ok := control.Parse(d.data); {
           	case !ok:
           		s.ignore(d)
+          	case r.Attention != nil:
+          		s.attend(r.Name, *r.Attention)
           	case r.All:
           		s.requestRestartAll(ctx)
           	default:
@@ -15377,7 +16276,7 @@ in
           // session name comes last so a name containing '|' still parses.
           const paneFormat = "#{pane_id}|#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{pane_pid}|#{session_name}"
 
-          // ListPanes lists every pane of every session.
+          // ListPanes lists every pane of every session but WatchSession.
           func (s *Server) ListPanes(ctx context.Context) ([]Pane, error) {
           	out, err := s.Run(ctx, "list-panes", "-a", "-F", paneFormat)
           	if err != nil {
@@ -15400,6 +16299,9 @@ in
           		f := strings.SplitN(l, "|", 6)
           		if len(f) != 6 {
           			return nil, fmt.Errorf("tmux list-panes: unexpected line %q", l)
+          		}
+          		if f[5] == WatchSession {
+          			continue
           		}
           		pid, _ := strconv.Atoi(f[4])
           		panes = append(panes, Pane{ID: f[0], Dead: f[1] == "1", Status: f[2], Signal: f[3], PID: pid, Session: f[5]})
@@ -15556,6 +16458,29 @@ in
           	return err
           }
 
+          // LastUsedSession is the session a person used last (the latest
+          // session_activity: an attach or a key), WatchSession left out; "" when
+          // there is none. `attach-session` without -t would pick it the same way,
+          // but could pick WatchSession, which the watcher's attach makes recent.
+          func (s *Server) LastUsedSession(ctx context.Context) (string, error) {
+          	out, err := s.Run(ctx, "list-sessions", "-F", "#{session_activity} #{session_name}")
+          	if err != nil {
+          		return "", err
+          	}
+          	best, bestAt := "", int64(-1)
+          	for _, l := range strings.Split(out, "\n") {
+          		at, name, ok := strings.Cut(l, " ")
+          		n, err := strconv.ParseInt(at, 10, 64)
+          		if !ok || err != nil || name == WatchSession {
+          			continue
+          		}
+          		if n > bestAt {
+          			best, bestAt = name, n
+          		}
+          	}
+          	return best, nil
+          }
+
           // HasSession reports whether the session named exactly name exists.
           func (s *Server) HasSession(ctx context.Context, name string) bool {
           	_, err := s.Run(ctx, "has-session", "-t", "="+name)
@@ -15627,6 +16552,166 @@ in
           		return fmt.Errorf("%w: %s is %q; agent-box needs tmux >= %d.%d", ErrUnusable, bin, v, minMajor, minMinor)
           	}
           	return nil
+          }
+        '';
+        "tmux/watch.go" = ''
+          package tmux
+
+          import (
+          	"bufio"
+          	"context"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"strconv"
+          	"strings"
+          	"time"
+          )
+
+          // WatchSession is the session a Watcher's control-mode client attaches to
+          // (a client must attach to one). Its name cannot be a session name of the
+          // registry ('+'), ListPanes leaves it out, and no one else attaches to it:
+          // a session a client shows never gets the bell and silence flags, so the
+          // watcher must not show a session it watches.
+          const WatchSession = "agent-box+watch"
+
+          // alertsSub is the name of the Watcher's subscription.
+          const alertsSub = "agent-box-alerts"
+
+          // alertsFormat lists, for every session whose name holds only the
+          // characters of a registry name (so no separator of this list; names are
+          // checked again with the registry's rule), "NAME=ATTACHED:ACTIVITY:FLAGS;"
+          // where FLAGS has "b" when a window of it has the bell flag and "s" the
+          // silence flag. tmux evaluates a subscription once a second and writes it
+          // only when it changed, with no process started.
+          const alertsFormat = `#{S:#{?#{m/r:^[A-Za-z0-9_-]+$,#{session_name}},#{session_name}=#{session_attached}:#{session_activity}:#{W:#{?window_bell_flag,b,}#{?window_silence_flag,s,}};,}}`
+
+          // Alert is what tmux shows of one session.
+          type Alert struct {
+          	Attached int    // clients showing it
+          	Activity string // the time of its last key input or attach (changes when a person types)
+          	Bell     bool   // a window rang while no client showed it
+          	Silence  bool   // a window fell silent (monitor-silence) while no client showed it
+          }
+
+          // ParseAlerts reads a value of the alerts subscription; entries that do
+          // not parse are left out.
+          func ParseAlerts(v string) map[string]Alert {
+          	out := map[string]Alert{}
+          	for _, e := range strings.Split(v, ";") {
+          		name, rest, ok := strings.Cut(e, "=")
+          		if !ok || name == "" {
+          			continue
+          		}
+          		f := strings.SplitN(rest, ":", 3)
+          		if len(f) != 3 {
+          			continue
+          		}
+          		n, err := strconv.Atoi(f[0])
+          		if err != nil {
+          			continue
+          		}
+          		out[name] = Alert{Attached: n, Activity: f[1], Bell: strings.Contains(f[2], "b"), Silence: strings.Contains(f[2], "s")}
+          	}
+          	return out
+          }
+
+          // EnsureWatchSession creates WatchSession, detached, running argv (more
+          // than one argument: tmux execs it without a shell), unless it exists,
+          // and waits until its pane is dead: argv must exit at once, and the
+          // server must keep dead panes (remain-on-exit), so the session stays
+          // without a process.
+          func (s *Server) EnsureWatchSession(ctx context.Context, argv []string) error {
+          	if s.HasSession(ctx, WatchSession) {
+          		return nil
+          	}
+          	if _, err := s.Run(ctx, append([]string{"new-session", "-d", "-s", WatchSession, "-x", "20", "-y", "2", "--"}, argv...)...); err != nil {
+          		return err
+          	}
+          	// The pane dies before a watcher attaches: tmux 3.3a's server crashed
+          	// when a control client attached while a pane of its session died.
+          	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+          		out, err := s.Run(ctx, "list-panes", "-t", "="+WatchSession, "-F", "#{pane_dead}")
+          		if err != nil {
+          			return err
+          		}
+          		if strings.TrimSpace(out) == "1" {
+          			return nil
+          		}
+          	}
+          	return errors.New("the pane of " + WatchSession + " did not end within 2 s")
+          }
+
+          // Watch runs a control-mode client attached to WatchSession (read-only,
+          // no output, not counted for sizes) subscribed to every session's alerts,
+          // calls ready once tmux took the subscription (the client is attached),
+          // and sends each new value, parsed, on out until the client exits (the
+          // server exited, or ctx ended). It returns why it ended.
+          func (s *Server) Watch(ctx context.Context, out chan<- map[string]Alert, ready func()) error {
+          	cmd := s.command(ctx, "-C", "attach-session", "-t", "="+WatchSession, "-f", "ignore-size,no-output,read-only")
+          	stdin, err := cmd.StdinPipe()
+          	if err != nil {
+          		return err
+          	}
+          	stdout, err := cmd.StdoutPipe()
+          	if err != nil {
+          		return err
+          	}
+          	if err := cmd.Start(); err != nil {
+          		return fmt.Errorf("tmux control client: %w", err)
+          	}
+          	// stdin stays open while the client runs: its end ends the client.
+          	defer stdin.Close()
+          	// The subscription is asked for once the client is attached (its
+          	// %session-changed): tmux runs a command sent earlier before the
+          	// attach and refuses it ("no current client"; measured with 3.3a).
+          	prefix := "%subscription-changed " + alertsSub + " "
+          	sc := bufio.NewScanner(stdout)
+          	sc.Buffer(make([]byte, 64<<10), 4<<20)
+          	var failed string
+          	asked, took := false, false
+          	for sc.Scan() {
+          		line := sc.Text()
+          		switch {
+          		case asked && !took && strings.HasPrefix(line, "%end "):
+          			took = true
+          			ready()
+          		case strings.HasPrefix(line, prefix):
+          			_, v, ok := strings.Cut(line, " : ")
+          			if !ok {
+          				continue
+          			}
+          			select {
+          			case out <- ParseAlerts(v):
+          			case <-ctx.Done():
+          			}
+          		case !asked && strings.HasPrefix(line, "%session-changed "):
+          			asked = true
+          			if _, err := io.WriteString(stdin, "refresh-client -B '"+alertsSub+"::"+alertsFormat+"'\n"); err != nil {
+          				failed = err.Error()
+          			}
+          		case strings.HasPrefix(line, "%error"):
+          			failed = line
+          		}
+          		if failed != "" {
+          			cmd.Process.Kill()
+          			break
+          		}
+          	}
+          	scanErr := sc.Err()
+          	stdin.Close()
+          	err = cmd.Wait()
+          	switch {
+          	case failed != "":
+          		return errors.New("tmux control client: " + failed)
+          	case !asked:
+          		return errors.New("tmux control client: it never attached")
+          	case scanErr != nil:
+          		return fmt.Errorf("tmux control client: %w", scanErr)
+          	case err != nil:
+          		return fmt.Errorf("tmux control client: %w", err)
+          	}
+          	return errors.New("tmux control client exited")
           }
         '';
         "userfile/userfile.go" = ''

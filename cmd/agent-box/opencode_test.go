@@ -173,10 +173,17 @@ exec %s -f -qq -e trace=connect -o %s.$$ %s "$@"
 		t.Error("the guide did not reach the model as OpenCode's managed instructions")
 	}
 
+	// Attention: the plugin reports the end of the turn (session.idle),
+	// and a prompt's work (session.status busy) before the next end.
+	b.waitAttention("oc", "finished (turn)")
 	oc.say(t, "opencode one")
 	// OpenCode stores the reply a moment after the request: what a kill -9
 	// catches unstored is lost to it (its durability, not agent-box's).
 	b.waitFor(30*time.Second, "the reply on screen", func() bool { return oc.screenHas(`reply \d+: opencode one`) })
+	b.waitAttention("oc", "finished (turn)")
+	if n := strings.Count(b.supLog.String(), `session "oc": finished (turn)`); n < 2 || !strings.Contains(b.supLog.String(), `session "oc": working`) {
+		t.Errorf("the supervisor logged %d turn ends of oc (want 2) and working between them:\n%s", n, b.supLog)
+	}
 	oc.killAgent(t)
 	oc.say(t, "opencode after kill")
 	if r := record(); r.Last == nil || !r.Last.Resume || r.ID != id {

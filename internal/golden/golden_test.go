@@ -3,6 +3,7 @@ package golden
 import (
 	"flag"
 	"fmt"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -147,6 +148,8 @@ func TestLoginFilesCarryTheirInstancesValues(t *testing.T) {
 				for _, m := range envLine.FindAllStringSubmatch(dropin, -1) {
 					want[m[1]] = m[2]
 				}
+				// the supervisor's own setting: no command of a login reads it
+				delete(want, contract.Env.SilenceAfter.Name)
 				got := map[string]string{}
 				for _, line := range strings.Split(data, "\n") {
 					if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {

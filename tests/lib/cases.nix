@@ -462,7 +462,7 @@ in
       in
       map has [
         (lib.render.slice.user m.users.u)
-        (lib.render.instance m.users.u p "shell")
+        (lib.render.instance m.users.u p m)
         (lib.render.sessions m.users.u p)
       ];
     expected = [
@@ -518,8 +518,8 @@ in
       in
       {
         sessions = inService "X-RestartIfChanged" (lib.render.sessions m.users.u p);
-        supervisor = inService "X-StopIfChanged" (lib.render.instance m.users.u p "shell");
-        supervisorRestarts = builtins.match ".*X-RestartIfChanged.*" (lib.render.instance m.users.u p "shell") == null;
+        supervisor = inService "X-StopIfChanged" (lib.render.instance m.users.u p m);
+        supervisorRestarts = builtins.match ".*X-RestartIfChanged.*" (lib.render.instance m.users.u p m) == null;
       };
     expected = {
       sessions = true;

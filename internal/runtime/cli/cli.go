@@ -22,8 +22,10 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/control"
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -83,6 +85,7 @@ commands:
   tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
   agent-hook SETUP session-start               take the agent's report that a conversation started (its managed hook or plugin)
+  agent-hook SETUP event EVENT                 take the agent's report of EVENT: an attention state (its managed hook or plugin)
   version                                      print the version
   help                                         print this help
 
@@ -214,10 +217,15 @@ func (p *Program) run(ctx context.Context, args []string) error {
 		}
 		return p.execSession(rest[0])
 	case "agent-hook":
-		if len(rest) != 2 || !slices.Contains(contract.Conversations.Setups, rest[0]) || rest[1] != "session-start" {
-			return usagef("usage: agent-hook %s session-start", strings.Join(contract.Conversations.Setups, "|"))
+		switch {
+		case len(rest) == 2 && slices.Contains(contract.Conversations.Setups, rest[0]) && rest[1] == "session-start":
+			p.agentHook()
+		case len(rest) == 3 && slices.Contains(attention.HookSetups(), rest[0]) && rest[1] == "event":
+			p.agentEvent(rest[0], rest[2])
+		default:
+			return usagef("usage: agent-hook %s session-start\n       agent-hook %s event EVENT",
+				strings.Join(contract.Conversations.Setups, "|"), strings.Join(attention.HookSetups(), "|"))
 		}
-		p.agentHook()
 		return nil
 	}
 	return usagef("unknown command %q", cmd)
@@ -414,6 +422,47 @@ func (p *Program) agentHook() {
 	}
 }
 
+// agentEvent takes an agent's report that its session's attention state
+// changed: the hook (or plugin) installed for event, with the agent's
+// input for it on stdin (read up to the contract's eventMaxBytes, the rest
+// drained). From the session's own agent only, the state it means
+// (attention.FromHook: only the contract's names) goes to the supervisor
+// as one datagram. Like agentHook it never fails the agent: nothing on
+// stdout, exit 0, refusals and errors in the journal.
+func (p *Program) agentEvent(setup, event string) {
+	max := int64(contract.Attention.EventMaxBytes)
+	input, err := io.ReadAll(io.LimitReader(p.Stdin, max+1))
+	io.Copy(io.Discard, io.LimitReader(p.Stdin, 1<<30))
+	if os.Getenv(contract.Env.Session.Name) == "" {
+		return
+	}
+	log := journal.New(journal.Native{Identifier: "agent-box", Fallback: p.Stderr}, "agent-box")
+	if err == nil && int64(len(input)) > max {
+		input = nil // only an event with details reads it: an error there
+	}
+	ev, err := attention.FromHook(setup, event, input)
+	if errors.Is(err, attention.ErrUnmapped) {
+		return
+	}
+	if err != nil {
+		log.Printf("agent-hook: %v", err)
+		return
+	}
+	name, err := conversation.Reporter(os.Getenv, conversation.ProcFS{}, os.Getpid())
+	if err != nil {
+		log.Printf("session %s: ignored the %s event %s: %v", escape.Quote(name, 64), setup, escape.Quote(event, 64), err)
+		return
+	}
+	e, err := p.envCfg()
+	if err != nil {
+		log.Printf("agent-hook: %v", err)
+		return
+	}
+	if err := control.Send(e.SupervisorSocket(), control.Attend(name, ev.State, ev.Reason).Format()); err != nil {
+		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
+	}
+}
+
 // readPrompt reads a kickoff prompt from file ("-": stdin), at most the
 // contract's limit.
 func (p *Program) readPrompt(file string) (string, error) {
@@ -451,7 +500,7 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(p.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tCWD")
+	fmt.Fprintln(tw, "NAME\tAGENT\tSTATE\tRESTARTS\tATTENTION\tCWD")
 	apply := 0
 	var notes []string
 	for _, le := range out {
@@ -460,7 +509,14 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 			st += " (restart to apply)"
 			apply++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(le.Cwd))
+		att := "-"
+		if a := le.Attention; a != nil {
+			att = string(a.State)
+			if a.Reason != "" {
+				att += " (" + a.Reason + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(att), escape.String(le.Cwd))
 		if le.Note != "" {
 			notes = append(notes, fmt.Sprintf("agent-box: session %s: %s", escape.String(le.Name), escape.String(le.Note)))
 		}
@@ -522,6 +578,15 @@ func (p *Program) attach(ctx context.Context, e paths.Env, args []string, sealed
 				}
 			}
 			return fmt.Errorf("session %q is not running", name)
+		}
+		argv = append(argv, "-t", "="+name)
+	} else {
+		name, err := srv.LastUsedSession(ctx)
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			return errors.New("no session is running")
 		}
 		argv = append(argv, "-t", "="+name)
 	}
@@ -595,9 +660,13 @@ func (p *Program) supervise(ctx context.Context) error {
 	} else {
 		fmt.Fprintf(p.Stderr, "agent-box: warning: %s unset: no agents, no session will start\n", paths.EnvAgents)
 	}
+	silence, err := attention.SilenceAfter(os.Getenv(contract.Env.SilenceAfter.Name))
+	if err != nil {
+		return badconfig.Wrap("supervise", err)
+	}
 	return supervisor.Run(ctx, supervisor.Config{
 		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
-		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr,
+		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence,
 	})
 }
 

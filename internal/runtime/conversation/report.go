@@ -110,6 +110,22 @@ func CheckReporter(p Procs, self, agentPid int) error {
 	return nil
 }
 
+// Reporter is the session whose own agent the process self speaks for
+// (the session named in the environment exec-session gave its agent,
+// CheckReporter), else ErrNotOurs. Every report of an agent (a
+// conversation, an attention state) is taken only from it.
+func Reporter(getenv func(string) string, p Procs, self int) (session string, err error) {
+	name := getenv(contract.Env.Session.Name)
+	pid, perr := strconv.Atoi(getenv(contract.Env.AgentPid.Name))
+	if name == "" || perr != nil || pid <= 1 {
+		return "", fmt.Errorf("%w: no supervised session (%s and %s unset)", ErrNotOurs, contract.Env.Session.Name, contract.Env.AgentPid.Name)
+	}
+	if !contract.Names.Session.Match(name) {
+		return "", fmt.Errorf("%w: %s is not a session name", ErrNotOurs, escape.Quote(name, 64))
+	}
+	return name, CheckReporter(p, self, pid)
+}
+
 // ProcFS reads /proc.
 type ProcFS struct{}
 
@@ -138,15 +154,8 @@ func (ProcFS) Exe(pid int) (string, error) {
 // exec-session for its agent) into the session's record: from the
 // session's own agent only (CheckReporter), else ErrNotOurs.
 func Accept(ctx context.Context, getenv func(string) string, e paths.Env, p Procs, self int, rep Report, now time.Time) (session string, err error) {
-	name := getenv(contract.Env.Session.Name)
-	pid, perr := strconv.Atoi(getenv(contract.Env.AgentPid.Name))
-	if name == "" || perr != nil || pid <= 1 {
-		return "", fmt.Errorf("%w: no supervised session (%s and %s unset)", ErrNotOurs, contract.Env.Session.Name, contract.Env.AgentPid.Name)
-	}
-	if !contract.Names.Session.Match(name) {
-		return "", fmt.Errorf("%w: %s is not a session name", ErrNotOurs, escape.Quote(name, 64))
-	}
-	if err := CheckReporter(p, self, pid); err != nil {
+	name, err := Reporter(getenv, p, self)
+	if err != nil {
 		return name, err
 	}
 	return name, Update(ctx, e.ConversationsDir(), name, func(r *Record) error {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
@@ -46,6 +47,9 @@ type Session struct {
 	// Spawn is the fingerprint of what the last launch started with
 	// (state.json's spawn, for the session's agent).
 	Spawn string `json:"spawn,omitempty"`
+	// Attention is the session's attention state (package attention);
+	// nil until the supervisor first started it.
+	Attention *attention.Status `json:"attention,omitempty"`
 }
 
 // path is the observation file of name in dir.

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -48,6 +49,10 @@ type Entry struct {
 	// rejected API key, ~/.claude.json left alone).
 	Conversation string `json:"conversation,omitempty"`
 	Note         string `json:"note,omitempty"`
+	// Attention is the session's attention state as the supervisor last
+	// saw it (package attention): for a session that is not stopped, and
+	// for one the agent's exit 0 stopped (exited).
+	Attention *attention.Status `json:"attention,omitempty"`
 }
 
 // List returns every session of e's registry, sorted by name. The server
@@ -86,6 +91,9 @@ func List(ctx context.Context, e paths.Env, tmuxBin string, procEnv []string) ([
 			le.Restarts, le.LastExit = obs.Restarts, obs.LastExit
 			if now, ok := st.Spawn[s.Agent]; ok && stErr == nil && obs.Spawn != "" && !s.Stopped {
 				le.RestartToApply = obs.Spawn != now
+			}
+			if a := obs.Attention; a != nil && (!s.Stopped || a.State == attention.Exited) {
+				le.Attention = a
 			}
 			if !obs.LastStart.IsZero() {
 				t := obs.LastStart

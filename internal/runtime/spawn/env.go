@@ -1,6 +1,8 @@
 package spawn
 
 import (
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,14 +40,18 @@ var perInvocation = map[string]bool{
 	"STATE_DIRECTORY": true, "CREDENTIALS_DIRECTORY": true, "MONITOR_SERVICE_RESULT": true,
 }
 
+// supervisorOnly are the supervisor's own settings: not the agents', and
+// a change of them is no reason to restart a session.
+var supervisorOnly = map[string]bool{contract.Env.SilenceAfter.Name: true}
+
 // ForSessions is the part of the supervisor's environment environ that
-// new sessions get, sorted: all but systemd's per-invocation variables
-// and malformed entries.
+// new sessions get, sorted: all but systemd's per-invocation variables,
+// the supervisor's own settings and malformed entries.
 func ForSessions(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
 		k, _, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || perInvocation[k] {
+		if !ok || k == "" || perInvocation[k] || supervisorOnly[k] {
 			continue
 		}
 		out = append(out, kv)

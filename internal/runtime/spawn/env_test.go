@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestForSessionsDropsSystemdsPerInvocationVariables(t *testing.T) {
-	got := ForSessions([]string{"PATH=/p", "INVOCATION_ID=abc", "JOURNAL_STREAM=1:2", "A=1", "noequals", "=x", "MAINPID=3"})
+func TestForSessionsDropsSystemdsPerInvocationVariablesAndTheSupervisorsOwn(t *testing.T) {
+	got := ForSessions([]string{"PATH=/p", "INVOCATION_ID=abc", "JOURNAL_STREAM=1:2", "A=1", "noequals", "=x", "MAINPID=3", "AGENT_BOX_SILENCE_AFTER=30s"})
 	if diff := cmp.Diff([]string{"A=1", "PATH=/p"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

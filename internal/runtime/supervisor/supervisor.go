@@ -39,6 +39,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/control"
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -79,6 +80,10 @@ type Config struct {
 	DefaultAgent string
 	Version      string
 	Log          io.Writer
+	// SilenceAfter: a session whose output stops for this long (whole
+	// seconds) while no client shows it is finished (tmux's
+	// monitor-silence); 0: not watched.
+	SilenceAfter time.Duration
 }
 
 // session is what the supervisor keeps for one session it supervises:
@@ -94,7 +99,8 @@ type session struct {
 	waiting bool             // a delayed restart is pending
 	stop    func() bool
 	obs     observe.Session
-	req     gate // requested restarts
+	req     gate        // requested restarts
+	healthy func() bool // stops the timer that ends crash-looping
 }
 
 type sup struct {
@@ -122,11 +128,22 @@ type sup struct {
 	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
 	junk         int  // ignored datagrams since then, not logged
 	regWatch     *watcher
+	// the tmux alerts watcher (alerts.go)
+	alertCh      chan alertsMsg
+	watchRetryCh chan struct{}
+	watching     int                   // pid of the server the watcher runs for (0: none)
+	stopWatcher  context.CancelFunc    // ends it
+	alerts       map[string]tmux.Alert // its last value
+	watchFails   int                   // failed starts in a row
+	watchWait    bool                  // a retry is scheduled
 }
 
 type timerMsg struct {
 	name string
 	gen  int
+	// pid: a healthy check (the start of pid stayed up for the quick
+	// window), not a restart
+	pid int
 }
 
 // reqMsg is a folded restart request that is due: of ss, or of all sessions.
@@ -310,20 +327,22 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer unlock()
 	s := &sup{
-		cfg:         cfg,
-		log:         journal.New(cfg.Log, "agent-box"),
-		clock:       realClock{},
-		policy:      defaultPolicy(),
-		tm:          &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
-		spawnPrints: spawn.Fingerprints(cfg.SpawnEnv, cfg.Self, cfg.Agents),
-		sessions:    map[string]*session{},
-		timerCh:     make(chan timerMsg, 16),
-		exitCh:      make(chan pidExit, 16),
-		retryCh:     make(chan struct{}, 1),
-		reqCh:       make(chan reqMsg, 16),
-		junkCh:      make(chan struct{}, 1),
-		done:        make(chan struct{}),
-		warned:      map[string]bool{},
+		cfg:          cfg,
+		log:          journal.New(cfg.Log, "agent-box"),
+		clock:        realClock{},
+		policy:       defaultPolicy(),
+		tm:           &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
+		spawnPrints:  spawn.Fingerprints(cfg.SpawnEnv, cfg.Self, cfg.Agents),
+		sessions:     map[string]*session{},
+		timerCh:      make(chan timerMsg, 16),
+		exitCh:       make(chan pidExit, 16),
+		retryCh:      make(chan struct{}, 1),
+		reqCh:        make(chan reqMsg, 16),
+		junkCh:       make(chan struct{}, 1),
+		alertCh:      make(chan alertsMsg, 64),
+		watchRetryCh: make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		warned:       map[string]bool{},
 	}
 	defer close(s.done)
 
@@ -404,6 +423,11 @@ func Run(ctx context.Context, cfg Config) error {
 			s.foldedRestart(ctx, m)
 		case <-s.junkCh:
 			s.junkWindowEnded()
+		case m := <-s.alertCh:
+			s.alertsChanged(ctx, m)
+		case <-s.watchRetryCh:
+			s.watchWait = false
+			s.startWatcher(ctx)
 		case x := <-s.exitCh:
 			s.exited(ctx, x)
 		case <-s.retryCh:
@@ -436,6 +460,7 @@ func (s *sup) shutdown() error {
 	if s.unwatchSrv != nil {
 		s.unwatchSrv()
 	}
+	s.stopWatching()
 	// The server and the agents are the sessions unit's: they keep running.
 	s.logf("stopped (the sessions keep running in %s)", sessionsrv.Unit())
 	return nil
@@ -541,6 +566,7 @@ func (s *sup) serverGone(ctx context.Context, pid int) {
 	s.logf("the tmux server (pid %d) exited; waiting for the next one of %s", pid, sessionsrv.Unit())
 	s.unwatchSrv()
 	s.srv, s.unwatchSrv = nil, nil
+	s.stopWatching()
 	for _, ss := range s.sessions {
 		s.unwatch(ss)
 	}
@@ -574,6 +600,9 @@ func (s *sup) forget(name string) {
 	}
 	if ss.stop != nil {
 		ss.stop()
+	}
+	if ss.healthy != nil {
+		ss.healthy()
 	}
 	s.unwatch(ss)
 	delete(s.sessions, name)
@@ -625,6 +654,7 @@ func (s *sup) reconcile(ctx context.Context) {
 		return
 	}
 	s.lastErr = ""
+	s.startWatcher(ctx)
 	live := map[string]tmux.Pane{}
 	for _, p := range panes {
 		if _, ok := live[p.Session]; !ok {
@@ -645,8 +675,12 @@ func (s *sup) reconcile(ctx context.Context) {
 			s.warnOnce("foreign\x00"+name, "tmux session %s was not started by agent-box and is not in the registry: left alone", quote(name))
 		}
 	}
-	for name := range s.sessions {
+	for name, ss := range s.sessions {
 		if end, _ := ended(name); end {
+			if ss.obs.Attention != nil && ss.obs.Attention.State != attention.Exited {
+				s.setAttention(ss, attention.Event{Kind: attention.Stopped})
+				s.saveObs(ss)
+			}
 			s.forget(name)
 		}
 	}
@@ -925,7 +959,56 @@ func (s *sup) started(ss *session, name string, pid int, restart bool) {
 	s.watch(ss, name, pid)
 	ss.obs.Started(now.UTC(), restart)
 	ss.obs.Spawn = s.spawnPrints[ss.entry.Agent]
+	s.setAttention(ss, attention.Event{Kind: attention.Started})
 	s.saveObs(ss)
+	if a := ss.obs.Attention; a != nil && a.State == attention.CrashLooping {
+		if ss.healthy != nil {
+			ss.healthy()
+		}
+		msg := timerMsg{name: name, gen: ss.gen, pid: pid}
+		ss.healthy = s.clock.AfterFunc(s.policy.QuickWindow, func() {
+			select {
+			case s.timerCh <- msg:
+			case <-s.done:
+			}
+		})
+	}
+}
+
+// setAttention moves ss's attention state by ev; it reports whether the
+// state changed (the caller saves the observations).
+func (s *sup) setAttention(ss *session, ev attention.Event) bool {
+	var cur attention.Status
+	if ss.obs.Attention != nil {
+		cur = *ss.obs.Attention
+	}
+	next, changed := attention.Next(cur, ev, s.clock.Now())
+	if !changed {
+		return false
+	}
+	if next.State == "" {
+		ss.obs.Attention = nil
+	} else {
+		ss.obs.Attention = &next
+		what := string(next.State)
+		if next.Reason != "" {
+			what += " (" + next.Reason + ")"
+		}
+		s.logf("session %s: %s", quote(ss.name), what)
+	}
+	return true
+}
+
+// attend applies ev to session name, if the supervisor keeps it and, for
+// an agent's report, its program runs.
+func (s *sup) attend(name string, ev attention.Event) {
+	ss := s.sessions[name]
+	if ss == nil || ev.Kind == attention.Agent && ss.pid == 0 {
+		return
+	}
+	if s.setAttention(ss, ev) {
+		s.saveObs(ss)
+	}
 }
 
 // died handles the death of desired session e's process in pane p.
@@ -935,6 +1018,7 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	now := s.clock.Now()
 	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
 	if status == 0 {
+		s.setAttention(ss, attention.Event{Kind: attention.ExitedOK})
 		s.saveObs(ss)
 		s.park(ctx, e)
 		return
@@ -959,8 +1043,9 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	ss.waiting = true
 	next := now.Add(delay).UTC()
 	ss.obs.NextStart = &next
+	s.setAttention(ss, attention.Event{Kind: attention.Crashing})
 	s.saveObs(ss)
-	msg := timerMsg{e.Name, ss.gen}
+	msg := timerMsg{name: e.Name, gen: ss.gen}
 	ss.stop = s.clock.AfterFunc(delay, func() {
 		select {
 		case s.timerCh <- msg:
@@ -998,6 +1083,13 @@ func (s *sup) park(ctx context.Context, e registry.Session) {
 
 func (s *sup) timerFired(ctx context.Context, t timerMsg) {
 	ss := s.sessions[t.name]
+	if t.pid != 0 {
+		if ss != nil && ss.pid == t.pid && ss.gen == t.gen {
+			ss.healthy = nil
+			s.attend(t.name, attention.Event{Kind: attention.Healthy})
+		}
+		return
+	}
 	if ss == nil || ss.gen != t.gen || !ss.waiting {
 		return
 	}
@@ -1059,6 +1151,8 @@ func (s *sup) handleMessage(ctx context.Context, d datagram) {
 	switch r, ok := control.Parse(d.data); {
 	case !ok:
 		s.ignore(d)
+	case r.Attention != nil:
+		s.attend(r.Name, *r.Attention)
 	case r.All:
 		s.requestRestartAll(ctx)
 	default:

@@ -92,7 +92,7 @@ func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
 		t.Errorf("firing the timer sent nothing")
 	}
 	// a stale timer (older generation) is ignored
-	s.timerFired(ctx, timerMsg{"x", 0})
+	s.timerFired(ctx, timerMsg{name: "x"})
 	if !s.get(e).waiting {
 		t.Errorf("a stale timer cancelled the pending restart")
 	}

@@ -105,7 +105,7 @@ type Pane struct {
 // session name comes last so a name containing '|' still parses.
 const paneFormat = "#{pane_id}|#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{pane_pid}|#{session_name}"
 
-// ListPanes lists every pane of every session.
+// ListPanes lists every pane of every session but WatchSession.
 func (s *Server) ListPanes(ctx context.Context) ([]Pane, error) {
 	out, err := s.Run(ctx, "list-panes", "-a", "-F", paneFormat)
 	if err != nil {
@@ -128,6 +128,9 @@ func parsePanes(out string) ([]Pane, error) {
 		f := strings.SplitN(l, "|", 6)
 		if len(f) != 6 {
 			return nil, fmt.Errorf("tmux list-panes: unexpected line %q", l)
+		}
+		if f[5] == WatchSession {
+			continue
 		}
 		pid, _ := strconv.Atoi(f[4])
 		panes = append(panes, Pane{ID: f[0], Dead: f[1] == "1", Status: f[2], Signal: f[3], PID: pid, Session: f[5]})
@@ -282,6 +285,29 @@ func parsePID(out string) (int, error) {
 func (s *Server) KillSession(ctx context.Context, name string) error {
 	_, err := s.Run(ctx, "kill-session", "-t", "="+name)
 	return err
+}
+
+// LastUsedSession is the session a person used last (the latest
+// session_activity: an attach or a key), WatchSession left out; "" when
+// there is none. `attach-session` without -t would pick it the same way,
+// but could pick WatchSession, which the watcher's attach makes recent.
+func (s *Server) LastUsedSession(ctx context.Context) (string, error) {
+	out, err := s.Run(ctx, "list-sessions", "-F", "#{session_activity} #{session_name}")
+	if err != nil {
+		return "", err
+	}
+	best, bestAt := "", int64(-1)
+	for _, l := range strings.Split(out, "\n") {
+		at, name, ok := strings.Cut(l, " ")
+		n, err := strconv.ParseInt(at, 10, 64)
+		if !ok || err != nil || name == WatchSession {
+			continue
+		}
+		if n > bestAt {
+			best, bestAt = name, n
+		}
+	}
+	return best, nil
 }
 
 // HasSession reports whether the session named exactly name exists.

@@ -105,6 +105,7 @@ in
     defaultAgent
     slice
     agents
+    attention
     claude
     codex
     guide

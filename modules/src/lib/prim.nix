@@ -35,4 +35,16 @@ in
   # never a child of bob's.
   userSlice =
     u: builtins.replaceStrings [ "<user>" ] [ (builtins.replaceStrings [ "-" ] [ "\\x2d" ] u) ] contract.units.userSlice;
+  # The agent's events setup installs attention hooks for: the keys of
+  # contract.attention.agentEvents.<setup>.events without their ":detail",
+  # sorted (attention.HookEvents in the runtime).
+  attentionHooks =
+    setup:
+    sort (a: b: a < b) (
+      foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ] (
+        map (k: builtins.head (builtins.split ":" k)) (
+          builtins.attrNames contract.attention.agentEvents.${setup}.events
+        )
+      )
+    );
 }

@@ -137,7 +137,7 @@ let
           p = host.pathsOf u;
         in
         [
-          (entry (forUser units.supervisor name) (render.instance u p n.defaultAgent) [ "multi-user.target" ])
+          (entry (forUser units.supervisor name) (render.instance u p n) [ "multi-user.target" ])
           (entry (forUser units.sessions name) (render.sessions u p) [ ])
           (entry (prim.userSlice name) (render.slice.user u) [ ])
         ]

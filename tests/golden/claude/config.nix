@@ -12,7 +12,8 @@
 # key (any key works with the scripted model); Codex reaches the model as
 # a custom provider (its args), without a key. OpenCode is too heavy for
 # the TCG guests: the host test cmd/agent-box TestOpenCodeUnattended runs
-# it with this golden's /etc/opencode files and agents table.
+# it with this golden's /etc/opencode files and agents table. Attention:
+# silence after output is watched (2 s) for ada's shell sessions.
 { pkgs, ... }:
 {
   enable = true;
@@ -43,4 +44,6 @@
     "gpt-5.1"
   ];
   guide.extraText = "Guide marker for the tests: the host's own line.";
+  # a shell session that printed and fell silent for 2 s is finished
+  attention.silenceAfter = "2s";
 }

@@ -4,6 +4,7 @@
 # limits; checks/web.nix the web surface and the webhooks.
 {
   prim,
+  formats,
   webChecks,
   contract,
   ...
@@ -148,6 +149,19 @@ let
       ++ limitChecks path u
     ) n.userNames;
 
+  silence = contract.attention.silenceAfter;
+  attentionChecks = a: [
+    {
+      assertion =
+        let
+          s = formats.durationSeconds a.silenceAfter;
+        in
+        a.silenceAfter == null
+        || (s != null && s >= formats.durationSeconds silence.min && s <= formats.durationSeconds silence.max);
+      message = "${prefix}.attention.silenceAfter = ${show a.silenceAfter}: use a Go duration from ${silence.min} to ${silence.max}, such as \"30s\", or null (silence not watched).";
+    }
+  ];
+
   # n: the normalized options; caddyGroup: services.caddy.group (the web
   # checks refuse agent users in it).
   assertions =
@@ -161,6 +175,7 @@ let
     ++ agentChecks n
     ++ userChecks n
     ++ limitChecks "${prefix}.slice" n.slice
+    ++ attentionChecks n.attention
     ++ webChecks n caddyGroup;
 in
 {

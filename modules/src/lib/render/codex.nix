@@ -3,12 +3,14 @@
 # only what is the same for every user of the host. The guide reaches the
 # model as developer instructions (beside, never instead of, a user's
 # AGENTS.md); the SessionStart hook is how the agent reports the
-# conversation it chose (hooks of the system layer run without the trust
+# conversation it chose, its Stop hook (contract.attention.agentEvents.codex)
+# that a turn ended (hooks of the system layer run without the trust
 # review of a user's hooks; measured with 0.171.0); the update check is
 # off (the package is the host's). Strings are JSON strings, which TOML's
 # basic strings read alike, with DEL escaped (TOML wants it so).
 # runtime: the absolute path of the agent-box program; guide: its text.
-_: {
+{ prim, ... }:
+{
   configFile = "codex/config.toml";
 
   config =
@@ -16,17 +18,24 @@ _: {
     let
       str =
         s: builtins.replaceStrings [ (builtins.fromJSON ''"\u007f"'') ] [ "\\u007F" ] (builtins.toJSON s);
+      hook = event: command: ''
+
+        [[hooks.${event}]]
+        [[hooks.${event}.hooks]]
+        type = "command"
+        command = ${str command}
+      '';
     in
     ''
       # Written by agent-box (services.agent-box); Codex's system layer.
       developer_instructions = ${str guide}
       check_for_update_on_startup = false
 
-      [[hooks.SessionStart]]
-      [[hooks.SessionStart.hooks]]
-      type = "command"
-      # Codex runs it under /bin/sh -c: exec makes the hook a child of the
+      # Codex runs a hook under /bin/sh -c: exec makes it a child of the
       # agent itself (conversation.CheckReporter).
-      command = ${str "exec ${runtime} agent-hook codex session-start"}
-    '';
+    ''
+    + hook "SessionStart" "exec ${runtime} agent-hook codex session-start"
+    + builtins.concatStringsSep "" (
+      map (e: hook e "exec ${runtime} agent-hook codex event ${e}") (prim.attentionHooks "codex")
+    );
 }

@@ -3,9 +3,10 @@
 # environment and secrets files, and the user's slice. The supervisor passes
 # the environment to new sessions (docs/runtime-contract.md, "Lifecycle"),
 # so a switch that changes any of it restarts only the supervisor.
-# u: a normalized user; paths: { env; seed; agents; } absolute store paths.
+# u: a normalized user; paths: { env; seed; agents; } absolute store paths;
+# n: the normalized options (the default agent, the attention settings).
 { systemd, contract, prim, ... }:
-u: paths: defaultAgent:
+u: paths: n:
 let
   inherit (builtins) concatStringsSep map;
   env = systemd.environmentLine;
@@ -24,8 +25,9 @@ in
 ''
 + env "PATH" "${paths.env}/bin"
 + env v.agents.name paths.agents
-+ env v.defaultAgent.name defaultAgent
++ env v.defaultAgent.name n.defaultAgent
 + env v.seed.name paths.seed
 + env v.tmux.name "${paths.env}/bin/tmux"
++ (if n.attention.silenceAfter == null then "" else env v.silenceAfter.name n.attention.silenceAfter)
 + concatStringsSep "" (map (e: env e.name e.value) u.environment)
 + concatStringsSep "" (map (f: systemd.line "EnvironmentFile" f) u.environmentFiles)

@@ -8,10 +8,12 @@
 # `agent-box agent-hook opencode session-start` (no shell; its parent is the
 # agent itself, conversation.CheckReporter) with the session's id and the
 # database OpenCode has open (read from /proc/self/fd: OPENCODE_DB and the
-# release channel change its name). Outside a supervised session it does
-# nothing.
+# release channel change its name); on the events of
+# contract.attention.agentEvents.opencode of that session (not of a
+# subagent's) it runs `agent-box agent-hook opencode event TYPE` with the
+# event's status. Outside a supervised session it does nothing.
 # runtime: the absolute path of the agent-box program.
-{ contract, ... }:
+{ contract, prim, ... }:
 let
   pluginFile = "opencode/agent-box.js";
   guideFile = "opencode/AGENTS.md";
@@ -49,21 +51,40 @@ in
       return null;
     }
 
+    // The events that report an attention state
+    // (contract.attention.agentEvents.opencode).
+    const attention = new Set(${builtins.toJSON (prim.attentionHooks "opencode")});
+
+    // hook runs agent-box with args and input on stdin (no shell).
+    function hook(args, input) {
+      const child = spawn(runtime, ["agent-hook", "opencode", ...args], {
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      child.on("error", () => {});
+      child.stdin.on("error", () => {});
+      child.stdin.end(JSON.stringify(input));
+    }
+
     export const AgentBox = async () => {
       if (!process.env[${builtins.toJSON contract.env.session.name}]) return {};
+      const subagents = new Set(); // sessions with a parent: not the session's own
       return {
         event: async ({ event }) => {
-          if (event.type !== "session.created") return;
-          const info = event.properties?.info;
-          if (!info || typeof info.id !== "string" || info.parentID) return; // a subagent's session
-          const db = database();
-          if (!db) return;
-          const hook = spawn(runtime, ["agent-hook", "opencode", "session-start"], {
-            stdio: ["pipe", "ignore", "ignore"],
-          });
-          hook.on("error", () => {});
-          hook.stdin.on("error", () => {});
-          hook.stdin.end(JSON.stringify({ session_id: info.id, transcript_path: db, source: "startup" }));
+          const props = event.properties ?? {};
+          if (event.type === "session.created") {
+            const info = props.info;
+            if (!info || typeof info.id !== "string") return;
+            if (info.parentID) {
+              subagents.add(info.id);
+              return;
+            }
+            const db = database();
+            if (db) hook(["session-start"], { session_id: info.id, transcript_path: db, source: "startup" });
+            return;
+          }
+          if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+          const status = typeof props.status === "string" ? props.status : props.status?.type;
+          hook(["event", event.type], { status: typeof status === "string" ? status : "" });
         },
       };
     };

@@ -19,21 +19,40 @@ function database() {
   return null;
 }
 
+// The events that report an attention state
+// (contract.attention.agentEvents.opencode).
+const attention = new Set(["permission.asked","permission.replied","session.idle","session.status"]);
+
+// hook runs agent-box with args and input on stdin (no shell).
+function hook(args, input) {
+  const child = spawn(runtime, ["agent-hook", "opencode", ...args], {
+    stdio: ["pipe", "ignore", "ignore"],
+  });
+  child.on("error", () => {});
+  child.stdin.on("error", () => {});
+  child.stdin.end(JSON.stringify(input));
+}
+
 export const AgentBox = async () => {
   if (!process.env["AGENT_BOX_SESSION"]) return {};
+  const subagents = new Set(); // sessions with a parent: not the session's own
   return {
     event: async ({ event }) => {
-      if (event.type !== "session.created") return;
-      const info = event.properties?.info;
-      if (!info || typeof info.id !== "string" || info.parentID) return; // a subagent's session
-      const db = database();
-      if (!db) return;
-      const hook = spawn(runtime, ["agent-hook", "opencode", "session-start"], {
-        stdio: ["pipe", "ignore", "ignore"],
-      });
-      hook.on("error", () => {});
-      hook.stdin.on("error", () => {});
-      hook.stdin.end(JSON.stringify({ session_id: info.id, transcript_path: db, source: "startup" }));
+      const props = event.properties ?? {};
+      if (event.type === "session.created") {
+        const info = props.info;
+        if (!info || typeof info.id !== "string") return;
+        if (info.parentID) {
+          subagents.add(info.id);
+          return;
+        }
+        const db = database();
+        if (db) hook(["session-start"], { session_id: info.id, transcript_path: db, source: "startup" });
+        return;
+      }
+      if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+      const status = typeof props.status === "string" ? props.status : props.status?.type;
+      hook(["event", event.type], { status: typeof status === "string" ? status : "" });
     },
   };
 };
