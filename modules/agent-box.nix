@@ -14249,7 +14249,7 @@ in
           		return
           	}
           	pid, tm := s.srv.PID, s.tm
-          	if err := tm.EnsureWatchSession(ctx, []string{s.cfg.Self, "version"}); err != nil {
+          	if err := tm.EnsureWatchSession(ctx); err != nil {
           		s.watcherEnded(ctx, pid, err)
           		return
           	}
@@ -14276,8 +14276,7 @@ in
           	// tmux 3.3a's server crashed (SIGSEGV, every session gone) in about
           	// one run in ten when a session was created while a control client
           	// attached: the supervisor issues no tmux command until the watcher's
-          	// client is attached and subscribed (tmux.EnsureWatchSession waited for
-          	// its pane to die; both measured in watch_test.go).
+          	// client is attached and subscribed (measured in watch_test.go).
           	select {
           	case <-readyc:
           	case err := <-errc:
@@ -16616,30 +16615,35 @@ in
           	return out
           }
 
-          // EnsureWatchSession creates WatchSession, detached, running argv (more
-          // than one argument: tmux execs it without a shell), unless it exists,
-          // and waits until its pane is dead: argv must exit at once, and the
-          // server must keep dead panes (remain-on-exit), so the session stays
-          // without a process.
-          func (s *Server) EnsureWatchSession(ctx context.Context, argv []string) error {
+          // EnsureWatchSession creates WatchSession, detached, unless it exists.
+          // Its pane runs `tmux wait-for` on a channel nobody signals (a client of
+          // this server that waits, without CPU, until the server ends), so the pane
+          // never dies: a dead pane keeps its terminal's name, and tmux refuses
+          // `attach` from a terminal that gets the same name later while $TMUX is
+          // set ("sessions should be nested with care"); and tmux 3.3a's server
+          // crashed when a control client attached while a pane of its session died.
+          // It returns once the pane runs, or an error (the session removed again)
+          // if it died.
+          func (s *Server) EnsureWatchSession(ctx context.Context) error {
           	if s.HasSession(ctx, WatchSession) {
           		return nil
           	}
+          	argv := []string{s.Bin, "-N", "-S", s.Socket, "wait-for", WatchSession + "-never"}
           	if _, err := s.Run(ctx, append([]string{"new-session", "-d", "-s", WatchSession, "-x", "20", "-y", "2", "--"}, argv...)...); err != nil {
           		return err
           	}
-          	// The pane dies before a watcher attaches: tmux 3.3a's server crashed
-          	// when a control client attached while a pane of its session died.
-          	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+          	// a wait-for client that cannot connect ends within milliseconds
+          	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
           		out, err := s.Run(ctx, "list-panes", "-t", "="+WatchSession, "-F", "#{pane_dead}")
           		if err != nil {
           			return err
           		}
           		if strings.TrimSpace(out) == "1" {
-          			return nil
+          			s.KillSession(ctx, WatchSession)
+          			return errors.New("the pane of " + WatchSession + " ended at once")
           		}
           	}
-          	return errors.New("the pane of " + WatchSession + " did not end within 2 s")
+          	return nil
           }
 
           // Watch runs a control-mode client attached to WatchSession (read-only,

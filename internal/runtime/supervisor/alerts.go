@@ -37,7 +37,7 @@ func (s *sup) startWatcher(ctx context.Context) {
 		return
 	}
 	pid, tm := s.srv.PID, s.tm
-	if err := tm.EnsureWatchSession(ctx, []string{s.cfg.Self, "version"}); err != nil {
+	if err := tm.EnsureWatchSession(ctx); err != nil {
 		s.watcherEnded(ctx, pid, err)
 		return
 	}
@@ -64,8 +64,7 @@ func (s *sup) startWatcher(ctx context.Context) {
 	// tmux 3.3a's server crashed (SIGSEGV, every session gone) in about
 	// one run in ten when a session was created while a control client
 	// attached: the supervisor issues no tmux command until the watcher's
-	// client is attached and subscribed (tmux.EnsureWatchSession waited for
-	// its pane to die; both measured in watch_test.go).
+	// client is attached and subscribed (measured in watch_test.go).
 	select {
 	case <-readyc:
 	case err := <-errc:

@@ -3,6 +3,7 @@ package tmux
 import (
 	"context"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,11 +44,14 @@ func TestWatchSeesBellSilenceAndAClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.EnsureWatchSession(ctx, []string{"/bin/sh", "-c", "exit 0"}); err != nil {
+	if err := s.EnsureWatchSession(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.EnsureWatchSession(ctx, []string{"/bin/false", "x"}); err != nil {
+	if err := s.EnsureWatchSession(ctx); err != nil {
 		t.Fatalf("a second EnsureWatchSession: %v", err)
+	}
+	if out, err := s.Run(ctx, "list-panes", "-t", "="+WatchSession, "-F", "#{pane_dead}"); err != nil || strings.TrimSpace(out) != "0" {
+		t.Fatalf("the watcher's pane: dead=%q, %v; want a live pane (a dead one keeps a stale terminal name)", out, err)
 	}
 	vals := make(chan map[string]Alert, 64)
 	errc := make(chan error, 1)
@@ -137,10 +141,10 @@ func TestWatchSeesBellSilenceAndAClient(t *testing.T) {
 // TestAServerSurvivesSessionsMadeRightAfterTheWatcherIsReady: tmux 3.3a's
 // server crashed ("server exited unexpectedly") when a control client
 // attached while the pane of its session died and sessions were created
-// (measured: 2 of 20 runs; with neither EnsureWatchSession's wait for the
-// dead pane nor the wait for ready, this test fails at its second run).
-// The supervisor waits for both, then creates sessions at once: the server
-// must live through that, every run.
+// (measured: 2 of 20 runs; with a pane that dies at once and no wait for
+// ready, this test failed at its second run). The watcher's pane never
+// dies, and the supervisor waits for ready, then creates sessions at
+// once: the server must live through that, every run.
 func TestAServerSurvivesSessionsMadeRightAfterTheWatcherIsReady(t *testing.T) {
 	const runs = 15
 	for i := range runs {
@@ -149,7 +153,7 @@ func TestAServerSurvivesSessionsMadeRightAfterTheWatcherIsReady(t *testing.T) {
 		if _, err := s.Run(ctx, "set-window-option", "-g", "remain-on-exit", "on"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.EnsureWatchSession(ctx, []string{"/bin/echo", "version"}); err != nil {
+		if err := s.EnsureWatchSession(ctx); err != nil {
 			t.Fatal(err)
 		}
 		readyc, errc := make(chan struct{}), make(chan error, 1)
