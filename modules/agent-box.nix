@@ -10,6 +10,8 @@
 #   internal/runtime/atomicfile/atomicfile.go
 #   internal/runtime/attention/attention.go
 #   internal/runtime/attention/hook.go
+#   internal/runtime/attention/report.go
+#   internal/runtime/auth/attention.go
 #   internal/runtime/auth/change.go
 #   internal/runtime/auth/client.go
 #   internal/runtime/auth/codes.go
@@ -66,6 +68,7 @@
 #   internal/runtime/supervisor/backoff.go
 #   internal/runtime/supervisor/inotify.go
 #   internal/runtime/supervisor/pidfd.go
+#   internal/runtime/supervisor/report.go
 #   internal/runtime/supervisor/supervisor.go
 #   internal/runtime/tmux/tmux.go
 #   internal/runtime/tmux/watch.go
@@ -778,6 +781,14 @@ let
               "silenceAfter": {
                 "min": "1s",
                 "max": "24h"
+              },
+              "report": {
+                "path": "/attention",
+                "maxBytes": 131072,
+                "maxSessions": 1024,
+                "burst": 20,
+                "perSecond": 10,
+                "resendEvery": "60s"
               },
               "agentEvents": {
                 "claude": {
@@ -4522,6 +4533,200 @@ in
           	return Event{Kind: Agent, State: State(se.State), Reason: se.Reason}, nil
           }
         '';
+        "attention/report.go" = ''
+          package attention
+
+          import (
+          	"bytes"
+          	"fmt"
+          	"sort"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          )
+
+          // Entry is one session's state in a report.
+          type Entry struct {
+          	Session string
+          	State   State
+          	Reason  string
+          }
+
+          // A report is what a supervisor tells the auth service: every session of
+          // its user that has a state, one line each, "NAME STATE" or "NAME STATE
+          // REASON", sorted by name; at most the contract's report.maxSessions lines
+          // and report.maxBytes bytes. Only the contract's names can be in it: a
+          // session name of the contract's pattern, a state and a reason of the
+          // contract. The auth service replaces the user's states with it.
+
+          // EncodeReport is the report of es (sorted by session; entries without a
+          // state are left out).
+          func EncodeReport(es []Entry) []byte {
+          	sorted := append([]Entry(nil), es...)
+          	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Session < sorted[j].Session })
+          	var b bytes.Buffer
+          	for _, e := range sorted {
+          		if e.State == "" {
+          			continue
+          		}
+          		b.WriteString(e.Session + " " + string(e.State))
+          		if e.Reason != "" {
+          			b.WriteString(" " + e.Reason)
+          		}
+          		b.WriteByte('\n')
+          	}
+          	return b.Bytes()
+          }
+
+          // ParseReport reads a report; anything that is not one (a line of another
+          // shape, a name, state or reason the contract does not have, a session
+          // twice, too many lines or bytes) is an error naming its line.
+          func ParseReport(data []byte) ([]Entry, error) {
+          	lim := contract.Attention.Report
+          	if len(data) > lim.MaxBytes {
+          		return nil, fmt.Errorf("the report has %d bytes, more than %d", len(data), lim.MaxBytes)
+          	}
+          	if len(data) > 0 && data[len(data)-1] != '\n' {
+          		return nil, fmt.Errorf("the report does not end with a newline")
+          	}
+          	var out []Entry
+          	seen := map[string]bool{}
+          	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+          		if line == "" && len(data) == 0 {
+          			break
+          		}
+          		if len(out) == lim.MaxSessions {
+          			return nil, fmt.Errorf("the report has more than %d sessions", lim.MaxSessions)
+          		}
+          		f := strings.Split(line, " ")
+          		bad := func(what string) error {
+          			return fmt.Errorf("line %d: %s: %s", i+1, escape.Quote(line, 80), what)
+          		}
+          		if len(f) < 2 || len(f) > 3 {
+          			return nil, bad(`want "NAME STATE" or "NAME STATE REASON"`)
+          		}
+          		e := Entry{Session: f[0], State: State(f[1])}
+          		if len(f) == 3 {
+          			e.Reason = f[2]
+          		}
+          		switch {
+          		case !contract.Names.Session.Match(e.Session):
+          			return nil, bad("not a session name")
+          		case !Known(e.State):
+          			return nil, bad("not a state")
+          		case len(f) == 3 && !KnownReason(e.Reason):
+          			return nil, bad("not a reason")
+          		case seen[e.Session]:
+          			return nil, bad("the session twice")
+          		}
+          		seen[e.Session] = true
+          		out = append(out, e)
+          	}
+          	return out, nil
+          }
+        '';
+        "auth/attention.go" = ''
+          package auth
+
+          import (
+          	"io"
+          	"net/http"
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // board is every agent user's attention states as their supervisors last
+          // reported them (docs/web-contract.md, "Listener status"): in memory only
+          // (a supervisor sends its report again at least every resendEvery, so a
+          // restarted service knows them again within it). Reports are rate-limited
+          // per user with a token bucket; a user's report replaces all of that
+          // user's states.
+          type board struct {
+          	mu      sync.Mutex
+          	users   map[string]userStates
+          	buckets map[string]*bucket
+          }
+
+          type userStates struct {
+          	entries []attention.Entry
+          	at      time.Time // when the report came
+          }
+
+          type bucket struct {
+          	tokens float64
+          	at     time.Time
+          }
+
+          func newBoard() *board {
+          	return &board{users: map[string]userStates{}, buckets: map[string]*bucket{}}
+          }
+
+          // take spends one of user's tokens at now; false when none is left.
+          func (b *board) take(user string, now time.Time) bool {
+          	lim := contract.Attention.Report
+          	b.mu.Lock()
+          	defer b.mu.Unlock()
+          	k := b.buckets[user]
+          	if k == nil {
+          		k = &bucket{tokens: float64(lim.Burst), at: now}
+          		b.buckets[user] = k
+          	}
+          	k.tokens = min(float64(lim.Burst), k.tokens+now.Sub(k.at).Seconds()*float64(lim.PerSecond))
+          	k.at = now
+          	if k.tokens < 1 {
+          		return false
+          	}
+          	k.tokens--
+          	return true
+          }
+
+          // set replaces user's states; first says it is user's first report.
+          func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool) {
+          	b.mu.Lock()
+          	defer b.mu.Unlock()
+          	_, had := b.users[user]
+          	b.users[user] = userStates{entries: es, at: now}
+          	return !had
+          }
+
+          // states is user's states as last reported (nil: no report yet).
+          func (b *board) states(user string) []attention.Entry {
+          	b.mu.Lock()
+          	defer b.mu.Unlock()
+          	return append([]attention.Entry(nil), b.users[user].entries...)
+          }
+
+          // attentionPut takes user's report (the status listener's PUT
+          // report.path, from a configured user's uid): 204; 400 for a body that is
+          // not a report (nothing changes); 429 beyond the user's rate.
+          func (s *Server) attentionPut(w http.ResponseWriter, r *http.Request, user string) {
+          	lim := contract.Attention.Report
+          	if !s.board.take(user, s.clock.Now()) {
+          		w.Header().Set("Retry-After", "1")
+          		http.Error(w, "too many reports", http.StatusTooManyRequests)
+          		return
+          	}
+          	data, err := io.ReadAll(io.LimitReader(r.Body, int64(lim.MaxBytes)+1))
+          	if err != nil {
+          		http.Error(w, "bad body", http.StatusBadRequest)
+          		return
+          	}
+          	es, err := attention.ParseReport(data)
+          	if err != nil {
+          		http.Error(w, "not a report: "+err.Error(), http.StatusBadRequest)
+          		return
+          	}
+          	if s.board.set(user, es, s.clock.Now()) {
+          		s.log.Printf("%s reports the attention states of %d sessions", user, len(es))
+          	}
+          	w.Header().Set("X-Content-Type-Options", "nosniff")
+          	w.WriteHeader(http.StatusNoContent)
+          }
+        '';
         "auth/change.go" = ''
           package auth
 
@@ -6313,6 +6518,7 @@ in
           	codes  *codes
           	limits *limiter
           	queue  *hashQueue
+          	board  *board
           	dummy  Hash
 
           	// derive is the password hash function; tests count its calls.
@@ -6334,7 +6540,7 @@ in
           	}
           	s := &Server{
           		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
-          		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(),
+          		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(),
           		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
           	}
           	if s.clock == nil {
@@ -6463,26 +6669,39 @@ in
           	"net/http"
           	"net/url"
           	"strconv"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           )
 
           const bodyLimit = 4 << 10 // a status or control request body
 
-          // Status is the handler of the status listener: POST /alive from a web
-          // daemon, whose uid (SO_PEERCRED) must be a configured user U; the session
-          // must be a live child session of U's origin.
+          // Status is the handler of the status listener, whose every client's uid
+          // (SO_PEERCRED) must be a configured user U: POST /alive from U's web
+          // daemon (the session must be a live child session of U's origin); PUT
+          // of the contract's attention report path from U's supervisor (U's
+          // attention states).
           func (s *Server) Status() http.Handler { return http.HandlerFunc(s.status) }
 
           func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-          	if r.URL.Path != "/alive" {
+          	report := contract.Attention.Report.Path
+          	if r.URL.Path != "/alive" && r.URL.Path != report {
           		http.NotFound(w, r)
           		return
           	}
-          	if !allow(w, r, http.MethodPost) {
+          	method := http.MethodPost
+          	if r.URL.Path == report {
+          		method = http.MethodPut
+          	}
+          	if !allow(w, r, method) {
           		return
           	}
           	name, ok := s.peerUser(r)
           	if !ok {
           		http.Error(w, "forbidden: not an agent user with the web surface", http.StatusForbidden)
+          		return
+          	}
+          	if r.URL.Path == report {
+          		s.attentionPut(w, r, name)
           		return
           	}
           	s.alive(w, r, name)
@@ -8142,6 +8361,10 @@ in
           	}
           }
 
+          // AuthStatus is where the supervisor reports attention states: the auth
+          // service's status socket. A variable for tests only.
+          var AuthStatus = contract.Sockets.AuthStatus.Path
+
           // agentEvent takes an agent's report that its session's attention state
           // changed: the hook (or plugin) installed for event, with the agent's
           // input for it on stdin (read up to the contract's eventMaxBytes, the rest
@@ -8386,7 +8609,7 @@ in
           	}
           	return supervisor.Run(ctx, supervisor.Config{
           		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
-          		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence,
+          		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence, AuthStatus: AuthStatus,
           	})
           }
 
@@ -8839,6 +9062,22 @@ in
           			CrashLooping Term `json:"crashLooping"`
           		} `json:"states"`
           		Reasons []Term `json:"reasons"`
+          		// Report: how a supervisor tells the auth service every state
+          		// of its user's sessions (PUT Path on the status socket, lines
+          		// of package attention's report format).
+          		Report struct {
+          			Path        string `json:"path"`
+          			MaxBytes    int    `json:"maxBytes"`
+          			MaxSessions int    `json:"maxSessions"`
+          			// Burst and PerSecond: the auth service's token bucket per
+          			// user; a report beyond it gets 429.
+          			Burst     int `json:"burst"`
+          			PerSecond int `json:"perSecond"`
+          			// ResendEvery: a supervisor sends its report this often even
+          			// without a change (an auth service that restarted knows the
+          			// states again within it).
+          			ResendEvery string `json:"resendEvery"`
+          		} `json:"report"`
           		// EventMaxBytes bounds what agent-box reads of a hook's input.
           		EventMaxBytes int `json:"eventMaxBytes"`
           		// SilenceAfter bounds services.agent-box.attention.silenceAfter
@@ -9189,6 +9428,14 @@ in
               "silenceAfter": {
                 "min": "1s",
                 "max": "24h"
+              },
+              "report": {
+                "path": "/attention",
+                "maxBytes": 131072,
+                "maxSessions": 1024,
+                "burst": 20,
+                "perSecond": 10,
+                "resendEvery": "60s"
               },
               "agentEvents": {
                 "claude": {
@@ -14853,6 +15100,193 @@ in
           	return syscall.WaitStatus(n), true
           }
         '';
+        "supervisor/report.go" = ''
+          package supervisor
+
+          import (
+          	"bytes"
+          	"context"
+          	"errors"
+          	"fmt"
+          	"net"
+          	"net/http"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          	"github.com/agent-box/agent-box/internal/runtime/observe"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          )
+
+          // The supervisor tells the auth service its user's attention states (PUT
+          // of contract.Attention.Report.Path on the auth status socket, the
+          // report format of package attention): after every change, at most one
+          // request per coalesce window, and every resendEvery without one (a
+          // restarted auth service knows them again). Sending never holds up the
+          // event loop: the loop hands the newest report to the reporter's goroutine,
+          // which drops an older one it has not sent. Without an auth service (no
+          // web surface) a report fails at connect (no process, no wait) and the
+          // next change or resend tries again.
+
+          // coalesce is how long the reporter waits for a newer report before it
+          // sends one; reportTimeout bounds one request.
+          const (
+          	coalesce      = 50 * time.Millisecond
+          	reportTimeout = 5 * time.Second
+          	reportBackoff = 30 * time.Second
+          )
+
+          type reporter struct {
+          	socket string
+          	latest chan []byte // capacity 1: the newest unsent report
+          	log    *journal.Logger
+          	client *http.Client
+          	// after replaces time.After in tests
+          	after func(time.Duration) <-chan time.Time
+          	every time.Duration
+          }
+
+          func newReporter(socket string, log *journal.Logger) *reporter {
+          	var d net.Dialer
+          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+          		return d.DialContext(ctx, "unix", socket)
+          	}, MaxIdleConns: 1}
+          	return &reporter{
+          		socket: socket, latest: make(chan []byte, 1), log: log,
+          		client: &http.Client{Transport: tr, Timeout: reportTimeout},
+          		after:  time.After, every: contract.Duration(contract.Attention.Report.ResendEvery),
+          	}
+          }
+
+          // push hands report to the goroutine, replacing one it has not sent (the
+          // event loop is the only caller).
+          func (r *reporter) push(report []byte) {
+          	select {
+          	case <-r.latest:
+          	default:
+          	}
+          	r.latest <- report
+          }
+
+          // run sends reports until done is closed.
+          func (r *reporter) run(done <-chan struct{}) {
+          	var cur []byte
+          	have, pending := false, false
+          	lastErr := ""
+          	fails := 0
+          	resend := r.after(r.every)
+          	for {
+          		if !pending {
+          			select {
+          			case cur = <-r.latest:
+          				have = true
+          			case <-resend:
+          				resend = r.after(r.every)
+          				if !have {
+          					continue
+          				}
+          			case <-done:
+          				return
+          			}
+          			// a burst of changes is one report
+          			select {
+          			case cur = <-r.latest:
+          			case <-r.after(coalesce):
+          			case <-done:
+          				return
+          			}
+          		}
+          		err := r.send(cur)
+          		pending = false
+          		switch {
+          		case err == nil:
+          			if lastErr != "" {
+          				r.log.Printf("the auth service takes the attention states again")
+          			}
+          			lastErr, fails = "", 0
+          			continue
+          		case errors.Is(err, syscall.ENOENT):
+          			// no auth service (the host has no web surface): nothing to say
+          		case err.Error() != lastErr:
+          			lastErr = err.Error()
+          			r.log.Printf("telling the auth service the attention states: %s (retrying)", errText(err))
+          		}
+          		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+          			continue // no auth service: the next change or resend tries again
+          		}
+          		// busy (429) or failing: the newest report again after a wait
+          		wait := min(time.Second<<min(fails, 5), reportBackoff)
+          		fails++
+          		select {
+          		case cur = <-r.latest:
+          		case <-r.after(wait):
+          		case <-done:
+          			return
+          		}
+          		pending = true
+          	}
+          }
+
+          // send makes one request.
+          func (r *reporter) send(report []byte) error {
+          	req, err := http.NewRequest(http.MethodPut, "http://status"+contract.Attention.Report.Path, bytes.NewReader(report))
+          	if err != nil {
+          		return err
+          	}
+          	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+          	resp, err := r.client.Do(req)
+          	if err != nil {
+          		return err
+          	}
+          	resp.Body.Close()
+          	if resp.StatusCode != http.StatusNoContent {
+          		return fmt.Errorf("%s answered %s", r.socket, resp.Status)
+          	}
+          	return nil
+          }
+
+          // noteAttention keeps name's state for the report (st nil: none) and
+          // hands the new report to the reporter.
+          func (s *sup) noteAttention(name string, st *attention.Status) {
+          	if s.report == nil {
+          		return
+          	}
+          	if st == nil {
+          		delete(s.attn, name)
+          	} else {
+          		s.attn[name] = *st
+          	}
+          	es := make([]attention.Entry, 0, len(s.attn))
+          	for n, a := range s.attn {
+          		es = append(es, attention.Entry{Session: n, State: a.State, Reason: a.Reason})
+          	}
+          	s.report.push(attention.EncodeReport(es))
+          }
+
+          // loadExited adds to the report the sessions of reg an exit 0 stopped
+          // (exited: the supervisor keeps no other state of stopped sessions), and
+          // drops the ones reg no longer lists.
+          func (s *sup) loadExited(reg *registry.Registry) {
+          	if s.report == nil {
+          		return
+          	}
+          	for name := range s.attn {
+          		if _, ok := reg.Find(name); !ok && s.sessions[name] == nil {
+          			s.noteAttention(name, nil)
+          		}
+          	}
+          	for _, e := range reg.Sessions {
+          		if _, known := s.attn[e.Name]; known || !e.Stopped {
+          			continue
+          		}
+          		if obs, err := observe.Load(s.cfg.Env.ObservationsDir(), e.Name); err == nil && obs.Attention != nil && obs.Attention.State == attention.Exited {
+          			s.noteAttention(e.Name, obs.Attention)
+          		}
+          	}
+          }
+        '';
         "supervisor/supervisor.go" = ''
           // Package supervisor is `agent-box supervise`: it keeps every listed,
           // non-stopped session of the registry alive in the user's tmux server.
@@ -14940,6 +15374,9 @@ in
           	// seconds) while no client shows it is finished (tmux's
           	// monitor-silence); 0: not watched.
           	SilenceAfter time.Duration
+          	// AuthStatus is the auth service's status socket, where the
+          	// supervisor reports its user's attention states ("": not reported).
+          	AuthStatus string
           }
 
           // session is what the supervisor keeps for one session it supervises:
@@ -14992,6 +15429,9 @@ in
           	alerts       map[string]tmux.Alert // its last value
           	watchFails   int                   // failed starts in a row
           	watchWait    bool                  // a retry is scheduled
+          	// the attention report to the auth service (report.go)
+          	report *reporter
+          	attn   map[string]attention.Status // every session with a state
           }
 
           type timerMsg struct {
@@ -15201,6 +15641,10 @@ in
           		warned:       map[string]bool{},
           	}
           	defer close(s.done)
+          	if cfg.AuthStatus != "" {
+          		s.report, s.attn = newReporter(cfg.AuthStatus, s.log), map[string]attention.Status{}
+          		go s.report.run(s.done)
+          	}
 
           	if env.Seed != "" {
           		if err := s.applySeed(); err != nil {
@@ -15562,6 +16006,7 @@ in
           		}
           	}
           	s.launchNew(ctx, fresh)
+          	s.loadExited(reg)
           }
 
           // launchBatch bounds a tmux command list of new sessions (tmux reads a
@@ -15842,6 +16287,7 @@ in
           	if !changed {
           		return false
           	}
+          	defer func() { s.noteAttention(ss.name, ss.obs.Attention) }()
           	if next.State == "" {
           		ss.obs.Attention = nil
           	} else {

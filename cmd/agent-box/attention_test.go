@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,9 +115,10 @@ exit 0`
 
 	enter()
 	b.waitAttention("a", "exited (exit)")
-	if s, ok := b.registry().Find("a"); !ok || !s.Stopped {
-		t.Errorf("after exit 0 the session is not stopped: %+v", s)
-	}
+	b.waitFor(10*time.Second, "the exit 0 stops the session in the registry", func() bool {
+		s, ok := b.registry().Find("a")
+		return ok && s.Stopped
+	})
 	// the supervisor logged every change once, in order
 	var seq []string
 	for _, l := range strings.Split(b.supLog.String(), "\n") {
@@ -164,4 +170,59 @@ func TestSilenceAfterOutputIsFinishedForAgentsWithoutHooks(t *testing.T) {
 	if data, err := os.ReadFile(env); err != nil || strings.Contains(string(data), "AGENT_BOX_SILENCE_AFTER") {
 		t.Errorf("the session's environment (%v) holds AGENT_BOX_SILENCE_AFTER:\n%s", err, data)
 	}
+}
+
+// TestTheSupervisorReportsItsUsersStatesToTheAuthService: with the auth
+// service's status socket (a stand-in that keeps what it is sent), every
+// change reaches it as the whole report of the user's states, only the
+// contract's names; a session the agent's exit 0 stopped stays in it as
+// exited; a removed one leaves it.
+func TestTheSupervisorReportsItsUsersStatesToTheAuthService(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	sock := filepath.Join(b.dir, "status.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var last string
+	var reports int
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		if _, err := attention.ParseReport(data); err != nil || r.Method != http.MethodPut {
+			t.Errorf("%s %s: %q is not a report: %v", r.Method, r.URL.Path, data, err)
+		}
+		mu.Lock()
+		last, reports = string(data), reports+1
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	go srv.Serve(l)
+	defer srv.Close()
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", sock)
+	reported := func(want string) {
+		t.Helper()
+		b.waitFor(10*time.Second, "the auth service has "+strconv.Quote(want), func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return last == want
+		})
+
+	}
+	b.startSupervisor()
+	// the hook's text (an escape sequence in the message) never travels
+	script := `printf '%s' '{"notification_type":"permission_prompt","message":"\u001b]52;c;x\u0007 rm -rf"}' | "$1" agent-hook claude event Notification; read x; exit 0`
+	b.ok("session", "add", "a", "--agent", "sh", "--", script, "agent", testBinary(t))
+	b.ok("session", "add", "z", "--agent", "sleep")
+	reported("a needs-you permission\nz working\n")
+	if err := b.tm.SendText(context.Background(), "a", ""); err != nil {
+		t.Fatal(err)
+	}
+	reported("a exited exit\nz working\n")
+	b.ok("session", "rm", "a")
+	reported("z working\n")
+	mu.Lock()
+	t.Logf("%d reports for 5 changes", reports)
+	mu.Unlock()
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/cli"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/peer"
@@ -62,6 +63,9 @@ func TestMain(m *testing.M) {
 		if d := os.Getenv("AGENT_BOX_TEST_LOGIN_DIR"); d != "" {
 			paths.LoginDir = d
 		}
+		// The auth service's status socket: a test's own, or none (the
+		// host's /run/agent-box-auth is not the test's).
+		cli.AuthStatus = os.Getenv("AGENT_BOX_TEST_AUTH_STATUS")
 		// The tests run no units: the test process's cgroup (every
 		// process of a test shares it) stands for the sessions unit, and
 		// "elsewhere" for a server outside it.

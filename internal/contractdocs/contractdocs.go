@@ -52,6 +52,7 @@ func Blocks() []Block {
 		{webDoc, "routes", routes(c)},
 		{webDoc, "cookies and headers", cookiesAndHeaders(c)},
 		{webDoc, "limits", limits(c)},
+		{webDoc, "attention report", attentionReport(c)},
 	}
 }
 
@@ -206,6 +207,16 @@ func cookiesAndHeaders(c *contract.Contract) string {
 	t.row(code(c.Headers.User), "header: the verified agent user; Caddy's `forward_auth` copies it, after removing a client's")
 	t.row(code(c.Headers.Session), "header: the verified login session's id; copied like the user")
 	t.row(code(c.Headers.Client), "header: the client address Caddy saw (`{remote_host}`), for the limits and the failed-login line")
+	return t.b.String()
+}
+
+func attentionReport(c *contract.Contract) string {
+	r := c.Attention.Report
+	t := newTable("Rule", "Value")
+	t.row("path (PUT, status listener)", code(r.Path))
+	t.row("at most", fmt.Sprintf("%d bytes, %d sessions", r.MaxBytes, r.MaxSessions))
+	t.row("rate per agent user (a token bucket)", fmt.Sprintf("%d at once, %d more per second; beyond: 429 with `Retry-After: 1`", r.Burst, r.PerSecond))
+	t.row("a supervisor sends it again without a change", "every "+code(r.ResendEvery))
 	return t.b.String()
 }
 

@@ -521,6 +521,12 @@ closed_in_time() {
 check "the open terminal of the revoked login closes within two check intervals" closed_in_time
 check "the revoked cookie is refused" status_is 401 "$ops" "https://$A/" --fetch
 check "alice-only's session survives a restart of the auth service (before)" status_is 200 "$ao" "https://$A/"
+# attention states (docs/web-contract.md, "Listener status"): each user's
+# supervisor, from inside its hardened unit, reaches the status socket
+# shellcheck disable=SC2317 # called through wait_until
+reports() { journalctl -q -b -u agent-box-auth.service -o cat | grep -qF "$1 reports the attention states of"; }
+check "alice's supervisor reports her sessions' attention states to the auth service" wait_until 30 reports alice
+check "... and bob's his" wait_until 30 reports bob
 check "the auth service restarts" systemctl restart agent-box-auth.service
 check "alice-only's session survives a restart of the auth service" status_is 200 "$ao" "https://$A/"
 
@@ -639,6 +645,12 @@ check "the other browser's session ended" logged_out "$pw2"
 check "the old password is refused" in_out "status 401" client login "$work/pw3.json" alice-only "$(password alice-only)"
 sleep 2 # the login's backoff after that failure
 check "the new password logs in" in_out "url https://$D/" client login "$work/pw4.json" alice-only "$newpw"
+# attention states (docs/web-contract.md, "Listener status"): each user's
+# supervisor, from inside its hardened unit, reaches the status socket
+# shellcheck disable=SC2317 # called through wait_until
+reports() { journalctl -q -b -u agent-box-auth.service -o cat | grep -qF "$1 reports the attention states of"; }
+check "alice's supervisor reports her sessions' attention states to the auth service" wait_until 30 reports alice
+check "... and bob's his" wait_until 30 reports bob
 check "the auth service restarts" systemctl restart agent-box-auth.service
 check "the new password still logs in" in_out "url https://$D/" client login "$work/pw5.json" alice-only "$newpw"
 

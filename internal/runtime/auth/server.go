@@ -42,6 +42,7 @@ type Server struct {
 	codes  *codes
 	limits *limiter
 	queue  *hashQueue
+	board  *board
 	dummy  Hash
 
 	// derive is the password hash function; tests count its calls.
@@ -63,7 +64,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
-		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(),
+		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(),
 		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
 	}
 	if s.clock == nil {

@@ -6,26 +6,39 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 )
 
 const bodyLimit = 4 << 10 // a status or control request body
 
-// Status is the handler of the status listener: POST /alive from a web
-// daemon, whose uid (SO_PEERCRED) must be a configured user U; the session
-// must be a live child session of U's origin.
+// Status is the handler of the status listener, whose every client's uid
+// (SO_PEERCRED) must be a configured user U: POST /alive from U's web
+// daemon (the session must be a live child session of U's origin); PUT
+// of the contract's attention report path from U's supervisor (U's
+// attention states).
 func (s *Server) Status() http.Handler { return http.HandlerFunc(s.status) }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/alive" {
+	report := contract.Attention.Report.Path
+	if r.URL.Path != "/alive" && r.URL.Path != report {
 		http.NotFound(w, r)
 		return
 	}
-	if !allow(w, r, http.MethodPost) {
+	method := http.MethodPost
+	if r.URL.Path == report {
+		method = http.MethodPut
+	}
+	if !allow(w, r, method) {
 		return
 	}
 	name, ok := s.peerUser(r)
 	if !ok {
 		http.Error(w, "forbidden: not an agent user with the web surface", http.StatusForbidden)
+		return
+	}
+	if r.URL.Path == report {
+		s.attentionPut(w, r, name)
 		return
 	}
 	s.alive(w, r, name)

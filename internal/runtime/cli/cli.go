@@ -422,6 +422,10 @@ func (p *Program) agentHook() {
 	}
 }
 
+// AuthStatus is where the supervisor reports attention states: the auth
+// service's status socket. A variable for tests only.
+var AuthStatus = contract.Sockets.AuthStatus.Path
+
 // agentEvent takes an agent's report that its session's attention state
 // changed: the hook (or plugin) installed for event, with the agent's
 // input for it on stdin (read up to the contract's eventMaxBytes, the rest
@@ -666,7 +670,7 @@ func (p *Program) supervise(ctx context.Context) error {
 	}
 	return supervisor.Run(ctx, supervisor.Config{
 		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
-		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence,
+		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence, AuthStatus: AuthStatus,
 	})
 }
 

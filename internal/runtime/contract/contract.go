@@ -231,6 +231,22 @@ type Contract struct {
 			CrashLooping Term `json:"crashLooping"`
 		} `json:"states"`
 		Reasons []Term `json:"reasons"`
+		// Report: how a supervisor tells the auth service every state
+		// of its user's sessions (PUT Path on the status socket, lines
+		// of package attention's report format).
+		Report struct {
+			Path        string `json:"path"`
+			MaxBytes    int    `json:"maxBytes"`
+			MaxSessions int    `json:"maxSessions"`
+			// Burst and PerSecond: the auth service's token bucket per
+			// user; a report beyond it gets 429.
+			Burst     int `json:"burst"`
+			PerSecond int `json:"perSecond"`
+			// ResendEvery: a supervisor sends its report this often even
+			// without a change (an auth service that restarted knows the
+			// states again within it).
+			ResendEvery string `json:"resendEvery"`
+		} `json:"report"`
 		// EventMaxBytes bounds what agent-box reads of a hook's input.
 		EventMaxBytes int `json:"eventMaxBytes"`
 		// SilenceAfter bounds services.agent-box.attention.silenceAfter

@@ -84,6 +84,9 @@ type Config struct {
 	// seconds) while no client shows it is finished (tmux's
 	// monitor-silence); 0: not watched.
 	SilenceAfter time.Duration
+	// AuthStatus is the auth service's status socket, where the
+	// supervisor reports its user's attention states ("": not reported).
+	AuthStatus string
 }
 
 // session is what the supervisor keeps for one session it supervises:
@@ -136,6 +139,9 @@ type sup struct {
 	alerts       map[string]tmux.Alert // its last value
 	watchFails   int                   // failed starts in a row
 	watchWait    bool                  // a retry is scheduled
+	// the attention report to the auth service (report.go)
+	report *reporter
+	attn   map[string]attention.Status // every session with a state
 }
 
 type timerMsg struct {
@@ -345,6 +351,10 @@ func Run(ctx context.Context, cfg Config) error {
 		warned:       map[string]bool{},
 	}
 	defer close(s.done)
+	if cfg.AuthStatus != "" {
+		s.report, s.attn = newReporter(cfg.AuthStatus, s.log), map[string]attention.Status{}
+		go s.report.run(s.done)
+	}
 
 	if env.Seed != "" {
 		if err := s.applySeed(); err != nil {
@@ -706,6 +716,7 @@ func (s *sup) reconcile(ctx context.Context) {
 		}
 	}
 	s.launchNew(ctx, fresh)
+	s.loadExited(reg)
 }
 
 // launchBatch bounds a tmux command list of new sessions (tmux reads a
@@ -986,6 +997,7 @@ func (s *sup) setAttention(ss *session, ev attention.Event) bool {
 	if !changed {
 		return false
 	}
+	defer func() { s.noteAttention(ss.name, ss.obs.Attention) }()
 	if next.State == "" {
 		ss.obs.Attention = nil
 	} else {
