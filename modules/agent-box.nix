@@ -783,7 +783,7 @@ let
                 "max": "24h"
               },
               "report": {
-                "path": "/attention",
+                "path": "/attention-report",
                 "maxBytes": 131072,
                 "maxSessions": 1024,
                 "burst": 20,
@@ -9430,7 +9430,7 @@ in
                 "max": "24h"
               },
               "report": {
-                "path": "/attention",
+                "path": "/attention-report",
                 "maxBytes": 131072,
                 "maxSessions": 1024,
                 "burst": 20,
