@@ -23,14 +23,23 @@ function database() {
 // (contract.attention.agentEvents.opencode).
 const attention = new Set(["permission.asked","permission.replied","session.idle","session.status"]);
 
-// hook runs agent-box with args and input on stdin (no shell).
+// hook runs agent-box with args and input on stdin (no shell), one at
+// a time in the order of the events (a turn's busy and idle come
+// milliseconds apart: two hooks at once could report them reversed).
+let queue = Promise.resolve();
 function hook(args, input) {
-  const child = spawn(runtime, ["agent-hook", "opencode", ...args], {
-    stdio: ["pipe", "ignore", "ignore"],
-  });
-  child.on("error", () => {});
-  child.stdin.on("error", () => {});
-  child.stdin.end(JSON.stringify(input));
+  queue = queue.then(
+    () =>
+      new Promise((done) => {
+        const child = spawn(runtime, ["agent-hook", "opencode", ...args], {
+          stdio: ["pipe", "ignore", "ignore"],
+        });
+        child.on("error", done);
+        child.on("close", done);
+        child.stdin.on("error", () => {});
+        child.stdin.end(JSON.stringify(input));
+      }),
+  );
 }
 
 export const AgentBox = async () => {
