@@ -2,17 +2,13 @@ package supervisor
 
 import (
 	"context"
-	"io"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/control"
-	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
-	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
 )
@@ -22,26 +18,8 @@ import (
 // exit 0, with a fake clock, and reads the state back from the
 // observation file each time (what `session ls` shows).
 func TestAttentionFollowsWhatTheSupervisorSees(t *testing.T) {
-	home := t.TempDir()
-	env, err := paths.FromEnv(func(k string) string {
-		return map[string]string{"HOME": home, "AGENT_BOX_RUNTIME_DIR": home + "/run"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s := &sup{
-		cfg:      Config{Env: env, Self: "/bin/agent-box", Agents: agents.Table{"a": {Command: "/bin/true"}}, Log: io.Discard},
-		log:      journal.New(io.Discard, "agent-box"),
-		clock:    clock,
-		policy:   defaultPolicy(),
-		tm:       &tmux.Server{Bin: "/bin/false", Socket: home + "/none"},
-		sessions: map[string]*session{},
-		timerCh:  make(chan timerMsg, 16),
-		done:     make(chan struct{}),
-		warned:   map[string]bool{},
-	}
-	defer close(s.done)
+	s, clock := testSup(t)
+	env := s.cfg.Env
 	e := registry.Session{Name: "x", Agent: "a", Cwd: "/"}
 	pane := tmux.Pane{Session: "x", ID: "%0"}
 	ctx := context.Background()

@@ -29,10 +29,11 @@ func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return func() bool { return true }
 }
 
-// TestDeathsScheduleRestartsThroughTheClock drives the supervisor's death
-// handling with a fake clock: which deaths restart at once (a launch
-// attempt) and which wait, for how long, without waiting for real.
-func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
+// testSup is a supervisor for tests of its event handling: a fake clock,
+// a temporary home, and launches that fail at once (tmux is /bin/false:
+// only the attempt matters); agent "a" is known.
+func testSup(t *testing.T) (*sup, *fakeClock) {
+	t.Helper()
 	home := t.TempDir()
 	env, err := paths.FromEnv(func(k string) string {
 		return map[string]string{"HOME": home, "AGENT_BOX_RUNTIME_DIR": home + "/run"}[k]
@@ -42,19 +43,25 @@ func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
 	}
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s := &sup{
-		cfg: Config{Env: env, Self: "/bin/agent-box", Agents: agents.Table{"a": {Command: "/bin/true"}},
-			Log: io.Discard},
-		log:    journal.New(io.Discard, "agent-box"),
-		clock:  clock,
-		policy: defaultPolicy(),
-		// launches fail at once (tmux is /bin/false): only the attempt matters
+		cfg:      Config{Env: env, Self: "/bin/agent-box", Agents: agents.Table{"a": {Command: "/bin/true"}}, Log: io.Discard},
+		log:      journal.New(io.Discard, "agent-box"),
+		clock:    clock,
+		policy:   defaultPolicy(),
 		tm:       &tmux.Server{Bin: "/bin/false", Socket: home + "/none"},
 		sessions: map[string]*session{},
 		timerCh:  make(chan timerMsg, 16),
 		done:     make(chan struct{}),
 		warned:   map[string]bool{},
 	}
-	defer close(s.done)
+	t.Cleanup(func() { close(s.done) })
+	return s, clock
+}
+
+// TestDeathsScheduleRestartsThroughTheClock drives the supervisor's death
+// handling with a fake clock: which deaths restart at once (a launch
+// attempt) and which wait, for how long, without waiting for real.
+func TestDeathsScheduleRestartsThroughTheClock(t *testing.T) {
+	s, clock := testSup(t)
 	e := registry.Session{Name: "x", Agent: "a", Cwd: "/"}
 	pane := tmux.Pane{Session: "x", ID: "%0"}
 	ctx := context.Background()
