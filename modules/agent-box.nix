@@ -562,7 +562,7 @@ in
         silenceAfter = mkOption {
           type = types.nullOr types.str;
           default = null;
-          description = "A session whose terminal printed and then stayed silent this long, while no browser or `session attach` shows it, is `finished` (tmux's `monitor-silence`; `agent-box session ls` and the inbox show the state): a Go duration from `${contract.attention.silenceAfter.min}` to `${contract.attention.silenceAfter.max}`, whole seconds (rounded up). Only for agents that do not report their own states (a shell, a host-defined agent): Claude Code, Codex and OpenCode say when they finish or need you through their hooks, and a silent Claude may be thinking. `null` (the default): silence is not watched, so an idle shell is not reported. The terminal bell is watched either way.";
+          description = "A session whose terminal printed and then stayed silent this long, while no browser or `session attach` shows it, is `finished` (tmux's `monitor-silence`; `agent-box session ls` shows the state): a Go duration from `${contract.attention.silenceAfter.min}` to `${contract.attention.silenceAfter.max}`, whole seconds (rounded up). Only for agents that do not report their own states (a shell, a host-defined agent): Claude Code, Codex and OpenCode say when they finish or need you through their hooks, and a silent Claude may be thinking. `null` (the default): silence is not watched, so an idle shell is not reported. The terminal bell is watched either way.";
           example = "30s";
         };
       };
@@ -778,6 +778,7 @@ let
                 {"name": "exit", "what": "the supervisor saw the exit"}
               ],
               "eventMaxBytes": 65536,
+              "watchSession": "agent-box+watch",
               "silenceAfter": {
                 "min": "1s",
                 "max": "24h"
@@ -4340,6 +4341,14 @@ in
           	Since  time.Time `json:"since"`
           }
 
+          // String is "STATE" or "STATE (REASON)", as the log and `session ls` show it.
+          func (s Status) String() string {
+          	if s.Reason == "" {
+          		return string(s.State)
+          	}
+          	return string(s.State) + " (" + s.Reason + ")"
+          }
+
           // Kind is what happened.
           type Kind int
 
@@ -4656,13 +4665,8 @@ in
           // user's states.
           type board struct {
           	mu      sync.Mutex
-          	users   map[string]userStates
+          	users   map[string][]attention.Entry
           	buckets map[string]*bucket
-          }
-
-          type userStates struct {
-          	entries []attention.Entry
-          	at      time.Time // when the report came
           }
 
           type bucket struct {
@@ -4671,7 +4675,7 @@ in
           }
 
           func newBoard() *board {
-          	return &board{users: map[string]userStates{}, buckets: map[string]*bucket{}}
+          	return &board{users: map[string][]attention.Entry{}, buckets: map[string]*bucket{}}
           }
 
           // take spends one of user's tokens at now; false when none is left.
@@ -4694,11 +4698,11 @@ in
           }
 
           // set replaces user's states; first says it is user's first report.
-          func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool) {
+          func (b *board) set(user string, es []attention.Entry) (first bool) {
           	b.mu.Lock()
           	defer b.mu.Unlock()
           	_, had := b.users[user]
-          	b.users[user] = userStates{entries: es, at: now}
+          	b.users[user] = es
           	return !had
           }
 
@@ -4706,7 +4710,7 @@ in
           func (b *board) states(user string) []attention.Entry {
           	b.mu.Lock()
           	defer b.mu.Unlock()
-          	return append([]attention.Entry(nil), b.users[user].entries...)
+          	return append([]attention.Entry(nil), b.users[user]...)
           }
 
           // attentionPut takes user's report (the status listener's PUT
@@ -4729,7 +4733,7 @@ in
           		http.Error(w, "not a report: "+err.Error(), http.StatusBadRequest)
           		return
           	}
-          	if s.board.set(user, es, s.clock.Now()) {
+          	if s.board.set(user, es) {
           		s.log.Printf("%s reports the attention states of %d sessions", user, len(es))
           	}
           	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -8463,10 +8467,7 @@ in
           		}
           		att := "-"
           		if a := le.Attention; a != nil {
-          			att = string(a.State)
-          			if a.Reason != "" {
-          				att += " (" + a.Reason + ")"
-          			}
+          			att = a.String()
           		}
           		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(att), escape.String(le.Cwd))
           		if le.Note != "" {
@@ -9089,6 +9090,9 @@ in
           		} `json:"report"`
           		// EventMaxBytes bounds what agent-box reads of a hook's input.
           		EventMaxBytes int `json:"eventMaxBytes"`
+          		// WatchSession is the tmux session of the supervisor's watcher
+          		// (never a registry name: '+' is not in the session pattern).
+          		WatchSession string `json:"watchSession"`
           		// SilenceAfter bounds services.agent-box.attention.silenceAfter
           		// (null by default: silence is not watched).
           		SilenceAfter struct {
@@ -9434,6 +9438,7 @@ in
                 {"name": "exit", "what": "the supervisor saw the exit"}
               ],
               "eventMaxBytes": 65536,
+              "watchSession": "agent-box+watch",
               "silenceAfter": {
                 "min": "1s",
                 "max": "24h"
@@ -14492,7 +14497,8 @@ in
           }
 
           // watcherRetryMax caps the wait before a failed watcher is started again;
-          // watcherReady bounds the wait for a new watcher's first value.
+          // watcherReady bounds the wait for a new watcher to be attached and
+          // subscribed.
           const (
           	watcherRetryMax = time.Minute
           	watcherReady    = 2 * time.Second
@@ -14629,7 +14635,7 @@ in
           		return false
           	}
           	a, ok := s.cfg.Agents[ss.entry.Agent]
-          	return ok && a.Setup != "" && len(attention.HookEvents(a.Setup)) > 0
+          	return ok && len(attention.HookEvents(a.Setup)) > 0
           }
         '';
         "supervisor/backoff.go" = ''
@@ -16301,11 +16307,7 @@ in
           		ss.obs.Attention = nil
           	} else {
           		ss.obs.Attention = &next
-          		what := string(next.State)
-          		if next.Reason != "" {
-          			what += " (" + next.Reason + ")"
-          		}
-          		s.logf("session %s: %s", quote(ss.name), what)
+          		s.logf("session %s: %s", quote(ss.name), next)
           	}
           	return true
           }
@@ -17020,6 +17022,8 @@ in
           	"strconv"
           	"strings"
           	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           )
 
           // WatchSession is the session a Watcher's control-mode client attaches to
@@ -17027,7 +17031,7 @@ in
           // registry ('+'), ListPanes leaves it out, and no one else attaches to it:
           // a session a client shows never gets the bell and silence flags, so the
           // watcher must not show a session it watches.
-          const WatchSession = "agent-box+watch"
+          var WatchSession = contract.Attention.WatchSession
 
           // alertsSub is the name of the Watcher's subscription.
           const alertsSub = "agent-box-alerts"

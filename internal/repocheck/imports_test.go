@@ -49,7 +49,7 @@ var runtimeImports = map[string][]string{
 	"spawn":         {"agents", "atomicfile", "claudestate", "contract", "conversation", "envfile", "escape", "hooks", "opencodestate", "paths", "registry", "userfile"},
 	"state":         {"agents", "atomicfile", "escape", "userfile"},
 	"supervisor":    {"agents", "atomicfile", "attention", "contract", "control", "conversation", "escape", "journal", "observe", "paths", "registry", "sessionsrv", "spawn", "state", "tmux"},
-	"tmux":          {},
+	"tmux":          {"contract"},
 	"userfile":      {},
 	"web":           {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionsrv", "sessionstate"},
 }

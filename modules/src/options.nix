@@ -400,7 +400,7 @@ in
         silenceAfter = mkOption {
           type = types.nullOr types.str;
           default = null;
-          description = "A session whose terminal printed and then stayed silent this long, while no browser or `session attach` shows it, is `finished` (tmux's `monitor-silence`; `agent-box session ls` and the inbox show the state): a Go duration from `${contract.attention.silenceAfter.min}` to `${contract.attention.silenceAfter.max}`, whole seconds (rounded up). Only for agents that do not report their own states (a shell, a host-defined agent): Claude Code, Codex and OpenCode say when they finish or need you through their hooks, and a silent Claude may be thinking. `null` (the default): silence is not watched, so an idle shell is not reported. The terminal bell is watched either way.";
+          description = "A session whose terminal printed and then stayed silent this long, while no browser or `session attach` shows it, is `finished` (tmux's `monitor-silence`; `agent-box session ls` shows the state): a Go duration from `${contract.attention.silenceAfter.min}` to `${contract.attention.silenceAfter.max}`, whole seconds (rounded up). Only for agents that do not report their own states (a shell, a host-defined agent): Claude Code, Codex and OpenCode say when they finish or need you through their hooks, and a silent Claude may be thinking. `null` (the default): silence is not watched, so an idle shell is not reported. The terminal bell is watched either way.";
           example = "30s";
         };
       };

@@ -52,6 +52,14 @@ type Status struct {
 	Since  time.Time `json:"since"`
 }
 
+// String is "STATE" or "STATE (REASON)", as the log and `session ls` show it.
+func (s Status) String() string {
+	if s.Reason == "" {
+		return string(s.State)
+	}
+	return string(s.State) + " (" + s.Reason + ")"
+}
+
 // Kind is what happened.
 type Kind int
 

@@ -112,3 +112,14 @@ func TestSilenceAfterReadsTheSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusStringIsWhatTheLogAndSessionLsShow: the state, and the reason
+// in parentheses when there is one.
+func TestStatusStringIsWhatTheLogAndSessionLsShow(t *testing.T) {
+	if got := st(NeedsYou, "permission").String(); got != "needs-you (permission)" {
+		t.Errorf("%q", got)
+	}
+	if got := st(Working, "").String(); got != "working" {
+		t.Errorf("%q", got)
+	}
+}

@@ -18,13 +18,8 @@ import (
 // user's states.
 type board struct {
 	mu      sync.Mutex
-	users   map[string]userStates
+	users   map[string][]attention.Entry
 	buckets map[string]*bucket
-}
-
-type userStates struct {
-	entries []attention.Entry
-	at      time.Time // when the report came
 }
 
 type bucket struct {
@@ -33,7 +28,7 @@ type bucket struct {
 }
 
 func newBoard() *board {
-	return &board{users: map[string]userStates{}, buckets: map[string]*bucket{}}
+	return &board{users: map[string][]attention.Entry{}, buckets: map[string]*bucket{}}
 }
 
 // take spends one of user's tokens at now; false when none is left.
@@ -56,11 +51,11 @@ func (b *board) take(user string, now time.Time) bool {
 }
 
 // set replaces user's states; first says it is user's first report.
-func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool) {
+func (b *board) set(user string, es []attention.Entry) (first bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	_, had := b.users[user]
-	b.users[user] = userStates{entries: es, at: now}
+	b.users[user] = es
 	return !had
 }
 
@@ -68,7 +63,7 @@ func (b *board) set(user string, es []attention.Entry, now time.Time) (first boo
 func (b *board) states(user string) []attention.Entry {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]attention.Entry(nil), b.users[user].entries...)
+	return append([]attention.Entry(nil), b.users[user]...)
 }
 
 // attentionPut takes user's report (the status listener's PUT
@@ -91,7 +86,7 @@ func (s *Server) attentionPut(w http.ResponseWriter, r *http.Request, user strin
 		http.Error(w, "not a report: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if s.board.set(user, es, s.clock.Now()) {
+	if s.board.set(user, es) {
 		s.log.Printf("%s reports the attention states of %d sessions", user, len(es))
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -515,10 +515,7 @@ func (p *Program) ls(ctx context.Context, e paths.Env, asJSON bool) error {
 		}
 		att := "-"
 		if a := le.Attention; a != nil {
-			att = string(a.State)
-			if a.Reason != "" {
-				att += " (" + a.Reason + ")"
-			}
+			att = a.String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", escape.String(le.Name), escape.String(le.Agent), st, le.Restarts, escape.String(att), escape.String(le.Cwd))
 		if le.Note != "" {

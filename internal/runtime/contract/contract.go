@@ -249,6 +249,9 @@ type Contract struct {
 		} `json:"report"`
 		// EventMaxBytes bounds what agent-box reads of a hook's input.
 		EventMaxBytes int `json:"eventMaxBytes"`
+		// WatchSession is the tmux session of the supervisor's watcher
+		// (never a registry name: '+' is not in the session pattern).
+		WatchSession string `json:"watchSession"`
 		// SilenceAfter bounds services.agent-box.attention.silenceAfter
 		// (null by default: silence is not watched).
 		SilenceAfter struct {

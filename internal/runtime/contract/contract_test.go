@@ -238,6 +238,9 @@ func TestAgentEventsMeanKnownStates(t *testing.T) {
 		}
 		return m
 	}
+	if Names.Session.Match(Attention.WatchSession) {
+		t.Errorf("watchSession %q could be a registry session's name", Attention.WatchSession)
+	}
 	st := Attention.States
 	states, reasons := terms([]Term{st.Working, st.NeedsYou, st.Finished, st.Exited, st.CrashLooping}), terms(Attention.Reasons)
 	for setup, ae := range Attention.AgentEvents {

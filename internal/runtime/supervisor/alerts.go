@@ -24,7 +24,8 @@ type alertsMsg struct {
 }
 
 // watcherRetryMax caps the wait before a failed watcher is started again;
-// watcherReady bounds the wait for a new watcher's first value.
+// watcherReady bounds the wait for a new watcher to be attached and
+// subscribed.
 const (
 	watcherRetryMax = time.Minute
 	watcherReady    = 2 * time.Second
@@ -161,5 +162,5 @@ func (s *sup) reportsItself(name string) bool {
 		return false
 	}
 	a, ok := s.cfg.Agents[ss.entry.Agent]
-	return ok && a.Setup != "" && len(attention.HookEvents(a.Setup)) > 0
+	return ok && len(attention.HookEvents(a.Setup)) > 0
 }

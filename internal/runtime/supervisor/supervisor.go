@@ -1002,11 +1002,7 @@ func (s *sup) setAttention(ss *session, ev attention.Event) bool {
 		ss.obs.Attention = nil
 	} else {
 		ss.obs.Attention = &next
-		what := string(next.State)
-		if next.Reason != "" {
-			what += " (" + next.Reason + ")"
-		}
-		s.logf("session %s: %s", quote(ss.name), what)
+		s.logf("session %s: %s", quote(ss.name), next)
 	}
 	return true
 }

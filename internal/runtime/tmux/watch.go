@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 )
 
 // WatchSession is the session a Watcher's control-mode client attaches to
@@ -16,7 +18,7 @@ import (
 // registry ('+'), ListPanes leaves it out, and no one else attaches to it:
 // a session a client shows never gets the bell and silence flags, so the
 // watcher must not show a session it watches.
-const WatchSession = "agent-box+watch"
+var WatchSession = contract.Attention.WatchSession
 
 // alertsSub is the name of the Watcher's subscription.
 const alertsSub = "agent-box-alerts"
