@@ -17,6 +17,7 @@
 #   internal/runtime/auth/codes.go
 #   internal/runtime/auth/config.go
 #   internal/runtime/auth/hash.go
+#   internal/runtime/auth/inbox.go
 #   internal/runtime/auth/limits.go
 #   internal/runtime/auth/log.go
 #   internal/runtime/auth/pages.go
@@ -790,6 +791,13 @@ let
                 "burst": 20,
                 "perSecond": 10,
                 "resendEvery": "60s"
+              },
+              "inbox": {
+                "page": "inbox",
+                "states": ["needs-you", "crash-looping", "finished", "exited"],
+                "keepAlive": "25s",
+                "staleAfter": "180s",
+                "maxStreams": 16
               },
               "agentEvents": {
                 "claude": {
@@ -4662,11 +4670,25 @@ in
           // (a supervisor sends its report again at least every resendEvery, so a
           // restarted service knows them again within it). Reports are rate-limited
           // per user with a token bucket; a user's report replaces all of that
-          // user's states.
+          // user's states, and a change wakes the inbox streams (changed).
           type board struct {
           	mu      sync.Mutex
-          	users   map[string][]attention.Entry
+          	users   map[string]*report
           	buckets map[string]*bucket
+          	changed *wakeup
+          }
+
+          // report is one user's last report: when it came, and each state with the
+          // time the service first saw it (a session's entry keeps its time while
+          // its state and reason stay).
+          type report struct {
+          	at      time.Time
+          	entries []listed
+          }
+
+          type listed struct {
+          	attention.Entry
+          	Since time.Time
           }
 
           type bucket struct {
@@ -4674,8 +4696,8 @@ in
           	at     time.Time
           }
 
-          func newBoard() *board {
-          	return &board{users: map[string][]attention.Entry{}, buckets: map[string]*bucket{}}
+          func newBoard(changed *wakeup) *board {
+          	return &board{users: map[string]*report{}, buckets: map[string]*bucket{}, changed: changed}
           }
 
           // take spends one of user's tokens at now; false when none is left.
@@ -4697,12 +4719,31 @@ in
           	return true
           }
 
-          // set replaces user's states; first says it is user's first report.
-          func (b *board) set(user string, es []attention.Entry) (first bool) {
+          // set replaces user's states with es, reported at now; first says it is
+          // user's first report. A change of any state wakes the inbox streams.
+          func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool) {
           	b.mu.Lock()
           	defer b.mu.Unlock()
-          	_, had := b.users[user]
-          	b.users[user] = es
+          	old, had := b.users[user]
+          	since := map[attention.Entry]time.Time{}
+          	if had {
+          		for _, e := range old.entries {
+          			since[e.Entry] = e.Since
+          		}
+          	}
+          	r := &report{at: now, entries: make([]listed, len(es))}
+          	changed := !had || len(es) != len(old.entries)
+          	for i, e := range es {
+          		t, ok := since[e]
+          		if !ok {
+          			t, changed = now, true
+          		}
+          		r.entries[i] = listed{Entry: e, Since: t}
+          	}
+          	b.users[user] = r
+          	if changed {
+          		b.changed.fire()
+          	}
           	return !had
           }
 
@@ -4710,7 +4751,28 @@ in
           func (b *board) states(user string) []attention.Entry {
           	b.mu.Lock()
           	defer b.mu.Unlock()
-          	return append([]attention.Entry(nil), b.users[user]...)
+          	r := b.users[user]
+          	if r == nil {
+          		return nil
+          	}
+          	es := make([]attention.Entry, len(r.entries))
+          	for i, e := range r.entries {
+          		es[i] = e.Entry
+          	}
+          	return es
+          }
+
+          // listing is user's states with their times, or nil when user's last
+          // report is older than the inbox's staleAfter at now (its supervisor
+          // stopped, or cannot reach the service).
+          func (b *board) listing(user string, now time.Time) []listed {
+          	b.mu.Lock()
+          	defer b.mu.Unlock()
+          	r := b.users[user]
+          	if r == nil || now.Sub(r.at) >= staleAfter {
+          		return nil
+          	}
+          	return append([]listed(nil), r.entries...)
           }
 
           // attentionPut takes user's report (the status listener's PUT
@@ -4733,7 +4795,7 @@ in
           		http.Error(w, "not a report: "+err.Error(), http.StatusBadRequest)
           		return
           	}
-          	if s.board.set(user, es) {
+          	if s.board.set(user, es, s.clock.Now()) {
           		s.log.Printf("%s reports the attention states of %d sessions", user, len(es))
           	}
           	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -5490,6 +5552,269 @@ in
           	return Hash{Iterations: iter, Salt: salt, Key: key}
           }
         '';
+        "auth/inbox.go" = ''
+          package auth
+
+          import (
+          	"bytes"
+          	"net/http"
+          	"sort"
+          	"strings"
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+          )
+
+          // The inbox (docs/web-contract.md, "Listener pages"): on the box origin,
+          // for a login, every session in one of the contract's inbox states across
+          // the agent users the login may open, first in the page (GET /), then live
+          // through an event stream (GET of the inbox page). The box origin is the
+          // password origin, so nothing an agent can write is shown there: an entry
+          // shows its user, state, reason and time, and carries its session's name
+          // only inside its Open form (the hand-over's next path).
+
+          // staleAfter: a user whose last report is older is not listed.
+          var staleAfter = contract.Duration(contract.Attention.Inbox.StaleAfter)
+
+          // inboxRank is each inbox state's place in the list (1 first); 0: not listed.
+          var inboxRank = func() map[attention.State]int {
+          	m := map[attention.State]int{}
+          	for i, st := range contract.Attention.Inbox.States {
+          		m[attention.State(st)] = i + 1
+          	}
+          	return m
+          }()
+
+          // inboxEntry is one line of a login's inbox.
+          type inboxEntry struct {
+          	User, Session string
+          	Status        attention.Status
+          	Since         time.Time
+          }
+
+          // Next is the local path the entry's Open form hands over to.
+          func (e inboxEntry) Next() string { return contract.TerminalLink(e.Session) }
+
+          // Urgent: the session waits for a person (it needs you, or it keeps
+          // crashing), as opposed to having ended a piece of work.
+          func (e inboxEntry) Urgent() bool {
+          	return e.Status.State == attention.NeedsYou || e.Status.State == attention.CrashLooping
+          }
+
+          // SinceUTC is the entry's time for the page (the script shows it in the
+          // browser's time zone).
+          func (e inboxEntry) SinceUTC() string { return e.Since.UTC().Format("15:04 UTC") }
+
+          // SinceISO is the entry's time for a <time datetime>.
+          func (e inboxEntry) SinceISO() string { return e.Since.UTC().Format(time.RFC3339) }
+
+          // inbox is login's entries at now: of the users the login may open (and
+          // no other, whatever the request), the sessions in an inbox state, in the
+          // contract's order of states, then the longest waiting first.
+          func (s *Server) inbox(login string, now time.Time) []inboxEntry {
+          	var out []inboxEntry
+          	for _, u := range s.cfg.Logins[login].Users {
+          		if !s.cfg.mayOpen(login, u) {
+          			continue
+          		}
+          		for _, e := range s.board.listing(u, now) {
+          			if inboxRank[e.State] > 0 {
+          				out = append(out, inboxEntry{User: u, Session: e.Session, Status: attention.Status{State: e.State, Reason: e.Reason}, Since: e.Since})
+          			}
+          		}
+          	}
+          	sort.SliceStable(out, func(i, j int) bool {
+          		a, b := out[i], out[j]
+          		if ra, rb := inboxRank[a.Status.State], inboxRank[b.Status.State]; ra != rb {
+          			return ra < rb
+          		}
+          		if !a.Since.Equal(b.Since) {
+          			return a.Since.Before(b.Since)
+          		}
+          		if a.User != b.User {
+          			return a.User < b.User
+          		}
+          		return a.Session < b.Session
+          	})
+          	return out
+          }
+
+          // inboxItems is the inbox's list items, as the page and the stream carry
+          // them (html/template, so the stream's script may set them as HTML).
+          func (s *Server) inboxItems(login string, now time.Time) ([]byte, error) {
+          	var b bytes.Buffer
+          	err := pages.ExecuteTemplate(&b, "inbox", s.inbox(login, now))
+          	return b.Bytes(), err
+          }
+
+          // inboxStream is GET of the inbox page on the box origin: with a live box
+          // session, an event stream (text/event-stream) whose "inbox" events carry
+          // the list items whenever they change (the first at once), a comment line
+          // every keepAlive, and an "end" event, then the end of the stream, when
+          // the session ends (logout, revoke, a changed password at once; expiry
+          // and idleness at the next keep-alive). An open stream counts as activity,
+          // as an open terminal does. Without a session: 403, no stream. At most
+          // maxStreams per login: one more ends the oldest, with a "closed" event.
+          func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
+          	sess, ok := s.session(r, "", s.clock.Now())
+          	if !ok {
+          		httpserve.Plain(w, http.StatusForbidden, "forbidden: no live session on this origin")
+          		return
+          	}
+          	if err := httpserve.Unbound(w); err != nil {
+          		s.log.Printf("inbox stream: %v", err)
+          		httpserve.Plain(w, http.StatusInternalServerError, "internal error")
+          		return
+          	}
+          	st := s.streams.open(sess.Login, contract.Attention.Inbox.MaxStreams)
+          	defer s.streams.close(sess.Login, st)
+          	w.Header().Set("Content-Type", "text/event-stream")
+          	w.WriteHeader(http.StatusOK)
+          	rc := http.NewResponseController(w)
+          	tick := time.NewTicker(s.keepAlive)
+          	defer tick.Stop()
+          	var last []byte
+          	touch := false
+          	for {
+          		wake := s.changed.wait() // before reading, so no change between is missed
+          		now := s.clock.Now()
+          		if _, alive := s.store.alive(sess.ID, now); !alive {
+          			writeEvent(w, "end", []byte("ended"))
+          			rc.Flush()
+          			return
+          		}
+          		if touch && s.store.touch(sess.ID, now) {
+          			s.persistLogged(now)
+          		}
+          		items, err := s.inboxItems(sess.Login, now)
+          		if err != nil {
+          			s.log.Printf("inbox: %v", err)
+          			return
+          		}
+          		var out bytes.Buffer
+          		if !bytes.Equal(items, last) {
+          			writeEvent(&out, "inbox", items)
+          			last = items
+          		} else if touch {
+          			out.WriteString(":\n\n")
+          		}
+          		if out.Len() > 0 {
+          			if _, err := w.Write(out.Bytes()); err != nil {
+          				return
+          			}
+          			if rc.Flush() != nil {
+          				return
+          			}
+          		}
+          		touch = false
+          		select {
+          		case <-wake:
+          		case <-tick.C:
+          			touch = true
+          		case <-st.evicted:
+          			writeEvent(w, "closed", []byte(evictedText))
+          			rc.Flush()
+          			return
+          		case <-r.Context().Done():
+          			return
+          		case <-s.stopping:
+          			return
+          		}
+          	}
+          }
+
+          // evictedText is the "closed" event's data: why the stream ended with its
+          // session alive (the page shows it and stops; reconnecting would end
+          // another page's stream in turn).
+          const evictedText = "this login has too many inbox pages open"
+
+          // writeEvent writes one server-sent event: its name, then each line of
+          // data as a data line.
+          func writeEvent(w interface{ Write([]byte) (int, error) }, name string, data []byte) {
+          	var b strings.Builder
+          	b.WriteString("event: " + name + "\n")
+          	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+          		b.WriteString("data: " + line + "\n")
+          	}
+          	b.WriteString("\n")
+          	w.Write([]byte(b.String()))
+          }
+
+          // wakeup wakes every waiter at once: wait returns a channel fire closes.
+          type wakeup struct {
+          	mu sync.Mutex
+          	ch chan struct{}
+          }
+
+          func newWakeup() *wakeup { return &wakeup{ch: make(chan struct{})} }
+
+          func (g *wakeup) wait() <-chan struct{} {
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	return g.ch
+          }
+
+          // fire wakes every waiter (nil: no one waits).
+          func (g *wakeup) fire() {
+          	if g == nil {
+          		return
+          	}
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	close(g.ch)
+          	g.ch = make(chan struct{})
+          }
+
+          // streams are the open inbox streams per login, oldest first.
+          type streams struct {
+          	mu      sync.Mutex
+          	byLogin map[string][]*stream
+          }
+
+          type stream struct{ evicted chan struct{} }
+
+          func newStreams() *streams { return &streams{byLogin: map[string][]*stream{}} }
+
+          // open adds a stream of login, ending its oldest beyond max.
+          func (ss *streams) open(login string, max int) *stream {
+          	ss.mu.Lock()
+          	defer ss.mu.Unlock()
+          	st := &stream{evicted: make(chan struct{})}
+          	l := append(ss.byLogin[login], st)
+          	for len(l) > max {
+          		close(l[0].evicted)
+          		l = l[1:]
+          	}
+          	ss.byLogin[login] = l
+          	return st
+          }
+
+          // close removes st (if it is still open).
+          func (ss *streams) close(login string, st *stream) {
+          	ss.mu.Lock()
+          	defer ss.mu.Unlock()
+          	l := ss.byLogin[login]
+          	for i, x := range l {
+          		if x == st {
+          			ss.byLogin[login] = append(l[:i:i], l[i+1:]...)
+          			break
+          		}
+          	}
+          	if len(ss.byLogin[login]) == 0 {
+          		delete(ss.byLogin, login)
+          	}
+          }
+
+          // count is the number of open streams of login.
+          func (ss *streams) count(login string) int {
+          	ss.mu.Lock()
+          	defer ss.mu.Unlock()
+          	return len(ss.byLogin[login])
+          }
+        '';
         "auth/limits.go" = ''
           package auth
 
@@ -6051,6 +6376,10 @@ in
           		if allow(w, r, http.MethodGet) {
           			style(w)
           		}
+          	case authPage(contract.Attention.Inbox.Page):
+          		if allow(w, r, http.MethodGet) {
+          			s.inboxStream(w, r)
+          		}
           	default:
           		s.notFound(w)
           	}
@@ -6213,7 +6542,7 @@ in
           		s.render(w, http.StatusOK, "login", pageData{Title: "Log in", Next: "/"})
           		return
           	}
-          	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users})
+          	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inbox(sess.Login, s.clock.Now())})
           }
 
           // loginPage is GET /auth/login?user=U&next=P: the form, or, for a live box
@@ -6534,6 +6863,14 @@ in
           	board  *board
           	dummy  Hash
 
+          	// changed wakes the inbox streams: a state reported, a session ended.
+          	changed *wakeup
+          	streams *streams
+          	// keepAlive is the inbox streams' keep-alive interval (tests shorten it).
+          	keepAlive time.Duration
+          	// stopping ends the inbox streams when Serve's context ends.
+          	stopping <-chan struct{}
+
           	// derive is the password hash function; tests count its calls.
           	derive deriveFunc
           	// userName maps a peer's uid to a user name (os/user).
@@ -6551,10 +6888,12 @@ in
           	if o.StateDir == "" {
           		return nil, &badconfig.Error{What: configWhat, Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
           	}
+          	changed := newWakeup()
           	s := &Server{
           		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
-          		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(),
+          		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(changed),
           		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
+          		changed: changed, streams: newStreams(), keepAlive: contract.Duration(contract.Attention.Inbox.KeepAlive),
           	}
           	if s.clock == nil {
           		s.clock = systemClock{}
@@ -6570,6 +6909,7 @@ in
           	if warn != nil {
           		s.log.Printf("warning: %v", warn)
           	}
+          	st.ended = changed
           	s.store = st
           	now := s.clock.Now()
           	if n := st.reconcile(s.cfg, now); n > 0 {
@@ -6585,15 +6925,17 @@ in
           // user origins. A form's redirect is subject to form-action (Chrome), so
           // the box origin, whose login and open forms are answered with a redirect
           // to a user origin, lists every user origin; a user origin's logout goes
-          // to the box origin.
+          // to the box origin. Each origin runs only its pages' hashed scripts: the
+          // hand-over's on user origins, the hand-over's and the inbox's (with its
+          // event stream, connect-src 'self') on the box origin.
           func csp(c *Config) (box, usr string) {
           	var fa strings.Builder
           	for _, u := range c.Users {
           		fa.WriteString(" " + c.userOrigin(u))
           	}
-          	tail := "; style-src 'self'; script-src " + scriptHash
-          	box = "default-src 'none'; form-action 'self'" + fa.String() + tail
-          	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + tail
+          	handover, inbox := scriptHash(handoverScript), scriptHash(inboxScript)
+          	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+          	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + "; style-src 'self'; script-src " + handover
           	return box, usr
           }
 
@@ -6633,6 +6975,7 @@ in
           // listeners know their peer's uid.
           func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.Listener) error {
           	s.log.Printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
+          	s.stopping = ctx.Done()
           	ls := []httpserve.Listener{
           		{L: verify, Handler: s.Verify()},
           		{L: pages, Handler: s.Pages()},
@@ -6882,6 +7225,8 @@ in
 
           	wmu     sync.Mutex // serialises writes; a snapshot is never overwritten by an older one
           	written uint64
+
+          	ended *wakeup // fired when sessions end (the inbox streams check theirs)
           }
 
           // loadStore reads path. A missing file is an empty store; an unreadable or
@@ -7106,6 +7451,7 @@ in
           		}
           	}
           	st.gen++
+          	st.ended.fire()
           	return n
           }
 
@@ -7136,6 +7482,7 @@ in
           	}
           	if n > 0 {
           		st.gen++
+          		st.ended.fire()
           	}
           	return n
           }
@@ -7251,6 +7598,7 @@ in
           		}
           	}
           	st.gen++
+          	st.ended.fire()
           	return n
           }
 
@@ -7270,16 +7618,38 @@ in
           	"html/template"
           )
 
-          // handoverScript is the one inline script of every page: the hand-over
-          // page submits its form with it. The CSP allows exactly its sha256.
+          // handoverScript is the hand-over page's one inline script: it submits
+          // the page's form.
           const handoverScript = `document.getElementById("handover").submit();`
 
-          // scriptHash is the CSP source of handoverScript, computed from the same
-          // bytes the page carries.
-          var scriptHash = func() string {
-          	sum := sha256.Sum256([]byte(handoverScript))
+          // inboxScript is the box page's one inline script: it keeps the inbox
+          // live from its event stream. The items are the auth service's own
+          // html/template output (user names, the contract's state and reason
+          // names, times), so they are set as HTML; an "end" event (the session
+          // ended) reloads the page, which then asks for a login; a "closed" event
+          // (too many pages of the login) stops it with a note.
+          const inboxScript = `const list = document.getElementById("inbox");
+          const note = document.getElementById("inbox-note");
+          const local = () => {
+            for (const t of list.querySelectorAll("time")) {
+              t.textContent = "since " + new Date(t.dateTime).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+            }
+          };
+          local();
+          const events = new EventSource(list.dataset.events);
+          events.addEventListener("inbox", (e) => { list.innerHTML = e.data; local(); note.textContent = "Live."; });
+          events.addEventListener("end", () => { events.close(); location.reload(); });
+          events.addEventListener("closed", (e) => { events.close(); note.textContent = "Live updates stopped: " + e.data + ". Reload the page to resume."; });
+          events.onerror = () => {
+            note.textContent = events.readyState === EventSource.CLOSED ? "The live list stopped: reload the page." : "Reconnecting…";
+          };`
+
+          // scriptHash is the CSP source of a script, computed from the bytes the
+          // page carries.
+          func scriptHash(script string) string {
+          	sum := sha256.Sum256([]byte(script))
           	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-          }()
+          }
 
           // styleSheet is /auth/style.css on every origin (style-src 'self').
           const styleSheet = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#1d1d1b}
@@ -7288,8 +7658,11 @@ in
           label{display:block;margin:.75rem 0}
           input[type=text],input[type=password]{display:block;width:100%;box-sizing:border-box;padding:.4rem;font:inherit}
           button{font:inherit;padding:.4rem 1rem;margin:.25rem 0}
-          ul{list-style:none;padding:0}
-          li form{display:flex;justify-content:space-between;align-items:center;border-top:1px solid #eee;padding:.5rem 0}
+          h2{font-size:1.05rem;margin:1.5rem 0 .25rem}
+          ul{list-style:none;padding:0;margin:0}
+          li form,li.quiet{display:flex;justify-content:space-between;align-items:center;gap:.5rem;border-top:1px solid #eee;padding:.5rem 0;margin:0}
+          li.urgent b{color:#a00}
+          time{color:#666;font-size:.9rem}
           .error{color:#a00}
           .quiet{color:#666;font-size:.9rem}
           `
@@ -7325,6 +7698,7 @@ in
           	Users   []string // what the login may open
           	Code    string
           	May     bool // the login may open User
+          	Inbox   []inboxEntry
           }
 
           var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(layout + `
@@ -7338,8 +7712,18 @@ in
           {{with .User}}<p class="quiet">Then on to {{.}}.{{$.Domain}}.</p>
           {{end}}{{template "foot" .}}{{end}}
 
+          {{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+          {{else}}<li class="quiet">Nothing needs you.</li>
+          {{end}}{{end}}
+
           {{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
-          {{if .Users}}<ul>
+          {{if .Users}}<h2>Needs you</h2>
+          <ul id="inbox" data-events="{{auth "inbox"}}">
+          {{template "inbox" .Inbox}}</ul>
+          <p id="inbox-note" class="quiet" role="status"></p>
+          <script>` + inboxScript + `</script>
+          <h2>Agent users</h2>
+          <ul>
           {{range .Users}}<li><form method="post" action="{{auth "open"}}"><span>{{.}}</span><input type="hidden" name="user" value="{{.}}"><input type="hidden" name="next" value="/"><button>Open</button></form></li>
           {{end}}</ul>
           {{else}}<p>This login may open no agent user.</p>
@@ -8859,6 +9243,7 @@ in
           	"errors"
           	"fmt"
           	"io"
+          	"net/url"
           	"reflect"
           	"regexp"
           	"strconv"
@@ -8882,6 +9267,12 @@ in
           // AuthPage is the path of the auth service's page name on every origin
           // (under the authPages route, without Caddy's "*").
           func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages.Path, "*") + name }
+
+          // TerminalLink is the local path, on a user origin, of session's terminal
+          // (the terminal route, its session as ttyd's argument).
+          func TerminalLink(session string) string {
+          	return c.Routes.Terminal.Path + "/?arg=" + url.QueryEscape(session)
+          }
 
           // Name is a name pattern and what it names (for messages and the docs).
           type Name struct {
@@ -9088,6 +9479,23 @@ in
           			// states again within it).
           			ResendEvery string `json:"resendEvery"`
           		} `json:"report"`
+          		// Inbox: the box origin's live list, for a login, of the
+          		// sessions in States (in that order) across the agent users the
+          		// login may open: an event stream at the auth page Page.
+          		Inbox struct {
+          			Page   string   `json:"page"`
+          			States []string `json:"states"`
+          			// KeepAlive: the stream's comment line, this often; the
+          			// stream's session is checked then too (a revoke ends the
+          			// stream at once).
+          			KeepAlive string `json:"keepAlive"`
+          			// StaleAfter: a user whose last report is older is not
+          			// listed (its supervisor stopped).
+          			StaleAfter string `json:"staleAfter"`
+          			// MaxStreams: open streams per login; one more ends the
+          			// oldest.
+          			MaxStreams int `json:"maxStreams"`
+          		} `json:"inbox"`
           		// EventMaxBytes bounds what agent-box reads of a hook's input.
           		EventMaxBytes int `json:"eventMaxBytes"`
           		// WatchSession is the tmux session of the supervisor's watcher
@@ -9450,6 +9858,13 @@ in
                 "burst": 20,
                 "perSecond": 10,
                 "resendEvery": "60s"
+              },
+              "inbox": {
+                "page": "inbox",
+                "states": ["needs-you", "crash-looping", "finished", "exited"],
+                "keepAlive": "25s",
+                "staleAfter": "180s",
+                "maxStreams": 16
               },
               "agentEvents": {
                 "claude": {
@@ -17748,7 +18163,6 @@ in
           	"encoding/base64"
           	"html/template"
           	"net/http"
-          	"net/url"
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -17811,7 +18225,7 @@ in
           	for _, e := range entries {
           		data.Sessions = append(data.Sessions, listRow{
           			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
-          			Link: contract.Routes.Terminal.Path + "/?arg=" + url.QueryEscape(e.Name),
+          			Link: contract.TerminalLink(e.Name),
           		})
           	}
           	s.page(w, code, listPage, data)

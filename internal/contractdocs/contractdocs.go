@@ -53,6 +53,7 @@ func Blocks() []Block {
 		{webDoc, "cookies and headers", cookiesAndHeaders(c)},
 		{webDoc, "limits", limits(c)},
 		{webDoc, "attention report", attentionReport(c)},
+		{webDoc, "inbox", inbox(c)},
 	}
 }
 
@@ -217,6 +218,21 @@ func attentionReport(c *contract.Contract) string {
 	t.row("at most", fmt.Sprintf("%d bytes, %d sessions", r.MaxBytes, r.MaxSessions))
 	t.row("rate per agent user (a token bucket)", fmt.Sprintf("%d at once, %d more per second; beyond: 429 with `Retry-After: 1`", r.Burst, r.PerSecond))
 	t.row("a supervisor sends it again without a change", "every "+code(r.ResendEvery))
+	return t.b.String()
+}
+
+func inbox(c *contract.Contract) string {
+	in := c.Attention.Inbox
+	t := newTable("Rule", "Value")
+	states := make([]string, len(in.States))
+	for i, s := range in.States {
+		states[i] = code(s)
+	}
+	t.row("the event stream (GET, box origin)", code(contract.AuthPage(in.Page)))
+	t.row("the states listed, in this order", strings.Join(states, ", "))
+	t.row("a keep-alive comment, and the session checked", "every "+code(in.KeepAlive))
+	t.row("a user whose last report is older is not listed", code(in.StaleAfter))
+	t.row("open streams per login", fmt.Sprintf("%d; one more ends the oldest", in.MaxStreams))
 	return t.b.String()
 }
 

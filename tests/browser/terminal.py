@@ -10,7 +10,11 @@ the list, types into the terminal and reads the answer back from the
 xterm.js object ttyd exposes (window.term). Saves screenshots of the
 settings page (browser-settings.png beside SCREENSHOT) and the terminal.
 Exit 0 only if the text typed came back from a shell running as alice in
-the new session, with the secret in its environment.
+the new session, with the secret in its environment. Then has that shell
+ring the bell after the browser went back to the box's page, where the
+inbox must show it live (no reload; alice's entry, its state, not the
+session's name) and its Open button must hand over to that session's
+terminal (screenshot browser-inbox.png).
 
 Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
@@ -107,8 +111,9 @@ def start_driver(args, profile):
 
 
 def main(login, password, shot):
-    global SETTINGS_SHOT
+    global SETTINGS_SHOT, INBOX_SHOT
     SETTINGS_SHOT = os.path.join(os.path.dirname(shot), "browser-settings.png")
+    INBOX_SHOT = os.path.join(os.path.dirname(shot), "browser-inbox.png")
     args = (
         "--headless=new",
         "--no-sandbox",  # CI runs as root
@@ -192,6 +197,32 @@ def main(login, password, shot):
             print("browser: the terminal shows:\n" + text, file=sys.stderr)
             return 1
         step(f"the terminal answered {WANT}")
+        # The inbox: a bell rung in the session once no one shows it (the
+        # browser has gone back to the box) reaches the box page live, with
+        # no reload, and its Open button hands over to that session.
+        area.send_keys("(sleep 12; printf '\\a') &\n")
+        step("a bell in 12 s; back to the box's page")
+        driver.get(BOX + "/")
+        wait.until(EC.presence_of_element_located((By.ID, "inbox")))
+        driver.execute_script("window.agentBoxNoReload = true;")
+        entry = (By.XPATH, f"//ul[@id='inbox']/li[form/input[@name='next' and contains(@value, '={SESSION}')]]")
+        WebDriverWait(driver, 90).until(EC.presence_of_element_located(entry))
+        shown = driver.find_element(*entry).text
+        step(f"the inbox shows {shown!r}")
+        if not driver.execute_script("return window.agentBoxNoReload === true;"):
+            print("browser: the inbox reloaded the page instead of updating it", file=sys.stderr)
+            return 1
+        if "alice" not in shown or "needs-you (bell)" not in shown or SESSION in shown:
+            print(f"browser: the inbox entry reads {shown!r}; want alice, needs-you (bell), no session name", file=sys.stderr)
+            return 1
+        driver.save_screenshot(INBOX_SHOT)
+        step(f"screenshot {INBOX_SHOT}")
+        driver.find_element(*entry).find_element(By.TAG_NAME, "button").click()
+        wait.until(lambda d: d.current_url.startswith(ALICE + "/") and "/auth/" not in d.current_url)
+        step(f"Open handed over to {driver.current_url}")
+        if not driver.current_url.endswith("=" + SESSION):
+            print(f"browser: Open led to {driver.current_url}, not session {SESSION}'s terminal", file=sys.stderr)
+            return 1
         return 0
     except WebDriverException as e:
         try:

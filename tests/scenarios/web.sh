@@ -502,6 +502,58 @@ check "logout on alice's origin" in_out "status 303" client get "$ops" "https://
 check "after the logout alice's origin refuses the cookie" status_is 401 "$ops" "https://$A/" --fetch
 check "after the logout bob's origin refuses it too (one login session)" status_is 401 "$ops" "https://$B/" --fetch
 check "ops logs in again" in_out "url https://$A/" client login "$ops" ops "$(password ops)" alice
+# the inbox (docs/web-contract.md, "Listener pages"): the box origin's live
+# list, streamed through Caddy. alice-only's stream is a crafted request for
+# bob, and must never show him. Three new sessions of bob ring their bell
+# (nobody shows them): each reaches ops's stream.
+inbox() { client inbox "$1" "https://$D/auth/inbox$2" 200 >"$work/inbox-$3.out" 2>&1 & }
+check "ops opens the inbox's event stream" inbox "$ops" "" ops
+check "alice-only opens it asking for bob" inbox "$ao" "?user=bob" ao
+first_event() { grep -q '^event [0-9]* inbox ' "$work/inbox-$1.out"; }
+check "ops's stream sends the inbox at once" wait_until 30 first_event ops
+check "... and alice-only's" wait_until 30 first_event ao
+listed() { grep -qF "arg=$2\"" "$work/inbox-$1.out"; }
+for i in 1 2 3; do
+  check "bob's session ring$i starts" ab bob session add "ring$i" --agent shell
+  check "... and is live" wait_until 30 has_session bob "ring$i"
+  sleep 1 # its prompt's output first, then the bell
+  tm bob send-keys -t "=ring$i:" "printf '\\a'" Enter
+  check "its bell reaches ops's inbox" wait_until 15 listed ops "ring$i"
+done
+# When the supervisor logged each needs-you (its journal's time) and when
+# the event listing it reached the client (ms, the guest's one clock).
+inbox_latency() {
+  journalctl -q -b -u "$(unit bob)" -o short-unix | grep -F ': needs-you (bell)' >"$work/bells.log"
+  python3 - "$work/bells.log" "$work/inbox-ops.out" <<'EOF'
+import re, sys
+bells, seen, at = {}, {}, None
+for line in open(sys.argv[1]):
+    m = re.search(r'session "(ring[0-9])": needs-you \(bell\)', line)
+    if m and m.group(1) not in bells:
+        bells[m.group(1)] = float(line.split()[0]) * 1000
+for line in open(sys.argv[2]):
+    if line.startswith("event "):
+        at = int(line.split()[1])
+    elif line.startswith("data ") and at is not None:
+        for m in re.finditer(r'arg=(ring[0-9])"', line):
+            seen.setdefault(m.group(1), at)
+d = sorted(seen[s] - bells[s] for s in bells if s in seen)
+print(" ".join(f"{x:.0f}" for x in d) + " ms")
+EOF
+}
+note "measure: attention state (supervisor's log) -> inbox event at the browser, through Caddy: $(inbox_latency)"
+never_bob() {
+  grep -v '^data' "$work/inbox-ao.out" || true
+  first_event ao && ! grep -q 'bob' "$work/inbox-ao.out"
+}
+check "alice-only's stream, asked for bob, never showed him" never_bob
+# (the body only: the box origin's CSP header names every user origin)
+no_bob_page() {
+  local page
+  page=$(client get "$ao" "https://$D/" | sed '1,/^$/d')
+  grep -q 'id="inbox"' <<<"$page" && ! grep -q bob <<<"$page"
+}
+check "alice-only's page lists nothing of bob" no_bob_page
 hold() { client hold "$ops" "wss://$A/term/ws?arg=main" "https://$A" 90 >"$work/hold.out" 2>&1 & }
 check "an open terminal" hold
 sleep 2
@@ -513,6 +565,8 @@ revoke() {
   [[ "$n" =~ ^[1-9][0-9]*$ ]]
 }
 check "root revokes ops" revoke
+inbox_ended() { grep -q '^ended after' "$work/inbox-ops.out"; }
+check "... and its inbox stream ends at once" wait_until 10 inbox_ended
 closed_in_time() {
   wait_until 75 grep -q 'closed after' "$work/hold.out" && cat "$work/hold.out" &&
     awk -v max=$((2 * check_every + 2)) '/closed after/ { exit !($3 <= max) }' "$work/hold.out"
@@ -645,12 +699,6 @@ check "the other browser's session ended" logged_out "$pw2"
 check "the old password is refused" in_out "status 401" client login "$work/pw3.json" alice-only "$(password alice-only)"
 sleep 2 # the login's backoff after that failure
 check "the new password logs in" in_out "url https://$D/" client login "$work/pw4.json" alice-only "$newpw"
-# attention states (docs/web-contract.md, "Listener status"): each user's
-# supervisor, from inside its hardened unit, reaches the status socket
-# shellcheck disable=SC2317 # called through wait_until
-reports() { journalctl -q -b -u agent-box-auth.service -o cat | grep -qF "$1 reports the attention states of"; }
-check "alice's supervisor reports her sessions' attention states to the auth service" wait_until 30 reports alice
-check "... and bob's his" wait_until 30 reports bob
 check "the auth service restarts" systemctl restart agent-box-auth.service
 check "the new password still logs in" in_out "url https://$D/" client login "$work/pw5.json" alice-only "$newpw"
 

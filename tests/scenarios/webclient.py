@@ -16,6 +16,10 @@ Usage (every command prints what it saw; exit 0 unless the tool failed):
   webclient.py term JAR URL ORIGIN INPUT EXPECT  WebSocket to a terminal: type INPUT, wait for EXPECT
   webclient.py hold JAR URL ORIGIN SECONDS       open a terminal WebSocket; report when it closes
   webclient.py echo JAR URL ORIGIN COUNT         time COUNT keystrokes' echo (p50/p90/max)
+  webclient.py inbox JAR URL SECONDS             read the box's inbox event stream: each event as "event
+                                                 MS NAME users=U,... items=N" (MS: the guest's clock, ms)
+                                                 and its data lines as "data ...", flushed as they come;
+                                                 then "ended after S s" or "open after SECONDS s"
   webclient.py mint JAR USER                     ask the box for USER's hand-over link; do not follow it
   webclient.py visit JAR URL                     follow a hand-over link as a browser (its page, its form)
   webclient.py flood SECONDS PERIOD OUT ADDR...  from each ADDR (a local address, one kept-alive
@@ -478,6 +482,57 @@ def cmd_hold(jar_path, url, origin, seconds):
     print(f"open after {seconds} s")
 
 
+def cmd_inbox(jar_path, url, seconds):
+    jar = load_jar(jar_path)
+    u = urllib.parse.urlsplit(url)
+    c = Conn(u.hostname, u.port or 443)
+    c.request("GET", u.path + (f"?{u.query}" if u.query else ""), headers={
+        "Host": u.netloc, "User-Agent": "agent-box-scenario", "Accept": "text/event-stream",
+        "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty",
+        "Cookie": cookie_header(jar, u.hostname, u.path)})
+    r = c.getresponse()
+    print(f"status {r.status} {r.getheader('Content-Type')}", flush=True)
+    if r.status != 200:
+        return
+    # a keep-alive comes at least every 25 s, so a blocking read returns
+    c.sock.settimeout(60)
+    start, name, data = time.time(), "", []
+    while time.time() - start < float(seconds):
+        try:
+            line = r.readline()
+        except (socket.timeout, TimeoutError):
+            print("no keep-alive within 60 s", flush=True)
+            return
+        except (OSError, http.client.HTTPException):
+            line = b""
+        if not line:
+            print(f"ended after {time.time() - start:.1f} s", flush=True)
+            return
+        line = line.decode(errors="replace").rstrip("\n")
+        if line.startswith("event: "):
+            name = line[len("event: "):]
+        elif line.startswith("data: "):
+            data.append(line[len("data: "):])
+        elif line == "" and name:
+            users = sorted({v for d in data for v in _values(d, 'name="user" value="')})
+            items = sum(d.count("<li class=") - d.count('<li class="quiet"') for d in data)
+            print(f"event {int(time.time() * 1000)} {name} users={','.join(users)} items={items}")
+            for d in data:
+                print(f"data {d}")
+            sys.stdout.flush()
+            name, data = "", []
+    print(f"open after {seconds} s", flush=True)
+
+
+def _values(text, prefix):
+    out, i = [], text.find(prefix)
+    while i >= 0:
+        j = text.find('"', i + len(prefix))
+        out.append(text[i + len(prefix) : j])
+        i = text.find(prefix, j)
+    return out
+
+
 def cmd_flood(seconds, period, out, addrs):
     """Guesses from many addresses in one process (a thread each, one
     kept-alive connection each, as a browser would), so that the load in
@@ -605,6 +660,8 @@ def main(argv):
         cmd_echo(*args)
     elif cmd == "hold" and len(args) == 4:
         cmd_hold(*args)
+    elif cmd == "inbox" and len(args) == 3:
+        cmd_inbox(*args)
     elif cmd == "mint" and len(args) == 2:
         cmd_mint(*args)
     elif cmd == "visit" and len(args) == 2:

@@ -15,11 +15,25 @@ import (
 // (a supervisor sends its report again at least every resendEvery, so a
 // restarted service knows them again within it). Reports are rate-limited
 // per user with a token bucket; a user's report replaces all of that
-// user's states.
+// user's states, and a change wakes the inbox streams (changed).
 type board struct {
 	mu      sync.Mutex
-	users   map[string][]attention.Entry
+	users   map[string]*report
 	buckets map[string]*bucket
+	changed *wakeup
+}
+
+// report is one user's last report: when it came, and each state with the
+// time the service first saw it (a session's entry keeps its time while
+// its state and reason stay).
+type report struct {
+	at      time.Time
+	entries []listed
+}
+
+type listed struct {
+	attention.Entry
+	Since time.Time
 }
 
 type bucket struct {
@@ -27,8 +41,8 @@ type bucket struct {
 	at     time.Time
 }
 
-func newBoard() *board {
-	return &board{users: map[string][]attention.Entry{}, buckets: map[string]*bucket{}}
+func newBoard(changed *wakeup) *board {
+	return &board{users: map[string]*report{}, buckets: map[string]*bucket{}, changed: changed}
 }
 
 // take spends one of user's tokens at now; false when none is left.
@@ -50,12 +64,31 @@ func (b *board) take(user string, now time.Time) bool {
 	return true
 }
 
-// set replaces user's states; first says it is user's first report.
-func (b *board) set(user string, es []attention.Entry) (first bool) {
+// set replaces user's states with es, reported at now; first says it is
+// user's first report. A change of any state wakes the inbox streams.
+func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	_, had := b.users[user]
-	b.users[user] = es
+	old, had := b.users[user]
+	since := map[attention.Entry]time.Time{}
+	if had {
+		for _, e := range old.entries {
+			since[e.Entry] = e.Since
+		}
+	}
+	r := &report{at: now, entries: make([]listed, len(es))}
+	changed := !had || len(es) != len(old.entries)
+	for i, e := range es {
+		t, ok := since[e]
+		if !ok {
+			t, changed = now, true
+		}
+		r.entries[i] = listed{Entry: e, Since: t}
+	}
+	b.users[user] = r
+	if changed {
+		b.changed.fire()
+	}
 	return !had
 }
 
@@ -63,7 +96,28 @@ func (b *board) set(user string, es []attention.Entry) (first bool) {
 func (b *board) states(user string) []attention.Entry {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]attention.Entry(nil), b.users[user]...)
+	r := b.users[user]
+	if r == nil {
+		return nil
+	}
+	es := make([]attention.Entry, len(r.entries))
+	for i, e := range r.entries {
+		es[i] = e.Entry
+	}
+	return es
+}
+
+// listing is user's states with their times, or nil when user's last
+// report is older than the inbox's staleAfter at now (its supervisor
+// stopped, or cannot reach the service).
+func (b *board) listing(user string, now time.Time) []listed {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.users[user]
+	if r == nil || now.Sub(r.at) >= staleAfter {
+		return nil
+	}
+	return append([]listed(nil), r.entries...)
 }
 
 // attentionPut takes user's report (the status listener's PUT
@@ -86,7 +140,7 @@ func (s *Server) attentionPut(w http.ResponseWriter, r *http.Request, user strin
 		http.Error(w, "not a report: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if s.board.set(user, es) {
+	if s.board.set(user, es, s.clock.Now()) {
 		s.log.Printf("%s reports the attention states of %d sessions", user, len(es))
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -98,6 +98,10 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			style(w)
 		}
+	case authPage(contract.Attention.Inbox.Page):
+		if allow(w, r, http.MethodGet) {
+			s.inboxStream(w, r)
+		}
 	default:
 		s.notFound(w)
 	}
@@ -260,7 +264,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusOK, "login", pageData{Title: "Log in", Next: "/"})
 		return
 	}
-	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users})
+	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inbox(sess.Login, s.clock.Now())})
 }
 
 // loginPage is GET /auth/login?user=U&next=P: the form, or, for a live box

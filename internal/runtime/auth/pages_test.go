@@ -440,8 +440,10 @@ func TestGetChangesNothing(t *testing.T) {
 func TestPageHeaders(t *testing.T) {
 	w := newTW(t)
 	f := w.family()
-	boxCSP := "default-src 'none'; form-action 'self' https://alice.box.test https://bob.box.test; style-src 'self'; script-src " + scriptHash
-	userCSP := "default-src 'none'; form-action 'self' https://box.test; style-src 'self'; script-src " + scriptHash
+	handover := onlyScriptHash(t, w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + w.code(f.box, "alice")}).Body.String())
+	inbox := onlyScriptHash(t, w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}}).Body.String())
+	boxCSP := "default-src 'none'; form-action 'self' https://alice.box.test https://bob.box.test; style-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+	userCSP := "default-src 'none'; form-action 'self' https://box.test; style-src 'self'; script-src " + handover
 	for _, r := range []rq{
 		{method: "GET", host: "box.test", target: "/"},
 		{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}},
@@ -473,25 +475,41 @@ var (
 	onAttr   = regexp.MustCompile(` on[a-z]+=`) // an inline event handler
 )
 
-// TestTheCSPHashIsTheHandoverScript: the header's hash is the sha256 of
-// the bytes the page carries, and no other page has a script.
-func TestTheCSPHashIsTheHandoverScript(t *testing.T) {
+// onlyScriptHash is the CSP source of the one inline script in body.
+func onlyScriptHash(t *testing.T, body string) string {
+	t.Helper()
+	scripts := scriptRE.FindAllStringSubmatch(body, -1)
+	if len(scripts) != 1 {
+		t.Fatalf("%d scripts in the page, want 1:\n%s", len(scripts), body)
+	}
+	sum := sha256.Sum256([]byte(scripts[0][1]))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// TestEachOriginsCSPAllowsExactlyItsPagesScripts: a user origin's header
+// has the sha256 of the bytes its hand-over page carries; the box
+// origin's has that and the inbox's (the logged-in page's one script); no
+// other page has a script or an inline handler.
+func TestEachOriginsCSPAllowsExactlyItsPagesScripts(t *testing.T) {
 	w := newTW(t)
 	f := w.family()
 	rec := w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + w.code(f.box, "alice")})
-	scripts := scriptRE.FindAllStringSubmatch(rec.Body.String(), -1)
-	if len(scripts) != 1 {
-		t.Fatalf("%d scripts in the hand-over page:\n%s", len(scripts), rec.Body)
-	}
-	sum := sha256.Sum256([]byte(scripts[0][1]))
-	want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	want := "script-src " + onlyScriptHash(t, rec.Body.String())
 	if csp := rec.Header().Get("Content-Security-Policy"); !strings.HasSuffix(csp, want) {
-		t.Errorf("CSP %q, want it to end with %q", csp, want)
+		t.Errorf("user origin CSP %q, want it to end with %q", csp, want)
+	}
+	rec = w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}})
+	inbox := onlyScriptHash(t, rec.Body.String())
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, want+" "+inbox+";") {
+		t.Errorf("box origin CSP %q, want the hand-over's and %s", csp, inbox)
+	}
+	if onAttr.MatchString(rec.Body.String()) {
+		t.Errorf("the box page has an inline handler:\n%s", rec.Body)
 	}
 	for _, r := range []rq{
 		{method: "GET", host: "box.test", target: "/"},
-		{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}},
 		{method: "GET", host: "box.test", target: "/auth/login?user=alice", cookies: []string{f.box}},
+		{method: "GET", host: "box.test", target: "/auth/password", cookies: []string{f.box}},
 		{method: "GET", host: "box.test", target: "/nothing"},
 	} {
 		if body := w.pages(r).Body.String(); strings.Contains(body, "<script") || onAttr.MatchString(body) {

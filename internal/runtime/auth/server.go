@@ -45,6 +45,14 @@ type Server struct {
 	board  *board
 	dummy  Hash
 
+	// changed wakes the inbox streams: a state reported, a session ended.
+	changed *wakeup
+	streams *streams
+	// keepAlive is the inbox streams' keep-alive interval (tests shorten it).
+	keepAlive time.Duration
+	// stopping ends the inbox streams when Serve's context ends.
+	stopping <-chan struct{}
+
 	// derive is the password hash function; tests count its calls.
 	derive deriveFunc
 	// userName maps a peer's uid to a user name (os/user).
@@ -62,10 +70,12 @@ func New(o Options) (*Server, error) {
 	if o.StateDir == "" {
 		return nil, &badconfig.Error{What: configWhat, Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
 	}
+	changed := newWakeup()
 	s := &Server{
 		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
-		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(),
+		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(changed),
 		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
+		changed: changed, streams: newStreams(), keepAlive: contract.Duration(contract.Attention.Inbox.KeepAlive),
 	}
 	if s.clock == nil {
 		s.clock = systemClock{}
@@ -81,6 +91,7 @@ func New(o Options) (*Server, error) {
 	if warn != nil {
 		s.log.Printf("warning: %v", warn)
 	}
+	st.ended = changed
 	s.store = st
 	now := s.clock.Now()
 	if n := st.reconcile(s.cfg, now); n > 0 {
@@ -96,15 +107,17 @@ func New(o Options) (*Server, error) {
 // user origins. A form's redirect is subject to form-action (Chrome), so
 // the box origin, whose login and open forms are answered with a redirect
 // to a user origin, lists every user origin; a user origin's logout goes
-// to the box origin.
+// to the box origin. Each origin runs only its pages' hashed scripts: the
+// hand-over's on user origins, the hand-over's and the inbox's (with its
+// event stream, connect-src 'self') on the box origin.
 func csp(c *Config) (box, usr string) {
 	var fa strings.Builder
 	for _, u := range c.Users {
 		fa.WriteString(" " + c.userOrigin(u))
 	}
-	tail := "; style-src 'self'; script-src " + scriptHash
-	box = "default-src 'none'; form-action 'self'" + fa.String() + tail
-	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + tail
+	handover, inbox := scriptHash(handoverScript), scriptHash(inboxScript)
+	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + "; style-src 'self'; script-src " + handover
 	return box, usr
 }
 
@@ -144,6 +157,7 @@ const shutdownTimeout = 10 * time.Second
 // listeners know their peer's uid.
 func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.Listener) error {
 	s.log.Printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
+	s.stopping = ctx.Done()
 	ls := []httpserve.Listener{
 		{L: verify, Handler: s.Verify()},
 		{L: pages, Handler: s.Pages()},

@@ -79,6 +79,8 @@ type store struct {
 
 	wmu     sync.Mutex // serialises writes; a snapshot is never overwritten by an older one
 	written uint64
+
+	ended *wakeup // fired when sessions end (the inbox streams check theirs)
 }
 
 // loadStore reads path. A missing file is an empty store; an unreadable or
@@ -303,6 +305,7 @@ func (st *store) endLocked(id string) int {
 		}
 	}
 	st.gen++
+	st.ended.fire()
 	return n
 }
 
@@ -333,6 +336,7 @@ func (st *store) endLogin(login string) int {
 	}
 	if n > 0 {
 		st.gen++
+		st.ended.fire()
 	}
 	return n
 }
@@ -448,6 +452,7 @@ func (st *store) setPassword(login string, h Hash, replaces, keep string) int {
 		}
 	}
 	st.gen++
+	st.ended.fire()
 	return n
 }
 

@@ -6,16 +6,38 @@ import (
 	"html/template"
 )
 
-// handoverScript is the one inline script of every page: the hand-over
-// page submits its form with it. The CSP allows exactly its sha256.
+// handoverScript is the hand-over page's one inline script: it submits
+// the page's form.
 const handoverScript = `document.getElementById("handover").submit();`
 
-// scriptHash is the CSP source of handoverScript, computed from the same
-// bytes the page carries.
-var scriptHash = func() string {
-	sum := sha256.Sum256([]byte(handoverScript))
+// inboxScript is the box page's one inline script: it keeps the inbox
+// live from its event stream. The items are the auth service's own
+// html/template output (user names, the contract's state and reason
+// names, times), so they are set as HTML; an "end" event (the session
+// ended) reloads the page, which then asks for a login; a "closed" event
+// (too many pages of the login) stops it with a note.
+const inboxScript = `const list = document.getElementById("inbox");
+const note = document.getElementById("inbox-note");
+const local = () => {
+  for (const t of list.querySelectorAll("time")) {
+    t.textContent = "since " + new Date(t.dateTime).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+  }
+};
+local();
+const events = new EventSource(list.dataset.events);
+events.addEventListener("inbox", (e) => { list.innerHTML = e.data; local(); note.textContent = "Live."; });
+events.addEventListener("end", () => { events.close(); location.reload(); });
+events.addEventListener("closed", (e) => { events.close(); note.textContent = "Live updates stopped: " + e.data + ". Reload the page to resume."; });
+events.onerror = () => {
+  note.textContent = events.readyState === EventSource.CLOSED ? "The live list stopped: reload the page." : "Reconnecting…";
+};`
+
+// scriptHash is the CSP source of a script, computed from the bytes the
+// page carries.
+func scriptHash(script string) string {
+	sum := sha256.Sum256([]byte(script))
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}()
+}
 
 // styleSheet is /auth/style.css on every origin (style-src 'self').
 const styleSheet = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#1d1d1b}
@@ -24,8 +46,11 @@ h1{font-size:1.3rem;margin:0 0 1rem}
 label{display:block;margin:.75rem 0}
 input[type=text],input[type=password]{display:block;width:100%;box-sizing:border-box;padding:.4rem;font:inherit}
 button{font:inherit;padding:.4rem 1rem;margin:.25rem 0}
-ul{list-style:none;padding:0}
-li form{display:flex;justify-content:space-between;align-items:center;border-top:1px solid #eee;padding:.5rem 0}
+h2{font-size:1.05rem;margin:1.5rem 0 .25rem}
+ul{list-style:none;padding:0;margin:0}
+li form,li.quiet{display:flex;justify-content:space-between;align-items:center;gap:.5rem;border-top:1px solid #eee;padding:.5rem 0;margin:0}
+li.urgent b{color:#a00}
+time{color:#666;font-size:.9rem}
 .error{color:#a00}
 .quiet{color:#666;font-size:.9rem}
 `
@@ -61,6 +86,7 @@ type pageData struct {
 	Users   []string // what the login may open
 	Code    string
 	May     bool // the login may open User
+	Inbox   []inboxEntry
 }
 
 var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(layout + `
@@ -74,8 +100,18 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": a
 {{with .User}}<p class="quiet">Then on to {{.}}.{{$.Domain}}.</p>
 {{end}}{{template "foot" .}}{{end}}
 
+{{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+{{else}}<li class="quiet">Nothing needs you.</li>
+{{end}}{{end}}
+
 {{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
-{{if .Users}}<ul>
+{{if .Users}}<h2>Needs you</h2>
+<ul id="inbox" data-events="{{auth "inbox"}}">
+{{template "inbox" .Inbox}}</ul>
+<p id="inbox-note" class="quiet" role="status"></p>
+<script>` + inboxScript + `</script>
+<h2>Agent users</h2>
+<ul>
 {{range .Users}}<li><form method="post" action="{{auth "open"}}"><span>{{.}}</span><input type="hidden" name="user" value="{{.}}"><input type="hidden" name="next" value="/"><button>Open</button></form></li>
 {{end}}</ul>
 {{else}}<p>This login may open no agent user.</p>

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -41,6 +42,12 @@ func For(template, user string) string { return strings.ReplaceAll(template, Pla
 // AuthPage is the path of the auth service's page name on every origin
 // (under the authPages route, without Caddy's "*").
 func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages.Path, "*") + name }
+
+// TerminalLink is the local path, on a user origin, of session's terminal
+// (the terminal route, its session as ttyd's argument).
+func TerminalLink(session string) string {
+	return c.Routes.Terminal.Path + "/?arg=" + url.QueryEscape(session)
+}
 
 // Name is a name pattern and what it names (for messages and the docs).
 type Name struct {
@@ -247,6 +254,23 @@ type Contract struct {
 			// states again within it).
 			ResendEvery string `json:"resendEvery"`
 		} `json:"report"`
+		// Inbox: the box origin's live list, for a login, of the
+		// sessions in States (in that order) across the agent users the
+		// login may open: an event stream at the auth page Page.
+		Inbox struct {
+			Page   string   `json:"page"`
+			States []string `json:"states"`
+			// KeepAlive: the stream's comment line, this often; the
+			// stream's session is checked then too (a revoke ends the
+			// stream at once).
+			KeepAlive string `json:"keepAlive"`
+			// StaleAfter: a user whose last report is older is not
+			// listed (its supervisor stopped).
+			StaleAfter string `json:"staleAfter"`
+			// MaxStreams: open streams per login; one more ends the
+			// oldest.
+			MaxStreams int `json:"maxStreams"`
+		} `json:"inbox"`
 		// EventMaxBytes bounds what agent-box reads of a hook's input.
 		EventMaxBytes int `json:"eventMaxBytes"`
 		// WatchSession is the tmux session of the supervisor's watcher

@@ -243,6 +243,18 @@ func TestAgentEventsMeanKnownStates(t *testing.T) {
 	}
 	st := Attention.States
 	states, reasons := terms([]Term{st.Working, st.NeedsYou, st.Finished, st.Exited, st.CrashLooping}), terms(Attention.Reasons)
+	in := Attention.Inbox
+	for _, s := range in.States {
+		if !states[s] || s == st.Working.Name {
+			t.Errorf("inbox.states: %q is not a state that needs a person", s)
+		}
+	}
+	if ka, stale, resend := Duration(in.KeepAlive), Duration(in.StaleAfter), Duration(Attention.Report.ResendEvery); !(0 < ka && ka < time.Minute) || stale <= 2*resend {
+		t.Errorf("inbox: want 0 < keepAlive < 1m (a revoked stream ends within a minute even without a wake-up) and staleAfter > 2 × report.resendEvery (one lost report lists nothing stale), got %+v", in)
+	}
+	if in.MaxStreams < 1 {
+		t.Errorf("inbox.maxStreams: want at least 1, got %d", in.MaxStreams)
+	}
 	for setup, ae := range Attention.AgentEvents {
 		if !slices.Contains(Conversations.Setups, setup) {
 			t.Errorf("agentEvents.%s: not a setup", setup)

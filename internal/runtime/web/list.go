@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
-	"net/url"
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -69,7 +68,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	for _, e := range entries {
 		data.Sessions = append(data.Sessions, listRow{
 			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
-			Link: contract.Routes.Terminal.Path + "/?arg=" + url.QueryEscape(e.Name),
+			Link: contract.TerminalLink(e.Name),
 		})
 	}
 	s.page(w, code, listPage, data)

@@ -1,0 +1,261 @@
+package auth
+
+import (
+	"bytes"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/attention"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+)
+
+// The inbox (docs/web-contract.md, "Listener pages"): on the box origin,
+// for a login, every session in one of the contract's inbox states across
+// the agent users the login may open, first in the page (GET /), then live
+// through an event stream (GET of the inbox page). The box origin is the
+// password origin, so nothing an agent can write is shown there: an entry
+// shows its user, state, reason and time, and carries its session's name
+// only inside its Open form (the hand-over's next path).
+
+// staleAfter: a user whose last report is older is not listed.
+var staleAfter = contract.Duration(contract.Attention.Inbox.StaleAfter)
+
+// inboxRank is each inbox state's place in the list (1 first); 0: not listed.
+var inboxRank = func() map[attention.State]int {
+	m := map[attention.State]int{}
+	for i, st := range contract.Attention.Inbox.States {
+		m[attention.State(st)] = i + 1
+	}
+	return m
+}()
+
+// inboxEntry is one line of a login's inbox.
+type inboxEntry struct {
+	User, Session string
+	Status        attention.Status
+	Since         time.Time
+}
+
+// Next is the local path the entry's Open form hands over to.
+func (e inboxEntry) Next() string { return contract.TerminalLink(e.Session) }
+
+// Urgent: the session waits for a person (it needs you, or it keeps
+// crashing), as opposed to having ended a piece of work.
+func (e inboxEntry) Urgent() bool {
+	return e.Status.State == attention.NeedsYou || e.Status.State == attention.CrashLooping
+}
+
+// SinceUTC is the entry's time for the page (the script shows it in the
+// browser's time zone).
+func (e inboxEntry) SinceUTC() string { return e.Since.UTC().Format("15:04 UTC") }
+
+// SinceISO is the entry's time for a <time datetime>.
+func (e inboxEntry) SinceISO() string { return e.Since.UTC().Format(time.RFC3339) }
+
+// inbox is login's entries at now: of the users the login may open (and
+// no other, whatever the request), the sessions in an inbox state, in the
+// contract's order of states, then the longest waiting first.
+func (s *Server) inbox(login string, now time.Time) []inboxEntry {
+	var out []inboxEntry
+	for _, u := range s.cfg.Logins[login].Users {
+		if !s.cfg.mayOpen(login, u) {
+			continue
+		}
+		for _, e := range s.board.listing(u, now) {
+			if inboxRank[e.State] > 0 {
+				out = append(out, inboxEntry{User: u, Session: e.Session, Status: attention.Status{State: e.State, Reason: e.Reason}, Since: e.Since})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if ra, rb := inboxRank[a.Status.State], inboxRank[b.Status.State]; ra != rb {
+			return ra < rb
+		}
+		if !a.Since.Equal(b.Since) {
+			return a.Since.Before(b.Since)
+		}
+		if a.User != b.User {
+			return a.User < b.User
+		}
+		return a.Session < b.Session
+	})
+	return out
+}
+
+// inboxItems is the inbox's list items, as the page and the stream carry
+// them (html/template, so the stream's script may set them as HTML).
+func (s *Server) inboxItems(login string, now time.Time) ([]byte, error) {
+	var b bytes.Buffer
+	err := pages.ExecuteTemplate(&b, "inbox", s.inbox(login, now))
+	return b.Bytes(), err
+}
+
+// inboxStream is GET of the inbox page on the box origin: with a live box
+// session, an event stream (text/event-stream) whose "inbox" events carry
+// the list items whenever they change (the first at once), a comment line
+// every keepAlive, and an "end" event, then the end of the stream, when
+// the session ends (logout, revoke, a changed password at once; expiry
+// and idleness at the next keep-alive). An open stream counts as activity,
+// as an open terminal does. Without a session: 403, no stream. At most
+// maxStreams per login: one more ends the oldest, with a "closed" event.
+func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
+	sess, ok := s.session(r, "", s.clock.Now())
+	if !ok {
+		httpserve.Plain(w, http.StatusForbidden, "forbidden: no live session on this origin")
+		return
+	}
+	if err := httpserve.Unbound(w); err != nil {
+		s.log.Printf("inbox stream: %v", err)
+		httpserve.Plain(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	st := s.streams.open(sess.Login, contract.Attention.Inbox.MaxStreams)
+	defer s.streams.close(sess.Login, st)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	tick := time.NewTicker(s.keepAlive)
+	defer tick.Stop()
+	var last []byte
+	touch := false
+	for {
+		wake := s.changed.wait() // before reading, so no change between is missed
+		now := s.clock.Now()
+		if _, alive := s.store.alive(sess.ID, now); !alive {
+			writeEvent(w, "end", []byte("ended"))
+			rc.Flush()
+			return
+		}
+		if touch && s.store.touch(sess.ID, now) {
+			s.persistLogged(now)
+		}
+		items, err := s.inboxItems(sess.Login, now)
+		if err != nil {
+			s.log.Printf("inbox: %v", err)
+			return
+		}
+		var out bytes.Buffer
+		if !bytes.Equal(items, last) {
+			writeEvent(&out, "inbox", items)
+			last = items
+		} else if touch {
+			out.WriteString(":\n\n")
+		}
+		if out.Len() > 0 {
+			if _, err := w.Write(out.Bytes()); err != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+		touch = false
+		select {
+		case <-wake:
+		case <-tick.C:
+			touch = true
+		case <-st.evicted:
+			writeEvent(w, "closed", []byte(evictedText))
+			rc.Flush()
+			return
+		case <-r.Context().Done():
+			return
+		case <-s.stopping:
+			return
+		}
+	}
+}
+
+// evictedText is the "closed" event's data: why the stream ended with its
+// session alive (the page shows it and stops; reconnecting would end
+// another page's stream in turn).
+const evictedText = "this login has too many inbox pages open"
+
+// writeEvent writes one server-sent event: its name, then each line of
+// data as a data line.
+func writeEvent(w interface{ Write([]byte) (int, error) }, name string, data []byte) {
+	var b strings.Builder
+	b.WriteString("event: " + name + "\n")
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	w.Write([]byte(b.String()))
+}
+
+// wakeup wakes every waiter at once: wait returns a channel fire closes.
+type wakeup struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newWakeup() *wakeup { return &wakeup{ch: make(chan struct{})} }
+
+func (g *wakeup) wait() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ch
+}
+
+// fire wakes every waiter (nil: no one waits).
+func (g *wakeup) fire() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.ch)
+	g.ch = make(chan struct{})
+}
+
+// streams are the open inbox streams per login, oldest first.
+type streams struct {
+	mu      sync.Mutex
+	byLogin map[string][]*stream
+}
+
+type stream struct{ evicted chan struct{} }
+
+func newStreams() *streams { return &streams{byLogin: map[string][]*stream{}} }
+
+// open adds a stream of login, ending its oldest beyond max.
+func (ss *streams) open(login string, max int) *stream {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	st := &stream{evicted: make(chan struct{})}
+	l := append(ss.byLogin[login], st)
+	for len(l) > max {
+		close(l[0].evicted)
+		l = l[1:]
+	}
+	ss.byLogin[login] = l
+	return st
+}
+
+// close removes st (if it is still open).
+func (ss *streams) close(login string, st *stream) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	l := ss.byLogin[login]
+	for i, x := range l {
+		if x == st {
+			ss.byLogin[login] = append(l[:i:i], l[i+1:]...)
+			break
+		}
+	}
+	if len(ss.byLogin[login]) == 0 {
+		delete(ss.byLogin, login)
+	}
+}
+
+// count is the number of open streams of login.
+func (ss *streams) count(login string) int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.byLogin[login])
+}
