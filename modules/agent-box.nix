@@ -7717,7 +7717,7 @@ in
           {{end}}{{end}}
 
           {{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
-          {{if .Users}}<h2>Needs you</h2>
+          {{if .Users}}<h2>Inbox</h2>
           <ul id="inbox" data-events="{{auth "inbox"}}">
           {{template "inbox" .Inbox}}</ul>
           <p id="inbox-note" class="quiet" role="status"></p>

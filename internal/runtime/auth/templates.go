@@ -105,7 +105,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": a
 {{end}}{{end}}
 
 {{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
-{{if .Users}}<h2>Needs you</h2>
+{{if .Users}}<h2>Inbox</h2>
 <ul id="inbox" data-events="{{auth "inbox"}}">
 {{template "inbox" .Inbox}}</ul>
 <p id="inbox-note" class="quiet" role="status"></p>
