@@ -20,6 +20,7 @@
 #   internal/runtime/auth/inbox.go
 #   internal/runtime/auth/limits.go
 #   internal/runtime/auth/log.go
+#   internal/runtime/auth/notify.go
 #   internal/runtime/auth/pages.go
 #   internal/runtime/auth/password.go
 #   internal/runtime/auth/server.go
@@ -31,6 +32,7 @@
 #   internal/runtime/claudestate/claudestate.go
 #   internal/runtime/cli/authcmds.go
 #   internal/runtime/cli/cli.go
+#   internal/runtime/cli/notifyserve.go
 #   internal/runtime/cli/web.go
 #   internal/runtime/cli/webserve.go
 #   internal/runtime/clientaddr/clientaddr.go
@@ -49,6 +51,10 @@
 #   internal/runtime/httpserve/httpserve.go
 #   internal/runtime/journal/journal.go
 #   internal/runtime/journal/native.go
+#   internal/runtime/notify/event.go
+#   internal/runtime/notify/sender.go
+#   internal/runtime/notify/serve.go
+#   internal/runtime/notify/urls.go
 #   internal/runtime/observe/observe.go
 #   internal/runtime/opencodestate/opencodestate.go
 #   internal/runtime/paths/paths.go
@@ -85,6 +91,7 @@
 #   internal/runtime/web/wake.go
 #   internal/runtime/web/web.go
 #   modules/src/agent-box.nix
+#   modules/src/lib/agent-files.nix
 #   modules/src/lib/agents.nix
 #   modules/src/lib/build.nix
 #   modules/src/lib/checks/core.nix
@@ -126,6 +133,8 @@
 #   modules/src/units/web/agent-box-auth-verify.socket
 #   modules/src/units/web/agent-box-auth.service
 #   modules/src/units/web/agent-box-hook@.socket
+#   modules/src/units/web/agent-box-notify.service
+#   modules/src/units/web/agent-box-notify.socket
 #   modules/src/units/web/agent-box-term@.service
 #   modules/src/units/web/agent-box-web@.service
 #   modules/src/units/web/agent-box-web@.socket
@@ -407,6 +416,19 @@ let
           "alice"
           "bob"
         ];
+      };
+      notify = mkOption {
+        type = types.submodule {
+          options.urlFile = mkOption {
+            type = types.nullOr types.str;
+            default = null;
+            description = "Absolute path of a root-only file (outside the Nix store) holding one URL: an ntfy topic or any HTTPS endpoint that takes a JSON POST. When set, each session of this login's users that newly needs you, keeps crashing, has finished or exited is POSTed there (user, session, state, reason, a link; never terminal contents) by `${contract.units.notify}`, the only unit of the web surface with outbound network. The URL usually carries a token, so systemd hands the file to that unit as a credential; it is never copied into the store or an environment. See `docs/operating.md`, \"Notifications\".";
+            example = "/var/lib/secrets/agent-box-ops.notify";
+          };
+        };
+        default = { };
+        description = "Notifications out for this login (see `urlFile`).";
+        example = literalExpression ''{ urlFile = "/var/lib/secrets/agent-box-ops.notify"; }'';
       };
     };
   };
@@ -799,6 +821,15 @@ let
                 "staleAfter": "180s",
                 "maxStreams": 16
               },
+              "notify": {
+                "maxEventBytes": 4096,
+                "urlMaxBytes": 2048,
+                "queue": 64,
+                "attempts": 5,
+                "timeout": "10s",
+                "backoffFirst": "1s",
+                "backoffMax": "60s"
+              },
               "agentEvents": {
                 "claude": {
                   "detailField": "notification_type",
@@ -845,7 +876,8 @@ let
             },
             "credentials": {
               "loginPrefix": "login-",
-              "hookPrefix": "hook-"
+              "hookPrefix": "hook-",
+              "notifyPrefix": "notify-"
             },
             "logs": {
               "failedLogin": "agent-box-auth: login failed"
@@ -856,7 +888,8 @@ let
               "userSlice": "agent-box-<user>.slice",
               "auth": "agent-box-auth.service",
               "web": "agent-box-web@<user>.service",
-              "term": "agent-box-term@<user>.service"
+              "term": "agent-box-term@<user>.service",
+              "notify": "agent-box-notify.service"
             },
             "dirs": {
               "runtime": "/run/agent-box/<user>"
@@ -866,7 +899,9 @@ let
                 "path": "/run/agent-box-auth/verify.sock",
                 "unit": "agent-box-auth-verify.socket",
                 "fdName": "verify",
+                "datagram": false,
                 "mode": "0660",
+                "group": null,
                 "dirMode": null,
                 "caddy": true,
                 "clients": "Caddy's forward_auth"
@@ -875,7 +910,9 @@ let
                 "path": "/run/agent-box-auth/pages.sock",
                 "unit": "agent-box-auth-pages.socket",
                 "fdName": "pages",
+                "datagram": false,
                 "mode": "0660",
+                "group": null,
                 "dirMode": null,
                 "caddy": true,
                 "clients": "Caddy: the box origin and /auth/* of every user origin"
@@ -884,7 +921,9 @@ let
                 "path": "/run/agent-box-auth/status.sock",
                 "unit": "agent-box-auth-status.socket",
                 "fdName": "status",
+                "datagram": false,
                 "mode": "0666",
+                "group": null,
                 "dirMode": null,
                 "caddy": false,
                 "clients": "every agent user's web daemon; the service checks the peer's uid"
@@ -893,16 +932,31 @@ let
                 "path": "/run/agent-box-auth/control.sock",
                 "unit": "agent-box-auth-control.socket",
                 "fdName": "control",
+                "datagram": false,
                 "mode": "0600",
+                "group": null,
                 "dirMode": null,
                 "caddy": false,
                 "clients": "root only: agent-box web revoke"
+              },
+              "notifyFeed": {
+                "path": "/run/agent-box-notify/feed.sock",
+                "unit": "agent-box-notify.socket",
+                "fdName": "feed",
+                "datagram": true,
+                "mode": "0620",
+                "group": "agent-box-notify-feed",
+                "dirMode": null,
+                "caddy": false,
+                "clients": "the auth service only, a datagram per notification (the group is its supplementary group)"
               },
               "web": {
                 "path": "/run/agent-box-web/<user>.sock",
                 "unit": "agent-box-web@<user>.socket",
                 "fdName": "web",
+                "datagram": false,
                 "mode": "0660",
+                "group": null,
                 "dirMode": null,
                 "caddy": true,
                 "clients": "Caddy: the user's origin after forward_auth"
@@ -911,7 +965,9 @@ let
                 "path": "/run/agent-box-hook/<user>.sock",
                 "unit": "agent-box-hook@<user>.socket",
                 "fdName": "hook",
+                "datagram": false,
                 "mode": "0660",
+                "group": null,
                 "dirMode": null,
                 "caddy": true,
                 "clients": "Caddy: `/<user>/hook/*` of the box origin (users with webhooks)"
@@ -920,7 +976,9 @@ let
                 "path": "/run/agent-box-term/<user>/ttyd.sock",
                 "unit": "agent-box-term@<user>.service",
                 "fdName": null,
+                "datagram": false,
                 "mode": null,
+                "group": null,
                 "dirMode": "0700",
                 "caddy": false,
                 "clients": "the user's web daemon, which checks the peer runs in `agent-box-term@<user>.service`"
@@ -929,7 +987,9 @@ let
                 "path": "/run/agent-box/<user>/tmux.sock",
                 "unit": "agent-box-sessions@<user>.service",
                 "fdName": null,
+                "datagram": false,
                 "mode": null,
+                "group": null,
                 "dirMode": "0700",
                 "caddy": false,
                 "clients": "the user's own processes (the supervisor, the CLI, ttyd's sealed clients)"
@@ -938,7 +998,9 @@ let
                 "path": "/run/caddy/admin.sock",
                 "unit": "caddy.service",
                 "fdName": null,
+                "datagram": false,
                 "mode": null,
+                "group": null,
                 "dirMode": "0700",
                 "caddy": false,
                 "clients": "root and Caddy (caddy reload)"
@@ -1503,6 +1565,7 @@ let
       logins = map (l: {
         name = l;
         inherit (w.logins.${l}) hashedPasswordFile;
+        notifyUrlFile = w.logins.${l}.notify.urlFile;
         users = sortStrings (unique w.logins.${l}.users);
       }) loginNames;
       # Agent users with a web origin: those some login may open.
@@ -1905,6 +1968,10 @@ let
           assertion = l.users != [ ];
           message = "${prefix}.logins.${show l.name}.users is empty: name the agent users this login may open.";
         }
+        {
+          assertion = l.notifyUrlFile == null || secretPath l.notifyUrlFile;
+          message = "${prefix}.logins.${show l.name}.notify.urlFile = ${show l.notifyUrlFile}: use an absolute path outside the Nix store (a root-only file: the URL holds its token; the store is world-readable), without ':'.";
+        }
       ]) w.logins
       ++ concatMap (u: [
         {
@@ -2194,6 +2261,7 @@ scope: ''
 let
   inherit (builtins)
     concatStringsSep
+    filter
     listToAttrs
     map
     toJSON
@@ -2202,8 +2270,14 @@ let
   vars = contract.env;
   creds = contract.credentials;
   env = systemd.environmentLine;
+
+  # The logins whose notifications go out (docs/web-contract.md,
+  # "Notifications").
+  notifying = w: filter (l: l.notifyUrlFile != null) w.logins;
 in
 {
+  inherit notifying;
+
   # The auth service's configuration (AGENT_BOX_AUTH_CONFIG).
   config =
     w:
@@ -2212,7 +2286,10 @@ in
       logins = listToAttrs (
         map (l: {
           inherit (l) name;
-          value.users = l.users;
+          value = {
+            inherit (l) users;
+          }
+          // (if l.notifyUrlFile != null then { notify = true; } else { });
         }) w.logins
       );
     }
@@ -2230,6 +2307,22 @@ in
     + env vars.authConfig.name paths.authConfig
     + concatStringsSep "" (
       map (l: systemd.line "LoadCredential" "${creds.loginPrefix}${l.name}:${l.hashedPasswordFile}") w.logins
+    )
+    # the notify feed's group: it may send to that socket
+    + (if notifying w != [ ] then systemd.line "SupplementaryGroups" contract.sockets.notifyFeed.group else "");
+
+  # agent-box-notify.service.d/overrides.conf: its ExecStart and one
+  # credential per login with a notify URL. paths: { authEnv; }.
+  notifyDropin =
+    w: paths:
+    ''
+      # Generated by the agent-box NixOS module for ${units.notify}.
+      [Service]
+      ExecStart=
+      ExecStart=${paths.authEnv}/bin/agent-box notify serve
+    ''
+    + concatStringsSep "" (
+      map (l: systemd.line "LoadCredential" "${creds.notifyPrefix}${l.name}:${l.notifyUrlFile}") (notifying w)
     );
 }
         ;
@@ -2777,45 +2870,21 @@ builtins.replaceStrings
           set KEY`); never print them or write them into files others read.
       ''
       ;
-    units =
-      # Which drop-ins, /etc files and store texts a configuration installs and
-# which units it enables, as data that both the glue (systemd.units,
-# environment.etc, the web surface's store files) and the offline golden
-# rendering (installed.nix) read, so the two cannot name them differently:
-# the one place that assembles what is installed.
-#
-# host is where the glue (or the offline rendering) says things are:
-# { pathsOf (user -> { env; seed; agents; }); runtime (the agent-box
-#   package, at a fixed store name); authEnv; authConfig;
-#   webFile (a store name of web.storeTexts -> its path); caddyGroup; } (the
-#   last four only matter with the web surface).
-{
-  prim,
-  render,
-  build,
-  contract,
-  guideText,
-  ...
-}:
+    agentFiles =
+      # The agents' host-wide files (the guide, and the hook or plugin through
+# which each reports its conversation), for the setups some user has: path
+# under /etc -> text. host: as in units.nix (its runtime).
+{ render, guideText, ... }:
 let
-  inherit (builtins)
-    attrNames
-    filter
-    listToAttrs
-    map
-    ;
-  inherit (prim) concatMap forUser;
-  inherit (contract) sockets units;
-  names = build.webStoreNames;
+  inherit (builtins) attrNames;
 
   # Whether an agent user has an agent with setup s (then the agent's
   # host-wide files are installed).
   setupUsed =
     s: n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == s) n.users.${u}.agentNames) n.userNames;
-
-  # The agents' host-wide files (the guide, and the hook or plugin through
-  # which each reports its conversation), for the setups some user has.
-  agentFiles =
+in
+{
+  files =
     n: host:
     let
       runtime = "${host.runtime}/bin/agent-box";
@@ -2834,6 +2903,38 @@ let
       };
     in
     builtins.foldl' (acc: s: acc // (if setupUsed s n then files.${s} else { })) { } (attrNames files);
+}
+      ;
+    units =
+      # Which drop-ins, /etc files and store texts a configuration installs and
+# which units it enables, as data that both the glue (systemd.units,
+# environment.etc, the web surface's store files) and the offline golden
+# rendering (installed.nix) read, so the two cannot name them differently:
+# the one place that assembles what is installed.
+#
+# host is where the glue (or the offline rendering) says things are:
+# { pathsOf (user -> { env; seed; agents; }); runtime (the agent-box
+#   package, at a fixed store name); authEnv; authConfig;
+#   webFile (a store name of web.storeTexts -> its path); caddyGroup; } (the
+#   last four only matter with the web surface).
+{
+  prim,
+  render,
+  build,
+  contract,
+  agentFiles,
+  ...
+}:
+let
+  inherit (builtins)
+    attrNames
+    filter
+    listToAttrs
+    map
+    ;
+  inherit (prim) concatMap forUser;
+  inherit (contract) sockets units;
+  names = build.webStoreNames;
 
   # A drop-in: unit name -> { text; wantedBy; }.
   entry = name: text: wantedBy: {
@@ -2880,6 +2981,16 @@ let
           "authStatus"
           "authControl"
         ]
+        # notifications out: their unit and its feed socket, only for them
+        ++ (
+          if render.auth.notifying w != [ ] then
+            [
+              (entry units.notify (render.auth.notifyDropin w host) [ ])
+              (authSocket "notifyFeed")
+            ]
+          else
+            [ ]
+        )
         ++ concatMap perUser (filter (u: n.users ? ${u}) w.users)
       );
 
@@ -2957,7 +3068,7 @@ let
       else
         { }
     )
-    // agentFiles n host
+    // agentFiles.files n host
     // (
       if n.web.enable && n.web.ptraceScope != null then
         {
@@ -3443,6 +3554,89 @@ in
         SocketUser=root
         SocketGroup=root
         SocketMode=0660
+        DirectoryMode=0755
+        RemoveOnStop=yes
+
+        [Install]
+        WantedBy=sockets.target
+      '';
+      "agent-box-notify.service" = ''
+        # agent-box-notify.service: the notifications of the web surface
+        # (docs/web-contract.md, "Notifications"). It takes the auth service's
+        # datagrams from its feed socket and POSTs each to its login's URL: the
+        # only unit of the web surface with outbound network.
+        #
+        # Verbatim and backend-neutral: the drop-in agent-box-notify.service.d/
+        # overrides.conf rendered by the module adds the absolute ExecStart and one
+        # LoadCredential= per login with a notify URL (a URL holds its token: never
+        # in the store or the environment). Started by its socket.
+
+        [Unit]
+        Description=agent-box web notifications
+        Requires=agent-box-notify.socket
+        After=agent-box-notify.socket network-online.target
+        Wants=network-online.target
+
+        [Service]
+        Type=simple
+        Sockets=agent-box-notify.socket
+        DynamicUser=yes
+        Restart=on-failure
+        RestartSec=2s
+        TimeoutStopSec=10s
+
+        # Hardening (alphabetical). Outbound network is its job: no
+        # PrivateNetwork= and no IPAddressDeny= (an endpoint may be on this host or
+        # on a private network, as the operator chose).
+        CapabilityBoundingSet=
+        DevicePolicy=closed
+        KeyringMode=private
+        LockPersonality=yes
+        MemoryDenyWriteExecute=yes
+        NoNewPrivileges=yes
+        PrivateDevices=yes
+        PrivateIPC=yes
+        PrivateMounts=yes
+        PrivateTmp=yes
+        PrivateUsers=yes
+        ProcSubset=pid
+        ProtectClock=yes
+        ProtectControlGroups=yes
+        ProtectHome=yes
+        ProtectHostname=yes
+        ProtectKernelLogs=yes
+        ProtectKernelModules=yes
+        ProtectKernelTunables=yes
+        ProtectProc=invisible
+        ProtectSystem=strict
+        RemoveIPC=yes
+        RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+        RestrictNamespaces=yes
+        RestrictRealtime=yes
+        RestrictSUIDSGID=yes
+        SystemCallArchitectures=native
+        SystemCallErrorNumber=EPERM
+        SystemCallFilter=@system-service
+        SystemCallFilter=~@privileged @resources
+        UMask=0077
+      '';
+      "agent-box-notify.socket" = ''
+        # agent-box-notify.socket: the "feed" listener of agent-box-notify.service
+        # (docs/web-contract.md, "Sockets", "Notifications"). Clients: the auth
+        # service only: one datagram per notification. Its group is the auth
+        # service's supplementary group; the module enables this socket, and
+        # creates the group, only when a login has notifications.
+
+        [Unit]
+        Description=agent-box web notifications: feed
+
+        [Socket]
+        ListenDatagram=/run/agent-box-notify/feed.sock
+        FileDescriptorName=feed
+        Service=agent-box-notify.service
+        SocketUser=root
+        SocketGroup=agent-box-notify-feed
+        SocketMode=0620
         DirectoryMode=0755
         RemoveOnStop=yes
 
@@ -4720,8 +4914,11 @@ in
           }
 
           // set replaces user's states with es, reported at now; first says it is
-          // user's first report. A change of any state wakes the inbox streams.
-          func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool) {
+          // user's first report since the service started. fresh are the entries
+          // whose state (or reason) is new and in the inbox (none on a first report:
+          // the service cannot tell what it already said before it started). A
+          // change of any state wakes the inbox streams.
+          func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool, fresh []listed) {
           	b.mu.Lock()
           	defer b.mu.Unlock()
           	old, had := b.users[user]
@@ -4739,12 +4936,15 @@ in
           			t, changed = now, true
           		}
           		r.entries[i] = listed{Entry: e, Since: t}
+          		if !ok && had && inboxRank[e.State] > 0 {
+          			fresh = append(fresh, r.entries[i])
+          		}
           	}
           	b.users[user] = r
           	if changed {
           		b.changed.fire()
           	}
-          	return !had
+          	return !had, fresh
           }
 
           // states is user's states as last reported (nil: no report yet).
@@ -4795,9 +4995,11 @@ in
           		http.Error(w, "not a report: "+err.Error(), http.StatusBadRequest)
           		return
           	}
-          	if s.board.set(user, es, s.clock.Now()) {
+          	first, fresh := s.board.set(user, es, s.clock.Now())
+          	if first {
           		s.log.Printf("%s reports the attention states of %d sessions", user, len(es))
           	}
+          	s.notifyFresh(user, fresh)
           	w.Header().Set("X-Content-Type-Options", "nosniff")
           	w.WriteHeader(http.StatusNoContent)
           }
@@ -5211,9 +5413,11 @@ in
           	hashes map[string]Hash // login -> its password hash
           }
 
-          // Login is one person: the agent users it may open.
+          // Login is one person: the agent users it may open, and whether its
+          // notifications go out (the notify service holds its URL).
           type Login struct {
-          	Users []string `json:"users"`
+          	Users  []string `json:"users"`
+          	Notify bool     `json:"notify,omitempty"`
           }
 
           // configWhat names this configuration in a *badconfig.Error (exit 12).
@@ -5325,7 +5529,7 @@ in
           	if l, ok := top["logins"]; ok && json.Unmarshal(l, &logins) == nil {
           		for name, fields := range logins {
           			for k := range fields {
-          				if k != "users" {
+          				if k != "users" && k != "notify" {
           					return fmt.Errorf("logins.%s: unknown field %q", name, k)
           				}
           			}
@@ -5593,6 +5797,12 @@ in
           	User, Session string
           	Status        attention.Status
           	Since         time.Time
+          }
+
+          // Key tells entries apart for the page's script (a new key is a new
+          // notification): an attribute, never shown.
+          func (e inboxEntry) Key() string {
+          	return e.User + " " + e.Session + " " + e.Status.String()
           }
 
           // Next is the local path the entry's Open form hands over to.
@@ -6275,6 +6485,107 @@ in
           	return fmt.Sprintf("%s login=%s addr=%s\n", contract.Logs.FailedLogin, logName(login), addr)
           }
         '';
+        "auth/notify.go" = ''
+          package auth
+
+          import (
+          	"context"
+          	"net"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          	"github.com/agent-box/agent-box/internal/runtime/notify"
+          )
+
+          // feedQueue bounds the notifications waiting for the feed socket.
+          const feedQueue = 256
+
+          // notifyFresh sends, for every login with notifications that may open
+          // user, one event per fresh entry to the notify service's feed
+          // (docs/web-contract.md, "Notifications"). It never waits: the feed is
+          // written off the request's path.
+          func (s *Server) notifyFresh(user string, fresh []listed) {
+          	for _, e := range fresh {
+          		for _, l := range s.notifyLogins {
+          			if !s.cfg.mayOpen(l, user) {
+          				continue
+          			}
+          			s.feed.send(notify.Event{
+          				Login: l, User: user, Session: e.Session, State: string(e.State), Reason: e.Reason,
+          				Link: s.cfg.userOrigin(user) + contract.TerminalLink(e.Session),
+          				Time: e.Since.UTC().Format(time.RFC3339),
+          			}.Feed())
+          		}
+          	}
+          }
+
+          // feed writes datagrams to the notify service's socket, one goroutine
+          // (run), so that a full socket or a missing service never holds a
+          // request; beyond feedQueue waiting, a notification is dropped and
+          // logged.
+          type feed struct {
+          	path string
+          	ch   chan []byte
+          	log  *journal.Logger
+          }
+
+          func newFeed(path string, log *journal.Logger) *feed {
+          	return &feed{path: path, ch: make(chan []byte, feedQueue), log: log}
+          }
+
+          func (f *feed) send(b []byte) {
+          	select {
+          	case f.ch <- b:
+          	default:
+          		f.log.Printf("notify: dropped a notification: %d are waiting for %s", feedQueue, f.path)
+          	}
+          }
+
+          // run writes the queued datagrams until ctx ends. A failure is logged
+          // once until a write succeeds again (the socket is missing while the
+          // notify service's socket unit is, for example).
+          func (f *feed) run(ctx context.Context) {
+          	var conn net.Conn
+          	var failing string
+          	defer func() {
+          		if conn != nil {
+          			conn.Close()
+          		}
+          	}()
+          	for {
+          		var b []byte
+          		select {
+          		case b = <-f.ch:
+          		case <-ctx.Done():
+          			return
+          		}
+          		var err error
+          		if conn == nil {
+          			conn, err = net.Dial("unixgram", f.path)
+          		}
+          		if err == nil {
+          			conn.SetWriteDeadline(time.Now().Add(time.Second))
+          			_, err = conn.Write(b)
+          		}
+          		if err != nil {
+          			if conn != nil {
+          				conn.Close()
+          				conn = nil
+          			}
+          			if err.Error() != failing {
+          				f.log.Printf("notify: a notification was not sent: %v", err)
+          				failing = err.Error()
+          			}
+          			continue
+          		}
+          		if failing != "" {
+          			f.log.Printf("notify: the feed takes notifications again")
+          			failing = ""
+          		}
+          	}
+          }
+        '';
         "auth/pages.go" = ''
           package auth
 
@@ -6825,6 +7136,7 @@ in
           	"net"
           	"os/user"
           	"path/filepath"
+          	"sort"
           	"strconv"
           	"strings"
           	"syscall"
@@ -6870,6 +7182,10 @@ in
           	keepAlive time.Duration
           	// stopping ends the inbox streams when Serve's context ends.
           	stopping <-chan struct{}
+          	// notifyLogins are the logins with notifications, sorted; feed sends
+          	// theirs to the notify service (Serve runs it when there are any).
+          	notifyLogins []string
+          	feed         *feed
 
           	// derive is the password hash function; tests count its calls.
           	derive deriveFunc
@@ -6898,6 +7214,13 @@ in
           	if s.clock == nil {
           		s.clock = systemClock{}
           	}
+          	for l, login := range o.Config.Logins {
+          		if login.Notify {
+          			s.notifyLogins = append(s.notifyLogins, l)
+          		}
+          	}
+          	sort.Strings(s.notifyLogins)
+          	s.feed = newFeed(contract.Sockets.NotifyFeed.Path, s.log)
           	if s.cfg.hashes == nil {
           		s.cfg.hashes = map[string]Hash{}
           	}
@@ -6976,6 +7299,9 @@ in
           func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.Listener) error {
           	s.log.Printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
           	s.stopping = ctx.Done()
+          	if len(s.notifyLogins) > 0 {
+          		go s.feed.run(ctx)
+          	}
           	ls := []httpserve.Listener{
           		{L: verify, Handler: s.Verify()},
           		{L: pages, Handler: s.Pages()},
@@ -7627,17 +7953,39 @@ in
           // html/template output (user names, the contract's state and reason
           // names, times), so they are set as HTML; an "end" event (the session
           // ended) reloads the page, which then asks for a login; a "closed" event
-          // (too many pages of the login) stops it with a note.
+          // (too many pages of the login) stops it with a note. With the person's
+          // permission (asked for by a button: browsers grant it only on a click),
+          // an entry that was not in the list before becomes a browser notification
+          // (its shown text: user, state, time; never the session's name).
           const inboxScript = `const list = document.getElementById("inbox");
           const note = document.getElementById("inbox-note");
+          const ask = document.getElementById("inbox-notify");
           const local = () => {
             for (const t of list.querySelectorAll("time")) {
               t.textContent = "since " + new Date(t.dateTime).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
             }
           };
+          const keys = () => new Set([...list.querySelectorAll("li[data-key]")].map((li) => li.dataset.key));
           local();
+          let seen = keys();
+          if ("Notification" in window && Notification.permission === "default") {
+            ask.hidden = false;
+            ask.addEventListener("click", () => Notification.requestPermission().then(() => { ask.hidden = true; }));
+          }
           const events = new EventSource(list.dataset.events);
-          events.addEventListener("inbox", (e) => { list.innerHTML = e.data; local(); note.textContent = "Live."; });
+          events.addEventListener("inbox", (e) => {
+            list.innerHTML = e.data;
+            local();
+            note.textContent = "Live.";
+            const before = seen;
+            seen = keys();
+            if (!("Notification" in window) || Notification.permission !== "granted") return;
+            for (const li of list.querySelectorAll("li[data-key]")) {
+              if (before.has(li.dataset.key)) continue;
+              const n = new Notification("agent-box", {body: li.querySelector("span").textContent, tag: li.dataset.key});
+              n.onclick = () => window.focus();
+            }
+          });
           events.addEventListener("end", () => { events.close(); location.reload(); });
           events.addEventListener("closed", (e) => { events.close(); note.textContent = "Live updates stopped: " + e.data + ". Reload the page to resume."; });
           events.onerror = () => {
@@ -7712,7 +8060,7 @@ in
           {{with .User}}<p class="quiet">Then on to {{.}}.{{$.Domain}}.</p>
           {{end}}{{template "foot" .}}{{end}}
 
-          {{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+          {{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
           {{else}}<li class="quiet">Nothing needs you.</li>
           {{end}}{{end}}
 
@@ -7721,6 +8069,7 @@ in
           <ul id="inbox" data-events="{{auth "inbox"}}">
           {{template "inbox" .Inbox}}</ul>
           <p id="inbox-note" class="quiet" role="status"></p>
+          <p><button id="inbox-notify" type="button" hidden>Notify me in this browser</button></p>
           <script>` + inboxScript + `</script>
           <h2>Agent users</h2>
           <ul>
@@ -8417,6 +8766,7 @@ in
             web hash-password                            read a password from stdin, print its hash
             web revoke LOGIN                             end every web session of LOGIN (as root)
             web serve | auth serve                       the web daemon, the auth service (their units' ExecStart)
+            notify serve                                 the notify service (its unit's ExecStart)
             supervise                                    run the supervisor (its unit's ExecStart)
             tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
             exec-session NAME                            run a session's agent (tmux runs this)
@@ -8537,6 +8887,11 @@ in
           		return p.auth(ctx, rest)
           	case "web":
           		return p.web(ctx, rest)
+          	case "notify":
+          		if len(rest) != 1 || rest[0] != "serve" {
+          			return usagef("usage: notify serve")
+          		}
+          		return p.notifyServe(ctx)
           	case "supervise":
           		if len(rest) != 0 {
           			return usagef("supervise takes no arguments")
@@ -9063,6 +9418,51 @@ in
           	return spawn.Exec(plan)
           }
         '';
+        "cli/notifyserve.go" = ''
+          package cli
+
+          import (
+          	"context"
+          	"fmt"
+          	"os"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          	"github.com/agent-box/agent-box/internal/runtime/notify"
+          	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
+          )
+
+          // notifyServe runs the notify service (docs/web-contract.md,
+          // "Notifications"): the logins' URLs from its credentials, the feed from
+          // the socket systemd passes.
+          func (p *Program) notifyServe(ctx context.Context) error {
+          	log := journal.New(p.Stderr, "agent-box-notify")
+          	urls, insecure, err := notify.LoadURLs(os.Getenv("CREDENTIALS_DIRECTORY"))
+          	if err != nil {
+          		return err
+          	}
+          	for _, l := range insecure {
+          		log.Printf("warning: the notify URL of login %s is plain http: its token and the notifications travel unencrypted", l)
+          	}
+          	conns, err := sdlisten.PacketConns()
+          	if err != nil {
+          		return fmt.Errorf("notify serve: %w", err)
+          	}
+          	name := *contract.Sockets.NotifyFeed.FDName
+          	conn, ok := conns[name]
+          	if !ok || len(conns) != 1 {
+          		return fmt.Errorf("notify serve: systemd passed %d sockets, want exactly one named %q", len(conns), name)
+          	}
+          	sender := notify.NewSender(urls, notify.DefaultLimits(), nil, log)
+          	work, stop := context.WithCancel(ctx)
+          	sender.Run(work)
+          	log.Printf("sending the notifications of %d logins", len(urls))
+          	err = notify.Serve(ctx, conn, sender, log)
+          	stop()
+          	sender.Wait()
+          	return err
+          }
+        '';
         "cli/web.go" = ''
           package cli
 
@@ -9343,8 +9743,12 @@ in
           	// FDName is the unit's FileDescriptorName=, by which the program
           	// tells its listeners apart (LISTEN_FDNAMES); null for a socket its
           	// program creates itself.
-          	FDName  *string `json:"fdName"`
-          	Mode    *string `json:"mode"`
+          	FDName *string `json:"fdName"`
+          	// Datagram: ListenDatagram= (else ListenStream=).
+          	Datagram bool    `json:"datagram,omitempty"`
+          	Mode     *string `json:"mode"`
+          	// Group is the socket's group when it is neither root nor Caddy's.
+          	Group   *string `json:"group"`
           	DirMode *string `json:"dirMode"`
           	Caddy   bool    `json:"caddy"`
           	Clients string  `json:"clients"`
@@ -9496,6 +9900,25 @@ in
           			// oldest.
           			MaxStreams int `json:"maxStreams"`
           		} `json:"inbox"`
+          		// Notify: notifications out (docs/web-contract.md,
+          		// "Notifications"): the auth service sends each new inbox entry
+          		// of a login with a notify URL as one datagram (at most
+          		// MaxEventBytes) to the notify feed socket (its group is the
+          		// auth service's supplementary group);
+          		// the notify service POSTs it to the login's URL (at most
+          		// URLMaxBytes, the credential NotifyPrefix + login), Queue events
+          		// per login waiting, each tried Attempts times, each attempt at
+          		// most Timeout, waiting BackoffFirst, then twice as long each
+          		// time up to BackoffMax.
+          		Notify struct {
+          			MaxEventBytes int    `json:"maxEventBytes"`
+          			URLMaxBytes   int    `json:"urlMaxBytes"`
+          			Queue         int    `json:"queue"`
+          			Attempts      int    `json:"attempts"`
+          			Timeout       string `json:"timeout"`
+          			BackoffFirst  string `json:"backoffFirst"`
+          			BackoffMax    string `json:"backoffMax"`
+          		} `json:"notify"`
           		// EventMaxBytes bounds what agent-box reads of a hook's input.
           		EventMaxBytes int `json:"eventMaxBytes"`
           		// WatchSession is the tmux session of the supervisor's watcher
@@ -9526,6 +9949,8 @@ in
           		// HookPrefix + N is hook N's (its secret).
           		LoginPrefix string `json:"loginPrefix"`
           		HookPrefix  string `json:"hookPrefix"`
+          		// NotifyPrefix + L is login L's notify URL (the notify service's).
+          		NotifyPrefix string `json:"notifyPrefix"`
           	} `json:"credentials"`
           	Logs struct {
           		// FailedLogin starts the auth service's failed-login line, which
@@ -9545,6 +9970,7 @@ in
           		Auth      string `json:"auth"`
           		Web       string `json:"web"`
           		Term      string `json:"term"`
+          		Notify    string `json:"notify"`
           	} `json:"units"`
           	Dirs struct {
           		// Runtime is an agent user's runtime directory (the unit's
@@ -9556,6 +9982,7 @@ in
           		AuthPages   Socket `json:"authPages"`
           		AuthStatus  Socket `json:"authStatus"`
           		AuthControl Socket `json:"authControl"`
+          		NotifyFeed  Socket `json:"notifyFeed"`
           		Web         Socket `json:"web"`
           		Hook        Socket `json:"hook"`
           		TTYD        Socket `json:"ttyd"`
@@ -9866,6 +10293,15 @@ in
                 "staleAfter": "180s",
                 "maxStreams": 16
               },
+              "notify": {
+                "maxEventBytes": 4096,
+                "urlMaxBytes": 2048,
+                "queue": 64,
+                "attempts": 5,
+                "timeout": "10s",
+                "backoffFirst": "1s",
+                "backoffMax": "60s"
+              },
               "agentEvents": {
                 "claude": {
                   "detailField": "notification_type",
@@ -9912,7 +10348,8 @@ in
             },
             "credentials": {
               "loginPrefix": "login-",
-              "hookPrefix": "hook-"
+              "hookPrefix": "hook-",
+              "notifyPrefix": "notify-"
             },
             "logs": {
               "failedLogin": "agent-box-auth: login failed"
@@ -9923,7 +10360,8 @@ in
               "userSlice": "agent-box-<user>.slice",
               "auth": "agent-box-auth.service",
               "web": "agent-box-web@<user>.service",
-              "term": "agent-box-term@<user>.service"
+              "term": "agent-box-term@<user>.service",
+              "notify": "agent-box-notify.service"
             },
             "dirs": {
               "runtime": "/run/agent-box/<user>"
@@ -9933,7 +10371,9 @@ in
                 "path": "/run/agent-box-auth/verify.sock",
                 "unit": "agent-box-auth-verify.socket",
                 "fdName": "verify",
+                "datagram": false,
                 "mode": "0660",
+                "group": null,
                 "dirMode": null,
                 "caddy": true,
                 "clients": "Caddy's forward_auth"
@@ -9942,7 +10382,9 @@ in
                 "path": "/run/agent-box-auth/pages.sock",
                 "unit": "agent-box-auth-pages.socket",
                 "fdName": "pages",
+                "datagram": false,
                 "mode": "0660",
+                "group": null,
                 "dirMode": null,
                 "caddy": true,
                 "clients": "Caddy: the box origin and /auth/* of every user origin"
@@ -9951,7 +10393,9 @@ in
                 "path": "/run/agent-box-auth/status.sock",
                 "unit": "agent-box-auth-status.socket",
                 "fdName": "status",
+                "datagram": false,
                 "mode": "0666",
+                "group": null,
                 "dirMode": null,
                 "caddy": false,
                 "clients": "every agent user's web daemon; the service checks the peer's uid"
@@ -9960,16 +10404,31 @@ in
                 "path": "/run/agent-box-auth/control.sock",
                 "unit": "agent-box-auth-control.socket",
                 "fdName": "control",
+                "datagram": false,
                 "mode": "0600",
+                "group": null,
                 "dirMode": null,
                 "caddy": false,
                 "clients": "root only: agent-box web revoke"
+              },
+              "notifyFeed": {
+                "path": "/run/agent-box-notify/feed.sock",
+                "unit": "agent-box-notify.socket",
+                "fdName": "feed",
+                "datagram": true,
+                "mode": "0620",
+                "group": "agent-box-notify-feed",
+                "dirMode": null,
+                "caddy": false,
+                "clients": "the auth service only, a datagram per notification (the group is its supplementary group)"
               },
               "web": {
                 "path": "/run/agent-box-web/<user>.sock",
                 "unit": "agent-box-web@<user>.socket",
                 "fdName": "web",
+                "datagram": false,
                 "mode": "0660",
+                "group": null,
                 "dirMode": null,
                 "caddy": true,
                 "clients": "Caddy: the user's origin after forward_auth"
@@ -9978,7 +10437,9 @@ in
                 "path": "/run/agent-box-hook/<user>.sock",
                 "unit": "agent-box-hook@<user>.socket",
                 "fdName": "hook",
+                "datagram": false,
                 "mode": "0660",
+                "group": null,
                 "dirMode": null,
                 "caddy": true,
                 "clients": "Caddy: `/<user>/hook/*` of the box origin (users with webhooks)"
@@ -9987,7 +10448,9 @@ in
                 "path": "/run/agent-box-term/<user>/ttyd.sock",
                 "unit": "agent-box-term@<user>.service",
                 "fdName": null,
+                "datagram": false,
                 "mode": null,
+                "group": null,
                 "dirMode": "0700",
                 "caddy": false,
                 "clients": "the user's web daemon, which checks the peer runs in `agent-box-term@<user>.service`"
@@ -9996,7 +10459,9 @@ in
                 "path": "/run/agent-box/<user>/tmux.sock",
                 "unit": "agent-box-sessions@<user>.service",
                 "fdName": null,
+                "datagram": false,
                 "mode": null,
+                "group": null,
                 "dirMode": "0700",
                 "caddy": false,
                 "clients": "the user's own processes (the supervisor, the CLI, ttyd's sealed clients)"
@@ -10005,7 +10470,9 @@ in
                 "path": "/run/caddy/admin.sock",
                 "unit": "caddy.service",
                 "fdName": null,
+                "datagram": false,
                 "mode": null,
+                "group": null,
                 "dirMode": "0700",
                 "caddy": false,
                 "clients": "root and Caddy (caddy reload)"
@@ -12633,6 +13100,439 @@ in
           	return len(p), nil
           }
         '';
+        "notify/event.go" = ''
+          // Package notify carries notifications out (docs/web-contract.md,
+          // "Notifications"): the auth service sends each new inbox entry of a login
+          // that has a notify URL as one datagram to the notify feed socket; the
+          // notify service (agent-box notify serve, the only part of the web surface
+          // with outbound network) POSTs it as JSON to that login's URL, retrying
+          // with backoff from a bounded queue per login.
+          //
+          // An event holds only names the contract checks and what the auth service
+          // made of them: never text from a hook or a terminal.
+          package notify
+
+          import (
+          	"bytes"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"net/url"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // Event is one notification: a session of User entered State (with
+          // Reason) at Time; Link opens it (its terminal on the user's origin).
+          // Login, on the feed only, is whose URL it goes to.
+          type Event struct {
+          	Login   string `json:"login,omitempty"`
+          	User    string `json:"user"`
+          	Session string `json:"session"`
+          	State   string `json:"state"`
+          	Reason  string `json:"reason,omitempty"`
+          	Link    string `json:"link"`
+          	Time    string `json:"time"`
+          }
+
+          // Feed is e as the auth service sends it: its JSON, Login included.
+          func (e Event) Feed() []byte {
+          	b, _ := json.Marshal(e)
+          	return b
+          }
+
+          // Payload is the body POSTed to the login's URL: e without Login.
+          func (e Event) Payload() []byte {
+          	e.Login = ""
+          	b, _ := json.Marshal(e)
+          	return b
+          }
+
+          // Title is a one-line summary (ntfy shows it as the title).
+          func (e Event) Title() string {
+          	return e.User + ": " + attention.Status{State: attention.State(e.State), Reason: e.Reason}.String()
+          }
+
+          // ParseFeed reads one datagram of the feed. Anything that is not an event
+          // of the contract's names (an unknown or missing field, a name outside its
+          // pattern, a state or reason the contract lacks, a link that is not an
+          // https URL, a time that is not RFC 3339) is an error.
+          func ParseFeed(data []byte) (Event, error) {
+          	lim := contract.Attention.Notify
+          	if len(data) > lim.MaxEventBytes {
+          		return Event{}, fmt.Errorf("%d bytes, more than %d", len(data), lim.MaxEventBytes)
+          	}
+          	var e Event
+          	d := json.NewDecoder(bytes.NewReader(data))
+          	d.DisallowUnknownFields()
+          	if err := d.Decode(&e); err != nil {
+          		return Event{}, fmt.Errorf("not an event: %w", err)
+          	}
+          	if d.More() {
+          		return Event{}, errors.New("not an event: more after it")
+          	}
+          	switch {
+          	case !contract.Names.Login.Match(e.Login):
+          		return Event{}, errors.New("no login name")
+          	case !contract.Names.WebUser.Match(e.User):
+          		return Event{}, errors.New("no user name")
+          	case !contract.Names.Session.Match(e.Session):
+          		return Event{}, errors.New("no session name")
+          	case !attention.Known(attention.State(e.State)):
+          		return Event{}, errors.New("no state of the contract")
+          	case e.Reason != "" && !attention.KnownReason(e.Reason):
+          		return Event{}, errors.New("no reason of the contract")
+          	}
+          	if u, err := url.Parse(e.Link); err != nil || u.Scheme != "https" || u.Host == "" || strings.ContainsAny(e.Link, " \t\r\n") {
+          		return Event{}, errors.New("the link is not an https URL")
+          	}
+          	if _, err := time.Parse(time.RFC3339, e.Time); err != nil {
+          		return Event{}, errors.New("the time is not RFC 3339")
+          	}
+          	return e, nil
+          }
+        '';
+        "notify/sender.go" = ''
+          package notify
+
+          import (
+          	"bytes"
+          	"context"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"net/http"
+          	"net/url"
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          )
+
+          // Limits bound a Sender (the contract's, in production; tests shorten
+          // them).
+          type Limits struct {
+          	Queue        int           // events waiting per login; one more drops the oldest
+          	Attempts     int           // tries per event
+          	Timeout      time.Duration // per try: connecting, sending, the answer's headers and body
+          	BackoffFirst time.Duration // the wait after the first failure, doubled after each
+          	BackoffMax   time.Duration
+          }
+
+          // DefaultLimits are the contract's.
+          func DefaultLimits() Limits {
+          	n := contract.Attention.Notify
+          	return Limits{
+          		Queue: n.Queue, Attempts: n.Attempts, Timeout: contract.Duration(n.Timeout),
+          		BackoffFirst: contract.Duration(n.BackoffFirst), BackoffMax: contract.Duration(n.BackoffMax),
+          	}
+          }
+
+          // Sender delivers events to the logins' URLs: one queue and one worker per
+          // login, so a slow or dead endpoint holds back only its own login's
+          // notifications, in order.
+          type Sender struct {
+          	urls   map[string]string
+          	lim    Limits
+          	client *http.Client
+          	log    *journal.Logger
+
+          	mu     sync.Mutex
+          	queues map[string]*queue
+          	wg     sync.WaitGroup
+          	ctx    context.Context
+          }
+
+          type queue struct {
+          	events  []Event
+          	wake    chan struct{} // one token: the worker has events to send
+          	dropped int           // since the last log line about it
+          }
+
+          // NewSender sends to urls (login -> URL) under lim through client (nil:
+          // a client that uses no proxy and follows no redirect), logging to log.
+          func NewSender(urls map[string]string, lim Limits, client *http.Client, log *journal.Logger) *Sender {
+          	if client == nil {
+          		client = &http.Client{
+          			Transport:     &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 1, IdleConnTimeout: time.Minute},
+          			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+          		}
+          	}
+          	return &Sender{urls: urls, lim: lim, client: client, log: log, queues: map[string]*queue{}}
+          }
+
+          // Run starts the workers; they stop when ctx ends (events still queued are
+          // lost: the log says how many). Wait waits for them.
+          func (s *Sender) Run(ctx context.Context) {
+          	s.mu.Lock()
+          	defer s.mu.Unlock()
+          	s.ctx = ctx
+          	for login := range s.urls {
+          		q := &queue{wake: make(chan struct{}, 1)}
+          		s.queues[login] = q
+          		s.wg.Add(1)
+          		go func() { defer s.wg.Done(); s.work(ctx, login, q) }()
+          	}
+          }
+
+          // Wait returns when every worker has stopped.
+          func (s *Sender) Wait() { s.wg.Wait() }
+
+          // Enqueue queues e for its login; false when the login has no URL.
+          // Beyond the queue's bound the oldest waiting event is dropped (and
+          // counted in the log).
+          func (s *Sender) Enqueue(e Event) bool {
+          	s.mu.Lock()
+          	q := s.queues[e.Login]
+          	if q == nil {
+          		s.mu.Unlock()
+          		return false
+          	}
+          	q.events = append(q.events, e)
+          	if len(q.events) > s.lim.Queue {
+          		q.events = q.events[1:]
+          		q.dropped++
+          	}
+          	s.mu.Unlock()
+          	select {
+          	case q.wake <- struct{}{}:
+          	default:
+          	}
+          	return true
+          }
+
+          // next takes q's oldest event, and how many were dropped since the last
+          // call.
+          func (s *Sender) next(q *queue) (Event, int, bool) {
+          	s.mu.Lock()
+          	defer s.mu.Unlock()
+          	d := q.dropped
+          	q.dropped = 0
+          	if len(q.events) == 0 {
+          		return Event{}, d, false
+          	}
+          	e := q.events[0]
+          	q.events = q.events[1:]
+          	return e, d, true
+          }
+
+          func (s *Sender) work(ctx context.Context, login string, q *queue) {
+          	for {
+          		e, dropped, ok := s.next(q)
+          		if dropped > 0 {
+          			s.log.Printf("login %s: dropped %d notifications: more than %d were waiting", login, dropped, s.lim.Queue)
+          		}
+          		if !ok {
+          			select {
+          			case <-q.wake:
+          				continue
+          			case <-ctx.Done():
+          				return
+          			}
+          		}
+          		if !s.deliver(ctx, login, e) && ctx.Err() != nil {
+          			s.mu.Lock()
+          			n := len(q.events) + 1
+          			s.mu.Unlock()
+          			s.log.Printf("login %s: stopping with %d notifications not sent", login, n)
+          			return
+          		}
+          	}
+          }
+
+          // deliver tries e up to Attempts times with backoff; it reports whether
+          // the endpoint took it. A 4xx answer other than 408 and 429 is final (the
+          // endpoint refuses this request; sending it again cannot help).
+          func (s *Sender) deliver(ctx context.Context, login string, e Event) bool {
+          	wait := s.lim.BackoffFirst
+          	for attempt := 1; ; attempt++ {
+          		start := time.Now()
+          		err, final := s.post(ctx, s.urls[login], e)
+          		if err == nil {
+          			s.log.Printf("login %s: sent %s %s (try %d, %d ms)", login, e.User, e.State, attempt, time.Since(start).Milliseconds())
+          			return true
+          		}
+          		if ctx.Err() != nil {
+          			return false
+          		}
+          		if final || attempt >= s.lim.Attempts {
+          			s.log.Printf("login %s: gave up on %s %s after try %d: %v", login, e.User, e.State, attempt, err)
+          			return false
+          		}
+          		s.log.Printf("login %s: try %d of %d failed: %v; again in %s", login, attempt, s.lim.Attempts, err, wait)
+          		select {
+          		case <-time.After(wait):
+          		case <-ctx.Done():
+          			return false
+          		}
+          		wait = min(2*wait, s.lim.BackoffMax)
+          	}
+          }
+
+          // post sends one try. Errors name the status or the failure, never the URL
+          // (it holds a token).
+          func (s *Sender) post(ctx context.Context, target string, e Event) (err error, final bool) {
+          	ctx, cancel := context.WithTimeout(ctx, s.lim.Timeout)
+          	defer cancel()
+          	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(e.Payload()))
+          	if err != nil {
+          		return fmt.Errorf("the request: %w", stripURL(err)), true
+          	}
+          	req.Header.Set("Content-Type", "application/json")
+          	req.Header.Set("User-Agent", "agent-box-notify")
+          	// ntfy's headers (others ignore them): its title and where a tap goes
+          	req.Header.Set("Title", e.Title())
+          	req.Header.Set("Click", e.Link)
+          	res, err := s.client.Do(req)
+          	if err != nil {
+          		return stripURL(err), false
+          	}
+          	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+          	res.Body.Close()
+          	switch c := res.StatusCode; {
+          	case c >= 200 && c < 300:
+          		return nil, false
+          	case c >= 400 && c < 500 && c != http.StatusRequestTimeout && c != http.StatusTooManyRequests:
+          		return fmt.Errorf("the endpoint answered %s", res.Status), true
+          	default:
+          		return fmt.Errorf("the endpoint answered %s", res.Status), false
+          	}
+          }
+
+          // stripURL is err without the URL a *url.Error carries.
+          func stripURL(err error) error {
+          	var ue *url.Error
+          	if errors.As(err, &ue) {
+          		if ue.Timeout() {
+          			return errors.New("no answer within the timeout")
+          		}
+          		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+          	}
+          	return err
+          }
+        '';
+        "notify/serve.go" = ''
+          package notify
+
+          import (
+          	"context"
+          	"errors"
+          	"net"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          )
+
+          // Serve reads the feed's datagrams from conn and queues each event on s
+          // until ctx ends. A datagram that is not an event, or one for a login
+          // without a URL, is logged (what was wrong, never its contents) and
+          // dropped.
+          func Serve(ctx context.Context, conn net.PacketConn, s *Sender, log *journal.Logger) error {
+          	stop := context.AfterFunc(ctx, func() { conn.Close() })
+          	defer stop()
+          	buf := make([]byte, contract.Attention.Notify.MaxEventBytes+1)
+          	for {
+          		n, _, err := conn.ReadFrom(buf)
+          		if err != nil {
+          			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+          				return nil
+          			}
+          			return err
+          		}
+          		e, err := ParseFeed(buf[:n])
+          		if err != nil {
+          			log.Printf("dropped a datagram of %d bytes: %v", n, err)
+          			continue
+          		}
+          		if !s.Enqueue(e) {
+          			log.Printf("dropped a notification for login %s: it has no URL (%s%s)", e.Login, contract.Creds.NotifyPrefix, e.Login)
+          		}
+          	}
+          }
+        '';
+        "notify/urls.go" = ''
+          package notify
+
+          import (
+          	"errors"
+          	"fmt"
+          	"net/url"
+          	"os"
+          	"path/filepath"
+          	"sort"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/badconfig"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          // configWhat names the URLs in a *badconfig.Error (exit 12).
+          const configWhat = "notify URL"
+
+          // LoadURLs reads every login's URL from credDir (its credentials: the
+          // file NotifyPrefix + login, one line, an http or https URL with a host,
+          // at most urlMaxBytes): login -> URL. Plain http ones are also listed in
+          // insecure (their token travels in the clear). A bad file is a
+          // *badconfig.Error naming it, never its contents.
+          func LoadURLs(credDir string) (urls map[string]string, insecure []string, err error) {
+          	if credDir == "" {
+          		return nil, nil, &badconfig.Error{What: configWhat, Err: errors.New("CREDENTIALS_DIRECTORY is unset (LoadCredential=" + contract.Creds.NotifyPrefix + "<login>:<urlFile>)")}
+          	}
+          	ents, err := os.ReadDir(credDir)
+          	if err != nil {
+          		return nil, nil, &badconfig.Error{What: configWhat, Path: credDir, Err: err}
+          	}
+          	urls = map[string]string{}
+          	for _, e := range ents {
+          		login, ok := strings.CutPrefix(e.Name(), contract.Creds.NotifyPrefix)
+          		if !ok {
+          			continue
+          		}
+          		path := filepath.Join(credDir, e.Name())
+          		if !contract.Names.Login.Match(login) {
+          			return nil, nil, badconfig.Errorf(configWhat, path, "%q is not a login name", login)
+          		}
+          		u, err := readURL(path)
+          		if err != nil {
+          			return nil, nil, &badconfig.Error{What: configWhat, Path: path, Err: err}
+          		}
+          		urls[login] = u
+          		if strings.HasPrefix(u, "http:") {
+          			insecure = append(insecure, login)
+          		}
+          	}
+          	sort.Strings(insecure)
+          	return urls, insecure, nil
+          }
+
+          // readURL reads one URL file; errors never quote it (it holds a token).
+          func readURL(path string) (string, error) {
+          	max := contract.Attention.Notify.URLMaxBytes
+          	data, err := userfile.Read(path, int64(max)+1) // the newline
+          	if err != nil {
+          		return "", err
+          	}
+          	s := strings.TrimSuffix(string(data), "\n")
+          	switch {
+          	case len(s) > max:
+          		return "", fmt.Errorf("more than %d bytes", max)
+          	case s == "":
+          		return "", errors.New("empty: want one line, an http or https URL")
+          	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+          		return "", errors.New("a space, a control character or more than one line: want one line, an http or https URL")
+          	}
+          	u, err := url.Parse(s)
+          	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
+          		return "", errors.New("not an http or https URL with a host")
+          	}
+          	return s, nil
+          }
+        '';
         "observe/observe.go" = ''
           // Package observe records what the supervisor observed about each session
           // (launches, restarts, last exit) in ~/.local/state/agent-box/sessions/NAME.json.
@@ -13755,6 +14655,17 @@ in
           // marked close-on-exec; LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES are
           // removed from the environment.
           func Listeners() (map[string]net.Listener, error) {
+          	return take(net.FileListener)
+          }
+
+          // PacketConns returns the passed datagram sockets by name (ListenDatagram=),
+          // as Listeners does stream sockets.
+          func PacketConns() (map[string]net.PacketConn, error) {
+          	return take(net.FilePacketConn)
+          }
+
+          // take converts each passed descriptor with conv.
+          func take[T any](conv func(*os.File) (T, error)) (map[string]T, error) {
           	pid, fds, names := os.Getenv("LISTEN_PID"), os.Getenv("LISTEN_FDS"), os.Getenv("LISTEN_FDNAMES")
           	os.Unsetenv("LISTEN_PID")
           	os.Unsetenv("LISTEN_FDS")
@@ -13770,7 +14681,7 @@ in
           	if names != "" {
           		nameList = strings.Split(names, ":")
           	}
-          	out := map[string]net.Listener{}
+          	out := map[string]T{}
           	for i := 0; i < n; i++ {
           		fd := firstFD + i
           		syscall.CloseOnExec(fd)
@@ -13782,12 +14693,12 @@ in
           			return nil, fmt.Errorf("two sockets named %q", name)
           		}
           		f := os.NewFile(uintptr(fd), name)
-          		l, err := net.FileListener(f)
-          		f.Close() // FileListener dup'ed it
+          		c, err := conv(f)
+          		f.Close() // conv dup'ed it
           		if err != nil {
           			return nil, fmt.Errorf("socket %q (fd %d): %w", name, fd, err)
           		}
-          		out[name] = l
+          		out[name] = c
           	}
           	return out, nil
           }
@@ -19572,6 +20483,12 @@ in
     # are in environment.etc above (fail2ban/filter.d, fail2ban/jail.d), the
     # same bytes the offline suite checks; a change restarts fail2ban.
     services.fail2ban.enable = mkIf n.web.fail2ban.enable true;
+
+    # The notify feed socket's group (the auth service's supplementary
+    # group), only when a login has notifications.
+    users.groups = mkIf (n.web.enable && agentBox.render.auth.notifying n.web != [ ]) {
+      ${agentBox.contract.sockets.notifyFeed.group} = { };
+    };
     systemd.services.fail2ban.restartTriggers = mkIf n.web.fail2ban.enable (
       mapAttrsToList (_: text: builtins.hashString "sha256" text) (
         filterAttrs (path: _: lib.hasPrefix "fail2ban/" path) (agentBox.etcFiles n host)

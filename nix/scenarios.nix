@@ -109,4 +109,16 @@ in
     else
       throw "tests/scenarios/demo-hooks: bad line (want FILE SECRET)"
   ) (records (dir + "/demo-hooks"));
+  # The web golden's notify URLs (tests/scenarios/demo-notify: LOGIN URL);
+  # the VM installs each where the golden's login reads it.
+  demoNotify = map (
+    r:
+    if length r == 2 then
+      {
+        name = head r;
+        url = elemAt r 1;
+      }
+    else
+      throw "tests/scenarios/demo-notify: bad line (want LOGIN URL)"
+  ) (records (dir + "/demo-notify"));
 }

@@ -85,6 +85,16 @@ pkgs.testers.runNixOSTest {
           };
         }) scenarios.demoHooks
       )
+      # Its notify.urlFile paths: the public demo URLs.
+      // listToAttrs (
+        map (l: {
+          name = "agent-box-demo/${l.name}.notify";
+          value = {
+            text = l.url + "\n";
+            mode = "0400";
+          };
+        }) scenarios.demoNotify
+      )
       // lib.optionalAttrs claude {
         "agent-box-demo/ada.claude.env" = {
           text = "ANTHROPIC_API_KEY=sk-ant-api03-scripted-model-kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\n";

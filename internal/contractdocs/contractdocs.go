@@ -54,6 +54,7 @@ func Blocks() []Block {
 		{webDoc, "limits", limits(c)},
 		{webDoc, "attention report", attentionReport(c)},
 		{webDoc, "inbox", inbox(c)},
+		{webDoc, "notify", notifyLimits(c)},
 	}
 }
 
@@ -179,6 +180,8 @@ func sockets(c *contract.Contract) string {
 		}
 		caddy := "root"
 		switch {
+		case s.Group != nil:
+			caddy = code(*s.Group)
 		case s.Caddy:
 			caddy = "Caddy's (the module's drop-in sets `SocketGroup=`)"
 		case s.Mode == nil:
@@ -233,6 +236,17 @@ func inbox(c *contract.Contract) string {
 	t.row("a keep-alive comment, and the session checked", "every "+code(in.KeepAlive))
 	t.row("a user whose last report is older is not listed", code(in.StaleAfter))
 	t.row("open streams per login", fmt.Sprintf("%d; one more ends the oldest", in.MaxStreams))
+	return t.b.String()
+}
+
+func notifyLimits(c *contract.Contract) string {
+	n := c.Attention.Notify
+	t := newTable("Rule", "Value")
+	t.row("the feed socket (datagrams, from the auth service)", fmt.Sprintf("%s, root:%s %s", code(c.Sockets.NotifyFeed.Path), code(*c.Sockets.NotifyFeed.Group), code(*c.Sockets.NotifyFeed.Mode)))
+	t.row("a login's URL", fmt.Sprintf("the credential %s, one line, at most %d bytes", code(c.Credentials.NotifyPrefix+"<login>"), n.URLMaxBytes))
+	t.row("an event (one datagram)", fmt.Sprintf("at most %d bytes", n.MaxEventBytes))
+	t.row("waiting per login", fmt.Sprintf("%d; one more drops the oldest (logged)", n.Queue))
+	t.row("tries per notification", fmt.Sprintf("%d, each at most %s; waits %s, doubling up to %s", n.Attempts, code(n.Timeout), code(n.BackoffFirst), code(n.BackoffMax)))
 	return t.b.String()
 }
 

@@ -74,11 +74,18 @@ func TestUnitsHoldTheContractsLiterals(t *testing.T) {
 		}
 		checked++
 		if s.FDName != nil {
-			has(unit, "ListenStream="+s.For("%i"))
+			listen, group := "ListenStream=", "root"
+			if s.Datagram {
+				listen = "ListenDatagram="
+			}
+			if s.Group != nil {
+				group = *s.Group
+			}
+			has(unit, listen+s.For("%i"))
 			has(unit, "FileDescriptorName="+*s.FDName)
 			has(unit, "SocketMode="+*s.Mode)
 			has(unit, "SocketUser=root")
-			has(unit, "SocketGroup=root")
+			has(unit, "SocketGroup="+group)
 			continue
 		}
 		// A socket its program creates, in the unit's runtime directory.

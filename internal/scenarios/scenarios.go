@@ -156,19 +156,46 @@ func DemoHooks(root string) ([]HookSecret, error) {
 	return out, nil
 }
 
-// Demo is the public test credentials of the web golden: its logins and
-// its webhook secrets.
+// NotifyURL is one line of tests/scenarios/demo-notify.
+type NotifyURL struct {
+	Login, URL string
+}
+
+// DemoNotify reads tests/scenarios/demo-notify: the web golden's notify
+// URLs (public, test-only).
+func DemoNotify(root string) ([]NotifyURL, error) {
+	file, recs, lines, err := records(root, "demo-notify")
+	if err != nil {
+		return nil, err
+	}
+	var out []NotifyURL
+	for i, f := range recs {
+		if len(f) != 2 || !strings.HasPrefix(f[1], "http") {
+			return nil, fmt.Errorf("%s:%d: want 'LOGIN URL'", file, lines[i])
+		}
+		out = append(out, NotifyURL{Login: f[0], URL: f[1]})
+	}
+	return out, nil
+}
+
+// Demo is the public test credentials of the web golden: its logins, its
+// webhook secrets and its notify URLs.
 type Demo struct {
 	Logins []Login
 	Hooks  []HookSecret
+	Notify []NotifyURL
 }
 
-// ReadDemo reads tests/scenarios/demo-logins and demo-hooks.
+// ReadDemo reads tests/scenarios/demo-logins, demo-hooks and demo-notify.
 func ReadDemo(root string) (Demo, error) {
 	l, err := DemoLogins(root)
 	if err != nil {
 		return Demo{}, err
 	}
 	h, err := DemoHooks(root)
-	return Demo{Logins: l, Hooks: h}, err
+	if err != nil {
+		return Demo{}, err
+	}
+	n, err := DemoNotify(root)
+	return Demo{Logins: l, Hooks: h, Notify: n}, err
 }

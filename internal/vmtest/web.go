@@ -13,6 +13,7 @@ import (
 	"github.com/agent-box/agent-box/internal/caddycheck"
 	"github.com/agent-box/agent-box/internal/fail2bancheck"
 	"github.com/agent-box/agent-box/internal/golden"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/scenarios"
 )
 
@@ -50,9 +51,14 @@ maxretry = 3
 `
 
 var (
-	credRe     = regexp.MustCompile(`(?m)^LoadCredential=login-([^:]+):(\S+)$`)
-	hookCredRe = regexp.MustCompile(`(?m)^LoadCredential=hook-([^:]+):(\S+)$`)
+	credRe       = regexp.MustCompile(`(?m)^LoadCredential=login-([^:]+):(\S+)$`)
+	hookCredRe   = regexp.MustCompile(`(?m)^LoadCredential=hook-([^:]+):(\S+)$`)
+	notifyCredRe = regexp.MustCompile(`(?m)^LoadCredential=` + contract.Creds.NotifyPrefix + `([^:]+):(\S+)$`)
 )
+
+// notifyGID is the notify group's id in the guest (NixOS allocates one; a
+// system group's, free in the Debian image).
+const notifyGID = 979
 
 // installWeb lays the web surface's host side into the guest when the
 // golden configuration has one; it does nothing otherwise. Every login the
@@ -88,6 +94,9 @@ func installWeb(root string, fx golden.Fixture, demo scenarios.Demo) error {
 		return err
 	}
 	if err := installHookSecrets(root, fx, demo.Hooks); err != nil {
+		return err
+	}
+	if err := installNotify(root, fx, demo.Notify); err != nil {
 		return err
 	}
 	hashes := map[string]string{}
@@ -133,6 +142,46 @@ func installFail2ban(root string, fx golden.Fixture) error {
 		return err
 	}
 	return enable(root, "multi-user.target", "/lib/systemd/system/fail2ban.service")
+}
+
+// installNotify does what the glue does for notifications when the golden
+// has them: the notify group (users.groups), and, root-only, each login's
+// URL file from tests/scenarios/demo-notify.
+func installNotify(root string, fx golden.Fixture, urls []scenarios.NotifyURL) error {
+	dropin, ok := fx.Files["etc/systemd/system/"+contract.Units.Notify+".d/overrides.conf"]
+	if !ok {
+		return nil
+	}
+	group := filepath.Join(root, "etc/group")
+	data, err := os.ReadFile(group)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(string(data), fmt.Sprintf(":%d:", notifyGID)) {
+		return fmt.Errorf("gid %d is taken in the guest image", notifyGID)
+	}
+	line := fmt.Sprintf("%s:x:%d:\n", *contract.Sockets.NotifyFeed.Group, notifyGID)
+	if err := writeFile(group, append(data, line...), 0o644); err != nil {
+		return err
+	}
+	byLogin := map[string]string{}
+	for _, u := range urls {
+		byLogin[u.Login] = u.URL
+	}
+	creds := notifyCredRe.FindAllStringSubmatch(dropin, -1)
+	if len(creds) == 0 {
+		return fmt.Errorf("the web golden's notify drop-in loads no URL")
+	}
+	for _, m := range creds {
+		u, ok := byLogin[m[1]]
+		if !ok {
+			return fmt.Errorf("login %s has a notify URL in the web golden, but none in tests/scenarios/demo-notify", m[1])
+		}
+		if err := writeFile(filepath.Join(root, m[2]), []byte(u+"\n"), 0o400); err != nil {
+			return fmt.Errorf("writing the notify URL of login %s: %w", m[1], err)
+		}
+	}
+	return nil
 }
 
 // installHookSecrets writes, root-only, the secret of every webhook

@@ -1,6 +1,7 @@
 package vmtest
 
 import (
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,13 +25,23 @@ func webFixture(t *testing.T) (golden.Fixture, scenarios.Demo) {
 	return fx, demo
 }
 
+// guestRoot is an empty guest root but for the image's /etc/group.
+func guestRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := writeFile(filepath.Join(root, "etc/group"), []byte("root:x:0:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 // The guest of a web golden gets the host side NixOS would add: the
 // Caddyfile importing exactly the golden's two store files, caddy enabled
 // with its admin directory, and each login's hash at the path its
 // LoadCredential= names, root-only.
 func TestInstallWebLaysTheHostSide(t *testing.T) {
 	fx, demo := webFixture(t)
-	root := t.TempDir()
+	root := guestRoot(t)
 	if err := installWeb(root, fx, demo); err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +75,24 @@ func TestInstallWebLaysTheHostSide(t *testing.T) {
 			t.Errorf("%s holds %q, want the demo secret", p, data)
 		}
 	}
+	group, _ := os.ReadFile(filepath.Join(root, "etc/group"))
+	if !strings.Contains(string(group), "\n"+*contract.Sockets.NotifyFeed.Group+":x:") {
+		t.Errorf("no notify group in /etc/group:\n%s", group)
+	}
+	if len(demo.Notify) == 0 {
+		t.Fatal("tests/scenarios/demo-notify has no URL")
+	}
+	for _, n := range demo.Notify {
+		p := filepath.Join(root, "etc/agent-box-demo", n.Login+".notify")
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm() != 0o400 {
+			t.Errorf("notify URL of %s: %v, mode %v; want 0400", n.Login, err, st)
+			continue
+		}
+		if data, _ := os.ReadFile(p); string(data) != n.URL+"\n" {
+			t.Errorf("%s holds %q, want the demo URL", p, data)
+		}
+	}
 	for _, l := range demo.Logins {
 		p := filepath.Join(root, "etc/agent-box-demo", l.Name+".hash")
 		st, err := os.Stat(p)
@@ -90,8 +119,18 @@ func TestInstallWebRefusesALoginWithoutADemoPassword(t *testing.T) {
 			only = append(only, l)
 		}
 	}
-	err := installWeb(t.TempDir(), fx, scenarios.Demo{Logins: only, Hooks: demo.Hooks})
+	err := installWeb(guestRoot(t), fx, scenarios.Demo{Logins: only, Hooks: demo.Hooks, Notify: demo.Notify})
 	if err == nil || !strings.Contains(err.Error(), "logins ops ") {
+		t.Fatalf("got %v, want an error naming login ops", err)
+	}
+}
+
+// Likewise a login with notifications whose URL the demo data lacks.
+func TestInstallWebRefusesANotifyLoginWithoutADemoURL(t *testing.T) {
+	fx, demo := webFixture(t)
+	demo.Notify = nil
+	err := installWeb(guestRoot(t), fx, demo)
+	if err == nil || !strings.Contains(err.Error(), "login ops has a notify URL") {
 		t.Fatalf("got %v, want an error naming login ops", err)
 	}
 }
@@ -111,7 +150,7 @@ func TestInstallWebLeavesOtherGoldensAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
+	root := guestRoot(t)
 	if err := installWeb(root, fx, scenarios.Demo{}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +165,7 @@ func TestInstallWebLeavesOtherGoldensAlone(t *testing.T) {
 // loads.
 func TestInstallWebEnablesFail2banAsNixOSDoes(t *testing.T) {
 	fx, demo := webFixture(t)
-	root := t.TempDir()
+	root := guestRoot(t)
 	debian := filepath.Join(root, "etc/fail2ban/jail.d/defaults-debian.conf")
 	os.MkdirAll(filepath.Dir(debian), 0o755)
 	os.WriteFile(debian, []byte("[sshd]\nenabled = true\n"), 0o644)

@@ -245,6 +245,19 @@ let
           "bob"
         ];
       };
+      notify = mkOption {
+        type = types.submodule {
+          options.urlFile = mkOption {
+            type = types.nullOr types.str;
+            default = null;
+            description = "Absolute path of a root-only file (outside the Nix store) holding one URL: an ntfy topic or any HTTPS endpoint that takes a JSON POST. When set, each session of this login's users that newly needs you, keeps crashing, has finished or exited is POSTed there (user, session, state, reason, a link; never terminal contents) by `${contract.units.notify}`, the only unit of the web surface with outbound network. The URL usually carries a token, so systemd hands the file to that unit as a credential; it is never copied into the store or an environment. See `docs/operating.md`, \"Notifications\".";
+            example = "/var/lib/secrets/agent-box-ops.notify";
+          };
+        };
+        default = { };
+        description = "Notifications out for this login (see `urlFile`).";
+        example = literalExpression ''{ urlFile = "/var/lib/secrets/agent-box-ops.notify"; }'';
+      };
     };
   };
 

@@ -13,8 +13,9 @@ Exit 0 only if the text typed came back from a shell running as alice in
 the new session, with the secret in its environment. Then has that shell
 ring the bell after the browser went back to the box's page, where the
 inbox must show it live (no reload; alice's entry, its state, not the
-session's name) and its Open button must hand over to that session's
-terminal (screenshot browser-inbox.png).
+session's name), raise one browser notification (the Notification API,
+stood in for: headless Chromium shows none), and its Open button must hand
+over to that session's terminal (screenshot browser-inbox.png).
 
 Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
@@ -204,7 +205,13 @@ def main(login, password, shot):
         step("a bell in 12 s; back to the box's page")
         driver.get(BOX + "/")
         wait.until(EC.presence_of_element_located((By.ID, "inbox")))
-        driver.execute_script("window.agentBoxNoReload = true;")
+        # A stand-in for the Notification API with the permission granted
+        # (headless Chromium shows none): what the page would show.
+        driver.execute_script(
+            "window.agentBoxNoReload = true; window.agentBoxNotes = [];"
+            "window.Notification = function (title, opts) { window.agentBoxNotes.push(title + ': ' + opts.body); };"
+            "window.Notification.permission = 'granted';"
+        )
         entry = (By.XPATH, f"//ul[@id='inbox']/li[form/input[@name='next' and contains(@value, '={SESSION}')]]")
         WebDriverWait(driver, 90).until(EC.presence_of_element_located(entry))
         shown = driver.find_element(*entry).text
@@ -214,6 +221,11 @@ def main(login, password, shot):
             return 1
         if "alice" not in shown or "needs-you (bell)" not in shown or SESSION in shown:
             print(f"browser: the inbox entry reads {shown!r}; want alice, needs-you (bell), no session name", file=sys.stderr)
+            return 1
+        notes = driver.execute_script("return window.agentBoxNotes;")
+        step(f"browser notifications: {notes!r}")
+        if not any("alice needs-you (bell)" in n for n in notes) or any(SESSION in n for n in notes):
+            print(f"browser: notifications {notes!r}; want one for alice's bell, without the session's name", file=sys.stderr)
             return 1
         driver.save_screenshot(INBOX_SHOT)
         step(f"screenshot {INBOX_SHOT}")

@@ -680,6 +680,68 @@ check "the banned client's next connection to port $port is refused" connect_ref
 check "loopback still reaches the login page" status_is 200 "$none" "https://$D/auth/login"
 check "root unbans 10.99.0.2" fail2ban-client set agent-box-auth unbanip 10.99.0.2
 check "after the unban the client reaches the login page again" in_out 200 from_client "https://$D/auth/login"
+# notifications out (docs/web-contract.md, "Notifications"): ops's notify
+# URL (tests/scenarios/demo-notify) is a receiver in the client namespace. A
+# bell in a new session of bob's reaches it as the documented JSON, sent by
+# agent-box-notify.service, the one web unit with outbound network.
+notify_url=$(awk '$1 == "ops" { print $2 }' "$here/demo-notify")
+notify_addr=${notify_url#http://}
+notify_addr=${notify_addr%%/*}
+received="$work/received"
+ip netns exec abcl python3 "$here/receiver.py" "${notify_addr%:*}" "${notify_addr#*:}" "$received" &
+receiver_pid=$!
+check "a receiver listens at ops's notify URL, in the client namespace" wait_until 20 test -e "$received.ready"
+check "bob's session ring9 starts" ab bob session add ring9 --agent shell
+check "... and is live" wait_until 30 has_session bob ring9
+sleep 1 # its prompt's output first, then the bell
+tm bob send-keys -t "=ring9:" "printf '\\a'" Enter
+got_ring9() { grep -q 'ring9' "$received" 2>/dev/null; }
+check "its bell reaches the receiver as a POST" wait_until 20 got_ring9
+payload_ok() {
+  python3 - "$received" "$D" "${notify_url#http://"$notify_addr"}" <<'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+rec = [r for r in recs if "ring9" in r["body"]][0]
+body = json.loads(rec["body"])
+print(rec)
+want_keys = {"user", "session", "state", "reason", "link", "time"}
+host = sys.argv[2]
+ok = (rec["method"] == "POST" and rec["path"] == sys.argv[3]
+      and set(body) == want_keys
+      and body["user"] == "bob" and body["session"] == "ring9"
+      and body["state"] == "needs-you" and body["reason"] == "bell"
+      and body["link"] == f"https://bob.{host}/term/?arg=ring9"
+      and rec["headers"]["Content-Type"] == "application/json"
+      and rec["headers"]["Title"] == "bob: needs-you (bell)"
+      and rec["headers"]["Click"] == body["link"])
+sys.exit(0 if ok else 1)
+EOF
+}
+check "... with the documented JSON (user, session, state, reason, link, time) and ntfy's headers" payload_ok
+notify_latency() {
+  local logged sent
+  logged=$(journalctl -q -b -u "$(unit bob)" -o short-unix | grep -F 'session "ring9": needs-you (bell)' | head -n 1 | cut -d' ' -f1)
+  sent=$(python3 -c 'import json, sys; print([json.loads(l)["ms"] for l in open(sys.argv[1]) if "ring9" in l][0])' "$received")
+  python3 -c 'import sys; print(f"{int(sys.argv[2]) - float(sys.argv[1]) * 1000:.0f} ms")' "$logged" "$sent"
+}
+note "measure: attention state (supervisor's log) -> the POST at the receiver: $(notify_latency)"
+only_ops() { python3 -c 'import json, sys; sys.exit(any(json.loads(l)["path"] != sys.argv[2] for l in open(sys.argv[1])))' "$received" "${notify_url#http://"$notify_addr"}"; }
+check "only ops's URL was called (alice-only has none)" only_ops
+sent_by_notify() { journalctl -q -b -u agent-box-notify.service -o cat | grep -q 'login ops: sent bob needs-you'; }
+check "agent-box-notify.service logged the delivery" sent_by_notify
+no_net_but_notify() {
+  local u
+  for u in agent-box-auth.service agent-box-web@alice.service agent-box-term@alice.service; do
+    [ "$(systemctl show -P PrivateNetwork "$u")" = yes ] || [ "$(systemctl show -P IPAddressDeny "$u")" != "" ] || {
+      echo "$u has network"
+      return 1
+    }
+  done
+  [ "$(systemctl show -P PrivateNetwork agent-box-notify.service)" = no ]
+}
+check "the auth service, web daemon and terminal have no network; the notify service has" no_net_but_notify
+note "systemd-analyze security agent-box-notify.service (systemd 257): $(systemd-analyze security agent-box-notify.service 2>/dev/null | sed -n 's/^→ Overall exposure level for [^:]*: //p')"
+kill "$receiver_pid" 2>/dev/null || true
 check "the client network namespace goes" bash -c 'ip link del ab-host && ip netns del abcl'
 
 # phase: password. A login changes its password on the box origin (only

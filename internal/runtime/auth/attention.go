@@ -65,8 +65,11 @@ func (b *board) take(user string, now time.Time) bool {
 }
 
 // set replaces user's states with es, reported at now; first says it is
-// user's first report. A change of any state wakes the inbox streams.
-func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool) {
+// user's first report since the service started. fresh are the entries
+// whose state (or reason) is new and in the inbox (none on a first report:
+// the service cannot tell what it already said before it started). A
+// change of any state wakes the inbox streams.
+func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool, fresh []listed) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old, had := b.users[user]
@@ -84,12 +87,15 @@ func (b *board) set(user string, es []attention.Entry, now time.Time) (first boo
 			t, changed = now, true
 		}
 		r.entries[i] = listed{Entry: e, Since: t}
+		if !ok && had && inboxRank[e.State] > 0 {
+			fresh = append(fresh, r.entries[i])
+		}
 	}
 	b.users[user] = r
 	if changed {
 		b.changed.fire()
 	}
-	return !had
+	return !had, fresh
 }
 
 // states is user's states as last reported (nil: no report yet).
@@ -140,9 +146,11 @@ func (s *Server) attentionPut(w http.ResponseWriter, r *http.Request, user strin
 		http.Error(w, "not a report: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if s.board.set(user, es, s.clock.Now()) {
+	first, fresh := s.board.set(user, es, s.clock.Now())
+	if first {
 		s.log.Printf("%s reports the attention states of %d sessions", user, len(es))
 	}
+	s.notifyFresh(user, fresh)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusNoContent)
 }

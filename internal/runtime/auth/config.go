@@ -55,9 +55,11 @@ type Config struct {
 	hashes map[string]Hash // login -> its password hash
 }
 
-// Login is one person: the agent users it may open.
+// Login is one person: the agent users it may open, and whether its
+// notifications go out (the notify service holds its URL).
 type Login struct {
-	Users []string `json:"users"`
+	Users  []string `json:"users"`
+	Notify bool     `json:"notify,omitempty"`
 }
 
 // configWhat names this configuration in a *badconfig.Error (exit 12).
@@ -169,7 +171,7 @@ func exactKeys(data []byte) error {
 	if l, ok := top["logins"]; ok && json.Unmarshal(l, &logins) == nil {
 		for name, fields := range logins {
 			for k := range fields {
-				if k != "users" {
+				if k != "users" && k != "notify" {
 					return fmt.Errorf("logins.%s: unknown field %q", name, k)
 				}
 			}

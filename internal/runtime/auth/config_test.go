@@ -60,6 +60,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown field", `{"domain": "box.test", ` + users + `, "sessionlifetime": "1h"}`, `unknown field "sessionlifetime"`},
 		{"a field in another case", `{"domain": "box.test", ` + users + `, "IdleTimeout": "1h"}`, `unknown field "IdleTimeout"`},
 		{"unknown field in a login", `{"domain": "box.test", ` + users + `, "logins": {"ops": {"users": [], "password": "x"}}}`, `unknown field "password"`},
+		{"notify that is no bool", `{"domain": "box.test", ` + users + `, "logins": {"ops": {"users": ["alice"], "notify": "https://ntfy.example/t"}}}`, `cannot unmarshal string`},
 		{"unknown user in a login", `{"domain": "box.test", ` + users + `, "logins": {"ops": {"users": ["alice", "carol"]}}}`, `logins.ops.users: unknown user "carol"`},
 		{"user twice in a login", `{"domain": "box.test", ` + users + `, "logins": {"ops": {"users": ["alice", "alice"]}}}`, `listed twice`},
 		{"user twice", `{"domain": "box.test", "users": ["alice", "alice"]}`, `"alice" is listed twice`},

@@ -40,6 +40,12 @@ type inboxEntry struct {
 	Since         time.Time
 }
 
+// Key tells entries apart for the page's script (a new key is a new
+// notification): an attribute, never shown.
+func (e inboxEntry) Key() string {
+	return e.User + " " + e.Session + " " + e.Status.String()
+}
+
 // Next is the local path the entry's Open form hands over to.
 func (e inboxEntry) Next() string { return contract.TerminalLink(e.Session) }
 

@@ -165,7 +165,7 @@ func inboxOf(t *testing.T, page string) string {
 	return m[1]
 }
 
-var itemRE = regexp.MustCompile(`<li class="([a-z-]+)"><form method="post" action="/auth/open"><span><b>([a-z]+)</b> ([^<]*) <time[^>]*>[^<]*</time></span><input type="hidden" name="user" value="([a-z]+)"><input type="hidden" name="next" value="([^"]*)">`)
+var itemRE = regexp.MustCompile(`<li class="([a-z-]+)" data-key="[^"]*"><form method="post" action="/auth/open"><span><b>([a-z]+)</b> ([^<]*) <time[^>]*>[^<]*</time></span><input type="hidden" name="user" value="([a-z]+)"><input type="hidden" name="next" value="([^"]*)">`)
 
 // items are an inbox's entries as "user state (reason) next".
 func items(t *testing.T, list string) []string {

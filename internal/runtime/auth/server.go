@@ -7,6 +7,7 @@ import (
 	"net"
 	"os/user"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +53,10 @@ type Server struct {
 	keepAlive time.Duration
 	// stopping ends the inbox streams when Serve's context ends.
 	stopping <-chan struct{}
+	// notifyLogins are the logins with notifications, sorted; feed sends
+	// theirs to the notify service (Serve runs it when there are any).
+	notifyLogins []string
+	feed         *feed
 
 	// derive is the password hash function; tests count its calls.
 	derive deriveFunc
@@ -80,6 +85,13 @@ func New(o Options) (*Server, error) {
 	if s.clock == nil {
 		s.clock = systemClock{}
 	}
+	for l, login := range o.Config.Logins {
+		if login.Notify {
+			s.notifyLogins = append(s.notifyLogins, l)
+		}
+	}
+	sort.Strings(s.notifyLogins)
+	s.feed = newFeed(contract.Sockets.NotifyFeed.Path, s.log)
 	if s.cfg.hashes == nil {
 		s.cfg.hashes = map[string]Hash{}
 	}
@@ -158,6 +170,9 @@ const shutdownTimeout = 10 * time.Second
 func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.Listener) error {
 	s.log.Printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
 	s.stopping = ctx.Done()
+	if len(s.notifyLogins) > 0 {
+		go s.feed.run(ctx)
+	}
 	ls := []httpserve.Listener{
 		{L: verify, Handler: s.Verify()},
 		{L: pages, Handler: s.Pages()},

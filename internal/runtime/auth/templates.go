@@ -15,17 +15,39 @@ const handoverScript = `document.getElementById("handover").submit();`
 // html/template output (user names, the contract's state and reason
 // names, times), so they are set as HTML; an "end" event (the session
 // ended) reloads the page, which then asks for a login; a "closed" event
-// (too many pages of the login) stops it with a note.
+// (too many pages of the login) stops it with a note. With the person's
+// permission (asked for by a button: browsers grant it only on a click),
+// an entry that was not in the list before becomes a browser notification
+// (its shown text: user, state, time; never the session's name).
 const inboxScript = `const list = document.getElementById("inbox");
 const note = document.getElementById("inbox-note");
+const ask = document.getElementById("inbox-notify");
 const local = () => {
   for (const t of list.querySelectorAll("time")) {
     t.textContent = "since " + new Date(t.dateTime).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
   }
 };
+const keys = () => new Set([...list.querySelectorAll("li[data-key]")].map((li) => li.dataset.key));
 local();
+let seen = keys();
+if ("Notification" in window && Notification.permission === "default") {
+  ask.hidden = false;
+  ask.addEventListener("click", () => Notification.requestPermission().then(() => { ask.hidden = true; }));
+}
 const events = new EventSource(list.dataset.events);
-events.addEventListener("inbox", (e) => { list.innerHTML = e.data; local(); note.textContent = "Live."; });
+events.addEventListener("inbox", (e) => {
+  list.innerHTML = e.data;
+  local();
+  note.textContent = "Live.";
+  const before = seen;
+  seen = keys();
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  for (const li of list.querySelectorAll("li[data-key]")) {
+    if (before.has(li.dataset.key)) continue;
+    const n = new Notification("agent-box", {body: li.querySelector("span").textContent, tag: li.dataset.key});
+    n.onclick = () => window.focus();
+  }
+});
 events.addEventListener("end", () => { events.close(); location.reload(); });
 events.addEventListener("closed", (e) => { events.close(); note.textContent = "Live updates stopped: " + e.data + ". Reload the page to resume."; });
 events.onerror = () => {
@@ -100,7 +122,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": a
 {{with .User}}<p class="quiet">Then on to {{.}}.{{$.Domain}}.</p>
 {{end}}{{template "foot" .}}{{end}}
 
-{{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+{{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
 {{else}}<li class="quiet">Nothing needs you.</li>
 {{end}}{{end}}
 
@@ -109,6 +131,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": a
 <ul id="inbox" data-events="{{auth "inbox"}}">
 {{template "inbox" .Inbox}}</ul>
 <p id="inbox-note" class="quiet" role="status"></p>
+<p><button id="inbox-notify" type="button" hidden>Notify me in this browser</button></p>
 <script>` + inboxScript + `</script>
 <h2>Agent users</h2>
 <ul>

@@ -81,6 +81,7 @@ commands:
   web hash-password                            read a password from stdin, print its hash
   web revoke LOGIN                             end every web session of LOGIN (as root)
   web serve | auth serve                       the web daemon, the auth service (their units' ExecStart)
+  notify serve                                 the notify service (its unit's ExecStart)
   supervise                                    run the supervisor (its unit's ExecStart)
   tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
@@ -201,6 +202,11 @@ func (p *Program) run(ctx context.Context, args []string) error {
 		return p.auth(ctx, rest)
 	case "web":
 		return p.web(ctx, rest)
+	case "notify":
+		if len(rest) != 1 || rest[0] != "serve" {
+			return usagef("usage: notify serve")
+		}
+		return p.notifyServe(ctx)
 	case "supervise":
 		if len(rest) != 0 {
 			return usagef("supervise takes no arguments")

@@ -118,8 +118,12 @@ type Socket struct {
 	// FDName is the unit's FileDescriptorName=, by which the program
 	// tells its listeners apart (LISTEN_FDNAMES); null for a socket its
 	// program creates itself.
-	FDName  *string `json:"fdName"`
-	Mode    *string `json:"mode"`
+	FDName *string `json:"fdName"`
+	// Datagram: ListenDatagram= (else ListenStream=).
+	Datagram bool    `json:"datagram,omitempty"`
+	Mode     *string `json:"mode"`
+	// Group is the socket's group when it is neither root nor Caddy's.
+	Group   *string `json:"group"`
 	DirMode *string `json:"dirMode"`
 	Caddy   bool    `json:"caddy"`
 	Clients string  `json:"clients"`
@@ -271,6 +275,25 @@ type Contract struct {
 			// oldest.
 			MaxStreams int `json:"maxStreams"`
 		} `json:"inbox"`
+		// Notify: notifications out (docs/web-contract.md,
+		// "Notifications"): the auth service sends each new inbox entry
+		// of a login with a notify URL as one datagram (at most
+		// MaxEventBytes) to the notify feed socket (its group is the
+		// auth service's supplementary group);
+		// the notify service POSTs it to the login's URL (at most
+		// URLMaxBytes, the credential NotifyPrefix + login), Queue events
+		// per login waiting, each tried Attempts times, each attempt at
+		// most Timeout, waiting BackoffFirst, then twice as long each
+		// time up to BackoffMax.
+		Notify struct {
+			MaxEventBytes int    `json:"maxEventBytes"`
+			URLMaxBytes   int    `json:"urlMaxBytes"`
+			Queue         int    `json:"queue"`
+			Attempts      int    `json:"attempts"`
+			Timeout       string `json:"timeout"`
+			BackoffFirst  string `json:"backoffFirst"`
+			BackoffMax    string `json:"backoffMax"`
+		} `json:"notify"`
 		// EventMaxBytes bounds what agent-box reads of a hook's input.
 		EventMaxBytes int `json:"eventMaxBytes"`
 		// WatchSession is the tmux session of the supervisor's watcher
@@ -301,6 +324,8 @@ type Contract struct {
 		// HookPrefix + N is hook N's (its secret).
 		LoginPrefix string `json:"loginPrefix"`
 		HookPrefix  string `json:"hookPrefix"`
+		// NotifyPrefix + L is login L's notify URL (the notify service's).
+		NotifyPrefix string `json:"notifyPrefix"`
 	} `json:"credentials"`
 	Logs struct {
 		// FailedLogin starts the auth service's failed-login line, which
@@ -320,6 +345,7 @@ type Contract struct {
 		Auth      string `json:"auth"`
 		Web       string `json:"web"`
 		Term      string `json:"term"`
+		Notify    string `json:"notify"`
 	} `json:"units"`
 	Dirs struct {
 		// Runtime is an agent user's runtime directory (the unit's
@@ -331,6 +357,7 @@ type Contract struct {
 		AuthPages   Socket `json:"authPages"`
 		AuthStatus  Socket `json:"authStatus"`
 		AuthControl Socket `json:"authControl"`
+		NotifyFeed  Socket `json:"notifyFeed"`
 		Web         Socket `json:"web"`
 		Hook        Socket `json:"hook"`
 		TTYD        Socket `json:"ttyd"`

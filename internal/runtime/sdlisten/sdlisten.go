@@ -24,6 +24,17 @@ const firstFD = 3
 // marked close-on-exec; LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES are
 // removed from the environment.
 func Listeners() (map[string]net.Listener, error) {
+	return take(net.FileListener)
+}
+
+// PacketConns returns the passed datagram sockets by name (ListenDatagram=),
+// as Listeners does stream sockets.
+func PacketConns() (map[string]net.PacketConn, error) {
+	return take(net.FilePacketConn)
+}
+
+// take converts each passed descriptor with conv.
+func take[T any](conv func(*os.File) (T, error)) (map[string]T, error) {
 	pid, fds, names := os.Getenv("LISTEN_PID"), os.Getenv("LISTEN_FDS"), os.Getenv("LISTEN_FDNAMES")
 	os.Unsetenv("LISTEN_PID")
 	os.Unsetenv("LISTEN_FDS")
@@ -39,7 +50,7 @@ func Listeners() (map[string]net.Listener, error) {
 	if names != "" {
 		nameList = strings.Split(names, ":")
 	}
-	out := map[string]net.Listener{}
+	out := map[string]T{}
 	for i := 0; i < n; i++ {
 		fd := firstFD + i
 		syscall.CloseOnExec(fd)
@@ -51,12 +62,12 @@ func Listeners() (map[string]net.Listener, error) {
 			return nil, fmt.Errorf("two sockets named %q", name)
 		}
 		f := os.NewFile(uintptr(fd), name)
-		l, err := net.FileListener(f)
-		f.Close() // FileListener dup'ed it
+		c, err := conv(f)
+		f.Close() // conv dup'ed it
 		if err != nil {
 			return nil, fmt.Errorf("socket %q (fd %d): %w", name, fd, err)
 		}
-		out[name] = l
+		out[name] = c
 	}
 	return out, nil
 }

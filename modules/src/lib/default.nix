@@ -96,6 +96,9 @@ let
       _:
       @@include:guide.md@@
       ;
+    agentFiles =
+      @@include:agent-files.nix@@
+      ;
     units =
       @@include:units.nix@@
       ;

@@ -74,6 +74,7 @@ let
       logins = map (l: {
         name = l;
         inherit (w.logins.${l}) hashedPasswordFile;
+        notifyUrlFile = w.logins.${l}.notify.urlFile;
         users = sortStrings (unique w.logins.${l}.users);
       }) loginNames;
       # Agent users with a web origin: those some login may open.

@@ -14,7 +14,7 @@
   render,
   build,
   contract,
-  guideText,
+  agentFiles,
   ...
 }:
 let
@@ -27,33 +27,6 @@ let
   inherit (prim) concatMap forUser;
   inherit (contract) sockets units;
   names = build.webStoreNames;
-
-  # Whether an agent user has an agent with setup s (then the agent's
-  # host-wide files are installed).
-  setupUsed =
-    s: n: builtins.any (u: builtins.any (a: n.agents.${a}.setup == s) n.users.${u}.agentNames) n.userNames;
-
-  # The agents' host-wide files (the guide, and the hook or plugin through
-  # which each reports its conversation), for the setups some user has.
-  agentFiles =
-    n: host:
-    let
-      runtime = "${host.runtime}/bin/agent-box";
-      guide = render.guide n guideText;
-      files = {
-        claude = {
-          ${render.claude.settingsFile} = render.claude.settings runtime;
-          ${render.claude.guideFile} = guide;
-        };
-        codex.${render.codex.configFile} = render.codex.config runtime guide;
-        opencode = {
-          ${render.opencode.configFile} = render.opencode.config;
-          ${render.opencode.pluginFile} = render.opencode.plugin runtime;
-          ${render.opencode.guideFile} = guide;
-        };
-      };
-    in
-    builtins.foldl' (acc: s: acc // (if setupUsed s n then files.${s} else { })) { } (attrNames files);
 
   # A drop-in: unit name -> { text; wantedBy; }.
   entry = name: text: wantedBy: {
@@ -100,6 +73,16 @@ let
           "authStatus"
           "authControl"
         ]
+        # notifications out: their unit and its feed socket, only for them
+        ++ (
+          if render.auth.notifying w != [ ] then
+            [
+              (entry units.notify (render.auth.notifyDropin w host) [ ])
+              (authSocket "notifyFeed")
+            ]
+          else
+            [ ]
+        )
         ++ concatMap perUser (filter (u: n.users ? ${u}) w.users)
       );
 
@@ -177,7 +160,7 @@ let
       else
         { }
     )
-    // agentFiles n host
+    // agentFiles.files n host
     // (
       if n.web.enable && n.web.ptraceScope != null then
         {

@@ -5,8 +5,9 @@
 # another network namespace) and a ban after three failed logins. alice's
 # webhook `ci` wakes her session `inbox` (a shell, so the notice typed into it
 # runs and reads the delivery); `bulk` only stores (the power-cut check).
-# The hash and secret files are written by the VM harness (the public demo
-# passwords and secrets of tests/scenarios/demo-logins and demo-hooks).
+# ops's notifications go out (alice-only has none). The hash, secret and
+# URL files are written by the VM harness (the public demo passwords,
+# secrets and URL of tests/scenarios/demo-logins, demo-hooks, demo-notify).
 { pkgs, ... }:
 {
   enable = true;
@@ -36,6 +37,8 @@
     terminalCheckInterval = "5s";
     logins.ops = {
       hashedPasswordFile = "/etc/agent-box-demo/ops.hash";
+      # notifications out (the VM tier's receiver: tests/scenarios/demo-notify)
+      notify.urlFile = "/etc/agent-box-demo/ops.notify";
       users = [
         "alice"
         "bob"

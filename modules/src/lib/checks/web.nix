@@ -164,6 +164,10 @@ let
           assertion = l.users != [ ];
           message = "${prefix}.logins.${show l.name}.users is empty: name the agent users this login may open.";
         }
+        {
+          assertion = l.notifyUrlFile == null || secretPath l.notifyUrlFile;
+          message = "${prefix}.logins.${show l.name}.notify.urlFile = ${show l.notifyUrlFile}: use an absolute path outside the Nix store (a root-only file: the URL holds its token; the store is world-readable), without ':'.";
+        }
       ]) w.logins
       ++ concatMap (u: [
         {

@@ -1,0 +1,93 @@
+// Package notify carries notifications out (docs/web-contract.md,
+// "Notifications"): the auth service sends each new inbox entry of a login
+// that has a notify URL as one datagram to the notify feed socket; the
+// notify service (agent-box notify serve, the only part of the web surface
+// with outbound network) POSTs it as JSON to that login's URL, retrying
+// with backoff from a bounded queue per login.
+//
+// An event holds only names the contract checks and what the auth service
+// made of them: never text from a hook or a terminal.
+package notify
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/attention"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+)
+
+// Event is one notification: a session of User entered State (with
+// Reason) at Time; Link opens it (its terminal on the user's origin).
+// Login, on the feed only, is whose URL it goes to.
+type Event struct {
+	Login   string `json:"login,omitempty"`
+	User    string `json:"user"`
+	Session string `json:"session"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+	Link    string `json:"link"`
+	Time    string `json:"time"`
+}
+
+// Feed is e as the auth service sends it: its JSON, Login included.
+func (e Event) Feed() []byte {
+	b, _ := json.Marshal(e)
+	return b
+}
+
+// Payload is the body POSTed to the login's URL: e without Login.
+func (e Event) Payload() []byte {
+	e.Login = ""
+	b, _ := json.Marshal(e)
+	return b
+}
+
+// Title is a one-line summary (ntfy shows it as the title).
+func (e Event) Title() string {
+	return e.User + ": " + attention.Status{State: attention.State(e.State), Reason: e.Reason}.String()
+}
+
+// ParseFeed reads one datagram of the feed. Anything that is not an event
+// of the contract's names (an unknown or missing field, a name outside its
+// pattern, a state or reason the contract lacks, a link that is not an
+// https URL, a time that is not RFC 3339) is an error.
+func ParseFeed(data []byte) (Event, error) {
+	lim := contract.Attention.Notify
+	if len(data) > lim.MaxEventBytes {
+		return Event{}, fmt.Errorf("%d bytes, more than %d", len(data), lim.MaxEventBytes)
+	}
+	var e Event
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&e); err != nil {
+		return Event{}, fmt.Errorf("not an event: %w", err)
+	}
+	if d.More() {
+		return Event{}, errors.New("not an event: more after it")
+	}
+	switch {
+	case !contract.Names.Login.Match(e.Login):
+		return Event{}, errors.New("no login name")
+	case !contract.Names.WebUser.Match(e.User):
+		return Event{}, errors.New("no user name")
+	case !contract.Names.Session.Match(e.Session):
+		return Event{}, errors.New("no session name")
+	case !attention.Known(attention.State(e.State)):
+		return Event{}, errors.New("no state of the contract")
+	case e.Reason != "" && !attention.KnownReason(e.Reason):
+		return Event{}, errors.New("no reason of the contract")
+	}
+	if u, err := url.Parse(e.Link); err != nil || u.Scheme != "https" || u.Host == "" || strings.ContainsAny(e.Link, " \t\r\n") {
+		return Event{}, errors.New("the link is not an https URL")
+	}
+	if _, err := time.Parse(time.RFC3339, e.Time); err != nil {
+		return Event{}, errors.New("the time is not RFC 3339")
+	}
+	return e, nil
+}
