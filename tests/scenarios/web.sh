@@ -691,6 +691,15 @@ received="$work/received"
 ip netns exec abcl python3 "$here/receiver.py" "${notify_addr%:*}" "${notify_addr#*:}" "$received" &
 receiver_pid=$!
 check "a receiver listens at ops's notify URL, in the client namespace" wait_until 20 test -e "$received.ready"
+# ops's notifications of ring1..3 went out before the receiver listened: each
+# is tried again with growing waits until it is sent or given up, in order
+# (one queue per login); ring9's must not wait behind them, or its time
+# measures their retries (3.2 s in a run that did not wait)
+notify_log() { journalctl -q -b -u agent-box-notify.service -o cat; }
+retried() { notify_log | grep -qE 'login ops: try 1 of [0-9]+ failed'; }
+settled() { [ "$(notify_log | grep -cE 'login ops: (sent|gave up on) bob needs-you')" -ge 3 ]; }
+check "ops's notifications from before the receiver were tried again" retried
+check "... and each was sent or given up" wait_until 90 settled
 check "bob's session ring9 starts" ab bob session add ring9 --agent shell
 check "... and is live" wait_until 30 has_session bob ring9
 sleep 1 # its prompt's output first, then the bell

@@ -12,9 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// notifyConfig is testConfig with notifications for ops (alice and bob);
-// al (alice) has none.
-var notifyConfig = strings.Replace(testConfig, `"ops": {"users": ["alice", "bob"]}`, `"ops": {"users": ["alice", "bob"], "notify": true}`, 1)
+// notifyConfig is testConfig with notifications for ops (alice and bob)
+// and al (alice only).
+var notifyConfig = strings.NewReplacer(
+	`"ops": {"users": ["alice", "bob"]}`, `"ops": {"users": ["alice", "bob"], "notify": true}`,
+	`"al": {"users": ["alice"]}`, `"al": {"users": ["alice"], "notify": true}`,
+).Replace(testConfig)
 
 // feedOf points w's feed at a fresh datagram socket, runs it, and returns
 // the socket to read.
@@ -54,7 +57,8 @@ func datagrams(t *testing.T, conn net.PacketConn, wait time.Duration) []notify.E
 
 // TestANewInboxEntryIsSentToTheLoginsWithNotificationsThatMayOpenItsUser:
 // one event per entry that newly entered an inbox state, to each login
-// with notifications that may open the user, in the documented form;
+// with notifications that may open the user (bob's to ops, never to al),
+// in the documented form;
 // nothing for a first report (the service cannot know what it said before
 // it started), a working session, or an entry that stays as it was.
 func TestANewInboxEntryIsSentToTheLoginsWithNotificationsThatMayOpenItsUser(t *testing.T) {
@@ -69,10 +73,12 @@ func TestANewInboxEntryIsSentToTheLoginsWithNotificationsThatMayOpenItsUser(t *t
 	}{
 		{1001, "main needs-you permission\n", nil},
 		{1001, "main needs-you permission\nside finished turn\n", []notify.Event{
+			{Login: "al", User: "alice", Session: "side", State: "finished", Reason: "turn", Link: "https://alice.box.test/term/?arg=side", Time: "2026-12-01T10:00:00Z"},
 			{Login: "ops", User: "alice", Session: "side", State: "finished", Reason: "turn", Link: "https://alice.box.test/term/?arg=side", Time: "2026-12-01T10:00:00Z"},
 		}},
 		{1001, "main working\nside finished turn\n", nil},
 		{1001, "main needs-you question\nside finished turn\n", []notify.Event{
+			{Login: "al", User: "alice", Session: "main", State: "needs-you", Reason: "question", Link: "https://alice.box.test/term/?arg=main", Time: "2026-12-01T10:00:00Z"},
 			{Login: "ops", User: "alice", Session: "main", State: "needs-you", Reason: "question", Link: "https://alice.box.test/term/?arg=main", Time: "2026-12-01T10:00:00Z"},
 		}},
 		{1002, "build working\n", nil},
@@ -123,8 +129,8 @@ func TestAMissingFeedHoldsNoReportAndIsLoggedOnce(t *testing.T) {
 	}
 	defer conn.Close()
 	w.report(1001, "main needs-you question\n")
-	if got := datagrams(t, conn, time.Second); len(got) != 1 {
-		t.Errorf("%d datagrams once the socket is back, want 1", len(got))
+	if got := datagrams(t, conn, time.Second); len(got) != 2 {
+		t.Errorf("%d datagrams once the socket is back, want 2 (al's and ops's)", len(got))
 	}
 	if !strings.Contains(w.log.String(), "notify: the feed takes notifications again") {
 		t.Errorf("no recovery line:\n%s", w.log)
