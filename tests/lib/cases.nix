@@ -595,6 +595,40 @@ in
     expected = 1;
   }
   {
+    name = "a notify URL file in the Nix store is refused";
+    expr = failing (webWith { logins.ops.notify.urlFile = "/nix/store/x-ops.notify"; });
+    expected = [
+      "services.agent-box.web.logins.\"ops\".notify.urlFile = \"/nix/store/x-ops.notify\": use an absolute path outside the Nix store (a root-only file: the URL holds its token; the store is world-readable), without ':'."
+    ];
+  }
+  {
+    name = "only a login with a notify URL brings the notify unit, its socket and the auth service's feed group";
+    expr =
+      let
+        dropins = w: lib.dropins (offline.normalize (webWith w)) testHost;
+        plain = dropins { };
+        notifying = dropins { logins.ops.notify.urlFile = "/var/lib/secrets/ops.notify"; };
+        grouped =
+          d: builtins.length (builtins.split "\nSupplementaryGroups=agent-box-notify-feed\n" d."agent-box-auth.service".text) > 1;
+      in
+      [
+        (plain ? "agent-box-notify.service")
+        (plain ? "agent-box-notify.socket")
+        (grouped plain)
+        (notifying ? "agent-box-notify.service")
+        (notifying ? "agent-box-notify.socket")
+        (grouped notifying)
+      ];
+    expected = [
+      false
+      false
+      false
+      true
+      true
+      true
+    ];
+  }
+  {
     name = "a bad domain, login name or duration is refused";
     expr = builtins.length (failing (
       webWith {
