@@ -79,6 +79,7 @@
 #   internal/runtime/supervisor/supervisor.go
 #   internal/runtime/tmux/tmux.go
 #   internal/runtime/tmux/watch.go
+#   internal/runtime/uploads/uploads.go
 #   internal/runtime/userfile/userfile.go
 #   internal/runtime/web/alive.go
 #   internal/runtime/web/downloads.go
@@ -88,6 +89,7 @@
 #   internal/runtime/web/settings.go
 #   internal/runtime/web/term.go
 #   internal/runtime/web/ttydpage.go
+#   internal/runtime/web/uploads.go
 #   internal/runtime/web/wake.go
 #   internal/runtime/web/web.go
 #   modules/src/agent-box.nix
@@ -771,6 +773,13 @@ let
                 "min": 1,
                 "max": 1024
               }
+            },
+            "uploads": {
+              "dir": "uploads",
+              "maxBytes": 67108864,
+              "quotaBytes": 536870912,
+              "nameMaxBytes": 255,
+              "tempPrefix": ".agent-box-upload-"
             },
             "conversations": {
               "promptMaxBytes": 65536,
@@ -3721,11 +3730,19 @@ in
         # Verbatim and backend-neutral: the instance's drop-in rendered by the module
         # adds the absolute ExecStart, PATH and the AGENT_BOX_* values (and, for a
         # user with webhooks, the hook listener and one credential per hook). It
-        # reads the user's home and writes only ~/.config/agent-box (the registry and
-        # the env file, through the same locked code as the CLI: the settings page),
+        # sees the user's home and nothing of other users, and writes, through
+        # os.Root, only ~/.config/agent-box (the registry and the env file, through
+        # the same locked code as the CLI: the settings page), ~/uploads (uploads),
         # ~/.local/state/agent-box/hooks (webhook deliveries) and
         # ~/.local/state/agent-box/conversations (a session added or removed on the
         # settings page starts or forgets its conversation file).
+        #
+        # The home is bound writable (BindPaths=), not read-only with writable
+        # binds of those directories: such a bind is made once, at start, and
+        # when the agent removes ~/uploads the kernel detaches it (a directory the
+        # agent makes again would be read-only here), so uploads would fail until
+        # a restart that closes every open terminal. Read-only bought little: the
+        # daemon runs as the user and writes the env file every session reads.
 
         [Unit]
         Description=agent-box web daemon of %i
@@ -3748,7 +3765,7 @@ in
         TimeoutStopSec=10s
 
         # Hardening (alphabetical).
-        BindReadOnlyPaths=/home/%i
+        BindPaths=/home/%i
         CapabilityBoundingSet=
         DevicePolicy=closed
         IPAddressDeny=any
@@ -3770,10 +3787,6 @@ in
         ProtectKernelTunables=yes
         ProtectProc=invisible
         ProtectSystem=strict
-        # "-": the supervisor creates them; until then there is nothing to write.
-        ReadWritePaths=-/home/%i/.config/agent-box
-        ReadWritePaths=-/home/%i/.local/state/agent-box/hooks
-        ReadWritePaths=-/home/%i/.local/state/agent-box/conversations
         RemoveIPC=yes
         RestrictAddressFamilies=AF_UNIX
         RestrictNamespaces=yes
@@ -9835,6 +9848,19 @@ in
           		RetentionMin string   `json:"retentionMin"`
           		Concurrency  IntRange `json:"concurrency"`
           	} `json:"webhooks"`
+          	// Uploads: files a person uploads on a user origin land in ~/Dir
+          	// (docs/web-contract.md, "Uploads"): at most MaxBytes each, while
+          	// the regular files directly in ~/Dir hold at most QuotaBytes; a name
+          	// of at most NameMaxBytes. An upload is written to a file named
+          	// TempPrefix... in ~/Dir first (hidden, not counted twice) and
+          	// linked to its name only when whole.
+          	Uploads struct {
+          		Dir          string `json:"dir"`
+          		MaxBytes     int64  `json:"maxBytes"`
+          		QuotaBytes   int64  `json:"quotaBytes"`
+          		NameMaxBytes int    `json:"nameMaxBytes"`
+          		TempPrefix   string `json:"tempPrefix"`
+          	} `json:"uploads"`
           	// Conversations: the limits of the kickoff prompt, of an agent's
           	// report (a hook's input) and of ~/.claude.json as agent-box reads it.
           	Conversations struct {
@@ -10038,6 +10064,7 @@ in
           	Web           = &c.Web
           	Webhooks      = &c.Webhooks
           	Conversations = &c.Conversations
+          	Uploads       = &c.Uploads
           	Attention     = &c.Attention
           	Cookies       = &c.Cookies
           	Headers       = &c.Headers
@@ -10240,6 +10267,13 @@ in
                 "min": 1,
                 "max": 1024
               }
+            },
+            "uploads": {
+              "dir": "uploads",
+              "maxBytes": 67108864,
+              "quotaBytes": 536870912,
+              "nameMaxBytes": 255,
+              "tempPrefix": ".agent-box-upload-"
             },
             "conversations": {
               "promptMaxBytes": 65536,
@@ -18270,11 +18304,17 @@ in
           // exactly name, then presses Enter. tmux reads an argument ending in ';'
           // as a command separator, so a final ';' is sent escaped.
           func (s *Server) SendText(ctx context.Context, name, text string) error {
-          	target := "=" + name + ":"
-          	if _, err := s.Run(ctx, "send-keys", "-t", target, "-l", "--", literalArg(text)); err != nil {
+          	if err := s.TypeText(ctx, name, text); err != nil {
           		return err
           	}
-          	_, err := s.Run(ctx, "send-keys", "-t", target, "Enter")
+          	_, err := s.Run(ctx, "send-keys", "-t", "="+name+":", "Enter")
+          	return err
+          }
+
+          // TypeText types text literally into session name's pane, without Enter:
+          // what a person then completes and sends.
+          func (s *Server) TypeText(ctx context.Context, name, text string) error {
+          	_, err := s.Run(ctx, "send-keys", "-t", "="+name+":", "-l", "--", literalArg(text))
           	return err
           }
 
@@ -18498,6 +18538,443 @@ in
           		return fmt.Errorf("tmux control client: %w", err)
           	}
           	return errors.New("tmux control client exited")
+          }
+        '';
+        "uploads/uploads.go" = ''
+          // Package uploads stores the files a person uploads on a user's origin in
+          // that user's ~/uploads (the contract's Uploads.Dir), the directory the
+          // user's agents see.
+          //
+          // Invariants:
+          //   - everything is opened through an os.Root of the home, then of
+          //     ~/uploads: no name, symlink or ".." leads out; ~/uploads itself must
+          //     be a real directory (a symlink there is refused, not followed), and
+          //     it is created (0700) when missing, so an agent that removed or
+          //     replaced it gets the next upload in the directory it sees now;
+          //   - a name is checked, never rewritten: one with a slash, a backslash, a
+          //     control character, invalid UTF-8, surrounding space, more than
+          //     NameMaxBytes bytes, the temporary prefix, "." or ".." is refused;
+          //   - nothing is ever overwritten: a whole upload is hard-linked to its
+          //     name, and when that name exists to "stem-1.ext", "stem-2.ext", ...;
+          //     a file appears under its name only whole and synced;
+          //   - an upload larger than MaxBytes, or one that would make the regular
+          //     files directly in ~/uploads (plus the uploads in progress) exceed
+          //     QuotaBytes, is refused and leaves nothing behind.
+          package uploads
+
+          import (
+          	"crypto/rand"
+          	"encoding/hex"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"io/fs"
+          	"os"
+          	"path/filepath"
+          	"strconv"
+          	"strings"
+          	"sync"
+          	"time"
+          	"unicode"
+          	"unicode/utf8"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // The contract's rules.
+          var (
+          	DirName      = contract.Uploads.Dir
+          	MaxBytes     = contract.Uploads.MaxBytes
+          	QuotaBytes   = contract.Uploads.QuotaBytes
+          	NameMaxBytes = contract.Uploads.NameMaxBytes
+          	TempPrefix   = contract.Uploads.TempPrefix
+          )
+
+          // The refusals a person can act on (errors.Is).
+          var (
+          	ErrTooLarge = errors.New("too large")
+          	ErrQuota    = errors.New("quota full")
+          	ErrBadName  = errors.New("bad name")
+          	ErrNotDir   = errors.New("not a directory")
+          )
+
+          // staleTemp is the age beyond which a temporary file is a crashed
+          // upload's leftover and is removed.
+          const staleTemp = time.Hour
+
+          // maxTries bounds the names tried for one upload ("stem-999.ext" last).
+          const maxTries = 1000
+
+          // Dir is one user's ~/uploads. Its zero Max and Quota are the contract's.
+          type Dir struct {
+          	Home  string // the user's home, absolute
+          	Max   int64  // bytes per upload
+          	Quota int64  // bytes of regular files directly in ~/uploads
+
+          	mu       sync.Mutex
+          	inflight int64 // bytes written by uploads in progress
+          }
+
+          // Stored is one upload as it landed.
+          type Stored struct {
+          	Name string // in ~/uploads, maybe not the name asked for
+          	Path string // absolute, as the agent sees it
+          	Size int64
+          }
+
+          func (d *Dir) max() int64 {
+          	if d.Max > 0 {
+          		return d.Max
+          	}
+          	return MaxBytes
+          }
+
+          func (d *Dir) quota() int64 {
+          	if d.Quota > 0 {
+          		return d.Quota
+          	}
+          	return QuotaBytes
+          }
+
+          // CheckName says why name cannot be an upload's name (nil: it can).
+          func CheckName(name string) error {
+          	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrBadName, why) }
+          	switch {
+          	case name == "":
+          		return bad("the name is empty")
+          	case len(name) > NameMaxBytes:
+          		return bad(fmt.Sprintf("the name has %d bytes, at most %d are allowed", len(name), NameMaxBytes))
+          	case !utf8.ValidString(name):
+          		return bad("the name is not valid UTF-8")
+          	case name == "." || name == "..":
+          		return bad("the name is " + name)
+          	case strings.ContainsAny(name, `/\`):
+          		return bad("the name contains a slash or a backslash (a file name, not a path)")
+          	case strings.TrimSpace(name) != name:
+          		return bad("the name starts or ends with a space")
+          	case strings.HasPrefix(name, TempPrefix):
+          		return bad("the name starts with " + TempPrefix + " (the prefix of uploads in progress)")
+          	}
+          	for _, r := range name {
+          		if unicode.IsControl(r) || r == utf8.RuneError {
+          			return bad("the name contains a control character")
+          		}
+          	}
+          	return nil
+          }
+
+          // Store writes r (an upload named name; declared is its announced size,
+          // -1 if unknown) into ~/uploads. The errors ErrTooLarge, ErrQuota,
+          // ErrBadName and ErrNotDir are the person's to fix; any other is an I/O
+          // error.
+          func (d *Dir) Store(name string, declared int64, r io.Reader) (Stored, error) {
+          	if err := CheckName(name); err != nil {
+          		return Stored{}, err
+          	}
+          	if declared > d.max() {
+          		return Stored{}, d.tooLarge()
+          	}
+          	up, err := d.open()
+          	if err != nil {
+          		return Stored{}, err
+          	}
+          	defer up.Close()
+          	reserve := max(declared, 0)
+          	if err := d.admit(up, reserve); err != nil {
+          		return Stored{}, err
+          	}
+          	held := reserve
+          	defer func() { d.release(held) }()
+
+          	tmp, f, err := createTemp(up)
+          	if err != nil {
+          		return Stored{}, err
+          	}
+          	done := false
+          	defer func() {
+          		if !done {
+          			f.Close()
+          			up.Remove(tmp)
+          		}
+          	}()
+          	w := &quotaWriter{d: d, f: f, up: up, held: &held, max: d.max()}
+          	n, err := io.Copy(w, r)
+          	if err != nil {
+          		if w.err != nil {
+          			return Stored{}, w.err
+          		}
+          		return Stored{}, fmt.Errorf("write %s: %w", d.rel(tmp), err)
+          	}
+          	if err := f.Sync(); err != nil {
+          		return Stored{}, fmt.Errorf("sync %s: %w", d.rel(tmp), err)
+          	}
+          	if err := f.Close(); err != nil {
+          		return Stored{}, fmt.Errorf("close %s: %w", d.rel(tmp), err)
+          	}
+          	final, err := publish(up, tmp, name)
+          	if err != nil {
+          		return Stored{}, err
+          	}
+          	done = true
+          	if err := up.Remove(tmp); err != nil {
+          		return Stored{}, fmt.Errorf("remove %s: %w", d.rel(tmp), err)
+          	}
+          	if err := syncDir(up); err != nil {
+          		return Stored{}, err
+          	}
+          	return Stored{Name: final, Path: filepath.Join(d.Home, DirName, final), Size: n}, nil
+          }
+
+          // Exists says whether ~/uploads holds a regular file name (not following
+          // a symlink).
+          func (d *Dir) Exists(name string) bool {
+          	if CheckName(name) != nil {
+          		return false
+          	}
+          	home, err := os.OpenRoot(d.Home)
+          	if err != nil {
+          		return false
+          	}
+          	defer home.Close()
+          	fi, err := home.Lstat(filepath.Join(DirName, name))
+          	return err == nil && fi.Mode().IsRegular()
+          }
+
+          func (d *Dir) tooLarge() error {
+          	return fmt.Errorf("%w: at most %s per file", ErrTooLarge, Size(d.max()))
+          }
+
+          func (d *Dir) rel(name string) string { return "~/" + DirName + "/" + name }
+
+          // open returns an os.Root of ~/uploads, the directory the agent sees now,
+          // created when missing; a symlink or a file there is refused.
+          func (d *Dir) open() (*os.Root, error) {
+          	home, err := os.OpenRoot(d.Home)
+          	if err != nil {
+          		return nil, fmt.Errorf("open the home: %w", err)
+          	}
+          	defer home.Close()
+          	if err := home.Mkdir(DirName, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+          		return nil, fmt.Errorf("create ~/%s: %w", DirName, err)
+          	}
+          	fi, err := home.Lstat(DirName)
+          	if err != nil {
+          		return nil, fmt.Errorf("~/%s: %w", DirName, err)
+          	}
+          	if !fi.IsDir() {
+          		return nil, fmt.Errorf("%w: ~/%s is a %s; move it away and upload again", ErrNotDir, DirName, kind(fi.Mode()))
+          	}
+          	up, err := home.OpenRoot(DirName)
+          	if err != nil {
+          		return nil, fmt.Errorf("open ~/%s: %w", DirName, err)
+          	}
+          	// the directory checked is the one opened (not a symlink swapped in)
+          	if got, err := up.Stat("."); err != nil || !os.SameFile(fi, got) {
+          		up.Close()
+          		return nil, fmt.Errorf("%w: ~/%s changed while it was opened; upload again", ErrNotDir, DirName)
+          	}
+          	return up, nil
+          }
+
+          func kind(m fs.FileMode) string {
+          	switch {
+          	case m&fs.ModeSymlink != 0:
+          		return "symlink"
+          	case m.IsRegular():
+          		return "file"
+          	}
+          	return "special file"
+          }
+
+          // admit takes reserve bytes of the quota for an upload, counting what
+          // ~/uploads holds now; it removes stale temporary files on the way.
+          func (d *Dir) admit(up *os.Root, reserve int64) error {
+          	d.mu.Lock()
+          	defer d.mu.Unlock()
+          	used, err := usage(up)
+          	if err != nil {
+          		return err
+          	}
+          	if used+d.inflight+reserve > d.quota() {
+          		return d.quotaFull(used)
+          	}
+          	d.inflight += reserve
+          	return nil
+          }
+
+          func (d *Dir) quotaFull(used int64) error {
+          	return fmt.Errorf("%w: ~/%s holds %s of its %s; remove files there and upload again", ErrQuota, DirName, Size(used), Size(d.quota()))
+          }
+
+          // grow takes need more bytes of the quota, and up to want when they are
+          // free (fewer scans of the directory); it returns what it took.
+          func (d *Dir) grow(up *os.Root, need, want int64) (int64, error) {
+          	d.mu.Lock()
+          	defer d.mu.Unlock()
+          	used, err := usage(up)
+          	if err != nil {
+          		return 0, err
+          	}
+          	free := d.quota() - used - d.inflight
+          	if need > free {
+          		return 0, d.quotaFull(used)
+          	}
+          	n := max(need, min(want, free))
+          	d.inflight += n
+          	return n, nil
+          }
+
+          func (d *Dir) release(n int64) {
+          	d.mu.Lock()
+          	d.inflight -= n
+          	d.mu.Unlock()
+          }
+
+          // usage sums the regular files directly in up, uploads in progress left
+          // out (they are counted as they are written); temporary files older than
+          // staleTemp are removed.
+          func usage(up *os.Root) (int64, error) {
+          	dir, err := up.Open(".")
+          	if err != nil {
+          		return 0, fmt.Errorf("read ~/%s: %w", DirName, err)
+          	}
+          	defer dir.Close()
+          	ents, err := dir.ReadDir(-1)
+          	if err != nil {
+          		return 0, fmt.Errorf("read ~/%s: %w", DirName, err)
+          	}
+          	var used int64
+          	for _, e := range ents {
+          		if !e.Type().IsRegular() {
+          			continue
+          		}
+          		fi, err := e.Info()
+          		if err != nil {
+          			continue // gone meanwhile
+          		}
+          		if strings.HasPrefix(e.Name(), TempPrefix) {
+          			if time.Since(fi.ModTime()) > staleTemp {
+          				up.Remove(e.Name())
+          			}
+          			continue
+          		}
+          		used += fi.Size()
+          	}
+          	return used, nil
+          }
+
+          // quotaWriter writes to f, taking quota in steps and refusing past max.
+          type quotaWriter struct {
+          	d       *Dir
+          	f       *os.File
+          	up      *os.Root
+          	held    *int64
+          	max     int64
+          	written int64
+          	err     error // the refusal that stopped the copy
+          }
+
+          // step is how much quota a write takes at once beyond what it holds.
+          const step = 1 << 20
+
+          func (w *quotaWriter) Write(p []byte) (int, error) {
+          	if w.written+int64(len(p)) > w.max {
+          		w.err = w.d.tooLarge()
+          		return 0, w.err
+          	}
+          	if need := w.written + int64(len(p)) - *w.held; need > 0 {
+          		n, err := w.d.grow(w.up, need, min(max(need, step), w.max-*w.held))
+          		if err != nil {
+          			w.err = err
+          			return 0, err
+          		}
+          		*w.held += n
+          	}
+          	n, err := w.f.Write(p)
+          	w.written += int64(n)
+          	return n, err
+          }
+
+          // createTemp creates a new temporary file in up.
+          func createTemp(up *os.Root) (string, *os.File, error) {
+          	for range 10 {
+          		var b [8]byte
+          		rand.Read(b[:])
+          		name := TempPrefix + hex.EncodeToString(b[:])
+          		f, err := up.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+          		if errors.Is(err, fs.ErrExist) {
+          			continue
+          		}
+          		if err != nil {
+          			return "", nil, fmt.Errorf("create a file in ~/%s: %w", DirName, err)
+          		}
+          		return name, f, nil
+          	}
+          	return "", nil, fmt.Errorf("create a file in ~/%s: no free temporary name", DirName)
+          }
+
+          // publish links tmp to name, or to the first free "stem-N.ext".
+          func publish(up *os.Root, tmp, name string) (string, error) {
+          	for i := range maxTries {
+          		cand := Candidate(name, i)
+          		err := up.Link(tmp, cand)
+          		if err == nil {
+          			return cand, nil
+          		}
+          		if !errors.Is(err, fs.ErrExist) {
+          			return "", fmt.Errorf("link ~/%s/%s: %w", DirName, cand, err)
+          		}
+          	}
+          	return "", fmt.Errorf("~/%s already holds %s and %d other files named after it", DirName, name, maxTries-1)
+          }
+
+          // Candidate is the i-th name tried for name: name itself, then
+          // "stem-i.ext" where ext starts at the first dot after the first byte
+          // ("a.tar.gz" -> "a-1.tar.gz"), the stem cut (at a rune) to keep the
+          // result within NameMaxBytes.
+          func Candidate(name string, i int) string {
+          	if i == 0 {
+          		return name
+          	}
+          	stem, ext := name, ""
+          	if j := strings.IndexByte(name[1:], '.'); j >= 0 {
+          		stem, ext = name[:j+1], name[j+1:]
+          	}
+          	suffix := "-" + strconv.Itoa(i) + ext
+          	for len(stem)+len(suffix) > NameMaxBytes && stem != "" {
+          		_, size := utf8.DecodeLastRuneInString(stem)
+          		stem = stem[:len(stem)-size]
+          	}
+          	if stem == "" { // an extension alone beyond the limit
+          		return strconv.Itoa(i)
+          	}
+          	return stem + suffix
+          }
+
+          func syncDir(up *os.Root) error {
+          	dir, err := up.Open(".")
+          	if err != nil {
+          		return fmt.Errorf("sync ~/%s: %w", DirName, err)
+          	}
+          	defer dir.Close()
+          	if err := dir.Sync(); err != nil {
+          		return fmt.Errorf("sync ~/%s: %w", DirName, err)
+          	}
+          	return nil
+          }
+
+          // Size is n bytes for a person: "64 MiB", "1.5 KiB", "12 bytes".
+          func Size(n int64) string {
+          	units := []string{"KiB", "MiB", "GiB", "TiB"}
+          	if n < 1024 {
+          		return strconv.FormatInt(n, 10) + " bytes"
+          	}
+          	v, u := float64(n)/1024, 0
+          	for v >= 1024 && u < len(units)-1 {
+          		v, u = v/1024, u+1
+          	}
+          	s := strconv.FormatFloat(v, 'f', 1, 64)
+          	return strings.TrimSuffix(s, ".0") + " " + units[u]
           }
         '';
         "userfile/userfile.go" = ''
@@ -19084,11 +19561,14 @@ in
           	`.stopped,.unknown,.absent,.dead{color:#777}`
 
           // pageCSP is the Content-Security-Policy of the daemon's own pages.
-          var pageCSP = func() string {
-          	sum := sha256.Sum256([]byte(pageStyle))
-          	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-          		"'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-          }()
+          var pageCSP = "default-src 'none'; style-src " + hashSource(pageStyle) +
+          	"; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+          // hashSource is the CSP source that allows the inline text s.
+          func hashSource(s string) string {
+          	sum := sha256.Sum256([]byte(s))
+          	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+          }
 
           // pageFuncs give the pages the contract's routes and names.
           var pageFuncs = template.FuncMap{
@@ -19103,10 +19583,10 @@ in
           <body><h1>Sessions of {{.User}}</h1>
           {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
           {{else if not .Sessions}}<p>No sessions. Add one with <code>agent-box session add NAME</code>.</p>
-          {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th></tr></thead><tbody>
-          {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td></tr>
+          {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th></th></tr></thead><tbody>
+          {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td><td><a href="/uploads?session={{.Name}}">Upload</a></td></tr>
           {{end}}</tbody></table>{{end}}
-          <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>)</p>
+          <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
           <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
           </body></html>
           `))
@@ -19142,6 +19622,11 @@ in
           // page writes one of the daemon's own pages: t executed on data, whole or
           // not at all, with the pages' CSP.
           func (s *Server) page(w http.ResponseWriter, code int, t *template.Template, data any) {
+          	s.pageCSP(w, code, t, data, pageCSP)
+          }
+
+          // pageCSP is page with the Content-Security-Policy csp.
+          func (s *Server) pageCSP(w http.ResponseWriter, code int, t *template.Template, data any, csp string) {
           	var buf bytes.Buffer
           	if err := t.Execute(&buf, data); err != nil {
           		s.log.Printf("page %s: %v", t.Name(), err)
@@ -19150,7 +19635,7 @@ in
           	}
           	h := w.Header()
           	h.Set("Content-Type", "text/html; charset=utf-8")
-          	h.Set("Content-Security-Policy", pageCSP)
+          	h.Set("Content-Security-Policy", csp)
           	w.WriteHeader(code)
           	w.Write(buf.Bytes())
           }
@@ -19864,6 +20349,263 @@ in
           		"; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
           }
         '';
+        "web/uploads.go" = ''
+          package web
+
+          import (
+          	"errors"
+          	"html/template"
+          	"io"
+          	"mime"
+          	"mime/multipart"
+          	"net/http"
+          	"net/url"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          	"github.com/agent-box/agent-box/internal/runtime/uploads"
+          )
+
+          // uploadScript lets a person drop files anywhere on the upload page (they
+          // become the form's files and the form is sent), and says at once when a
+          // file is over the cap (data-max) instead of sending it to be refused.
+          // Picking and sending work without it; the daemon checks either way.
+          const uploadScript = `const f=document.getElementById("upload"),i=f.querySelector("input[type=file]"),b=document.body,m=+f.dataset.max;` +
+          	`function big(){const x=[...i.files].find(x=>x.size>m);if(!x)return false;` +
+          	`let p=document.getElementById("toolarge");if(!p){p=document.createElement("p");p.id="toolarge";p.className="error";f.before(p)}` +
+          	`p.textContent="Too large: "+x.name+" has "+x.size+" bytes; at most "+f.dataset.maxText+" per file.";return true}` +
+          	`f.addEventListener("submit",e=>{if(big())e.preventDefault()});` +
+          	`addEventListener("dragover",e=>{e.preventDefault();b.classList.add("drop")});` +
+          	`addEventListener("dragleave",()=>b.classList.remove("drop"));` +
+          	`addEventListener("drop",e=>{e.preventDefault();b.classList.remove("drop");if(e.dataTransfer.files.length){i.files=e.dataTransfer.files;if(!big())f.submit()}});`
+
+          // uploadCSP is pageCSP with the drop script allowed by its hash.
+          var uploadCSP = pageCSP + "; script-src " + hashSource(uploadScript)
+
+          var uploadPage = template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!doctype html>
+          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+          <title>{{.User}}: upload</title><style>{{.Style}}</style></head>
+          <body><h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
+          <p><a href="/">Sessions</a>{{if .Session}} · <a href="{{term}}/?arg={{.Session}}">Terminal of {{.Session}}</a>{{end}}</p>
+          {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
+          {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
+          {{range .Stored}}<p class="done">Uploaded <code>{{.Path}}</code> ({{.Size}}).</p>
+          {{if $.Session}}<form method="post" action="/uploads/paste"><input type="hidden" name="session" value="{{$.Session}}"><input type="hidden" name="name" value="{{.Name}}">
+          <button>Type the path into {{$.Session}}</button> (without Enter: add what the agent should do with it)</form>{{end}}
+          {{end}}
+          <form id="upload" method="post" action="/uploads" enctype="multipart/form-data" data-max="{{.MaxBytes}}" data-max-text="{{.Max}}">
+          {{if .Session}}<input type="hidden" name="session" value="{{.Session}}">{{end}}
+          <p>Files land in <code>~/{{.Dir}}</code>, the directory the agents see (never overwritten: a taken name gets a number). At most {{.Max}} per file, {{.Quota}} in all.</p>
+          <p><label>Choose files <input type="file" name="file" multiple required></label> <button>Upload</button></p>
+          <p>Or drop files anywhere on this page.</p></form>
+          <script>{{.Script}}</script>
+          </body></html>
+          `))
+
+          type storedRow struct {
+          	Name, Path, Size string
+          }
+
+          type uploadData struct {
+          	User, Session, Dir string
+          	Max, Quota         string
+          	MaxBytes           int64
+          	Style              template.CSS
+          	Script             template.JS
+          	Error, Done        string
+          	Stored             []storedRow
+          }
+
+          func (s *Server) uploadData(session string) uploadData {
+          	return uploadData{
+          		User: s.cfg.User, Session: session, Dir: uploads.DirName,
+          		Max: uploads.Size(s.uploads.Max), Quota: uploads.Size(s.uploads.Quota), MaxBytes: s.uploads.Max,
+          		Style: template.CSS(pageStyle), Script: template.JS(uploadScript),
+          	}
+          }
+
+          // uploadForm is GET /uploads[?session=NAME]: the upload page (of a
+          // session: then each upload's path can be typed into it).
+          func (s *Server) uploadForm(w http.ResponseWriter, r *http.Request) {
+          	q := r.URL.Query()
+          	session := q.Get("session")
+          	if session != "" && !registry.ValidName(session) {
+          		plain(w, http.StatusBadRequest, "not a session name")
+          		return
+          	}
+          	d := s.uploadData(session)
+          	if name := q.Get("typed"); session != "" && uploads.CheckName(name) == nil {
+          		d.Done = "Typed the path of " + name + " into " + session + "."
+          	}
+          	s.uploadAnswer(w, http.StatusOK, d)
+          }
+
+          // uploadBodyLimit bounds an upload request: every file within the quota,
+          // and the form's own bytes.
+          func (s *Server) uploadBodyLimit() int64 { return s.uploads.Quota + 1<<20 }
+
+          // uploadPost is POST /uploads: a multipart form of an optional "session"
+          // field, then one or more "file" parts, each stored in ~/uploads as it
+          // streams in. The first refusal ends the request; what was stored before
+          // it is listed with it.
+          func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
+          	if err := httpserve.Unbound(w); err != nil {
+          		s.log.Printf("upload: %v", err)
+          	}
+          	d := s.uploadData("")
+          	fail := func(code int, msg string) {
+          		d.Error = msg
+          		s.uploadAnswer(w, code, d)
+          	}
+          	if r.ContentLength > s.uploadBodyLimit() {
+          		fail(http.StatusRequestEntityTooLarge, "Too large: at most "+uploads.Size(s.uploads.Max)+" per file.")
+          		return
+          	}
+          	r.Body = http.MaxBytesReader(w, r.Body, s.uploadBodyLimit())
+          	mr, err := r.MultipartReader()
+          	if err != nil {
+          		fail(http.StatusBadRequest, "Not an upload form (multipart/form-data expected).")
+          		return
+          	}
+          	for {
+          		p, err := mr.NextRawPart()
+          		if errors.Is(err, io.EOF) {
+          			break
+          		}
+          		if err != nil {
+          			fail(partError(err))
+          			return
+          		}
+          		switch p.FormName() {
+          		case "session":
+          			v, err := io.ReadAll(io.LimitReader(p, 65))
+          			if err != nil || !registry.ValidName(string(v)) {
+          				fail(http.StatusBadRequest, "Not a session name.")
+          				return
+          			}
+          			d.Session = string(v)
+          		case "file":
+          			name, ok := rawFileName(p)
+          			if !ok {
+          				fail(http.StatusBadRequest, "A file part without a file name.")
+          				return
+          			}
+          			if name == "" && len(d.Stored) == 0 { // the form sent with no file chosen
+          				fail(http.StatusBadRequest, "Choose a file first.")
+          				return
+          			}
+          			st, err := s.uploads.Store(name, -1, p)
+          			if err != nil {
+          				code, msg := s.storeError(err)
+          				fail(code, msg)
+          				return
+          			}
+          			s.log.Printf("upload: stored ~/%s/%s (%d bytes)", uploads.DirName, escape.String(st.Name), st.Size)
+          			d.Stored = append(d.Stored, storedRow{Name: st.Name, Path: st.Path, Size: uploads.Size(st.Size)})
+          		default:
+          			fail(http.StatusBadRequest, "An upload form has a session and files, nothing else.")
+          			return
+          		}
+          	}
+          	if len(d.Stored) == 0 {
+          		fail(http.StatusBadRequest, "Choose a file first.")
+          		return
+          	}
+          	s.uploadAnswer(w, http.StatusOK, d)
+          }
+
+          // rawFileName is the part's file name as the client sent it:
+          // Part.FileName would cut a path to its last element, and a name that is
+          // a path is refused, not rewritten.
+          func rawFileName(p *multipart.Part) (string, bool) {
+          	_, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+          	if err != nil {
+          		return "", false
+          	}
+          	name, ok := params["filename"]
+          	return name, ok
+          }
+
+          func partError(err error) (int, string) {
+          	var tooBig *http.MaxBytesError
+          	if errors.As(err, &tooBig) {
+          		return http.StatusRequestEntityTooLarge, "Too large: the upload exceeds the quota."
+          	}
+          	return http.StatusBadRequest, "The upload form could not be read."
+          }
+
+          // storeError maps a refusal of the uploads directory to its answer.
+          func (s *Server) storeError(err error) (int, string) {
+          	var tooBig *http.MaxBytesError
+          	switch {
+          	case errors.Is(err, uploads.ErrTooLarge):
+          		return http.StatusRequestEntityTooLarge, "Too large: at most " + uploads.Size(s.uploads.Max) + " per file."
+          	case errors.Is(err, uploads.ErrQuota):
+          		return http.StatusInsufficientStorage, "Quota full: " + strings.TrimPrefix(err.Error(), uploads.ErrQuota.Error()+": ") + "."
+          	case errors.Is(err, uploads.ErrBadName):
+          		return http.StatusBadRequest, "Bad name: " + strings.TrimPrefix(err.Error(), uploads.ErrBadName.Error()+": ") + "."
+          	case errors.Is(err, uploads.ErrNotDir):
+          		return http.StatusConflict, strings.TrimPrefix(err.Error(), uploads.ErrNotDir.Error()+": ") + "."
+          	case errors.As(err, &tooBig):
+          		return http.StatusRequestEntityTooLarge, "Too large: the upload exceeds the quota."
+          	}
+          	s.log.Printf("upload: %v", err)
+          	return http.StatusInternalServerError, "The upload could not be stored (the daemon's log says why)."
+          }
+
+          func (s *Server) uploadAnswer(w http.ResponseWriter, code int, d uploadData) {
+          	s.pageCSP(w, code, uploadPage, d, uploadCSP)
+          }
+
+          // pasteWait bounds the wait for a session's pane before typing a path.
+          const pasteWait = 5 * time.Second
+
+          // uploadPaste is POST /uploads/paste: the path of an upload typed into a
+          // session (quoted for a shell when it needs it; no Enter).
+          func (s *Server) uploadPaste(w http.ResponseWriter, r *http.Request) {
+          	r.Body = http.MaxBytesReader(w, r.Body, formLimit)
+          	session, name := r.PostFormValue("session"), r.PostFormValue("name")
+          	d := s.uploadData("")
+          	if !registry.ValidName(session) {
+          		d.Error = "Not a session name."
+          		s.uploadAnswer(w, http.StatusBadRequest, d)
+          		return
+          	}
+          	d.Session = session
+          	if !s.uploads.Exists(name) {
+          		d.Error = "No such upload in ~/" + uploads.DirName + "."
+          		s.uploadAnswer(w, http.StatusNotFound, d)
+          		return
+          	}
+          	path := s.uploads.Home + "/" + uploads.DirName + "/" + name
+          	if err := s.typePath(r.Context(), session, shellQuote(path)); err != nil {
+          		s.log.Printf("upload: path not typed into %s: %v", session, err)
+          		d.Error = "The path could not be typed into " + session + ": is it running?"
+          		s.uploadAnswer(w, http.StatusConflict, d)
+          		return
+          	}
+          	http.Redirect(w, r, "/uploads?session="+url.QueryEscape(session)+"&typed="+url.QueryEscape(name), http.StatusSeeOther)
+          }
+
+          // shellQuote is p as one shell word: unchanged when only safe bytes are
+          // in it, else single-quoted.
+          func shellQuote(p string) string {
+          	safe := true
+          	for _, c := range []byte(p) {
+          		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/._-+@:,=", c) >= 0) {
+          			safe = false
+          			break
+          		}
+          	}
+          	if safe {
+          		return p
+          	}
+          	return "'" + strings.ReplaceAll(p, "'", `'\'''`) + "'"
+          }
+        '';
         "web/wake.go" = ''
           // The webhooks' side of the daemon: the hook listener is hooks.Receiver;
           // this wakes the session of each stored delivery.
@@ -20002,7 +20744,13 @@ in
 
           // typeInto types text and Enter into session's pane once it runs.
           func (s *Server) typeInto(ctx context.Context, session, text string) error {
-          	ctx, cancel := context.WithTimeout(ctx, typeWait)
+          	return s.typeText(ctx, session, text, true, typeWait)
+          }
+
+          // typeText types text (and Enter, with enter) into session's pane once it
+          // runs, waiting at most wait for it.
+          func (s *Server) typeText(ctx context.Context, session, text string, enter bool, wait time.Duration) error {
+          	ctx, cancel := context.WithTimeout(ctx, wait)
           	defer cancel()
           	for {
           		// the server is checked (and its program taken) at every look: it
@@ -20012,11 +20760,14 @@ in
           			return err
           		}
           		if err == nil && tm.HasSession(ctx, session) {
+          			if !enter {
+          				return tm.TypeText(ctx, session, text)
+          			}
           			return tm.SendText(ctx, session, text)
           		}
           		select {
           		case <-ctx.Done():
-          			return fmt.Errorf("session %q is not running after %s", session, typeWait)
+          			return fmt.Errorf("session %q is not running after %s", session, wait)
           		case <-time.After(200 * time.Millisecond):
           		}
           	}
@@ -20052,6 +20803,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
+          	"github.com/agent-box/agent-box/internal/runtime/uploads"
           )
 
           // Environment variables of the web daemon (beyond those of paths).
@@ -20190,16 +20942,19 @@ in
 
           // Server is the daemon's handler.
           type Server struct {
-          	cfg    Config
-          	origin string // https://U.D
-          	host   string // U.D
-          	mux    *http.ServeMux
-          	proxy  *httputil.ReverseProxy
-          	csp    string // of every /term/... answer from ttyd
-          	alive  *tracker
-          	log    *journal.Logger
-          	hooks  *hooks.Receiver // nil without hooks
-          	waker  *hookWaker
+          	cfg     Config
+          	origin  string // https://U.D
+          	host    string // U.D
+          	mux     *http.ServeMux
+          	proxy   *httputil.ReverseProxy
+          	csp     string // of every /term/... answer from ttyd
+          	alive   *tracker
+          	log     *journal.Logger
+          	uploads *uploads.Dir
+          	// typePath types an upload's path into a session (no Enter).
+          	typePath func(ctx context.Context, session, text string) error
+          	hooks    *hooks.Receiver // nil without hooks
+          	waker    *hookWaker
           }
 
           // New checks cfg and returns the daemon's handler. Run s.Alive to check
@@ -20223,8 +20978,12 @@ in
           	if cfg.Log == nil {
           		cfg.Log = io.Discard
           	}
-          	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: journal.New(cfg.Log, "agent-box: web")}
+          	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: journal.New(cfg.Log, "agent-box: web"),
+          		uploads: &uploads.Dir{Home: cfg.Env.Home, Max: uploads.MaxBytes, Quota: uploads.QuotaBytes}}
           	s.origin = "https://" + s.host
+          	s.typePath = func(ctx context.Context, session, text string) error {
+          		return s.typeText(ctx, session, text, false, pasteWait)
+          	}
           	hashes, err := TTYDPageHashes(cfg.TTYD)
           	if err != nil {
           		// The rest of the origin works; the terminal page runs no script.
@@ -20246,6 +21005,9 @@ in
           	csrf := http.NewCrossOriginProtection()
           	s.mux.Handle("POST /settings/sessions", csrf.Handler(http.HandlerFunc(s.sessionsPost)))
           	s.mux.Handle("POST /settings/secrets", csrf.Handler(http.HandlerFunc(s.secretsPost)))
+          	s.mux.HandleFunc("GET /uploads", s.uploadForm)
+          	s.mux.Handle("POST /uploads", csrf.Handler(http.HandlerFunc(s.uploadPost)))
+          	s.mux.Handle("POST /uploads/paste", csrf.Handler(http.HandlerFunc(s.uploadPaste)))
           	s.mux.HandleFunc("GET /downloads/", s.downloads)
           	s.mux.HandleFunc("GET /downloads", func(w http.ResponseWriter, r *http.Request) {
           		http.Redirect(w, r, "/downloads/", http.StatusMovedPermanently)

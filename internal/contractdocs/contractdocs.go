@@ -55,6 +55,7 @@ func Blocks() []Block {
 		{webDoc, "attention report", attentionReport(c)},
 		{webDoc, "inbox", inbox(c)},
 		{webDoc, "notify", notifyLimits(c)},
+		{webDoc, "uploads", uploadLimits(c)},
 	}
 }
 
@@ -247,6 +248,17 @@ func notifyLimits(c *contract.Contract) string {
 	t.row("an event (one datagram)", fmt.Sprintf("at most %d bytes", n.MaxEventBytes))
 	t.row("waiting per login", fmt.Sprintf("%d; one more drops the oldest (logged)", n.Queue))
 	t.row("tries per notification", fmt.Sprintf("%d, each at most %s; waits %s, doubling up to %s", n.Attempts, code(n.Timeout), code(n.BackoffFirst), code(n.BackoffMax)))
+	return t.b.String()
+}
+
+func uploadLimits(c *contract.Contract) string {
+	u := c.Uploads
+	t := newTable("Rule", "Value")
+	t.row("where uploads land", code("~/"+u.Dir))
+	t.row("a file", fmt.Sprintf("at most %d bytes (%d MiB); beyond: 413", u.MaxBytes, u.MaxBytes>>20))
+	t.row("the quota: regular files directly in the directory, and uploads in progress", fmt.Sprintf("%d bytes (%d MiB); beyond: 507", u.QuotaBytes, u.QuotaBytes>>20))
+	t.row("a name", fmt.Sprintf("at most %d bytes", u.NameMaxBytes))
+	t.row("an upload in progress is named", code(u.TempPrefix+"<random>"))
 	return t.b.String()
 }
 

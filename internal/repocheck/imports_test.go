@@ -51,8 +51,9 @@ var runtimeImports = map[string][]string{
 	"state":         {"agents", "atomicfile", "escape", "userfile"},
 	"supervisor":    {"agents", "atomicfile", "attention", "contract", "control", "conversation", "escape", "journal", "observe", "paths", "registry", "sessionsrv", "spawn", "state", "tmux"},
 	"tmux":          {"contract"},
+	"uploads":       {"contract"},
 	"userfile":      {},
-	"web":           {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionsrv", "sessionstate"},
+	"web":           {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionsrv", "sessionstate", "uploads"},
 }
 
 // TestRuntimeImportsAreTheAllowedOnes reads the imports of every runtime

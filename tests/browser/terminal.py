@@ -15,11 +15,15 @@ ring the bell after the browser went back to the box's page, where the
 inbox must show it live (no reload; alice's entry, its state, not the
 session's name), raise one browser notification (the Notification API,
 stood in for: headless Chromium shows none), and its Open button must hand
-over to that session's terminal (screenshot browser-inbox.png).
+over to that session's terminal (screenshot browser-inbox.png). Last, an
+upload picked on that session's page arrives byte for byte (its path typed
+into the session, where sha256sum reads it), and one over the size cap gets
+the message (screenshot browser-upload.png).
 
 Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
 
+import hashlib
 import os
 import random
 import shutil
@@ -33,6 +37,8 @@ from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.file_detector import UselessFileDetector
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -108,12 +114,73 @@ def start_driver(args, profile):
     wait_port(port, [browser, driver], "chromedriver")
     opts = Options()
     opts.add_experimental_option("debuggerAddress", f"127.0.0.1:{cdp}")
-    return webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=opts), [driver, browser]
+    d = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=opts)
+    # chromedriver runs here, beside the files: a file input gets the path
+    # itself (a Remote driver would send the file with a command
+    # chromedriver does not have)
+    d.file_detector = UselessFileDetector()
+    return d, [driver, browser]
+
+
+def upload(driver, wait):
+    """Uploads a file on the session's upload page (picked, as a person
+    picks one), has its path typed into the session, runs sha256sum on it
+    there and compares the hash the shell prints with the file's; then a
+    file one byte over the cap gets the message (screenshot
+    browser-upload.png)."""
+    work = tempfile.mkdtemp(prefix="agent-box-upload-")
+    try:
+        name = f"upload-{N}.bin"
+        path = os.path.join(work, name)
+        data = os.urandom(200_000)
+        with open(path, "wb") as f:
+            f.write(data)
+        want = hashlib.sha256(data).hexdigest()
+        driver.get(f"{ALICE}/uploads?session={SESSION}")
+        step(f"the upload page of {SESSION}: pick {name} ({len(data)} bytes)")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "input[type=file]"))).send_keys(path)
+        driver.find_element(By.CSS_SELECTOR, "form#upload button").click()
+        stored = f"/home/alice/uploads/{name}"
+        wait.until(EC.presence_of_element_located((By.XPATH, f"//p[@class='done']/code[text()='{stored}']")))
+        step(f"uploaded to {stored}; type its path into {SESSION}")
+        driver.find_element(By.XPATH, "//form[@action='/uploads/paste']/button").click()
+        wait.until(EC.presence_of_element_located((By.XPATH, f"//p[@class='done'][contains(., 'Typed the path of {name} into {SESSION}')]")))
+        driver.save_screenshot(UPLOAD_SHOT)
+        step(f"screenshot {UPLOAD_SHOT}")
+        driver.get(f"{ALICE}/term/?arg={SESSION}")
+        wait.until(lambda d: stored in (terminal_text(d) or ""))
+        step("the terminal shows the typed path; run sha256sum on it there")
+        area = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ".xterm-helper-textarea")))
+        area.send_keys(Keys.CONTROL, "a")
+        area.send_keys("sha256sum \n")
+        deadline = time.monotonic() + 30
+        text = ""
+        while time.monotonic() < deadline:
+            text = terminal_text(driver) or ""
+            if f"{want}  {stored}" in text:
+                break
+            time.sleep(0.3)
+        else:
+            print(f"browser: the session does not print {want} for {stored}:\n{text}", file=sys.stderr)
+            return 1
+        step(f"alice's shell reads the same bytes (sha256 {want[:16]}...)")
+        big = os.path.join(work, "big.bin")
+        with open(big, "wb") as f:
+            f.truncate(64 * 1024 * 1024 + 1)
+        driver.get(f"{ALICE}/uploads?session={SESSION}")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "input[type=file]"))).send_keys(big)
+        driver.find_element(By.CSS_SELECTOR, "form#upload button").click()
+        wait.until(EC.presence_of_element_located((By.XPATH, "//p[@class='error'][contains(., 'Too large')]")))
+        step("a file one byte over the cap, said before sending: " + driver.find_element(By.CSS_SELECTOR, "p.error").text)
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main(login, password, shot):
-    global SETTINGS_SHOT, INBOX_SHOT
+    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT
     SETTINGS_SHOT = os.path.join(os.path.dirname(shot), "browser-settings.png")
+    UPLOAD_SHOT = os.path.join(os.path.dirname(shot), "browser-upload.png")
     INBOX_SHOT = os.path.join(os.path.dirname(shot), "browser-inbox.png")
     args = (
         "--headless=new",
@@ -235,7 +302,7 @@ def main(login, password, shot):
         if not driver.current_url.endswith("=" + SESSION):
             print(f"browser: Open led to {driver.current_url}, not session {SESSION}'s terminal", file=sys.stderr)
             return 1
-        return 0
+        return upload(driver, wait)
     except WebDriverException as e:
         try:
             driver.save_screenshot(shot)

@@ -387,6 +387,36 @@ no_bob() {
 }
 check "the symlink to bob's file gives 404, never its content" no_bob
 
+# phase: uploads. A file uploaded on alice's origin lands byte for byte in
+# the ~/uploads her agents see (read inside her unit), also after her agent
+# removed it and after it replaced it with a directory of its own; its path
+# is typed into her session; a file over the size cap is refused.
+upd=$(mktemp -d)
+head -c 300000 /dev/urandom >"$upd/blob.bin"
+blob_sum=$(sha256sum <"$upd/blob.bin" | cut -d ' ' -f 1)
+upload() { client get "$ops" "https://$A/uploads" --field session=main --upload "$@"; }
+# agent_sees NAME: inside alice's unit, ~/uploads/NAME has the blob's bytes
+agent_sees() { is "$blob_sum" "$(in_unit alice sha256sum "/home/alice/uploads/$1" | cut -d ' ' -f 1)"; }
+check "an upload is stored and its path offered (200)" in_out "Uploaded <code>/home/alice/uploads/blob.bin</code>" upload "$upd/blob.bin" blob.bin
+check "alice's agent sees it, byte for byte, inside her unit" agent_sees blob.bin
+check "the same name again is kept apart (never overwritten)" in_out "/home/alice/uploads/blob-1.bin" upload "$upd/blob.bin" blob.bin
+check "alice's agent removes ~/uploads" in_unit alice rm -rf /home/alice/uploads
+check "the next upload makes it again and lands there" in_out "status 200" upload "$upd/blob.bin" blob.bin
+check "alice's agent sees that one" agent_sees blob.bin
+check "alice's agent replaces ~/uploads with a directory of its own" in_unit alice sh -c 'mv ~/uploads ~/uploads.old && mkdir ~/uploads'
+check "the next upload lands in the new directory" in_out "status 200" upload "$upd/blob.bin" again.bin
+check "alice's agent sees it there" agent_sees again.bin
+typed_path() { tm alice capture-pane -p -t "=main:" | grep -qF "/home/alice/uploads/again.bin"; }
+check "its path is typed into alice's session (303)" in_out "status 303" client get "$ops" "https://$A/uploads/paste" --post 'session=main&name=again.bin'
+check "the session's pane shows the path" wait_until 10 typed_path
+check "(the typed line is cleared)" tm alice send-keys -t "=main:" C-u
+truncate -s $((64 * 1024 * 1024 + 1)) "$upd/big.bin"
+check "a file over the size cap is refused (413) with the cap" in_out "Too large: at most 64 MiB per file." upload "$upd/big.bin" big.bin
+check "and leaves nothing" test -z "$(find /home/alice/uploads -name 'big*' -o -name '.agent-box-upload-*')"
+check "a name that is a path is refused (400)" in_out "Bad name: the name contains a slash" upload "$upd/blob.bin" ../escape.bin
+check "and nothing escaped" test ! -e /home/alice/escape.bin
+rm -rf "$upd"
+
 # phase: webhooks. POST https://D/alice/hook/NAME is the one route without a
 # login: Caddy sends it to alice's hook socket, her web daemon checks the
 # signature, stores the delivery durably and wakes the session. ci wakes

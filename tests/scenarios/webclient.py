@@ -13,6 +13,7 @@ Usage (every command prints what it saw; exit 0 unless the tool failed):
   webclient.py login JAR LOGIN PASSWORD [USER]   log in on the box origin (and open USER)
   webclient.py open JAR USER                     open USER from the box session (no password)
   webclient.py get JAR URL [-H 'Name: value']... [--fetch] [--post k=v&...]
+                 [--field k=v]... [--upload FILE NAME]...   POST a multipart form (fields, then files)
   webclient.py term JAR URL ORIGIN INPUT EXPECT  WebSocket to a terminal: type INPUT, wait for EXPECT
   webclient.py hold JAR URL ORIGIN SECONDS       open a terminal WebSocket; report when it closes
   webclient.py echo JAR URL ORIGIN COUNT         time COUNT keystrokes' echo (p50/p90/max)
@@ -278,6 +279,7 @@ def cmd_visit(jar_path, url):
 def cmd_get(jar_path, url, opts):
     jar = load_jar(jar_path)
     headers, body, method, navigate = {}, None, "GET", True
+    fields, files = [], []
     i = 0
     while i < len(opts):
         if opts[i] == "-H":
@@ -290,8 +292,28 @@ def cmd_get(jar_path, url, opts):
         elif opts[i] == "--post":
             method, body = "POST", opts[i + 1]
             i += 2
+        elif opts[i] == "--field":
+            fields.append(opts[i + 1].partition("="))
+            i += 2
+        elif opts[i] == "--upload":
+            files.append((opts[i + 1], opts[i + 2]))
+            i += 3
         else:
             raise SystemExit(f"unknown option {opts[i]}")
+    if fields or files:
+        boundary = "agentboxscenario" + os.urandom(8).hex()
+        parts = []
+        for k, _, v in fields:
+            parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode())
+        for path, name in files:
+            with open(path, "rb") as f:
+                data = f.read()
+            head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            head += "Content-Type: application/octet-stream\r\n\r\n"
+            parts.append(head.encode() + data + b"\r\n")
+        parts.append(f"--{boundary}--\r\n".encode())
+        method, body = "POST", b"".join(parts)
+        headers.setdefault("Content-Type", f"multipart/form-data; boundary={boundary}")
     status, hs, data = request(jar, method, url, headers=headers, body=body, navigate=navigate)
     save_jar(jar_path, jar)
     print(f"status {status}")

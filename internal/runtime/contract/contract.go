@@ -213,6 +213,19 @@ type Contract struct {
 		RetentionMin string   `json:"retentionMin"`
 		Concurrency  IntRange `json:"concurrency"`
 	} `json:"webhooks"`
+	// Uploads: files a person uploads on a user origin land in ~/Dir
+	// (docs/web-contract.md, "Uploads"): at most MaxBytes each, while
+	// the regular files directly in ~/Dir hold at most QuotaBytes; a name
+	// of at most NameMaxBytes. An upload is written to a file named
+	// TempPrefix... in ~/Dir first (hidden, not counted twice) and
+	// linked to its name only when whole.
+	Uploads struct {
+		Dir          string `json:"dir"`
+		MaxBytes     int64  `json:"maxBytes"`
+		QuotaBytes   int64  `json:"quotaBytes"`
+		NameMaxBytes int    `json:"nameMaxBytes"`
+		TempPrefix   string `json:"tempPrefix"`
+	} `json:"uploads"`
 	// Conversations: the limits of the kickoff prompt, of an agent's
 	// report (a hook's input) and of ~/.claude.json as agent-box reads it.
 	Conversations struct {
@@ -416,6 +429,7 @@ var (
 	Web           = &c.Web
 	Webhooks      = &c.Webhooks
 	Conversations = &c.Conversations
+	Uploads       = &c.Uploads
 	Attention     = &c.Attention
 	Cookies       = &c.Cookies
 	Headers       = &c.Headers

@@ -320,11 +320,17 @@ func (s *Server) HasSession(ctx context.Context, name string) bool {
 // exactly name, then presses Enter. tmux reads an argument ending in ';'
 // as a command separator, so a final ';' is sent escaped.
 func (s *Server) SendText(ctx context.Context, name, text string) error {
-	target := "=" + name + ":"
-	if _, err := s.Run(ctx, "send-keys", "-t", target, "-l", "--", literalArg(text)); err != nil {
+	if err := s.TypeText(ctx, name, text); err != nil {
 		return err
 	}
-	_, err := s.Run(ctx, "send-keys", "-t", target, "Enter")
+	_, err := s.Run(ctx, "send-keys", "-t", "="+name+":", "Enter")
+	return err
+}
+
+// TypeText types text literally into session name's pane, without Enter:
+// what a person then completes and sends.
+func (s *Server) TypeText(ctx context.Context, name, text string) error {
+	_, err := s.Run(ctx, "send-keys", "-t", "="+name+":", "-l", "--", literalArg(text))
 	return err
 }
 

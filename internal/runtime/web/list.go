@@ -19,11 +19,14 @@ const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;max-width:50
 	`.stopped,.unknown,.absent,.dead{color:#777}`
 
 // pageCSP is the Content-Security-Policy of the daemon's own pages.
-var pageCSP = func() string {
-	sum := sha256.Sum256([]byte(pageStyle))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-}()
+var pageCSP = "default-src 'none'; style-src " + hashSource(pageStyle) +
+	"; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// hashSource is the CSP source that allows the inline text s.
+func hashSource(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
 
 // pageFuncs give the pages the contract's routes and names.
 var pageFuncs = template.FuncMap{
@@ -38,10 +41,10 @@ var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doct
 <body><h1>Sessions of {{.User}}</h1>
 {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
 {{else if not .Sessions}}<p>No sessions. Add one with <code>agent-box session add NAME</code>.</p>
-{{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th></tr></thead><tbody>
-{{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td></tr>
+{{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th></th></tr></thead><tbody>
+{{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td><td><a href="/uploads?session={{.Name}}">Upload</a></td></tr>
 {{end}}</tbody></table>{{end}}
-<p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>)</p>
+<p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
 <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
 </body></html>
 `))
@@ -77,6 +80,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 // page writes one of the daemon's own pages: t executed on data, whole or
 // not at all, with the pages' CSP.
 func (s *Server) page(w http.ResponseWriter, code int, t *template.Template, data any) {
+	s.pageCSP(w, code, t, data, pageCSP)
+}
+
+// pageCSP is page with the Content-Security-Policy csp.
+func (s *Server) pageCSP(w http.ResponseWriter, code int, t *template.Template, data any, csp string) {
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
 		s.log.Printf("page %s: %v", t.Name(), err)
@@ -85,7 +93,7 @@ func (s *Server) page(w http.ResponseWriter, code int, t *template.Template, dat
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("Content-Security-Policy", csp)
 	w.WriteHeader(code)
 	w.Write(buf.Bytes())
 }

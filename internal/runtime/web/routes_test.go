@@ -85,7 +85,7 @@ func TestTheListShowsSessionsEscapedWithTheirStateAndTerminalLink(t *testing.T) 
 		`<a href="/term/?arg=park">park</a>`,
 		`<td>claude</td>`,
 		`&lt;script&gt;alert(&#34;agent&#34;)&lt;/script&gt;`,
-		`<tr class="stopped"><td><a href="/term/?arg=park">park</a></td><td>shell</td><td>stopped</td></tr>`,
+		`<tr class="stopped"><td><a href="/term/?arg=park">park</a></td><td>shell</td><td>stopped</td><td><a href="/uploads?session=park">Upload</a></td></tr>`,
 		// no supervisor runs in this HOME: the others are unknown, as in session ls
 		`<td>unknown</td>`,
 	} {

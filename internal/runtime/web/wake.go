@@ -135,7 +135,13 @@ const typeWait = 30 * time.Second
 
 // typeInto types text and Enter into session's pane once it runs.
 func (s *Server) typeInto(ctx context.Context, session, text string) error {
-	ctx, cancel := context.WithTimeout(ctx, typeWait)
+	return s.typeText(ctx, session, text, true, typeWait)
+}
+
+// typeText types text (and Enter, with enter) into session's pane once it
+// runs, waiting at most wait for it.
+func (s *Server) typeText(ctx context.Context, session, text string, enter bool, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for {
 		// the server is checked (and its program taken) at every look: it
@@ -145,11 +151,14 @@ func (s *Server) typeInto(ctx context.Context, session, text string) error {
 			return err
 		}
 		if err == nil && tm.HasSession(ctx, session) {
+			if !enter {
+				return tm.TypeText(ctx, session, text)
+			}
 			return tm.SendText(ctx, session, text)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("session %q is not running after %s", session, typeWait)
+			return fmt.Errorf("session %q is not running after %s", session, wait)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

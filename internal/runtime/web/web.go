@@ -27,6 +27,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
+	"github.com/agent-box/agent-box/internal/runtime/uploads"
 )
 
 // Environment variables of the web daemon (beyond those of paths).
@@ -165,16 +166,19 @@ func (c Config) check() error {
 
 // Server is the daemon's handler.
 type Server struct {
-	cfg    Config
-	origin string // https://U.D
-	host   string // U.D
-	mux    *http.ServeMux
-	proxy  *httputil.ReverseProxy
-	csp    string // of every /term/... answer from ttyd
-	alive  *tracker
-	log    *journal.Logger
-	hooks  *hooks.Receiver // nil without hooks
-	waker  *hookWaker
+	cfg     Config
+	origin  string // https://U.D
+	host    string // U.D
+	mux     *http.ServeMux
+	proxy   *httputil.ReverseProxy
+	csp     string // of every /term/... answer from ttyd
+	alive   *tracker
+	log     *journal.Logger
+	uploads *uploads.Dir
+	// typePath types an upload's path into a session (no Enter).
+	typePath func(ctx context.Context, session, text string) error
+	hooks    *hooks.Receiver // nil without hooks
+	waker    *hookWaker
 }
 
 // New checks cfg and returns the daemon's handler. Run s.Alive to check
@@ -198,8 +202,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: journal.New(cfg.Log, "agent-box: web")}
+	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: journal.New(cfg.Log, "agent-box: web"),
+		uploads: &uploads.Dir{Home: cfg.Env.Home, Max: uploads.MaxBytes, Quota: uploads.QuotaBytes}}
 	s.origin = "https://" + s.host
+	s.typePath = func(ctx context.Context, session, text string) error {
+		return s.typeText(ctx, session, text, false, pasteWait)
+	}
 	hashes, err := TTYDPageHashes(cfg.TTYD)
 	if err != nil {
 		// The rest of the origin works; the terminal page runs no script.
@@ -221,6 +229,9 @@ func New(cfg Config) (*Server, error) {
 	csrf := http.NewCrossOriginProtection()
 	s.mux.Handle("POST /settings/sessions", csrf.Handler(http.HandlerFunc(s.sessionsPost)))
 	s.mux.Handle("POST /settings/secrets", csrf.Handler(http.HandlerFunc(s.secretsPost)))
+	s.mux.HandleFunc("GET /uploads", s.uploadForm)
+	s.mux.Handle("POST /uploads", csrf.Handler(http.HandlerFunc(s.uploadPost)))
+	s.mux.Handle("POST /uploads/paste", csrf.Handler(http.HandlerFunc(s.uploadPaste)))
 	s.mux.HandleFunc("GET /downloads/", s.downloads)
 	s.mux.HandleFunc("GET /downloads", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/downloads/", http.StatusMovedPermanently)
