@@ -82,7 +82,9 @@
 #   internal/runtime/uploads/uploads.go
 #   internal/runtime/userfile/userfile.go
 #   internal/runtime/web/alive.go
+#   internal/runtime/web/changes.go
 #   internal/runtime/web/downloads.go
+#   internal/runtime/web/events.go
 #   internal/runtime/web/list.go
 #   internal/runtime/web/peer.go
 #   internal/runtime/web/serve.go
@@ -757,6 +759,12 @@ let
                 "default": "30s",
                 "min": "1s",
                 "max": "5m"
+              },
+              "sessionEvents": {
+                "path": "/events",
+                "keepAlive": "25s",
+                "settle": "50ms",
+                "maxStreams": 32
               }
             },
             "webhooks": {
@@ -9839,6 +9847,19 @@ in
           		// service whether the login sessions of its open terminals still
           		// live (services.agent-box.web.terminalCheckInterval).
           		TerminalCheckInterval Interval `json:"terminalCheckInterval"`
+          		// SessionEvents: the live session list of a user origin, an
+          		// event stream at Path (docs/web-contract.md, "The web daemon"):
+          		// the list at once and after every change of the user's
+          		// registry, observations or supervisor state (inotify; a burst
+          		// of changes is sent once, Settle after its first), a comment
+          		// line every KeepAlive; at most MaxStreams per web daemon, one
+          		// more ends the oldest.
+          		SessionEvents struct {
+          			Path       string `json:"path"`
+          			KeepAlive  string `json:"keepAlive"`
+          			Settle     string `json:"settle"`
+          			MaxStreams int    `json:"maxStreams"`
+          		} `json:"sessionEvents"`
           	} `json:"web"`
           	Webhooks struct {
           		NotifyMaxBytes int      `json:"notifyMaxBytes"`
@@ -10251,6 +10272,12 @@ in
                 "default": "30s",
                 "min": "1s",
                 "max": "5m"
+              },
+              "sessionEvents": {
+                "path": "/events",
+                "keepAlive": "25s",
+                "settle": "50ms",
+                "maxStreams": 32
               }
             },
             "webhooks": {
@@ -19323,6 +19350,198 @@ in
           	}
           }
         '';
+        "web/changes.go" = ''
+          package web
+
+          import (
+          	"context"
+          	"errors"
+          	"os"
+          	"sync"
+          	"syscall"
+          	"time"
+          	"unsafe"
+
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          )
+
+          // changes wakes the live session lists when a file they are computed from
+          // changes: one inotify instance watches the user's registry directory, the
+          // observations and conversations directories and the runtime directory
+          // (state.json). Nothing runs while nothing changes: a stream waits on
+          // wait(), which is closed at the next change, a burst of events settle
+          // after its first (a registry update writes and renames) wakes once.
+          // A directory that is missing, or removed while watched, is armed again
+          // at the next rearm (each stream's keep-alive), which then wakes the
+          // streams once (what happened meanwhile is read then).
+          type changes struct {
+          	dirs   []string
+          	settle time.Duration
+          	log    *journal.Logger
+
+          	mu      sync.Mutex
+          	ch      chan struct{}    // closed at the next change
+          	f       *os.File         // nil: inotify could not be set up
+          	wds     map[int32]string // watch descriptor -> directory
+          	missing bool             // some directory is not watched
+          	wakes   int              // wakes so far (tests)
+          }
+
+          // dirMask: files replaced by rename, written, created or removed; and the
+          // directory's own removal (IN_IGNORED follows it).
+          const dirMask = syscall.IN_CLOSE_WRITE | syscall.IN_MOVED_TO | syscall.IN_MOVED_FROM |
+          	syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+
+          func newChanges(dirs []string, settle time.Duration, log *journal.Logger) *changes {
+          	c := &changes{dirs: dirs, settle: settle, log: log, ch: make(chan struct{}), wds: map[int32]string{}}
+          	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
+          	if err != nil {
+          		log.Printf("session list: inotify: %v; the list updates at each keep-alive only", err)
+          		return c
+          	}
+          	// non-blocking: the runtime poller parks Read, Close interrupts it
+          	c.f = os.NewFile(uintptr(fd), "inotify")
+          	c.arm()
+          	return c
+          }
+
+          // wait returns a channel closed at the next change.
+          func (c *changes) wait() <-chan struct{} {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	return c.ch
+          }
+
+          func (c *changes) wake() {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	close(c.ch)
+          	c.ch = make(chan struct{})
+          	c.wakes++
+          }
+
+          // arm watches every directory not watched yet; it reports whether it
+          // added one.
+          func (c *changes) arm() bool {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	if c.f == nil {
+          		return false
+          	}
+          	watched := map[string]bool{}
+          	for _, d := range c.wds {
+          		watched[d] = true
+          	}
+          	added := false
+          	c.missing = false
+          	for _, d := range c.dirs {
+          		if watched[d] {
+          			continue
+          		}
+          		wd, err := syscall.InotifyAddWatch(int(c.f.Fd()), d, dirMask|syscall.IN_ONLYDIR)
+          		if err != nil {
+          			c.missing = true
+          			continue
+          		}
+          		c.wds[int32(wd)] = d
+          		added = true
+          	}
+          	return added
+          }
+
+          // rearm arms missing directories and wakes the streams when it could;
+          // without inotify every call wakes them (the list is then as fresh as the
+          // keep-alives).
+          func (c *changes) rearm() {
+          	c.mu.Lock()
+          	none, missing := c.f == nil, c.missing
+          	c.mu.Unlock()
+          	switch {
+          	case none:
+          		c.wake()
+          	case missing && c.arm():
+          		c.wake()
+          	}
+          }
+
+          // run reads events until ctx ends, waking the streams settle after the
+          // first event of a burst.
+          func (c *changes) run(ctx context.Context) {
+          	if c.f == nil {
+          		return
+          	}
+          	go func() {
+          		<-ctx.Done()
+          		c.f.Close()
+          	}()
+          	events := make(chan struct{}, 1)
+          	go func() {
+          		defer close(events)
+          		buf := make([]byte, 64<<10)
+          		for {
+          			n, err := c.f.Read(buf)
+          			if err != nil {
+          				if ctx.Err() == nil && !errors.Is(err, os.ErrClosed) {
+          					c.log.Printf("session list: inotify: %v", err)
+          				}
+          				return
+          			}
+          			c.forget(buf[:n])
+          			select {
+          			case events <- struct{}{}:
+          			default:
+          			}
+          		}
+          	}()
+          	for {
+          		select {
+          		case <-ctx.Done():
+          			return
+          		case _, ok := <-events:
+          			if !ok {
+          				return
+          			}
+          		}
+          		select {
+          		case <-ctx.Done():
+          			return
+          		case <-time.After(c.settle):
+          		}
+          		// the events of the burst are in; drain the signal of those
+          		// that came while settling
+          		select {
+          		case <-events:
+          		default:
+          		}
+          		c.wake()
+          	}
+          }
+
+          // forget drops the watches the kernel removed (IN_IGNORED: the directory
+          // was removed), so the next rearm watches the new one.
+          func (c *changes) forget(buf []byte) {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	for len(buf) >= syscall.SizeofInotifyEvent {
+          		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[0]))
+          		switch {
+          		case ev.Mask&syscall.IN_IGNORED != 0:
+          			delete(c.wds, ev.Wd)
+          			c.missing = true
+          		case ev.Mask&syscall.IN_MOVE_SELF != 0:
+          			// moved away: the path may get a new directory
+          			syscall.InotifyRmWatch(int(c.f.Fd()), uint32(ev.Wd))
+          			delete(c.wds, ev.Wd)
+          			c.missing = true
+          		}
+          		next := syscall.SizeofInotifyEvent + int(ev.Len)
+          		if next > len(buf) {
+          			break
+          		}
+          		buf = buf[next:]
+          	}
+          }
+        '';
         "web/downloads.go" = ''
           package web
 
@@ -19539,15 +19758,142 @@ in
           	s.page(w, http.StatusOK, downloadsPage, data)
           }
         '';
+        "web/events.go" = ''
+          package web
+
+          import (
+          	"bytes"
+          	"net/http"
+          	"strings"
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+          )
+
+          // The live session list's stream, from the contract.
+          var (
+          	EventsPath        = contract.Web.SessionEvents.Path
+          	EventsKeepAlive   = contract.Duration(contract.Web.SessionEvents.KeepAlive)
+          	EventsSettle      = contract.Duration(contract.Web.SessionEvents.Settle)
+          	EventsMaxStreams  = contract.Web.SessionEvents.MaxStreams
+          	eventsTrackerName = "session list"
+          )
+
+          // streams bounds the open session-list streams of the daemon: one more
+          // than the most ends the oldest.
+          type streams struct {
+          	mu   sync.Mutex
+          	max  int
+          	open []chan struct{} // oldest first; closed when evicted
+          }
+
+          // add registers a stream; evicted is closed if a newer one pushes it out,
+          // and release unregisters it.
+          func (st *streams) add() (evicted <-chan struct{}, release func()) {
+          	ch := make(chan struct{})
+          	st.mu.Lock()
+          	st.open = append(st.open, ch)
+          	if len(st.open) > st.max {
+          		close(st.open[0])
+          		st.open = st.open[1:]
+          	}
+          	st.mu.Unlock()
+          	return ch, func() {
+          		st.mu.Lock()
+          		defer st.mu.Unlock()
+          		for i, c := range st.open {
+          			if c == ch {
+          				st.open = append(st.open[:i], st.open[i+1:]...)
+          				break
+          			}
+          		}
+          	}
+          }
+
+          // sessionEvents is GET /events: U's session list as an event stream. A
+          // "sessions" event carries the list's rows (the page's own HTML, one
+          // data line each) at once and whenever they change; a comment line comes
+          // every EventsKeepAlive. The stream ends with an "end" event when its box
+          // session ends (checked with the terminals', every AliveInterval), and
+          // with "closed" when newer streams pushed it out (the page then stops
+          // instead of reconnecting). Nothing is computed between changes.
+          func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
+          	if err := httpserve.Unbound(w); err != nil {
+          		s.log.Printf("session list stream: %v", err)
+          	}
+          	rc := http.NewResponseController(w)
+          	session, _ := r.Context().Value(ctxKey{}).(string)
+          	ended := make(chan struct{})
+          	var once sync.Once
+          	unregister := s.alive.add(session, eventsTrackerName, func() { once.Do(func() { close(ended) }) })
+          	defer unregister()
+          	evicted, release := s.streams.add()
+          	defer release()
+
+          	h := w.Header()
+          	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+          	w.WriteHeader(http.StatusOK)
+          	keep := time.NewTicker(s.eventsKeepAlive)
+          	defer keep.Stop()
+          	last := ""
+          	for {
+          		wake := s.changes.wait() // before reading: a change meanwhile wakes again
+          		if rows := s.listRows(r.Context()); rows != last {
+          			if writeEvent(w, "sessions", rows) != nil || rc.Flush() != nil {
+          				return
+          			}
+          			last = rows
+          		}
+          		for waiting := true; waiting; {
+          			select {
+          			case <-r.Context().Done():
+          				return
+          			case <-ended:
+          				writeEvent(w, "end", "your login session has ended")
+          				rc.Flush()
+          				return
+          			case <-evicted:
+          				writeEvent(w, "closed", "too many session lists are open; this one stopped (reload to open it again)")
+          				rc.Flush()
+          				return
+          			case <-wake:
+          				waiting = false
+          			case <-keep.C:
+          				if _, err := w.Write([]byte(":\n\n")); err != nil || rc.Flush() != nil {
+          					return
+          				}
+          				s.changes.rearm()
+          			}
+          		}
+          	}
+          }
+
+          // writeEvent writes one event; each line of data is a data line.
+          func writeEvent(w http.ResponseWriter, name, data string) error {
+          	var b bytes.Buffer
+          	b.WriteString("event: " + name + "\n")
+          	for _, l := range strings.Split(data, "\n") {
+          		b.WriteString("data: " + l + "\n")
+          	}
+          	b.WriteString("\n")
+          	_, err := w.Write(b.Bytes())
+          	return err
+          }
+        '';
         "web/list.go" = ''
           package web
 
           import (
           	"bytes"
+          	"context"
           	"crypto/sha256"
           	"encoding/base64"
           	"html/template"
           	"net/http"
+          	"strings"
+          	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -19555,10 +19901,10 @@ in
           )
 
           // pageStyle is the one inline style of the daemon's pages; the CSP allows
-          // it by hash and allows nothing else (no script, no other source).
+          // it by hash (and, on the pages that have one, their script by its hash).
           const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;max-width:50em}` +
           	`table{border-collapse:collapse}td,th{padding:.3em 1em;text-align:left;border-bottom:1px solid #ccc}` +
-          	`.stopped,.unknown,.absent,.dead{color:#777}`
+          	`.stopped,.unknown,.absent,.dead{color:#777}form.inline{display:inline}`
 
           // pageCSP is the Content-Security-Policy of the daemon's own pages.
           var pageCSP = "default-src 'none'; style-src " + hashSource(pageStyle) +
@@ -19575,48 +19921,115 @@ in
           	"auth":        contract.AuthPage,
           	"term":        func() string { return contract.Routes.Terminal.Path },
           	"namePattern": func() string { return contract.Names.Session.Pattern },
+          	"events":      func() string { return EventsPath },
           }
+
+          // pageScript is the one script of the list and settings pages: it keeps
+          // the list live from the event stream (the rows are the daemon's own
+          // HTML), updates each "up" time every 30 s from its datetime, and asks
+          // before a button with data-confirm sends its form (then the form says
+          // so, confirm=yes, and the daemon's own confirmation page is skipped;
+          // without the script that page asks).
+          const pageScript = `const t=document.getElementById("sessions");` +
+          	`if(t&&window.EventSource){const e=new EventSource(t.dataset.events);` +
+          	`e.addEventListener("sessions",m=>{t.innerHTML=m.data;up()});` +
+          	`e.addEventListener("end",()=>{e.close();location.reload()});` +
+          	`e.addEventListener("closed",m=>{e.close();t.dataset.closed=m.data})}` +
+          	`function up(){for(const x of document.querySelectorAll("time[data-up]")){const s=Math.max(0,(Date.now()-Date.parse(x.dateTime))/1e3|0);` +
+          	`x.textContent=s>=86400?(s/86400|0)+"d "+(s/3600%24|0)+"h":s>=3600?(s/3600|0)+"h "+(s/60%60|0)+"m":s>=60?(s/60|0)+"m "+s%60+"s":s+"s"}}` +
+          	`setInterval(up,30000);` +
+          	`document.addEventListener("submit",e=>{const f=e.target,b=e.submitter,m=b&&b.dataset.confirm;if(!m)return;` +
+          	`if(!confirm(m)){e.preventDefault();return}const i=document.createElement("input");i.type="hidden";i.name="confirm";i.value="yes";f.append(i)})`
+
+          // scriptCSP is pageCSP with the page script allowed (the settings page);
+          // listCSP allows its event stream too.
+          var (
+          	scriptCSP = pageCSP + "; script-src " + hashSource(pageScript)
+          	listCSP   = scriptCSP + "; connect-src 'self'"
+          )
 
           var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
           <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
           <title>{{.User}}: sessions</title><style>{{.Style}}</style></head>
           <body><h1>Sessions of {{.User}}</h1>
           {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
-          {{else if not .Sessions}}<p>No sessions. Add one with <code>agent-box session add NAME</code>.</p>
-          {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th></th></tr></thead><tbody>
-          {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}</td><td><a href="/uploads?session={{.Name}}">Upload</a></td></tr>
-          {{end}}</tbody></table>{{end}}
+          {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th>Up</th><th>Restarts</th><th></th></tr></thead>
+          <tbody id="sessions" data-events="{{events}}">{{template "rows" .Sessions}}</tbody></table>{{end}}
           <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
           <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
+          <script>{{.Script}}</script>
           </body></html>
+          {{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
+          {{else}}<tr><td colspan="6">No sessions. Add one on the settings page or with <code>agent-box session add NAME</code>.</td></tr>
+          {{end}}{{end}}
+          {{define "actions"}}<a href="/uploads?session={{.Name}}">Upload</a>
+          <form method="post" action="/settings/sessions" class="inline"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="back" value="/">
+          <button name="action" value="restart" data-confirm="Restart session {{.Name}}? Its agent is ended and started again.">Restart</button>
+          <button name="action" value="remove" data-confirm="Remove session {{.Name}}? Its agent is ended and the session is forgotten.">Remove</button></form>{{end}}
           `))
 
           type listRow struct {
           	Name, Agent, State string
+          	Attention          string // "needs-you (bell)"; "" when none
           	Link               string
+          	Since, Up          string // the running pane's launch (RFC 3339) and how long ago
+          	Restarts           int
           }
 
-          // list is GET /: U's sessions, each linking to its terminal.
+          // sessionRows reads U's sessions as the list's rows; the error is why the
+          // list cannot be read.
+          func (s *Server) sessionRows(ctx context.Context) ([]listRow, error) {
+          	entries, err := sessionstate.List(ctx, s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
+          	rows := make([]listRow, 0, len(entries))
+          	for _, e := range entries {
+          		row := listRow{
+          			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
+          			Link: contract.TerminalLink(e.Name), Restarts: e.Restarts,
+          		}
+          		if a := e.Attention; a != nil {
+          			row.Attention = escape.String(a.String())
+          		}
+          		if e.State == sessionstate.Running && e.LastStart != nil {
+          			row.Since = e.LastStart.UTC().Format(time.RFC3339)
+          			row.Up = uptime(time.Since(*e.LastStart))
+          		}
+          		rows = append(rows, row)
+          	}
+          	return rows, err
+          }
+
+          // listRows is the list's rows as the page has them (for the stream); an
+          // unreadable list is one row that says so.
+          func (s *Server) listRows(ctx context.Context) string {
+          	rows, err := s.sessionRows(ctx)
+          	if err != nil {
+          		return "<tr><td colspan=\"6\">The session list cannot be read: " + template.HTMLEscapeString(err.Error()) + "</td></tr>"
+          	}
+          	var b bytes.Buffer
+          	if err := listPage.ExecuteTemplate(&b, "rows", rows); err != nil {
+          		s.log.Printf("session list rows: %v", err)
+          	}
+          	return strings.TrimSuffix(b.String(), "\n")
+          }
+
+          // list is GET /: U's sessions, each linking to its terminal, kept live by
+          // the page script from the event stream.
           func (s *Server) list(w http.ResponseWriter, r *http.Request) {
           	data := struct {
           		User     string
           		Style    template.CSS
+          		Script   template.JS
           		Sessions []listRow
           		Error    string
-          	}{User: s.cfg.User, Style: template.CSS(pageStyle)}
+          	}{User: s.cfg.User, Style: template.CSS(pageStyle), Script: template.JS(pageScript)}
           	code := http.StatusOK
-          	entries, err := sessionstate.List(r.Context(), s.cfg.Env, s.cfg.Tmux, s.cfg.ProcEnv)
+          	rows, err := s.sessionRows(r.Context())
           	if err != nil {
           		s.log.Printf("session list: %v", err)
           		data.Error, code = err.Error(), http.StatusInternalServerError
           	}
-          	for _, e := range entries {
-          		data.Sessions = append(data.Sessions, listRow{
-          			Name: e.Name, Agent: escape.String(e.Agent), State: e.State,
-          			Link: contract.TerminalLink(e.Name),
-          		})
-          	}
-          	s.page(w, code, listPage, data)
+          	data.Sessions = rows
+          	s.pageCSP(w, code, listPage, data, listCSP)
           }
 
           // page writes one of the daemon's own pages: t executed on data, whole or
@@ -19812,8 +20225,8 @@ in
           {{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Up</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
           {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{term}}/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}{{if .RestartToApply}} (restart to apply){{end}}{{if .Note}}<br><small>{{.Note}}</small>{{end}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
           <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
-          {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button> <button name="action" value="restart-fresh">New conversation</button>{{end}}
-          <button name="action" value="remove">Remove</button></form></td></tr>
+          {{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart" data-confirm="Restart session {{.Name}}? Its agent is ended and started again.">Restart</button> <button name="action" value="restart-fresh" data-confirm="Restart session {{.Name}} with a new conversation? Its agent is ended and the old conversation is not resumed.">New conversation</button>{{end}}
+          <button name="action" value="remove" data-confirm="Remove session {{.Name}}? Its agent is ended and the session is forgotten.">Remove</button></form></td></tr>
           {{end}}</tbody></table>{{end}}
           <h3>Add a session</h3>
           <form method="post" action="/settings/sessions"><input type="hidden" name="action" value="add">
@@ -19833,8 +20246,36 @@ in
           <p><label>Key <input name="key" required pattern="[A-Za-z_][A-Za-z0-9_]*"></label>
           <label>Value <input name="value" type="password" autocomplete="off"></label>
           <button>Set</button></p></form>
+          <script>{{.Script}}</script>
           </body></html>
           `))
+
+          // confirmPage asks before a session is restarted or removed (a page
+          // script asks in a dialog instead and sends confirm=yes).
+          var confirmPage = template.Must(template.New("confirm").Parse(`<!doctype html>
+          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+          <title>{{.User}}: {{.Verb}} {{.Name}}?</title><style>{{.Style}}</style></head>
+          <body><h1>{{.Verb}} session {{.Name}}?</h1>
+          <p>{{.What}}</p>
+          <form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="action" value="{{.Action}}"><input type="hidden" name="back" value="{{.Back}}"><input type="hidden" name="confirm" value="yes">
+          <button>{{.Verb}}</button> <a href="{{.Back}}">Cancel</a></form>
+          </body></html>
+          `))
+
+          // confirmations are the actions asked about first: verb and what follows.
+          var confirmations = map[string][2]string{
+          	"restart":       {"Restart", "Its agent is ended and started again; an agent that can resumes its conversation."},
+          	"restart-fresh": {"Restart with a new conversation", "Its agent is ended and started again without resuming its conversation."},
+          	"remove":        {"Remove", "Its agent is ended and the session is forgotten (its conversation file too)."},
+          }
+
+          // backTo is where a change returns to: the list ("/") or the settings page.
+          func backTo(f url.Values) string {
+          	if f.Get("back") == "/" {
+          		return "/"
+          	}
+          	return "/settings"
+          }
 
           type settingsRow struct {
           	Name, Agent, Args, Cwd, State, LastExit string
@@ -19853,6 +20294,7 @@ in
           type settingsData struct {
           	User, Home, PasswordURL string
           	Style                   template.CSS
+          	Script                  template.JS
           	Done, Error             string
           	ListError, EnvError     string
           	Sessions                []settingsRow
@@ -19884,12 +20326,12 @@ in
           			d.Done = strings.Replace(msg, "%s", what, 1)
           		}
           	}
-          	s.page(w, http.StatusOK, settingsPage, d)
+          	s.pageCSP(w, http.StatusOK, settingsPage, d, scriptCSP)
           }
 
           func (s *Server) settingsData(r *http.Request) settingsData {
           	d := settingsData{
-          		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle),
+          		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle), Script: template.JS(pageScript),
           		PasswordURL: "https://" + s.cfg.Domain + contract.AuthPage("password"),
           		PromptMax:   contract.Conversations.PromptMaxBytes,
           	}
@@ -19957,6 +20399,13 @@ in
           	}
           	f := r.PostForm
           	name := f.Get("name")
+          	if c, ok := confirmations[f.Get("action")]; ok && f.Get("confirm") != "yes" && registry.ValidName(name) {
+          		s.page(w, http.StatusOK, confirmPage, struct {
+          			User, Name, Action, Verb, What, Back string
+          			Style                                template.CSS
+          		}{s.cfg.User, name, f.Get("action"), c[0], c[1], backTo(f), template.CSS(pageStyle)})
+          		return
+          	}
           	var err error
           	done := ""
           	switch f.Get("action") {
@@ -20023,6 +20472,10 @@ in
           // the error (its text is the CLI's) and the status that fits.
           func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done, name string) {
           	if err == nil {
+          		if backTo(r.PostForm) == "/" {
+          			http.Redirect(w, r, "/", http.StatusSeeOther)
+          			return
+          		}
           		http.Redirect(w, r, "/settings?"+url.Values{"done": {done}, "name": {name}}.Encode(), http.StatusSeeOther)
           		return
           	}
@@ -20042,7 +20495,7 @@ in
           	}
           	d := s.settingsData(r)
           	d.Error = err.Error()
-          	s.page(w, code, settingsPage, d)
+          	s.pageCSP(w, code, settingsPage, d, scriptCSP)
           }
 
           // argLines is one argument per line of a textarea (CR LF or LF; a last
@@ -20951,6 +21404,10 @@ in
           	alive   *tracker
           	log     *journal.Logger
           	uploads *uploads.Dir
+          	// the live session list: what wakes its streams, and their bound
+          	changes         *changes
+          	streams         *streams
+          	eventsKeepAlive time.Duration
           	// typePath types an upload's path into a session (no Enter).
           	typePath func(ctx context.Context, session, text string) error
           	hooks    *hooks.Receiver // nil without hooks
@@ -20981,6 +21438,10 @@ in
           	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: journal.New(cfg.Log, "agent-box: web"),
           		uploads: &uploads.Dir{Home: cfg.Env.Home, Max: uploads.MaxBytes, Quota: uploads.QuotaBytes}}
           	s.origin = "https://" + s.host
+          	e := cfg.Env
+          	s.changes = newChanges([]string{e.ConfigDir, e.ObservationsDir(), e.ConversationsDir(), e.RuntimeDir}, EventsSettle, s.log)
+          	s.streams = &streams{max: EventsMaxStreams}
+          	s.eventsKeepAlive = EventsKeepAlive
           	s.typePath = func(ctx context.Context, session, text string) error {
           		return s.typeText(ctx, session, text, false, pasteWait)
           	}
@@ -20999,6 +21460,7 @@ in
           	s.proxy = s.newProxy()
           	s.mux = http.NewServeMux()
           	s.mux.HandleFunc("GET /{$}", s.list)
+          	s.mux.HandleFunc("GET "+EventsPath, s.sessionEvents)
           	s.mux.HandleFunc("GET /settings", s.settings)
           	// Every POST must be same-origin (Sec-Fetch-Site, else Origin against
           	// Host); no GET changes anything.
@@ -21020,9 +21482,11 @@ in
           	return s, nil
           }
 
-          // Alive checks the session of every open WebSocket each AliveInterval and
-          // closes those whose session has ended, until ctx ends.
+          // Alive checks the session of every open WebSocket and session-list
+          // stream each AliveInterval and closes those whose session has ended, and
+          // watches the files of the session list, until ctx ends.
           func (s *Server) Alive(ctx context.Context) {
+          	go s.changes.run(ctx)
           	s.alive.run(ctx, s.cfg.AliveInterval)
           }
 

@@ -139,8 +139,9 @@ func TestWebServeListsTheSessionsOfItsUser(t *testing.T) {
 		t.Fatalf("GET / as %s: %d\n%s\nstderr:\n%s", me, code, body, d.stderr)
 	}
 	for _, want := range []string{
-		`<tr class="running"><td><a href="/term/?arg=main">main</a></td><td>sleep</td><td>running</td><td><a href="/uploads?session=main">Upload</a></td></tr>`,
-		`<tr class="stopped"><td><a href="/term/?arg=parked">parked</a></td><td>sleep</td><td>stopped</td><td><a href="/uploads?session=parked">Upload</a></td></tr>`,
+		// running, the attention state the supervisor recorded, up since its launch
+		`<tr class="running"><td><a href="/term/?arg=main">main</a></td><td>sleep</td><td>running · working</td><td><time data-up datetime="`,
+		`<tr class="stopped"><td><a href="/term/?arg=parked">parked</a></td><td>sleep</td><td>stopped</td><td></td><td>0</td><td><a href="/uploads?session=parked">Upload</a>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the list lacks %s:\n%s", want, body)

@@ -55,6 +55,7 @@ func Blocks() []Block {
 		{webDoc, "attention report", attentionReport(c)},
 		{webDoc, "inbox", inbox(c)},
 		{webDoc, "notify", notifyLimits(c)},
+		{webDoc, "session events", sessionEvents(c)},
 		{webDoc, "uploads", uploadLimits(c)},
 	}
 }
@@ -248,6 +249,16 @@ func notifyLimits(c *contract.Contract) string {
 	t.row("an event (one datagram)", fmt.Sprintf("at most %d bytes", n.MaxEventBytes))
 	t.row("waiting per login", fmt.Sprintf("%d; one more drops the oldest (logged)", n.Queue))
 	t.row("tries per notification", fmt.Sprintf("%d, each at most %s; waits %s, doubling up to %s", n.Attempts, code(n.Timeout), code(n.BackoffFirst), code(n.BackoffMax)))
+	return t.b.String()
+}
+
+func sessionEvents(c *contract.Contract) string {
+	e := c.Web.SessionEvents
+	t := newTable("Rule", "Value")
+	t.row("the live session list (GET, each user origin)", code(e.Path))
+	t.row("a keep-alive comment", "every "+code(e.KeepAlive))
+	t.row("a burst of changes is read once, after its first by", code(e.Settle))
+	t.row("open streams per web daemon", fmt.Sprintf("%d; one more ends the oldest", e.MaxStreams))
 	return t.b.String()
 }
 

@@ -18,7 +18,9 @@ stood in for: headless Chromium shows none), and its Open button must hand
 over to that session's terminal (screenshot browser-inbox.png). Last, an
 upload picked on that session's page arrives byte for byte (its path typed
 into the session, where sha256sum reads it), and one over the size cap gets
-the message (screenshot browser-upload.png).
+the message (screenshot browser-upload.png). Then the CLI, run in the
+session, adds a session while alice's list is open: it appears without a
+reload, and its Remove button asks first (screenshot browser-list.png).
 
 Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
@@ -177,10 +179,48 @@ def upload(driver, wait):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def live_list(driver, wait):
+    """The CLI, run in the session, adds a session while the list is open:
+    it appears without a reload; its Remove button asks in a dialog, and
+    accepted, the session goes (screenshot browser-list.png)."""
+    live = f"live-{N}"
+    driver.get(f"{ALICE}/term/?arg={SESSION}")
+    area = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ".xterm-helper-textarea")))
+    wait.until(lambda d: (terminal_text(d) or "").strip() != "")
+    area.send_keys(Keys.CONTROL, "u")
+    area.send_keys(f"(sleep 10; agent-box session add {live} --agent shell) &\n")
+    step(f"the CLI adds {live} in 10 s; the list is open meanwhile")
+    driver.get(ALICE + "/")
+    wait.until(EC.presence_of_element_located((By.ID, "sessions")))
+    driver.execute_script("window.agentBoxNoReload = true;")
+    row = (By.XPATH, f"//tbody[@id='sessions']/tr[td/a[text()='{live}']]")
+    if driver.find_elements(*row):
+        print(f"browser: {live} was listed before the CLI added it", file=sys.stderr)
+        return 1
+    WebDriverWait(driver, 60).until(EC.presence_of_element_located(row))
+    if not driver.execute_script("return window.agentBoxNoReload === true;"):
+        print("browser: the list reloaded the page instead of updating it", file=sys.stderr)
+        return 1
+    step(f"{live} appeared in the open list: {driver.find_element(*row).text!r}")
+    driver.save_screenshot(LIST_SHOT)
+    step(f"screenshot {LIST_SHOT}")
+    driver.find_element(*row).find_element(By.XPATH, ".//button[@value='remove']").click()
+    alert = wait.until(EC.alert_is_present())
+    step(f"Remove asks: {alert.text!r}")
+    if f"Remove session {live}?" not in alert.text:
+        print(f"browser: the dialog reads {alert.text!r}", file=sys.stderr)
+        return 1
+    alert.accept()
+    wait.until(lambda d: d.current_url == ALICE + "/" and not d.find_elements(*row))
+    step(f"accepted: {live} is gone from the list")
+    return 0
+
+
 def main(login, password, shot):
-    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT
+    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT, LIST_SHOT
     SETTINGS_SHOT = os.path.join(os.path.dirname(shot), "browser-settings.png")
     UPLOAD_SHOT = os.path.join(os.path.dirname(shot), "browser-upload.png")
+    LIST_SHOT = os.path.join(os.path.dirname(shot), "browser-list.png")
     INBOX_SHOT = os.path.join(os.path.dirname(shot), "browser-inbox.png")
     args = (
         "--headless=new",
@@ -302,7 +342,7 @@ def main(login, password, shot):
         if not driver.current_url.endswith("=" + SESSION):
             print(f"browser: Open led to {driver.current_url}, not session {SESSION}'s terminal", file=sys.stderr)
             return 1
-        return upload(driver, wait)
+        return upload(driver, wait) or live_list(driver, wait)
     except WebDriverException as e:
         try:
             driver.save_screenshot(shot)

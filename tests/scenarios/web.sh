@@ -186,6 +186,14 @@ hold_expiring() {
   client hold "$ex" "wss://$A/term/ws?arg=main" "https://$A" 150 >"$work/hold-expiring.out" 2>&1 &
 }
 check "an open terminal of that session" hold_expiring
+# bob's session list is held open meanwhile (bob's web daemon does nothing
+# else until the expiry is judged): the CPU time that daemon spends then
+# is what an open, idle list costs (judged there).
+web_cpu() { awk '{ print $14 + $15 }' "/proc/$(systemctl show -P MainPID agent-box-web@bob.service)/stat"; }
+bob_list() { client inbox "$ops" "https://$B/events" 240 >"$work/events-bob.out" 2>&1 & }
+check "ops opens bob's live session list" bob_list
+check "it sends bob's sessions at once" wait_until 30 grep -q '^event [0-9]* sessions ' "$work/events-bob.out"
+idle_from=$(now_ms) idle_cpu=$(web_cpu)
 # phase: a terminal
 # term JAR ORIGIN: types into alice's session main and waits for the answer.
 # The answer is computed by alice's shell and new each call (the screen
@@ -334,11 +342,12 @@ check "the settings page shows how long it has been up" wait_until 10 shows_upti
 check "the page stops it (303; Origin null from a same-origin form)" in_out "status 303" settings_post sessions 'action=stop&name=webadd' -H "Origin: null"
 check "the supervisor stops it" wait_until 30 session_is alice webadd stopped
 cross_site() {
-  settings_post sessions 'action=remove&name=webadd' -H "Sec-Fetch-Site: cross-site" -H "Origin: https://evil.example"
+  settings_post sessions 'action=remove&name=webadd&confirm=yes' -H "Sec-Fetch-Site: cross-site" -H "Origin: https://evil.example"
 }
 check "a cross-site form is refused (403)" in_out "status 403" cross_site
 check "and changed nothing" session_is alice webadd stopped
-check "the page removes it (303)" in_out "status 303" settings_post sessions 'action=remove&name=webadd'
+check "the page asks before it removes it" in_out "<h1>Remove session webadd?</h1>" settings_post sessions 'action=remove&name=webadd'
+check "confirmed, the page removes it (303)" in_out "status 303" settings_post sessions 'action=remove&name=webadd&confirm=yes'
 check "the registry no longer has it" session_is alice webadd missing
 check "the CLI removes its own" ab alice session rm cliadd
 check "the page refuses a bad name with the CLI's words" in_out "invalid session name" settings_post sessions 'action=add&name=a+b&agent=shell'
@@ -416,6 +425,30 @@ check "and leaves nothing" test -z "$(find /home/alice/uploads -name 'big*' -o -
 check "a name that is a path is refused (400)" in_out "Bad name: the name contains a slash" upload "$upd/blob.bin" ../escape.bin
 check "and nothing escaped" test ! -e /home/alice/escape.bin
 rm -rf "$upd"
+
+# phase: the live session list. alice's origin keeps its list live from
+# GET /events: a session the CLI adds or removes reaches an open list
+# without a reload; a remove from the list asks first.
+alice_list() { client inbox "$ops" "https://$A/events" 120 >"$work/events-alice.out" 2>&1 & }
+check "ops opens alice's live session list" alice_list
+check "it sends alice's sessions at once" wait_until 30 grep -q '^event [0-9]* sessions ' "$work/events-alice.out"
+# last_sessions: the data of the stream's last sessions event
+last_sessions() { awk '/^event [0-9]* sessions /{ d = "" } /^data /{ d = d $0 "\n" } END { printf "%s", d }' "$work/events-alice.out"; }
+listed_live() { last_sessions | grep -qF "arg=$1\""; }
+added_at=$(now_ms)
+check "the CLI adds session live" ab alice session add live --agent shell
+check "the open list shows it, unasked" wait_until 15 listed_live live
+live_latency() {
+  local at
+  at=$(awk '/^event [0-9]* sessions /{ t = $2 } /^data .*arg=live"/{ print t; exit }' "$work/events-alice.out")
+  note "measure: session add (CLI) -> the list's event through Caddy: $((at - added_at)) ms"
+}
+check "(how long it took)" live_latency
+check "a remove from the list asks first (the confirmation page)" in_out "<h1>Remove session live?</h1>" client get "$ops" "https://$A/settings/sessions" --post 'action=remove&name=live&back=%2F'
+check "and removed nothing" session_is alice live running
+check "confirmed, it removes it and returns to the list (303 /)" in_out "header Location: /" client get "$ops" "https://$A/settings/sessions" --post 'action=remove&name=live&back=%2F&confirm=yes'
+unlisted_live() { ! listed_live live; }
+check "the open list drops it" wait_until 15 unlisted_live
 
 # phase: webhooks. POST https://D/alice/hook/NAME is the one route without a
 # login: Caddy sends it to alice's hook socket, her web daemon checks the
@@ -520,6 +553,17 @@ closed_by_expiry() {
 }
 check "the open terminal of the expired session closes within two check intervals of the expiry" closed_by_expiry
 check "the expired cookie is refused" status_is 401 "$ex" "https://$A/" --fetch
+# An open list costs CPU only at its keep-alives (every 25 s) and the
+# login checks of the golden's interval: a list read each second would
+# run tmux 60 times a minute.
+idle_cost() {
+  local ticks secs
+  ticks=$(($(web_cpu) - idle_cpu)) secs=$((($(now_ms) - idle_from) / 1000))
+  note "measure: bob's web daemon with an open, idle session list: $ticks clock ticks (1/$(getconf CLK_TCK) s) of CPU in $secs s"
+  grep -c '^event' "$work/events-bob.out" | xargs echo "events:"
+  [ "$secs" -ge 60 ] && [ "$ticks" -le 20 ] && [ "$(grep -c '^event' "$work/events-bob.out")" = 1 ]
+}
+check "an open, idle session list cost at most 20 ticks of CPU in a minute or more, and sent no second event" idle_cost
 
 # phase: sessions end
 stayed_open() {

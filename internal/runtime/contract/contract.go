@@ -204,6 +204,19 @@ type Contract struct {
 		// service whether the login sessions of its open terminals still
 		// live (services.agent-box.web.terminalCheckInterval).
 		TerminalCheckInterval Interval `json:"terminalCheckInterval"`
+		// SessionEvents: the live session list of a user origin, an
+		// event stream at Path (docs/web-contract.md, "The web daemon"):
+		// the list at once and after every change of the user's
+		// registry, observations or supervisor state (inotify; a burst
+		// of changes is sent once, Settle after its first), a comment
+		// line every KeepAlive; at most MaxStreams per web daemon, one
+		// more ends the oldest.
+		SessionEvents struct {
+			Path       string `json:"path"`
+			KeepAlive  string `json:"keepAlive"`
+			Settle     string `json:"settle"`
+			MaxStreams int    `json:"maxStreams"`
+		} `json:"sessionEvents"`
 	} `json:"web"`
 	Webhooks struct {
 		NotifyMaxBytes int      `json:"notifyMaxBytes"`

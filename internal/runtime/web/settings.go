@@ -35,8 +35,8 @@ var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse
 {{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Up</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
 {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{term}}/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}{{if .RestartToApply}} (restart to apply){{end}}{{if .Note}}<br><small>{{.Note}}</small>{{end}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
 <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
-{{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart">Restart</button> <button name="action" value="restart-fresh">New conversation</button>{{end}}
-<button name="action" value="remove">Remove</button></form></td></tr>
+{{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart" data-confirm="Restart session {{.Name}}? Its agent is ended and started again.">Restart</button> <button name="action" value="restart-fresh" data-confirm="Restart session {{.Name}} with a new conversation? Its agent is ended and the old conversation is not resumed.">New conversation</button>{{end}}
+<button name="action" value="remove" data-confirm="Remove session {{.Name}}? Its agent is ended and the session is forgotten.">Remove</button></form></td></tr>
 {{end}}</tbody></table>{{end}}
 <h3>Add a session</h3>
 <form method="post" action="/settings/sessions"><input type="hidden" name="action" value="add">
@@ -56,8 +56,36 @@ var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse
 <p><label>Key <input name="key" required pattern="[A-Za-z_][A-Za-z0-9_]*"></label>
 <label>Value <input name="value" type="password" autocomplete="off"></label>
 <button>Set</button></p></form>
+<script>{{.Script}}</script>
 </body></html>
 `))
+
+// confirmPage asks before a session is restarted or removed (a page
+// script asks in a dialog instead and sends confirm=yes).
+var confirmPage = template.Must(template.New("confirm").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>{{.User}}: {{.Verb}} {{.Name}}?</title><style>{{.Style}}</style></head>
+<body><h1>{{.Verb}} session {{.Name}}?</h1>
+<p>{{.What}}</p>
+<form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="action" value="{{.Action}}"><input type="hidden" name="back" value="{{.Back}}"><input type="hidden" name="confirm" value="yes">
+<button>{{.Verb}}</button> <a href="{{.Back}}">Cancel</a></form>
+</body></html>
+`))
+
+// confirmations are the actions asked about first: verb and what follows.
+var confirmations = map[string][2]string{
+	"restart":       {"Restart", "Its agent is ended and started again; an agent that can resumes its conversation."},
+	"restart-fresh": {"Restart with a new conversation", "Its agent is ended and started again without resuming its conversation."},
+	"remove":        {"Remove", "Its agent is ended and the session is forgotten (its conversation file too)."},
+}
+
+// backTo is where a change returns to: the list ("/") or the settings page.
+func backTo(f url.Values) string {
+	if f.Get("back") == "/" {
+		return "/"
+	}
+	return "/settings"
+}
 
 type settingsRow struct {
 	Name, Agent, Args, Cwd, State, LastExit string
@@ -76,6 +104,7 @@ type agentOption struct {
 type settingsData struct {
 	User, Home, PasswordURL string
 	Style                   template.CSS
+	Script                  template.JS
 	Done, Error             string
 	ListError, EnvError     string
 	Sessions                []settingsRow
@@ -107,12 +136,12 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 			d.Done = strings.Replace(msg, "%s", what, 1)
 		}
 	}
-	s.page(w, http.StatusOK, settingsPage, d)
+	s.pageCSP(w, http.StatusOK, settingsPage, d, scriptCSP)
 }
 
 func (s *Server) settingsData(r *http.Request) settingsData {
 	d := settingsData{
-		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle),
+		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle), Script: template.JS(pageScript),
 		PasswordURL: "https://" + s.cfg.Domain + contract.AuthPage("password"),
 		PromptMax:   contract.Conversations.PromptMaxBytes,
 	}
@@ -180,6 +209,13 @@ func (s *Server) sessionsPost(w http.ResponseWriter, r *http.Request) {
 	}
 	f := r.PostForm
 	name := f.Get("name")
+	if c, ok := confirmations[f.Get("action")]; ok && f.Get("confirm") != "yes" && registry.ValidName(name) {
+		s.page(w, http.StatusOK, confirmPage, struct {
+			User, Name, Action, Verb, What, Back string
+			Style                                template.CSS
+		}{s.cfg.User, name, f.Get("action"), c[0], c[1], backTo(f), template.CSS(pageStyle)})
+		return
+	}
 	var err error
 	done := ""
 	switch f.Get("action") {
@@ -246,6 +282,10 @@ func (s *Server) secretsPost(w http.ResponseWriter, r *http.Request) {
 // the error (its text is the CLI's) and the status that fits.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done, name string) {
 	if err == nil {
+		if backTo(r.PostForm) == "/" {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
 		http.Redirect(w, r, "/settings?"+url.Values{"done": {done}, "name": {name}}.Encode(), http.StatusSeeOther)
 		return
 	}
@@ -265,7 +305,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done,
 	}
 	d := s.settingsData(r)
 	d.Error = err.Error()
-	s.page(w, code, settingsPage, d)
+	s.pageCSP(w, code, settingsPage, d, scriptCSP)
 }
 
 // argLines is one argument per line of a textarea (CR LF or LF; a last

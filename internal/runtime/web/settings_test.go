@@ -57,7 +57,7 @@ func (f *fixture) registry() *registry.Registry {
 func TestSettingsPageShowsSessionsAndSecretKeysOnly(t *testing.T) {
 	f := settingsFixture(t)
 	code, h, body := f.do(http.MethodGet, "/settings", header())
-	if code != http.StatusOK || h.Get("Content-Security-Policy") != pageCSP {
+	if code != http.StatusOK || h.Get("Content-Security-Policy") != scriptCSP {
 		t.Fatalf("%d %v", code, h)
 	}
 	for _, want := range []string{
@@ -74,7 +74,8 @@ func TestSettingsPageShowsSessionsAndSecretKeysOnly(t *testing.T) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
-	if strings.Contains(body, secretValue) || strings.Contains(body, "<script>") {
+	// the page's one script is its own (an agent's name is text, above)
+	if strings.Contains(body, secretValue) || strings.Count(body, "<script>") != 1 || !strings.Contains(body, "<script>"+pageScript+"</script>") {
 		t.Errorf("the page shows a secret's value or markup:\n%s", body)
 	}
 }
@@ -122,7 +123,7 @@ func TestSettingsSessionActions(t *testing.T) {
 		{"remove", "other", func(r *registry.Registry) bool { _, ok := r.Find("other"); return !ok }},
 	}
 	for _, st := range steps {
-		code, h, _ := f.post("/settings/sessions", url.Values{"action": {st.action}, "name": {st.name}})
+		code, h, _ := f.post("/settings/sessions", url.Values{"action": {st.action}, "name": {st.name}, "confirm": {"yes"}})
 		if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/settings?done=") {
 			t.Fatalf("%s %s: %d %q", st.action, st.name, code, h.Get("Location"))
 		}
@@ -149,7 +150,7 @@ func TestSettingsRefusals(t *testing.T) {
 		{"an unknown agent", url.Values{"action": {"add"}, "name": {"x"}, "agent": {"vim"}}, nil, 400, `unknown agent &#34;vim&#34; (known: claude, shell)`},
 		{"not a directory", url.Values{"action": {"add"}, "name": {"x"}, "agent": {"shell"}, "cwd": {"/nonexistent"}}, nil, 400, `working directory &#34;/nonexistent&#34; is not a directory`},
 		{"an unknown session", url.Values{"action": {"stop"}, "name": {"nosuch"}}, nil, 404, "nosuch"},
-		{"restart without the supervisor", url.Values{"action": {"restart"}, "name": {"main"}}, nil, 503, "not running"},
+		{"restart without the supervisor", url.Values{"action": {"restart"}, "name": {"main"}, "confirm": {"yes"}}, nil, 503, "not running"},
 		{"restart without a name", url.Values{"action": {"restart"}}, nil, 400, "restart needs a session name"},
 		{"an unknown action", url.Values{"action": {"explode"}, "name": {"main"}}, nil, 400, "unknown action"},
 		{"too large", url.Values{"action": {"add"}, "name": {"x"}, "args": {strings.Repeat("a", formLimit)}}, nil, 413, ""},
@@ -300,18 +301,62 @@ func TestSettingsAddTakesAKickoffPromptAndTheListOffersANewConversation(t *testi
 		t.Fatalf("the prompt in the conversation file: %q, %v", rec.Prompt, err)
 	}
 	_, _, body := f.do(http.MethodGet, "/settings", header())
-	for _, want := range []string{`<textarea name="prompt" rows="4" cols="50" maxlength="65536">`, `value="restart-fresh">New conversation</button>`} {
+	for _, want := range []string{`<textarea name="prompt" rows="4" cols="50" maxlength="65536">`, `value="restart-fresh" data-confirm="Restart session web-p with a new conversation? Its agent is ended and the old conversation is not resumed.">New conversation</button>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
 	// a new conversation needs the supervisor, like a restart
-	code, _, body = f.post("/settings/sessions", url.Values{"action": {"restart-fresh"}, "name": {"web-p"}})
+	code, _, body = f.post("/settings/sessions", url.Values{"action": {"restart-fresh"}, "name": {"web-p"}, "confirm": {"yes"}})
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "not running") {
 		t.Errorf("restart-fresh without the supervisor: %d\n%.400s", code, body)
 	}
 	rec, _ = conversation.Load(f.env.ConversationsDir(), "web-p")
 	if rec.WantFresh {
 		t.Error("a refused restart-fresh asked the next spawn for a new conversation")
+	}
+}
+
+func TestRemoveAndRestartAskFirst(t *testing.T) {
+	f := settingsFixture(t)
+	for _, tc := range []struct {
+		action, back, verb string
+	}{
+		{"remove", "/", "Remove session other?"},
+		{"restart", "/settings", "Restart session other?"},
+		{"restart-fresh", "", "Restart with a new conversation session other?"},
+	} {
+		code, h, body := f.post("/settings/sessions", url.Values{"action": {tc.action}, "name": {"other"}, "back": {tc.back}})
+		if code != http.StatusOK || !strings.Contains(body, "<h1>"+tc.verb+"</h1>") || h.Get("Content-Security-Policy") != pageCSP {
+			t.Errorf("%s without confirm: %d, CSP %q:\n%s", tc.action, code, h.Get("Content-Security-Policy"), body)
+		}
+		back := tc.back
+		if back == "" {
+			back = "/settings"
+		}
+		for _, want := range []string{
+			`<input type="hidden" name="action" value="` + tc.action + `">`,
+			`<input type="hidden" name="confirm" value="yes">`,
+			`<a href="` + back + `">Cancel</a>`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the confirmation lacks %q", tc.action, want)
+			}
+		}
+		if _, ok := f.registry().Find("other"); !ok {
+			t.Fatalf("%s without confirm changed the registry", tc.action)
+		}
+	}
+	// confirmed from the list: back to the list
+	code, h, _ := f.post("/settings/sessions", url.Values{"action": {"remove"}, "name": {"other"}, "back": {"/"}, "confirm": {"yes"}})
+	if code != http.StatusSeeOther || h.Get("Location") != "/" {
+		t.Errorf("confirmed remove: %d %q, want 303 to /", code, h.Get("Location"))
+	}
+	if _, ok := f.registry().Find("other"); ok {
+		t.Error("a confirmed remove left the session")
+	}
+	// a stop asks nothing
+	if code, _, _ := f.post("/settings/sessions", url.Values{"action": {"stop"}, "name": {"main"}}); code != http.StatusSeeOther {
+		t.Errorf("stop: %d, want 303 at once", code)
 	}
 }

@@ -175,6 +175,10 @@ type Server struct {
 	alive   *tracker
 	log     *journal.Logger
 	uploads *uploads.Dir
+	// the live session list: what wakes its streams, and their bound
+	changes         *changes
+	streams         *streams
+	eventsKeepAlive time.Duration
 	// typePath types an upload's path into a session (no Enter).
 	typePath func(ctx context.Context, session, text string) error
 	hooks    *hooks.Receiver // nil without hooks
@@ -205,6 +209,10 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, host: cfg.User + "." + cfg.Domain, log: journal.New(cfg.Log, "agent-box: web"),
 		uploads: &uploads.Dir{Home: cfg.Env.Home, Max: uploads.MaxBytes, Quota: uploads.QuotaBytes}}
 	s.origin = "https://" + s.host
+	e := cfg.Env
+	s.changes = newChanges([]string{e.ConfigDir, e.ObservationsDir(), e.ConversationsDir(), e.RuntimeDir}, EventsSettle, s.log)
+	s.streams = &streams{max: EventsMaxStreams}
+	s.eventsKeepAlive = EventsKeepAlive
 	s.typePath = func(ctx context.Context, session, text string) error {
 		return s.typeText(ctx, session, text, false, pasteWait)
 	}
@@ -223,6 +231,7 @@ func New(cfg Config) (*Server, error) {
 	s.proxy = s.newProxy()
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.list)
+	s.mux.HandleFunc("GET "+EventsPath, s.sessionEvents)
 	s.mux.HandleFunc("GET /settings", s.settings)
 	// Every POST must be same-origin (Sec-Fetch-Site, else Origin against
 	// Host); no GET changes anything.
@@ -244,9 +253,11 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Alive checks the session of every open WebSocket each AliveInterval and
-// closes those whose session has ended, until ctx ends.
+// Alive checks the session of every open WebSocket and session-list
+// stream each AliveInterval and closes those whose session has ended, and
+// watches the files of the session list, until ctx ends.
 func (s *Server) Alive(ctx context.Context) {
+	go s.changes.run(ctx)
 	s.alive.run(ctx, s.cfg.AliveInterval)
 }
 
