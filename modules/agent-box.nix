@@ -94,6 +94,7 @@
 #   internal/runtime/web/uploads.go
 #   internal/runtime/web/wake.go
 #   internal/runtime/web/web.go
+#   internal/runtime/web/workspace.go
 #   modules/src/agent-box.nix
 #   modules/src/lib/agent-files.nix
 #   modules/src/lib/agents.nix
@@ -782,6 +783,46 @@ let
                 "max": 1024
               }
             },
+            "webAssets": {
+              "route": "/assets/",
+              "dir": "share/agent-box/web-assets",
+              "packages": [
+                {
+                  "name": "@xterm/xterm",
+                  "version": "6.0.0",
+                  "tarball": "https://registry.npmjs.org/@xterm/xterm/-/xterm-6.0.0.tgz",
+                  "integrity": "sha512-TQwDdQGtwwDt+2cgKDLn0IRaSxYu1tSUjgKarSDkUM0ZNiSRXFpjxEsvc/Zgc5kq5omJ+V0a8/kIM2WD3sMOYg==",
+                  "license": "MIT",
+                  "files": {
+                    "package/lib/xterm.mjs": "xterm.mjs",
+                    "package/css/xterm.css": "xterm.css",
+                    "package/LICENSE": "xterm.LICENSE"
+                  }
+                },
+                {
+                  "name": "@xterm/addon-fit",
+                  "version": "0.11.0",
+                  "tarball": "https://registry.npmjs.org/@xterm/addon-fit/-/addon-fit-0.11.0.tgz",
+                  "integrity": "sha512-jYcgT6xtVYhnhgxh3QgYDnnNMYTcf8ElbxxFzX0IZo+vabQqSPAjC3c1wJrKB5E19VwQei89QCiZZP86DCPF7g==",
+                  "license": "MIT",
+                  "files": {
+                    "package/lib/addon-fit.mjs": "addon-fit.mjs",
+                    "package/LICENSE": "addon-fit.LICENSE"
+                  }
+                },
+                {
+                  "name": "@xterm/addon-clipboard",
+                  "version": "0.2.0",
+                  "tarball": "https://registry.npmjs.org/@xterm/addon-clipboard/-/addon-clipboard-0.2.0.tgz",
+                  "integrity": "sha512-Dl31BCtBhLaUEECUbEiVcCLvLBbaeGYdT7NofB8OJkGTD3MWgBsaLjXvfGAD4tQNHhm6mbKyYkR7XD8kiZsdNg==",
+                  "license": "MIT",
+                  "files": {
+                    "package/lib/addon-clipboard.mjs": "addon-clipboard.mjs",
+                    "package/LICENSE": "addon-clipboard.LICENSE"
+                  }
+                }
+              ]
+            },
             "uploads": {
               "dir": "uploads",
               "maxBytes": 67108864,
@@ -1078,6 +1119,11 @@ let
                 "name": "AGENT_BOX_TTYD",
                 "reader": "`agent-box web serve`",
                 "what": "the ttyd program the user's terminal unit runs (its page, the peer's executable); required"
+              },
+              "webAssets": {
+                "name": "AGENT_BOX_WEB_ASSETS",
+                "reader": "`agent-box web serve`",
+                "what": "the directory of the workspace's browser libraries (the contract's `webAssets`, in the user's environment); without it the workspace page has no terminals and links ttyd's own page"
               },
               "ttydSocket": {
                 "name": "AGENT_BOX_TTYD_SOCKET",
@@ -2405,6 +2451,7 @@ in
     + env vars.agents.name paths.agents
     + env vars.tmux.name "${paths.env}/bin/tmux"
     + env vars.ttyd.name "${paths.env}/bin/ttyd"
+    + env vars.webAssets.name "${paths.env}/${contract.webAssets.dir}"
     + env vars.webDomain.name w.domain
     + env vars.webCheckInterval.name w.terminalCheckInterval
     + (
@@ -9869,6 +9916,16 @@ in
           		RetentionMin string   `json:"retentionMin"`
           		Concurrency  IntRange `json:"concurrency"`
           	} `json:"webhooks"`
+          	// WebAssets: the browser libraries of the workspace page, npm
+          	// packages at pinned versions checked against the registry's
+          	// integrity values: the module fetches each tarball (fetchurl) and
+          	// puts Files (tarball member -> served name) under Dir of the user's
+          	// environment; the web daemon serves exactly those names at Route.
+          	WebAssets struct {
+          		Route    string         `json:"route"`
+          		Dir      string         `json:"dir"`
+          		Packages []WebAssetPack `json:"packages"`
+          	} `json:"webAssets"`
           	// Uploads: files a person uploads on a user origin land in ~/Dir
           	// (docs/web-contract.md, "Uploads"): at most MaxBytes each, while
           	// the regular files directly in ~/Dir hold at most QuotaBytes; a name
@@ -10045,6 +10102,7 @@ in
           		AuthConfig       Var `json:"authConfig"`
           		WebDomain        Var `json:"webDomain"`
           		TTYD             Var `json:"ttyd"`
+          		WebAssets        Var `json:"webAssets"`
           		TTYDSocket       Var `json:"ttydSocket"`
           		Hooks            Var `json:"hooks"`
           		SilenceAfter     Var `json:"silenceAfter"`
@@ -10078,6 +10136,16 @@ in
           	} `json:"exitCodes"`
           }
 
+          // WebAssetPack is one npm package of the workspace's browser libraries.
+          type WebAssetPack struct {
+          	Name      string            `json:"name"`
+          	Version   string            `json:"version"`
+          	Tarball   string            `json:"tarball"`
+          	Integrity string            `json:"integrity"`
+          	License   string            `json:"license"`
+          	Files     map[string]string `json:"files"`
+          }
+
           // The contract, one variable per part.
           var (
           	Names         = &c.Names
@@ -10086,6 +10154,7 @@ in
           	Webhooks      = &c.Webhooks
           	Conversations = &c.Conversations
           	Uploads       = &c.Uploads
+          	WebAssets     = &c.WebAssets
           	Attention     = &c.Attention
           	Cookies       = &c.Cookies
           	Headers       = &c.Headers
@@ -10294,6 +10363,46 @@ in
                 "min": 1,
                 "max": 1024
               }
+            },
+            "webAssets": {
+              "route": "/assets/",
+              "dir": "share/agent-box/web-assets",
+              "packages": [
+                {
+                  "name": "@xterm/xterm",
+                  "version": "6.0.0",
+                  "tarball": "https://registry.npmjs.org/@xterm/xterm/-/xterm-6.0.0.tgz",
+                  "integrity": "sha512-TQwDdQGtwwDt+2cgKDLn0IRaSxYu1tSUjgKarSDkUM0ZNiSRXFpjxEsvc/Zgc5kq5omJ+V0a8/kIM2WD3sMOYg==",
+                  "license": "MIT",
+                  "files": {
+                    "package/lib/xterm.mjs": "xterm.mjs",
+                    "package/css/xterm.css": "xterm.css",
+                    "package/LICENSE": "xterm.LICENSE"
+                  }
+                },
+                {
+                  "name": "@xterm/addon-fit",
+                  "version": "0.11.0",
+                  "tarball": "https://registry.npmjs.org/@xterm/addon-fit/-/addon-fit-0.11.0.tgz",
+                  "integrity": "sha512-jYcgT6xtVYhnhgxh3QgYDnnNMYTcf8ElbxxFzX0IZo+vabQqSPAjC3c1wJrKB5E19VwQei89QCiZZP86DCPF7g==",
+                  "license": "MIT",
+                  "files": {
+                    "package/lib/addon-fit.mjs": "addon-fit.mjs",
+                    "package/LICENSE": "addon-fit.LICENSE"
+                  }
+                },
+                {
+                  "name": "@xterm/addon-clipboard",
+                  "version": "0.2.0",
+                  "tarball": "https://registry.npmjs.org/@xterm/addon-clipboard/-/addon-clipboard-0.2.0.tgz",
+                  "integrity": "sha512-Dl31BCtBhLaUEECUbEiVcCLvLBbaeGYdT7NofB8OJkGTD3MWgBsaLjXvfGAD4tQNHhm6mbKyYkR7XD8kiZsdNg==",
+                  "license": "MIT",
+                  "files": {
+                    "package/lib/addon-clipboard.mjs": "addon-clipboard.mjs",
+                    "package/LICENSE": "addon-clipboard.LICENSE"
+                  }
+                }
+              ]
             },
             "uploads": {
               "dir": "uploads",
@@ -10591,6 +10700,11 @@ in
                 "name": "AGENT_BOX_TTYD",
                 "reader": "`agent-box web serve`",
                 "what": "the ttyd program the user's terminal unit runs (its page, the peer's executable); required"
+              },
+              "webAssets": {
+                "name": "AGENT_BOX_WEB_ASSETS",
+                "reader": "`agent-box web serve`",
+                "what": "the directory of the workspace's browser libraries (the contract's `webAssets`, in the user's environment); without it the workspace page has no terminals and links ttyd's own page"
               },
               "ttydSocket": {
                 "name": "AGENT_BOX_TTYD_SOCKET",
@@ -15080,11 +15194,17 @@ in
 
           // Conf is the generated tmux configuration: the server carries the token
           // and keeps dead panes (so their exit status can be read and the pane
-          // respawned in place). -D already turns exit-empty off.
+          // respawned in place). -D already turns exit-empty off. The mouse is
+          // tmux's: a browser terminal's wheel scrolls the pane's history (copy
+          // mode) instead of sending arrow keys to the agent, unless the agent
+          // asked for the mouse; a selection made there is copied to the terminal's
+          // clipboard (OSC 52, set-clipboard's default "external"), which the
+          // workspace page hands to the browser's; Shift selects in the browser.
           func Conf(token string) string {
           	return fmt.Sprintf(`# Generated by agent-box tmux-server at every start; do not edit.
           set-option -s exit-empty off
           set-option -s %s %s
+          set-option -g mouse on
           set-window-option -g remain-on-exit on
           `, TokenOption, token)
           }
@@ -19904,7 +20024,15 @@ in
           // it by hash (and, on the pages that have one, their script by its hash).
           const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;max-width:50em}` +
           	`table{border-collapse:collapse}td,th{padding:.3em 1em;text-align:left;border-bottom:1px solid #ccc}` +
-          	`.stopped,.unknown,.absent,.dead{color:#777}form.inline{display:inline}`
+          	`.stopped,.unknown,.absent,.dead{color:#777}form.inline{display:inline}` +
+          	`body:has(#workspace:not([hidden])){max-width:none}#workspace{margin-top:1em}#tabs{display:flex;flex-wrap:wrap;gap:.25em}` +
+          	`.tab{display:inline-flex;border:1px solid #999;border-bottom:none;border-radius:.3em .3em 0 0}` +
+          	`.tab[aria-selected=true]{background:#16181d;color:#d8dee9}.tab button{background:none;border:none;color:inherit;font:inherit;padding:.2em .5em}` +
+          	`.tab.closed button:first-child{text-decoration:line-through}` +
+          	`.term{height:70vh;background:#16181d;padding:4px}#keys{display:flex;flex-wrap:wrap;gap:.3em;margin:.4em 0}` +
+          	`#keys button{min-width:2.6em;min-height:2.4em;font:inherit}.hint{color:#777;font-size:.85em}` +
+          	`@media (max-width:600px){body{margin:.5em}td,th{padding:.2em .4em}.term{height:55vh}` +
+          	`#sessions td:nth-child(2),#sessions td:nth-child(4),#sessions td:nth-child(5),thead th:nth-child(2),thead th:nth-child(4),thead th:nth-child(5){display:none}}`
 
           // pageCSP is the Content-Security-Policy of the daemon's own pages.
           var pageCSP = "default-src 'none'; style-src " + hashSource(pageStyle) +
@@ -19922,6 +20050,8 @@ in
           	"term":        func() string { return contract.Routes.Terminal.Path },
           	"namePattern": func() string { return contract.Names.Session.Pattern },
           	"events":      func() string { return EventsPath },
+          	"asset":       func(name string) string { return AssetsRoute + name },
+          	"termStyle":   func() string { return termStyle },
           }
 
           // pageScript is the one script of the list and settings pages: it keeps
@@ -19950,16 +20080,19 @@ in
 
           var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
           <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: sessions</title><style>{{.Style}}</style></head>
+          <title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<style>{{.Style}}</style></head>
           <body><h1>Sessions of {{.User}}</h1>
           {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
           {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th>Up</th><th>Restarts</th><th></th></tr></thead>
           <tbody id="sessions" data-events="{{events}}">{{template "rows" .Sessions}}</tbody></table>{{end}}
+          {{if .Workspace}}<section id="workspace" data-socket="{{term}}/ws" hidden><div id="tabs" role="tablist"></div><div id="terms"></div>
+          <div id="keys">{{range .Keys}}<button type="button" title="{{.Title}}" data-send="{{.Send}}">{{.Label}}</button>{{end}}</div>
+          <p class="hint">The wheel scrolls the session's history (tmux); drag selects and copies there, Shift-drag selects in the browser (Ctrl-Shift-C copies it); a link opens and is copied. A click on a session with Ctrl opens ttyd's own page.</p></section>{{end}}
           <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
           <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
           <script>{{.Script}}</script>
           </body></html>
-          {{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
+          {{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}" data-session="{{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
           {{else}}<tr><td colspan="6">No sessions. Add one on the settings page or with <code>agent-box session add NAME</code>.</td></tr>
           {{end}}{{end}}
           {{define "actions"}}<a href="/uploads?session={{.Name}}">Upload</a>
@@ -20016,12 +20149,14 @@ in
           // the page script from the event stream.
           func (s *Server) list(w http.ResponseWriter, r *http.Request) {
           	data := struct {
-          		User     string
-          		Style    template.CSS
-          		Script   template.JS
-          		Sessions []listRow
-          		Error    string
-          	}{User: s.cfg.User, Style: template.CSS(pageStyle), Script: template.JS(pageScript)}
+          		User      string
+          		Style     template.CSS
+          		Script    template.JS
+          		Sessions  []listRow
+          		Error     string
+          		Workspace bool
+          		Keys      any
+          	}{User: s.cfg.User, Style: template.CSS(pageStyle), Script: template.JS(pageScript), Workspace: s.cfg.AssetsDir != "", Keys: keyBar}
           	code := http.StatusOK
           	rows, err := s.sessionRows(r.Context())
           	if err != nil {
@@ -20029,7 +20164,11 @@ in
           		data.Error, code = err.Error(), http.StatusInternalServerError
           	}
           	data.Sessions = rows
-          	s.pageCSP(w, code, listPage, data, listCSP)
+          	csp := listCSP
+          	if data.Workspace {
+          		csp = s.workspaceCSP()
+          	}
+          	s.pageCSP(w, code, listPage, data, csp)
           }
 
           // page writes one of the daemon's own pages: t executed on data, whole or
@@ -21264,6 +21403,7 @@ in
           	EnvDomain     = contract.Env.WebDomain.Name  // D, host[:port]; required
           	EnvTTYDSocket = contract.Env.TTYDSocket.Name // default DefaultTTYDSocket(U)
           	EnvTTYD       = contract.Env.TTYD.Name       // the ttyd program of agent-box-term@U; required
+          	EnvAssets     = contract.Env.WebAssets.Name  // the workspace's browser libraries; "" leaves it out
           )
 
           // How often open terminals' login sessions are checked: the environment
@@ -21296,6 +21436,7 @@ in
 
           	TTYDSocket   string // U's ttyd
           	TTYD         string // the ttyd program agent-box-term@U runs (its page, the peer's executable)
+          	AssetsDir    string // the workspace's browser libraries; "": the list links ttyd's page only
           	StatusSocket string // the auth service's status socket
 
           	// InUnit checks that process pid (the ttyd socket's peer, already of
@@ -21344,7 +21485,8 @@ in
           	cfg := Config{
           		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
           		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), TTYD: getenv(EnvTTYD), StatusSocket: StatusSocket,
-          		HooksDir: e.HooksDir(),
+          		AssetsDir: getenv(EnvAssets),
+          		HooksDir:  e.HooksDir(),
           	}
           	if p := getenv(hooks.EnvConfig); p != "" {
           		if !filepath.IsAbs(p) {
@@ -21386,6 +21528,9 @@ in
           	}
           	if !filepath.IsAbs(c.TTYD) {
           		return configErrorf("%s must be the absolute path of the ttyd that %s runs, got %s", EnvTTYD, TermUnit(c.User), escape.Quote(c.TTYD, 256))
+          	}
+          	if c.AssetsDir != "" && !filepath.IsAbs(c.AssetsDir) {
+          		return configErrorf("%s must be an absolute path, got %s", EnvAssets, escape.Quote(c.AssetsDir, 256))
           	}
           	if !filepath.IsAbs(c.StatusSocket) {
           		return configErrorf("the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
@@ -21461,6 +21606,7 @@ in
           	s.mux = http.NewServeMux()
           	s.mux.HandleFunc("GET /{$}", s.list)
           	s.mux.HandleFunc("GET "+EventsPath, s.sessionEvents)
+          	s.mux.HandleFunc("GET "+AssetsRoute+"{name}", s.asset)
           	s.mux.HandleFunc("GET /settings", s.settings)
           	// Every POST must be same-origin (Sec-Fetch-Site, else Origin against
           	// Host); no GET changes anything.
@@ -21535,6 +21681,310 @@ in
           // plain writes a short text answer (never anything a client sent).
           func plain(w http.ResponseWriter, code int, msg string) { httpserve.Plain(w, code, msg) }
         '';
+        "web/workspace.go" = ''
+          package web
+
+          import (
+          	"net/http"
+          	"os"
+          	"path"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // AssetsRoute is where the workspace's browser libraries are served.
+          var AssetsRoute = contract.WebAssets.Route
+
+          // workspaceScriptName is the workspace's own module, served from this
+          // program (the libraries come from AGENT_BOX_WEB_ASSETS).
+          const workspaceScriptName = "workspace.mjs"
+
+          // servedAssets are the names of the contract's web assets: nothing else
+          // of the directory is served.
+          var servedAssets = func() map[string]bool {
+          	m := map[string]bool{}
+          	for _, p := range contract.WebAssets.Packages {
+          		for _, name := range p.Files {
+          			m[name] = true
+          		}
+          	}
+          	return m
+          }()
+
+          // termStyle is the terminal's stylesheet among the assets (the one .css).
+          var termStyle = func() string {
+          	for name := range servedAssets {
+          		if path.Ext(name) == ".css" {
+          			return name
+          		}
+          	}
+          	return ""
+          }()
+
+          // assetType is the Content-Type of a served asset by its extension.
+          func assetType(name string) string {
+          	switch path.Ext(name) {
+          	case ".mjs", ".js":
+          		return "text/javascript; charset=utf-8"
+          	case ".css":
+          		return "text/css; charset=utf-8"
+          	}
+          	return "text/plain; charset=utf-8" // the licenses
+          }
+
+          // asset is GET /assets/NAME: the workspace's module, or one of the
+          // contract's assets from the assets directory (through an os.Root).
+          func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
+          	name := r.PathValue("name")
+          	w.Header().Set("Content-Type", assetType(name))
+          	if name == workspaceScriptName && s.cfg.AssetsDir != "" {
+          		w.Write([]byte(workspaceScript))
+          		return
+          	}
+          	if !servedAssets[name] || s.cfg.AssetsDir == "" {
+          		plain(w, http.StatusNotFound, "not found")
+          		return
+          	}
+          	root, err := os.OpenRoot(s.cfg.AssetsDir)
+          	if err != nil {
+          		s.log.Printf("web assets: %v", err)
+          		plain(w, http.StatusNotFound, "not found")
+          		return
+          	}
+          	defer root.Close()
+          	f, err := root.Open(name)
+          	if err != nil {
+          		s.log.Printf("web assets: %v", err)
+          		plain(w, http.StatusNotFound, "not found")
+          		return
+          	}
+          	defer f.Close()
+          	fi, err := f.Stat()
+          	if err != nil || !fi.Mode().IsRegular() {
+          		plain(w, http.StatusNotFound, "not found")
+          		return
+          	}
+          	http.ServeContent(w, r, name, fi.ModTime(), f)
+          }
+
+          // workspaceCSP is the list page's policy when it carries the workspace:
+          // scripts from this origin (the libraries and the module) and the page
+          // script by its hash; styles from this origin and inline, because
+          // xterm.js's renderer writes <style> elements (as on ttyd's page); its
+          // WebSockets on this origin only.
+          func (s *Server) workspaceCSP() string {
+          	return "default-src 'none'; script-src 'self' " + hashSource(pageScript) +
+          		"; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:" +
+          		"; connect-src 'self' wss://" + s.host + "; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+          }
+
+          // keyBar is the workspace's keys for a keyboard without them (a phone):
+          // label, title and the key's name in the module's table (an "arrow:X" is
+          // the cursor key X in the terminal's current cursor mode).
+          var keyBar = []struct{ Label, Title, Send string }{
+          	{"Esc", "Escape", "esc"},
+          	{"Tab", "Tab", "tab"},
+          	{"⇤", "Shift-Tab", "backtab"},
+          	{"←", "Left", "arrow:D"},
+          	{"↑", "Up", "arrow:A"},
+          	{"↓", "Down", "arrow:B"},
+          	{"→", "Right", "arrow:C"},
+          	{"^C", "Ctrl-C (interrupt)", "ctrl-c"},
+          	{"⏎", "Enter", "enter"},
+          }
+
+          // workspaceScript is the workspace: each session link opens a terminal
+          // tab on the page (xterm.js speaking ttyd's protocol on /term/ws, through
+          // this daemon's checks, as ttyd's own page does); tabs switch without
+          // reconnecting; links that tmux wrapped over several rows open and copy
+          // whole; OSC 52 (a tmux copy) reaches the browser's clipboard; the key
+          // bar sends keys a phone lacks. A click with a modifier follows the link
+          // to ttyd's own page.
+          var workspaceScript = strings.ReplaceAll(`import { Terminal } from "ROUTExterm.mjs";
+          import { FitAddon } from "ROUTEaddon-fit.mjs";
+          import { ClipboardAddon } from "ROUTEaddon-clipboard.mjs";
+
+          const ws = document.getElementById("workspace");
+          const tabBar = document.getElementById("tabs");
+          const terms = document.getElementById("terms");
+          const enc = new TextEncoder();
+          const tabs = new Map();
+          let active = null;
+          window.agentBoxTabs = tabs; // for the browser test
+
+          document.addEventListener("click", (e) => {
+            const a = e.target.closest && e.target.closest("a[data-session]");
+            if (!a || e.button || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+            e.preventDefault();
+            open(a.dataset.session);
+          });
+
+          function open(name) {
+            ws.hidden = false; // xterm.js measures its cells when it opens
+            let t = tabs.get(name);
+            if (!t) {
+              t = create(name);
+              tabs.set(name, t);
+            } else if (!t.sock || t.sock.readyState > 1) {
+              connect(t);
+            }
+            show(t);
+          }
+
+          function show(t) {
+            ws.hidden = false;
+            for (const o of tabs.values()) {
+              o.box.hidden = o !== t;
+              o.tab.setAttribute("aria-selected", o === t ? "true" : "false");
+            }
+            active = t;
+            t.fit.fit();
+            t.term.focus();
+          }
+
+          function create(name) {
+            const box = document.createElement("div");
+            box.className = "term";
+            terms.append(box);
+            const tab = document.createElement("span");
+            tab.className = "tab";
+            tab.setAttribute("role", "tab");
+            const label = document.createElement("button");
+            label.textContent = name;
+            label.title = "Show " + name;
+            const close = document.createElement("button");
+            close.textContent = "×";
+            close.title = "Close the tab of " + name + " (the session goes on)";
+            tab.append(label, close);
+            tabBar.append(tab);
+            const term = new Terminal({
+              cursorBlink: true,
+              fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace",
+              fontSize: window.innerWidth < 600 ? 12 : 14,
+              scrollback: 5000,
+              theme: { background: "#16181d", foreground: "#d8dee9", cursor: "#d8dee9", selectionBackground: "#4c566a" },
+            });
+            const fit = new FitAddon();
+            term.loadAddon(fit);
+            term.loadAddon(new ClipboardAddon(undefined, clipboardWriteOnly));
+            term.registerLinkProvider(wrappedLinks(term));
+            term.open(box);
+            const t = { name, term, fit, box, tab, sock: null, opens: 0 };
+            term.onData((d) => send(t, "0" + d));
+            term.onBinary((d) => send(t, "0" + d));
+            term.onResize(({ cols, rows }) => send(t, "1" + JSON.stringify({ columns: cols, rows })));
+            term.attachCustomKeyEventHandler((e) => {
+              // Ctrl-Shift-C copies the browser's selection (Shift-drag makes one)
+              if (e.type === "keydown" && e.ctrlKey && e.shiftKey && e.code === "KeyC" && term.hasSelection()) {
+                navigator.clipboard.writeText(term.getSelection()).catch(() => {});
+                return false;
+              }
+              return true;
+            });
+            label.addEventListener("click", () => open(name));
+            close.addEventListener("click", () => {
+              if (t.sock) t.sock.close();
+              term.dispose();
+              box.remove();
+              tab.remove();
+              tabs.delete(name);
+              if (active === t) {
+                active = null;
+                const next = [...tabs.values()].pop();
+                if (next) show(next);
+                else ws.hidden = true;
+              }
+            });
+            connect(t);
+            return t;
+          }
+
+          // OSC 52: what the session copies reaches the browser's clipboard for any
+          // selection (tmux sends none: "\e]52;;DATA"), and nothing in the session
+          // can read the clipboard (a query is answered empty).
+          const clipboardWriteOnly = {
+            readText: async () => "",
+            writeText: async (_selection, text) => navigator.clipboard.writeText(text),
+          };
+
+          function connect(t) {
+            const sock = new WebSocket("wss://" + location.host + ws.dataset.socket + "?arg=" + encodeURIComponent(t.name), ["tty"]);
+            sock.binaryType = "arraybuffer";
+            sock.addEventListener("open", () => {
+              t.opens++;
+              t.tab.classList.remove("closed");
+              sock.send(enc.encode(JSON.stringify({ AuthToken: "", columns: t.term.cols, rows: t.term.rows })));
+            });
+            sock.addEventListener("message", (ev) => {
+              const d = new Uint8Array(ev.data);
+              if (d[0] === 48) t.term.write(d.subarray(1)); // "0": output
+            });
+            sock.addEventListener("close", () => {
+              if (t.sock !== sock) return;
+              t.tab.classList.add("closed");
+              t.term.write("\r\n\x1b[2m[disconnected: click the tab to connect again]\x1b[0m\r\n");
+            });
+            t.sock = sock;
+          }
+
+          function send(t, msg) {
+            if (t.sock && t.sock.readyState === 1) t.sock.send(enc.encode(msg));
+          }
+
+          // Links: a URL tmux wrapped is several full rows to the terminal; rows
+          // are joined while one is full to the last column, so a URL of any
+          // length opens, and is copied, whole.
+          const urlRe = /https?:\/\/[^\s"'<>]+/g;
+          function wrappedLinks(term) {
+            return {
+              provideLinks(y, callback) {
+                const b = term.buffer.active, cols = term.cols;
+                const row = (i) => { const l = b.getLine(i); return l ? l.translateToString(false) : ""; };
+                const full = (i) => { const s = row(i); return s.length >= cols && s[cols - 1] !== " "; };
+                let first = y - 1, last = y - 1;
+                while (first > 0 && full(first - 1)) first--;
+                while (last + 1 < b.length && full(last)) last++;
+                let text = "";
+                for (let i = first; i <= last; i++) text += i < last ? row(i).slice(0, cols) : row(i).replace(/\s+$/, "");
+                const links = [];
+                for (const m of text.matchAll(urlRe)) {
+                  const uri = m[0].replace(/[.,;:!?)\]]+$/, "");
+                  const s = m.index, e = m.index + uri.length - 1;
+                  const start = { x: (s % cols) + 1, y: first + Math.floor(s / cols) + 1 };
+                  const end = { x: (e % cols) + 1, y: first + Math.floor(e / cols) + 1 };
+                  if (start.y > y || end.y < y) continue;
+                  links.push({
+                    range: { start, end },
+                    text: uri,
+                    activate: (ev, u) => {
+                      navigator.clipboard.writeText(u).catch(() => {});
+                      window.open(u, "_blank", "noopener,noreferrer");
+                    },
+                  });
+                }
+                callback(links);
+              },
+            };
+          }
+
+          // The key bar: keys a phone's keyboard lacks, to the active terminal.
+          const keys = { esc: "\x1b", tab: "\t", backtab: "\x1b[Z", "ctrl-c": "\x03", enter: "\r" };
+          for (const k of document.querySelectorAll("#keys button")) {
+            k.addEventListener("pointerdown", (e) => e.preventDefault()); // keep the terminal's focus
+            k.addEventListener("click", () => {
+              if (!active) return;
+              const n = k.dataset.send;
+              const s = n.startsWith("arrow:") ? (active.term.modes.applicationCursorKeysMode ? "\x1bO" : "\x1b[") + n.slice(6) : keys[n];
+              if (s) active.term.input(s);
+              active.term.focus();
+            });
+          }
+
+          addEventListener("resize", () => active && active.fit.fit());
+          ws.dataset.ready = "true";
+          `, "ROUTE", AssetsRoute)
+        '';
       }
       ;
   };
@@ -21587,6 +22037,35 @@ in
     )
   );
 
+  # The workspace's browser libraries (contract webAssets): npm tarballs at
+  # pinned versions, checked against the registry's integrity values,
+  # reduced to the files the web daemon serves and their licenses.
+  webAssets =
+    let
+      a = agentBox.contract.webAssets;
+    in
+    pkgs.runCommand "agent-box-web-assets" { } (
+      ''
+        mkdir -p "$out/${a.dir}"
+      ''
+      + concatStrings (
+        map (
+          p:
+          let
+            tgz = pkgs.fetchurl {
+              url = p.tarball;
+              hash = p.integrity;
+            };
+          in
+          concatStrings (
+            mapAttrsToList (member: file: ''
+              tar -xzOf ${tgz} ${lib.escapeShellArg member} > "$out/${a.dir}/${file}"
+            '') p.files
+          )
+        ) a.packages
+      )
+    );
+
   # One fixed-name environment and two fixed-name files per user: the only
   # varying part of every rendered store path is its hash.
   userPaths =
@@ -21603,7 +22082,8 @@ in
         ++ map (name: cfg.agents.${name}.package) u.agentNames
         # exec-session asks OpenCode's database whether a session is there
         ++ optional (builtins.any (name: cfg.agents.${name}.setup == "opencode") u.agentNames) pkgs.sqlite
-        ++ optional (webUser u.name) pkgs.ttyd;
+        ++ optional (webUser u.name) pkgs.ttyd
+        ++ optional (webUser u.name) webAssets;
       };
     in
     {

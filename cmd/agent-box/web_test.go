@@ -140,8 +140,8 @@ func TestWebServeListsTheSessionsOfItsUser(t *testing.T) {
 	}
 	for _, want := range []string{
 		// running, the attention state the supervisor recorded, up since its launch
-		`<tr class="running"><td><a href="/term/?arg=main">main</a></td><td>sleep</td><td>running · working</td><td><time data-up datetime="`,
-		`<tr class="stopped"><td><a href="/term/?arg=parked">parked</a></td><td>sleep</td><td>stopped</td><td></td><td>0</td><td><a href="/uploads?session=parked">Upload</a>`,
+		`<tr class="running"><td><a href="/term/?arg=main" data-session="main">main</a></td><td>sleep</td><td>running · working</td><td><time data-up datetime="`,
+		`<tr class="stopped"><td><a href="/term/?arg=parked" data-session="parked">parked</a></td><td>sleep</td><td>stopped</td><td></td><td>0</td><td><a href="/uploads?session=parked">Upload</a>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the list lacks %s:\n%s", want, body)

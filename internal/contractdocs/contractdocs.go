@@ -56,6 +56,7 @@ func Blocks() []Block {
 		{webDoc, "inbox", inbox(c)},
 		{webDoc, "notify", notifyLimits(c)},
 		{webDoc, "session events", sessionEvents(c)},
+		{webDoc, "web assets", webAssets(c)},
 		{webDoc, "uploads", uploadLimits(c)},
 	}
 }
@@ -259,6 +260,23 @@ func sessionEvents(c *contract.Contract) string {
 	t.row("a keep-alive comment", "every "+code(e.KeepAlive))
 	t.row("a burst of changes is read once, after its first by", code(e.Settle))
 	t.row("open streams per web daemon", fmt.Sprintf("%d; one more ends the oldest", e.MaxStreams))
+	return t.b.String()
+}
+
+func webAssets(c *contract.Contract) string {
+	a := c.WebAssets
+	t := newTable("npm package", "Version", "License", "Served at "+code(a.Route), "Integrity")
+	for _, p := range a.Packages {
+		names := make([]string, 0, len(p.Files))
+		for _, n := range p.Files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for i, n := range names {
+			names[i] = code(n)
+		}
+		t.row(code(p.Name), p.Version, p.License, strings.Join(names, ", "), code(p.Integrity))
+	}
 	return t.b.String()
 }
 

@@ -86,43 +86,57 @@ func (c CLI) Ensure(ctx context.Context, log io.Writer) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	registry := os.Getenv("npm_config_registry")
-	if registry == "" {
-		registry = "https://registry.npmjs.org/"
-	}
-	url := strings.TrimSuffix(registry, "/") + "/" + c.Package + "/-/" + c.Tarball
-	fmt.Fprintf(log, "vmtest: fetching %s (once)\n", url)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	data, err := fetchTarball(ctx, npmRegistry()+"/"+c.Package+"/-/"+c.Tarball, c.Integrity, log)
 	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("fetching %s for the VM tier: %w", c.Command, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("fetching %s: %s", url, resp.Status)
-	}
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", fmt.Errorf("fetching %s: %w", url, err)
-	}
-	sum := sha512.Sum512(data)
-	if got := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); got != c.Integrity {
-		return "", fmt.Errorf("%s (%s): integrity %s, want %s", url, c.Version, got, c.Integrity)
+		return "", fmt.Errorf("%s %s: %w", c.Command, c.Version, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	if err := untarOne(data, c.Member, bin+".tmp"); err != nil {
-		return "", fmt.Errorf("%s: %w", url, err)
+	if err := untarOne(data, c.Member, bin+".tmp", 0o755); err != nil {
+		return "", fmt.Errorf("%s %s: %w", c.Command, c.Version, err)
 	}
 	return bin, os.Rename(bin+".tmp", bin)
 }
 
-// untarOne writes the file name of a gzipped tar archive to dest (0755).
-func untarOne(tgz []byte, name, dest string) error {
+// npmRegistry is $npm_config_registry, else npm's default, without a
+// final slash.
+func npmRegistry() string {
+	if r := os.Getenv("npm_config_registry"); r != "" {
+		return strings.TrimSuffix(r, "/")
+	}
+	return "https://registry.npmjs.org"
+}
+
+// fetchTarball downloads url and checks it against integrity (npm's
+// "sha512-<base64>").
+func fetchTarball(ctx context.Context, url, integrity string, log io.Writer) ([]byte, error) {
+	fmt.Fprintf(log, "vmtest: fetching %s (once)\n", url)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s for the VM tier: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetching %s: %s", url, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	sum := sha512.Sum512(data)
+	if got := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); got != integrity {
+		return nil, fmt.Errorf("%s: integrity %s, want %s", url, got, integrity)
+	}
+	return data, nil
+}
+
+// untarOne writes the file name of a gzipped tar archive to dest.
+func untarOne(tgz []byte, name, dest string, mode os.FileMode) error {
 	zr, err := gzip.NewReader(bytes.NewReader(tgz))
 	if err != nil {
 		return err
@@ -139,7 +153,7 @@ func untarOne(tgz []byte, name, dest string) error {
 		if h.Name != name {
 			continue
 		}
-		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 		if err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ func Demo(ctx context.Context, root string, log io.Writer, ready func(*Guest) er
 	}
 	disk := filepath.Join(work, "web.img")
 	if err := MakeDisk(ctx, g.Base.Root, disk, func(r string) error {
-		_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), Binaries{AgentBox: g.AgentBox}, g.Demo)
+		_, err := Install(r, fx, filepath.Join(root, scenarios.Dir), Binaries{AgentBox: g.AgentBox, WebAssets: g.WebAssets}, g.Demo)
 		return err
 	}); err != nil {
 		return err

@@ -25,6 +25,7 @@ type Guest struct {
 	AgentBoxNext string
 	Initrd       string // the guest's initrd: ./internal/vmtest/guestinit and virtio_blk
 	Demo         scenarios.Demo
+	WebAssets    string // the workspace's browser libraries (EnsureWebAssets)
 
 	work       string
 	modelOnce  sync.Once
@@ -100,5 +101,9 @@ func Prepare(ctx context.Context, root, work string, log io.Writer) (*Guest, err
 	if err != nil {
 		return nil, err
 	}
-	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, AgentBoxNext: next, Initrd: initrd, Demo: demo, work: work}, nil
+	assets, err := EnsureWebAssets(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Guest{Base: base, Accel: accel, AgentBox: agentBox, AgentBoxNext: next, Initrd: initrd, Demo: demo, WebAssets: assets, work: work}, nil
 }

@@ -29,6 +29,9 @@ type Binaries struct {
 	// model, for a golden that runs agent CLIs (installAgents).
 	CLIs  map[string]string
 	Model string
+	// WebAssets: the cached browser libraries (EnsureWebAssets), for a
+	// golden whose web daemons name them.
+	WebAssets string
 }
 
 // NextEnv is the twin of the zero-hash store environment env: the same
@@ -118,6 +121,9 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 		}
 	}
 	if err := installAgents(root, fx, bins, envDirs, users); err != nil {
+		return nil, err
+	}
+	if err := installWebAssets(root, fx, bins.WebAssets); err != nil {
 		return nil, err
 	}
 	if err := addUsers(root, users); err != nil {

@@ -190,7 +190,7 @@ func makeDisk(ctx context.Context, root string, g *Guest, disk string, ph scenar
 	if err != nil {
 		return err
 	}
-	bins := Binaries{AgentBox: g.AgentBox, Next: g.AgentBoxNext}
+	bins := Binaries{AgentBox: g.AgentBox, Next: g.AgentBoxNext, WebAssets: g.WebAssets}
 	if used := UsedCLIs(fx); len(used) > 0 {
 		if bins.CLIs, bins.Model, err = g.AgentCLIs(ctx, root, used); err != nil {
 			return err

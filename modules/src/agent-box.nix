@@ -105,6 +105,35 @@ let
     )
   );
 
+  # The workspace's browser libraries (contract webAssets): npm tarballs at
+  # pinned versions, checked against the registry's integrity values,
+  # reduced to the files the web daemon serves and their licenses.
+  webAssets =
+    let
+      a = agentBox.contract.webAssets;
+    in
+    pkgs.runCommand "agent-box-web-assets" { } (
+      ''
+        mkdir -p "$out/${a.dir}"
+      ''
+      + concatStrings (
+        map (
+          p:
+          let
+            tgz = pkgs.fetchurl {
+              url = p.tarball;
+              hash = p.integrity;
+            };
+          in
+          concatStrings (
+            mapAttrsToList (member: file: ''
+              tar -xzOf ${tgz} ${lib.escapeShellArg member} > "$out/${a.dir}/${file}"
+            '') p.files
+          )
+        ) a.packages
+      )
+    );
+
   # One fixed-name environment and two fixed-name files per user: the only
   # varying part of every rendered store path is its hash.
   userPaths =
@@ -121,7 +150,8 @@ let
         ++ map (name: cfg.agents.${name}.package) u.agentNames
         # exec-session asks OpenCode's database whether a session is there
         ++ optional (builtins.any (name: cfg.agents.${name}.setup == "opencode") u.agentNames) pkgs.sqlite
-        ++ optional (webUser u.name) pkgs.ttyd;
+        ++ optional (webUser u.name) pkgs.ttyd
+        ++ optional (webUser u.name) webAssets;
       };
     in
     {

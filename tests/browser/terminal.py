@@ -6,8 +6,8 @@ chromium-driver and python3-selenium), against the demo guest that
 Logs in on the box origin as a person would (the form), opens alice, which
 hands over to alice's origin, goes to her settings page, sets a secret and
 adds a session there, waits for the supervisor to run it, opens it from
-the list, types into the terminal and reads the answer back from the
-xterm.js object ttyd exposes (window.term). Saves screenshots of the
+the list (a tab of the workspace), types into the terminal and reads the
+answer back from that tab's xterm.js object. Saves screenshots of the
 settings page (browser-settings.png beside SCREENSHOT) and the terminal.
 Exit 0 only if the text typed came back from a shell running as alice in
 the new session, with the secret in its environment. Then has that shell
@@ -21,6 +21,11 @@ into the session, where sha256sum reads it), and one over the size cap gets
 the message (screenshot browser-upload.png). Then the CLI, run in the
 session, adds a session while alice's list is open: it appears without a
 reload, and its Remove button asks first (screenshot browser-list.png).
+Last, the workspace: two tabs stay connected while switching, the wheel
+scrolls tmux's history without an arrow key to the program, a tmux copy
+reaches the clipboard (OSC 52), a URL over five rows opens and copies
+whole, and at 390x844 the key bar's ^C interrupts a command (screenshots
+browser-workspace.png and browser-phone.png).
 
 Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
@@ -36,8 +41,10 @@ import tempfile
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.file_detector import UselessFileDetector
@@ -59,12 +66,13 @@ def step(msg):
     print(f"browser: {msg}", flush=True)
 
 
-def terminal_text(driver):
-    """Every line of the terminal's active buffer, or None before ttyd's
-    xterm.js object exists."""
+def terminal_text(driver, tab=None):
+    """Every line of the terminal's active buffer, or None before the
+    xterm.js object exists: ttyd's page's (window.term), or with tab that
+    session's tab of the workspace."""
     return driver.execute_script(
         """
-        const t = window.term;
+        const t = arguments[0] ? (window.agentBoxTabs && window.agentBoxTabs.get(arguments[0]) || {}).term : window.term;
         if (!t || !t.buffer) return null;
         const b = t.buffer.active, out = [];
         for (let i = 0; i < b.length; i++) {
@@ -72,7 +80,8 @@ def terminal_text(driver):
           if (l) out.push(l.translateToString(true));
         }
         return out.join("\\n");
-        """
+        """,
+        tab,
     )
 
 
@@ -122,6 +131,177 @@ def start_driver(args, profile):
     # chromedriver does not have)
     d.file_detector = UselessFileDetector()
     return d, [driver, browser]
+
+
+def click_session(driver, wait, name):
+    """Clicks session name's link on the list; the live list may replace
+    the rows between finding the link and clicking it (then again)."""
+    for _ in range(5):
+        try:
+            wait.until(EC.element_to_be_clickable((By.LINK_TEXT, name))).click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.2)
+    raise SystemExit(f"browser: the link of {name} kept going stale")
+
+
+def open_tab(driver, wait, name):
+    """Waits until the workspace's tab of name is connected and drawn;
+    returns the input element of its terminal."""
+    wait.until(lambda d: d.execute_script(
+        "const t = window.agentBoxTabs && window.agentBoxTabs.get(arguments[0]);"
+        "return !!t && t.sock && t.sock.readyState === 1 && !t.box.hidden;", name))
+    # something drawn first (tmux's screen, the prompt): the keys go to an
+    # attached terminal
+    wait.until(lambda d: (terminal_text(d, name) or "").strip() != "")
+    return driver.execute_script(
+        "return window.agentBoxTabs.get(arguments[0]).box.querySelector('.xterm-helper-textarea');", name)
+
+
+def wait_text(driver, name, want, seconds=30, joined=False):
+    """Waits until the tab of name shows want (with joined, in its rows
+    put together); returns whether it did."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        text = terminal_text(driver, name) or ""
+        if want in (text.replace("\n", "") if joined else text):
+            return True
+        time.sleep(0.3)
+    print(f"browser: tab {name} does not show {want!r}:\n{terminal_text(driver, name)}", file=sys.stderr)
+    return False
+
+
+def clipboard(driver):
+    return driver.execute_async_script(
+        "const done = arguments[0];"
+        "navigator.clipboard.readText().then(done, (e) => done('ERROR ' + e));")
+
+
+def workspace(driver, wait):
+    """The workspace's comfort: two tabs stay connected while switching;
+    the wheel scrolls tmux's history and the program gets no arrow key; a
+    tmux copy (OSC 52) reaches the browser's clipboard; a URL tmux wrapped
+    over five rows opens and copies whole; at 390x844 the key bar's ^C
+    interrupts a command (screenshots browser-workspace.png and
+    browser-phone.png)."""
+    # the Permissions API's WebDriver extension: the clipboard, as a person
+    # grants it when the browser asks
+    driver.command_executor._commands["setPermissions"] = ("POST", "/session/$sessionId/permissions")
+    for perm in ("clipboard-read", "clipboard-write"):
+        driver.execute("setPermissions", {"descriptor": {"name": perm}, "state": "granted"})
+    driver.get(ALICE + "/")
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#workspace[data-ready=true]")))
+    click_session(driver, wait, SESSION)
+    one = open_tab(driver, wait, SESSION)
+    click_session(driver, wait, "main")
+    two = open_tab(driver, wait, "main")
+    two.send_keys(f"echo TWO-$(({N}+2))\n")
+    if not wait_text(driver, "main", f"TWO-{N + 2}"):
+        return 1
+    driver.find_element(By.XPATH, f"//div[@id='tabs']//button[text()='{SESSION}']").click()
+    one = open_tab(driver, wait, SESSION)
+    one.send_keys(f"echo ONE-$(({N}+1))\n")
+    if not wait_text(driver, SESSION, f"ONE-{N + 1}"):
+        return 1
+    opens = driver.execute_script("return [...window.agentBoxTabs.values()].map(t => [t.name, t.opens, t.sock.readyState]);")
+    step(f"two tabs, input reached each after switching; (name, connections, state): {opens}")
+    if sorted(opens) != sorted([[SESSION, 1, 1], ["main", 1, 1]]):
+        print(f"browser: a tab reconnected or closed while switching: {opens}", file=sys.stderr)
+        return 1
+    driver.save_screenshot(WORKSPACE_SHOT)
+    step(f"screenshot {WORKSPACE_SHOT}")
+
+    # the wheel: tmux's history, never an arrow key to the program
+    one.send_keys("clear; seq -f 'line-%g' 1 400; read -r x; echo \"READ:[$x]\" | cat -v\n")
+    if not wait_text(driver, SESSION, "line-400"):
+        return 1
+    screen = driver.execute_script("return window.agentBoxTabs.get(arguments[0]).box.querySelector('.xterm-screen');", SESSION)
+    for _ in range(5):
+        ActionChains(driver).scroll_from_origin(ScrollOrigin.from_element(screen), 0, -300).perform()
+        time.sleep(0.2)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        shown = driver.execute_script(
+            "const t = window.agentBoxTabs.get(arguments[0]).term, b = t.buffer.active, out = [];"
+            "for (let i = b.viewportY; i < b.viewportY + t.rows; i++) { const l = b.getLine(i); if (l) out.push(l.translateToString(true)); }"
+            "return out.join('\\n');", SESSION)
+        if "line-400" not in shown and "line-3" in shown:
+            break
+        time.sleep(0.3)
+    else:
+        print(f"browser: the wheel did not scroll the history; the screen shows:\n{shown}", file=sys.stderr)
+        return 1
+    first = [l for l in shown.splitlines() if l.startswith("line-")][:1]
+    step(f"the wheel scrolled tmux's history (the screen starts at {first})")
+    one.send_keys("q")  # leaves tmux's copy mode
+    time.sleep(0.5)
+    one.send_keys("done\n")
+    if not wait_text(driver, SESSION, "READ:[done]"):
+        return 1
+    step("the program read 'done' and no arrow key")
+
+    # a copy in tmux reaches the browser's clipboard (OSC 52)
+    copied = f"copied-in-tmux-{N}"
+    driver.execute_script("navigator.clipboard.writeText('before');")
+    one.send_keys(f"tmux set-buffer -w {copied}\n")
+    deadline = time.monotonic() + 10
+    got = ""
+    while time.monotonic() < deadline:
+        got = clipboard(driver)
+        if got == copied:
+            break
+        time.sleep(0.3)
+    else:
+        print(f"browser: the clipboard holds {got!r}, not {copied!r}", file=sys.stderr)
+        return 1
+    step(f"tmux's copy is in the browser's clipboard: {got!r}")
+
+    # a URL over five rows: opened and copied whole
+    url = "https://example.com/" + "".join(f"{i:04d}" for i in range(120))
+    one.send_keys(f"clear; echo {url}\n")
+    if not wait_text(driver, SESSION, url, joined=True):
+        return 1
+    driver.execute_script("window.agentBoxOpened = []; window.open = (u) => { window.agentBoxOpened.push(u); return null; };")
+    rows = driver.execute_script("return window.agentBoxTabs.get(arguments[0]).box.querySelectorAll('.xterm-rows > div');", SESSION)
+    target = None
+    for r in rows:
+        if r.text.startswith("https://example.com/"):
+            target = r
+            break
+    if target is None:
+        print("browser: no row starts with the URL", file=sys.stderr)
+        return 1
+    cols = driver.execute_script("return window.agentBoxTabs.get(arguments[0]).term.cols;", SESSION)
+    step(f"the URL has {len(url)} characters: {-(-len(url) // cols)} rows of {cols}")
+    ActionChains(driver).move_to_element_with_offset(target, -target.size["width"] // 2 + 40, 0).pause(0.5).click().perform()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        opened = driver.execute_script("return window.agentBoxOpened;")
+        if opened:
+            break
+        time.sleep(0.3)
+    got = clipboard(driver)
+    if opened != [url] or got != url:
+        print(f"browser: the link opened {opened!r} and copied {got[:60]!r}...; want the whole URL", file=sys.stderr)
+        return 1
+    step("the wrapped URL opened and copied whole")
+
+    # a phone: 390x844, the key bar
+    driver.set_window_size(390, 844)
+    driver.get(ALICE + "/")
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#workspace[data-ready=true]")))
+    click_session(driver, wait, SESSION)
+    one = open_tab(driver, wait, SESSION)
+    one.send_keys("clear; sleep 300\n")
+    time.sleep(1)
+    driver.find_element(By.CSS_SELECTOR, "#keys button[title^='Ctrl-C']").click()
+    one.send_keys("echo rc-$?\n")
+    if not wait_text(driver, SESSION, "rc-130"):
+        return 1
+    width = driver.execute_script("return document.documentElement.clientWidth;")
+    driver.save_screenshot(PHONE_SHOT)
+    step(f"at {width} px wide the key bar's ^C interrupted sleep (exit 130); screenshot {PHONE_SHOT}")
+    return 0
 
 
 def upload(driver, wait):
@@ -217,10 +397,12 @@ def live_list(driver, wait):
 
 
 def main(login, password, shot):
-    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT, LIST_SHOT
+    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT, LIST_SHOT, WORKSPACE_SHOT, PHONE_SHOT
     SETTINGS_SHOT = os.path.join(os.path.dirname(shot), "browser-settings.png")
     UPLOAD_SHOT = os.path.join(os.path.dirname(shot), "browser-upload.png")
     LIST_SHOT = os.path.join(os.path.dirname(shot), "browser-list.png")
+    WORKSPACE_SHOT = os.path.join(os.path.dirname(shot), "browser-workspace.png")
+    PHONE_SHOT = os.path.join(os.path.dirname(shot), "browser-phone.png")
     INBOX_SHOT = os.path.join(os.path.dirname(shot), "browser-inbox.png")
     args = (
         "--headless=new",
@@ -282,20 +464,16 @@ def main(login, password, shot):
         driver.save_screenshot(SETTINGS_SHOT)
         step(f"screenshot {SETTINGS_SHOT}")
         driver.get(ALICE + "/")
-        link = wait.until(EC.element_to_be_clickable((By.LINK_TEXT, SESSION)))
-        link.click()
-        step(f"the terminal of session {SESSION} ({driver.current_url})")
-        wait.until(lambda d: terminal_text(d) is not None)
-        # Something drawn first (tmux's screen, the prompt), so the keys go
-        # to a terminal that is attached.
-        wait.until(lambda d: (terminal_text(d) or "").strip() != "")
-        area = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ".xterm-helper-textarea")))
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#workspace[data-ready=true]")))
+        click_session(driver, wait, SESSION)
+        step(f"the terminal of session {SESSION}: a tab of the workspace ({driver.current_url})")
+        area = open_tab(driver, wait, SESSION)
         area.send_keys(TYPED + "\n")
         step(f"typed {TYPED!r}; waiting for {WANT!r}")
         deadline = time.monotonic() + 30
         text = ""
         while time.monotonic() < deadline:
-            text = terminal_text(driver) or ""
+            text = terminal_text(driver, SESSION) or ""
             if WANT in text:
                 break
             time.sleep(0.3)
@@ -342,7 +520,7 @@ def main(login, password, shot):
         if not driver.current_url.endswith("=" + SESSION):
             print(f"browser: Open led to {driver.current_url}, not session {SESSION}'s terminal", file=sys.stderr)
             return 1
-        return upload(driver, wait) or live_list(driver, wait)
+        return upload(driver, wait) or live_list(driver, wait) or workspace(driver, wait)
     except WebDriverException as e:
         try:
             driver.save_screenshot(shot)

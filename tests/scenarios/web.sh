@@ -438,12 +438,8 @@ listed_live() { last_sessions | grep -qF "arg=$1\""; }
 added_at=$(now_ms)
 check "the CLI adds session live" ab alice session add live --agent shell
 check "the open list shows it, unasked" wait_until 15 listed_live live
-live_latency() {
-  local at
-  at=$(awk '/^event [0-9]* sessions /{ t = $2 } /^data .*arg=live"/{ print t; exit }' "$work/events-alice.out")
-  note "measure: session add (CLI) -> the list's event through Caddy: $((at - added_at)) ms"
-}
-check "(how long it took)" live_latency
+live_at=$(awk '/^event [0-9]* sessions /{ t = $2 } /^data .*arg=live"/{ print t; exit }' "$work/events-alice.out")
+note "measure: session add (the CLI, started at $added_at) -> the list's event through Caddy: $((live_at - added_at)) ms"
 check "a remove from the list asks first (the confirmation page)" in_out "<h1>Remove session live?</h1>" client get "$ops" "https://$A/settings/sessions" --post 'action=remove&name=live&back=%2F'
 check "and removed nothing" session_is alice live running
 check "confirmed, it removes it and returns to the list (303 /)" in_out "header Location: /" client get "$ops" "https://$A/settings/sessions" --post 'action=remove&name=live&back=%2F&confirm=yes'
@@ -553,17 +549,22 @@ closed_by_expiry() {
 }
 check "the open terminal of the expired session closes within two check intervals of the expiry" closed_by_expiry
 check "the expired cookie is refused" status_is 401 "$ex" "https://$A/" --fetch
-# An open list costs CPU only at its keep-alives (every 25 s) and the
-# login checks of the golden's interval: a list read each second would
-# run tmux 60 times a minute.
+# An open list reads nothing while nothing changes: one event in all that
+# time, and the daemon's CPU is that of the keep-alives (every 25 s) and
+# of the login checks (every check interval), under 1% of one CPU; a list
+# read once a second (registry, observations, tmux) would cost more, as
+# the cost of ten reads, measured after, shows.
+idle_ticks=$(($(web_cpu) - idle_cpu)) idle_secs=$((($(now_ms) - idle_from) / 1000))
+idle_events=$(grep -c '^event' "$work/events-bob.out" || true)
+read_cpu=$(web_cpu)
+for _ in 1 2 3 4 5 6 7 8 9 10; do client get "$ops" "https://$B/" >/dev/null; done
+read_ticks=$(($(web_cpu) - read_cpu))
+note "measure: bob's web daemon with an open, idle session list: $idle_ticks clock ticks (1/$(getconf CLK_TCK) s) of CPU in $idle_secs s, $idle_events event(s); ten reads of the list page cost it $read_ticks ticks"
 idle_cost() {
-  local ticks secs
-  ticks=$(($(web_cpu) - idle_cpu)) secs=$((($(now_ms) - idle_from) / 1000))
-  note "measure: bob's web daemon with an open, idle session list: $ticks clock ticks (1/$(getconf CLK_TCK) s) of CPU in $secs s"
-  grep -c '^event' "$work/events-bob.out" | xargs echo "events:"
-  [ "$secs" -ge 60 ] && [ "$ticks" -le 20 ] && [ "$(grep -c '^event' "$work/events-bob.out")" = 1 ]
+  echo "$idle_ticks ticks in $idle_secs s, $idle_events event(s)"
+  [ "$idle_secs" -ge 60 ] && [ "$idle_events" = 1 ] && [ $((idle_ticks * 100)) -le $((idle_secs * $(getconf CLK_TCK))) ]
 }
-check "an open, idle session list cost at most 20 ticks of CPU in a minute or more, and sent no second event" idle_cost
+check "an open, idle session list sent one event in a minute or more and cost under 1% of a CPU" idle_cost
 
 # phase: sessions end
 stayed_open() {

@@ -226,6 +226,16 @@ type Contract struct {
 		RetentionMin string   `json:"retentionMin"`
 		Concurrency  IntRange `json:"concurrency"`
 	} `json:"webhooks"`
+	// WebAssets: the browser libraries of the workspace page, npm
+	// packages at pinned versions checked against the registry's
+	// integrity values: the module fetches each tarball (fetchurl) and
+	// puts Files (tarball member -> served name) under Dir of the user's
+	// environment; the web daemon serves exactly those names at Route.
+	WebAssets struct {
+		Route    string         `json:"route"`
+		Dir      string         `json:"dir"`
+		Packages []WebAssetPack `json:"packages"`
+	} `json:"webAssets"`
 	// Uploads: files a person uploads on a user origin land in ~/Dir
 	// (docs/web-contract.md, "Uploads"): at most MaxBytes each, while
 	// the regular files directly in ~/Dir hold at most QuotaBytes; a name
@@ -402,6 +412,7 @@ type Contract struct {
 		AuthConfig       Var `json:"authConfig"`
 		WebDomain        Var `json:"webDomain"`
 		TTYD             Var `json:"ttyd"`
+		WebAssets        Var `json:"webAssets"`
 		TTYDSocket       Var `json:"ttydSocket"`
 		Hooks            Var `json:"hooks"`
 		SilenceAfter     Var `json:"silenceAfter"`
@@ -435,6 +446,16 @@ type Contract struct {
 	} `json:"exitCodes"`
 }
 
+// WebAssetPack is one npm package of the workspace's browser libraries.
+type WebAssetPack struct {
+	Name      string            `json:"name"`
+	Version   string            `json:"version"`
+	Tarball   string            `json:"tarball"`
+	Integrity string            `json:"integrity"`
+	License   string            `json:"license"`
+	Files     map[string]string `json:"files"`
+}
+
 // The contract, one variable per part.
 var (
 	Names         = &c.Names
@@ -443,6 +464,7 @@ var (
 	Webhooks      = &c.Webhooks
 	Conversations = &c.Conversations
 	Uploads       = &c.Uploads
+	WebAssets     = &c.WebAssets
 	Attention     = &c.Attention
 	Cookies       = &c.Cookies
 	Headers       = &c.Headers

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -103,4 +104,42 @@ func BenchmarkSettingsPage(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/page")
+}
+
+// BenchmarkWorkspacePage50 renders the list page (with the workspace) of
+// a user with 50 sessions, each with an observation file, as GET / does:
+// the registry, the observations and the state read, the page executed.
+// The target is under 10 ms per page (docs: issue "workspace").
+func BenchmarkWorkspacePage50(b *testing.B) {
+	dir := b.TempDir()
+	f := newFixture(b, func(c *Config) { c.AssetsDir = dir })
+	now := time.Now()
+	err := registry.Update(context.Background(), f.env.Registry(), func(r *registry.Registry) error {
+		for i := range 47 { // and the fixture's 3
+			if err := r.Add(registry.Session{Name: fmt.Sprintf("agent-%02d", i), Agent: "claude", Cwd: f.env.Home, Created: now, Updated: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(f.env.ObservationsDir(), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 47 {
+		writeFile(b, filepath.Join(f.env.ObservationsDir(), fmt.Sprintf("agent-%02d.json", i)), `{"restarts":3,"attention":{"state":"needs-you","reason":"bell","since":"2026-12-03T10:00:00Z"}}`)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header = header()
+	req.Host = testHost
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := httptest.NewRecorder()
+		f.srv.ServeHTTP(w, req.Clone(context.Background()))
+		if w.Code != http.StatusOK || strings.Count(w.Body.String(), "data-session=") != 50 || strings.Count(w.Body.String(), "needs-you (bell)") != 47 {
+			b.Fatalf("%d, %d sessions", w.Code, strings.Count(w.Body.String(), "data-session="))
+		}
+	}
 }

@@ -85,7 +85,7 @@ func TestTheSessionListStreamSendsTheRowsAtOnceAndOnEveryChange(t *testing.T) {
 		t.Fatalf("status %d, Content-Type %q", res.StatusCode, ct)
 	}
 	e, ok := next(t, ch, 5*time.Second)
-	if !ok || e.name != "sessions" || !strings.Contains(e.data, `<a href="/term/?arg=main">main</a>`) || !strings.Contains(e.data, `&lt;script&gt;`) {
+	if !ok || e.name != "sessions" || !strings.Contains(e.data, `<a href="/term/?arg=main" data-session="main">main</a>`) || !strings.Contains(e.data, `&lt;script&gt;`) {
 		t.Fatalf("first event %+v", e)
 	}
 	// the CLI's code path adds a session: the stream says so
@@ -97,7 +97,7 @@ func TestTheSessionListStreamSendsTheRowsAtOnceAndOnEveryChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, ok = next(t, ch, 5*time.Second)
-	if !ok || e.name != "sessions" || !strings.Contains(e.data, `<a href="/term/?arg=fresh">fresh</a>`) {
+	if !ok || e.name != "sessions" || !strings.Contains(e.data, `<a href="/term/?arg=fresh" data-session="fresh">fresh</a>`) {
 		t.Fatalf("after an add: %+v", e)
 	}
 	t.Logf("an added session reached the stream after %v", time.Since(start))

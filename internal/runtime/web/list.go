@@ -19,7 +19,15 @@ import (
 // it by hash (and, on the pages that have one, their script by its hash).
 const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;max-width:50em}` +
 	`table{border-collapse:collapse}td,th{padding:.3em 1em;text-align:left;border-bottom:1px solid #ccc}` +
-	`.stopped,.unknown,.absent,.dead{color:#777}form.inline{display:inline}`
+	`.stopped,.unknown,.absent,.dead{color:#777}form.inline{display:inline}` +
+	`body:has(#workspace:not([hidden])){max-width:none}#workspace{margin-top:1em}#tabs{display:flex;flex-wrap:wrap;gap:.25em}` +
+	`.tab{display:inline-flex;border:1px solid #999;border-bottom:none;border-radius:.3em .3em 0 0}` +
+	`.tab[aria-selected=true]{background:#16181d;color:#d8dee9}.tab button{background:none;border:none;color:inherit;font:inherit;padding:.2em .5em}` +
+	`.tab.closed button:first-child{text-decoration:line-through}` +
+	`.term{height:70vh;background:#16181d;padding:4px}#keys{display:flex;flex-wrap:wrap;gap:.3em;margin:.4em 0}` +
+	`#keys button{min-width:2.6em;min-height:2.4em;font:inherit}.hint{color:#777;font-size:.85em}` +
+	`@media (max-width:600px){body{margin:.5em}td,th{padding:.2em .4em}.term{height:55vh}` +
+	`#sessions td:nth-child(2),#sessions td:nth-child(4),#sessions td:nth-child(5),thead th:nth-child(2),thead th:nth-child(4),thead th:nth-child(5){display:none}}`
 
 // pageCSP is the Content-Security-Policy of the daemon's own pages.
 var pageCSP = "default-src 'none'; style-src " + hashSource(pageStyle) +
@@ -37,6 +45,8 @@ var pageFuncs = template.FuncMap{
 	"term":        func() string { return contract.Routes.Terminal.Path },
 	"namePattern": func() string { return contract.Names.Session.Pattern },
 	"events":      func() string { return EventsPath },
+	"asset":       func(name string) string { return AssetsRoute + name },
+	"termStyle":   func() string { return termStyle },
 }
 
 // pageScript is the one script of the list and settings pages: it keeps
@@ -65,16 +75,19 @@ var (
 
 var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: sessions</title><style>{{.Style}}</style></head>
+<title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<style>{{.Style}}</style></head>
 <body><h1>Sessions of {{.User}}</h1>
 {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
 {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th>Up</th><th>Restarts</th><th></th></tr></thead>
 <tbody id="sessions" data-events="{{events}}">{{template "rows" .Sessions}}</tbody></table>{{end}}
+{{if .Workspace}}<section id="workspace" data-socket="{{term}}/ws" hidden><div id="tabs" role="tablist"></div><div id="terms"></div>
+<div id="keys">{{range .Keys}}<button type="button" title="{{.Title}}" data-send="{{.Send}}">{{.Label}}</button>{{end}}</div>
+<p class="hint">The wheel scrolls the session's history (tmux); drag selects and copies there, Shift-drag selects in the browser (Ctrl-Shift-C copies it); a link opens and is copied. A click on a session with Ctrl opens ttyd's own page.</p></section>{{end}}
 <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
 <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
 <script>{{.Script}}</script>
 </body></html>
-{{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
+{{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}" data-session="{{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
 {{else}}<tr><td colspan="6">No sessions. Add one on the settings page or with <code>agent-box session add NAME</code>.</td></tr>
 {{end}}{{end}}
 {{define "actions"}}<a href="/uploads?session={{.Name}}">Upload</a>
@@ -131,12 +144,14 @@ func (s *Server) listRows(ctx context.Context) string {
 // the page script from the event stream.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	data := struct {
-		User     string
-		Style    template.CSS
-		Script   template.JS
-		Sessions []listRow
-		Error    string
-	}{User: s.cfg.User, Style: template.CSS(pageStyle), Script: template.JS(pageScript)}
+		User      string
+		Style     template.CSS
+		Script    template.JS
+		Sessions  []listRow
+		Error     string
+		Workspace bool
+		Keys      any
+	}{User: s.cfg.User, Style: template.CSS(pageStyle), Script: template.JS(pageScript), Workspace: s.cfg.AssetsDir != "", Keys: keyBar}
 	code := http.StatusOK
 	rows, err := s.sessionRows(r.Context())
 	if err != nil {
@@ -144,7 +159,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		data.Error, code = err.Error(), http.StatusInternalServerError
 	}
 	data.Sessions = rows
-	s.pageCSP(w, code, listPage, data, listCSP)
+	csp := listCSP
+	if data.Workspace {
+		csp = s.workspaceCSP()
+	}
+	s.pageCSP(w, code, listPage, data, csp)
 }
 
 // page writes one of the daemon's own pages: t executed on data, whole or

@@ -35,6 +35,7 @@ var (
 	EnvDomain     = contract.Env.WebDomain.Name  // D, host[:port]; required
 	EnvTTYDSocket = contract.Env.TTYDSocket.Name // default DefaultTTYDSocket(U)
 	EnvTTYD       = contract.Env.TTYD.Name       // the ttyd program of agent-box-term@U; required
+	EnvAssets     = contract.Env.WebAssets.Name  // the workspace's browser libraries; "" leaves it out
 )
 
 // How often open terminals' login sessions are checked: the environment
@@ -67,6 +68,7 @@ type Config struct {
 
 	TTYDSocket   string // U's ttyd
 	TTYD         string // the ttyd program agent-box-term@U runs (its page, the peer's executable)
+	AssetsDir    string // the workspace's browser libraries; "": the list links ttyd's page only
 	StatusSocket string // the auth service's status socket
 
 	// InUnit checks that process pid (the ttyd socket's peer, already of
@@ -115,7 +117,8 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 	cfg := Config{
 		User: u.Username, UID: uid, Env: e, Tmux: e.Tmux,
 		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), TTYD: getenv(EnvTTYD), StatusSocket: StatusSocket,
-		HooksDir: e.HooksDir(),
+		AssetsDir: getenv(EnvAssets),
+		HooksDir:  e.HooksDir(),
 	}
 	if p := getenv(hooks.EnvConfig); p != "" {
 		if !filepath.IsAbs(p) {
@@ -157,6 +160,9 @@ func (c Config) check() error {
 	}
 	if !filepath.IsAbs(c.TTYD) {
 		return configErrorf("%s must be the absolute path of the ttyd that %s runs, got %s", EnvTTYD, TermUnit(c.User), escape.Quote(c.TTYD, 256))
+	}
+	if c.AssetsDir != "" && !filepath.IsAbs(c.AssetsDir) {
+		return configErrorf("%s must be an absolute path, got %s", EnvAssets, escape.Quote(c.AssetsDir, 256))
 	}
 	if !filepath.IsAbs(c.StatusSocket) {
 		return configErrorf("the status socket must be an absolute path, got %s", escape.Quote(c.StatusSocket, 256))
@@ -232,6 +238,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.list)
 	s.mux.HandleFunc("GET "+EventsPath, s.sessionEvents)
+	s.mux.HandleFunc("GET "+AssetsRoute+"{name}", s.asset)
 	s.mux.HandleFunc("GET /settings", s.settings)
 	// Every POST must be same-origin (Sec-Fetch-Site, else Origin against
 	// Host); no GET changes anything.

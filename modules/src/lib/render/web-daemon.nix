@@ -36,6 +36,7 @@ in
     + env vars.agents.name paths.agents
     + env vars.tmux.name "${paths.env}/bin/tmux"
     + env vars.ttyd.name "${paths.env}/bin/ttyd"
+    + env vars.webAssets.name "${paths.env}/${contract.webAssets.dir}"
     + env vars.webDomain.name w.domain
     + env vars.webCheckInterval.name w.terminalCheckInterval
     + (
