@@ -95,6 +95,7 @@
 #   internal/runtime/web/wake.go
 #   internal/runtime/web/web.go
 #   internal/runtime/web/workspace.go
+#   internal/runtime/webui/webui.go
 #   modules/src/agent-box.nix
 #   modules/src/lib/agent-files.nix
 #   modules/src/lib/agents.nix
@@ -6663,6 +6664,7 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
           // The box's cookies (contract: Caddy passes on only these). bindPrefix + U
@@ -6750,7 +6752,11 @@ in
           		}
           	case authPage("style.css"):
           		if allow(w, r, http.MethodGet) {
-          			style(w)
+          			asset(w, "text/css; charset=utf-8", webui.StyleSheet)
+          		}
+          	case authPage("favicon.svg"):
+          		if allow(w, r, http.MethodGet) {
+          			asset(w, "image/svg+xml", webui.Favicon)
           		}
           	case authPage(contract.Attention.Inbox.Page):
           		if allow(w, r, http.MethodGet) {
@@ -6779,7 +6785,11 @@ in
           		}
           	case authPage("style.css"):
           		if allow(w, r, http.MethodGet) {
-          			style(w)
+          			asset(w, "text/css; charset=utf-8", webui.StyleSheet)
+          		}
+          	case authPage("favicon.svg"):
+          		if allow(w, r, http.MethodGet) {
+          			asset(w, "image/svg+xml", webui.Favicon)
           		}
           	default:
           		s.notFound(w)
@@ -6799,9 +6809,11 @@ in
           	return false
           }
 
-          func style(w http.ResponseWriter) {
-          	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-          	io.WriteString(w, styleSheet)
+          // asset answers the product's stylesheet or icon (package webui), on
+          // every origin.
+          func asset(w http.ResponseWriter, ctype, body string) {
+          	w.Header().Set("Content-Type", ctype)
+          	io.WriteString(w, body)
           }
 
           func redirect(w http.ResponseWriter, status int, to string) {
@@ -7322,8 +7334,8 @@ in
           		fa.WriteString(" " + c.userOrigin(u))
           	}
           	handover, inbox := scriptHash(handoverScript), scriptHash(inboxScript)
-          	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
-          	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + "; style-src 'self'; script-src " + handover
+          	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; img-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+          	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + "; style-src 'self'; img-src 'self'; script-src " + handover
           	return box, usr
           }
 
@@ -8064,29 +8076,13 @@ in
           	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
           }
 
-          // styleSheet is /auth/style.css on every origin (style-src 'self').
-          const styleSheet = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#1d1d1b}
-          main{max-width:28rem;margin:4rem auto;padding:1.5rem;background:#fff;border:1px solid #ddd;border-radius:.5rem}
-          h1{font-size:1.3rem;margin:0 0 1rem}
-          label{display:block;margin:.75rem 0}
-          input[type=text],input[type=password]{display:block;width:100%;box-sizing:border-box;padding:.4rem;font:inherit}
-          button{font:inherit;padding:.4rem 1rem;margin:.25rem 0}
-          h2{font-size:1.05rem;margin:1.5rem 0 .25rem}
-          ul{list-style:none;padding:0;margin:0}
-          li form,li.quiet{display:flex;justify-content:space-between;align-items:center;gap:.5rem;border-top:1px solid #eee;padding:.5rem 0;margin:0}
-          li.urgent b{color:#a00}
-          time{color:#666;font-size:.9rem}
-          .error{color:#a00}
-          .quiet{color:#666;font-size:.9rem}
-          `
-
           const layout = `{{define "head"}}<!doctype html>
           <html lang="en">
           <head>
           <meta charset="utf-8">
           <meta name="viewport" content="width=device-width, initial-scale=1">
           <title>{{.Title}} · agent-box</title>
-          <link rel="stylesheet" href="{{auth "style.css"}}">
+          <link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}">
           </head>
           <body>
           <main>
@@ -19691,17 +19687,17 @@ in
           // browser that renders one anyway runs it in a unique, script-less origin.
           const downloadCSP = "sandbox; default-src 'none'"
 
-          var downloadsPage = template.Must(template.New("downloads").Parse(`<!doctype html>
+          var downloadsPage = template.Must(template.New("downloads").Funcs(pageFuncs).Parse(`<!doctype html>
           <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: {{.Title}}</title><style>{{.Style}}</style></head>
-          <body><h1>{{.Title}}</h1>
+          <title>{{.User}}: {{.Title}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+          <body><main class="wide"><h1>{{.Title}}</h1>
           <p><a href="/">Sessions</a>{{if .Up}} · <a href="{{.Up}}">Up</a>{{end}}</p>
           {{if .Missing}}<p>Nothing to download: <code>~/{{.Dir}}</code> does not exist. Files an agent puts there are listed here.</p>
           {{else if not .Entries}}<p><code>~/{{.Dir}}</code> is empty.</p>
           {{else}}<table><thead><tr><th>Name</th><th>Size</th><th>Modified (UTC)</th></tr></thead><tbody>
           {{range .Entries}}<tr><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Size}}</td><td>{{.Modified}}</td></tr>
           {{end}}</tbody></table>{{end}}
-          </body></html>
+          </main></body></html>
           `))
 
           type downloadRow struct {
@@ -19841,10 +19837,9 @@ in
           func (s *Server) renderDownloads(w http.ResponseWriter, rel string, entries []fs.DirEntry, missing bool) {
           	data := struct {
           		User, Title, Dir, Up string
-          		Style                template.CSS
           		Missing              bool
           		Entries              []downloadRow
-          	}{User: s.cfg.User, Dir: path.Join(DownloadsDir, rel), Style: template.CSS(pageStyle), Missing: missing}
+          	}{User: s.cfg.User, Dir: path.Join(DownloadsDir, rel), Missing: missing}
           	data.Title = "Downloads"
           	if rel != "" {
           		data.Title = "Downloads: " + escape.String(strings.TrimSuffix(rel, "/"))
@@ -20020,23 +20015,10 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
           )
 
-          // pageStyle is the one inline style of the daemon's pages; the CSP allows
-          // it by hash (and, on the pages that have one, their script by its hash).
-          const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;max-width:50em}` +
-          	`table{border-collapse:collapse}td,th{padding:.3em 1em;text-align:left;border-bottom:1px solid #ccc}` +
-          	`.stopped,.unknown,.absent,.dead{color:#777}form.inline{display:inline}` +
-          	`body:has(#workspace:not([hidden])){max-width:none}#workspace{margin-top:1em}#tabs{display:flex;flex-wrap:wrap;gap:.25em}` +
-          	`.tab{display:inline-flex;border:1px solid #999;border-bottom:none;border-radius:.3em .3em 0 0}` +
-          	`.tab[aria-selected=true]{background:#16181d;color:#d8dee9}.tab button{background:none;border:none;color:inherit;font:inherit;padding:.2em .5em}` +
-          	`.tab.closed button:first-child{text-decoration:line-through}` +
-          	`.term{height:70vh;background:#16181d;padding:4px}#keys{display:flex;flex-wrap:wrap;gap:.3em;margin:.4em 0}` +
-          	`#keys button{min-width:2.6em;min-height:2.4em;font:inherit}.hint{color:#777;font-size:.85em}` +
-          	`@media (max-width:600px){body{margin:.5em}td,th{padding:.2em .4em}.term{height:55vh}` +
-          	`#sessions td:nth-child(2),#sessions td:nth-child(4),#sessions td:nth-child(5),thead th:nth-child(2),thead th:nth-child(4),thead th:nth-child(5){display:none}}`
-
-          // pageCSP is the Content-Security-Policy of the daemon's own pages.
-          var pageCSP = "default-src 'none'; style-src " + hashSource(pageStyle) +
-          	"; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+          // pageCSP is the Content-Security-Policy of the daemon's own pages: their
+          // look is the product's one stylesheet and icon (package webui), which the
+          // auth service serves under /auth/ on this origin too.
+          var pageCSP = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
           // hashSource is the CSP source that allows the inline text s.
           func hashSource(s string) string {
@@ -20080,8 +20062,8 @@ in
 
           var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
           <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<style>{{.Style}}</style></head>
-          <body><h1>Sessions of {{.User}}</h1>
+          <title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+          <body><main class="wide"><h1>Sessions of {{.User}}</h1>
           {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
           {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th>Up</th><th>Restarts</th><th></th></tr></thead>
           <tbody id="sessions" data-events="{{events}}">{{template "rows" .Sessions}}</tbody></table>{{end}}
@@ -20091,7 +20073,7 @@ in
           <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
           <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
           <script>{{.Script}}</script>
-          </body></html>
+          </main></body></html>
           {{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}" data-session="{{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
           {{else}}<tr><td colspan="6">No sessions. Add one on the settings page or with <code>agent-box session add NAME</code>.</td></tr>
           {{end}}{{end}}
@@ -20150,13 +20132,12 @@ in
           func (s *Server) list(w http.ResponseWriter, r *http.Request) {
           	data := struct {
           		User      string
-          		Style     template.CSS
           		Script    template.JS
           		Sessions  []listRow
           		Error     string
           		Workspace bool
           		Keys      any
-          	}{User: s.cfg.User, Style: template.CSS(pageStyle), Script: template.JS(pageScript), Workspace: s.cfg.AssetsDir != "", Keys: keyBar}
+          	}{User: s.cfg.User, Script: template.JS(pageScript), Workspace: s.cfg.AssetsDir != "", Keys: keyBar}
           	code := http.StatusOK
           	rows, err := s.sessionRows(r.Context())
           	if err != nil {
@@ -20353,8 +20334,8 @@ in
 
           var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse(`<!doctype html>
           <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: settings</title><style>{{.Style}}</style></head>
-          <body><h1>Settings of {{.User}}</h1>
+          <title>{{.User}}: settings</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+          <body><main class="wide"><h1>Settings of {{.User}}</h1>
           <p><a href="/">Sessions</a> · <a href="/downloads/">Downloads</a> · <a href="{{.PasswordURL}}">Change your password</a> (on the box)</p>
           {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
           {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
@@ -20386,19 +20367,19 @@ in
           <label>Value <input name="value" type="password" autocomplete="off"></label>
           <button>Set</button></p></form>
           <script>{{.Script}}</script>
-          </body></html>
+          </main></body></html>
           `))
 
           // confirmPage asks before a session is restarted or removed (a page
           // script asks in a dialog instead and sends confirm=yes).
-          var confirmPage = template.Must(template.New("confirm").Parse(`<!doctype html>
+          var confirmPage = template.Must(template.New("confirm").Funcs(pageFuncs).Parse(`<!doctype html>
           <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: {{.Verb}} {{.Name}}?</title><style>{{.Style}}</style></head>
-          <body><h1>{{.Verb}} session {{.Name}}?</h1>
+          <title>{{.User}}: {{.Verb}} {{.Name}}?</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+          <body><main class="wide"><h1>{{.Verb}} session {{.Name}}?</h1>
           <p>{{.What}}</p>
           <form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="action" value="{{.Action}}"><input type="hidden" name="back" value="{{.Back}}"><input type="hidden" name="confirm" value="yes">
           <button>{{.Verb}}</button> <a href="{{.Back}}">Cancel</a></form>
-          </body></html>
+          </main></body></html>
           `))
 
           // confirmations are the actions asked about first: verb and what follows.
@@ -20432,7 +20413,6 @@ in
 
           type settingsData struct {
           	User, Home, PasswordURL string
-          	Style                   template.CSS
           	Script                  template.JS
           	Done, Error             string
           	ListError, EnvError     string
@@ -20470,7 +20450,7 @@ in
 
           func (s *Server) settingsData(r *http.Request) settingsData {
           	d := settingsData{
-          		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle), Script: template.JS(pageScript),
+          		User: s.cfg.User, Home: s.cfg.Env.Home, Script: template.JS(pageScript),
           		PasswordURL: "https://" + s.cfg.Domain + contract.AuthPage("password"),
           		PromptMax:   contract.Conversations.PromptMaxBytes,
           	}
@@ -20541,8 +20521,7 @@ in
           	if c, ok := confirmations[f.Get("action")]; ok && f.Get("confirm") != "yes" && registry.ValidName(name) {
           		s.page(w, http.StatusOK, confirmPage, struct {
           			User, Name, Action, Verb, What, Back string
-          			Style                                template.CSS
-          		}{s.cfg.User, name, f.Get("action"), c[0], c[1], backTo(f), template.CSS(pageStyle)})
+          		}{s.cfg.User, name, f.Get("action"), c[0], c[1], backTo(f)})
           		return
           	}
           	var err error
@@ -20979,8 +20958,8 @@ in
 
           var uploadPage = template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!doctype html>
           <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: upload</title><style>{{.Style}}</style></head>
-          <body><h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
+          <title>{{.User}}: upload</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+          <body><main class="wide"><h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
           <p><a href="/">Sessions</a>{{if .Session}} · <a href="{{term}}/?arg={{.Session}}">Terminal of {{.Session}}</a>{{end}}</p>
           {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
           {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
@@ -20994,7 +20973,7 @@ in
           <p><label>Choose files <input type="file" name="file" multiple required></label> <button>Upload</button></p>
           <p>Or drop files anywhere on this page.</p></form>
           <script>{{.Script}}</script>
-          </body></html>
+          </main></body></html>
           `))
 
           type storedRow struct {
@@ -21005,7 +20984,6 @@ in
           	User, Session, Dir string
           	Max, Quota         string
           	MaxBytes           int64
-          	Style              template.CSS
           	Script             template.JS
           	Error, Done        string
           	Stored             []storedRow
@@ -21015,7 +20993,7 @@ in
           	return uploadData{
           		User: s.cfg.User, Session: session, Dir: uploads.DirName,
           		Max: uploads.Size(s.uploads.Max), Quota: uploads.Size(s.uploads.Quota), MaxBytes: s.uploads.Max,
-          		Style: template.CSS(pageStyle), Script: template.JS(uploadScript),
+          		Script: template.JS(uploadScript),
           	}
           }
 
@@ -21034,6 +21012,10 @@ in
           	}
           	s.uploadAnswer(w, http.StatusOK, d)
           }
+
+          // drainLimit is how much of a refused upload's rest is read before the
+          // answer.
+          const drainLimit = 1 << 20
 
           // uploadBodyLimit bounds an upload request: every file within the quota,
           // and the form's own bytes.
@@ -21092,6 +21074,11 @@ in
           			st, err := s.uploads.Store(name, -1, p)
           			if err != nil {
           				code, msg := s.storeError(err)
+          				// a client sends its whole form before it reads the
+          				// answer: take the rest of a small one, close on a large one
+          				if n, _ := io.CopyN(io.Discard, r.Body, drainLimit); n == drainLimit {
+          					w.Header().Set("Connection", "close")
+          				}
           				fail(code, msg)
           				return
           			}
@@ -21691,6 +21678,7 @@ in
           	"strings"
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
           // AssetsRoute is where the workspace's browser libraries are served.
@@ -21801,7 +21789,8 @@ in
           // whole; OSC 52 (a tmux copy) reaches the browser's clipboard; the key
           // bar sends keys a phone lacks. A click with a modifier follows the link
           // to ttyd's own page.
-          var workspaceScript = strings.ReplaceAll(`import { Terminal } from "ROUTExterm.mjs";
+          var workspaceScript = strings.NewReplacer("ROUTE", AssetsRoute, "THEME_BG", webui.Background, "THEME_FG", webui.Foreground,
+          	"THEME_SEL", webui.Selection).Replace(`import { Terminal } from "ROUTExterm.mjs";
           import { FitAddon } from "ROUTEaddon-fit.mjs";
           import { ClipboardAddon } from "ROUTEaddon-clipboard.mjs";
 
@@ -21863,7 +21852,7 @@ in
               fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace",
               fontSize: window.innerWidth < 600 ? 12 : 14,
               scrollback: 5000,
-              theme: { background: "#16181d", foreground: "#d8dee9", cursor: "#d8dee9", selectionBackground: "#4c566a" },
+              theme: { background: "THEME_BG", foreground: "THEME_FG", cursor: "THEME_FG", selectionBackground: "THEME_SEL" },
             });
             const fit = new FitAddon();
             term.loadAddon(fit);
@@ -21983,7 +21972,91 @@ in
 
           addEventListener("resize", () => active && active.fit.fit());
           ws.dataset.ready = "true";
-          `, "ROUTE", AssetsRoute)
+          `)
+        '';
+        "webui/webui.go" = ''
+          // Package webui is the look of every page the product serves, on the box
+          // origin and on every user origin: one stylesheet and one icon, which the
+          // auth service serves at /auth/style.css and /auth/favicon.svg on every
+          // origin (Caddy sends /auth/* of a user origin to it too), so that every
+          // page links the same two files (CSP style-src and img-src 'self'), and
+          // no page carries an inline style.
+          //
+          // The theme is dark and its colours are the terminal's (Terminal below is
+          // the workspace's xterm.js theme): a page and the terminal on it are one
+          // surface. A page's content is one <main>; class "wide" widens it for the
+          // pages with tables, and the workspace, when open, takes the full width.
+          package webui
+
+          // Colours of the theme, shared by the stylesheet and the terminal.
+          const (
+          	Background = "#16181d"
+          	Surface    = "#1e2128"
+          	Foreground = "#d8dee9"
+          	Muted      = "#8b93a3"
+          	Accent     = "#88c0d0"
+          	Danger     = "#e06c75"
+          	Success    = "#a3be8c"
+          	Warning    = "#ebcb8b"
+          	Selection  = "#4c566a"
+          )
+
+          // StyleSheet is /auth/style.css.
+          const StyleSheet = `:root{color-scheme:dark}
+          *{box-sizing:border-box}
+          body{font:16px/1.5 system-ui,sans-serif;margin:0;background:` + Background + `;color:` + Foreground + `}
+          main{max-width:28rem;margin:3rem auto;padding:1.5rem;background:` + Surface + `;border:1px solid #2c313c;border-radius:.6rem}
+          main.wide{max-width:64rem;margin:1.5rem auto}
+          main.wide:has(#workspace:not([hidden])){max-width:none;margin:.75rem}
+          h1{font-size:1.35rem;margin:0 0 1rem}
+          h2{font-size:1.05rem;margin:1.5rem 0 .4rem}
+          h3{font-size:1rem;margin:1.2rem 0 .3rem}
+          a{color:` + Accent + `}
+          nav{display:flex;flex-wrap:wrap;gap:.2rem 1rem;margin:0 0 1rem;color:` + Muted + `}
+          code{font:.92em ui-monospace,"DejaVu Sans Mono",monospace;background:#262a33;padding:.05em .3em;border-radius:.25em}
+          label{display:block;margin:.75rem 0}
+          input[type=text],input[type=password],input:not([type]),select,textarea{display:block;width:100%;padding:.45rem;font:inherit;color:inherit;background:` + Background + `;border:1px solid #3b4252;border-radius:.35rem}
+          input[type=file]{font:inherit}
+          button{font:inherit;color:` + Foreground + `;background:#2e3440;border:1px solid #4c566a;border-radius:.35rem;padding:.35rem .9rem;margin:.2rem 0;cursor:pointer}
+          button:hover{border-color:` + Accent + `}
+          button[value=remove],button.danger{border-color:#7a3b42}
+          button[value=remove]:hover{border-color:` + Danger + `}
+          ul{list-style:none;padding:0;margin:0}
+          li form,li.quiet{display:flex;justify-content:space-between;align-items:center;gap:.5rem;border-top:1px solid #2c313c;padding:.5rem 0;margin:0}
+          li.urgent b{color:` + Danger + `}
+          time{color:` + Muted + `;font-size:.9rem}
+          table{border-collapse:collapse;width:100%}
+          th{color:` + Muted + `;font-weight:600;font-size:.9rem}
+          td,th{padding:.45rem .6rem;text-align:left;border-bottom:1px solid #2c313c;vertical-align:top}
+          tr.stopped,tr.unknown,tr.absent,tr.dead{color:` + Muted + `}
+          form.inline{display:inline}
+          .error{color:` + Danger + `}
+          .done{color:` + Success + `}
+          .quiet,.hint{color:` + Muted + `;font-size:.9rem}
+          body.drop main{outline:2px dashed ` + Accent + `;outline-offset:.5rem}
+          #workspace{margin-top:1rem}
+          #tabs{display:flex;flex-wrap:wrap;gap:.25rem}
+          .tab{display:inline-flex;border:1px solid #3b4252;border-bottom:none;border-radius:.35rem .35rem 0 0;background:#262a33}
+          .tab[aria-selected=true]{background:` + Background + `;border-color:` + Accent + `}
+          .tab button{background:none;border:none;margin:0;padding:.2rem .6rem}
+          .tab.closed button:first-child{text-decoration:line-through;color:` + Muted + `}
+          .term{height:70vh;background:` + Background + `;padding:4px;border:1px solid #3b4252}
+          #keys{display:flex;flex-wrap:wrap;gap:.3rem;margin:.5rem 0}
+          #keys button{min-width:2.8rem;min-height:2.6rem}
+          @media (max-width:600px){
+          main,main.wide{margin:0;border:none;border-radius:0;padding:.75rem}
+          td,th{padding:.35rem .3rem}
+          .term{height:55vh}
+          #sessions td:nth-child(2),#sessions td:nth-child(4),#sessions td:nth-child(5),thead th:nth-child(2),thead th:nth-child(4),thead th:nth-child(5){display:none}
+          }
+          `
+
+          // Favicon is /auth/favicon.svg: a terminal prompt in the theme's colours.
+          const Favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">` +
+          	`<rect width="32" height="32" rx="6" fill="` + Background + `"/>` +
+          	`<path d="M8 10l7 6-7 6" fill="none" stroke="` + Accent + `" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"/>` +
+          	`<path d="M17 23h8" stroke="` + Foreground + `" stroke-width="3" stroke-linecap="round"/></svg>
+          `
         '';
       }
       ;

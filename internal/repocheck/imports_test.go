@@ -25,7 +25,7 @@ var runtimeImports = map[string][]string{
 	"atomicfile":    {"userfile"},
 	"attention":     {"contract", "escape"},
 	"badconfig":     {},
-	"auth":          {"atomicfile", "attention", "badconfig", "clientaddr", "contract", "httpserve", "journal", "notify", "userfile"},
+	"auth":          {"atomicfile", "attention", "badconfig", "clientaddr", "contract", "httpserve", "journal", "notify", "userfile", "webui"},
 	"claudestate":   {"contract", "escape"},
 	"opencodestate": {"conversation"},
 	"cli":           {"actions", "agents", "attention", "auth", "badconfig", "contract", "control", "conversation", "envfile", "escape", "journal", "notify", "paths", "registry", "sdlisten", "seal", "sessionsrv", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
@@ -53,7 +53,8 @@ var runtimeImports = map[string][]string{
 	"tmux":          {"contract"},
 	"uploads":       {"contract"},
 	"userfile":      {},
-	"web":           {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionsrv", "sessionstate", "uploads"},
+	"webui":         {},
+	"web":           {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionsrv", "sessionstate", "uploads", "webui"},
 }
 
 // TestRuntimeImportsAreTheAllowedOnes reads the imports of every runtime

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
 // The box's cookies (contract: Caddy passes on only these). bindPrefix + U
@@ -96,7 +97,11 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 		}
 	case authPage("style.css"):
 		if allow(w, r, http.MethodGet) {
-			style(w)
+			asset(w, "text/css; charset=utf-8", webui.StyleSheet)
+		}
+	case authPage("favicon.svg"):
+		if allow(w, r, http.MethodGet) {
+			asset(w, "image/svg+xml", webui.Favicon)
 		}
 	case authPage(contract.Attention.Inbox.Page):
 		if allow(w, r, http.MethodGet) {
@@ -125,7 +130,11 @@ func (s *Server) userOriginPages(w http.ResponseWriter, r *http.Request, u strin
 		}
 	case authPage("style.css"):
 		if allow(w, r, http.MethodGet) {
-			style(w)
+			asset(w, "text/css; charset=utf-8", webui.StyleSheet)
+		}
+	case authPage("favicon.svg"):
+		if allow(w, r, http.MethodGet) {
+			asset(w, "image/svg+xml", webui.Favicon)
 		}
 	default:
 		s.notFound(w)
@@ -145,9 +154,11 @@ func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
 	return false
 }
 
-func style(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	io.WriteString(w, styleSheet)
+// asset answers the product's stylesheet or icon (package webui), on
+// every origin.
+func asset(w http.ResponseWriter, ctype, body string) {
+	w.Header().Set("Content-Type", ctype)
+	io.WriteString(w, body)
 }
 
 func redirect(w http.ResponseWriter, status int, to string) {

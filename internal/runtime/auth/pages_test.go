@@ -442,8 +442,8 @@ func TestPageHeaders(t *testing.T) {
 	f := w.family()
 	handover := onlyScriptHash(t, w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + w.code(f.box, "alice")}).Body.String())
 	inbox := onlyScriptHash(t, w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}}).Body.String())
-	boxCSP := "default-src 'none'; form-action 'self' https://alice.box.test https://bob.box.test; style-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
-	userCSP := "default-src 'none'; form-action 'self' https://box.test; style-src 'self'; script-src " + handover
+	boxCSP := "default-src 'none'; form-action 'self' https://alice.box.test https://bob.box.test; style-src 'self'; img-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+	userCSP := "default-src 'none'; form-action 'self' https://box.test; style-src 'self'; img-src 'self'; script-src " + handover
 	for _, r := range []rq{
 		{method: "GET", host: "box.test", target: "/"},
 		{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}},
@@ -528,6 +528,8 @@ func TestHostRouting(t *testing.T) {
 		{"BOX.test", "/", 200},
 		{"box.test", "/auth/style.css", 200},
 		{"alice.box.test", "/auth/style.css", 200},
+		{"box.test", "/auth/favicon.svg", 200},
+		{"alice.box.test", "/auth/favicon.svg", 200},
 		{"box.test:8443", "/", 404},
 		{"box.test.", "/", 404},
 		{"evil.example", "/", 404},

@@ -128,8 +128,8 @@ func csp(c *Config) (box, usr string) {
 		fa.WriteString(" " + c.userOrigin(u))
 	}
 	handover, inbox := scriptHash(handoverScript), scriptHash(inboxScript)
-	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
-	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + "; style-src 'self'; script-src " + handover
+	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; img-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + "; style-src 'self'; img-src 'self'; script-src " + handover
 	return box, usr
 }
 

@@ -61,29 +61,13 @@ func scriptHash(script string) string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
-// styleSheet is /auth/style.css on every origin (style-src 'self').
-const styleSheet = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#1d1d1b}
-main{max-width:28rem;margin:4rem auto;padding:1.5rem;background:#fff;border:1px solid #ddd;border-radius:.5rem}
-h1{font-size:1.3rem;margin:0 0 1rem}
-label{display:block;margin:.75rem 0}
-input[type=text],input[type=password]{display:block;width:100%;box-sizing:border-box;padding:.4rem;font:inherit}
-button{font:inherit;padding:.4rem 1rem;margin:.25rem 0}
-h2{font-size:1.05rem;margin:1.5rem 0 .25rem}
-ul{list-style:none;padding:0;margin:0}
-li form,li.quiet{display:flex;justify-content:space-between;align-items:center;gap:.5rem;border-top:1px solid #eee;padding:.5rem 0;margin:0}
-li.urgent b{color:#a00}
-time{color:#666;font-size:.9rem}
-.error{color:#a00}
-.quiet{color:#666;font-size:.9rem}
-`
-
 const layout = `{{define "head"}}<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · agent-box</title>
-<link rel="stylesheet" href="{{auth "style.css"}}">
+<link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}">
 </head>
 <body>
 <main>

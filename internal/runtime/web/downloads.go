@@ -26,17 +26,17 @@ const DownloadsDir = "downloads"
 // browser that renders one anyway runs it in a unique, script-less origin.
 const downloadCSP = "sandbox; default-src 'none'"
 
-var downloadsPage = template.Must(template.New("downloads").Parse(`<!doctype html>
+var downloadsPage = template.Must(template.New("downloads").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: {{.Title}}</title><style>{{.Style}}</style></head>
-<body><h1>{{.Title}}</h1>
+<title>{{.User}}: {{.Title}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+<body><main class="wide"><h1>{{.Title}}</h1>
 <p><a href="/">Sessions</a>{{if .Up}} · <a href="{{.Up}}">Up</a>{{end}}</p>
 {{if .Missing}}<p>Nothing to download: <code>~/{{.Dir}}</code> does not exist. Files an agent puts there are listed here.</p>
 {{else if not .Entries}}<p><code>~/{{.Dir}}</code> is empty.</p>
 {{else}}<table><thead><tr><th>Name</th><th>Size</th><th>Modified (UTC)</th></tr></thead><tbody>
 {{range .Entries}}<tr><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Size}}</td><td>{{.Modified}}</td></tr>
 {{end}}</tbody></table>{{end}}
-</body></html>
+</main></body></html>
 `))
 
 type downloadRow struct {
@@ -176,10 +176,9 @@ func extValue(s string) string {
 func (s *Server) renderDownloads(w http.ResponseWriter, rel string, entries []fs.DirEntry, missing bool) {
 	data := struct {
 		User, Title, Dir, Up string
-		Style                template.CSS
 		Missing              bool
 		Entries              []downloadRow
-	}{User: s.cfg.User, Dir: path.Join(DownloadsDir, rel), Style: template.CSS(pageStyle), Missing: missing}
+	}{User: s.cfg.User, Dir: path.Join(DownloadsDir, rel), Missing: missing}
 	data.Title = "Downloads"
 	if rel != "" {
 		data.Title = "Downloads: " + escape.String(strings.TrimSuffix(rel, "/"))

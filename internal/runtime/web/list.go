@@ -15,23 +15,10 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
 )
 
-// pageStyle is the one inline style of the daemon's pages; the CSP allows
-// it by hash (and, on the pages that have one, their script by its hash).
-const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;max-width:50em}` +
-	`table{border-collapse:collapse}td,th{padding:.3em 1em;text-align:left;border-bottom:1px solid #ccc}` +
-	`.stopped,.unknown,.absent,.dead{color:#777}form.inline{display:inline}` +
-	`body:has(#workspace:not([hidden])){max-width:none}#workspace{margin-top:1em}#tabs{display:flex;flex-wrap:wrap;gap:.25em}` +
-	`.tab{display:inline-flex;border:1px solid #999;border-bottom:none;border-radius:.3em .3em 0 0}` +
-	`.tab[aria-selected=true]{background:#16181d;color:#d8dee9}.tab button{background:none;border:none;color:inherit;font:inherit;padding:.2em .5em}` +
-	`.tab.closed button:first-child{text-decoration:line-through}` +
-	`.term{height:70vh;background:#16181d;padding:4px}#keys{display:flex;flex-wrap:wrap;gap:.3em;margin:.4em 0}` +
-	`#keys button{min-width:2.6em;min-height:2.4em;font:inherit}.hint{color:#777;font-size:.85em}` +
-	`@media (max-width:600px){body{margin:.5em}td,th{padding:.2em .4em}.term{height:55vh}` +
-	`#sessions td:nth-child(2),#sessions td:nth-child(4),#sessions td:nth-child(5),thead th:nth-child(2),thead th:nth-child(4),thead th:nth-child(5){display:none}}`
-
-// pageCSP is the Content-Security-Policy of the daemon's own pages.
-var pageCSP = "default-src 'none'; style-src " + hashSource(pageStyle) +
-	"; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+// pageCSP is the Content-Security-Policy of the daemon's own pages: their
+// look is the product's one stylesheet and icon (package webui), which the
+// auth service serves under /auth/ on this origin too.
+var pageCSP = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // hashSource is the CSP source that allows the inline text s.
 func hashSource(s string) string {
@@ -75,8 +62,8 @@ var (
 
 var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<style>{{.Style}}</style></head>
-<body><h1>Sessions of {{.User}}</h1>
+<title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+<body><main class="wide"><h1>Sessions of {{.User}}</h1>
 {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
 {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th>Up</th><th>Restarts</th><th></th></tr></thead>
 <tbody id="sessions" data-events="{{events}}">{{template "rows" .Sessions}}</tbody></table>{{end}}
@@ -86,7 +73,7 @@ var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doct
 <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
 <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
 <script>{{.Script}}</script>
-</body></html>
+</main></body></html>
 {{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}" data-session="{{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
 {{else}}<tr><td colspan="6">No sessions. Add one on the settings page or with <code>agent-box session add NAME</code>.</td></tr>
 {{end}}{{end}}
@@ -145,13 +132,12 @@ func (s *Server) listRows(ctx context.Context) string {
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	data := struct {
 		User      string
-		Style     template.CSS
 		Script    template.JS
 		Sessions  []listRow
 		Error     string
 		Workspace bool
 		Keys      any
-	}{User: s.cfg.User, Style: template.CSS(pageStyle), Script: template.JS(pageScript), Workspace: s.cfg.AssetsDir != "", Keys: keyBar}
+	}{User: s.cfg.User, Script: template.JS(pageScript), Workspace: s.cfg.AssetsDir != "", Keys: keyBar}
 	code := http.StatusOK
 	rows, err := s.sessionRows(r.Context())
 	if err != nil {

@@ -24,8 +24,8 @@ const formLimit = 256 << 10
 
 var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: settings</title><style>{{.Style}}</style></head>
-<body><h1>Settings of {{.User}}</h1>
+<title>{{.User}}: settings</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+<body><main class="wide"><h1>Settings of {{.User}}</h1>
 <p><a href="/">Sessions</a> · <a href="/downloads/">Downloads</a> · <a href="{{.PasswordURL}}">Change your password</a> (on the box)</p>
 {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
 {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
@@ -57,19 +57,19 @@ var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse
 <label>Value <input name="value" type="password" autocomplete="off"></label>
 <button>Set</button></p></form>
 <script>{{.Script}}</script>
-</body></html>
+</main></body></html>
 `))
 
 // confirmPage asks before a session is restarted or removed (a page
 // script asks in a dialog instead and sends confirm=yes).
-var confirmPage = template.Must(template.New("confirm").Parse(`<!doctype html>
+var confirmPage = template.Must(template.New("confirm").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: {{.Verb}} {{.Name}}?</title><style>{{.Style}}</style></head>
-<body><h1>{{.Verb}} session {{.Name}}?</h1>
+<title>{{.User}}: {{.Verb}} {{.Name}}?</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+<body><main class="wide"><h1>{{.Verb}} session {{.Name}}?</h1>
 <p>{{.What}}</p>
 <form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="action" value="{{.Action}}"><input type="hidden" name="back" value="{{.Back}}"><input type="hidden" name="confirm" value="yes">
 <button>{{.Verb}}</button> <a href="{{.Back}}">Cancel</a></form>
-</body></html>
+</main></body></html>
 `))
 
 // confirmations are the actions asked about first: verb and what follows.
@@ -103,7 +103,6 @@ type agentOption struct {
 
 type settingsData struct {
 	User, Home, PasswordURL string
-	Style                   template.CSS
 	Script                  template.JS
 	Done, Error             string
 	ListError, EnvError     string
@@ -141,7 +140,7 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) settingsData(r *http.Request) settingsData {
 	d := settingsData{
-		User: s.cfg.User, Home: s.cfg.Env.Home, Style: template.CSS(pageStyle), Script: template.JS(pageScript),
+		User: s.cfg.User, Home: s.cfg.Env.Home, Script: template.JS(pageScript),
 		PasswordURL: "https://" + s.cfg.Domain + contract.AuthPage("password"),
 		PromptMax:   contract.Conversations.PromptMaxBytes,
 	}
@@ -212,8 +211,7 @@ func (s *Server) sessionsPost(w http.ResponseWriter, r *http.Request) {
 	if c, ok := confirmations[f.Get("action")]; ok && f.Get("confirm") != "yes" && registry.ValidName(name) {
 		s.page(w, http.StatusOK, confirmPage, struct {
 			User, Name, Action, Verb, What, Back string
-			Style                                template.CSS
-		}{s.cfg.User, name, f.Get("action"), c[0], c[1], backTo(f), template.CSS(pageStyle)})
+		}{s.cfg.User, name, f.Get("action"), c[0], c[1], backTo(f)})
 		return
 	}
 	var err error

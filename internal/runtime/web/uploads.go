@@ -35,8 +35,8 @@ var uploadCSP = pageCSP + "; script-src " + hashSource(uploadScript)
 
 var uploadPage = template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: upload</title><style>{{.Style}}</style></head>
-<body><h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
+<title>{{.User}}: upload</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+<body><main class="wide"><h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
 <p><a href="/">Sessions</a>{{if .Session}} · <a href="{{term}}/?arg={{.Session}}">Terminal of {{.Session}}</a>{{end}}</p>
 {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
 {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
@@ -50,7 +50,7 @@ var uploadPage = template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!
 <p><label>Choose files <input type="file" name="file" multiple required></label> <button>Upload</button></p>
 <p>Or drop files anywhere on this page.</p></form>
 <script>{{.Script}}</script>
-</body></html>
+</main></body></html>
 `))
 
 type storedRow struct {
@@ -61,7 +61,6 @@ type uploadData struct {
 	User, Session, Dir string
 	Max, Quota         string
 	MaxBytes           int64
-	Style              template.CSS
 	Script             template.JS
 	Error, Done        string
 	Stored             []storedRow
@@ -71,7 +70,7 @@ func (s *Server) uploadData(session string) uploadData {
 	return uploadData{
 		User: s.cfg.User, Session: session, Dir: uploads.DirName,
 		Max: uploads.Size(s.uploads.Max), Quota: uploads.Size(s.uploads.Quota), MaxBytes: s.uploads.Max,
-		Style: template.CSS(pageStyle), Script: template.JS(uploadScript),
+		Script: template.JS(uploadScript),
 	}
 }
 
@@ -90,6 +89,10 @@ func (s *Server) uploadForm(w http.ResponseWriter, r *http.Request) {
 	}
 	s.uploadAnswer(w, http.StatusOK, d)
 }
+
+// drainLimit is how much of a refused upload's rest is read before the
+// answer.
+const drainLimit = 1 << 20
 
 // uploadBodyLimit bounds an upload request: every file within the quota,
 // and the form's own bytes.
@@ -148,6 +151,11 @@ func (s *Server) uploadPost(w http.ResponseWriter, r *http.Request) {
 			st, err := s.uploads.Store(name, -1, p)
 			if err != nil {
 				code, msg := s.storeError(err)
+				// a client sends its whole form before it reads the
+				// answer: take the rest of a small one, close on a large one
+				if n, _ := io.CopyN(io.Discard, r.Body, drainLimit); n == drainLimit {
+					w.Header().Set("Connection", "close")
+				}
 				fail(code, msg)
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
 // AssetsRoute is where the workspace's browser libraries are served.
@@ -117,7 +118,8 @@ var keyBar = []struct{ Label, Title, Send string }{
 // whole; OSC 52 (a tmux copy) reaches the browser's clipboard; the key
 // bar sends keys a phone lacks. A click with a modifier follows the link
 // to ttyd's own page.
-var workspaceScript = strings.ReplaceAll(`import { Terminal } from "ROUTExterm.mjs";
+var workspaceScript = strings.NewReplacer("ROUTE", AssetsRoute, "THEME_BG", webui.Background, "THEME_FG", webui.Foreground,
+	"THEME_SEL", webui.Selection).Replace(`import { Terminal } from "ROUTExterm.mjs";
 import { FitAddon } from "ROUTEaddon-fit.mjs";
 import { ClipboardAddon } from "ROUTEaddon-clipboard.mjs";
 
@@ -179,7 +181,7 @@ function create(name) {
     fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace",
     fontSize: window.innerWidth < 600 ? 12 : 14,
     scrollback: 5000,
-    theme: { background: "#16181d", foreground: "#d8dee9", cursor: "#d8dee9", selectionBackground: "#4c566a" },
+    theme: { background: "THEME_BG", foreground: "THEME_FG", cursor: "THEME_FG", selectionBackground: "THEME_SEL" },
   });
   const fit = new FitAddon();
   term.loadAddon(fit);
@@ -299,4 +301,4 @@ for (const k of document.querySelectorAll("#keys button")) {
 
 addEventListener("resize", () => active && active.fit.fit());
 ws.dataset.ready = "true";
-`, "ROUTE", AssetsRoute)
+`)
