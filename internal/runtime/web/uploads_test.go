@@ -1,12 +1,15 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -14,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/uploads"
 )
@@ -223,5 +227,33 @@ func TestTheUploadPageRefusesABadSessionName(t *testing.T) {
 	code, _, page := f.do(http.MethodGet, "/uploads?session=main", header())
 	if code != http.StatusOK || !strings.Contains(page, `<h1>Upload for main</h1>`) || !strings.Contains(page, "At most 64 MiB per file, 512 MiB in all.") {
 		t.Errorf("status %d:\n%s", code, page)
+	}
+}
+
+func TestAnUploadAnnouncedOverTheLimitIsRefusedBeforeItIsRead(t *testing.T) {
+	f := newFixture(t)
+	ct, body := uploadForm(t, "", upload{"big", "tiny"})
+	c, err := net.Dial("tcp", f.web.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	// announced over the limit, then only the start of the form: the
+	// answer must come without the rest
+	fmt.Fprintf(c, "POST /uploads HTTP/1.1\r\nHost: %s\r\nX-Agent-Box-User: %s\r\nSec-Fetch-Site: same-origin\r\nOrigin: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+		testHost, testUser, testOrigin, ct, f.srv.uploadBodyLimit()+1)
+	c.Write(body.Bytes())
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer before the rest of the body: %v", err)
+	}
+	defer res.Body.Close()
+	page, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(page), "Too large: at most 64 MiB per file.") {
+		t.Errorf("status %d:\n%s", res.StatusCode, page)
+	}
+	if _, ok := f.uploaded("big"); ok {
+		t.Error("an upload announced over the limit was stored")
 	}
 }
