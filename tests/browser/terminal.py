@@ -346,10 +346,11 @@ def upload(driver, wait):
             print(f"browser: the session does not print {want} for {stored}:\n{text}", file=sys.stderr)
             return 1
         step(f"alice's shell reads the same bytes (sha256 {want[:16]}...)")
+        driver.get(f"{ALICE}/uploads?session={SESSION}")
+        cap = int(wait.until(EC.presence_of_element_located((By.ID, "upload"))).get_attribute("data-max"))
         big = os.path.join(work, "big.bin")
         with open(big, "wb") as f:
-            f.truncate(64 * 1024 * 1024 + 1)
-        driver.get(f"{ALICE}/uploads?session={SESSION}")
+            f.truncate(cap + 1)  # the page's cap, one byte over
         wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "input[type=file]"))).send_keys(big)
         driver.find_element(By.CSS_SELECTOR, "form#upload button").click()
         wait.until(EC.presence_of_element_located((By.XPATH, "//p[@class='error'][contains(., 'Too large')]")))

@@ -113,7 +113,7 @@ func CheckName(name string) error {
 		return bad("the name starts with " + TempPrefix + " (the prefix of uploads in progress)")
 	}
 	for _, r := range name {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if unicode.IsControl(r) { // valid UTF-8 was checked above
 			return bad("the name contains a control character")
 		}
 	}

@@ -34,6 +34,7 @@ var pageFuncs = template.FuncMap{
 	"events":      func() string { return EventsPath },
 	"asset":       func(name string) string { return AssetsRoute + name },
 	"termStyle":   func() string { return termStyle },
+	"ask":         ask,
 }
 
 // pageScript is the one script of the list and settings pages: it keeps
@@ -79,8 +80,8 @@ var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doct
 {{end}}{{end}}
 {{define "actions"}}<a href="/uploads?session={{.Name}}">Upload</a>
 <form method="post" action="/settings/sessions" class="inline"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="back" value="/">
-<button name="action" value="restart" data-confirm="Restart session {{.Name}}? Its agent is ended and started again.">Restart</button>
-<button name="action" value="remove" data-confirm="Remove session {{.Name}}? Its agent is ended and the session is forgotten.">Remove</button></form>{{end}}
+<button name="action" value="restart" data-confirm="{{ask "restart" .Name}}">Restart</button>
+<button name="action" value="remove" data-confirm="{{ask "remove" .Name}}">Remove</button></form>{{end}}
 `))
 
 type listRow struct {

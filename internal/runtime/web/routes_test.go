@@ -86,7 +86,7 @@ func TestTheListShowsSessionsEscapedWithTheirStateAndTerminalLink(t *testing.T) 
 		`<td>claude</td>`,
 		`&lt;script&gt;alert(&#34;agent&#34;)&lt;/script&gt;`,
 		`<tr class="stopped"><td><a href="/term/?arg=park" data-session="park">park</a></td><td>shell</td><td>stopped</td><td></td><td>0</td><td><a href="/uploads?session=park">Upload</a>`,
-		`<button name="action" value="remove" data-confirm="Remove session park? Its agent is ended and the session is forgotten.">Remove</button>`,
+		`<button name="action" value="remove" data-confirm="Remove session park? Its agent is ended and the session is forgotten (its conversation file too).">Remove</button>`,
 		`<tbody id="sessions" data-events="/events">`,
 		// no supervisor runs in this HOME: the others are unknown, as in session ls
 		`<td>unknown</td>`,

@@ -35,8 +35,8 @@ var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse
 {{else}}<table><thead><tr><th>Name</th><th>Agent</th><th>Arguments</th><th>Directory</th><th>State</th><th>Up</th><th>Restarts</th><th>Last exit</th><th></th></tr></thead><tbody>
 {{range .Sessions}}<tr class="{{.State}}"><td><a href="{{term}}/?arg={{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.Args}}</td><td>{{.Cwd}}</td><td>{{.State}}{{if .RestartToApply}} (restart to apply){{end}}{{if .Note}}<br><small>{{.Note}}</small>{{end}}</td><td>{{.Uptime}}</td><td>{{.Restarts}}</td><td>{{.LastExit}}</td>
 <td><form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}">
-{{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart" data-confirm="Restart session {{.Name}}? Its agent is ended and started again.">Restart</button> <button name="action" value="restart-fresh" data-confirm="Restart session {{.Name}} with a new conversation? Its agent is ended and the old conversation is not resumed.">New conversation</button>{{end}}
-<button name="action" value="remove" data-confirm="Remove session {{.Name}}? Its agent is ended and the session is forgotten.">Remove</button></form></td></tr>
+{{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="stop">Stop</button> <button name="action" value="restart" data-confirm="{{ask "restart" .Name}}">Restart</button> <button name="action" value="restart-fresh" data-confirm="{{ask "restart-fresh" .Name}}">New conversation</button>{{end}}
+<button name="action" value="remove" data-confirm="{{ask "remove" .Name}}">Remove</button></form></td></tr>
 {{end}}</tbody></table>{{end}}
 <h3>Add a session</h3>
 <form method="post" action="/settings/sessions"><input type="hidden" name="action" value="add">
@@ -64,19 +64,30 @@ var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse
 // script asks in a dialog instead and sends confirm=yes).
 var confirmPage = template.Must(template.New("confirm").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: {{.Verb}} {{.Name}}?</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-<body><main class="wide"><h1>{{.Verb}} session {{.Name}}?</h1>
+<title>{{.User}}: {{.Question}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
+<body><main class="wide"><h1>{{.Question}}</h1>
 <p>{{.What}}</p>
 <form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="action" value="{{.Action}}"><input type="hidden" name="back" value="{{.Back}}"><input type="hidden" name="confirm" value="yes">
-<button>{{.Verb}}</button> <a href="{{.Back}}">Cancel</a></form>
+<button>{{.Button}}</button> <a href="{{.Back}}">Cancel</a></form>
 </main></body></html>
 `))
 
-// confirmations are the actions asked about first: verb and what follows.
-var confirmations = map[string][2]string{
-	"restart":       {"Restart", "Its agent is ended and started again; an agent that can resumes its conversation."},
-	"restart-fresh": {"Restart with a new conversation", "Its agent is ended and started again without resuming its conversation."},
-	"remove":        {"Remove", "Its agent is ended and the session is forgotten (its conversation file too)."},
+// confirmation is what an action asked about first says: its question
+// (%s: the session), what follows, and the button that confirms.
+type confirmation struct{ Question, What, Button string }
+
+// confirmations are the actions asked about first; the confirmation page
+// and the pages' dialogs (data-confirm, see ask) say the same.
+var confirmations = map[string]confirmation{
+	"restart":       {"Restart session %s?", "Its agent is ended and started again; an agent that can resumes its conversation.", "Restart"},
+	"restart-fresh": {"Restart session %s with a new conversation?", "Its agent is ended and started again without resuming its conversation.", "New conversation"},
+	"remove":        {"Remove session %s?", "Its agent is ended and the session is forgotten (its conversation file too).", "Remove"},
+}
+
+// ask is the dialog's text of action on session name (data-confirm).
+func ask(action, name string) string {
+	c := confirmations[action]
+	return strings.Replace(c.Question, "%s", name, 1) + " " + c.What
 }
 
 // backTo is where a change returns to: the list ("/") or the settings page.
@@ -210,8 +221,8 @@ func (s *Server) sessionsPost(w http.ResponseWriter, r *http.Request) {
 	name := f.Get("name")
 	if c, ok := confirmations[f.Get("action")]; ok && f.Get("confirm") != "yes" && registry.ValidName(name) {
 		s.page(w, http.StatusOK, confirmPage, struct {
-			User, Name, Action, Verb, What, Back string
-		}{s.cfg.User, name, f.Get("action"), c[0], c[1], backTo(f)})
+			User, Name, Action, Question, What, Button, Back string
+		}{s.cfg.User, name, f.Get("action"), strings.Replace(c.Question, "%s", name, 1), c.What, c.Button, backTo(f)})
 		return
 	}
 	var err error

@@ -301,7 +301,7 @@ func TestSettingsAddTakesAKickoffPromptAndTheListOffersANewConversation(t *testi
 		t.Fatalf("the prompt in the conversation file: %q, %v", rec.Prompt, err)
 	}
 	_, _, body := f.do(http.MethodGet, "/settings", header())
-	for _, want := range []string{`<textarea name="prompt" rows="4" cols="50" maxlength="65536">`, `value="restart-fresh" data-confirm="Restart session web-p with a new conversation? Its agent is ended and the old conversation is not resumed.">New conversation</button>`} {
+	for _, want := range []string{`<textarea name="prompt" rows="4" cols="50" maxlength="65536">`, `value="restart-fresh" data-confirm="Restart session web-p with a new conversation? Its agent is ended and started again without resuming its conversation.">New conversation</button>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s", want)
 		}
@@ -324,7 +324,7 @@ func TestRemoveAndRestartAskFirst(t *testing.T) {
 	}{
 		{"remove", "/", "Remove session other?"},
 		{"restart", "/settings", "Restart session other?"},
-		{"restart-fresh", "", "Restart with a new conversation session other?"},
+		{"restart-fresh", "", "Restart session other with a new conversation?"},
 	} {
 		code, h, body := f.post("/settings/sessions", url.Values{"action": {tc.action}, "name": {"other"}, "back": {tc.back}})
 		if code != http.StatusOK || !strings.Contains(body, "<h1>"+tc.verb+"</h1>") || h.Get("Content-Security-Policy") != pageCSP {

@@ -195,7 +195,6 @@ func partError(err error) (int, string) {
 
 // storeError maps a refusal of the uploads directory to its answer.
 func (s *Server) storeError(err error) (int, string) {
-	var tooBig *http.MaxBytesError
 	switch {
 	case errors.Is(err, uploads.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, "Too large: at most " + uploads.Size(s.uploads.Max) + " per file."
@@ -205,8 +204,8 @@ func (s *Server) storeError(err error) (int, string) {
 		return http.StatusBadRequest, "Bad name: " + strings.TrimPrefix(err.Error(), uploads.ErrBadName.Error()+": ") + "."
 	case errors.Is(err, uploads.ErrNotDir):
 		return http.StatusConflict, strings.TrimPrefix(err.Error(), uploads.ErrNotDir.Error()+": ") + "."
-	case errors.As(err, &tooBig):
-		return http.StatusRequestEntityTooLarge, "Too large: the upload exceeds the quota."
+	case errors.As(err, new(*http.MaxBytesError)): // the request's own bound, while a file streamed
+		return partError(err)
 	}
 	s.log.Printf("upload: %v", err)
 	return http.StatusInternalServerError, "The upload could not be stored (the daemon's log says why)."
