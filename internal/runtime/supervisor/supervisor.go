@@ -43,6 +43,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/control"
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/filewatch"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -130,7 +131,7 @@ type sup struct {
 	reqAll       gate // requested restarts of all sessions
 	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
 	junk         int  // ignored datagrams since then, not logged
-	regWatch     *watcher
+	regWatch     *filewatch.Watcher
 	// the tmux alerts watcher (alerts.go)
 	alertCh      chan alertsMsg
 	watchRetryCh chan struct{}
@@ -389,7 +390,7 @@ func Run(ctx context.Context, cfg Config) error {
 	msgs := make(chan datagram, 64)
 	go readDatagrams(conn, msgs, s.done)
 
-	watch, err := watchFile(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
+	watch, err := filewatch.Watch(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
 	if err != nil {
 		return err
 	}
@@ -397,7 +398,7 @@ func Run(ctx context.Context, cfg Config) error {
 	s.regWatch = watch
 	s.checkWatch()
 	regCh := make(chan struct{}, 1)
-	go watch.run(regCh)
+	go watch.Run(regCh)
 
 	st := state.State{
 		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
@@ -445,7 +446,7 @@ func Run(ctx context.Context, cfg Config) error {
 			s.reconcile(ctx)
 		case <-resync.C:
 			// also the only way back after HOME itself was re-created
-			s.regWatch.arm()
+			s.regWatch.Arm()
 			s.checkWatch()
 			s.reconcile(ctx)
 		}

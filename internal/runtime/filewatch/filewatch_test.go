@@ -1,4 +1,4 @@
-package supervisor
+package filewatch
 
 import (
 	"errors"
@@ -47,7 +47,7 @@ func TestWatcherSurvivesItsDirectoriesBeingRemovedAndRecreated(t *testing.T) {
 			home := t.TempDir()
 			dir := filepath.Join(home, ".config/agent-box")
 			must(t, os.MkdirAll(dir, 0o700))
-			w, err := watchFile(home, dir, "sessions.json")
+			w, err := Watch(home, dir, "sessions.json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestWatcherSurvivesItsDirectoriesBeingRemovedAndRecreated(t *testing.T) {
 func TestWatcherWaitsForAMissingDirectoryChain(t *testing.T) {
 	home := t.TempDir()
 	dir := filepath.Join(home, ".config/agent-box")
-	w, err := watchFile(home, dir, "sessions.json")
+	w, err := Watch(home, dir, "sessions.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestChainListsTheDirectoriesFromHomeDown(t *testing.T) {
 // naming it within a second. Events are queued synchronously by the
 // filesystem calls, so an empty queue means the watcher has seen the
 // whole change.
-func writeSeen(t *testing.T, w *watcher, buf []byte, path string) {
+func writeSeen(t *testing.T, w *Watcher, buf []byte, path string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for queued(t, w) > 0 || !w.watchesFile() {
@@ -129,7 +129,7 @@ func writeSeen(t *testing.T, w *watcher, buf []byte, path string) {
 }
 
 // queued is the number of bytes of events waiting in the inotify queue.
-func queued(t *testing.T, w *watcher) int {
+func queued(t *testing.T, w *Watcher) int {
 	t.Helper()
 	var n int32
 	rc, err := w.f.SyscallConn()
@@ -145,7 +145,7 @@ func queued(t *testing.T, w *watcher) int {
 }
 
 // stepUntil runs one watcher step, failing the test at deadline.
-func stepUntil(t *testing.T, w *watcher, buf []byte, deadline time.Time) (hit, rearmed bool) {
+func stepUntil(t *testing.T, w *Watcher, buf []byte, deadline time.Time) (hit, rearmed bool) {
 	t.Helper()
 	if err := w.f.SetReadDeadline(deadline); err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func stepUntil(t *testing.T, w *watcher, buf []byte, deadline time.Time) (hit, r
 }
 
 // watchesFile reports whether the file's directory has a watch.
-func (w *watcher) watchesFile() bool {
+func (w *Watcher) watchesFile() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, i := range w.wds {
@@ -181,12 +181,12 @@ func must(t *testing.T, err error) {
 // goroutine and a read with no event would hang.
 func TestWatcherReadHonoursDeadlines(t *testing.T) {
 	home := t.TempDir()
-	w, err := watchFile(home, filepath.Join(home, ".config/agent-box"), "sessions.json")
+	w, err := Watch(home, filepath.Join(home, ".config/agent-box"), "sessions.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	w.arm() // again, as the resync does
+	w.Arm() // again, as the resync does
 	must(t, w.f.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
 	done := make(chan error, 1)
 	go func() {

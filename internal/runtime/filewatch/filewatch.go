@@ -1,4 +1,8 @@
-package supervisor
+// Package filewatch tells when one file changes or appears, through
+// inotify, also while directories above it are removed and created again:
+// the supervisor's registry, an app's program (the app launcher waits for
+// it).
+package filewatch
 
 import (
 	"errors"
@@ -11,7 +15,7 @@ import (
 	"unsafe"
 )
 
-// watcher reports changes of one file (the registry) through inotify, and
+// Watcher reports changes of one file (the registry, a program) through inotify, and
 // keeps doing so when its directory, or a directory above it up to HOME, is
 // removed, moved away and created again.
 //
@@ -24,7 +28,7 @@ import (
 // of the missing name (IN_CREATE, IN_MOVED_TO). Any change of the chain
 // re-arms the watches and then reports, so the reconcile that follows reads
 // the file after the new watches are in place and no write is missed.
-type watcher struct {
+type Watcher struct {
 	f *os.File
 	// levels are the watched directories from the top (HOME, or the
 	// registry directory's parent if that is not under HOME) down to the
@@ -48,18 +52,18 @@ const (
 	createMask = selfMask | syscall.IN_CREATE | syscall.IN_MOVED_TO
 )
 
-// watchFile watches file (in directory dir) and the directories between
+// Watch watches file (in directory dir) and the directories between
 // top and dir. The watch is armed before watchFile returns; a missing
 // directory is not an error (its creation is watched).
-func watchFile(top, dir, name string) (*watcher, error) {
+func Watch(top, dir, name string) (*Watcher, error) {
 	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
 	// A non-blocking fd lets the runtime poller park Read and lets Close
 	// interrupt it.
-	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), levels: chain(top, dir), name: name, wds: map[int32]int{}}
-	w.arm()
+	w := &Watcher{f: os.NewFile(uintptr(fd), "inotify"), levels: chain(top, dir), name: name, wds: map[int32]int{}}
+	w.Arm()
 	return w, nil
 }
 
@@ -78,19 +82,19 @@ func chain(top, dir string) []string {
 	return levels
 }
 
-func (w *watcher) Close() error { return w.f.Close() }
+func (w *Watcher) Close() error { return w.f.Close() }
 
 // Err reports why the file's directory is not watched (nil when it is, or
 // when only its creation is being waited for).
-func (w *watcher) Err() error {
+func (w *Watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
 }
 
-// arm (re)installs the watches for the chain as it is now and drops the
+// Arm (re)installs the watches for the chain as it is now and drops the
 // ones it no longer needs. Safe to call at any time.
-func (w *watcher) arm() {
+func (w *Watcher) Arm() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	rc, err := w.f.SyscallConn()
@@ -128,7 +132,7 @@ func (w *watcher) arm() {
 // creation of its child before the child is looked at, so a creation in
 // between is seen either by the watch or by the look. again means a
 // directory vanished during the walk: walk again.
-func (w *watcher) armOnce(fd int) (want map[int32]int, again bool, err error) {
+func (w *Watcher) armOnce(fd int) (want map[int32]int, again bool, err error) {
 	want = map[int32]int{}
 	last := len(w.levels) - 1
 	add := func(dir string, mask uint32) (int32, error) {
@@ -173,10 +177,10 @@ func (w *watcher) armOnce(fd int) (want map[int32]int, again bool, err error) {
 	return want, false, nil
 }
 
-// run sends on ch (non-blocking, capacity 1 coalesces bursts) whenever an
+// Run sends on ch (non-blocking, capacity 1 coalesces bursts) whenever an
 // event names the file, and re-arms, then sends, whenever a directory of
 // the chain changes.
-func (w *watcher) run(ch chan<- struct{}) {
+func (w *Watcher) Run(ch chan<- struct{}) {
 	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
 	for {
 		hit, rearmed, err := w.step(buf)
@@ -199,21 +203,21 @@ func (w *watcher) run(ch chan<- struct{}) {
 // step reads one batch of events: hit if one names the file; rearmed if
 // the chain changed, in which case the watches are re-armed before step
 // returns.
-func (w *watcher) step(buf []byte) (hit, rearmed bool, err error) {
+func (w *Watcher) step(buf []byte) (hit, rearmed bool, err error) {
 	n, err := w.f.Read(buf)
 	if err != nil {
 		return false, false, err
 	}
 	hit, rearmed = w.classify(buf[:n])
 	if rearmed {
-		w.arm()
+		w.Arm()
 	}
 	return hit, rearmed, nil
 }
 
 // classify reads a batch of events: hit if one names the file, rearm if
 // one changes a directory of the chain (or the queue overflowed).
-func (w *watcher) classify(buf []byte) (hit, rearm bool) {
+func (w *Watcher) classify(buf []byte) (hit, rearm bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last := len(w.levels) - 1
@@ -255,6 +259,6 @@ func trimNUL(b []byte) []byte {
 }
 
 // String describes the watch, for a log line.
-func (w *watcher) String() string {
+func (w *Watcher) String() string {
 	return fmt.Sprintf("%s in %s", w.name, w.levels[len(w.levels)-1])
 }
