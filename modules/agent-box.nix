@@ -7,6 +7,7 @@
 #   internal/runtime/actions/actions.go
 #   internal/runtime/actions/kind.go
 #   internal/runtime/agents/agents.go
+#   internal/runtime/apprun/apprun.go
 #   internal/runtime/atomicfile/atomicfile.go
 #   internal/runtime/attention/attention.go
 #   internal/runtime/attention/hook.go
@@ -30,6 +31,7 @@
 #   internal/runtime/auth/verify.go
 #   internal/runtime/badconfig/badconfig.go
 #   internal/runtime/claudestate/claudestate.go
+#   internal/runtime/cli/apprun.go
 #   internal/runtime/cli/authcmds.go
 #   internal/runtime/cli/cli.go
 #   internal/runtime/cli/notifyserve.go
@@ -44,6 +46,7 @@
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/escape/escape.go
 #   internal/runtime/escape/quote.go
+#   internal/runtime/filewatch/filewatch.go
 #   internal/runtime/hooks/config.go
 #   internal/runtime/hooks/readgate.go
 #   internal/runtime/hooks/receiver.go
@@ -73,7 +76,6 @@
 #   internal/runtime/state/state.go
 #   internal/runtime/supervisor/alerts.go
 #   internal/runtime/supervisor/backoff.go
-#   internal/runtime/supervisor/inotify.go
 #   internal/runtime/supervisor/pidfd.go
 #   internal/runtime/supervisor/report.go
 #   internal/runtime/supervisor/supervisor.go
@@ -100,6 +102,7 @@
 #   modules/src/lib/agent-files.nix
 #   modules/src/lib/agents.nix
 #   modules/src/lib/build.nix
+#   modules/src/lib/checks/apps.nix
 #   modules/src/lib/checks/core.nix
 #   modules/src/lib/checks/web.nix
 #   modules/src/lib/default.nix
@@ -109,6 +112,7 @@
 #   modules/src/lib/normalize.nix
 #   modules/src/lib/prim.nix
 #   modules/src/lib/render/agents-table.nix
+#   modules/src/lib/render/app.nix
 #   modules/src/lib/render/auth.nix
 #   modules/src/lib/render/caddy.nix
 #   modules/src/lib/render/claude.nix
@@ -133,6 +137,8 @@
 #   modules/src/units/agent-box-sessions@.service
 #   modules/src/units/agent-box.slice
 #   modules/src/units/agent-box@.service
+#   modules/src/units/apps/agent-box-app@.service
+#   modules/src/units/apps/agent-box-app@.socket
 #   modules/src/units/web/agent-box-auth-control.socket
 #   modules/src/units/web/agent-box-auth-pages.socket
 #   modules/src/units/web/agent-box-auth-status.socket
@@ -353,6 +359,77 @@ let
     };
   };
 
+  appModule =
+    _:
+    {
+      options = {
+        command = mkOption {
+          type = types.listOf types.str;
+          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's `directory`; an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace; only Caddy reaches it.";
+          example = [
+            "python3"
+            "app.py"
+          ];
+        };
+        waitFor = mkOption {
+          type = types.nullOr types.str;
+          default = null;
+          defaultText = literalMD "the first relative path of `command` in `directory`: the program if it holds a `/`, else the first argument without a leading `-` or `/`, without spaces, with a `/` or a `.` (such as `app.py`)";
+          description = "The file the app waits for before its first start (absolute, or relative to `directory`): until it exists the unit runs and says it is waiting. `null` with no relative path in `command`: start at once.";
+          example = "app.py";
+        };
+        directory = mkOption {
+          type = types.nullOr types.str;
+          default = null;
+          defaultText = literalExpression ''"/home/<user>/${contract.apps.dir}"'';
+          description = "Absolute directory of the program, which the agent writes; the app sees it read-only and nothing else of the user's home. Created (as the user) when missing.";
+          example = "/home/alice/src/records";
+        };
+        packages = mkOption {
+          type = types.listOf types.package;
+          default = [ ];
+          description = "Packages whose `bin/` make the app's `PATH`.";
+          example = literalExpression "[ pkgs.python3 ]";
+        };
+        environment = mkOption {
+          type = types.attrsOf types.str;
+          default = { };
+          description = "Non-secret environment of the app (world-readable in the Nix store); newlines are rejected. `${contract.apps.portVariable}`, `PATH` and `STATE_DIRECTORY` are set by agent-box.";
+          example = literalExpression ''{ RECORDS_MAX = "1000"; }'';
+        };
+        environmentFiles = mkOption {
+          type = types.listOf types.str;
+          default = [ ];
+          description = "Absolute paths of host-managed files of `KEY=VALUE` lines (secrets) that systemd reads as `EnvironmentFile=` at each start; prefix `-` to ignore a missing file.";
+          example = [ "/run/secrets/records.env" ];
+        };
+        memoryMax = mkOption {
+          type = types.nullOr types.str;
+          default = contract.apps.memoryMax;
+          description = "`MemoryMax=` of the app's unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit of its own (the user's slice still applies).";
+          example = "256M";
+        };
+        tasksMax = mkOption {
+          type = types.nullOr types.int;
+          default = contract.apps.tasksMax;
+          description = "`TasksMax=` of the app's unit: its most processes and threads; `null` for no limit of its own.";
+          example = 64;
+        };
+        restartDelay = mkOption {
+          type = types.str;
+          default = contract.apps.restartDelay.default;
+          description = "Go duration (at least ${contract.apps.restartDelay.min}) before a program that exited is started again; it doubles while the program keeps exiting within `restartDelayMax` of its start. The unit never gives up.";
+          example = "5s";
+        };
+        restartDelayMax = mkOption {
+          type = types.str;
+          default = contract.apps.restartDelayMax.default;
+          description = "The longest delay between two starts (Go duration, at least `restartDelay`); a run this long resets the delay.";
+          example = "5m";
+        };
+      };
+    };
+
   userModule = {
     options = {
       extraGroups = mkOption {
@@ -398,6 +475,12 @@ let
         default = 100;
         description = "`CPUWeight=` of the user's slice `${contract.units.userSlice}` (1 to 10000) against the other agent users.";
         example = 200;
+      };
+      apps = mkOption {
+        type = types.attrsOf (types.submodule appModule);
+        default = { };
+        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See the README's \"Apps\" section.";
+        example = literalExpression ''{ records = { command = [ "python3" "app.py" ]; packages = [ pkgs.python3 ]; }; }'';
       };
       webhooks = mkOption {
         type = types.attrsOf (types.submodule webhookModule);
@@ -729,6 +812,10 @@ let
                 "pattern": "[a-z0-9][a-z0-9_-]{0,63}",
                 "what": "a webhook: the URL's last element, a folder and a credential name"
               },
+              "app": {
+                "pattern": "[a-z][a-z0-9]{0,28}",
+                "what": "an app of an agent user (`services.agent-box.users.<user>.apps.<name>`): a lowercase letter, then lowercase letters and digits, at most 29 (`<app>--<user>` is one host name label)"
+              },
               "webSessionId": {
                 "pattern": "[0-9a-f]{32}",
                 "what": "a login session's id (16 random bytes, hex): the auth service's store and the web daemons' terminal checks"
@@ -823,6 +910,31 @@ let
                   }
                 }
               ]
+            },
+            "apps": {
+              "label": "<app>--<user>",
+              "unit": "agent-box-app@<label>.service",
+              "dir": "apps/<app>",
+              "stateDirectory": "agent-box-apps/<user>/<app>",
+              "socket": {
+                "path": "/run/agent-box-app/<label>.sock",
+                "unit": "agent-box-app@<label>.socket",
+                "fdName": "app",
+                "mode": "0660"
+              },
+              "port": 8080,
+              "portVariable": "PORT",
+              "settle": "200ms",
+              "restartDelay": {
+                "default": "1s",
+                "min": "10ms"
+              },
+              "restartDelayMax": {
+                "default": "1m",
+                "min": "10ms"
+              },
+              "memoryMax": "1G",
+              "tasksMax": 256
             },
             "uploads": {
               "dir": "uploads",
@@ -1254,6 +1366,10 @@ in
   concatMap = f: l: concatLists (map f l);
   unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
   sortStrings = sort (a: b: a < b);
+  # Whether s is a string that the regular expression re matches whole.
+  matches = re: s: builtins.isString s && builtins.match re s != null;
+  # Whether s holds no line break (a unit file cannot carry one).
+  noNewline = s: builtins.match ".*[\n\r].*" s == null;
   # Whether s holds needle.
   contains = needle: s: builtins.replaceStrings [ needle ] [ "" ] s != s;
 
@@ -1298,6 +1414,10 @@ rec {
   # double quote must be escaped, then specifiers. Newlines cannot be
   # carried (validation rejects them before rendering).
   quote = s: "\"" + escapeSpecifiers (builtins.replaceStrings [ "\\" "\"" ] [ "\\\\" "\\\"" ] s) + "\"";
+
+  # One argument of an Exec line, quoted: "$" would start a variable there,
+  # "$$" is a literal dollar.
+  execArg = s: quote (builtins.replaceStrings [ "$" ] [ "$$" ] s);
 
   # One Environment= line for NAME=VALUE.
   environmentLine = name: value: "Environment=${quote "${name}=${value}"}\n";
@@ -1432,6 +1552,10 @@ in
     agents = "agent-box-agents-${user}.json";
   };
 
+  # ... of an app's environment (its packages), by the app's label
+  # (contract.apps.label) ...
+  appStoreName = label: "agent-box-app-${label}";
+
   # ... of the host-wide runtime that host-wide files name (Claude Code's
   # managed hook) ...
   runtimeStoreName = "agent-box-runtime";
@@ -1539,6 +1663,10 @@ let
   # A root-only file systemd hands over as a credential: absolute, outside
   # the world-readable store, and without what LoadCredential= cannot hold.
   secretPath = p: hasPrefix "/" p && !hasPrefix "/nix/store/" p && match ".*[\n\r:].*" p == null;
+
+  # A memory limit of a unit (MemoryHigh=, MemoryMax=): a size with K, M, G
+  # or T suffix, a percentage, or infinity.
+  memoryRe = "([0-9]+[KMGT]?|[0-9]+(\\.[0-9]+)?%|infinity)";
 in
 {
   inherit
@@ -1546,6 +1674,7 @@ in
     banTimeRe
     domainFormat
     durationSeconds
+    memoryRe
     secretPath
     splitDomain
     validDomain
@@ -1562,6 +1691,7 @@ in
   prim,
   build,
   formats,
+  contract,
   ...
 }:
 cfg:
@@ -1574,6 +1704,71 @@ let
     mapAttrs
     ;
   inherit (prim) concatMap sortStrings unique;
+
+  # The default waitFor of a command: its first relative path (the
+  # program, if it holds a '/', else the first argument that looks like a
+  # file: no leading '/' or '-', no space, a '/' or a '.' in it); null when
+  # it has none.
+  firstRelative =
+    command:
+    let
+      relative =
+        s:
+        s != ""
+        && builtins.substring 0 1 s != "/"
+        && builtins.substring 0 1 s != "-"
+        && builtins.match "[^[:space:]]*" s != null;
+      program = builtins.head command;
+      args = builtins.tail command;
+      candidates =
+        (if command != [ ] && relative program && prim.contains "/" program then [ program ] else [ ])
+        ++ filter (a: relative a && (prim.contains "/" a || prim.contains "." a)) (
+          if command == [ ] then [ ] else args
+        );
+    in
+    if candidates == [ ] then null else builtins.head candidates;
+
+  # An app of user name: its label (unit instance, origin), unit, socket,
+  # directory, the absolute file it waits for (null: none), state
+  # directory and the rest of its options.
+  app =
+    name: appName: a:
+    let
+      forApp = t: builtins.replaceStrings [ "<label>" "<app>" "<user>" ] [ label appName name ] t;
+      label = builtins.replaceStrings [ "<app>" "<user>" ] [ appName name ] contract.apps.label;
+      dir = if a.directory == null then "/home/${name}/${forApp contract.apps.dir}" else a.directory;
+      wait = if a.waitFor == null then firstRelative a.command else a.waitFor;
+    in
+    {
+      name = appName;
+      user = name;
+      inherit label dir;
+      unit = forApp contract.apps.unit;
+      socketUnit = forApp contract.apps.socket.unit;
+      socket = forApp contract.apps.socket.path;
+      stateDirectory = forApp contract.apps.stateDirectory;
+      waitFor =
+        if wait == null then
+          null
+        else if builtins.substring 0 1 wait == "/" then
+          wait
+        else
+          "${dir}/${if builtins.substring 0 2 wait == "./" then builtins.substring 2 (-1) wait else wait}";
+      environment = map (k: {
+        name = k;
+        value = a.environment.${k};
+      }) (sortStrings (attrNames a.environment));
+      inherit (a)
+        command
+        packages
+        environmentFiles
+        memoryMax
+        tasksMax
+        restartDelay
+        restartDelayMax
+        ;
+      files = build.appStoreName label;
+    };
 
   user =
     name: u:
@@ -1604,6 +1799,7 @@ let
         cpuWeight
         ;
       home = "/home/${name}";
+      apps = map (a: app name a u.apps.${a}) (sortStrings (attrNames u.apps));
       # The agents this user's environment holds: the seed's, the default
       # and the extra ones, sorted and unique.
       agentNames = sortStrings (unique (map (s: s.agent) sessions ++ [ cfg.defaultAgent ] ++ u.agents));
@@ -1669,17 +1865,21 @@ in
   inherit web;
   users = mapAttrs user cfg.users;
   userNames = sortStrings (attrNames cfg.users);
+  # Every user's apps (the app units are installed only with some).
+  apps = concatMap (name: (user name cfg.users.${name}).apps) (sortStrings (attrNames cfg.users));
 }
       ;
     checks =
       # Every check of a configuration as { assertion; message; }: the glue hands
 # them to NixOS `assertions`, the offline suite evaluates them. Messages name
 # the option and the fix. This file checks the users, sessions, agents and
-# limits; checks/web.nix the web surface and the webhooks.
+# limits; checks/web.nix the web surface and the webhooks, checks/apps.nix
+# the apps.
 {
   prim,
   formats,
   webChecks,
+  appChecks,
   contract,
   ...
 }:
@@ -1688,7 +1888,6 @@ let
     attrNames
     filter
     hasAttr
-    isString
     map
     match
     ;
@@ -1697,9 +1896,8 @@ let
   prefix = "services.agent-box";
   inherit (contract.conversations) idPlaceholder promptPlaceholder claudeMinVersion;
 
-  matches = re: s: isString s && match re s != null;
-  memoryRe = "([0-9]+[KMGT]?|[0-9]+(\\.[0-9]+)?%|infinity)";
-  noNewline = s: match ".*[\n\r].*" s == null;
+  inherit (prim) matches noNewline;
+  inherit (formats) memoryRe;
 
   # Variables agent-box sets itself; users may not override them.
   reservedVariable = name: builtins.elem name [ "PATH" "HOME" "USER" ] || hasPrefix "AGENT_BOX_" name;
@@ -1821,6 +2019,7 @@ let
         message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
       }) u.environmentFiles
       ++ limitChecks path u
+      ++ appChecks path u
     ) n.userNames;
 
   silence = contract.attention.silenceAfter;
@@ -2054,6 +2253,100 @@ let
 in
 # n: the normalized options; caddyGroup: services.caddy.group.
 n: caddyGroup: hookChecks n.web ++ surfaceChecks n caddyGroup
+      ;
+    appChecks =
+      # The checks of the apps of one user (services.agent-box.users.<u>.apps):
+# path is the user's option path, u a normalized user. The limits come from
+# the contract.
+{
+  prim,
+  formats,
+  contract,
+  ...
+}:
+let
+  inherit (builtins) match;
+  inherit (prim)
+    concatMap
+    hasPrefix
+    matches
+    noNewline
+    show
+    ;
+  inherit (formats) memoryRe;
+
+  # Variables agent-box sets for an app; the app's environment may not
+  # override them.
+  appReserved =
+    name:
+    builtins.elem name [
+      "PATH"
+      contract.apps.portVariable
+      "STATE_DIRECTORY"
+    ]
+    || hasPrefix "AGENT_BOX_" name;
+in
+path: u:
+concatMap (
+  a:
+  let
+    where = "${path}.apps.${show a.name}";
+    delay = formats.durationSeconds a.restartDelay;
+    delayMax = formats.durationSeconds a.restartDelayMax;
+  in
+  [
+    {
+      assertion = matches contract.names.app.pattern a.name;
+      message = "${where}: ${contract.names.app.what}.";
+    }
+    {
+      assertion = a.command != [ ] && builtins.head a.command != "" && builtins.all noNewline a.command;
+      message = "${where}.command = ${show a.command}: give the program and its arguments as a list, such as [ \"python3\" \"app.py\" ] (no newlines).";
+    }
+    {
+      assertion = hasPrefix "/" a.dir && match "[^[:space:]]*" a.dir != null && match ".*(^|/)\\.\\.?(/.*|$)" a.dir == null;
+      message = "${where}.directory = ${show a.dir}: use an absolute path without spaces, . or .. elements.";
+    }
+    {
+      assertion = a.waitFor == null || (noNewline a.waitFor && match ".*(^|/)\\.\\.(/.*|$)" a.waitFor == null);
+      message = "${where}.waitFor = ${show a.waitFor}: use a path without .. elements (relative to the app's directory, or absolute).";
+    }
+    {
+      assertion = delay != null && delay >= formats.durationSeconds contract.apps.restartDelay.min;
+      message = "${where}.restartDelay = ${show a.restartDelay}: use a Go duration of at least ${contract.apps.restartDelay.min}, such as \"1s\".";
+    }
+    {
+      assertion = delay == null || (delayMax != null && delayMax >= delay);
+      message = "${where}.restartDelayMax = ${show a.restartDelayMax}: use a Go duration of at least restartDelay (${a.restartDelay}), such as \"1m\".";
+    }
+    {
+      assertion = a.memoryMax == null || matches memoryRe a.memoryMax;
+      message = "${where}.memoryMax = ${show a.memoryMax}: use a size such as \"1G\", a percentage such as \"10%\", \"infinity\" or null.";
+    }
+    {
+      assertion = a.tasksMax == null || a.tasksMax >= 1;
+      message = "${where}.tasksMax = ${toString a.tasksMax}: use a positive number or null.";
+    }
+  ]
+  ++ concatMap (e: [
+    {
+      assertion = matches "[A-Za-z_][A-Za-z0-9_]*" e.name;
+      message = "${where}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
+    }
+    {
+      assertion = !appReserved e.name;
+      message = "${where}.environment.${show e.name}: PATH, ${contract.apps.portVariable}, STATE_DIRECTORY and AGENT_BOX_* are set by agent-box; add programs with packages instead of PATH.";
+    }
+    {
+      assertion = noNewline e.value;
+      message = "${where}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; put it in an environmentFiles file.";
+    }
+  ]) a.environment
+  ++ map (f: {
+    assertion = match "-?/.*" f != null && noNewline f;
+    message = "${where}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
+  }) a.environmentFiles
+) u.apps
       ;
     render = {
       instance =
@@ -2532,6 +2825,84 @@ u: paths:
   + env "PATH" "${paths.env}/bin"
   + env vars.tmux.name "${paths.env}/bin/tmux"
         ;
+      app =
+        # An app's drop-ins (docs/runtime-contract.md, "Apps"): the service's
+# agent-box-app@<label>.service.d/overrides.conf (who runs it, the
+# launcher's command line, the app's directory and state directory, its
+# PATH, environment and limits) and its socket's (Caddy's group with the
+# web surface; the socket is root's alone without it). a: a normalized
+# app; runtime: the agent-box package's store path; appEnv: the store path
+# of the app's packages.
+{
+  prim,
+  systemd,
+  ...
+}:
+let
+  inherit (builtins) concatStringsSep map;
+  env = systemd.environmentLine;
+in
+{
+  service =
+    a: runtime: appEnv:
+    ''
+      # Generated by the agent-box NixOS module for ${a.unit}.
+      [Unit]
+      Description=agent-box app ${a.name} of ${a.user}
+
+      [Service]
+      User=${a.user}
+      Slice=${prim.userSlice a.user}
+    ''
+    # No WorkingDirectory= (the ExecStartPre= below would fail to enter a
+    # missing one): the launcher runs the program in the app's directory.
+    # "-": a missing source is no error for the ExecStartPre= below
+    # (measured: without it, systemd 257 failed that line at the step
+    # NAMESPACE, "+" or not); it exists when ExecStart= starts.
+    + systemd.line "BindReadOnlyPaths" "-${a.dir}"
+    + systemd.line "StateDirectory" a.stateDirectory
+    # As root, outside the sandbox, only to make the app's directory as
+    # the user when it is missing.
+    # (Exec lines: execArg quotes and escapes each argument itself.)
+    + "ExecStartPre=+${runtime}/bin/agent-box app-dir ${a.user} ${systemd.execArg a.dir}\n"
+    + "ExecStart=\n"
+    + "ExecStart=${
+      concatStringsSep " " (
+        [
+          "${runtime}/bin/agent-box app-run"
+          "--dir"
+          (systemd.execArg a.dir)
+        ]
+        ++ (if a.waitFor == null then [ ] else [ "--wait-for" (systemd.execArg a.waitFor) ])
+        ++ [
+          "--restart-delay"
+          a.restartDelay
+          "--restart-delay-max"
+          a.restartDelayMax
+          "--"
+        ]
+        ++ map systemd.execArg a.command
+      )
+    }\n"
+    + env "PATH" "${appEnv}/bin"
+    + concatStringsSep "" (map (e: env e.name e.value) a.environment)
+    + concatStringsSep "" (map (f: systemd.line "EnvironmentFile" f) a.environmentFiles)
+    + systemd.limits {
+      cpuWeight = null;
+      memoryHigh = null;
+      inherit (a) memoryMax tasksMax;
+    };
+
+  socket =
+    a: caddyGroup:
+    ''
+      # Generated by the agent-box NixOS module for ${a.socketUnit}.
+      [Socket]
+      Slice=${prim.userSlice a.user}
+    ''
+    + (if caddyGroup == null then "" else "SocketGroup=${caddyGroup}\n");
+}
+        ;
       caddy =
         # Caddy's configuration for the web surface (docs/web-contract.md, "Caddy"):
 # the global options and the sites, the box origin and one origin per agent
@@ -2890,15 +3261,25 @@ in
         ;
       guide =
         # The guide for agents (modules/src/lib/guide.md, the text given here) as
-# every agent reads it: its @hooksDir@ and @session@ are the contract's
-# variables; the URL pattern of the user's origin and the host's own text
+# every agent reads it: its @hooksDir@, @session@ and @port@ are the
+# contract's variables, @appDir@ and @appUnit@ its app directory and unit
+# (for any app "<name>" of the reader, "$USER"); the URL pattern of the user's origin and the host's own text
 # (services.agent-box.guide.extraText) follow. Claude Code reads it as its
 # managed CLAUDE.md, Codex as developer_instructions.
 { contract, ... }:
 n: text:
+let
+  forApp = builtins.replaceStrings [ "<label>" "<app>" "<user>" ] [ contract.apps.label "<name>" "$USER" ];
+in
 builtins.replaceStrings
-  [ "@hooksDir@" "@session@" ]
-  [ contract.env.hooksDir.name contract.env.session.name ]
+  [ "@hooksDir@" "@session@" "@port@" "@appDir@" "@appUnit@" ]
+  [
+    contract.env.hooksDir.name
+    contract.env.session.name
+    contract.apps.portVariable
+    (forApp contract.apps.dir)
+    (builtins.replaceStrings [ ".service" ] [ "" ] (forApp (forApp contract.apps.unit)))
+  ]
   text
 + (
   if n.web.enable then
@@ -2931,6 +3312,13 @@ builtins.replaceStrings
           'TEXT'` (it runs beside you, in the same tmux server); `agent-box session
           ls` lists the sessions, `agent-box session rm NAME` ends one. Your own
           session's name is in `$@session@`.
+        - A service you build that must keep running (an API, a site) needs an app
+          slot the host declared for your user: write its program into
+          `~/@appDir@/` and it starts within seconds as a service of its own,
+          restarted when it crashes. It serves HTTP on `127.0.0.1:$@port@` and keeps
+          its data in `$STATE_DIRECTORY`; it sees nothing else of your home.
+          `systemctl status @appUnit@` says what it is doing.
+          Never serve on a port of the machine yourself.
         - Secrets are in your environment (set by the host or with `agent-box env
           set KEY`); never print them or write them into files others read.
       ''
@@ -2979,7 +3367,8 @@ in
 #
 # host is where the glue (or the offline rendering) says things are:
 # { pathsOf (user -> { env; seed; agents; }); runtime (the agent-box
-#   package, at a fixed store name); authEnv; authConfig;
+#   package, at a fixed store name); appEnv (an app -> the store path of
+#   its packages); authEnv; authConfig;
 #   webFile (a store name of web.storeTexts -> its path); caddyGroup; } (the
 #   last four only matter with the web surface).
 {
@@ -3080,9 +3469,20 @@ let
   # when it changes).
   sysctlFile = "sysctl.d/60-agent-box.conf";
 
+  # Per app: its service (enabled: a waiting app is a running unit) and
+  # its socket.
+  appDropins =
+    n: host: a:
+    [
+      (entry a.unit (render.app.service a host.runtime (host.appEnv a)) [ "multi-user.target" ])
+      (entry a.socketUnit (render.app.socket a (if n.web.enable then host.caddyGroup else null)) [
+        "sockets.target"
+      ])
+    ];
+
   # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
   # Per user: the supervisor (enabled; it pulls in the sessions unit with
-  # Requires=), the sessions unit and the user's slice.
+  # Requires=), the sessions unit, the user's slice and the apps.
   dropins =
     n: host:
     listToAttrs (
@@ -3097,6 +3497,7 @@ let
           (entry (forUser units.sessions name) (render.sessions u p) [ ])
           (entry (prim.userSlice name) (render.slice.user u) [ ])
         ]
+        ++ concatMap (appDropins n host) u.apps
       ) n.userNames
     )
     // {
@@ -3169,7 +3570,7 @@ in
 {
   # Everything the module installs for a configuration, as the golden
   # fixtures record it: files (path relative to / -> bytes) and links
-  # (path -> target). units: { base; web; } the verbatim units (file name ->
+  # (path -> target). units: { base; web; apps; } the verbatim units (file name ->
   # bytes); storePath: a fixed store name -> its store path. This mirrors how
   # NixOS installs the glue's systemd.packages, systemd.units (asDropin) and
   # environment.etc, the seed and agents files the drop-ins name, and the web
@@ -3185,6 +3586,7 @@ in
           agents = storePath u.files.agents;
         };
         runtime = storePath build.runtimeStoreName;
+        appEnv = a: storePath a.files;
         authEnv = storePath build.webStoreNames.authEnv;
         authConfig = storePath build.webStoreNames.authConfig;
         webFile = storePath;
@@ -3195,7 +3597,10 @@ in
       };
       d = units.dropins n host;
       etc = units.etcFiles n host;
-      verbatim = verbatimUnits.base // (if n.web.enable then verbatimUnits.web else { });
+      verbatim =
+        verbatimUnits.base
+        // (if n.web.enable then verbatimUnits.web else { })
+        // (if n.apps != [ ] then verbatimUnits.apps else { });
       store = path: text: { "${prim.relative path}" = text; };
       userFiles = map (
         name:
@@ -3259,6 +3664,7 @@ in
   inherit (self.agents) builtinAgents definitions;
   inherit (self.build)
     basePackages
+    appStoreName
     storeNames
     runtimeGoMod
     runtimeStoreName
@@ -3274,7 +3680,8 @@ in
     ;
 
   # Verbatim systemd units, installed byte for byte through systemd.packages:
-  # the agent instances', and the web surface's (only when it is enabled).
+  # the agent instances', the web surface's (only when it is enabled) and
+  # the apps' (only with some).
   units =
     {
       "agent-box-sessions@.service" = ''
@@ -3878,6 +4285,115 @@ in
       '';
     }
     ;
+  appUnits =
+    {
+      "agent-box-app@.service" = ''
+        # agent-box-app@<app>--<user>.service runs one app of an agent user
+        # (docs/runtime-contract.md, "Apps"): a program the user's agents write,
+        # served to browsers through Caddy on the app's own origin, durable across
+        # crashes, restarts and reboots.
+        #
+        # Its main process is the launcher (`agent-box app-run`), PID 1 of the
+        # unit's own PID namespace: it waits for the program's file (the unit is
+        # active and says "waiting for ..." until then), starts it, restarts it
+        # after a delay that doubles while it keeps crashing (never giving up),
+        # and forwards each connection of agent-box-app@%i.socket (systemd's,
+        # root:caddy 0660) to the program's port on the loopback of the unit's own
+        # network namespace. The unit's status text says what it is doing.
+        #
+        # Who it runs as: the user (the drop-in's User=), so that the program
+        # reads what the agent wrote (the agents' umask is 0077) and its output is
+        # in the user's journal. An app is internet-facing code, so it must not be
+        # able to reach the user's agents: its own PID namespace (PrivatePIDs=,
+        # systemd 257) shows it no process of theirs to signal, trace or read
+        # through /proc; a tmpfs over /home with only the app's directory bound
+        # read-only; the user's runtime directories (tmux and control sockets),
+        # /run/user and the system bus inaccessible; its own network namespace,
+        # /tmp and IPC. It writes only its state directory
+        # (/var/lib/agent-box-apps/<user>/<app>, $STATE_DIRECTORY).
+        #
+        # Verbatim and backend-neutral: the instance's drop-in rendered by the
+        # module adds User=, the launcher's command line, the directories, PATH,
+        # the app's environment and limits. An instance without it has no
+        # ExecStart and refuses to start.
+        #
+        # Start limit: none (StartLimitIntervalSec=0). The launcher restarts the
+        # program itself; systemd restarts the launcher, 5 s apart, for ever.
+
+        [Unit]
+        Description=agent-box app %i
+        StartLimitIntervalSec=0
+
+        [Service]
+        Type=notify
+        NotifyAccess=main
+        Slice=agent-box.slice
+        Restart=always
+        RestartSec=5s
+        TimeoutStopSec=15s
+        StateDirectoryMode=0700
+
+        # Hardening (alphabetical). Not MemoryDenyWriteExecute: an app may be
+        # JavaScript, Java or anything else with a JIT.
+        CapabilityBoundingSet=
+        DevicePolicy=closed
+        InaccessiblePaths=-/run/agent-box -/run/user -/run/dbus
+        IPAddressAllow=localhost
+        IPAddressDeny=any
+        KeyringMode=private
+        LockPersonality=yes
+        NoNewPrivileges=yes
+        PrivateDevices=yes
+        PrivateIPC=yes
+        PrivateNetwork=yes
+        PrivatePIDs=yes
+        PrivateTmp=yes
+        ProcSubset=pid
+        ProtectClock=yes
+        ProtectControlGroups=yes
+        ProtectHome=tmpfs
+        ProtectHostname=yes
+        ProtectKernelLogs=yes
+        ProtectKernelModules=yes
+        ProtectKernelTunables=yes
+        ProtectProc=invisible
+        ProtectSystem=strict
+        RemoveIPC=yes
+        RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+        RestrictNamespaces=yes
+        RestrictRealtime=yes
+        RestrictSUIDSGID=yes
+        SystemCallArchitectures=native
+        SystemCallErrorNumber=EPERM
+        SystemCallFilter=@system-service
+        SystemCallFilter=~@privileged @resources
+        UMask=0077
+      '';
+      "agent-box-app@.socket" = ''
+        # agent-box-app@<app>--<user>.socket: the one way into an app
+        # (docs/runtime-contract.md, "Apps"). root-owned in a root-owned directory,
+        # so neither the user nor the app can open it to others or swap it; with
+        # the web surface the drop-in sets Caddy's group, which alone may connect.
+        # The app's launcher forwards each connection to the program.
+
+        [Unit]
+        Description=agent-box app socket of %i
+
+        [Socket]
+        ListenStream=/run/agent-box-app/%i.sock
+        FileDescriptorName=app
+        Service=agent-box-app@%i.service
+        SocketUser=root
+        SocketGroup=root
+        SocketMode=0660
+        DirectoryMode=0755
+        RemoveOnStop=yes
+
+        [Install]
+        WantedBy=sockets.target
+      '';
+    }
+    ;
 
   # The runtime's Go source, exactly what the test suite builds offline (the
   # longest part of the generated file; the wiring follows it).
@@ -4309,6 +4825,447 @@ in
           		return nil, fmt.Errorf("agents table %q: %w", path, err)
           	}
           	return a, nil
+          }
+        '';
+        "apprun/apprun.go" = ''
+          // Package apprun is an app's launcher (docs/runtime-contract.md, "Apps"):
+          // the main process of the app's unit. A slot may exist before its program:
+          // the launcher waits for the program's file (inotify, package filewatch)
+          // and starts it within a settle time of its appearing; when the program
+          // exits it is started again after a delay that doubles while it keeps
+          // exiting quickly, so a crashing program is retried for ever and never
+          // leaves a failed unit. Each connection of the socket systemd passes
+          // (Caddy's side, root:caddy 0660) is forwarded to the program's port on
+          // the loopback of the unit's own network namespace, which nothing else can
+          // reach. What it is doing is the unit's status text (sd_notify STATUS=):
+          // waiting, running, or backing off with the last exit.
+          //
+          // Running as PID 1 of the unit's PID namespace, the launcher reaps every
+          // orphan; the program is the leader of its own process group, which is
+          // signalled as a whole when the unit stops.
+          package apprun
+
+          import (
+          	"context"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"net"
+          	"os"
+          	"os/signal"
+          	"path/filepath"
+          	"strconv"
+          	"sync"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/filewatch"
+          )
+
+          // Config is one app's launch.
+          type Config struct {
+          	Dir     string   // the app's directory: the program's working directory
+          	WaitFor string   // the file to wait for (absolute); "" starts at once
+          	Argv    []string // the program and its arguments (argv[0] relative to Dir when it holds a '/')
+          	Env     []string // the program's environment
+          	Port    int      // the program serves on 127.0.0.1:Port; 0: nothing forwarded
+          	// Listener is the socket systemd passed (nil: none).
+          	Listener net.Listener
+          	Backoff  Backoff
+          	// Settle is how long the program's file must be quiet before a start
+          	// (an agent writes a file in several steps).
+          	Settle time.Duration
+          	// Status sets the unit's status text; Logf writes a journal line.
+          	Status func(string)
+          	Logf   func(format string, args ...any)
+          }
+
+          // Backoff is the delay before a program that exited is started again: Min
+          // after its first quick exit, doubling at each quick exit after that, at
+          // most Max. An exit after a run of Max or longer is not quick: the next
+          // start is after Min again.
+          type Backoff struct{ Min, Max time.Duration }
+
+          // Next is the delay after an exit that ended a run of uptime, given the
+          // delay before that run (0: the first start), and whether the exit was
+          // quick.
+          func (b Backoff) Next(prev, uptime time.Duration) time.Duration {
+          	if prev == 0 || uptime >= b.Max {
+          		return b.Min
+          	}
+          	d := prev * 2
+          	if d > b.Max {
+          		d = b.Max
+          	}
+          	return d
+          }
+
+          // state is what the forwarder needs to know of the program.
+          type state struct {
+          	mu      sync.Mutex
+          	running bool
+          	since   time.Time
+          	text    string
+          }
+
+          func (s *state) set(running bool, text string) {
+          	s.mu.Lock()
+          	s.running, s.text = running, text
+          	if running {
+          		s.since = time.Now()
+          	}
+          	s.mu.Unlock()
+          }
+
+          func (s *state) get() (running bool, since time.Time, text string) {
+          	s.mu.Lock()
+          	defer s.mu.Unlock()
+          	return s.running, s.since, s.text
+          }
+
+          // Run waits for the program, runs it and keeps it running until ctx ends;
+          // then it ends the program's process group. It returns only on ctx's end
+          // or a launch that can never work (a bad configuration).
+          func Run(ctx context.Context, cfg Config) error {
+          	if len(cfg.Argv) == 0 {
+          		return errors.New("no command")
+          	}
+          	if cfg.Backoff.Min <= 0 || cfg.Backoff.Max < cfg.Backoff.Min {
+          		return fmt.Errorf("backoff %v..%v: want 0 < min <= max", cfg.Backoff.Min, cfg.Backoff.Max)
+          	}
+          	st := &state{}
+          	startReaper()
+          	if cfg.Listener != nil && cfg.Port > 0 {
+          		go forward(ctx, cfg.Listener, cfg.Port, st)
+          	}
+          	var delay time.Duration
+          	restarts := 0
+          	for {
+          		if cfg.WaitFor != "" {
+          			if err := waitFor(ctx, cfg, st); err != nil {
+          				return nil // ctx ended
+          			}
+          		}
+          		pid, err := start(cfg)
+          		if err != nil {
+          			// A program that cannot be executed is an exit like any other:
+          			// the agent may be writing it.
+          			cfg.Logf("cannot start %s: %v", cfg.Argv[0], err)
+          			delay = cfg.Backoff.Next(delay, 0)
+          			text := fmt.Sprintf("backing off %v: cannot start %s: %v (restarts %d)", delay, cfg.Argv[0], errText(err), restarts)
+          			st.set(false, text)
+          			cfg.Status(text)
+          			if !sleep(ctx, delay) {
+          				return nil
+          			}
+          			restarts++
+          			continue
+          		}
+          		began := time.Now()
+          		text := fmt.Sprintf("running %s (pid %d, restarts %d)", cfg.Argv[0], pid, restarts)
+          		st.set(true, text)
+          		cfg.Status(text)
+          		cfg.Logf("started %s (pid %d)", cfg.Argv[0], pid)
+          		var ws syscall.WaitStatus
+          		select {
+          		case <-ctx.Done():
+          			stop(pid)
+          			return nil
+          		case ws = <-reaped(pid):
+          		}
+          		uptime := time.Since(began)
+          		delay = cfg.Backoff.Next(delay, uptime)
+          		exit := describe(ws)
+          		cfg.Logf("%s %s after %v; starting it again in %v", cfg.Argv[0], exit, uptime.Round(time.Millisecond), delay)
+          		text = fmt.Sprintf("backing off %v: %s %s after %v (restarts %d)", delay, cfg.Argv[0], exit, uptime.Round(time.Second), restarts)
+          		st.set(false, text)
+          		cfg.Status(text)
+          		if !sleep(ctx, delay) {
+          			return nil
+          		}
+          		restarts++
+          	}
+          }
+
+          // waitFor returns once cfg.WaitFor exists and has been quiet for
+          // cfg.Settle; an error only when ctx ended.
+          func waitFor(ctx context.Context, cfg Config, st *state) error {
+          	if _, err := os.Lstat(cfg.WaitFor); err == nil {
+          		return nil
+          	}
+          	w, err := filewatch.Watch(cfg.Dir, filepath.Dir(cfg.WaitFor), filepath.Base(cfg.WaitFor))
+          	if err != nil {
+          		return err
+          	}
+          	defer w.Close()
+          	ch := make(chan struct{}, 1)
+          	go w.Run(ch)
+          	text := "waiting for " + cfg.WaitFor
+          	st.set(false, text)
+          	cfg.Status(text)
+          	cfg.Logf("%s", text)
+          	// A watch that could not be set up (no such directory above) is
+          	// covered by a look every few seconds.
+          	tick := time.NewTicker(5 * time.Second)
+          	defer tick.Stop()
+          	for {
+          		if _, err := os.Lstat(cfg.WaitFor); err == nil {
+          			// quiet: no event for Settle
+          			for {
+          				select {
+          				case <-ctx.Done():
+          					return ctx.Err()
+          				case <-ch:
+          					continue
+          				case <-time.After(cfg.Settle):
+          				}
+          				break
+          			}
+          			if _, err := os.Lstat(cfg.WaitFor); err == nil {
+          				return nil
+          			}
+          		}
+          		select {
+          		case <-ctx.Done():
+          			return ctx.Err()
+          		case <-ch:
+          		case <-tick.C:
+          		}
+          	}
+          }
+
+          // start starts the program as the leader of a new process group, its
+          // standard input /dev/null, its output the launcher's (the journal).
+          func start(cfg Config) (int, error) {
+          	argv0 := cfg.Argv[0]
+          	var path string
+          	switch {
+          	case filepath.IsAbs(argv0):
+          		path = argv0
+          	case filepath.Base(argv0) != argv0:
+          		path = filepath.Join(cfg.Dir, argv0)
+          	default:
+          		p, err := lookPath(argv0, cfg.Env)
+          		if err != nil {
+          			return 0, err
+          		}
+          		path = p
+          	}
+          	null, err := os.Open(os.DevNull)
+          	if err != nil {
+          		return 0, err
+          	}
+          	defer null.Close()
+          	return syscall.ForkExec(path, cfg.Argv, &syscall.ProcAttr{
+          		Dir:   cfg.Dir,
+          		Env:   cfg.Env,
+          		Files: []uintptr{null.Fd(), os.Stdout.Fd(), os.Stderr.Fd()},
+          		Sys:   &syscall.SysProcAttr{Setpgid: true},
+          	})
+          }
+
+          // lookPath finds name in the PATH of env.
+          func lookPath(name string, env []string) (string, error) {
+          	path := ""
+          	for _, kv := range env {
+          		if len(kv) > 5 && kv[:5] == "PATH=" {
+          			path = kv[5:]
+          		}
+          	}
+          	for _, dir := range filepath.SplitList(path) {
+          		if dir == "" || !filepath.IsAbs(dir) {
+          			continue // never the working directory
+          		}
+          		p := filepath.Join(dir, name)
+          		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+          			return p, nil
+          		}
+          	}
+          	return "", fmt.Errorf("%s: not found in PATH", name)
+          }
+
+          // The reaper reaps every child (the launcher may be PID 1 of a
+          // namespace, the parent of every orphan); reaped gives the channel on
+          // which pid's wait status arrives. One per process: a second Wait4(-1)
+          // loop would take the first one's children.
+          var (
+          	reapOnce sync.Once
+          	reapMu   sync.Mutex
+          	waiting  = map[int]chan syscall.WaitStatus{}
+          	done     = map[int]syscall.WaitStatus{}
+          )
+
+          func startReaper() {
+          	reapOnce.Do(func() {
+          		sig := make(chan os.Signal, 1)
+          		signal.Notify(sig, syscall.SIGCHLD)
+          		go func() {
+          			for range sig {
+          				reapAll()
+          			}
+          		}()
+          	})
+          }
+
+          func reaped(pid int) <-chan syscall.WaitStatus {
+          	startReaper()
+          	ch := make(chan syscall.WaitStatus, 1)
+          	reapMu.Lock()
+          	if ws, ok := done[pid]; ok {
+          		ch <- ws
+          		delete(done, pid)
+          	} else {
+          		waiting[pid] = ch
+          	}
+          	reapMu.Unlock()
+          	reapAll() // a SIGCHLD may have come before the channel was ready
+          	return ch
+          }
+
+          func reapAll() {
+          	for {
+          		var ws syscall.WaitStatus
+          		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+          		if pid <= 0 || err != nil {
+          			return
+          		}
+          		reapMu.Lock()
+          		if ch, ok := waiting[pid]; ok {
+          			ch <- ws
+          			delete(waiting, pid)
+          		} else {
+          			// an orphan, or a child not asked for yet (kept: its pid is
+          			// not reused while it is recorded here only for a moment)
+          			if len(done) > 64 {
+          				clear(done)
+          			}
+          			done[pid] = ws
+          		}
+          		reapMu.Unlock()
+          	}
+          }
+
+          // stop ends the program's process group: SIGTERM, then SIGKILL after 5 s
+          // (systemd's TimeoutStopSec ends whatever is left after that anyway).
+          func stop(pid int) {
+          	syscall.Kill(-pid, syscall.SIGTERM)
+          	select {
+          	case <-reaped(pid):
+          	case <-time.After(5 * time.Second):
+          		syscall.Kill(-pid, syscall.SIGKILL)
+          	}
+          }
+
+          func describe(ws syscall.WaitStatus) string {
+          	switch {
+          	case ws.Signaled():
+          		return "was killed by signal " + strconv.Itoa(int(ws.Signal())) + " (" + ws.Signal().String() + ")"
+          	default:
+          		return "exited with status " + strconv.Itoa(ws.ExitStatus())
+          	}
+          }
+
+          func errText(err error) string {
+          	var pe *os.PathError
+          	if errors.As(err, &pe) {
+          		return pe.Err.Error()
+          	}
+          	return err.Error()
+          }
+
+          func sleep(ctx context.Context, d time.Duration) bool {
+          	t := time.NewTimer(d)
+          	defer t.Stop()
+          	select {
+          	case <-ctx.Done():
+          		return false
+          	case <-t.C:
+          		return true
+          	}
+          }
+
+          // connectWindow is how long a connection waits for a program that was
+          // just started to listen.
+          const connectWindow = 5 * time.Second
+
+          // forward accepts connections until ctx ends and copies each to the
+          // program's port both ways. While the program is not running, or does not
+          // listen within connectWindow of its start, the client gets a 503 that
+          // says what the app is doing.
+          func forward(ctx context.Context, l net.Listener, port int, st *state) {
+          	go func() {
+          		<-ctx.Done()
+          		l.Close()
+          	}()
+          	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+          	for {
+          		c, err := l.Accept()
+          		if err != nil {
+          			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+          				return
+          			}
+          			time.Sleep(50 * time.Millisecond)
+          			continue
+          		}
+          		go func() {
+          			defer c.Close()
+          			up, err := dial(ctx, addr, st)
+          			if err != nil {
+          				unavailable(c, err.Error())
+          				return
+          			}
+          			defer up.Close()
+          			pipe(c, up)
+          		}()
+          	}
+          }
+
+          // dial connects to the program, retrying while it was started less than
+          // connectWindow ago.
+          func dial(ctx context.Context, addr string, st *state) (net.Conn, error) {
+          	var d net.Dialer
+          	for {
+          		running, since, text := st.get()
+          		if !running {
+          			if text == "" {
+          				text = "starting"
+          			}
+          			return nil, errors.New(text)
+          		}
+          		c, err := d.DialContext(ctx, "tcp", addr)
+          		if err == nil {
+          			return c, nil
+          		}
+          		if time.Since(since) > connectWindow || ctx.Err() != nil {
+          			return nil, fmt.Errorf("%s, but nothing listens on %s", text, addr)
+          		}
+          		time.Sleep(20 * time.Millisecond)
+          	}
+          }
+
+          // unavailable answers an HTTP client that the app cannot serve now.
+          func unavailable(c net.Conn, why string) {
+          	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+          	body := "This app is not serving: " + why + "\n"
+          	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nRetry-After: 2\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n%s", len(body), body)
+          }
+
+          // pipe copies both ways, passing on each side's end of writing.
+          func pipe(a, b net.Conn) {
+          	var wg sync.WaitGroup
+          	cp := func(dst, src net.Conn) {
+          		defer wg.Done()
+          		io.Copy(dst, src)
+          		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+          			cw.CloseWrite()
+          		} else {
+          			dst.Close()
+          		}
+          	}
+          	wg.Add(2)
+          	go cp(a, b)
+          	go cp(b, a)
+          	wg.Wait()
           }
         '';
         "atomicfile/atomicfile.go" = ''
@@ -8679,6 +9636,184 @@ in
           	return b.Bytes()
           }
         '';
+        "cli/apprun.go" = ''
+          package cli
+
+          import (
+          	"context"
+          	"errors"
+          	"flag"
+          	"fmt"
+          	"net"
+          	"os"
+          	"os/user"
+          	"path/filepath"
+          	"strconv"
+          	"strings"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/apprun"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
+          )
+
+          // appRun is the main process of an app's unit (package apprun):
+          //
+          //	agent-box app-run --dir DIR [--wait-for FILE] [--restart-delay D]
+          //	    [--restart-delay-max D] -- PROGRAM [ARG...]
+          //
+          // The socket systemd passes (FileDescriptorName= contract.Apps.Socket.FDName)
+          // is forwarded to the program's port; the unit's status text says what the
+          // launcher does.
+          func (p *Program) appRun(ctx context.Context, args []string) error {
+          	fs := flag.NewFlagSet("app-run", flag.ContinueOnError)
+          	fs.SetOutput(p.Stderr)
+          	dir := fs.String("dir", "", "the app's directory (absolute)")
+          	waitFor := fs.String("wait-for", "", "the file to wait for (absolute)")
+          	delay := fs.String("restart-delay", contract.Apps.RestartDelay.Default, "the delay before the first restart")
+          	delayMax := fs.String("restart-delay-max", contract.Apps.RestartDelayMax.Default, "the longest delay before a restart")
+          	if err := fs.Parse(args); err != nil {
+          		return usagef("app-run: %v", err)
+          	}
+          	argv := fs.Args()
+          	if len(argv) == 0 || !filepath.IsAbs(*dir) || (*waitFor != "" && !filepath.IsAbs(*waitFor)) {
+          		return usagef("usage: app-run --dir DIR [--wait-for FILE] [--restart-delay D] [--restart-delay-max D] -- PROGRAM [ARG...] (absolute DIR and FILE)")
+          	}
+          	min, err := contract.ParseDuration(*delay)
+          	if err != nil {
+          		return usagef("app-run: --restart-delay: %v", err)
+          	}
+          	max, err := contract.ParseDuration(*delayMax)
+          	if err != nil {
+          		return usagef("app-run: --restart-delay-max: %v", err)
+          	}
+          	log := journal.New(p.Stderr, "agent-box-app")
+          	var listener net.Listener
+          	// PID 1 of the unit's own PID namespace (PrivatePIDs=): systemd 257
+          	// names the process in LISTEN_PID by its pid outside that namespace
+          	// (measured in the Debian 13 guest: no socket was taken by pid).
+          	// Only systemd starts a PID 1 that has LISTEN_FDS.
+          	listenPID := os.Getenv("LISTEN_PID")
+          	if os.Getpid() == 1 && os.Getenv("LISTEN_FDS") != "" {
+          		os.Setenv("LISTEN_PID", "1")
+          	}
+          	ls, err := sdlisten.Listeners()
+          	switch {
+          	case errors.Is(err, sdlisten.ErrNone):
+          		log.Printf("no socket from systemd (LISTEN_PID %q, this process %d): nothing is forwarded to the program", listenPID, os.Getpid())
+          	case err != nil:
+          		return fmt.Errorf("app-run: %w", err)
+          	default:
+          		l, ok := ls[contract.Apps.Socket.FDName]
+          		if !ok || len(ls) != 1 {
+          			return fmt.Errorf("app-run: systemd passed %d sockets, want exactly one named %q", len(ls), contract.Apps.Socket.FDName)
+          		}
+          		listener = l
+          	}
+          	notify := sdNotifier()
+          	notify("READY=1")
+          	env := programEnv(os.Environ())
+          	return apprun.Run(ctx, apprun.Config{
+          		Dir: *dir, WaitFor: *waitFor, Argv: argv, Env: env,
+          		Port: contract.Apps.Port, Listener: listener,
+          		Backoff: apprun.Backoff{Min: min, Max: max},
+          		Settle:  contract.Duration(contract.Apps.Settle),
+          		Status:  func(s string) { notify("STATUS=" + s) },
+          		Logf:    log.Printf,
+          	})
+          }
+
+          // programEnv is the program's environment: the unit's, without what
+          // systemd meant for the launcher, with the port.
+          func programEnv(environ []string) []string {
+          	var env []string
+          	for _, kv := range environ {
+          		k, _, _ := strings.Cut(kv, "=")
+          		switch k {
+          		case "NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC", contract.Apps.PortVariable:
+          			continue
+          		}
+          		env = append(env, kv)
+          	}
+          	return append(env, fmt.Sprintf("%s=%d", contract.Apps.PortVariable, contract.Apps.Port))
+          }
+
+          // sdNotifier returns a function that sends a state line to systemd
+          // (sd_notify(3)); a no-op without NOTIFY_SOCKET.
+          func sdNotifier() func(string) {
+          	path := os.Getenv("NOTIFY_SOCKET")
+          	if path == "" {
+          		return func(string) {}
+          	}
+          	if strings.HasPrefix(path, "@") {
+          		path = "\x00" + path[1:]
+          	}
+          	addr := &net.UnixAddr{Name: path, Net: "unixgram"}
+          	return func(state string) {
+          		c, err := net.DialUnix("unixgram", nil, addr)
+          		if err != nil {
+          			return
+          		}
+          		defer c.Close()
+          		c.SetWriteDeadline(time.Now().Add(time.Second))
+          		c.Write([]byte(state))
+          	}
+          }
+
+          // appDir makes an app's directory when it is missing, as its user: the
+          // app unit's ExecStartPre (as root, outside the sandbox: a bind mount needs
+          // its source). Everything it does is done with the user's credentials, so
+          // a symlink the user planted leads nowhere the user could not go.
+          //
+          //	agent-box app-dir USER DIR
+          func (p *Program) appDir(args []string) error {
+          	if len(args) != 2 || !filepath.IsAbs(args[1]) {
+          		return usagef("usage: app-dir USER DIR (absolute DIR)")
+          	}
+          	name, dir := args[0], filepath.Clean(args[1])
+          	u, err := user.Lookup(name)
+          	if err != nil {
+          		return fmt.Errorf("app-dir: %w", err)
+          	}
+          	uid, err1 := strconv.Atoi(u.Uid)
+          	gid, err2 := strconv.Atoi(u.Gid)
+          	if err := errors.Join(err1, err2); err != nil {
+          		return fmt.Errorf("app-dir: user %s: %w", name, err)
+          	}
+          	if os.Geteuid() != uid {
+          		groups, err := u.GroupIds()
+          		if err != nil {
+          			return fmt.Errorf("app-dir: groups of %s: %w", name, err)
+          		}
+          		var gids []int
+          		for _, g := range groups {
+          			if n, err := strconv.Atoi(g); err == nil {
+          				gids = append(gids, n)
+          			}
+          		}
+          		// Go applies each to every thread of the process.
+          		if err := syscall.Setgroups(gids); err != nil {
+          			return fmt.Errorf("app-dir: setgroups: %w", err)
+          		}
+          		if err := syscall.Setresgid(gid, gid, gid); err != nil {
+          			return fmt.Errorf("app-dir: setresgid: %w", err)
+          		}
+          		if err := syscall.Setresuid(uid, uid, uid); err != nil {
+          			return fmt.Errorf("app-dir: setresuid: %w", err)
+          		}
+          	}
+          	syscall.Umask(0o077)
+          	if err := os.MkdirAll(dir, 0o700); err != nil {
+          		return fmt.Errorf("app-dir: %w", err)
+          	}
+          	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+          		return fmt.Errorf("app-dir: %s is not a directory", dir)
+          	}
+          	return nil
+          }
+        '';
         "cli/authcmds.go" = ''
           package cli
 
@@ -8830,6 +9965,9 @@ in
             notify serve                                 the notify service (its unit's ExecStart)
             supervise                                    run the supervisor (its unit's ExecStart)
             tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
+            app-run --dir DIR [--wait-for FILE] -- PROGRAM [ARG...]
+                                                         run an app: wait for its program, keep it running (its unit's ExecStart)
+            app-dir USER DIR                             make an app's directory as USER when missing (its unit's ExecStartPre)
             exec-session NAME                            run a session's agent (tmux runs this)
             agent-hook SETUP session-start               take the agent's report that a conversation started (its managed hook or plugin)
             agent-hook SETUP event EVENT                 take the agent's report of EVENT: an attention state (its managed hook or plugin)
@@ -8958,6 +10096,10 @@ in
           			return usagef("supervise takes no arguments")
           		}
           		return p.supervise(ctx)
+          	case "app-run":
+          		return p.appRun(ctx, rest)
+          	case "app-dir":
+          		return p.appDir(rest)
           	case "tmux-server":
           		if len(rest) != 0 {
           			return usagef("tmux-server takes no arguments")
@@ -9865,6 +11007,7 @@ in
           		Login        Name `json:"login"`
           		Session      Name `json:"session"`
           		Hook         Name `json:"hook"`
+          		App          Name `json:"app"`
           		WebSessionID Name `json:"webSessionId"`
           	} `json:"names"`
           	Formats struct {
@@ -9922,6 +11065,36 @@ in
           		Dir      string         `json:"dir"`
           		Packages []WebAssetPack `json:"packages"`
           	} `json:"webAssets"`
+          	// Apps: what an agent builds, run as a hardened service of its user
+          	// (docs/runtime-contract.md, "Apps"). Label names an app of a user
+          	// in its unit's instance (one host name label, for an origin of its
+          	// own): app names hold no '-', so the first "--" splits it. The app's program
+          	// lives in ~/Dir by default (the unit sees it read-only) and keeps its data in
+          	// /var/lib/<StateDirectory> ($STATE_DIRECTORY); it serves HTTP on
+          	// 127.0.0.1:<Port> of the unit's own network namespace ($<PortVariable>),
+          	// reached only through Socket, which systemd creates for Caddy. The
+          	// launcher (package apprun) starts the program Settle after its file
+          	// appears and restarts it after RestartDelay, doubling up to
+          	// RestartDelayMax while it keeps exiting quickly.
+          	Apps struct {
+          		Label          string `json:"label"`
+          		Unit           string `json:"unit"`
+          		Dir            string `json:"dir"`
+          		StateDirectory string `json:"stateDirectory"`
+          		Socket         struct {
+          			Path   string `json:"path"`
+          			Unit   string `json:"unit"`
+          			FDName string `json:"fdName"`
+          			Mode   string `json:"mode"`
+          		} `json:"socket"`
+          		Port            int      `json:"port"`
+          		PortVariable    string   `json:"portVariable"`
+          		Settle          string   `json:"settle"`
+          		RestartDelay    Lifetime `json:"restartDelay"`
+          		RestartDelayMax Lifetime `json:"restartDelayMax"`
+          		MemoryMax       string   `json:"memoryMax"`
+          		TasksMax        int      `json:"tasksMax"`
+          	} `json:"apps"`
           	// Uploads: files a person uploads on a user origin land in ~/Dir
           	// (docs/web-contract.md, "Uploads"): at most MaxBytes each, while
           	// the regular files directly in ~/Dir hold at most QuotaBytes; a name
@@ -10150,6 +11323,7 @@ in
           	Webhooks      = &c.Webhooks
           	Conversations = &c.Conversations
           	Uploads       = &c.Uploads
+          	Apps          = &c.Apps
           	WebAssets     = &c.WebAssets
           	Attention     = &c.Attention
           	Cookies       = &c.Cookies
@@ -10305,6 +11479,10 @@ in
                 "pattern": "[a-z0-9][a-z0-9_-]{0,63}",
                 "what": "a webhook: the URL's last element, a folder and a credential name"
               },
+              "app": {
+                "pattern": "[a-z][a-z0-9]{0,28}",
+                "what": "an app of an agent user (`services.agent-box.users.<user>.apps.<name>`): a lowercase letter, then lowercase letters and digits, at most 29 (`<app>--<user>` is one host name label)"
+              },
               "webSessionId": {
                 "pattern": "[0-9a-f]{32}",
                 "what": "a login session's id (16 random bytes, hex): the auth service's store and the web daemons' terminal checks"
@@ -10399,6 +11577,31 @@ in
                   }
                 }
               ]
+            },
+            "apps": {
+              "label": "<app>--<user>",
+              "unit": "agent-box-app@<label>.service",
+              "dir": "apps/<app>",
+              "stateDirectory": "agent-box-apps/<user>/<app>",
+              "socket": {
+                "path": "/run/agent-box-app/<label>.sock",
+                "unit": "agent-box-app@<label>.socket",
+                "fdName": "app",
+                "mode": "0660"
+              },
+              "port": 8080,
+              "portVariable": "PORT",
+              "settle": "200ms",
+              "restartDelay": {
+                "default": "1s",
+                "min": "10ms"
+              },
+              "restartDelayMax": {
+                "default": "1m",
+                "min": "10ms"
+              },
+              "memoryMax": "1G",
+              "tasksMax": 256
             },
             "uploads": {
               "dir": "uploads",
@@ -11832,6 +13035,272 @@ in
           		return s
           	}
           	return String("'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'")
+          }
+        '';
+        "filewatch/filewatch.go" = ''
+          // Package filewatch tells when one file changes or appears, through
+          // inotify, also while directories above it are removed and created again:
+          // the supervisor's registry, an app's program (the app launcher waits for
+          // it).
+          package filewatch
+
+          import (
+          	"errors"
+          	"fmt"
+          	"os"
+          	"path/filepath"
+          	"strings"
+          	"sync"
+          	"syscall"
+          	"unsafe"
+          )
+
+          // Watcher reports changes of one file (the registry, a program) through inotify, and
+          // keeps doing so when its directory, or a directory above it up to HOME, is
+          // removed, moved away and created again.
+          //
+          // The registry is replaced by rename, so its directory is watched, not the
+          // file: IN_MOVED_TO and IN_CLOSE_WRITE cover writers, IN_DELETE and
+          // IN_MOVED_FROM removals. Each existing directory above it (below HOME) is
+          // watched for its own removal or move (IN_DELETE_SELF, IN_MOVE_SELF), which
+          // costs no event while nothing happens to it. When a directory of the chain
+          // is missing, the nearest existing one above it is watched for the creation
+          // of the missing name (IN_CREATE, IN_MOVED_TO). Any change of the chain
+          // re-arms the watches and then reports, so the reconcile that follows reads
+          // the file after the new watches are in place and no write is missed.
+          type Watcher struct {
+          	f *os.File
+          	// levels are the watched directories from the top (HOME, or the
+          	// registry directory's parent if that is not under HOME) down to the
+          	// registry's directory; levels[i+1] is a child of levels[i].
+          	levels []string
+          	name   string // the file's name in the last level
+
+          	mu  sync.Mutex
+          	wds map[int32]int // current watch descriptor -> index in levels
+          	err error         // why the last arm could not watch the file's directory
+          }
+
+          const (
+          	// fileMask is the mask of the registry's directory.
+          	fileMask = syscall.IN_CLOSE_WRITE | syscall.IN_MOVED_TO | syscall.IN_MOVED_FROM |
+          		syscall.IN_DELETE | syscall.IN_CREATE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+          	// selfMask is the mask of a directory above it whose child exists.
+          	selfMask = syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+          	// createMask is the mask of the nearest existing directory above a
+          	// missing one.
+          	createMask = selfMask | syscall.IN_CREATE | syscall.IN_MOVED_TO
+          )
+
+          // Watch watches file (in directory dir) and the directories between
+          // top and dir. The watch is armed before watchFile returns; a missing
+          // directory is not an error (its creation is watched).
+          func Watch(top, dir, name string) (*Watcher, error) {
+          	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
+          	if err != nil {
+          		return nil, os.NewSyscallError("inotify_init1", err)
+          	}
+          	// A non-blocking fd lets the runtime poller park Read and lets Close
+          	// interrupt it.
+          	w := &Watcher{f: os.NewFile(uintptr(fd), "inotify"), levels: chain(top, dir), name: name, wds: map[int32]int{}}
+          	w.Arm()
+          	return w, nil
+          }
+
+          // chain lists the directories from top down to dir; just dir's parent and
+          // dir when dir is not below top.
+          func chain(top, dir string) []string {
+          	top, dir = filepath.Clean(top), filepath.Clean(dir)
+          	rel, err := filepath.Rel(top, dir)
+          	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+          		return []string{filepath.Dir(dir), dir}
+          	}
+          	levels := []string{top}
+          	for _, c := range strings.Split(rel, "/") {
+          		levels = append(levels, filepath.Join(levels[len(levels)-1], c))
+          	}
+          	return levels
+          }
+
+          func (w *Watcher) Close() error { return w.f.Close() }
+
+          // Err reports why the file's directory is not watched (nil when it is, or
+          // when only its creation is being waited for).
+          func (w *Watcher) Err() error {
+          	w.mu.Lock()
+          	defer w.mu.Unlock()
+          	return w.err
+          }
+
+          // Arm (re)installs the watches for the chain as it is now and drops the
+          // ones it no longer needs. Safe to call at any time.
+          func (w *Watcher) Arm() {
+          	w.mu.Lock()
+          	defer w.mu.Unlock()
+          	rc, err := w.f.SyscallConn()
+          	if err != nil {
+          		w.err = err
+          		return
+          	}
+          	// Control keeps the descriptor open while it runs (an arm racing Close
+          	// cannot touch a reused descriptor) and, unlike Fd, leaves the file
+          	// non-blocking, so Close still ends a pending Read.
+          	cerr := rc.Control(func(sysfd uintptr) {
+          		fd := int(sysfd)
+          		var want map[int32]int
+          		// A directory can vanish between two steps; start over a few times.
+          		for attempt := 0; attempt < 8; attempt++ {
+          			var again bool
+          			if want, again, err = w.armOnce(fd); !again {
+          				break
+          			}
+          		}
+          		for wd := range w.wds {
+          			if _, ok := want[wd]; !ok {
+          				syscall.InotifyRmWatch(fd, uint32(wd)) // EINVAL if the kernel already dropped it
+          			}
+          		}
+          		w.wds = want
+          	})
+          	if cerr != nil {
+          		err = cerr // closed
+          	}
+          	w.err = err
+          }
+
+          // armOnce walks the chain from the top. Each directory is watched for the
+          // creation of its child before the child is looked at, so a creation in
+          // between is seen either by the watch or by the look. again means a
+          // directory vanished during the walk: walk again.
+          func (w *Watcher) armOnce(fd int) (want map[int32]int, again bool, err error) {
+          	want = map[int32]int{}
+          	last := len(w.levels) - 1
+          	add := func(dir string, mask uint32) (int32, error) {
+          		wd, err := syscall.InotifyAddWatch(fd, dir, mask)
+          		if err != nil {
+          			return 0, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
+          		}
+          		return int32(wd), nil
+          	}
+          	vanished := func(err error) bool {
+          		return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR)
+          	}
+          	for i, dir := range w.levels {
+          		if i == last {
+          			wd, err := add(dir, fileMask)
+          			if err != nil {
+          				return want, vanished(err), err
+          			}
+          			want[wd] = i
+          			return want, false, nil
+          		}
+          		wd, err := add(dir, createMask)
+          		if err != nil {
+          			// the top itself (HOME) is not watched for re-creation
+          			return want, i > 0 && vanished(err), err
+          		}
+          		if fi, err := os.Stat(w.levels[i+1]); err != nil || !fi.IsDir() {
+          			want[wd] = i // wait for the child to be created
+          			return want, false, nil
+          		}
+          		// the child exists: only this directory's own removal matters,
+          		// and not even that for the top
+          		if i == 0 {
+          			syscall.InotifyRmWatch(fd, uint32(wd))
+          			continue
+          		}
+          		if wd, err = add(dir, selfMask); err != nil {
+          			return want, vanished(err), err
+          		}
+          		want[wd] = i
+          	}
+          	return want, false, nil
+          }
+
+          // Run sends on ch (non-blocking, capacity 1 coalesces bursts) whenever an
+          // event names the file, and re-arms, then sends, whenever a directory of
+          // the chain changes.
+          func (w *Watcher) Run(ch chan<- struct{}) {
+          	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
+          	for {
+          		hit, rearmed, err := w.step(buf)
+          		if err != nil {
+          			if errors.Is(err, syscall.EINTR) {
+          				continue
+          			}
+          			// closed at shutdown, or broken: the safety-net resync takes over
+          			return
+          		}
+          		if hit || rearmed {
+          			select {
+          			case ch <- struct{}{}:
+          			default:
+          			}
+          		}
+          	}
+          }
+
+          // step reads one batch of events: hit if one names the file; rearmed if
+          // the chain changed, in which case the watches are re-armed before step
+          // returns.
+          func (w *Watcher) step(buf []byte) (hit, rearmed bool, err error) {
+          	n, err := w.f.Read(buf)
+          	if err != nil {
+          		return false, false, err
+          	}
+          	hit, rearmed = w.classify(buf[:n])
+          	if rearmed {
+          		w.Arm()
+          	}
+          	return hit, rearmed, nil
+          }
+
+          // classify reads a batch of events: hit if one names the file, rearm if
+          // one changes a directory of the chain (or the queue overflowed).
+          func (w *Watcher) classify(buf []byte) (hit, rearm bool) {
+          	w.mu.Lock()
+          	defer w.mu.Unlock()
+          	last := len(w.levels) - 1
+          	for off := 0; off+syscall.SizeofInotifyEvent <= len(buf); {
+          		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
+          		end := off + syscall.SizeofInotifyEvent + int(ev.Len)
+          		if end > len(buf) {
+          			break
+          		}
+          		name := string(trimNUL(buf[off+syscall.SizeofInotifyEvent : end]))
+          		off = end
+          		if ev.Mask&syscall.IN_Q_OVERFLOW != 0 {
+          			hit, rearm = true, true
+          			continue
+          		}
+          		i, ok := w.wds[ev.Wd]
+          		if !ok {
+          			continue // a watch dropped by an earlier arm
+          		}
+          		switch {
+          		case ev.Mask&(syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED) != 0:
+          			rearm = true
+          		case i == last && name == w.name:
+          			hit = true
+          		case i < last && name == filepath.Base(w.levels[i+1]):
+          			rearm = true
+          		}
+          	}
+          	return hit, rearm
+          }
+
+          func trimNUL(b []byte) []byte {
+          	for i, c := range b {
+          		if c == 0 {
+          			return b[:i]
+          		}
+          	}
+          	return b
+          }
+
+          // String describes the watch, for a log line.
+          func (w *Watcher) String() string {
+          	return fmt.Sprintf("%s in %s", w.name, w.levels[len(w.levels)-1])
           }
         '';
         "hooks/config.go" = ''
@@ -16240,268 +17709,6 @@ in
           	return time.AfterFunc(d, f).Stop
           }
         '';
-        "supervisor/inotify.go" = ''
-          package supervisor
-
-          import (
-          	"errors"
-          	"fmt"
-          	"os"
-          	"path/filepath"
-          	"strings"
-          	"sync"
-          	"syscall"
-          	"unsafe"
-          )
-
-          // watcher reports changes of one file (the registry) through inotify, and
-          // keeps doing so when its directory, or a directory above it up to HOME, is
-          // removed, moved away and created again.
-          //
-          // The registry is replaced by rename, so its directory is watched, not the
-          // file: IN_MOVED_TO and IN_CLOSE_WRITE cover writers, IN_DELETE and
-          // IN_MOVED_FROM removals. Each existing directory above it (below HOME) is
-          // watched for its own removal or move (IN_DELETE_SELF, IN_MOVE_SELF), which
-          // costs no event while nothing happens to it. When a directory of the chain
-          // is missing, the nearest existing one above it is watched for the creation
-          // of the missing name (IN_CREATE, IN_MOVED_TO). Any change of the chain
-          // re-arms the watches and then reports, so the reconcile that follows reads
-          // the file after the new watches are in place and no write is missed.
-          type watcher struct {
-          	f *os.File
-          	// levels are the watched directories from the top (HOME, or the
-          	// registry directory's parent if that is not under HOME) down to the
-          	// registry's directory; levels[i+1] is a child of levels[i].
-          	levels []string
-          	name   string // the file's name in the last level
-
-          	mu  sync.Mutex
-          	wds map[int32]int // current watch descriptor -> index in levels
-          	err error         // why the last arm could not watch the file's directory
-          }
-
-          const (
-          	// fileMask is the mask of the registry's directory.
-          	fileMask = syscall.IN_CLOSE_WRITE | syscall.IN_MOVED_TO | syscall.IN_MOVED_FROM |
-          		syscall.IN_DELETE | syscall.IN_CREATE | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
-          	// selfMask is the mask of a directory above it whose child exists.
-          	selfMask = syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
-          	// createMask is the mask of the nearest existing directory above a
-          	// missing one.
-          	createMask = selfMask | syscall.IN_CREATE | syscall.IN_MOVED_TO
-          )
-
-          // watchFile watches file (in directory dir) and the directories between
-          // top and dir. The watch is armed before watchFile returns; a missing
-          // directory is not an error (its creation is watched).
-          func watchFile(top, dir, name string) (*watcher, error) {
-          	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
-          	if err != nil {
-          		return nil, os.NewSyscallError("inotify_init1", err)
-          	}
-          	// A non-blocking fd lets the runtime poller park Read and lets Close
-          	// interrupt it.
-          	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), levels: chain(top, dir), name: name, wds: map[int32]int{}}
-          	w.arm()
-          	return w, nil
-          }
-
-          // chain lists the directories from top down to dir; just dir's parent and
-          // dir when dir is not below top.
-          func chain(top, dir string) []string {
-          	top, dir = filepath.Clean(top), filepath.Clean(dir)
-          	rel, err := filepath.Rel(top, dir)
-          	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-          		return []string{filepath.Dir(dir), dir}
-          	}
-          	levels := []string{top}
-          	for _, c := range strings.Split(rel, "/") {
-          		levels = append(levels, filepath.Join(levels[len(levels)-1], c))
-          	}
-          	return levels
-          }
-
-          func (w *watcher) Close() error { return w.f.Close() }
-
-          // Err reports why the file's directory is not watched (nil when it is, or
-          // when only its creation is being waited for).
-          func (w *watcher) Err() error {
-          	w.mu.Lock()
-          	defer w.mu.Unlock()
-          	return w.err
-          }
-
-          // arm (re)installs the watches for the chain as it is now and drops the
-          // ones it no longer needs. Safe to call at any time.
-          func (w *watcher) arm() {
-          	w.mu.Lock()
-          	defer w.mu.Unlock()
-          	rc, err := w.f.SyscallConn()
-          	if err != nil {
-          		w.err = err
-          		return
-          	}
-          	// Control keeps the descriptor open while it runs (an arm racing Close
-          	// cannot touch a reused descriptor) and, unlike Fd, leaves the file
-          	// non-blocking, so Close still ends a pending Read.
-          	cerr := rc.Control(func(sysfd uintptr) {
-          		fd := int(sysfd)
-          		var want map[int32]int
-          		// A directory can vanish between two steps; start over a few times.
-          		for attempt := 0; attempt < 8; attempt++ {
-          			var again bool
-          			if want, again, err = w.armOnce(fd); !again {
-          				break
-          			}
-          		}
-          		for wd := range w.wds {
-          			if _, ok := want[wd]; !ok {
-          				syscall.InotifyRmWatch(fd, uint32(wd)) // EINVAL if the kernel already dropped it
-          			}
-          		}
-          		w.wds = want
-          	})
-          	if cerr != nil {
-          		err = cerr // closed
-          	}
-          	w.err = err
-          }
-
-          // armOnce walks the chain from the top. Each directory is watched for the
-          // creation of its child before the child is looked at, so a creation in
-          // between is seen either by the watch or by the look. again means a
-          // directory vanished during the walk: walk again.
-          func (w *watcher) armOnce(fd int) (want map[int32]int, again bool, err error) {
-          	want = map[int32]int{}
-          	last := len(w.levels) - 1
-          	add := func(dir string, mask uint32) (int32, error) {
-          		wd, err := syscall.InotifyAddWatch(fd, dir, mask)
-          		if err != nil {
-          			return 0, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
-          		}
-          		return int32(wd), nil
-          	}
-          	vanished := func(err error) bool {
-          		return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR)
-          	}
-          	for i, dir := range w.levels {
-          		if i == last {
-          			wd, err := add(dir, fileMask)
-          			if err != nil {
-          				return want, vanished(err), err
-          			}
-          			want[wd] = i
-          			return want, false, nil
-          		}
-          		wd, err := add(dir, createMask)
-          		if err != nil {
-          			// the top itself (HOME) is not watched for re-creation
-          			return want, i > 0 && vanished(err), err
-          		}
-          		if fi, err := os.Stat(w.levels[i+1]); err != nil || !fi.IsDir() {
-          			want[wd] = i // wait for the child to be created
-          			return want, false, nil
-          		}
-          		// the child exists: only this directory's own removal matters,
-          		// and not even that for the top
-          		if i == 0 {
-          			syscall.InotifyRmWatch(fd, uint32(wd))
-          			continue
-          		}
-          		if wd, err = add(dir, selfMask); err != nil {
-          			return want, vanished(err), err
-          		}
-          		want[wd] = i
-          	}
-          	return want, false, nil
-          }
-
-          // run sends on ch (non-blocking, capacity 1 coalesces bursts) whenever an
-          // event names the file, and re-arms, then sends, whenever a directory of
-          // the chain changes.
-          func (w *watcher) run(ch chan<- struct{}) {
-          	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
-          	for {
-          		hit, rearmed, err := w.step(buf)
-          		if err != nil {
-          			if errors.Is(err, syscall.EINTR) {
-          				continue
-          			}
-          			// closed at shutdown, or broken: the safety-net resync takes over
-          			return
-          		}
-          		if hit || rearmed {
-          			select {
-          			case ch <- struct{}{}:
-          			default:
-          			}
-          		}
-          	}
-          }
-
-          // step reads one batch of events: hit if one names the file; rearmed if
-          // the chain changed, in which case the watches are re-armed before step
-          // returns.
-          func (w *watcher) step(buf []byte) (hit, rearmed bool, err error) {
-          	n, err := w.f.Read(buf)
-          	if err != nil {
-          		return false, false, err
-          	}
-          	hit, rearmed = w.classify(buf[:n])
-          	if rearmed {
-          		w.arm()
-          	}
-          	return hit, rearmed, nil
-          }
-
-          // classify reads a batch of events: hit if one names the file, rearm if
-          // one changes a directory of the chain (or the queue overflowed).
-          func (w *watcher) classify(buf []byte) (hit, rearm bool) {
-          	w.mu.Lock()
-          	defer w.mu.Unlock()
-          	last := len(w.levels) - 1
-          	for off := 0; off+syscall.SizeofInotifyEvent <= len(buf); {
-          		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
-          		end := off + syscall.SizeofInotifyEvent + int(ev.Len)
-          		if end > len(buf) {
-          			break
-          		}
-          		name := string(trimNUL(buf[off+syscall.SizeofInotifyEvent : end]))
-          		off = end
-          		if ev.Mask&syscall.IN_Q_OVERFLOW != 0 {
-          			hit, rearm = true, true
-          			continue
-          		}
-          		i, ok := w.wds[ev.Wd]
-          		if !ok {
-          			continue // a watch dropped by an earlier arm
-          		}
-          		switch {
-          		case ev.Mask&(syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED) != 0:
-          			rearm = true
-          		case i == last && name == w.name:
-          			hit = true
-          		case i < last && name == filepath.Base(w.levels[i+1]):
-          			rearm = true
-          		}
-          	}
-          	return hit, rearm
-          }
-
-          func trimNUL(b []byte) []byte {
-          	for i, c := range b {
-          		if c == 0 {
-          			return b[:i]
-          		}
-          	}
-          	return b
-          }
-
-          // String describes the watch, for a log line.
-          func (w *watcher) String() string {
-          	return fmt.Sprintf("%s in %s", w.name, w.levels[len(w.levels)-1])
-          }
-        '';
         "supervisor/pidfd.go" = ''
           package supervisor
 
@@ -16848,6 +18055,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/control"
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/filewatch"
           	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -16935,7 +18143,7 @@ in
           	reqAll       gate // requested restarts of all sessions
           	junkOpen     bool // an ignored datagram was logged less than junkWindow ago
           	junk         int  // ignored datagrams since then, not logged
-          	regWatch     *watcher
+          	regWatch     *filewatch.Watcher
           	// the tmux alerts watcher (alerts.go)
           	alertCh      chan alertsMsg
           	watchRetryCh chan struct{}
@@ -17194,7 +18402,7 @@ in
           	msgs := make(chan datagram, 64)
           	go readDatagrams(conn, msgs, s.done)
 
-          	watch, err := watchFile(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
+          	watch, err := filewatch.Watch(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
           	if err != nil {
           		return err
           	}
@@ -17202,7 +18410,7 @@ in
           	s.regWatch = watch
           	s.checkWatch()
           	regCh := make(chan struct{}, 1)
-          	go watch.run(regCh)
+          	go watch.Run(regCh)
 
           	st := state.State{
           		Format: state.Format, PID: os.Getpid(), Version: cfg.Version,
@@ -17250,7 +18458,7 @@ in
           			s.reconcile(ctx)
           		case <-resync.C:
           			// also the only way back after HOME itself was re-created
-          			s.regWatch.arm()
+          			s.regWatch.Arm()
           			s.checkWatch()
           			s.reconcile(ctx)
           		}
@@ -22117,7 +23325,7 @@ in
     concatStrings (
       mapAttrsToList (name: text: ''
         install -D -m 0444 ${pkgs.writeText "agent-box-unit" text} "$out/lib/systemd/system/${name}"
-      '') (units // optionalAttrs n.web.enable webUnits)
+      '') (units // optionalAttrs n.web.enable webUnits // optionalAttrs (n.apps != [ ]) appUnits)
     )
   );
 
@@ -22180,6 +23388,15 @@ in
   # environment and configuration (fixed names), Caddy's group.
   host = {
     pathsOf = userPaths;
+    # An app's PATH: its packages, at a fixed store name.
+    appEnv =
+      a:
+      "${
+        pkgs.symlinkJoin {
+          name = a.files;
+          paths = a.packages;
+        }
+      }";
     runtime = "${
       pkgs.symlinkJoin {
         name = agentBox.runtimeStoreName;

@@ -48,6 +48,7 @@ func Blocks() []Block {
 		{runtimeDoc, "attention reasons", attentionReasons(c)},
 		{runtimeDoc, "attention events", attentionEvents(c)},
 		{runtimeDoc, "exit codes", exitCodes(c)},
+		{runtimeDoc, "apps", apps(c)},
 		{webDoc, "sockets", sockets(c)},
 		{webDoc, "routes", routes(c)},
 		{webDoc, "cookies and headers", cookiesAndHeaders(c)},
@@ -277,6 +278,22 @@ func webAssets(c *contract.Contract) string {
 		}
 		t.row(code(p.Name), p.Version, p.License, strings.Join(names, ", "), code(p.Integrity))
 	}
+	return t.b.String()
+}
+
+func apps(c *contract.Contract) string {
+	a := c.Apps
+	t := newTable("Rule", "Value")
+	t.row("an app's label (its unit's instance; app names hold no '-', so the first `--` splits it)", code(a.Label))
+	t.row("its unit", code(a.Unit))
+	t.row("its socket (root:caddy with the web surface, else root:root)", code(a.Socket.Path)+", mode "+code(a.Socket.Mode)+", from "+code(a.Socket.Unit)+" (FileDescriptorName="+code(a.Socket.FDName)+")")
+	t.row("its program's directory (default; read-only to the app)", code("~/"+a.Dir))
+	t.row("its state directory ("+code("$STATE_DIRECTORY")+")", code("/var/lib/"+a.StateDirectory))
+	t.row("the program serves HTTP on", code(fmt.Sprintf("127.0.0.1:$%s", a.PortVariable))+fmt.Sprintf(" (%d), in the unit's own network namespace", a.Port))
+	t.row("a start waits for the program's file to be quiet for", code(a.Settle))
+	t.row("the delay before a restart (restartDelay)", code(a.RestartDelay.Default)+" by default, at least "+code(a.RestartDelay.Min)+"; doubling while the program exits within restartDelayMax of its start")
+	t.row("the longest delay (restartDelayMax)", code(a.RestartDelayMax.Default)+" by default")
+	t.row("limits of the unit (memoryMax, tasksMax)", code(a.MemoryMax)+", "+fmt.Sprint(a.TasksMax)+" by default")
 	return t.b.String()
 }
 

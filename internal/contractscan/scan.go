@@ -1,7 +1,7 @@
 // Package contractscan finds copies of the contract's rules
 // (internal/runtime/contract) outside the contract: every string value of
-// the contract of six bytes or more, with "<user>" (and a Caddy matcher's
-// "*") matching any short argument (a name, %i, ${u}), and each fixed
+// the contract of six bytes or more, with "<user>", "<app>", "<label>" (and
+// a Caddy matcher's "*") matching any short argument (a name, %i, ${u}), and each fixed
 // piece of such a template on its own (except a bare file suffix such as
 // ".sock", and a bare name prefix such as "agent-box-", which begins half
 // the names of the product: the template itself still matches). Prose fields (what a rule
@@ -44,7 +44,7 @@ type Hit struct {
 func (h Hit) String() string { return fmt.Sprintf("%s:%d: %s (%s)", h.File, h.Line, h.Text, h.Key) }
 
 var (
-	placeholder = regexp.MustCompile(`<user>|\*`)
+	placeholder = regexp.MustCompile(`<user>|<app>|<label>|\*`)
 	suffix      = regexp.MustCompile(`^\.[a-z]+$|^[a-z]+(-[a-z]+)*-$`)
 	word        = regexp.MustCompile(`^[a-z]+$`)
 )
@@ -94,7 +94,11 @@ func Probes(contractJSON []byte) ([]Probe, error) {
 				return
 			}
 			// The whole template, with any short argument in place of
-			// each placeholder (a name, %i, ${u}).
+			// each placeholder (a name, %i, ${u}), unless its fixed
+			// text is too short to tell it from anything ("<app>--<user>").
+			if len(strings.Join(pieces, "")) < MinLen {
+				return
+			}
 			quoted := make([]string, len(pieces))
 			for i, p := range pieces {
 				quoted[i] = regexp.QuoteMeta(p)

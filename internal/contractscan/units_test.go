@@ -109,6 +109,27 @@ func TestUnitsHoldTheContractsLiterals(t *testing.T) {
 		t.Errorf("the tmux socket %s is not in the runtime directory %s", contract.Sockets.Tmux.Path, contract.Dirs.Runtime)
 	}
 
+	// An app's socket and unit (their instance is the app's label), and
+	// what the app's unit hides: the user's runtime directories.
+	appTemplate := func(s string) string { return strings.ReplaceAll(s, "<label>", "") }
+	appInstance := func(s string) string { return strings.ReplaceAll(s, "<label>", "%i") }
+	a := contract.Apps
+	has(appTemplate(a.Socket.Unit), "ListenStream="+appInstance(a.Socket.Path))
+	has(appTemplate(a.Socket.Unit), "FileDescriptorName="+a.Socket.FDName)
+	has(appTemplate(a.Socket.Unit), "SocketMode="+a.Socket.Mode)
+	has(appTemplate(a.Socket.Unit), "SocketUser=root")
+	has(appTemplate(a.Socket.Unit), "Service="+appInstance(a.Unit))
+	runtimeParent := path.Dir(contract.Dirs.Runtime)
+	hidden := false
+	for _, l := range units[appTemplate(a.Unit)] {
+		if k, v, _ := strings.Cut(l, "="); k == "InaccessiblePaths" && slices.Contains(strings.Fields(v), "-"+runtimeParent) {
+			hidden = true
+		}
+	}
+	if !hidden {
+		t.Errorf("%s: the user's runtime directories (%s) are not inaccessible", appTemplate(a.Unit), runtimeParent)
+	}
+
 	// Every AGENT_BOX_* variable a unit sets is one of the contract's.
 	vars := map[string]bool{}
 	ev := reflect.ValueOf(*contract.Env)

@@ -106,8 +106,9 @@ func (m *Module) Offline(t testing.TB) string {
 	decl := m.WriteInclude(t, "modules/src/options.nix", dir, "options.nix")
 	units := m.WriteInclude(t, "modules/src/units/", dir, "units.nix")
 	webUnits := m.WriteInclude(t, "modules/src/units/web/", dir, "webunits.nix")
-	expr := fmt.Sprintf("import %q {\n  lib = import %q;\n  declarations = import %q;\n  units = { base = import %q; web = import %q; };\n  zeroHash = %q;\n}\n",
-		filepath.Join(Root(), "tests", "lib", "offline.nix"), lib, decl, units, webUnits, ZeroHash)
+	appUnits := m.WriteInclude(t, "modules/src/units/apps/", dir, "appunits.nix")
+	expr := fmt.Sprintf("import %q {\n  lib = import %q;\n  declarations = import %q;\n  units = { base = import %q; web = import %q; apps = import %q; };\n  zeroHash = %q;\n}\n",
+		filepath.Join(Root(), "tests", "lib", "offline.nix"), lib, decl, units, webUnits, appUnits, ZeroHash)
 	p := filepath.Join(dir, "offline.nix")
 	if err := os.WriteFile(p, []byte(expr), 0o644); err != nil {
 		t.Fatal(err)

@@ -51,6 +51,9 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 	agentBox := bins.AgentBox
 	envDirs := map[string]bool{}
 	envRe := regexp.MustCompile(`(?m)^ExecStart=(/nix/store/[^/\s]+)/bin/agent-box `)
+	// an app's PATH: its packages' environment
+	pathRe := regexp.MustCompile(`(?m)^Environment="PATH=(/nix/store/[^/"\s]+)/bin"$`)
+	pathDirs := map[string]bool{}
 	instanceRe := regexp.MustCompile(`^etc/systemd/system/agent-box@([^/]+)\.service\.d/`)
 	for rel, data := range fx.Files {
 		if m := instanceRe.FindStringSubmatch(rel); m != nil {
@@ -58,6 +61,9 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 		}
 		for _, m := range envRe.FindAllStringSubmatch(data, -1) {
 			envDirs[m[1]] = true
+		}
+		for _, m := range pathRe.FindAllStringSubmatch(data, -1) {
+			pathDirs[m[1]] = true
 		}
 		if err := writeFile(filepath.Join(root, filepath.FromSlash(rel)), []byte(data), 0o644); err != nil {
 			return nil, fmt.Errorf("installing golden files: %w", err)
@@ -95,6 +101,22 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 		}
 		if err := writeFile(filepath.Join(bin, "agent-box"), data, 0o755); err != nil {
 			return nil, err
+		}
+	}
+	// The apps' environments: every program of the guest (the golden's
+	// packages are stand-ins), without agent-box.
+	for env := range pathDirs {
+		bin := filepath.Join(root, env, "bin")
+		if envDirs[env] {
+			continue
+		}
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			return nil, err
+		}
+		for _, e := range guestBin {
+			if err := os.Symlink("/usr/bin/"+e.Name(), filepath.Join(bin, e.Name())); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The lifecycle scenario's second environment per user: the same

@@ -38,12 +38,16 @@ let
     ;
 
   # Verbatim systemd units, installed byte for byte through systemd.packages:
-  # the agent instances', and the web surface's (only when it is enabled).
+  # the agent instances', the web surface's (only when it is enabled) and
+  # the apps' (only with some).
   units =
     @@include:units/@@
     ;
   webUnits =
     @@include:units/web/@@
+    ;
+  appUnits =
+    @@include:units/apps/@@
     ;
 
   # The runtime's Go source, exactly what the test suite builds offline (the
@@ -101,7 +105,7 @@ let
     concatStrings (
       mapAttrsToList (name: text: ''
         install -D -m 0444 ${pkgs.writeText "agent-box-unit" text} "$out/lib/systemd/system/${name}"
-      '') (units // optionalAttrs n.web.enable webUnits)
+      '') (units // optionalAttrs n.web.enable webUnits // optionalAttrs (n.apps != [ ]) appUnits)
     )
   );
 
@@ -164,6 +168,15 @@ let
   # environment and configuration (fixed names), Caddy's group.
   host = {
     pathsOf = userPaths;
+    # An app's PATH: its packages, at a fixed store name.
+    appEnv =
+      a:
+      "${
+        pkgs.symlinkJoin {
+          name = a.files;
+          paths = a.packages;
+        }
+      }";
     runtime = "${
       pkgs.symlinkJoin {
         name = agentBox.runtimeStoreName;

@@ -175,6 +175,77 @@ let
     };
   };
 
+  appModule =
+    _:
+    {
+      options = {
+        command = mkOption {
+          type = types.listOf types.str;
+          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's `directory`; an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace; only Caddy reaches it.";
+          example = [
+            "python3"
+            "app.py"
+          ];
+        };
+        waitFor = mkOption {
+          type = types.nullOr types.str;
+          default = null;
+          defaultText = literalMD "the first relative path of `command` in `directory`: the program if it holds a `/`, else the first argument without a leading `-` or `/`, without spaces, with a `/` or a `.` (such as `app.py`)";
+          description = "The file the app waits for before its first start (absolute, or relative to `directory`): until it exists the unit runs and says it is waiting. `null` with no relative path in `command`: start at once.";
+          example = "app.py";
+        };
+        directory = mkOption {
+          type = types.nullOr types.str;
+          default = null;
+          defaultText = literalExpression ''"/home/<user>/${contract.apps.dir}"'';
+          description = "Absolute directory of the program, which the agent writes; the app sees it read-only and nothing else of the user's home. Created (as the user) when missing.";
+          example = "/home/alice/src/records";
+        };
+        packages = mkOption {
+          type = types.listOf types.package;
+          default = [ ];
+          description = "Packages whose `bin/` make the app's `PATH`.";
+          example = literalExpression "[ pkgs.python3 ]";
+        };
+        environment = mkOption {
+          type = types.attrsOf types.str;
+          default = { };
+          description = "Non-secret environment of the app (world-readable in the Nix store); newlines are rejected. `${contract.apps.portVariable}`, `PATH` and `STATE_DIRECTORY` are set by agent-box.";
+          example = literalExpression ''{ RECORDS_MAX = "1000"; }'';
+        };
+        environmentFiles = mkOption {
+          type = types.listOf types.str;
+          default = [ ];
+          description = "Absolute paths of host-managed files of `KEY=VALUE` lines (secrets) that systemd reads as `EnvironmentFile=` at each start; prefix `-` to ignore a missing file.";
+          example = [ "/run/secrets/records.env" ];
+        };
+        memoryMax = mkOption {
+          type = types.nullOr types.str;
+          default = contract.apps.memoryMax;
+          description = "`MemoryMax=` of the app's unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit of its own (the user's slice still applies).";
+          example = "256M";
+        };
+        tasksMax = mkOption {
+          type = types.nullOr types.int;
+          default = contract.apps.tasksMax;
+          description = "`TasksMax=` of the app's unit: its most processes and threads; `null` for no limit of its own.";
+          example = 64;
+        };
+        restartDelay = mkOption {
+          type = types.str;
+          default = contract.apps.restartDelay.default;
+          description = "Go duration (at least ${contract.apps.restartDelay.min}) before a program that exited is started again; it doubles while the program keeps exiting within `restartDelayMax` of its start. The unit never gives up.";
+          example = "5s";
+        };
+        restartDelayMax = mkOption {
+          type = types.str;
+          default = contract.apps.restartDelayMax.default;
+          description = "The longest delay between two starts (Go duration, at least `restartDelay`); a run this long resets the delay.";
+          example = "5m";
+        };
+      };
+    };
+
   userModule = {
     options = {
       extraGroups = mkOption {
@@ -220,6 +291,12 @@ let
         default = 100;
         description = "`CPUWeight=` of the user's slice `${contract.units.userSlice}` (1 to 10000) against the other agent users.";
         example = 200;
+      };
+      apps = mkOption {
+        type = types.attrsOf (types.submodule appModule);
+        default = { };
+        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See the README's \"Apps\" section.";
+        example = literalExpression ''{ records = { command = [ "python3" "app.py" ]; packages = [ pkgs.python3 ]; }; }'';
       };
       webhooks = mkOption {
         type = types.attrsOf (types.submodule webhookModule);

@@ -968,4 +968,130 @@ in
       "services.agent-box.web.fail2ban.findtime = \"ten minutes\": use a fail2ban time such as \"10m\", \"1h\" or \"1d\" (a number with s, m, h, d or w; plain seconds)."
     ];
   }
+  {
+    name = "an app waits for the first relative path of its command, in its directory, unless told otherwise";
+    expr =
+      let
+        waits =
+          apps:
+          map (a: a.waitFor)
+            (offline.normalize {
+              users.alice.apps = apps;
+            }).users.alice.apps;
+      in
+      waits {
+        a = {
+          command = [
+            "python3"
+            "app.py"
+          ];
+        };
+        b = {
+          command = [
+            "./server"
+            "--port"
+            "8080"
+          ];
+        };
+        c = {
+          command = [
+            "python3"
+            "-u"
+            "bin/app.py"
+          ];
+          directory = "/srv/c";
+        };
+        d.command = [ "/run/current-system/sw/bin/true" ];
+        e = {
+          command = [ "anything" ];
+          waitFor = "/srv/e/ready";
+        };
+        f = {
+          command = [ "anything" ];
+          waitFor = "index.html";
+        };
+        g.command = [
+          "printf"
+          "%s\n"
+          "hello"
+        ];
+      };
+    expected = [
+      "/home/alice/apps/a/app.py"
+      "/home/alice/apps/b/server"
+      "/srv/c/bin/app.py"
+      null
+      "/srv/e/ready"
+      "/home/alice/apps/f/index.html"
+      null
+    ];
+  }
+  {
+    name = "each mistake in an app is refused with its own message";
+    expr = map (m: builtins.head (builtins.split ":" m)) (failing {
+      users.alice.apps = {
+        "Bad" = {
+          command = [ "x" ];
+        };
+        noprog.command = [ ];
+        rel = {
+          command = [ "x" ];
+          directory = "srv/rel";
+        };
+        dots = {
+          command = [ "x" ];
+          directory = "/srv/../etc";
+        };
+        port = {
+          command = [ "x" ];
+          environment.PORT = "1";
+        };
+        fast = {
+          command = [ "x" ];
+          restartDelay = "1ms";
+        };
+        order = {
+          command = [ "x" ];
+          restartDelay = "10s";
+          restartDelayMax = "5s";
+        };
+        mem = {
+          command = [ "x" ];
+          memoryMax = "lots";
+          tasksMax = 0;
+          environmentFiles = [ "secrets.env" ];
+        };
+      };
+    });
+    expected = [
+      "services.agent-box.users.\"alice\".apps.\"Bad\""
+      "services.agent-box.users.\"alice\".apps.\"dots\".directory = \"/srv/../etc\""
+      "services.agent-box.users.\"alice\".apps.\"fast\".restartDelay = \"1ms\""
+      "services.agent-box.users.\"alice\".apps.\"mem\".memoryMax = \"lots\""
+      "services.agent-box.users.\"alice\".apps.\"mem\".tasksMax = 0"
+      "services.agent-box.users.\"alice\".apps.\"mem\".environmentFiles contains \"secrets.env\""
+      "services.agent-box.users.\"alice\".apps.\"noprog\".command = []"
+      "services.agent-box.users.\"alice\".apps.\"order\".restartDelayMax = \"5s\""
+      "services.agent-box.users.\"alice\".apps.\"port\".environment.\"PORT\""
+      "services.agent-box.users.\"alice\".apps.\"rel\".directory = \"srv/rel\""
+    ];
+  }
+  {
+    name = "an app's command reaches its program as it was written: quoted, with $ and % escaped";
+    expr =
+      let
+        a = builtins.head
+          (offline.normalize {
+            users.alice.apps.echo.command = [
+              "printf"
+              "%s $HOME \"q\" a b"
+            ];
+          }).users.alice.apps;
+        text = lib.render.app.service a "/R" "/P";
+      in
+      builtins.filter (l: builtins.isString l && builtins.match "ExecStart=/.*" l != null) (builtins.split "\n" text);
+    expected = [
+      "ExecStart=/R/bin/agent-box app-run --dir \"/home/alice/apps/echo\" --restart-delay 1s --restart-delay-max 1m -- \"printf\" \"%%s $$HOME \\\"q\\\" a b\""
+    ];
+  }
 ]

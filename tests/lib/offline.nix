@@ -5,7 +5,7 @@
 # README option reference all come from here.
 {
   # lib/default.nix, options.nix and units/ as embedded in the module
-  # (units = { base; web; }: units/ and units/web/).
+  # (units = { base; web; apps; }: units/, units/web/ and units/apps/).
   lib,
   declarations,
   units,

@@ -179,6 +179,7 @@ type Contract struct {
 		Login        Name `json:"login"`
 		Session      Name `json:"session"`
 		Hook         Name `json:"hook"`
+		App          Name `json:"app"`
 		WebSessionID Name `json:"webSessionId"`
 	} `json:"names"`
 	Formats struct {
@@ -236,6 +237,36 @@ type Contract struct {
 		Dir      string         `json:"dir"`
 		Packages []WebAssetPack `json:"packages"`
 	} `json:"webAssets"`
+	// Apps: what an agent builds, run as a hardened service of its user
+	// (docs/runtime-contract.md, "Apps"). Label names an app of a user
+	// in its unit's instance (one host name label, for an origin of its
+	// own): app names hold no '-', so the first "--" splits it. The app's program
+	// lives in ~/Dir by default (the unit sees it read-only) and keeps its data in
+	// /var/lib/<StateDirectory> ($STATE_DIRECTORY); it serves HTTP on
+	// 127.0.0.1:<Port> of the unit's own network namespace ($<PortVariable>),
+	// reached only through Socket, which systemd creates for Caddy. The
+	// launcher (package apprun) starts the program Settle after its file
+	// appears and restarts it after RestartDelay, doubling up to
+	// RestartDelayMax while it keeps exiting quickly.
+	Apps struct {
+		Label          string `json:"label"`
+		Unit           string `json:"unit"`
+		Dir            string `json:"dir"`
+		StateDirectory string `json:"stateDirectory"`
+		Socket         struct {
+			Path   string `json:"path"`
+			Unit   string `json:"unit"`
+			FDName string `json:"fdName"`
+			Mode   string `json:"mode"`
+		} `json:"socket"`
+		Port            int      `json:"port"`
+		PortVariable    string   `json:"portVariable"`
+		Settle          string   `json:"settle"`
+		RestartDelay    Lifetime `json:"restartDelay"`
+		RestartDelayMax Lifetime `json:"restartDelayMax"`
+		MemoryMax       string   `json:"memoryMax"`
+		TasksMax        int      `json:"tasksMax"`
+	} `json:"apps"`
 	// Uploads: files a person uploads on a user origin land in ~/Dir
 	// (docs/web-contract.md, "Uploads"): at most MaxBytes each, while
 	// the regular files directly in ~/Dir hold at most QuotaBytes; a name
@@ -464,6 +495,7 @@ var (
 	Webhooks      = &c.Webhooks
 	Conversations = &c.Conversations
 	Uploads       = &c.Uploads
+	Apps          = &c.Apps
 	WebAssets     = &c.WebAssets
 	Attention     = &c.Attention
 	Cookies       = &c.Cookies

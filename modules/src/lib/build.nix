@@ -21,6 +21,10 @@
     agents = "agent-box-agents-${user}.json";
   };
 
+  # ... of an app's environment (its packages), by the app's label
+  # (contract.apps.label) ...
+  appStoreName = label: "agent-box-app-${label}";
+
   # ... of the host-wide runtime that host-wide files name (Claude Code's
   # managed hook) ...
   runtimeStoreName = "agent-box-runtime";

@@ -34,6 +34,9 @@ let
     webChecks =
       @@include:checks/web.nix@@
       ;
+    appChecks =
+      @@include:checks/apps.nix@@
+      ;
     render = {
       instance =
         @@include:render/instance.nix@@
@@ -73,6 +76,9 @@ let
         ;
       term =
         @@include:render/term.nix@@
+        ;
+      app =
+        @@include:render/app.nix@@
         ;
       caddy =
         @@include:render/caddy.nix@@
@@ -116,6 +122,7 @@ in
   inherit (self.agents) builtinAgents definitions;
   inherit (self.build)
     basePackages
+    appStoreName
     storeNames
     runtimeGoMod
     runtimeStoreName

@@ -85,6 +85,10 @@ let
   # A root-only file systemd hands over as a credential: absolute, outside
   # the world-readable store, and without what LoadCredential= cannot hold.
   secretPath = p: hasPrefix "/" p && !hasPrefix "/nix/store/" p && match ".*[\n\r:].*" p == null;
+
+  # A memory limit of a unit (MemoryHigh=, MemoryMax=): a size with K, M, G
+  # or T suffix, a percentage, or infinity.
+  memoryRe = "([0-9]+[KMGT]?|[0-9]+(\\.[0-9]+)?%|infinity)";
 in
 {
   inherit
@@ -92,6 +96,7 @@ in
     banTimeRe
     domainFormat
     durationSeconds
+    memoryRe
     secretPath
     splitDomain
     validDomain

@@ -14,7 +14,7 @@ in
 {
   # Everything the module installs for a configuration, as the golden
   # fixtures record it: files (path relative to / -> bytes) and links
-  # (path -> target). units: { base; web; } the verbatim units (file name ->
+  # (path -> target). units: { base; web; apps; } the verbatim units (file name ->
   # bytes); storePath: a fixed store name -> its store path. This mirrors how
   # NixOS installs the glue's systemd.packages, systemd.units (asDropin) and
   # environment.etc, the seed and agents files the drop-ins name, and the web
@@ -30,6 +30,7 @@ in
           agents = storePath u.files.agents;
         };
         runtime = storePath build.runtimeStoreName;
+        appEnv = a: storePath a.files;
         authEnv = storePath build.webStoreNames.authEnv;
         authConfig = storePath build.webStoreNames.authConfig;
         webFile = storePath;
@@ -40,7 +41,10 @@ in
       };
       d = units.dropins n host;
       etc = units.etcFiles n host;
-      verbatim = verbatimUnits.base // (if n.web.enable then verbatimUnits.web else { });
+      verbatim =
+        verbatimUnits.base
+        // (if n.web.enable then verbatimUnits.web else { })
+        // (if n.apps != [ ] then verbatimUnits.apps else { });
       store = path: text: { "${prim.relative path}" = text; };
       userFiles = map (
         name:

@@ -7,6 +7,7 @@
   prim,
   build,
   formats,
+  contract,
   ...
 }:
 cfg:
@@ -19,6 +20,71 @@ let
     mapAttrs
     ;
   inherit (prim) concatMap sortStrings unique;
+
+  # The default waitFor of a command: its first relative path (the
+  # program, if it holds a '/', else the first argument that looks like a
+  # file: no leading '/' or '-', no space, a '/' or a '.' in it); null when
+  # it has none.
+  firstRelative =
+    command:
+    let
+      relative =
+        s:
+        s != ""
+        && builtins.substring 0 1 s != "/"
+        && builtins.substring 0 1 s != "-"
+        && builtins.match "[^[:space:]]*" s != null;
+      program = builtins.head command;
+      args = builtins.tail command;
+      candidates =
+        (if command != [ ] && relative program && prim.contains "/" program then [ program ] else [ ])
+        ++ filter (a: relative a && (prim.contains "/" a || prim.contains "." a)) (
+          if command == [ ] then [ ] else args
+        );
+    in
+    if candidates == [ ] then null else builtins.head candidates;
+
+  # An app of user name: its label (unit instance, origin), unit, socket,
+  # directory, the absolute file it waits for (null: none), state
+  # directory and the rest of its options.
+  app =
+    name: appName: a:
+    let
+      forApp = t: builtins.replaceStrings [ "<label>" "<app>" "<user>" ] [ label appName name ] t;
+      label = builtins.replaceStrings [ "<app>" "<user>" ] [ appName name ] contract.apps.label;
+      dir = if a.directory == null then "/home/${name}/${forApp contract.apps.dir}" else a.directory;
+      wait = if a.waitFor == null then firstRelative a.command else a.waitFor;
+    in
+    {
+      name = appName;
+      user = name;
+      inherit label dir;
+      unit = forApp contract.apps.unit;
+      socketUnit = forApp contract.apps.socket.unit;
+      socket = forApp contract.apps.socket.path;
+      stateDirectory = forApp contract.apps.stateDirectory;
+      waitFor =
+        if wait == null then
+          null
+        else if builtins.substring 0 1 wait == "/" then
+          wait
+        else
+          "${dir}/${if builtins.substring 0 2 wait == "./" then builtins.substring 2 (-1) wait else wait}";
+      environment = map (k: {
+        name = k;
+        value = a.environment.${k};
+      }) (sortStrings (attrNames a.environment));
+      inherit (a)
+        command
+        packages
+        environmentFiles
+        memoryMax
+        tasksMax
+        restartDelay
+        restartDelayMax
+        ;
+      files = build.appStoreName label;
+    };
 
   user =
     name: u:
@@ -49,6 +115,7 @@ let
         cpuWeight
         ;
       home = "/home/${name}";
+      apps = map (a: app name a u.apps.${a}) (sortStrings (attrNames u.apps));
       # The agents this user's environment holds: the seed's, the default
       # and the extra ones, sorted and unique.
       agentNames = sortStrings (unique (map (s: s.agent) sessions ++ [ cfg.defaultAgent ] ++ u.agents));
@@ -114,4 +181,6 @@ in
   inherit web;
   users = mapAttrs user cfg.users;
   userNames = sortStrings (attrNames cfg.users);
+  # Every user's apps (the app units are installed only with some).
+  apps = concatMap (name: (user name cfg.users.${name}).apps) (sortStrings (attrNames cfg.users));
 }

@@ -16,6 +16,10 @@ in
   concatMap = f: l: concatLists (map f l);
   unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
   sortStrings = sort (a: b: a < b);
+  # Whether s is a string that the regular expression re matches whole.
+  matches = re: s: builtins.isString s && builtins.match re s != null;
+  # Whether s holds no line break (a unit file cannot carry one).
+  noNewline = s: builtins.match ".*[\n\r].*" s == null;
   # Whether s holds needle.
   contains = needle: s: builtins.replaceStrings [ needle ] [ "" ] s != s;
 

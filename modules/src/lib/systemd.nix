@@ -9,6 +9,10 @@ rec {
   # carried (validation rejects them before rendering).
   quote = s: "\"" + escapeSpecifiers (builtins.replaceStrings [ "\\" "\"" ] [ "\\\\" "\\\"" ] s) + "\"";
 
+  # One argument of an Exec line, quoted: "$" would start a variable there,
+  # "$$" is a literal dollar.
+  execArg = s: quote (builtins.replaceStrings [ "$" ] [ "$$" ] s);
+
   # One Environment= line for NAME=VALUE.
   environmentLine = name: value: "Environment=${quote "${name}=${value}"}\n";
 

@@ -6,7 +6,8 @@
 #
 # host is where the glue (or the offline rendering) says things are:
 # { pathsOf (user -> { env; seed; agents; }); runtime (the agent-box
-#   package, at a fixed store name); authEnv; authConfig;
+#   package, at a fixed store name); appEnv (an app -> the store path of
+#   its packages); authEnv; authConfig;
 #   webFile (a store name of web.storeTexts -> its path); caddyGroup; } (the
 #   last four only matter with the web surface).
 {
@@ -107,9 +108,20 @@ let
   # when it changes).
   sysctlFile = "sysctl.d/60-agent-box.conf";
 
+  # Per app: its service (enabled: a waiting app is a running unit) and
+  # its socket.
+  appDropins =
+    n: host: a:
+    [
+      (entry a.unit (render.app.service a host.runtime (host.appEnv a)) [ "multi-user.target" ])
+      (entry a.socketUnit (render.app.socket a (if n.web.enable then host.caddyGroup else null)) [
+        "sockets.target"
+      ])
+    ];
+
   # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
   # Per user: the supervisor (enabled; it pulls in the sessions unit with
-  # Requires=), the sessions unit and the user's slice.
+  # Requires=), the sessions unit, the user's slice and the apps.
   dropins =
     n: host:
     listToAttrs (
@@ -124,6 +136,7 @@ let
           (entry (forUser units.sessions name) (render.sessions u p) [ ])
           (entry (prim.userSlice name) (render.slice.user u) [ ])
         ]
+        ++ concatMap (appDropins n host) u.apps
       ) n.userNames
     )
     // {

@@ -5,8 +5,8 @@
 # another network namespace) and a ban after three failed logins. alice's
 # webhook `ci` wakes her session `inbox` (a shell, so the notice typed into it
 # runs and reads the delivery); `bulk` only stores (the power-cut check).
-# ops's notifications go out (alice-only has none). The hash, secret and
-# URL files are written by the VM harness (the public demo passwords,
+# ops's notifications go out (alice-only has none). alice has two apps.
+# The hash, secret and URL files are written by the VM harness (the public demo passwords,
 # secrets and URL of tests/scenarios/demo-logins, demo-hooks, demo-notify).
 { pkgs, ... }:
 {
@@ -23,6 +23,33 @@
   users.alice.webhooks.bulk = {
     secretFile = "/etc/agent-box-demo/alice-bulk.hook";
     session = "main";
+  };
+  # alice's apps (the apps scenario): a record store
+  # declared before its program exists, with short restart delays (the
+  # scenario counts restarts, it does not wait minutes); a site that
+  # waits for its index.html.
+  users.alice.apps.records = {
+    command = [
+      "python3"
+      "records.py"
+    ];
+    packages = [ pkgs.python3 ];
+    restartDelay = "200ms";
+    restartDelayMax = "2s";
+    memoryMax = "256M";
+    environment.RECORDS_SYNC = "1";
+  };
+  users.alice.apps.site = {
+    command = [
+      "python3"
+      "-m"
+      "http.server"
+      "--bind"
+      "127.0.0.1"
+      "8080"
+    ];
+    waitFor = "index.html";
+    packages = [ pkgs.python3 ];
   };
   users.bob.sessions.main = { };
   users.carol.sessions.main = { };

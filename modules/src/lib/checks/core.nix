@@ -1,11 +1,13 @@
 # Every check of a configuration as { assertion; message; }: the glue hands
 # them to NixOS `assertions`, the offline suite evaluates them. Messages name
 # the option and the fix. This file checks the users, sessions, agents and
-# limits; checks/web.nix the web surface and the webhooks.
+# limits; checks/web.nix the web surface and the webhooks, checks/apps.nix
+# the apps.
 {
   prim,
   formats,
   webChecks,
+  appChecks,
   contract,
   ...
 }:
@@ -14,7 +16,6 @@ let
     attrNames
     filter
     hasAttr
-    isString
     map
     match
     ;
@@ -23,9 +24,8 @@ let
   prefix = "services.agent-box";
   inherit (contract.conversations) idPlaceholder promptPlaceholder claudeMinVersion;
 
-  matches = re: s: isString s && match re s != null;
-  memoryRe = "([0-9]+[KMGT]?|[0-9]+(\\.[0-9]+)?%|infinity)";
-  noNewline = s: match ".*[\n\r].*" s == null;
+  inherit (prim) matches noNewline;
+  inherit (formats) memoryRe;
 
   # Variables agent-box sets itself; users may not override them.
   reservedVariable = name: builtins.elem name [ "PATH" "HOME" "USER" ] || hasPrefix "AGENT_BOX_" name;
@@ -147,6 +147,7 @@ let
         message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
       }) u.environmentFiles
       ++ limitChecks path u
+      ++ appChecks path u
     ) n.userNames;
 
   silence = contract.attention.silenceAfter;

@@ -1,13 +1,23 @@
 # The guide for agents (modules/src/lib/guide.md, the text given here) as
-# every agent reads it: its @hooksDir@ and @session@ are the contract's
-# variables; the URL pattern of the user's origin and the host's own text
+# every agent reads it: its @hooksDir@, @session@ and @port@ are the
+# contract's variables, @appDir@ and @appUnit@ its app directory and unit
+# (for any app "<name>" of the reader, "$USER"); the URL pattern of the user's origin and the host's own text
 # (services.agent-box.guide.extraText) follow. Claude Code reads it as its
 # managed CLAUDE.md, Codex as developer_instructions.
 { contract, ... }:
 n: text:
+let
+  forApp = builtins.replaceStrings [ "<label>" "<app>" "<user>" ] [ contract.apps.label "<name>" "$USER" ];
+in
 builtins.replaceStrings
-  [ "@hooksDir@" "@session@" ]
-  [ contract.env.hooksDir.name contract.env.session.name ]
+  [ "@hooksDir@" "@session@" "@port@" "@appDir@" "@appUnit@" ]
+  [
+    contract.env.hooksDir.name
+    contract.env.session.name
+    contract.apps.portVariable
+    (forApp contract.apps.dir)
+    (builtins.replaceStrings [ ".service" ] [ "" ] (forApp (forApp contract.apps.unit)))
+  ]
   text
 + (
   if n.web.enable then

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/apprun"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/journal"
+	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
+)
+
+// appRun is the main process of an app's unit (package apprun):
+//
+//	agent-box app-run --dir DIR [--wait-for FILE] [--restart-delay D]
+//	    [--restart-delay-max D] -- PROGRAM [ARG...]
+//
+// The socket systemd passes (FileDescriptorName= contract.Apps.Socket.FDName)
+// is forwarded to the program's port; the unit's status text says what the
+// launcher does.
+func (p *Program) appRun(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("app-run", flag.ContinueOnError)
+	fs.SetOutput(p.Stderr)
+	dir := fs.String("dir", "", "the app's directory (absolute)")
+	waitFor := fs.String("wait-for", "", "the file to wait for (absolute)")
+	delay := fs.String("restart-delay", contract.Apps.RestartDelay.Default, "the delay before the first restart")
+	delayMax := fs.String("restart-delay-max", contract.Apps.RestartDelayMax.Default, "the longest delay before a restart")
+	if err := fs.Parse(args); err != nil {
+		return usagef("app-run: %v", err)
+	}
+	argv := fs.Args()
+	if len(argv) == 0 || !filepath.IsAbs(*dir) || (*waitFor != "" && !filepath.IsAbs(*waitFor)) {
+		return usagef("usage: app-run --dir DIR [--wait-for FILE] [--restart-delay D] [--restart-delay-max D] -- PROGRAM [ARG...] (absolute DIR and FILE)")
+	}
+	min, err := contract.ParseDuration(*delay)
+	if err != nil {
+		return usagef("app-run: --restart-delay: %v", err)
+	}
+	max, err := contract.ParseDuration(*delayMax)
+	if err != nil {
+		return usagef("app-run: --restart-delay-max: %v", err)
+	}
+	log := journal.New(p.Stderr, "agent-box-app")
+	var listener net.Listener
+	// PID 1 of the unit's own PID namespace (PrivatePIDs=): systemd 257
+	// names the process in LISTEN_PID by its pid outside that namespace
+	// (measured in the Debian 13 guest: no socket was taken by pid).
+	// Only systemd starts a PID 1 that has LISTEN_FDS.
+	listenPID := os.Getenv("LISTEN_PID")
+	if os.Getpid() == 1 && os.Getenv("LISTEN_FDS") != "" {
+		os.Setenv("LISTEN_PID", "1")
+	}
+	ls, err := sdlisten.Listeners()
+	switch {
+	case errors.Is(err, sdlisten.ErrNone):
+		log.Printf("no socket from systemd (LISTEN_PID %q, this process %d): nothing is forwarded to the program", listenPID, os.Getpid())
+	case err != nil:
+		return fmt.Errorf("app-run: %w", err)
+	default:
+		l, ok := ls[contract.Apps.Socket.FDName]
+		if !ok || len(ls) != 1 {
+			return fmt.Errorf("app-run: systemd passed %d sockets, want exactly one named %q", len(ls), contract.Apps.Socket.FDName)
+		}
+		listener = l
+	}
+	notify := sdNotifier()
+	notify("READY=1")
+	env := programEnv(os.Environ())
+	return apprun.Run(ctx, apprun.Config{
+		Dir: *dir, WaitFor: *waitFor, Argv: argv, Env: env,
+		Port: contract.Apps.Port, Listener: listener,
+		Backoff: apprun.Backoff{Min: min, Max: max},
+		Settle:  contract.Duration(contract.Apps.Settle),
+		Status:  func(s string) { notify("STATUS=" + s) },
+		Logf:    log.Printf,
+	})
+}
+
+// programEnv is the program's environment: the unit's, without what
+// systemd meant for the launcher, with the port.
+func programEnv(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC", contract.Apps.PortVariable:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, fmt.Sprintf("%s=%d", contract.Apps.PortVariable, contract.Apps.Port))
+}
+
+// sdNotifier returns a function that sends a state line to systemd
+// (sd_notify(3)); a no-op without NOTIFY_SOCKET.
+func sdNotifier() func(string) {
+	path := os.Getenv("NOTIFY_SOCKET")
+	if path == "" {
+		return func(string) {}
+	}
+	if strings.HasPrefix(path, "@") {
+		path = "\x00" + path[1:]
+	}
+	addr := &net.UnixAddr{Name: path, Net: "unixgram"}
+	return func(state string) {
+		c, err := net.DialUnix("unixgram", nil, addr)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		c.Write([]byte(state))
+	}
+}
+
+// appDir makes an app's directory when it is missing, as its user: the
+// app unit's ExecStartPre (as root, outside the sandbox: a bind mount needs
+// its source). Everything it does is done with the user's credentials, so
+// a symlink the user planted leads nowhere the user could not go.
+//
+//	agent-box app-dir USER DIR
+func (p *Program) appDir(args []string) error {
+	if len(args) != 2 || !filepath.IsAbs(args[1]) {
+		return usagef("usage: app-dir USER DIR (absolute DIR)")
+	}
+	name, dir := args[0], filepath.Clean(args[1])
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("app-dir: %w", err)
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("app-dir: user %s: %w", name, err)
+	}
+	if os.Geteuid() != uid {
+		groups, err := u.GroupIds()
+		if err != nil {
+			return fmt.Errorf("app-dir: groups of %s: %w", name, err)
+		}
+		var gids []int
+		for _, g := range groups {
+			if n, err := strconv.Atoi(g); err == nil {
+				gids = append(gids, n)
+			}
+		}
+		// Go applies each to every thread of the process.
+		if err := syscall.Setgroups(gids); err != nil {
+			return fmt.Errorf("app-dir: setgroups: %w", err)
+		}
+		if err := syscall.Setresgid(gid, gid, gid); err != nil {
+			return fmt.Errorf("app-dir: setresgid: %w", err)
+		}
+		if err := syscall.Setresuid(uid, uid, uid); err != nil {
+			return fmt.Errorf("app-dir: setresuid: %w", err)
+		}
+	}
+	syscall.Umask(0o077)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("app-dir: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("app-dir: %s is not a directory", dir)
+	}
+	return nil
+}

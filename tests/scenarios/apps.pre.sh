@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Scenario "apps", first boot (golden configuration: web; a power cut
+# follows). alice's app "records" is declared before its program exists:
+# the unit runs and waits, never fails. Her agent writes the program (a
+# record store, tests/scenarios/records.py) from inside its unit: the
+# launcher starts it and it serves through the app's socket; kill -9 of the
+# program or of the launcher brings it back; a crashing program is retried
+# with growing delays, for ever. From inside the app nothing of alice's
+# agents is in reach (tests/scenarios/appprobe.py); from alice's and bob's
+# sessions nothing reaches the app but through its socket, which only root
+# and Caddy's group may open. systemd 257 verifies and scores the units
+# (the host's 252 does not know PrivatePIDs=). A record acknowledged right
+# before the power cut is read back after it (apps.post.sh).
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+u=alice
+app_unit() { echo "agent-box-app@$1--$u.service"; }
+app_sock() { echo "/run/agent-box-app/$1--$u.sock"; }
+status_has() { systemctl show -P StatusText "$(app_unit "$1")" | grep -qF -- "$2"; }
+dir=/home/$u/apps/records
+rec=/var/lib/agent-box-test
+mkdir -p "$rec"
+
+# phase: the units under systemd 257
+verify_quiet() {
+  local out
+  out=$(systemd-analyze verify "$(app_unit records)" "agent-box-app@records--$u.socket" 2>&1)
+  echo "$out"
+  [ -z "$out" ]
+}
+check "systemd-analyze verify (systemd $(systemctl --version | sed -n '1s/systemd \([0-9]*\).*/\1/p')) has nothing to say about the app's units" verify_quiet
+exposure() {
+  local out rc
+  out=$(systemd-analyze security --threshold=20 "$(app_unit records)" 2>&1)
+  rc=$?
+  echo "$out" | grep -o 'Overall exposure level.*' | tee "$rec/exposure"
+  [ "$rc" -eq 0 ] && [ -s "$rec/exposure" ]
+}
+check "the app's unit scores at most 2.0 in the guest's systemd-analyze security" exposure
+note "measure: $(cat "$rec/exposure") (the guest's systemd, PrivatePIDs= counted)"
+
+# phase: a slot before its program
+check "the slot with no program is active" wait_active 60 "$(app_unit records)"
+check "... and says it waits for its program" wait_until 20 status_has records "waiting for $dir/records.py"
+nap 3
+unit_is() { [ "$(systemctl show -P ActiveState "$(app_unit records)") $(systemctl show -P NRestarts "$(app_unit records)")" = "$1" ]; }
+check "... and after 3 s it still waits, never restarted" unit_is "active 0"
+check "the app's directory was made as alice, 0700" [ "$(stat -c '%U %a' "$dir")" = "alice 700" ]
+check "the app's socket is root:caddy 0660" [ "$(stat -c '%U:%G %a' "$(app_sock records)")" = "root:caddy 660" ]
+waiting_503() { curl -sS --max-time 10 --unix-socket "$(app_sock records)" http://app/records/x | grep -qF "waiting for $dir/records.py"; }
+check "a request while it waits answers what it waits for" waiting_503
+
+# phase: the agent writes the program
+# The agent's view: inside alice's sessions unit, as alice. A client
+# waits for the file and then asks every 20 ms (firstrequest.py).
+python3 "$here/firstrequest.py" "$(app_sock records)" "$dir/records.py" /records/none >"$rec/first" 2>&1 &
+first_pid=$!
+nap 1
+check "alice's agent writes records.py into the app's directory" in_unit $u cp "$here/records.py" "$dir/records.py"
+serves() { [ "$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$(app_sock records)" http://app/records/none)" = 404 ]; }
+first_answer() { wait "$first_pid"; cat "$rec/first"; [ "$(cut -d' ' -f2 "$rec/first")" = 404 ]; }
+check "the app serves once its program is there" first_answer
+first=$(cut -d' ' -f1 "$rec/first")
+note "measure: the first request answered $first ms after the program's file was written"
+check "... within 2 s of the program appearing" [ "${first:-99999}" -lt 2000 ]
+check "the status says it runs" status_has records "running python3"
+body=$rec/record-a
+head -c 65536 /dev/urandom >"$body"
+put() { [ "$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$(app_sock records)" -X PUT --data-binary "@$2" "http://app/records/$1")" = 201 ]; }
+same() { curl -sS --max-time 10 --unix-socket "$(app_sock records)" "http://app/records/$1" | cmp - "$2"; }
+check "PUT /records/a stores 64 KiB of random bytes" put a "$body"
+check "GET /records/a returns them byte for byte" same a "$body"
+check "the record is in the app's state directory" cmp "/var/lib/agent-box-apps/$u/records/records/a" "$body"
+
+# phase: nothing reaches the app but its socket
+# connect_as USER WHERE: as USER inside USER's sessions unit, try the app's
+# socket and the program's TCP port on the host's loopback.
+refused() {
+  in_unit "$1" python3 - "$(app_sock records)" <<'PY'
+import socket, sys
+for fam, addr in ((socket.AF_UNIX, sys.argv[1]), (socket.AF_INET, ("127.0.0.1", 8080))):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    try:
+        s.connect(addr)
+    except OSError as e:
+        print(f"{addr}: refused: {e}")
+        continue
+    print(f"{addr}: CONNECTED")
+    sys.exit(1)
+PY
+}
+check "from bob's session nothing connects to alice's app (socket, TCP)" refused bob
+check "from alice's own session nothing connects to her app (socket, TCP)" refused alice
+
+# phase: crashes
+prog_pid() {
+  local p
+  while read -r p; do
+    [ "$(cat "/proc/$p/comm")" = python3 ] && echo "$p" && return
+  done <"/sys/fs/cgroup$(systemctl show -P ControlGroup "$(app_unit records)")/cgroup.procs"
+  return 1
+}
+old=$(prog_pid)
+kill -9 "$old"
+back() { local p; p=$(prog_pid) && [ "$p" != "$old" ] && serves; }
+check "kill -9 of the program: it is back and serves" wait_until 20 back
+check "... the status counts the restart" status_has records "restarts 1)"
+check "... and the record is still there" same a "$body"
+launcher=$(systemctl show -P MainPID "$(app_unit records)")
+kill -9 "$launcher"
+relaunched() { [ "$(systemctl show -P NRestarts "$(app_unit records)")" = 1 ] && serves; }
+check "kill -9 of the launcher: systemd starts it again and the app serves" wait_until 30 relaunched
+
+# From inside the app: the probe takes the program's place once.
+targets() {
+  printf 'tmux=%s\nsupervisor=%s\nagent=%s\n' "$(server_pid $u)" "$(main_pid $u)" "$(pane_pid $u main)" >"$dir/targets.txt" &&
+    chown "$u" "$dir/targets.txt" && ! grep -q '=$' "$dir/targets.txt"
+}
+check "the probe's targets: the host pids of alice's tmux server, supervisor and session main's agent" targets
+in_unit $u cp "$dir/records.py" "$dir/records.py.saved"
+in_unit $u cp "$here/appprobe.py" "$dir/records.py"
+kill -9 "$(prog_pid)"
+probed() { grep -qx 'done' "/var/lib/agent-box-apps/$u/records/probe.txt"; }
+check "the probe ran inside the app" wait_until 30 probed
+sed 's/^/# probe: /' "/var/lib/agent-box-apps/$u/records/probe.txt"
+probe_says() { grep -qE "^$1: refused" "/var/lib/agent-box-apps/$u/records/probe.txt"; }
+check "from inside the app: no connect to alice's tmux socket" probe_says "connect to the tmux socket"
+check "... her runtime directory (control socket) out of reach" probe_says "list the user's runtime directory"
+check "... no read of ~/.config/agent-box/env" probe_says "read the env file"
+for t in tmux supervisor agent; do
+  check "... no read of the env file through /proc/<$t>/root" probe_says "read the env file through /proc/$t/root"
+  check "... no read of /proc/<$t>/environ" probe_says "read /proc/$t/environ"
+  check "... no ptrace of alice's $t" probe_says "ptrace $t"
+  check "... no signal to alice's $t" probe_says "signal $t"
+done
+check "... the home cannot be written" probe_says "write the home"
+check "... the app's own directory cannot be written" probe_says "write the app's directory"
+check "... the system bus is out of reach" probe_says "connect to the system bus"
+only_own() { grep '^processes: ' "/var/lib/agent-box-apps/$u/records/probe.txt" | grep -vqE 'tmux|sleep|bash|claude|codex|supervise'; }
+check "... it sees no process but its own (its PID namespace)" only_own
+check "... it has no capabilities" grep -qx 'CapEff: 0000000000000000' "/var/lib/agent-box-apps/$u/records/probe.txt"
+check "... and its state directory is writable" grep -qx 'state directory: writable' "/var/lib/agent-box-apps/$u/records/probe.txt"
+in_unit $u mv "$dir/records.py.saved" "$dir/records.py"
+check "the record store is back after the probe" wait_until 30 serves
+
+# A crashing program: retried with growing delays, for ever. A restart of
+# the unit first, so that the count and the delay start from nothing.
+in_unit $u sh -c "printf 'raise SystemExit(3)\n' >$dir/records.py"
+since=$(date +%s)
+systemctl restart "$(app_unit records)"
+crashes() { journalctl -q -b --since "@$since" -u "$(app_unit records)" -o cat | grep -c 'exited with status 3 after'; }
+retried() { [ "$(crashes)" -ge 6 ]; }
+check "a crashing program keeps being retried (6 exits and more)" wait_until 60 retried
+check "... the status says it backs off, with the last exit" status_has records "exited with status 3"
+check "... the unit stays active, never failed, never restarted by systemd (no start limit)" unit_is "active 0"
+delays() {
+  journalctl -q -b --since "@$since" -u "$(app_unit records)" -o cat | grep -oE 'exited with status 3 after [^;]*; starting it again in [0-9.]+m?s' | sed 's/.* in //' | tr '\n' ' '
+}
+grown() { delays | grep -qE '^200ms 400ms 800ms 1\.6s 2s 2s'; }
+check "... with delays 200ms 400ms 800ms 1.6s 2s (restartDelay doubling to restartDelayMax)" grown
+note "delays: $(delays)"
+in_unit $u cp "$here/records.py" "$dir/records.py"
+check "the record store comes back within restartDelayMax" wait_until 30 serves
+
+# phase: before the power cut
+head -c 4096 /dev/urandom >"$rec/record-durable"
+check "a record PUT is acknowledged (201) right before the power cut" put durable "$rec/record-durable"
+sync "$rec/record-durable" "$rec"
+note "power is cut after END"
+done_testing
