@@ -104,6 +104,7 @@
 #   modules/src/lib/build.nix
 #   modules/src/lib/checks/apps.nix
 #   modules/src/lib/checks/core.nix
+#   modules/src/lib/checks/env.nix
 #   modules/src/lib/checks/web.nix
 #   modules/src/lib/default.nix
 #   modules/src/lib/formats.nix
@@ -1880,6 +1881,7 @@ in
   formats,
   webChecks,
   appChecks,
+  envChecks,
   contract,
   ...
 }:
@@ -1979,20 +1981,12 @@ let
     }
   ]) u.sessions;
 
-  environmentChecks = path: u: concatMap (e: [
-    {
-      assertion = matches "[A-Za-z_][A-Za-z0-9_]*" e.name;
-      message = "${path}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
-    }
-    {
-      assertion = !reservedVariable e.name;
-      message = "${path}.environment.${show e.name}: PATH, HOME, USER and AGENT_BOX_* are set by agent-box; add programs with services.agent-box.extraPackages instead of PATH.";
-    }
-    {
-      assertion = noNewline e.value;
-      message = "${path}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; put it in an environmentFiles file or the user's ~/.config/agent-box/env.";
-    }
-  ]) u.environment;
+  environmentChecks =
+    path: u:
+    envChecks.variables path reservedVariable
+      "PATH, HOME, USER and AGENT_BOX_* are set by agent-box; add programs with services.agent-box.extraPackages instead of PATH"
+      "put it in an environmentFiles file or the user's ~/.config/agent-box/env"
+      u.environment;
 
   userChecks =
     n:
@@ -2014,10 +2008,7 @@ let
         message = "${path}.agents contains ${show a}: no such agent; define services.agent-box.agents.${show a} or remove it.";
       }) u.extraAgents
       ++ environmentChecks path u
-      ++ map (f: {
-        assertion = match "-?/.*" f != null && noNewline f;
-        message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
-      }) u.environmentFiles
+      ++ envChecks.files path u.environmentFiles
       ++ limitChecks path u
       ++ appChecks path u
     ) n.userNames;
@@ -2261,6 +2252,7 @@ n: caddyGroup: hookChecks n.web ++ surfaceChecks n caddyGroup
 {
   prim,
   formats,
+  envChecks,
   contract,
   ...
 }:
@@ -2328,25 +2320,56 @@ concatMap (
       message = "${where}.tasksMax = ${toString a.tasksMax}: use a positive number or null.";
     }
   ]
-  ++ concatMap (e: [
-    {
-      assertion = matches "[A-Za-z_][A-Za-z0-9_]*" e.name;
-      message = "${where}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
-    }
-    {
-      assertion = !appReserved e.name;
-      message = "${where}.environment.${show e.name}: PATH, ${contract.apps.portVariable}, STATE_DIRECTORY and AGENT_BOX_* are set by agent-box; add programs with packages instead of PATH.";
-    }
-    {
-      assertion = noNewline e.value;
-      message = "${where}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; put it in an environmentFiles file.";
-    }
-  ]) a.environment
-  ++ map (f: {
-    assertion = match "-?/.*" f != null && noNewline f;
-    message = "${where}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
-  }) a.environmentFiles
+  ++ envChecks.variables where appReserved
+    "PATH, ${contract.apps.portVariable}, STATE_DIRECTORY and AGENT_BOX_* are set by agent-box; add programs with packages instead of PATH"
+    "put it in an environmentFiles file"
+    a.environment
+  ++ envChecks.files where a.environmentFiles
 ) u.apps
+      ;
+    envChecks =
+      # The checks every environment an option sets shares (a user's, an app's):
+# variable names, the variables agent-box sets itself, values a unit file
+# can carry, and EnvironmentFile= paths. path is the option path of the
+# environment's owner.
+{ prim, ... }:
+let
+  inherit (builtins) match;
+  inherit (prim)
+    concatMap
+    matches
+    noNewline
+    show
+    ;
+in
+{
+  # env: [ { name; value; } ]; reserved: name -> whether agent-box sets it;
+  # reservedText: which those are and what to do instead; newlineFix:
+  # where a value with a newline can go.
+  variables =
+    path: reserved: reservedText: newlineFix: env:
+    concatMap (e: [
+      {
+        assertion = matches "[A-Za-z_][A-Za-z0-9_]*" e.name;
+        message = "${path}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
+      }
+      {
+        assertion = !reserved e.name;
+        message = "${path}.environment.${show e.name}: ${reservedText}.";
+      }
+      {
+        assertion = noNewline e.value;
+        message = "${path}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; ${newlineFix}.";
+      }
+    ]) env;
+
+  files =
+    path:
+    map (f: {
+      assertion = match "-?/.*" f != null && noNewline f;
+      message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
+    });
+}
       ;
     render = {
       instance =

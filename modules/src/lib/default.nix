@@ -37,6 +37,9 @@ let
     appChecks =
       @@include:checks/apps.nix@@
       ;
+    envChecks =
+      @@include:checks/env.nix@@
+      ;
     render = {
       instance =
         @@include:render/instance.nix@@

@@ -4,6 +4,7 @@
 {
   prim,
   formats,
+  envChecks,
   contract,
   ...
 }:
@@ -71,22 +72,9 @@ concatMap (
       message = "${where}.tasksMax = ${toString a.tasksMax}: use a positive number or null.";
     }
   ]
-  ++ concatMap (e: [
-    {
-      assertion = matches "[A-Za-z_][A-Za-z0-9_]*" e.name;
-      message = "${where}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
-    }
-    {
-      assertion = !appReserved e.name;
-      message = "${where}.environment.${show e.name}: PATH, ${contract.apps.portVariable}, STATE_DIRECTORY and AGENT_BOX_* are set by agent-box; add programs with packages instead of PATH.";
-    }
-    {
-      assertion = noNewline e.value;
-      message = "${where}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; put it in an environmentFiles file.";
-    }
-  ]) a.environment
-  ++ map (f: {
-    assertion = match "-?/.*" f != null && noNewline f;
-    message = "${where}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
-  }) a.environmentFiles
+  ++ envChecks.variables where appReserved
+    "PATH, ${contract.apps.portVariable}, STATE_DIRECTORY and AGENT_BOX_* are set by agent-box; add programs with packages instead of PATH"
+    "put it in an environmentFiles file"
+    a.environment
+  ++ envChecks.files where a.environmentFiles
 ) u.apps

@@ -8,6 +8,7 @@
   formats,
   webChecks,
   appChecks,
+  envChecks,
   contract,
   ...
 }:
@@ -107,20 +108,12 @@ let
     }
   ]) u.sessions;
 
-  environmentChecks = path: u: concatMap (e: [
-    {
-      assertion = matches "[A-Za-z_][A-Za-z0-9_]*" e.name;
-      message = "${path}.environment.${show e.name}: variable names must match [A-Za-z_][A-Za-z0-9_]*.";
-    }
-    {
-      assertion = !reservedVariable e.name;
-      message = "${path}.environment.${show e.name}: PATH, HOME, USER and AGENT_BOX_* are set by agent-box; add programs with services.agent-box.extraPackages instead of PATH.";
-    }
-    {
-      assertion = noNewline e.value;
-      message = "${path}.environment.${show e.name}: the value contains a newline, which a unit file cannot carry; put it in an environmentFiles file or the user's ~/.config/agent-box/env.";
-    }
-  ]) u.environment;
+  environmentChecks =
+    path: u:
+    envChecks.variables path reservedVariable
+      "PATH, HOME, USER and AGENT_BOX_* are set by agent-box; add programs with services.agent-box.extraPackages instead of PATH"
+      "put it in an environmentFiles file or the user's ~/.config/agent-box/env"
+      u.environment;
 
   userChecks =
     n:
@@ -142,10 +135,7 @@ let
         message = "${path}.agents contains ${show a}: no such agent; define services.agent-box.agents.${show a} or remove it.";
       }) u.extraAgents
       ++ environmentChecks path u
-      ++ map (f: {
-        assertion = match "-?/.*" f != null && noNewline f;
-        message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
-      }) u.environmentFiles
+      ++ envChecks.files path u.environmentFiles
       ++ limitChecks path u
       ++ appChecks path u
     ) n.userNames;
