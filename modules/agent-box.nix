@@ -366,7 +366,7 @@ let
       options = {
         command = mkOption {
           type = types.listOf types.str;
-          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's `directory`; an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace; only Caddy reaches it.";
+          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's directory, `${contract.apps.dir}`, which the user's agents write (in a directory of root's, so that it cannot be swapped for a symlink); an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace; only Caddy reaches it.";
           example = [
             "python3"
             "app.py"
@@ -375,16 +375,9 @@ let
         waitFor = mkOption {
           type = types.nullOr types.str;
           default = null;
-          defaultText = literalMD "the first relative path of `command` in `directory`: the program if it holds a `/`, else the first argument without a leading `-` or `/`, without spaces, with a `/` or a `.` (such as `app.py`)";
-          description = "The file the app waits for before its first start (absolute, or relative to `directory`): until it exists the unit runs and says it is waiting. `null` with no relative path in `command`: start at once.";
+          defaultText = literalMD "the first relative path of `command` in the app's directory: the program if it holds a `/`, else the first argument without a leading `-` or `/`, without spaces, with a `/` or a `.` (such as `app.py`)";
+          description = "The file the app waits for before its first start (absolute, or relative to the app's directory): until it exists the unit runs and says it is waiting. `null` with no relative path in `command`: start at once.";
           example = "app.py";
-        };
-        directory = mkOption {
-          type = types.nullOr types.str;
-          default = null;
-          defaultText = literalExpression ''"/home/<user>/${contract.apps.dir}"'';
-          description = "Absolute directory of the program, which the agent writes; the app sees it read-only and nothing else of the user's home. Created (as the user) when missing.";
-          example = "/home/alice/src/records";
         };
         packages = mkOption {
           type = types.listOf types.package;
@@ -480,7 +473,7 @@ let
       apps = mkOption {
         type = types.attrsOf (types.submodule appModule);
         default = { };
-        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See the README's \"Apps\" section.";
+        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its program's directory `${contract.apps.dir}` and its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See the README's \"Apps\" section.";
         example = literalExpression ''{ records = { command = [ "python3" "app.py" ]; packages = [ pkgs.python3 ]; }; }'';
       };
       webhooks = mkOption {
@@ -915,7 +908,7 @@ let
             "apps": {
               "label": "<app>--<user>",
               "unit": "agent-box-app@<label>.service",
-              "dir": "apps/<app>",
+              "dir": "/var/lib/agent-box-app-src/<user>/<app>",
               "stateDirectory": "agent-box-apps/<user>/<app>",
               "socket": {
                 "path": "/run/agent-box-app/<label>.sock",
@@ -925,7 +918,7 @@ let
               },
               "port": 8080,
               "portVariable": "PORT",
-              "settle": "200ms",
+              "settle": "50ms",
               "restartDelay": {
                 "default": "1s",
                 "min": "10ms"
@@ -1737,7 +1730,7 @@ let
     let
       forApp = t: builtins.replaceStrings [ "<label>" "<app>" "<user>" ] [ label appName name ] t;
       label = builtins.replaceStrings [ "<app>" "<user>" ] [ appName name ] contract.apps.label;
-      dir = if a.directory == null then "/home/${name}/${forApp contract.apps.dir}" else a.directory;
+      dir = forApp contract.apps.dir;
       wait = if a.waitFor == null then firstRelative a.command else a.waitFor;
     in
     {
@@ -2294,10 +2287,6 @@ concatMap (
     {
       assertion = a.command != [ ] && builtins.head a.command != "" && builtins.all noNewline a.command;
       message = "${where}.command = ${show a.command}: give the program and its arguments as a list, such as [ \"python3\" \"app.py\" ] (no newlines).";
-    }
-    {
-      assertion = hasPrefix "/" a.dir && match "[^[:space:]]*" a.dir != null && match ".*(^|/)\\.\\.?(/.*|$)" a.dir == null;
-      message = "${where}.directory = ${show a.dir}: use an absolute path without spaces, . or .. elements.";
     }
     {
       assertion = a.waitFor == null || (noNewline a.waitFor && match ".*(^|/)\\.\\.(/.*|$)" a.waitFor == null);
@@ -2859,13 +2848,34 @@ u: paths:
 {
   prim,
   systemd,
+  contract,
   ...
 }:
 let
   inherit (builtins) concatStringsSep map;
   env = systemd.environmentLine;
+  # The directory above the users' app directories, and a user's.
+  userRoot = u: dirOf (builtins.replaceStrings [ "<user>" "<app>" ] [ u "x" ] contract.apps.dir);
 in
 {
+  # tmpfiles.d/agent-box-apps.conf: per user a directory of root's (0755)
+  # that holds the user's app directories (the user's, 0700): the user
+  # writes a program there but cannot remove the directory or swap it for a
+  # symlink (the unit binds it; systemd follows symlinks, as root). Every
+  # user gets theirs, so that the sessions unit's ReadWritePaths= finds it
+  # even before the first app.
+  tmpfiles =
+    n:
+    "# Generated by the agent-box NixOS module: the apps' directories.\n"
+    + "d ${dirOf (userRoot "x")} 0755 root root -\n"
+    + concatStringsSep "" (
+      map (
+        name:
+        "d ${userRoot name} 0755 root root -\n"
+        + concatStringsSep "" (map (a: "d ${a.dir} 0700 ${name} - -\n") n.users.${name}.apps)
+      ) n.userNames
+    );
+
   service =
     a: runtime: appEnv:
     ''
@@ -2877,17 +2887,13 @@ in
       User=${a.user}
       Slice=${prim.userSlice a.user}
     ''
-    # No WorkingDirectory= (the ExecStartPre= below would fail to enter a
-    # missing one): the launcher runs the program in the app's directory.
-    # "-": a missing source is no error for the ExecStartPre= below
-    # (measured: without it, systemd 257 failed that line at the step
-    # NAMESPACE, "+" or not); it exists when ExecStart= starts.
-    + systemd.line "BindReadOnlyPaths" "-${a.dir}"
+    # The app's directory: the user's, in a directory of root's (the
+    # tmpfiles.d lines make both), so the user cannot swap it for a
+    # symlink, which systemd would follow as root.
+    + systemd.line "BindReadOnlyPaths" a.dir
+    + systemd.line "WorkingDirectory" a.dir
     + systemd.line "StateDirectory" a.stateDirectory
-    # As root, outside the sandbox, only to make the app's directory as
-    # the user when it is missing.
     # (Exec lines: execArg quotes and escapes each argument itself.)
-    + "ExecStartPre=+${runtime}/bin/agent-box app-dir ${a.user} ${systemd.execArg a.dir}\n"
     + "ExecStart=\n"
     + "ExecStart=${
       concatStringsSep " " (
@@ -3337,7 +3343,7 @@ builtins.replaceStrings
           session's name is in `$@session@`.
         - A service you build that must keep running (an API, a site) needs an app
           slot the host declared for your user: write its program into
-          `~/@appDir@/` and it starts within seconds as a service of its own,
+          `@appDir@/` and it starts within seconds as a service of its own,
           restarted when it crashes. It serves HTTP on `127.0.0.1:$@port@` and keeps
           its data in `$STATE_DIRECTORY`; it sees nothing else of your home.
           `systemctl status @appUnit@` says what it is doing.
@@ -3557,6 +3563,9 @@ let
       else
         { }
     )
+    // {
+      "tmpfiles.d/agent-box-apps.conf" = render.app.tmpfiles n;
+    }
     // agentFiles.files n host
     // (
       if n.web.enable && n.web.ptraceScope != null then
@@ -3781,6 +3790,9 @@ in
         ProtectKernelTunables=yes
         ProtectProc=invisible
         ProtectSystem=strict
+        # The user's apps' directories (docs/runtime-contract.md, "Apps"), where
+        # the agents write the programs; the module's tmpfiles.d lines make it.
+        ReadWritePaths=-/var/lib/agent-box-app-src/%i
         RemoveIPC=yes
         RestrictAddressFamilies=AF_INET AF_INET6 AF_NETLINK AF_UNIX
         RestrictRealtime=yes
@@ -4341,7 +4353,9 @@ in
         # ExecStart and refuses to start.
         #
         # Start limit: none (StartLimitIntervalSec=0). The launcher restarts the
-        # program itself; systemd restarts the launcher, 5 s apart, for ever.
+        # program itself; systemd restarts the launcher, 2 s apart, for ever: when
+        # it failed, and when it ended because the agent removed or moved away the
+        # app's directory (this namespace would keep the old one).
 
         [Unit]
         Description=agent-box app %i
@@ -4352,7 +4366,7 @@ in
         NotifyAccess=main
         Slice=agent-box.slice
         Restart=always
-        RestartSec=5s
+        RestartSec=2s
         TimeoutStopSec=15s
         StateDirectoryMode=0700
 
@@ -4869,6 +4883,7 @@ in
           package apprun
 
           import (
+          	"bytes"
           	"context"
           	"errors"
           	"fmt"
@@ -4879,6 +4894,7 @@ in
           	"path/filepath"
           	"strconv"
           	"sync"
+          	"sync/atomic"
           	"syscall"
           	"time"
 
@@ -4947,8 +4963,9 @@ in
           }
 
           // Run waits for the program, runs it and keeps it running until ctx ends;
-          // then it ends the program's process group. It returns only on ctx's end
-          // or a launch that can never work (a bad configuration).
+          // then it ends the program's process group. It returns nil on ctx's end,
+          // ErrDirReplaced when the app's directory was removed or moved away, and
+          // another error for a launch that can never work (a bad configuration).
           func Run(ctx context.Context, cfg Config) error {
           	if len(cfg.Argv) == 0 {
           		return errors.New("no command")
@@ -4961,12 +4978,110 @@ in
           	if cfg.Listener != nil && cfg.Port > 0 {
           		go forward(ctx, cfg.Listener, cfg.Port, st)
           	}
+          	// The app's directory is a bind mount of the agent's: when the agent
+          	// removes it or moves it away, this namespace keeps the old one (or
+          	// an empty stand-in) for good. Ending lets systemd start the unit
+          	// again with the directory as it is now.
+          	gone, unwatch, err := watchDir(cfg.Dir)
+          	if err != nil {
+          		return fmt.Errorf("watching the app's directory: %w", err)
+          	}
+          	defer unwatch()
+          	run, cancel := context.WithCancel(ctx)
+          	defer cancel()
+          	var replaced atomic.Bool
+          	go func() {
+          		select {
+          		case <-gone:
+          			replaced.Store(true)
+          			cancel()
+          		case <-run.Done():
+          		}
+          	}()
+          	runLoop(run, cfg, st)
+          	cancel()
+          	if replaced.Load() {
+          		cfg.Logf("the app's directory %s was removed or moved away: ending, so that the unit starts again with the directory as it is now", cfg.Dir)
+          		return ErrDirReplaced
+          	}
+          	return nil
+          }
+
+          // ErrDirReplaced: the app's directory was removed or moved away while the
+          // launcher ran.
+          var ErrDirReplaced = errors.New("the app's directory was removed or moved away")
+
+          // dirCheckEvery is how often the launcher looks whether its directory was
+          // removed: a removed directory that a process still uses (the program's
+          // working directory, the unit's bind mount) sends no inotify event, it
+          // only has no links left (measured: rmdir of a process's working
+          // directory, no event of IN_ALL_EVENTS|IN_DELETE_SELF).
+          const dirCheckEvery = 2 * time.Second
+
+          // watchDir returns a channel closed when dir itself is moved away (an
+          // inotify event) or removed (its link count, every dirCheckEvery), and a
+          // function that ends the watch.
+          func watchDir(dir string) (gone <-chan struct{}, unwatch func(), err error) {
+          	d, err := os.Open(dir)
+          	if err != nil {
+          		return nil, nil, err
+          	}
+          	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
+          	if err != nil {
+          		d.Close()
+          		return nil, nil, os.NewSyscallError("inotify_init1", err)
+          	}
+          	if _, err := syscall.InotifyAddWatch(fd, dir, syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_UNMOUNT|syscall.IN_ONLYDIR); err != nil {
+          		syscall.Close(fd)
+          		d.Close()
+          		return nil, nil, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
+          	}
+          	// Non-blocking under the runtime's poller: Close ends a pending Read.
+          	f := os.NewFile(uintptr(fd), "inotify")
+          	ch := make(chan struct{})
+          	stop := make(chan struct{})
+          	var goneOnce sync.Once
+          	signal := func() { goneOnce.Do(func() { close(ch) }) }
+          	go func() {
+          		buf := make([]byte, 4096)
+          		if n, _ := f.Read(buf); n > 0 {
+          			signal()
+          		}
+          	}()
+          	go func() {
+          		t := time.NewTicker(dirCheckEvery)
+          		defer t.Stop()
+          		for {
+          			select {
+          			case <-stop:
+          				return
+          			case <-t.C:
+          				var st syscall.Stat_t
+          				if err := syscall.Fstat(int(d.Fd()), &st); err != nil || st.Nlink == 0 {
+          					signal()
+          					return
+          				}
+          			}
+          		}
+          	}()
+          	var once sync.Once
+          	return ch, func() {
+          		once.Do(func() {
+          			close(stop)
+          			f.Close()
+          			d.Close()
+          		})
+          	}, nil
+          }
+
+          // runLoop waits for the program, runs it and restarts it until ctx ends.
+          func runLoop(ctx context.Context, cfg Config, st *state) {
           	var delay time.Duration
           	restarts := 0
           	for {
           		if cfg.WaitFor != "" {
           			if err := waitFor(ctx, cfg, st); err != nil {
-          				return nil // ctx ended
+          				return // ctx ended
           			}
           		}
           		pid, err := start(cfg)
@@ -4979,7 +5094,7 @@ in
           			st.set(false, text)
           			cfg.Status(text)
           			if !sleep(ctx, delay) {
-          				return nil
+          				return
           			}
           			restarts++
           			continue
@@ -4993,7 +5108,7 @@ in
           		select {
           		case <-ctx.Done():
           			stop(pid)
-          			return nil
+          			return
           		case ws = <-reaped(pid):
           		}
           		uptime := time.Since(began)
@@ -5004,7 +5119,7 @@ in
           		st.set(false, text)
           		cfg.Status(text)
           		if !sleep(ctx, delay) {
-          			return nil
+          			return
           		}
           		restarts++
           	}
@@ -5266,11 +5381,28 @@ in
           	}
           }
 
-          // unavailable answers an HTTP client that the app cannot serve now.
+          // unavailable answers an HTTP client that the app cannot serve now. It
+          // reads the request's head first and what follows after its answer (for
+          // a second at most): a connection closed while the client still sends is
+          // a reset, not an answer (measured: curl's "Send failure: Broken pipe").
           func unavailable(c net.Conn, why string) {
-          	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+          	c.SetDeadline(time.Now().Add(5 * time.Second))
+          	head := make([]byte, 0, 1024)
+          	buf := make([]byte, 1024)
+          	for len(head) < 16<<10 && !bytes.Contains(head, []byte("\r\n\r\n")) {
+          		n, err := c.Read(buf)
+          		head = append(head, buf[:n]...)
+          		if err != nil {
+          			break
+          		}
+          	}
           	body := "This app is not serving: " + why + "\n"
           	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nRetry-After: 2\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n%s", len(body), body)
+          	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+          		cw.CloseWrite()
+          		c.SetReadDeadline(time.Now().Add(time.Second))
+          		io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+          	}
           }
 
           // pipe copies both ways, passing on each side's end of writing.
@@ -9669,11 +9801,8 @@ in
           	"fmt"
           	"net"
           	"os"
-          	"os/user"
           	"path/filepath"
-          	"strconv"
           	"strings"
-          	"syscall"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/apprun"
@@ -9783,58 +9912,6 @@ in
           		c.SetWriteDeadline(time.Now().Add(time.Second))
           		c.Write([]byte(state))
           	}
-          }
-
-          // appDir makes an app's directory when it is missing, as its user: the
-          // app unit's ExecStartPre (as root, outside the sandbox: a bind mount needs
-          // its source). Everything it does is done with the user's credentials, so
-          // a symlink the user planted leads nowhere the user could not go.
-          //
-          //	agent-box app-dir USER DIR
-          func (p *Program) appDir(args []string) error {
-          	if len(args) != 2 || !filepath.IsAbs(args[1]) {
-          		return usagef("usage: app-dir USER DIR (absolute DIR)")
-          	}
-          	name, dir := args[0], filepath.Clean(args[1])
-          	u, err := user.Lookup(name)
-          	if err != nil {
-          		return fmt.Errorf("app-dir: %w", err)
-          	}
-          	uid, err1 := strconv.Atoi(u.Uid)
-          	gid, err2 := strconv.Atoi(u.Gid)
-          	if err := errors.Join(err1, err2); err != nil {
-          		return fmt.Errorf("app-dir: user %s: %w", name, err)
-          	}
-          	if os.Geteuid() != uid {
-          		groups, err := u.GroupIds()
-          		if err != nil {
-          			return fmt.Errorf("app-dir: groups of %s: %w", name, err)
-          		}
-          		var gids []int
-          		for _, g := range groups {
-          			if n, err := strconv.Atoi(g); err == nil {
-          				gids = append(gids, n)
-          			}
-          		}
-          		// Go applies each to every thread of the process.
-          		if err := syscall.Setgroups(gids); err != nil {
-          			return fmt.Errorf("app-dir: setgroups: %w", err)
-          		}
-          		if err := syscall.Setresgid(gid, gid, gid); err != nil {
-          			return fmt.Errorf("app-dir: setresgid: %w", err)
-          		}
-          		if err := syscall.Setresuid(uid, uid, uid); err != nil {
-          			return fmt.Errorf("app-dir: setresuid: %w", err)
-          		}
-          	}
-          	syscall.Umask(0o077)
-          	if err := os.MkdirAll(dir, 0o700); err != nil {
-          		return fmt.Errorf("app-dir: %w", err)
-          	}
-          	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-          		return fmt.Errorf("app-dir: %s is not a directory", dir)
-          	}
-          	return nil
           }
         '';
         "cli/authcmds.go" = ''
@@ -9990,7 +10067,6 @@ in
             tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
             app-run --dir DIR [--wait-for FILE] -- PROGRAM [ARG...]
                                                          run an app: wait for its program, keep it running (its unit's ExecStart)
-            app-dir USER DIR                             make an app's directory as USER when missing (its unit's ExecStartPre)
             exec-session NAME                            run a session's agent (tmux runs this)
             agent-hook SETUP session-start               take the agent's report that a conversation started (its managed hook or plugin)
             agent-hook SETUP event EVENT                 take the agent's report of EVENT: an attention state (its managed hook or plugin)
@@ -10121,8 +10197,6 @@ in
           		return p.supervise(ctx)
           	case "app-run":
           		return p.appRun(ctx, rest)
-          	case "app-dir":
-          		return p.appDir(rest)
           	case "tmux-server":
           		if len(rest) != 0 {
           			return usagef("tmux-server takes no arguments")
@@ -11091,8 +11165,10 @@ in
           	// Apps: what an agent builds, run as a hardened service of its user
           	// (docs/runtime-contract.md, "Apps"). Label names an app of a user
           	// in its unit's instance (one host name label, for an origin of its
-          	// own): app names hold no '-', so the first "--" splits it. The app's program
-          	// lives in ~/Dir by default (the unit sees it read-only) and keeps its data in
+          	// own): app names hold no '-', so the first "--" splits it. The app's
+          	// program lives in Dir, the user's in a directory of root's, so that
+          	// the user cannot swap it for a symlink (the unit sees it read-only);
+          	// it keeps its data in
           	// /var/lib/<StateDirectory> ($STATE_DIRECTORY); it serves HTTP on
           	// 127.0.0.1:<Port> of the unit's own network namespace ($<PortVariable>),
           	// reached only through Socket, which systemd creates for Caddy. The
@@ -11604,7 +11680,7 @@ in
             "apps": {
               "label": "<app>--<user>",
               "unit": "agent-box-app@<label>.service",
-              "dir": "apps/<app>",
+              "dir": "/var/lib/agent-box-app-src/<user>/<app>",
               "stateDirectory": "agent-box-apps/<user>/<app>",
               "socket": {
                 "path": "/run/agent-box-app/<label>.sock",
@@ -11614,7 +11690,7 @@ in
               },
               "port": 8080,
               "portVariable": "PORT",
-              "settle": "200ms",
+              "settle": "50ms",
               "restartDelay": {
                 "default": "1s",
                 "min": "10ms"
@@ -23521,6 +23597,13 @@ in
         filterAttrs (path: _: lib.hasPrefix "fail2ban/" path) (agentBox.etcFiles n host)
       )
     );
+    # The apps' directories (tmpfiles.d/agent-box-apps.conf in
+    # environment.etc above, which nixpkgs' tmpfiles module leaves beside
+    # its own) are made at switch, not only at the next boot: an app added
+    # by a switch needs its directory before its unit starts.
+    systemd.services.systemd-tmpfiles-resetup.restartTriggers = [
+      (agentBox.etcFiles n host)."tmpfiles.d/agent-box-apps.conf"
+    ];
     # The web surface's kernel setting (environment.etc above) applies at
     # switch, not only at the next boot.
     systemd.services.systemd-sysctl.restartTriggers = mkIf (n.web.enable && n.web.ptraceScope != null) [

@@ -287,7 +287,7 @@ func apps(c *contract.Contract) string {
 	t.row("an app's label (its unit's instance; app names hold no '-', so the first `--` splits it)", code(a.Label))
 	t.row("its unit", code(a.Unit))
 	t.row("its socket (root:caddy with the web surface, else root:root)", code(a.Socket.Path)+", mode "+code(a.Socket.Mode)+", from "+code(a.Socket.Unit)+" (FileDescriptorName="+code(a.Socket.FDName)+")")
-	t.row("its program's directory (default; read-only to the app)", code("~/"+a.Dir))
+	t.row("its program's directory (the user's, in one of root's; read-only to the app)", code(a.Dir))
 	t.row("its state directory ("+code("$STATE_DIRECTORY")+")", code("/var/lib/"+a.StateDirectory))
 	t.row("the program serves HTTP on", code(fmt.Sprintf("127.0.0.1:$%s", a.PortVariable))+fmt.Sprintf(" (%d), in the unit's own network namespace", a.Port))
 	t.row("a start waits for the program's file to be quiet for", code(a.Settle))

@@ -119,6 +119,7 @@ func TestUnitsHoldTheContractsLiterals(t *testing.T) {
 	has(appTemplate(a.Socket.Unit), "SocketMode="+a.Socket.Mode)
 	has(appTemplate(a.Socket.Unit), "SocketUser=root")
 	has(appTemplate(a.Socket.Unit), "Service="+appInstance(a.Unit))
+	has(template(contract.Units.Sessions), "ReadWritePaths=-"+path.Dir(strings.NewReplacer("<user>", "%i", "<app>", "x").Replace(a.Dir)))
 	runtimeParent := path.Dir(contract.Dirs.Runtime)
 	hidden := false
 	for _, l := range units[appTemplate(a.Unit)] {

@@ -278,6 +278,13 @@ in
         filterAttrs (path: _: lib.hasPrefix "fail2ban/" path) (agentBox.etcFiles n host)
       )
     );
+    # The apps' directories (tmpfiles.d/agent-box-apps.conf in
+    # environment.etc above, which nixpkgs' tmpfiles module leaves beside
+    # its own) are made at switch, not only at the next boot: an app added
+    # by a switch needs its directory before its unit starts.
+    systemd.services.systemd-tmpfiles-resetup.restartTriggers = [
+      (agentBox.etcFiles n host)."tmpfiles.d/agent-box-apps.conf"
+    ];
     # The web surface's kernel setting (environment.etc above) applies at
     # switch, not only at the next boot.
     systemd.services.systemd-sysctl.restartTriggers = mkIf (n.web.enable && n.web.ptraceScope != null) [

@@ -181,7 +181,7 @@ let
       options = {
         command = mkOption {
           type = types.listOf types.str;
-          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's `directory`; an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace; only Caddy reaches it.";
+          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's directory, `${contract.apps.dir}`, which the user's agents write (in a directory of root's, so that it cannot be swapped for a symlink); an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace; only Caddy reaches it.";
           example = [
             "python3"
             "app.py"
@@ -190,16 +190,9 @@ let
         waitFor = mkOption {
           type = types.nullOr types.str;
           default = null;
-          defaultText = literalMD "the first relative path of `command` in `directory`: the program if it holds a `/`, else the first argument without a leading `-` or `/`, without spaces, with a `/` or a `.` (such as `app.py`)";
-          description = "The file the app waits for before its first start (absolute, or relative to `directory`): until it exists the unit runs and says it is waiting. `null` with no relative path in `command`: start at once.";
+          defaultText = literalMD "the first relative path of `command` in the app's directory: the program if it holds a `/`, else the first argument without a leading `-` or `/`, without spaces, with a `/` or a `.` (such as `app.py`)";
+          description = "The file the app waits for before its first start (absolute, or relative to the app's directory): until it exists the unit runs and says it is waiting. `null` with no relative path in `command`: start at once.";
           example = "app.py";
-        };
-        directory = mkOption {
-          type = types.nullOr types.str;
-          default = null;
-          defaultText = literalExpression ''"/home/<user>/${contract.apps.dir}"'';
-          description = "Absolute directory of the program, which the agent writes; the app sees it read-only and nothing else of the user's home. Created (as the user) when missing.";
-          example = "/home/alice/src/records";
         };
         packages = mkOption {
           type = types.listOf types.package;
@@ -295,7 +288,7 @@ let
       apps = mkOption {
         type = types.attrsOf (types.submodule appModule);
         default = { };
-        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See the README's \"Apps\" section.";
+        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its program's directory `${contract.apps.dir}` and its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See the README's \"Apps\" section.";
         example = literalExpression ''{ records = { command = [ "python3" "app.py" ]; packages = [ pkgs.python3 ]; }; }'';
       };
       webhooks = mkOption {

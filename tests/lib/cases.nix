@@ -866,6 +866,7 @@ in
     expected = [
       "agent-box/users/alice.env"
       "sysctl.d/60-agent-box.conf"
+      "tmpfiles.d/agent-box-apps.conf"
     ];
   }
   {
@@ -993,14 +994,11 @@ in
             "8080"
           ];
         };
-        c = {
-          command = [
-            "python3"
-            "-u"
-            "bin/app.py"
-          ];
-          directory = "/srv/c";
-        };
+        c.command = [
+          "python3"
+          "-u"
+          "bin/app.py"
+        ];
         d.command = [ "/run/current-system/sw/bin/true" ];
         e = {
           command = [ "anything" ];
@@ -1017,12 +1015,12 @@ in
         ];
       };
     expected = [
-      "/home/alice/apps/a/app.py"
-      "/home/alice/apps/b/server"
-      "/srv/c/bin/app.py"
+      "/var/lib/agent-box-app-src/alice/a/app.py"
+      "/var/lib/agent-box-app-src/alice/b/server"
+      "/var/lib/agent-box-app-src/alice/c/bin/app.py"
       null
       "/srv/e/ready"
-      "/home/alice/apps/f/index.html"
+      "/var/lib/agent-box-app-src/alice/f/index.html"
       null
     ];
   }
@@ -1034,14 +1032,6 @@ in
           command = [ "x" ];
         };
         noprog.command = [ ];
-        rel = {
-          command = [ "x" ];
-          directory = "srv/rel";
-        };
-        dots = {
-          command = [ "x" ];
-          directory = "/srv/../etc";
-        };
         port = {
           command = [ "x" ];
           environment.PORT = "1";
@@ -1065,7 +1055,6 @@ in
     });
     expected = [
       "services.agent-box.users.\"alice\".apps.\"Bad\""
-      "services.agent-box.users.\"alice\".apps.\"dots\".directory = \"/srv/../etc\""
       "services.agent-box.users.\"alice\".apps.\"fast\".restartDelay = \"1ms\""
       "services.agent-box.users.\"alice\".apps.\"mem\".memoryMax = \"lots\""
       "services.agent-box.users.\"alice\".apps.\"mem\".tasksMax = 0"
@@ -1073,7 +1062,6 @@ in
       "services.agent-box.users.\"alice\".apps.\"noprog\".command = []"
       "services.agent-box.users.\"alice\".apps.\"order\".restartDelayMax = \"5s\""
       "services.agent-box.users.\"alice\".apps.\"port\".environment.\"PORT\""
-      "services.agent-box.users.\"alice\".apps.\"rel\".directory = \"srv/rel\""
     ];
   }
   {
@@ -1091,7 +1079,7 @@ in
       in
       builtins.filter (l: builtins.isString l && builtins.match "ExecStart=/.*" l != null) (builtins.split "\n" text);
     expected = [
-      "ExecStart=/R/bin/agent-box app-run --dir \"/home/alice/apps/echo\" --restart-delay 1s --restart-delay-max 1m -- \"printf\" \"%%s $$HOME \\\"q\\\" a b\""
+      "ExecStart=/R/bin/agent-box app-run --dir \"/var/lib/agent-box-app-src/alice/echo\" --restart-delay 1s --restart-delay-max 1m -- \"printf\" \"%%s $$HOME \\\"q\\\" a b\""
     ];
   }
 ]

@@ -18,7 +18,7 @@ u=alice
 app_unit() { echo "agent-box-app@$1--$u.service"; }
 app_sock() { echo "/run/agent-box-app/$1--$u.sock"; }
 status_has() { systemctl show -P StatusText "$(app_unit "$1")" | grep -qF -- "$2"; }
-dir=/home/$u/apps/records
+dir=/var/lib/agent-box-app-src/$u/records
 rec=/var/lib/agent-box-test
 mkdir -p "$rec"
 
@@ -46,7 +46,7 @@ check "... and says it waits for its program" wait_until 20 status_has records "
 nap 3
 unit_is() { [ "$(systemctl show -P ActiveState "$(app_unit records)") $(systemctl show -P NRestarts "$(app_unit records)")" = "$1" ]; }
 check "... and after 3 s it still waits, never restarted" unit_is "active 0"
-check "the app's directory was made as alice, 0700" [ "$(stat -c '%U %a' "$dir")" = "alice 700" ]
+check "the app's directory is alice's (0700), in a directory of root's (0755)" [ "$(stat -c '%U %a' "$dir" "$(dirname "$dir")" | tr '\n' ' ')" = "alice 700 root 755 " ]
 check "the app's socket is root:caddy 0660" [ "$(stat -c '%U:%G %a' "$(app_sock records)")" = "root:caddy 660" ]
 waiting_503() { curl -sS --max-time 10 --unix-socket "$(app_sock records)" http://app/records/x | grep -qF "waiting for $dir/records.py"; }
 check "a request while it waits answers what it waits for" waiting_503
@@ -61,9 +61,17 @@ check "alice's agent writes records.py into the app's directory" in_unit $u cp "
 serves() { [ "$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$(app_sock records)" http://app/records/none)" = 404 ]; }
 first_answer() { wait "$first_pid"; cat "$rec/first"; [ "$(cut -d' ' -f2 "$rec/first")" = 404 ]; }
 check "the app serves once its program is there" first_answer
-first=$(cut -d' ' -f1 "$rec/first")
-note "measure: the first request answered $first ms after the program's file was written"
-check "... within 2 s of the program appearing" [ "${first:-99999}" -lt 2000 ]
+# The launcher's "started" line against the file's modification time: the
+# start is the launcher's to make within 2 s; the first answer adds the
+# program's own start (python3 with http.server, about a second under TCG).
+started_ms() {
+  local at
+  at=$(journalctl -q -b -u "$(app_unit records)" -o short-unix | grep -m1 'started python3' | cut -d' ' -f1)
+  [ -n "$at" ] && python3 -c 'import sys; print(round((float(sys.argv[1]) - float(sys.argv[2])) * 1000))' "$at" "$(cut -d' ' -f3 "$rec/first")"
+}
+start_ms=$(started_ms)
+check "the launcher started the program within 2 s of its file appearing" [ "${start_ms:-99999}" -lt 2000 ]
+note "measure: program started $start_ms ms, first request answered $(cut -d' ' -f1 "$rec/first") ms after the program's file was written (target: under 2 s)"
 check "the status says it runs" status_has records "running python3"
 body=$rec/record-a
 head -c 65536 /dev/urandom >"$body"
@@ -95,10 +103,12 @@ check "from alice's own session nothing connects to her app (socket, TCP)" refus
 
 # phase: crashes
 prog_pid() {
-  local p
+  local p cg
+  cg=$(systemctl show -P ControlGroup "$(app_unit records)")
+  [ -n "$cg" ] || return 1
   while read -r p; do
     [ "$(cat "/proc/$p/comm")" = python3 ] && echo "$p" && return
-  done <"/sys/fs/cgroup$(systemctl show -P ControlGroup "$(app_unit records)")/cgroup.procs"
+  done <"/sys/fs/cgroup$cg/cgroup.procs"
   return 1
 }
 old=$(prog_pid)
@@ -162,6 +172,27 @@ check "... with delays 200ms 400ms 800ms 1.6s 2s (restartDelay doubling to resta
 note "delays: $(delays)"
 in_unit $u cp "$here/records.py" "$dir/records.py"
 check "the record store comes back within restartDelayMax" wait_until 30 serves
+
+# The app's directory is alice's, in a directory of root's: her agent
+# writes the program but can neither move the directory away nor put a
+# symlink in its place (systemd would follow one, as root, when it binds
+# the directory into the app).
+cannot() {
+  in_unit $u python3 - "$dir" <<'PY'
+import os, sys
+d = sys.argv[1]
+for what, fn in (("move it away", lambda: os.rename(d, d + ".old")),
+                 ("put a symlink beside it", lambda: os.symlink("/home/bob", os.path.dirname(d) + "/evil"))):
+    try:
+        fn()
+    except PermissionError as e:
+        print(f"{what}: refused ({e.strerror})")
+        continue
+    print(f"{what}: POSSIBLE")
+    sys.exit(1)
+PY
+}
+check "alice's agent can neither move the app's directory away nor add a symlink beside it" cannot
 
 # phase: before the power cut
 head -c 4096 /dev/urandom >"$rec/record-durable"

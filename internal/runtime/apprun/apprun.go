@@ -16,6 +16,7 @@
 package apprun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -94,8 +96,9 @@ func (s *state) get() (running bool, since time.Time, text string) {
 }
 
 // Run waits for the program, runs it and keeps it running until ctx ends;
-// then it ends the program's process group. It returns only on ctx's end
-// or a launch that can never work (a bad configuration).
+// then it ends the program's process group. It returns nil on ctx's end,
+// ErrDirReplaced when the app's directory was removed or moved away, and
+// another error for a launch that can never work (a bad configuration).
 func Run(ctx context.Context, cfg Config) error {
 	if len(cfg.Argv) == 0 {
 		return errors.New("no command")
@@ -108,12 +111,110 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Listener != nil && cfg.Port > 0 {
 		go forward(ctx, cfg.Listener, cfg.Port, st)
 	}
+	// The app's directory is a bind mount of the agent's: when the agent
+	// removes it or moves it away, this namespace keeps the old one (or
+	// an empty stand-in) for good. Ending lets systemd start the unit
+	// again with the directory as it is now.
+	gone, unwatch, err := watchDir(cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("watching the app's directory: %w", err)
+	}
+	defer unwatch()
+	run, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var replaced atomic.Bool
+	go func() {
+		select {
+		case <-gone:
+			replaced.Store(true)
+			cancel()
+		case <-run.Done():
+		}
+	}()
+	runLoop(run, cfg, st)
+	cancel()
+	if replaced.Load() {
+		cfg.Logf("the app's directory %s was removed or moved away: ending, so that the unit starts again with the directory as it is now", cfg.Dir)
+		return ErrDirReplaced
+	}
+	return nil
+}
+
+// ErrDirReplaced: the app's directory was removed or moved away while the
+// launcher ran.
+var ErrDirReplaced = errors.New("the app's directory was removed or moved away")
+
+// dirCheckEvery is how often the launcher looks whether its directory was
+// removed: a removed directory that a process still uses (the program's
+// working directory, the unit's bind mount) sends no inotify event, it
+// only has no links left (measured: rmdir of a process's working
+// directory, no event of IN_ALL_EVENTS|IN_DELETE_SELF).
+const dirCheckEvery = 2 * time.Second
+
+// watchDir returns a channel closed when dir itself is moved away (an
+// inotify event) or removed (its link count, every dirCheckEvery), and a
+// function that ends the watch.
+func watchDir(dir string) (gone <-chan struct{}, unwatch func(), err error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
+	if err != nil {
+		d.Close()
+		return nil, nil, os.NewSyscallError("inotify_init1", err)
+	}
+	if _, err := syscall.InotifyAddWatch(fd, dir, syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_UNMOUNT|syscall.IN_ONLYDIR); err != nil {
+		syscall.Close(fd)
+		d.Close()
+		return nil, nil, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
+	}
+	// Non-blocking under the runtime's poller: Close ends a pending Read.
+	f := os.NewFile(uintptr(fd), "inotify")
+	ch := make(chan struct{})
+	stop := make(chan struct{})
+	var goneOnce sync.Once
+	signal := func() { goneOnce.Do(func() { close(ch) }) }
+	go func() {
+		buf := make([]byte, 4096)
+		if n, _ := f.Read(buf); n > 0 {
+			signal()
+		}
+	}()
+	go func() {
+		t := time.NewTicker(dirCheckEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				var st syscall.Stat_t
+				if err := syscall.Fstat(int(d.Fd()), &st); err != nil || st.Nlink == 0 {
+					signal()
+					return
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			close(stop)
+			f.Close()
+			d.Close()
+		})
+	}, nil
+}
+
+// runLoop waits for the program, runs it and restarts it until ctx ends.
+func runLoop(ctx context.Context, cfg Config, st *state) {
 	var delay time.Duration
 	restarts := 0
 	for {
 		if cfg.WaitFor != "" {
 			if err := waitFor(ctx, cfg, st); err != nil {
-				return nil // ctx ended
+				return // ctx ended
 			}
 		}
 		pid, err := start(cfg)
@@ -126,7 +227,7 @@ func Run(ctx context.Context, cfg Config) error {
 			st.set(false, text)
 			cfg.Status(text)
 			if !sleep(ctx, delay) {
-				return nil
+				return
 			}
 			restarts++
 			continue
@@ -140,7 +241,7 @@ func Run(ctx context.Context, cfg Config) error {
 		select {
 		case <-ctx.Done():
 			stop(pid)
-			return nil
+			return
 		case ws = <-reaped(pid):
 		}
 		uptime := time.Since(began)
@@ -151,7 +252,7 @@ func Run(ctx context.Context, cfg Config) error {
 		st.set(false, text)
 		cfg.Status(text)
 		if !sleep(ctx, delay) {
-			return nil
+			return
 		}
 		restarts++
 	}
@@ -413,11 +514,28 @@ func dial(ctx context.Context, addr string, st *state) (net.Conn, error) {
 	}
 }
 
-// unavailable answers an HTTP client that the app cannot serve now.
+// unavailable answers an HTTP client that the app cannot serve now. It
+// reads the request's head first and what follows after its answer (for
+// a second at most): a connection closed while the client still sends is
+// a reset, not an answer (measured: curl's "Send failure: Broken pipe").
 func unavailable(c net.Conn, why string) {
-	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	head := make([]byte, 0, 1024)
+	buf := make([]byte, 1024)
+	for len(head) < 16<<10 && !bytes.Contains(head, []byte("\r\n\r\n")) {
+		n, err := c.Read(buf)
+		head = append(head, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
 	body := "This app is not serving: " + why + "\n"
 	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nRetry-After: 2\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n%s", len(body), body)
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		io.Copy(io.Discard, io.LimitReader(c, 1<<20))
+	}
 }
 
 // pipe copies both ways, passing on each side's end of writing.

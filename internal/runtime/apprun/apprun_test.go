@@ -125,7 +125,11 @@ func get(t *testing.T, sock, method, path, body string) (int, string) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: app\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", method, path, len(body), body)
+	// A failed send fails the test: curl gives up on one (a reset while it
+	// still sends, "Send failure: Broken pipe"), and so would a browser.
+	if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: app\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", method, path, len(body), body); err != nil {
+		t.Fatalf("sending %s %s: %v", method, path, err)
+	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +179,12 @@ func TestAWaitingAppStartsItsProgramWhenItAppearsAndServes(t *testing.T) {
 			t.Errorf("got %d %q, want 503 saying it waits for %s", code, body, prog)
 		}
 	})
+	t.Run("a request with a body while it waits gets the answer, not a reset", func(t *testing.T) {
+		code, body := get(t, sock, "PUT", "/records/big", strings.Repeat("x", 512<<10))
+		if code != 503 || !strings.Contains(body, "waiting for") {
+			t.Errorf("got %d %q, want 503 saying it waits", code, body)
+		}
+	})
 	t.Run("the program starts once its file appears in a new directory", func(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(prog), 0o755); err != nil {
 			t.Fatal(err)
@@ -203,7 +213,10 @@ func TestACrashingProgramIsRetriedWithGrowingDelays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := launch(t, Config{Dir: t.TempDir(), Argv: []string{self}, Env: helperEnv("crash", 0)})
+	// Max far above the helper's run (70 to 500 ms under -race on a busy
+	// machine): each exit is a quick one.
+	st := launch(t, Config{Dir: t.TempDir(), Argv: []string{self}, Env: helperEnv("crash", 0),
+		Backoff: Backoff{Min: 20 * time.Millisecond, Max: 10 * time.Second}})
 	var delays []string
 	for i := 0; i < 4; i++ {
 		got := st.await(t, "backing off ")
@@ -212,7 +225,7 @@ func TestACrashingProgramIsRetriedWithGrowingDelays(t *testing.T) {
 		}
 		delays = append(delays, strings.Fields(got)[2])
 	}
-	want := []string{"20ms:", "40ms:", "80ms:", "80ms:"}
+	want := []string{"20ms:", "40ms:", "80ms:", "160ms:"}
 	if strings.Join(delays, " ") != strings.Join(want, " ") {
 		t.Errorf("delays %q, want %q", delays, want)
 	}
@@ -225,4 +238,55 @@ func TestAProgramThatCannotBeFoundIsRetriedNotFatal(t *testing.T) {
 		t.Errorf("status %q: want it to say the program is not found", got)
 	}
 	st.await(t, "backing off ") // and again
+}
+
+// TestALauncherEndsWhenItsDirectoryIsRemovedOrMovedAway: the unit's bind
+// mount would keep showing the old directory; systemd starts the unit
+// again with the new one.
+func TestALauncherEndsWhenItsDirectoryIsRemovedOrMovedAway(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(dir string) error
+	}{
+		{"removed", os.RemoveAll},
+		{"moved away", func(dir string) error { return os.Rename(dir, dir+".old") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "app")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			st := newStatuses()
+			ended := make(chan error, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				ended <- Run(ctx, Config{Dir: dir, Argv: []string{self}, Env: helperEnv("serve", freePort(t)),
+					Backoff: Backoff{Min: 20 * time.Millisecond, Max: 80 * time.Millisecond}, Settle: 20 * time.Millisecond,
+					Status: st.set, Logf: t.Logf})
+			}()
+			st.await(t, "running ")
+			if err := tc.change(dir); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-ended:
+				if err != ErrDirReplaced {
+					t.Errorf("Run = %v, want ErrDirReplaced", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run did not end within 10 s of its directory being " + tc.name)
+			}
+		})
+	}
+}
+
+func TestALauncherWithItsDirectoryInPlaceEndsOnlyWithItsContext(t *testing.T) {
+	st := launch(t, Config{Dir: t.TempDir(), Argv: []string{"/bin/sleep", "60"}, Env: []string{"PATH=/bin"}})
+	st.await(t, "running /bin/sleep")
+	// launch's cleanup cancels the context and checks that Run returns nil.
 }

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/apprun"
@@ -121,56 +118,4 @@ func sdNotifier() func(string) {
 		c.SetWriteDeadline(time.Now().Add(time.Second))
 		c.Write([]byte(state))
 	}
-}
-
-// appDir makes an app's directory when it is missing, as its user: the
-// app unit's ExecStartPre (as root, outside the sandbox: a bind mount needs
-// its source). Everything it does is done with the user's credentials, so
-// a symlink the user planted leads nowhere the user could not go.
-//
-//	agent-box app-dir USER DIR
-func (p *Program) appDir(args []string) error {
-	if len(args) != 2 || !filepath.IsAbs(args[1]) {
-		return usagef("usage: app-dir USER DIR (absolute DIR)")
-	}
-	name, dir := args[0], filepath.Clean(args[1])
-	u, err := user.Lookup(name)
-	if err != nil {
-		return fmt.Errorf("app-dir: %w", err)
-	}
-	uid, err1 := strconv.Atoi(u.Uid)
-	gid, err2 := strconv.Atoi(u.Gid)
-	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("app-dir: user %s: %w", name, err)
-	}
-	if os.Geteuid() != uid {
-		groups, err := u.GroupIds()
-		if err != nil {
-			return fmt.Errorf("app-dir: groups of %s: %w", name, err)
-		}
-		var gids []int
-		for _, g := range groups {
-			if n, err := strconv.Atoi(g); err == nil {
-				gids = append(gids, n)
-			}
-		}
-		// Go applies each to every thread of the process.
-		if err := syscall.Setgroups(gids); err != nil {
-			return fmt.Errorf("app-dir: setgroups: %w", err)
-		}
-		if err := syscall.Setresgid(gid, gid, gid); err != nil {
-			return fmt.Errorf("app-dir: setresgid: %w", err)
-		}
-		if err := syscall.Setresuid(uid, uid, uid); err != nil {
-			return fmt.Errorf("app-dir: setresuid: %w", err)
-		}
-	}
-	syscall.Umask(0o077)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("app-dir: %w", err)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("app-dir: %s is not a directory", dir)
-	}
-	return nil
 }

@@ -86,7 +86,6 @@ commands:
   tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
   app-run --dir DIR [--wait-for FILE] -- PROGRAM [ARG...]
                                                run an app: wait for its program, keep it running (its unit's ExecStart)
-  app-dir USER DIR                             make an app's directory as USER when missing (its unit's ExecStartPre)
   exec-session NAME                            run a session's agent (tmux runs this)
   agent-hook SETUP session-start               take the agent's report that a conversation started (its managed hook or plugin)
   agent-hook SETUP event EVENT                 take the agent's report of EVENT: an attention state (its managed hook or plugin)
@@ -217,8 +216,6 @@ func (p *Program) run(ctx context.Context, args []string) error {
 		return p.supervise(ctx)
 	case "app-run":
 		return p.appRun(ctx, rest)
-	case "app-dir":
-		return p.appDir(rest)
 	case "tmux-server":
 		if len(rest) != 0 {
 			return usagef("tmux-server takes no arguments")

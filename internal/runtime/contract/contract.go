@@ -240,8 +240,10 @@ type Contract struct {
 	// Apps: what an agent builds, run as a hardened service of its user
 	// (docs/runtime-contract.md, "Apps"). Label names an app of a user
 	// in its unit's instance (one host name label, for an origin of its
-	// own): app names hold no '-', so the first "--" splits it. The app's program
-	// lives in ~/Dir by default (the unit sees it read-only) and keeps its data in
+	// own): app names hold no '-', so the first "--" splits it. The app's
+	// program lives in Dir, the user's in a directory of root's, so that
+	// the user cannot swap it for a symlink (the unit sees it read-only);
+	// it keeps its data in
 	// /var/lib/<StateDirectory> ($STATE_DIRECTORY); it serves HTTP on
 	// 127.0.0.1:<Port> of the unit's own network namespace ($<PortVariable>),
 	// reached only through Socket, which systemd creates for Caddy. The

@@ -52,7 +52,7 @@ let
     let
       forApp = t: builtins.replaceStrings [ "<label>" "<app>" "<user>" ] [ label appName name ] t;
       label = builtins.replaceStrings [ "<app>" "<user>" ] [ appName name ] contract.apps.label;
-      dir = if a.directory == null then "/home/${name}/${forApp contract.apps.dir}" else a.directory;
+      dir = forApp contract.apps.dir;
       wait = if a.waitFor == null then firstRelative a.command else a.waitFor;
     in
     {

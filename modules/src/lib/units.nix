@@ -173,6 +173,9 @@ let
       else
         { }
     )
+    // {
+      "tmpfiles.d/agent-box-apps.conf" = render.app.tmpfiles n;
+    }
     // agentFiles.files n host
     // (
       if n.web.enable && n.web.ptraceScope != null then

@@ -48,10 +48,6 @@ concatMap (
       message = "${where}.command = ${show a.command}: give the program and its arguments as a list, such as [ \"python3\" \"app.py\" ] (no newlines).";
     }
     {
-      assertion = hasPrefix "/" a.dir && match "[^[:space:]]*" a.dir != null && match ".*(^|/)\\.\\.?(/.*|$)" a.dir == null;
-      message = "${where}.directory = ${show a.dir}: use an absolute path without spaces, . or .. elements.";
-    }
-    {
       assertion = a.waitFor == null || (noNewline a.waitFor && match ".*(^|/)\\.\\.(/.*|$)" a.waitFor == null);
       message = "${where}.waitFor = ${show a.waitFor}: use a path without .. elements (relative to the app's directory, or absolute).";
     }
