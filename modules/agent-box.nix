@@ -366,7 +366,7 @@ let
       options = {
         command = mkOption {
           type = types.listOf types.str;
-          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's directory, `${contract.apps.dir}`, which the user's agents write (in a directory of root's, so that it cannot be swapped for a symlink); an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace; only Caddy reaches it.";
+          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's directory, `${contract.apps.dir}`, which the user's agents write (in a directory of root's, so that it cannot be swapped for a symlink); an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace, reached only through the app's socket (root's and Caddy's group's).";
           example = [
             "python3"
             "app.py"
@@ -3298,7 +3298,7 @@ in
 { contract, ... }:
 n: text:
 let
-  forApp = builtins.replaceStrings [ "<label>" "<app>" "<user>" ] [ contract.apps.label "<name>" "$USER" ];
+  forApp = builtins.replaceStrings [ "<app>" "<user>" ] [ "<name>" "$USER" ];
 in
 builtins.replaceStrings
   [ "@hooksDir@" "@session@" "@port@" "@appDir@" "@appUnit@" ]
@@ -3307,7 +3307,7 @@ builtins.replaceStrings
     contract.env.session.name
     contract.apps.portVariable
     (forApp contract.apps.dir)
-    (builtins.replaceStrings [ ".service" ] [ "" ] (forApp (forApp contract.apps.unit)))
+    (forApp (builtins.replaceStrings [ ".service" "<label>" ] [ "" contract.apps.label ] contract.apps.unit))
   ]
   text
 + (
@@ -5076,6 +5076,10 @@ in
 
           // runLoop waits for the program, runs it and restarts it until ctx ends.
           func runLoop(ctx context.Context, cfg Config, st *state) {
+          	say := func(running bool, text string) {
+          		st.set(running, text)
+          		cfg.Status(text)
+          	}
           	var delay time.Duration
           	restarts := 0
           	for {
@@ -5090,9 +5094,7 @@ in
           			// the agent may be writing it.
           			cfg.Logf("cannot start %s: %v", cfg.Argv[0], err)
           			delay = cfg.Backoff.Next(delay, 0)
-          			text := fmt.Sprintf("backing off %v: cannot start %s: %v (restarts %d)", delay, cfg.Argv[0], errText(err), restarts)
-          			st.set(false, text)
-          			cfg.Status(text)
+          			say(false, fmt.Sprintf("backing off %v: cannot start %s: %v (restarts %d)", delay, cfg.Argv[0], errText(err), restarts))
           			if !sleep(ctx, delay) {
           				return
           			}
@@ -5100,9 +5102,7 @@ in
           			continue
           		}
           		began := time.Now()
-          		text := fmt.Sprintf("running %s (pid %d, restarts %d)", cfg.Argv[0], pid, restarts)
-          		st.set(true, text)
-          		cfg.Status(text)
+          		say(true, fmt.Sprintf("running %s (pid %d, restarts %d)", cfg.Argv[0], pid, restarts))
           		cfg.Logf("started %s (pid %d)", cfg.Argv[0], pid)
           		var ws syscall.WaitStatus
           		select {
@@ -5115,9 +5115,7 @@ in
           		delay = cfg.Backoff.Next(delay, uptime)
           		exit := describe(ws)
           		cfg.Logf("%s %s after %v; starting it again in %v", cfg.Argv[0], exit, uptime.Round(time.Millisecond), delay)
-          		text = fmt.Sprintf("backing off %v: %s %s after %v (restarts %d)", delay, cfg.Argv[0], exit, uptime.Round(time.Second), restarts)
-          		st.set(false, text)
-          		cfg.Status(text)
+          		say(false, fmt.Sprintf("backing off %v: %s %s after %v (restarts %d)", delay, cfg.Argv[0], exit, uptime.Round(time.Second), restarts))
           		if !sleep(ctx, delay) {
           			return
           		}
@@ -9833,13 +9831,9 @@ in
           	if len(argv) == 0 || !filepath.IsAbs(*dir) || (*waitFor != "" && !filepath.IsAbs(*waitFor)) {
           		return usagef("usage: app-run --dir DIR [--wait-for FILE] [--restart-delay D] [--restart-delay-max D] -- PROGRAM [ARG...] (absolute DIR and FILE)")
           	}
-          	min, err := contract.ParseDuration(*delay)
+          	backoff, err := ParseBackoff(*delay, *delayMax)
           	if err != nil {
-          		return usagef("app-run: --restart-delay: %v", err)
-          	}
-          	max, err := contract.ParseDuration(*delayMax)
-          	if err != nil {
-          		return usagef("app-run: --restart-delay-max: %v", err)
+          		return usagef("app-run: %v", err)
           	}
           	log := journal.New(p.Stderr, "agent-box-app")
           	var listener net.Listener
@@ -9870,11 +9864,32 @@ in
           	return apprun.Run(ctx, apprun.Config{
           		Dir: *dir, WaitFor: *waitFor, Argv: argv, Env: env,
           		Port: contract.Apps.Port, Listener: listener,
-          		Backoff: apprun.Backoff{Min: min, Max: max},
+          		Backoff: backoff,
           		Settle:  contract.Duration(contract.Apps.Settle),
           		Status:  func(s string) { notify("STATUS=" + s) },
           		Logf:    log.Printf,
           	})
+          }
+
+          // ParseBackoff reads an app's restartDelay and restartDelayMax as the
+          // module checks them (the contract's apps.restartDelay.min; the longest
+          // delay at least the first).
+          func ParseBackoff(delay, delayMax string) (apprun.Backoff, error) {
+          	min, err := contract.ParseDuration(delay)
+          	if err != nil {
+          		return apprun.Backoff{}, fmt.Errorf("restart delay %q: %w", delay, err)
+          	}
+          	if least := contract.Duration(contract.Apps.RestartDelay.Min); min < least {
+          		return apprun.Backoff{}, fmt.Errorf("restart delay %q: at least %s", delay, contract.Apps.RestartDelay.Min)
+          	}
+          	max, err := contract.ParseDuration(delayMax)
+          	if err != nil {
+          		return apprun.Backoff{}, fmt.Errorf("longest restart delay %q: %w", delayMax, err)
+          	}
+          	if max < min {
+          		return apprun.Backoff{}, fmt.Errorf("longest restart delay %q: at least the restart delay %q", delayMax, delay)
+          	}
+          	return apprun.Backoff{Min: min, Max: max}, nil
           }
 
           // programEnv is the program's environment: the unit's, without what

@@ -20,6 +20,7 @@ import (
 	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/nixtest"
 	"github.com/agent-box/agent-box/internal/runtime/auth"
+	"github.com/agent-box/agent-box/internal/runtime/cli"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
@@ -158,6 +159,11 @@ var goSides = map[string]goSide{
 	"terminalCheckInterval": func(t *testing.T, c tcase) (error, string) {
 		v := c.str(t)
 		return webDaemon(map[string]string{web.EnvCheckInterval: v}), v
+	},
+	"restartDelay": func(t *testing.T, c tcase) (error, string) {
+		v := c.str(t)
+		_, err := cli.ParseBackoff(v, "1h")
+		return err, v
 	},
 	"silenceAfter": func(t *testing.T, c tcase) (error, string) {
 		v := c.str(t)

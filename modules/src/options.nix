@@ -181,7 +181,7 @@ let
       options = {
         command = mkOption {
           type = types.listOf types.str;
-          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's directory, `${contract.apps.dir}`, which the user's agents write (in a directory of root's, so that it cannot be swapped for a symlink); an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace; only Caddy reaches it.";
+          description = "The program and its arguments, passed as is, never through a shell. The program runs in the app's directory, `${contract.apps.dir}`, which the user's agents write (in a directory of root's, so that it cannot be swapped for a symlink); an element with a `/` that is not absolute is relative to it, a bare name is looked up in the app's `PATH` (`packages`). It serves HTTP on `127.0.0.1:\$${contract.apps.portVariable}` (${toString contract.apps.port}) of its own network namespace, reached only through the app's socket (root's and Caddy's group's).";
           example = [
             "python3"
             "app.py"

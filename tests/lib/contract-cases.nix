@@ -80,6 +80,13 @@ let
     sessionLifetime = v: web { sessionLifetime = v; };
     idleTimeout = v: web { idleTimeout = v; };
     terminalCheckInterval = v: web { terminalCheckInterval = v; };
+    restartDelay = v: {
+      users.alice.apps.a = {
+        command = [ "x" ];
+        restartDelay = v;
+        restartDelayMax = "1h";
+      };
+    };
     silenceAfter = v: {
       users.alice = { };
       attention.silenceAfter = v;

@@ -209,6 +209,10 @@ func watchDir(dir string) (gone <-chan struct{}, unwatch func(), err error) {
 
 // runLoop waits for the program, runs it and restarts it until ctx ends.
 func runLoop(ctx context.Context, cfg Config, st *state) {
+	say := func(running bool, text string) {
+		st.set(running, text)
+		cfg.Status(text)
+	}
 	var delay time.Duration
 	restarts := 0
 	for {
@@ -223,9 +227,7 @@ func runLoop(ctx context.Context, cfg Config, st *state) {
 			// the agent may be writing it.
 			cfg.Logf("cannot start %s: %v", cfg.Argv[0], err)
 			delay = cfg.Backoff.Next(delay, 0)
-			text := fmt.Sprintf("backing off %v: cannot start %s: %v (restarts %d)", delay, cfg.Argv[0], errText(err), restarts)
-			st.set(false, text)
-			cfg.Status(text)
+			say(false, fmt.Sprintf("backing off %v: cannot start %s: %v (restarts %d)", delay, cfg.Argv[0], errText(err), restarts))
 			if !sleep(ctx, delay) {
 				return
 			}
@@ -233,9 +235,7 @@ func runLoop(ctx context.Context, cfg Config, st *state) {
 			continue
 		}
 		began := time.Now()
-		text := fmt.Sprintf("running %s (pid %d, restarts %d)", cfg.Argv[0], pid, restarts)
-		st.set(true, text)
-		cfg.Status(text)
+		say(true, fmt.Sprintf("running %s (pid %d, restarts %d)", cfg.Argv[0], pid, restarts))
 		cfg.Logf("started %s (pid %d)", cfg.Argv[0], pid)
 		var ws syscall.WaitStatus
 		select {
@@ -248,9 +248,7 @@ func runLoop(ctx context.Context, cfg Config, st *state) {
 		delay = cfg.Backoff.Next(delay, uptime)
 		exit := describe(ws)
 		cfg.Logf("%s %s after %v; starting it again in %v", cfg.Argv[0], exit, uptime.Round(time.Millisecond), delay)
-		text = fmt.Sprintf("backing off %v: %s %s after %v (restarts %d)", delay, cfg.Argv[0], exit, uptime.Round(time.Second), restarts)
-		st.set(false, text)
-		cfg.Status(text)
+		say(false, fmt.Sprintf("backing off %v: %s %s after %v (restarts %d)", delay, cfg.Argv[0], exit, uptime.Round(time.Second), restarts))
 		if !sleep(ctx, delay) {
 			return
 		}

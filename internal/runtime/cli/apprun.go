@@ -39,13 +39,9 @@ func (p *Program) appRun(ctx context.Context, args []string) error {
 	if len(argv) == 0 || !filepath.IsAbs(*dir) || (*waitFor != "" && !filepath.IsAbs(*waitFor)) {
 		return usagef("usage: app-run --dir DIR [--wait-for FILE] [--restart-delay D] [--restart-delay-max D] -- PROGRAM [ARG...] (absolute DIR and FILE)")
 	}
-	min, err := contract.ParseDuration(*delay)
+	backoff, err := ParseBackoff(*delay, *delayMax)
 	if err != nil {
-		return usagef("app-run: --restart-delay: %v", err)
-	}
-	max, err := contract.ParseDuration(*delayMax)
-	if err != nil {
-		return usagef("app-run: --restart-delay-max: %v", err)
+		return usagef("app-run: %v", err)
 	}
 	log := journal.New(p.Stderr, "agent-box-app")
 	var listener net.Listener
@@ -76,11 +72,32 @@ func (p *Program) appRun(ctx context.Context, args []string) error {
 	return apprun.Run(ctx, apprun.Config{
 		Dir: *dir, WaitFor: *waitFor, Argv: argv, Env: env,
 		Port: contract.Apps.Port, Listener: listener,
-		Backoff: apprun.Backoff{Min: min, Max: max},
+		Backoff: backoff,
 		Settle:  contract.Duration(contract.Apps.Settle),
 		Status:  func(s string) { notify("STATUS=" + s) },
 		Logf:    log.Printf,
 	})
+}
+
+// ParseBackoff reads an app's restartDelay and restartDelayMax as the
+// module checks them (the contract's apps.restartDelay.min; the longest
+// delay at least the first).
+func ParseBackoff(delay, delayMax string) (apprun.Backoff, error) {
+	min, err := contract.ParseDuration(delay)
+	if err != nil {
+		return apprun.Backoff{}, fmt.Errorf("restart delay %q: %w", delay, err)
+	}
+	if least := contract.Duration(contract.Apps.RestartDelay.Min); min < least {
+		return apprun.Backoff{}, fmt.Errorf("restart delay %q: at least %s", delay, contract.Apps.RestartDelay.Min)
+	}
+	max, err := contract.ParseDuration(delayMax)
+	if err != nil {
+		return apprun.Backoff{}, fmt.Errorf("longest restart delay %q: %w", delayMax, err)
+	}
+	if max < min {
+		return apprun.Backoff{}, fmt.Errorf("longest restart delay %q: at least the restart delay %q", delayMax, delay)
+	}
+	return apprun.Backoff{Min: min, Max: max}, nil
 }
 
 // programEnv is the program's environment: the unit's, without what

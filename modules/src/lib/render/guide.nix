@@ -7,7 +7,7 @@
 { contract, ... }:
 n: text:
 let
-  forApp = builtins.replaceStrings [ "<label>" "<app>" "<user>" ] [ contract.apps.label "<name>" "$USER" ];
+  forApp = builtins.replaceStrings [ "<app>" "<user>" ] [ "<name>" "$USER" ];
 in
 builtins.replaceStrings
   [ "@hooksDir@" "@session@" "@port@" "@appDir@" "@appUnit@" ]
@@ -16,7 +16,7 @@ builtins.replaceStrings
     contract.env.session.name
     contract.apps.portVariable
     (forApp contract.apps.dir)
-    (builtins.replaceStrings [ ".service" ] [ "" ] (forApp (forApp contract.apps.unit)))
+    (forApp (builtins.replaceStrings [ ".service" "<label>" ] [ "" contract.apps.label ] contract.apps.unit))
   ]
   text
 + (
