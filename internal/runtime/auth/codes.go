@@ -1,15 +1,19 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"sync"
 	"time"
 )
 
-// One-time codes hand a box session over to a user origin: bound to the
-// box session, the user and the browser that asked for the code (a binding
-// secret in a cookie the box origin sets with it, checked at the
-// hand-over), valid 60 s, used at most once. They live in memory only.
+// One-time codes hand a box session over to a user's or an app's origin:
+// bound to the box session, the origin and the browser that asked for the
+// code (a binding secret in a cookie, checked at the hand-over: for a user
+// origin the box origin sets it with the code; an app's origin sets its
+// own and sends the box origin only its hash), valid 60 s, used at most
+// once. They live in memory only, with the binding secret's hash.
 const (
 	codeLifetime   = 60 * time.Second
 	maxCodes       = 4096 // pending codes in all
@@ -18,8 +22,8 @@ const (
 
 type code struct {
 	box     string // box session id
-	user    string
-	bind    string // the binding cookie's value
+	origin  string // the origin's key (origin.key)
+	bind    string // bindHash of the binding cookie's value
 	expires time.Time
 	seq     uint64 // issue order
 }
@@ -32,9 +36,25 @@ type codes struct {
 
 func newCodes() *codes { return &codes{m: map[string]code{}} }
 
-// issue returns a fresh code for (box, user) and its binding secret, or
-// "" when too many are pending.
-func (c *codes) issue(box, user string, now time.Time) (k, bind string) {
+// bindHash is the text a code keeps of its binding secret: base64url of
+// its sha256 (what an app's origin sends the box origin).
+func bindHash(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// validBindHash reports whether h has bindHash's form.
+func validBindHash(h string) bool {
+	if len(h) != secretLen {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(h)
+	return err == nil && len(b) == sha256.Size
+}
+
+// issue returns a fresh code for (box, origin key) bound to the secret
+// whose bindHash is bind, or "" when too many are pending.
+func (c *codes) issue(box, origin, bind string, now time.Time) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var mine []string
@@ -56,20 +76,20 @@ func (c *codes) issue(box, user string, now time.Time) (k, bind string) {
 		delete(c.m, oldest)
 	}
 	if len(c.m) >= maxCodes {
-		return "", ""
+		return ""
 	}
-	k, bind = randomText(32), randomText(32)
+	k := randomText(32)
 	c.seq++
-	c.m[k] = code{box: box, user: user, bind: bind, expires: now.Add(codeLifetime), seq: c.seq}
-	return k, bind
+	c.m[k] = code{box: box, origin: origin, bind: bind, expires: now.Add(codeLifetime), seq: c.seq}
+	return k
 }
 
 // take consumes k: whatever happens next, it cannot be used again. ok is
-// false for an unknown, used or expired code, for one of another user, and
-// for one whose binding secret is none of binds (the cookies the browser
-// sent): such a code is consumed too, since it was seen where it does not
-// belong.
-func (c *codes) take(k, user string, binds []string, now time.Time) (box string, ok bool) {
+// false for an unknown, used or expired code, for one of another origin,
+// and for one whose binding secret is none of binds (the cookies the
+// browser sent): such a code is consumed too, since it was seen where it
+// does not belong.
+func (c *codes) take(k, origin string, binds []string, now time.Time) (box string, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, found := c.m[k]
@@ -77,11 +97,11 @@ func (c *codes) take(k, user string, binds []string, now time.Time) (box string,
 		return "", false
 	}
 	delete(c.m, k)
-	if !now.Before(v.expires) || v.user != user {
+	if !now.Before(v.expires) || v.origin != origin {
 		return "", false
 	}
 	for _, b := range binds {
-		if subtle.ConstantTimeCompare([]byte(b), []byte(v.bind)) == 1 {
+		if subtle.ConstantTimeCompare([]byte(bindHash(b)), []byte(v.bind)) == 1 {
 			return v.box, true
 		}
 	}

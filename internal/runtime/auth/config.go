@@ -46,10 +46,12 @@ var (
 // Config is the auth service's configuration (AGENT_BOX_AUTH_CONFIG) with
 // the login hashes read from the credentials directory.
 type Config struct {
-	Domain          string           // D: host[:port], exactly as browsers use it
-	Users           []string         // agent users with the web surface
-	Logins          map[string]Login // login name -> what it may open
-	SessionLifetime time.Duration    // absolute
+	Domain          string              // D: host[:port], exactly as browsers use it
+	AppsDomain      string              // the apps' domain (host[:port]): D unless set
+	Users           []string            // agent users with the web surface
+	Apps            map[string][]string // user -> its apps behind the login
+	Logins          map[string]Login    // login name -> what it may open
+	SessionLifetime time.Duration       // absolute
 	IdleTimeout     time.Duration
 
 	hashes map[string]Hash // login -> its password hash
@@ -71,11 +73,13 @@ func configErrorf(path, format string, a ...any) error {
 
 // rawConfig is the JSON of the contract; unknown fields are refused.
 type rawConfig struct {
-	Domain          string           `json:"domain"`
-	Users           []string         `json:"users"`
-	Logins          map[string]Login `json:"logins"`
-	SessionLifetime *string          `json:"sessionLifetime"`
-	IdleTimeout     *string          `json:"idleTimeout"`
+	Domain          string              `json:"domain"`
+	AppsDomain      *string             `json:"appsDomain"`
+	Users           []string            `json:"users"`
+	Apps            map[string][]string `json:"apps"`
+	Logins          map[string]Login    `json:"logins"`
+	SessionLifetime *string             `json:"sessionLifetime"`
+	IdleTimeout     *string             `json:"idleTimeout"`
 }
 
 // LoadConfig reads the configuration file at path and each login's hash
@@ -112,9 +116,15 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := exactKeys(data); err != nil {
 		return nil, err
 	}
-	c := &Config{Domain: raw.Domain, Users: raw.Users, Logins: raw.Logins}
+	c := &Config{Domain: raw.Domain, AppsDomain: raw.Domain, Users: raw.Users, Logins: raw.Logins, Apps: raw.Apps}
 	if err := checkDomain(c.Domain); err != nil {
 		return nil, err
+	}
+	if raw.AppsDomain != nil {
+		if err := checkDomain(*raw.AppsDomain); err != nil {
+			return nil, fmt.Errorf("appsDomain: %w", err)
+		}
+		c.AppsDomain = *raw.AppsDomain
 	}
 	seen := map[string]bool{}
 	for _, u := range c.Users {
@@ -125,6 +135,9 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, fmt.Errorf("users: %q is listed twice", u)
 		}
 		seen[u] = true
+	}
+	if err := c.checkApps(seen); err != nil {
+		return nil, err
 	}
 	if c.Logins == nil {
 		c.Logins = map[string]Login{}
@@ -154,6 +167,31 @@ func ParseConfig(data []byte) (*Config, error) {
 	return c, nil
 }
 
+// checkApps checks the apps behind the login: apps of configured users,
+// app names of the contract, each once, and no app origin that is also a
+// user's (a user named like an app's label, when the apps' domain is D).
+func (c *Config) checkApps(users map[string]bool) error {
+	for u, apps := range c.Apps {
+		if !users[u] {
+			return fmt.Errorf("apps: unknown user %q (not in users)", u)
+		}
+		mine := map[string]bool{}
+		for _, a := range apps {
+			if !appName.Match(a) {
+				return fmt.Errorf("apps.%s: %q is not an app name (%s)", u, a, appName.Pattern)
+			}
+			if mine[a] {
+				return fmt.Errorf("apps.%s: %q is listed twice", u, a)
+			}
+			mine[a] = true
+			if l := contract.AppLabel(u, a); c.AppsDomain == c.Domain && users[l] {
+				return fmt.Errorf("apps.%s: the origin of app %q, %s.%s, is user %q's; set appsDomain or rename one", u, a, l, c.Domain, l)
+			}
+		}
+	}
+	return nil
+}
+
 // exactKeys refuses keys that encoding/json matched only case-insensitively
 // ("sessionlifetime"): the names are exactly the contract's.
 func exactKeys(data []byte) error {
@@ -161,7 +199,7 @@ func exactKeys(data []byte) error {
 	if err := json.Unmarshal(data, &top); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
-	known := map[string]bool{"domain": true, "users": true, "logins": true, "sessionLifetime": true, "idleTimeout": true}
+	known := map[string]bool{"domain": true, "appsDomain": true, "users": true, "apps": true, "logins": true, "sessionLifetime": true, "idleTimeout": true}
 	for k := range top {
 		if !known[k] {
 			return fmt.Errorf("unknown field %q", k)
@@ -247,9 +285,6 @@ func (c *Config) isUser(u string) bool {
 	}
 	return false
 }
-
-// userOrigin is https://U.D.
-func (c *Config) userOrigin(u string) string { return "https://" + u + "." + c.Domain }
 
 // host is the box's host name: Domain without its port (cookies have no
 // port).

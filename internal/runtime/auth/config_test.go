@@ -43,7 +43,7 @@ func TestConfigDefaultsAndValues(t *testing.T) {
 	if !c.mayOpen("ops", "alice") || c.mayOpen("ops", "bob") || c.mayOpen("nobody", "alice") {
 		t.Error("mayOpen")
 	}
-	if got := c.userOrigin("alice"); got != "https://alice.box.localhost:8443" {
+	if got := c.originURL(origin{User: "alice"}); got != "https://alice.box.localhost:8443" {
 		t.Errorf("userOrigin: %q", got)
 	}
 	c = mustConfig(t, testConfig)
@@ -85,6 +85,11 @@ func TestConfigErrors(t *testing.T) {
 		{"domain with a big port", `{"domain": "box.test:65536", ` + users + `}`, `port must be`},
 		{"domain with user info", `{"domain": "a@box.test", ` + users + `}`, `"a@box" is not`},
 		{"domain with a space", `{"domain": "box.test ", ` + users + `}`, `is not a lowercase`},
+		{"apps of an unknown user", `{"domain": "box.test", ` + users + `, "apps": {"carol": ["site"]}}`, `apps: unknown user "carol"`},
+		{"an app name with a dash", `{"domain": "box.test", ` + users + `, "apps": {"alice": ["my-site"]}}`, `"my-site" is not an app name`},
+		{"an app twice", `{"domain": "box.test", ` + users + `, "apps": {"alice": ["site", "site"]}}`, `"site" is listed twice`},
+		{"an app origin that is a user's", `{"domain": "box.test", "users": ["alice", "site--alice"], "apps": {"alice": ["site"]}}`, `site--alice.box.test, is user "site--alice"'s`},
+		{"apps domain with a scheme", `{"domain": "box.test", "appsDomain": "https://apps.test", ` + users + `}`, `appsDomain: `},
 		{"two objects", `{"domain": "box.test", ` + users + `} {}`, `data after the object`},
 		{"not JSON", `domain = box.test`, `invalid JSON`},
 	} {

@@ -25,7 +25,7 @@ func (s *Server) notifyFresh(user string, fresh []listed) {
 			}
 			s.feed.send(notify.Event{
 				Login: l, User: user, Session: e.Session, State: string(e.State), Reason: e.Reason,
-				Link: s.cfg.userOrigin(user) + contract.TerminalLink(e.Session),
+				Link: s.cfg.originURL(origin{User: user}) + contract.TerminalLink(e.Session),
 				Time: e.Since.UTC().Format(time.RFC3339),
 			}.Feed())
 		}

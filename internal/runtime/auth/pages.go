@@ -20,7 +20,12 @@ var (
 	cookieName = contract.Cookies.Session
 	bindPrefix = contract.Cookies.HandoverPrefix
 	bindPath   = contract.Cookies.HandoverPath
+	appBind    = contract.Cookies.AppBind
 )
+
+// appBindLifetime is how long an app origin's binding cookie lasts: the
+// time to log in on the box origin and come back.
+const appBindLifetime = 10 * time.Minute
 
 // authPage is the path of the auth service's page name.
 var authPage = contract.AuthPage
@@ -36,7 +41,8 @@ const (
 )
 
 // Pages is the handler of the pages listener: the box origin and /auth/*
-// of every user origin, told apart by Host.
+// of every user origin and every app origin behind the login, told apart
+// by Host.
 func (s *Server) Pages() http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -62,8 +68,8 @@ func (s *Server) pages(w http.ResponseWriter, r *http.Request) {
 		s.boxOrigin(w, r)
 		return
 	}
-	if u, ok := strings.CutSuffix(host, "."+s.cfg.Domain); ok && s.cfg.isUser(u) {
-		s.userOriginPages(w, r, u)
+	if o, ok := s.cfg.originOf(host); ok {
+		s.originPages(w, r, o)
 		return
 	}
 	s.notFound(w)
@@ -112,21 +118,32 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) userOriginPages(w http.ResponseWriter, r *http.Request, u string) {
+// originPages is /auth/* of a user's or an app's origin.
+func (s *Server) originPages(w http.ResponseWriter, r *http.Request, o origin) {
 	switch r.URL.Path {
 	case bindPath:
 		if r.Method == http.MethodPost {
-			s.handover(w, r, u)
+			s.handover(w, r, o)
 		} else if allow(w, r, http.MethodGet, http.MethodPost) {
-			s.handoverPage(w, r, u)
+			s.handoverPage(w, r, o)
 		}
 	case authPage("login"):
-		if allow(w, r, http.MethodGet) {
-			redirect(w, http.StatusFound, s.loginURL(u, localPath(r.URL.Query().Get("next"))))
+		if !allow(w, r, http.MethodGet) {
+			return
 		}
+		next := localPath(r.URL.Query().Get("next"))
+		if o.App == "" {
+			redirect(w, http.StatusFound, s.loginURL(o, "", next))
+			return
+		}
+		// An app's origin binds the hand-over to come to this browser
+		// itself: the box origin may be another site.
+		secret := randomText(32)
+		s.setAppBindCookie(w, secret, int(appBindLifetime/time.Second))
+		redirect(w, http.StatusFound, s.loginURL(o, bindHash(secret), next))
 	case authPage("logout"):
 		if allow(w, r, http.MethodPost) {
-			s.logout(w, r, u)
+			s.logout(w, r, o.key())
 		}
 	case authPage("style.css"):
 		if allow(w, r, http.MethodGet) {
@@ -166,9 +183,15 @@ func redirect(w http.ResponseWriter, status int, to string) {
 	w.WriteHeader(status)
 }
 
-// loginURL is the box origin's login form for user u, then next.
-func (s *Server) loginURL(u, next string) string {
-	return "https://" + s.cfg.Domain + authPage("login") + "?" + url.Values{"user": {u}, "next": {next}}.Encode()
+// loginURL is the box origin's login form for origin o (an app's with
+// the hash of its binding secret), then next.
+func (s *Server) loginURL(o origin, bind, next string) string {
+	q := url.Values{"user": {o.User}, "next": {next}}
+	if o.App != "" {
+		q.Set("app", o.App)
+		q.Set("bind", bind)
+	}
+	return "https://" + s.cfg.Domain + authPage("login") + "?" + q.Encode()
 }
 
 // localPath is p if it is a local path (/..., not //..., no scheme, no
@@ -223,10 +246,7 @@ func (s *Server) session(r *http.Request, origin string, now time.Time) (Session
 			break
 		}
 		sess, ok := s.store.find(c.Value)
-		if !ok || sess.Origin != origin {
-			continue
-		}
-		if origin != "" && !s.cfg.mayOpen(sess.Login, origin) {
+		if !ok || sess.Origin != origin || !s.cfg.mayOpenKey(sess.Login, origin) {
 			continue
 		}
 		if _, alive := s.store.alive(sess.ID, now); alive {
@@ -278,30 +298,58 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inbox(sess.Login, s.clock.Now())})
 }
 
-// loginPage is GET /auth/login?user=U&next=P: the form, or, for a live box
-// session, a button that opens U (GET changes nothing, so it cannot
-// hand over by itself).
+// target is the origin a box-origin form names (user, and app with the
+// hash of its binding secret): ok is false when user names no user, or
+// app or bind no app of it behind the login; an app without its bind is
+// none (only the app's origin can start its hand-over).
+func (s *Server) target(user, app, bind string) (origin, bool) {
+	if !s.cfg.isUser(user) {
+		return origin{}, false
+	}
+	if app == "" && bind == "" {
+		return origin{User: user}, true
+	}
+	if !s.cfg.isApp(user, app) || !validBindHash(bind) {
+		return origin{}, false
+	}
+	return origin{User: user, App: app}, true
+}
+
+// targetData fills a page's fields for origin o.
+func (s *Server) targetData(d pageData, o origin, bind string) pageData {
+	d.User, d.App, d.Bind = o.User, o.App, bind
+	if o.User != "" {
+		d.Target = s.cfg.originHost(o)
+	}
+	return d
+}
+
+// loginPage is GET /auth/login?user=U[&app=A&bind=H]&next=P: the form, or,
+// for a live box session, a button that opens U or its app A (GET changes
+// nothing, so it cannot hand over by itself).
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	u, next := q.Get("user"), localPath(q.Get("next"))
-	if !s.cfg.isUser(u) {
-		u = ""
+	next, bind := localPath(q.Get("next")), q.Get("bind")
+	o, ok := s.target(q.Get("user"), q.Get("app"), bind)
+	if !ok {
+		o, bind = origin{}, ""
 	}
-	if sess, ok := s.session(r, "", s.clock.Now()); ok && u != "" {
-		s.render(w, http.StatusOK, "continue", pageData{Title: "agent-box", Login: sess.Login, User: u, Next: next, May: s.cfg.mayOpen(sess.Login, u)})
+	if sess, live := s.session(r, "", s.clock.Now()); live && ok {
+		s.render(w, http.StatusOK, "continue", s.targetData(pageData{Title: "agent-box", Login: sess.Login, Next: next, May: s.cfg.mayOpenKey(sess.Login, o.key())}, o, bind))
 		return
 	}
-	s.render(w, http.StatusOK, "login", pageData{Title: "Log in", User: u, Next: next})
+	s.render(w, http.StatusOK, "login", s.targetData(pageData{Title: "Log in", Next: next}, o, bind))
 }
 
 // login is POST /auth/login.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	name, password := r.PostFormValue("login"), r.PostFormValue("password")
-	u, next := r.PostFormValue("user"), localPath(r.PostFormValue("next"))
-	if !s.cfg.isUser(u) {
-		u = ""
+	next, bind := localPath(r.PostFormValue("next")), r.PostFormValue("bind")
+	o, ok := s.target(r.PostFormValue("user"), r.PostFormValue("app"), bind)
+	if !ok {
+		o, bind = origin{}, ""
 	}
-	form := pageData{Title: "Log in", Login: name, User: u, Next: next}
+	form := s.targetData(pageData{Title: "Log in", Login: name, Next: next}, o, bind)
 	switch res := s.attempt(r, name, password); {
 	case res.gone:
 		return
@@ -324,8 +372,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	sess, secret := s.store.create(name, nil, "", now, s.cfg.SessionLifetime)
 	s.persistLogged(now)
 	s.setCookie(w, sess, secret, now)
-	if u != "" && s.cfg.mayOpen(name, u) {
-		s.handOver(w, sess, u, next, now)
+	if ok && s.cfg.mayOpenKey(name, o.key()) {
+		s.handOver(w, sess, o, bind, next, now)
 		return
 	}
 	if r.PostFormValue("user") != "" {
@@ -334,36 +382,60 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	redirect(w, http.StatusSeeOther, next) // with no user, next is the box's own page
 }
 
-// open is POST /auth/open (user, next) on the box origin.
+// open is POST /auth/open (user, [app, bind,] next) on the box origin.
 func (s *Server) open(w http.ResponseWriter, r *http.Request) {
-	u, next := r.PostFormValue("user"), localPath(r.PostFormValue("next"))
+	next, bind := localPath(r.PostFormValue("next")), r.PostFormValue("bind")
+	o, ok := s.target(r.PostFormValue("user"), r.PostFormValue("app"), bind)
 	now := s.clock.Now()
-	sess, ok := s.session(r, "", now)
-	if !ok {
-		if !s.cfg.isUser(u) {
-			u = ""
+	sess, live := s.session(r, "", now)
+	if !live {
+		q := url.Values{"user": {""}, "next": {next}}
+		if ok {
+			q.Set("user", o.User)
+			if o.App != "" {
+				q.Set("app", o.App)
+				q.Set("bind", bind)
+			}
 		}
-		redirect(w, http.StatusSeeOther, authPage("login")+"?"+url.Values{"user": {u}, "next": {next}}.Encode())
+		redirect(w, http.StatusSeeOther, authPage("login")+"?"+q.Encode())
 		return
 	}
-	if !s.cfg.mayOpen(sess.Login, u) {
-		s.message(w, http.StatusForbidden, "Not allowed", "This login may not open that agent user.")
+	if !ok || !s.cfg.mayOpenKey(sess.Login, o.key()) {
+		s.message(w, http.StatusForbidden, "Not allowed", "This login may not open that agent user or app. An app is opened from its own address.")
 		return
 	}
-	s.handOver(w, sess, u, next, now)
+	s.handOver(w, sess, o, bind, next, now)
 }
 
-// handOver answers 303 to U's hand-over page with a fresh one-time code,
-// and gives this browser the code's binding cookie.
-func (s *Server) handOver(w http.ResponseWriter, box Session, u, next string, now time.Time) {
-	c, bind := s.codes.issue(box.ID, u, now)
+// handOver answers 303 to o's hand-over page with a fresh one-time code.
+// For a user's origin it gives this browser the code's binding cookie;
+// an app's origin set its own, whose hash is bind.
+func (s *Server) handOver(w http.ResponseWriter, box Session, o origin, bind, next string, now time.Time) {
+	secret := ""
+	if o.App == "" {
+		secret = randomText(32)
+		bind = bindHash(secret)
+	}
+	c := s.codes.issue(box.ID, o.key(), bind, now)
 	if c == "" {
 		w.Header().Set("Retry-After", "60")
 		s.message(w, http.StatusServiceUnavailable, "Busy", "Too many hand-overs are pending. Try again in a minute.")
 		return
 	}
-	s.setBindCookie(w, u, bind, int(codeLifetime/time.Second))
-	redirect(w, http.StatusSeeOther, s.cfg.userOrigin(u)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
+	if secret != "" {
+		s.setBindCookie(w, o.User, secret, int(codeLifetime/time.Second))
+	}
+	redirect(w, http.StatusSeeOther, s.cfg.originURL(o)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
+}
+
+// setAppBindCookie sets (maxAge > 0) or clears (maxAge < 0) an app
+// origin's binding cookie: that origin's own (no Domain), for its
+// /auth/handover only.
+func (s *Server) setAppBindCookie(w http.ResponseWriter, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: appBind, Value: value, Path: bindPath, MaxAge: maxAge,
+		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	})
 }
 
 // setBindCookie sets (maxAge > 0) or clears (maxAge < 0) U's binding
@@ -387,36 +459,45 @@ func cookieValues(r *http.Request, name string) []string {
 	return vs
 }
 
-// handoverPage is GET /auth/handover on U's origin: a form that posts the
-// code back, submitted by the one hashed script (or by hand).
-func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, u string) {
+// handoverPage is GET /auth/handover on a user's or an app's origin: a
+// form that posts the code back, submitted by the one hashed script (or
+// by hand).
+func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, o origin) {
 	q := r.URL.Query()
 	c := q.Get("code")
 	if len(c) != secretLen {
 		s.message(w, http.StatusForbidden, "Link not valid", "This link is not valid. Open the agent user again from the box.")
 		return
 	}
-	s.render(w, http.StatusOK, "handover", pageData{Title: "Opening " + u, User: u, Code: c, Next: localPath(q.Get("next"))})
+	s.render(w, http.StatusOK, "handover", s.targetData(pageData{Title: "Opening " + s.cfg.originHost(o), Code: c, Next: localPath(q.Get("next"))}, o, ""))
 }
 
-// handover is POST /auth/handover on U's origin: the code becomes a child
-// session cookie of its box session.
-func (s *Server) handover(w http.ResponseWriter, r *http.Request, u string) {
+// handover is POST /auth/handover on a user's or an app's origin: the
+// code becomes a child session cookie of its box session.
+func (s *Server) handover(w http.ResponseWriter, r *http.Request, o origin) {
 	c, next := r.PostFormValue("code"), localPath(r.PostFormValue("next"))
 	now := s.clock.Now()
-	boxID, ok := s.codes.take(c, u, cookieValues(r, bindPrefix+u), now)
+	bindCookie := bindPrefix + o.User
+	if o.App != "" {
+		bindCookie = appBind
+	}
+	boxID, ok := s.codes.take(c, o.key(), cookieValues(r, bindCookie), now)
 	var box Session
 	if ok {
 		box, ok = s.store.alive(boxID, now)
 	}
-	if !ok || box.Origin != "" || !s.cfg.mayOpen(box.Login, u) {
-		s.message(w, http.StatusForbidden, "Link not valid here", "This link was used already, has expired, is not for this agent user or was made in another browser. Open the agent user again from the box.")
+	if !ok || box.Origin != "" || !s.cfg.mayOpenKey(box.Login, o.key()) {
+		s.message(w, http.StatusForbidden, "Link not valid here", "This link was used already, has expired, is not for this origin or was made in another browser. Open the agent user or the app again.")
 		return
 	}
-	child, secret := s.store.create(box.Login, &box, u, now, s.cfg.SessionLifetime)
+	child, secret := s.store.create(box.Login, &box, o.key(), now, s.cfg.SessionLifetime)
 	s.persistLogged(now)
 	s.setCookie(w, child, secret, now)
-	s.setBindCookie(w, u, "", -1)
+	if o.App == "" {
+		s.setBindCookie(w, o.User, "", -1)
+	} else {
+		s.setAppBindCookie(w, "", -1)
+	}
 	redirect(w, http.StatusSeeOther, next)
 }
 

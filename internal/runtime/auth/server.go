@@ -116,16 +116,19 @@ func New(o Options) (*Server, error) {
 }
 
 // csp returns the Content-Security-Policy of the box origin and of the
-// user origins. A form's redirect is subject to form-action (Chrome), so
-// the box origin, whose login and open forms are answered with a redirect
-// to a user origin, lists every user origin; a user origin's logout goes
-// to the box origin. Each origin runs only its pages' hashed scripts: the
+// user and app origins. A form's redirect is subject to form-action
+// (Chrome), so the box origin, whose login and open forms are answered
+// with a redirect to a user's or an app's origin, lists every one of them;
+// their logout goes to the box origin. Each origin runs only its pages' hashed scripts: the
 // hand-over's on user origins, the hand-over's and the inbox's (with its
 // event stream, connect-src 'self') on the box origin.
 func csp(c *Config) (box, usr string) {
 	var fa strings.Builder
 	for _, u := range c.Users {
-		fa.WriteString(" " + c.userOrigin(u))
+		fa.WriteString(" " + c.originURL(origin{User: u}))
+		for _, a := range c.Apps[u] {
+			fa.WriteString(" " + c.originURL(origin{User: u, App: a}))
+		}
 	}
 	handover, inbox := scriptHash(handoverScript), scriptHash(inboxScript)
 	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; img-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"

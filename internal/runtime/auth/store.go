@@ -33,7 +33,7 @@ type Session struct {
 	ID       string    `json:"id"`
 	SHA256   string    `json:"sha256"`
 	Login    string    `json:"login"`
-	Origin   string    `json:"origin"` // "" for the box origin, else the agent user
+	Origin   string    `json:"origin"` // "" for the box origin, the agent user, or "app:<label>" (origin.key)
 	Parent   string    `json:"parent"` // a child's box session, "" for a box session
 	Created  time.Time `json:"created"`
 	Expires  time.Time `json:"expires"`
@@ -137,7 +137,8 @@ func validStored(s *Session) bool {
 	if s.Origin == "" {
 		return s.Parent == ""
 	}
-	return webUserName.Match(s.Origin) && validID(s.Parent)
+	_, ok := keyOrigin(s.Origin)
+	return ok && validID(s.Parent)
 }
 
 func isHex(s string) bool {
@@ -366,7 +367,7 @@ func (st *store) reconcile(c *Config, now time.Time) (dropped int) {
 		if old, had := st.logins[s.Login]; had && old != fp {
 			return false
 		}
-		return s.Origin == "" || c.mayOpen(s.Login, s.Origin)
+		return c.mayOpenKey(s.Login, s.Origin)
 	}
 	for id, s := range st.sessions {
 		if !allowed(s) {

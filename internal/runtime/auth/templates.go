@@ -88,6 +88,9 @@ type pageData struct {
 	Domain  string
 	Login   string   // the login typed, or the one logged in
 	User    string   // the user to open after logging in
+	App     string   // with User: the app of User to open
+	Bind    string   // with App: the hash of the app origin's binding secret
+	Target  string   // the host of what opens after logging in
 	Next    string   // a local path
 	Users   []string // what the login may open
 	Code    string
@@ -100,10 +103,12 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": a
 <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
 <input type="hidden" name="user" value="{{.User}}">
-<input type="hidden" name="next" value="{{.Next}}">
+{{with .App}}<input type="hidden" name="app" value="{{.}}">
+<input type="hidden" name="bind" value="{{$.Bind}}">
+{{end}}<input type="hidden" name="next" value="{{.Next}}">
 <button>Log in</button>
 </form>
-{{with .User}}<p class="quiet">Then on to {{.}}.{{$.Domain}}.</p>
+{{with .Target}}<p class="quiet">Then on to {{.}}.</p>
 {{end}}{{template "foot" .}}{{end}}
 
 {{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
@@ -127,17 +132,19 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": a
 {{define "continue"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
 {{if .May}}<form method="post" action="{{auth "open"}}">
 <input type="hidden" name="user" value="{{.User}}">
-<input type="hidden" name="next" value="{{.Next}}">
-<button>Open {{.User}}</button>
+{{with .App}}<input type="hidden" name="app" value="{{.}}">
+<input type="hidden" name="bind" value="{{$.Bind}}">
+{{end}}<input type="hidden" name="next" value="{{.Next}}">
+<button>Open {{if .App}}{{.App}} of {{end}}{{.User}}</button>
 </form>
-{{else}}<p>This login may not open {{.User}}.</p>
+{{else}}<p>This login may not open {{if .App}}{{.App}} of {{end}}{{.User}}.</p>
 {{end}}<p><a href="/">All agent users</a></p>
 {{template "logout" .}}{{template "foot" .}}{{end}}
 
 {{define "handover"}}{{template "head" .}}<form id="handover" method="post" action="{{auth "handover"}}">
 <input type="hidden" name="code" value="{{.Code}}">
 <input type="hidden" name="next" value="{{.Next}}">
-<button>Continue to {{.User}}</button>
+<button>Continue to {{if .App}}{{.App}} of {{end}}{{.User}}</button>
 </form>
 <script>` + handoverScript + `</script>
 {{template "foot" .}}{{end}}

@@ -43,6 +43,21 @@ func For(template, user string) string { return strings.ReplaceAll(template, Pla
 // (under the authPages route, without Caddy's "*").
 func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages.Path, "*") + name }
 
+// AppLabel is the label of user's app (Apps.Label filled): its unit's
+// instance and its origin's first host name label.
+func AppLabel(user, app string) string {
+	return strings.NewReplacer("<app>", app, "<user>", user).Replace(c.Apps.Label)
+}
+
+// SplitAppLabel is AppLabel's inverse: app names hold no '-', so the
+// first separator (what Apps.Label holds between <app> and <user>)
+// splits a label; ok is false without one.
+func SplitAppLabel(label string) (user, app string, ok bool) {
+	sep := strings.TrimSuffix(strings.TrimPrefix(c.Apps.Label, "<app>"), "<user>")
+	app, user, ok = strings.Cut(label, sep)
+	return user, app, ok && AppLabel(user, app) == label
+}
+
 // TerminalLink is the local path, on a user origin, of session's terminal
 // (the terminal route, its session as ttyd's argument).
 func TerminalLink(session string) string {
@@ -107,6 +122,11 @@ type CookieNames struct {
 	// box origin gave it to; it is set for Domain=D and HandoverPath.
 	HandoverPrefix string `json:"handoverPrefix"`
 	HandoverPath   string `json:"handoverPath"`
+	// AppBind binds a hand-over to an app's origin to the browser that
+	// asked for it there: the app origin sets it (no Domain, HandoverPath)
+	// and sends the box origin only its sha256, since the apps' domain
+	// may be another site, where no cookie of the box origin reaches.
+	AppBind string `json:"appBind"`
 }
 
 // Socket is a unix socket of the box: where it is, which unit creates it,

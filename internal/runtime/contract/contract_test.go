@@ -272,3 +272,20 @@ func TestAgentEventsMeanKnownStates(t *testing.T) {
 		}
 	}
 }
+
+// TestAppLabelSplitsBack: a label names exactly one (user, app), since app
+// names hold no '-' (a user name may hold "--").
+func TestAppLabelSplitsBack(t *testing.T) {
+	for _, tc := range []struct{ user, app string }{{"alice", "records"}, {"a--b", "site"}, {"x-y", "a1"}} {
+		l := AppLabel(tc.user, tc.app)
+		u, a, ok := SplitAppLabel(l)
+		if !ok || u != tc.user || a != tc.app {
+			t.Errorf("SplitAppLabel(%q) = %q, %q, %v; want %q, %q", l, u, a, ok, tc.user, tc.app)
+		}
+	}
+	for _, l := range []string{"records", "records-alice", "--alice"} {
+		if u, a, ok := SplitAppLabel(l); ok && Names.App.Match(a) {
+			t.Errorf("SplitAppLabel(%q) = %q, %q: a label with no app", l, u, a)
+		}
+	}
+}
