@@ -22,6 +22,7 @@
 #   internal/runtime/auth/limits.go
 #   internal/runtime/auth/log.go
 #   internal/runtime/auth/notify.go
+#   internal/runtime/auth/origin.go
 #   internal/runtime/auth/pages.go
 #   internal/runtime/auth/password.go
 #   internal/runtime/auth/server.go
@@ -102,6 +103,7 @@
 #   modules/src/lib/agent-files.nix
 #   modules/src/lib/agents.nix
 #   modules/src/lib/build.nix
+#   modules/src/lib/checks/app-origins.nix
 #   modules/src/lib/checks/apps.nix
 #   modules/src/lib/checks/core.nix
 #   modules/src/lib/checks/env.nix
@@ -115,6 +117,7 @@
 #   modules/src/lib/render/agents-table.nix
 #   modules/src/lib/render/app.nix
 #   modules/src/lib/render/auth.nix
+#   modules/src/lib/render/caddy-apps.nix
 #   modules/src/lib/render/caddy.nix
 #   modules/src/lib/render/claude.nix
 #   modules/src/lib/render/codex.nix
@@ -421,6 +424,12 @@ let
           description = "The longest delay between two starts (Go duration, at least `restartDelay`); a run this long resets the delay.";
           example = "5m";
         };
+        public = mkOption {
+          type = types.bool;
+          default = false;
+          description = "Whether the app's origin `https://${contract.apps.label}.<web.appsDomain>/` is open to anyone. `false`: behind the login of the web surface, for the logins that may open the user (Caddy's `forward_auth`; its `${contract.routes.authPages.path}` paths are the login's). Either way Caddy removes only the box's own cookies; the app's cookies and `Authorization` reach it. Needs the web surface and a login that opens the user.";
+          example = true;
+        };
       };
     };
 
@@ -552,6 +561,13 @@ let
         type = types.str;
         description = "Exactly what browsers use to reach the box, port included when it is not 443. The box origin is `https://<domain>/`; agent user `<user>` is `https://<user>.<domain>/`, so DNS must resolve `<domain>` and `*.<domain>` (a wildcard record, or one name per user; `*.localhost` needs none in browsers).";
         example = "box.example.com";
+      };
+      appsDomain = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        defaultText = literalMD "`domain`";
+        description = "The domain of the apps' origins: app `<app>` of user `<user>` is `https://${contract.apps.label}.<appsDomain>/` (one host name label, so one wildcard record and one wildcard certificate cover them). Another registrable domain than `domain` keeps what agents write off the box's site (cookies a script sets for a parent domain, same-site requests); see `docs/operating.md`, \"Apps\". Port included when not 443, like `domain`.";
+        example = "apps.example.net";
       };
       tls = mkOption {
         type = types.enum [
@@ -1031,7 +1047,8 @@ let
             "cookies": {
               "session": "__Host-agentbox",
               "handoverPrefix": "__Secure-agentbox-handover-",
-              "handoverPath": "/auth/handover"
+              "handoverPath": "/auth/handover",
+              "appBind": "__Secure-agentbox-appbind"
             },
             "headers": {
               "prefix": "X-Agent-Box-",
@@ -1760,6 +1777,7 @@ let
         tasksMax
         restartDelay
         restartDelayMax
+        public
         ;
       files = build.appStoreName label;
     };
@@ -1810,10 +1828,20 @@ let
       w = cfg.web;
       d = formats.splitDomain w.domain;
       loginNames = sortStrings (attrNames w.logins);
+      users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
+      appsDomain = if w.appsDomain == null then w.domain else w.appsDomain;
     in
     {
       inherit (w) enable tls openFirewall;
       domain = w.domain;
+      # The apps' domain (the box's unless set), and whether it was set.
+      inherit appsDomain;
+      appsDomainSet = w.appsDomain != null;
+      # The apps of the users with a web origin, each with its origin's
+      # host[:port].
+      apps = map (a: a // { host = "${a.label}.${appsDomain}"; }) (
+        concatMap (u: (user u cfg.users.${u}).apps) (filter (u: cfg.users ? ${u}) users)
+      );
       host = if d == null then w.domain else d.host;
       port = if d == null || d.port == null then formats.domainFormat.defaultPort else builtins.fromJSON d.port;
       logins = map (l: {
@@ -1823,7 +1851,7 @@ let
         users = sortStrings (unique w.logins.${l}.users);
       }) loginNames;
       # Agent users with a web origin: those some login may open.
-      users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
+      inherit users;
       inherit (w)
         sessionLifetime
         idleTimeout
@@ -1868,11 +1896,12 @@ in
 # them to NixOS `assertions`, the offline suite evaluates them. Messages name
 # the option and the fix. This file checks the users, sessions, agents and
 # limits; checks/web.nix the web surface and the webhooks, checks/apps.nix
-# the apps.
+# the apps, checks/app-origins.nix the apps' origins.
 {
   prim,
   formats,
   webChecks,
+  appOriginChecks,
   appChecks,
   envChecks,
   contract,
@@ -2033,7 +2062,8 @@ let
     ++ userChecks n
     ++ limitChecks "${prefix}.slice" n.slice
     ++ attentionChecks n.attention
-    ++ webChecks n caddyGroup;
+    ++ webChecks n caddyGroup
+    ++ appOriginChecks n;
 in
 {
   inherit assertions;
@@ -2315,6 +2345,50 @@ concatMap (
     a.environment
   ++ envChecks.files where a.environmentFiles
 ) u.apps
+      ;
+    appOriginChecks =
+      # The checks of the apps' origins, on the normalized options n (with or
+# without the web surface): an app is reached only through the web
+# surface; the apps' domain has the box domain's form; no app's origin is
+# also a user's.
+{ prim, formats, ... }:
+let
+  inherit (builtins) attrNames elem map;
+  inherit (prim) concatMap show;
+  inherit (formats) domainFormat validDomain;
+  prefix = "services.agent-box.web";
+in
+n:
+let
+  w = n.web;
+in
+concatMap (
+  u:
+  if n.users.${u}.apps == [ ] then
+    [ ]
+  else
+    [
+      {
+        assertion = w.enable && elem u w.users;
+        message = "services.agent-box.users.${show u}.apps: apps are reached only through the web surface, each on its own origin: set ${prefix}.enable = true and name ${show u} in the users of a login under ${prefix}.logins.";
+      }
+    ]
+) (attrNames n.users)
+++ (
+  if !w.enable then
+    [ ]
+  else
+    [
+      {
+        assertion = !w.appsDomainSet || validDomain w.appsDomain;
+        message = "${prefix}.appsDomain = ${show w.appsDomain}: use ${domainFormat.what} (for example \"apps.example.net\"), or null for the box's domain.";
+      }
+    ]
+    ++ map (a: {
+      assertion = w.appsDomain != w.domain || !elem a.label w.users;
+      message = "services.agent-box.users.${show a.user}.apps.${show a.name}: its origin ${a.host} is also agent user ${show a.label}'s: set ${prefix}.appsDomain to another domain, or rename the app or the user.";
+    }) w.apps
+)
       ;
     envChecks =
       # The checks every environment an option sets shares (a user's, an app's):
@@ -2650,8 +2724,9 @@ in
   # The auth service's configuration (AGENT_BOX_AUTH_CONFIG).
   config =
     w:
-    toJSON {
-      inherit (w) domain users sessionLifetime idleTimeout;
+    toJSON (
+      {
+        inherit (w) domain users sessionLifetime idleTimeout;
       logins = listToAttrs (
         map (l: {
           inherit (l) name;
@@ -2662,6 +2737,20 @@ in
         }) w.logins
       );
     }
+    # the apps behind the login, per user (public apps never ask it)
+    // (if w.appsDomainSet then { inherit (w) appsDomain; } else { })
+    // (
+      let
+        gated = filter (a: !a.public) w.apps;
+      in
+      if gated == [ ] then
+        { }
+      else
+        {
+          apps = builtins.foldl' (acc: a: acc // { ${a.user} = (acc.${a.user} or [ ]) ++ [ a.name ]; }) { } gated;
+        }
+    )
+    )
     + "\n";
 
   # agent-box-auth.service.d/overrides.conf. paths: { authEnv; authConfig; }.
@@ -2934,8 +3023,9 @@ in
         ;
       caddy =
         # Caddy's configuration for the web surface (docs/web-contract.md, "Caddy"):
-# the global options and the sites, the box origin and one origin per agent
-# user. Every dial is a literal path. w: the normalized web settings.
+# the global options and the sites, the box origin, one origin per agent
+# user and one per app (render.caddyApps). Every dial is a literal path.
+# w: the normalized web settings.
 {
   prim,
   contract,
@@ -3000,6 +3090,16 @@ let
 
 in
 {
+  # What the apps' sites share (render.caddyApps).
+  parts = {
+    inherit
+      keepCookies
+      prefixLines
+      tlsLine
+      toPages
+      ;
+  };
+
   # Caddy's global options for the web surface (imported inside the global
   # block of the Caddyfile).
   global =
@@ -3092,7 +3192,80 @@ in
           }
         ''
       ) w.users
-    );
+    )
+    + render.caddyApps.sites w;
+}
+        ;
+      caddyApps =
+        # Caddy's sites of the apps' origins (docs/web-contract.md, "Caddy"): one
+# per app of a user with a web origin, `<label>.<appsDomain>`, to the app's
+# socket. A public app is reached by anyone; any other sits behind
+# forward_auth, its /auth/* the auth service's. Only the box's own
+# cookies are removed before the app. w: the normalized web settings.
+{
+  contract,
+  render,
+  ...
+}:
+let
+  inherit (builtins)
+    concatStringsSep
+    map
+    match
+    ;
+  inherit (contract) headers routes sockets;
+  inherit (render.caddy.parts) keepCookies prefixLines tlsLine toPages;
+  cookies = contract.cookies;
+
+  # Every box cookie ("name=value" pair of the Cookie header) becomes ";":
+  # the app gets every other cookie, its own included. Never an empty
+  # replacement: Caddy would take the line for a set.
+  checked =
+    n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${n} needs regexp escaping";
+  dropBoxCookies = "header_up Cookie \"(?:^|;) *(?:${checked cookies.session}|${checked cookies.handoverPrefix}[^=;]*|${checked cookies.appBind})=[^;]*\" \";\"";
+
+  toApp = a: ''
+    reverse_proxy unix/${a.socket} {
+    	${dropBoxCookies}
+    }
+  '';
+
+  # HSTS with ACME (as the box's origins have it); no Cache-Control: the
+  # app decides what may be cached.
+  hsts = tls: if tls == "acme" then "\theader Strict-Transport-Security \"max-age=31536000\"\n" else "";
+
+  site =
+    w: a:
+    "\n${a.host} {\n"
+    + tlsLine w.tls
+    + hsts w.tls
+    + (
+      if a.public then
+        prefixLines "\t" (toApp a)
+      else
+        "\thandle ${routes.authPages.path} {\n"
+        + prefixLines "\t" (toPages [
+          cookies.session
+          cookies.appBind
+        ])
+        + ''
+          	}
+          	handle {
+          		route {
+          			forward_auth unix/${sockets.authVerify.path} {
+          				uri ${routes.verify.path}?user=${a.user}&app=${a.name}
+          				${keepCookies [ cookies.session ]}
+          				header_up ${headers.client} {remote_host}
+          			}
+        ''
+        + prefixLines "\t\t\t" (toApp a)
+        + "\t\t}\n\t}\n"
+    )
+    + "}\n";
+in
+{
+  inherit dropBoxCookies;
+  sites = w: concatStringsSep "" (map (site w) w.apps);
 }
         ;
       claude =
@@ -6447,15 +6620,19 @@ in
           package auth
 
           import (
+          	"crypto/sha256"
           	"crypto/subtle"
+          	"encoding/base64"
           	"sync"
           	"time"
           )
 
-          // One-time codes hand a box session over to a user origin: bound to the
-          // box session, the user and the browser that asked for the code (a binding
-          // secret in a cookie the box origin sets with it, checked at the
-          // hand-over), valid 60 s, used at most once. They live in memory only.
+          // One-time codes hand a box session over to a user's or an app's origin:
+          // bound to the box session, the origin and the browser that asked for the
+          // code (a binding secret in a cookie, checked at the hand-over: for a user
+          // origin the box origin sets it with the code; an app's origin sets its
+          // own and sends the box origin only its hash), valid 60 s, used at most
+          // once. They live in memory only, with the binding secret's hash.
           const (
           	codeLifetime   = 60 * time.Second
           	maxCodes       = 4096 // pending codes in all
@@ -6464,8 +6641,8 @@ in
 
           type code struct {
           	box     string // box session id
-          	user    string
-          	bind    string // the binding cookie's value
+          	origin  string // the origin's key (origin.key)
+          	bind    string // bindHash of the binding cookie's value
           	expires time.Time
           	seq     uint64 // issue order
           }
@@ -6478,9 +6655,25 @@ in
 
           func newCodes() *codes { return &codes{m: map[string]code{}} }
 
-          // issue returns a fresh code for (box, user) and its binding secret, or
-          // "" when too many are pending.
-          func (c *codes) issue(box, user string, now time.Time) (k, bind string) {
+          // bindHash is the text a code keeps of its binding secret: base64url of
+          // its sha256 (what an app's origin sends the box origin).
+          func bindHash(secret string) string {
+          	h := sha256.Sum256([]byte(secret))
+          	return base64.RawURLEncoding.EncodeToString(h[:])
+          }
+
+          // validBindHash reports whether h has bindHash's form.
+          func validBindHash(h string) bool {
+          	if len(h) != secretLen {
+          		return false
+          	}
+          	b, err := base64.RawURLEncoding.DecodeString(h)
+          	return err == nil && len(b) == sha256.Size
+          }
+
+          // issue returns a fresh code for (box, origin key) bound to the secret
+          // whose bindHash is bind, or "" when too many are pending.
+          func (c *codes) issue(box, origin, bind string, now time.Time) string {
           	c.mu.Lock()
           	defer c.mu.Unlock()
           	var mine []string
@@ -6502,20 +6695,20 @@ in
           		delete(c.m, oldest)
           	}
           	if len(c.m) >= maxCodes {
-          		return "", ""
+          		return ""
           	}
-          	k, bind = randomText(32), randomText(32)
+          	k := randomText(32)
           	c.seq++
-          	c.m[k] = code{box: box, user: user, bind: bind, expires: now.Add(codeLifetime), seq: c.seq}
-          	return k, bind
+          	c.m[k] = code{box: box, origin: origin, bind: bind, expires: now.Add(codeLifetime), seq: c.seq}
+          	return k
           }
 
           // take consumes k: whatever happens next, it cannot be used again. ok is
-          // false for an unknown, used or expired code, for one of another user, and
-          // for one whose binding secret is none of binds (the cookies the browser
-          // sent): such a code is consumed too, since it was seen where it does not
-          // belong.
-          func (c *codes) take(k, user string, binds []string, now time.Time) (box string, ok bool) {
+          // false for an unknown, used or expired code, for one of another origin,
+          // and for one whose binding secret is none of binds (the cookies the
+          // browser sent): such a code is consumed too, since it was seen where it
+          // does not belong.
+          func (c *codes) take(k, origin string, binds []string, now time.Time) (box string, ok bool) {
           	c.mu.Lock()
           	defer c.mu.Unlock()
           	v, found := c.m[k]
@@ -6523,11 +6716,11 @@ in
           		return "", false
           	}
           	delete(c.m, k)
-          	if !now.Before(v.expires) || v.user != user {
+          	if !now.Before(v.expires) || v.origin != origin {
           		return "", false
           	}
           	for _, b := range binds {
-          		if subtle.ConstantTimeCompare([]byte(b), []byte(v.bind)) == 1 {
+          		if subtle.ConstantTimeCompare([]byte(bindHash(b)), []byte(v.bind)) == 1 {
           			return v.box, true
           		}
           	}
@@ -6583,10 +6776,12 @@ in
           // Config is the auth service's configuration (AGENT_BOX_AUTH_CONFIG) with
           // the login hashes read from the credentials directory.
           type Config struct {
-          	Domain          string           // D: host[:port], exactly as browsers use it
-          	Users           []string         // agent users with the web surface
-          	Logins          map[string]Login // login name -> what it may open
-          	SessionLifetime time.Duration    // absolute
+          	Domain          string              // D: host[:port], exactly as browsers use it
+          	AppsDomain      string              // the apps' domain (host[:port]): D unless set
+          	Users           []string            // agent users with the web surface
+          	Apps            map[string][]string // user -> its apps behind the login
+          	Logins          map[string]Login    // login name -> what it may open
+          	SessionLifetime time.Duration       // absolute
           	IdleTimeout     time.Duration
 
           	hashes map[string]Hash // login -> its password hash
@@ -6608,11 +6803,13 @@ in
 
           // rawConfig is the JSON of the contract; unknown fields are refused.
           type rawConfig struct {
-          	Domain          string           `json:"domain"`
-          	Users           []string         `json:"users"`
-          	Logins          map[string]Login `json:"logins"`
-          	SessionLifetime *string          `json:"sessionLifetime"`
-          	IdleTimeout     *string          `json:"idleTimeout"`
+          	Domain          string              `json:"domain"`
+          	AppsDomain      *string             `json:"appsDomain"`
+          	Users           []string            `json:"users"`
+          	Apps            map[string][]string `json:"apps"`
+          	Logins          map[string]Login    `json:"logins"`
+          	SessionLifetime *string             `json:"sessionLifetime"`
+          	IdleTimeout     *string             `json:"idleTimeout"`
           }
 
           // LoadConfig reads the configuration file at path and each login's hash
@@ -6649,9 +6846,15 @@ in
           	if err := exactKeys(data); err != nil {
           		return nil, err
           	}
-          	c := &Config{Domain: raw.Domain, Users: raw.Users, Logins: raw.Logins}
+          	c := &Config{Domain: raw.Domain, AppsDomain: raw.Domain, Users: raw.Users, Logins: raw.Logins, Apps: raw.Apps}
           	if err := checkDomain(c.Domain); err != nil {
           		return nil, err
+          	}
+          	if raw.AppsDomain != nil {
+          		if err := checkDomain(*raw.AppsDomain); err != nil {
+          			return nil, fmt.Errorf("appsDomain: %w", err)
+          		}
+          		c.AppsDomain = *raw.AppsDomain
           	}
           	seen := map[string]bool{}
           	for _, u := range c.Users {
@@ -6662,6 +6865,9 @@ in
           			return nil, fmt.Errorf("users: %q is listed twice", u)
           		}
           		seen[u] = true
+          	}
+          	if err := c.checkApps(seen); err != nil {
+          		return nil, err
           	}
           	if c.Logins == nil {
           		c.Logins = map[string]Login{}
@@ -6691,6 +6897,31 @@ in
           	return c, nil
           }
 
+          // checkApps checks the apps behind the login: apps of configured users,
+          // app names of the contract, each once, and no app origin that is also a
+          // user's (a user named like an app's label, when the apps' domain is D).
+          func (c *Config) checkApps(users map[string]bool) error {
+          	for u, apps := range c.Apps {
+          		if !users[u] {
+          			return fmt.Errorf("apps: unknown user %q (not in users)", u)
+          		}
+          		mine := map[string]bool{}
+          		for _, a := range apps {
+          			if !appName.Match(a) {
+          				return fmt.Errorf("apps.%s: %q is not an app name (%s)", u, a, appName.Pattern)
+          			}
+          			if mine[a] {
+          				return fmt.Errorf("apps.%s: %q is listed twice", u, a)
+          			}
+          			mine[a] = true
+          			if l := contract.AppLabel(u, a); c.AppsDomain == c.Domain && users[l] {
+          				return fmt.Errorf("apps.%s: the origin of app %q, %s.%s, is user %q's; set appsDomain or rename one", u, a, l, c.Domain, l)
+          			}
+          		}
+          	}
+          	return nil
+          }
+
           // exactKeys refuses keys that encoding/json matched only case-insensitively
           // ("sessionlifetime"): the names are exactly the contract's.
           func exactKeys(data []byte) error {
@@ -6698,7 +6929,7 @@ in
           	if err := json.Unmarshal(data, &top); err != nil {
           		return fmt.Errorf("invalid JSON: %w", err)
           	}
-          	known := map[string]bool{"domain": true, "users": true, "logins": true, "sessionLifetime": true, "idleTimeout": true}
+          	known := map[string]bool{"domain": true, "appsDomain": true, "users": true, "apps": true, "logins": true, "sessionLifetime": true, "idleTimeout": true}
           	for k := range top {
           		if !known[k] {
           			return fmt.Errorf("unknown field %q", k)
@@ -6784,9 +7015,6 @@ in
           	}
           	return false
           }
-
-          // userOrigin is https://U.D.
-          func (c *Config) userOrigin(u string) string { return "https://" + u + "." + c.Domain }
 
           // host is the box's host name: Domain without its port (cookies have no
           // port).
@@ -7689,7 +7917,7 @@ in
           			}
           			s.feed.send(notify.Event{
           				Login: l, User: user, Session: e.Session, State: string(e.State), Reason: e.Reason,
-          				Link: s.cfg.userOrigin(user) + contract.TerminalLink(e.Session),
+          				Link: s.cfg.originURL(origin{User: user}) + contract.TerminalLink(e.Session),
           				Time: e.Since.UTC().Format(time.RFC3339),
           			}.Feed())
           		}
@@ -7762,6 +7990,89 @@ in
           	}
           }
         '';
+        "auth/origin.go" = ''
+          package auth
+
+          import (
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // origin is an origin of the box other than the box origin: a user's
+          // (App == "") or one of a user's apps behind the login.
+          type origin struct{ User, App string }
+
+          // appKeyPrefix starts the session store's key of an app's origin: a user
+          // name never holds ':', so an app's child session is never a user's.
+          const appKeyPrefix = "app:"
+
+          // key is the origin's name in the session store: the user, or
+          // "app:<label>".
+          func (o origin) key() string {
+          	if o.App == "" {
+          		return o.User
+          	}
+          	return appKeyPrefix + contract.AppLabel(o.User, o.App)
+          }
+
+          // keyOrigin is key's inverse (ok is false for "" and anything else that
+          // names no origin's form).
+          func keyOrigin(key string) (origin, bool) {
+          	if label, ok := strings.CutPrefix(key, appKeyPrefix); ok {
+          		u, a, ok := contract.SplitAppLabel(label)
+          		return origin{User: u, App: a}, ok && webUserName.Match(u) && appName.Match(a)
+          	}
+          	return origin{User: key}, webUserName.Match(key)
+          }
+
+          var appName = &contract.Names.App
+
+          // host is the origin's host[:port].
+          func (c *Config) originHost(o origin) string {
+          	if o.App == "" {
+          		return o.User + "." + c.Domain
+          	}
+          	return contract.AppLabel(o.User, o.App) + "." + c.AppsDomain
+          }
+
+          // originURL is https:// and the origin's host.
+          func (c *Config) originURL(o origin) string { return "https://" + c.originHost(o) }
+
+          // originOf names the origin a request's Host (lowercased) is: a configured
+          // user's, or a configured app's behind the login.
+          func (c *Config) originOf(host string) (origin, bool) {
+          	if u, ok := strings.CutSuffix(host, "."+c.Domain); ok && c.isUser(u) {
+          		return origin{User: u}, true
+          	}
+          	if label, ok := strings.CutSuffix(host, "."+c.AppsDomain); ok {
+          		if u, a, ok := contract.SplitAppLabel(label); ok && c.isApp(u, a) {
+          			return origin{User: u, App: a}, true
+          		}
+          	}
+          	return origin{}, false
+          }
+
+          // isApp reports whether app is one of user's apps behind the login.
+          func (c *Config) isApp(user, app string) bool {
+          	for _, a := range c.Apps[user] {
+          		if a == app {
+          			return true
+          		}
+          	}
+          	return false
+          }
+
+          // mayOpenKey reports whether login may open the origin a session key
+          // names ("": the box origin, which every login has).
+          func (c *Config) mayOpenKey(login, key string) bool {
+          	if key == "" {
+          		return true
+          	}
+          	o, ok := keyOrigin(key)
+          	return ok && c.mayOpen(login, o.User) && (o.App == "" || c.isApp(o.User, o.App))
+          }
+        '';
         "auth/pages.go" = ''
           package auth
 
@@ -7785,7 +8096,12 @@ in
           	cookieName = contract.Cookies.Session
           	bindPrefix = contract.Cookies.HandoverPrefix
           	bindPath   = contract.Cookies.HandoverPath
+          	appBind    = contract.Cookies.AppBind
           )
+
+          // appBindLifetime is how long an app origin's binding cookie lasts: the
+          // time to log in on the box origin and come back.
+          const appBindLifetime = 10 * time.Minute
 
           // authPage is the path of the auth service's page name.
           var authPage = contract.AuthPage
@@ -7801,7 +8117,8 @@ in
           )
 
           // Pages is the handler of the pages listener: the box origin and /auth/*
-          // of every user origin, told apart by Host.
+          // of every user origin and every app origin behind the login, told apart
+          // by Host.
           func (s *Server) Pages() http.Handler {
           	cop := http.NewCrossOriginProtection()
           	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -7827,8 +8144,8 @@ in
           		s.boxOrigin(w, r)
           		return
           	}
-          	if u, ok := strings.CutSuffix(host, "."+s.cfg.Domain); ok && s.cfg.isUser(u) {
-          		s.userOriginPages(w, r, u)
+          	if o, ok := s.cfg.originOf(host); ok {
+          		s.originPages(w, r, o)
           		return
           	}
           	s.notFound(w)
@@ -7877,21 +8194,32 @@ in
           	}
           }
 
-          func (s *Server) userOriginPages(w http.ResponseWriter, r *http.Request, u string) {
+          // originPages is /auth/* of a user's or an app's origin.
+          func (s *Server) originPages(w http.ResponseWriter, r *http.Request, o origin) {
           	switch r.URL.Path {
           	case bindPath:
           		if r.Method == http.MethodPost {
-          			s.handover(w, r, u)
+          			s.handover(w, r, o)
           		} else if allow(w, r, http.MethodGet, http.MethodPost) {
-          			s.handoverPage(w, r, u)
+          			s.handoverPage(w, r, o)
           		}
           	case authPage("login"):
-          		if allow(w, r, http.MethodGet) {
-          			redirect(w, http.StatusFound, s.loginURL(u, localPath(r.URL.Query().Get("next"))))
+          		if !allow(w, r, http.MethodGet) {
+          			return
           		}
+          		next := localPath(r.URL.Query().Get("next"))
+          		if o.App == "" {
+          			redirect(w, http.StatusFound, s.loginURL(o, "", next))
+          			return
+          		}
+          		// An app's origin binds the hand-over to come to this browser
+          		// itself: the box origin may be another site.
+          		secret := randomText(32)
+          		s.setAppBindCookie(w, secret, int(appBindLifetime/time.Second))
+          		redirect(w, http.StatusFound, s.loginURL(o, bindHash(secret), next))
           	case authPage("logout"):
           		if allow(w, r, http.MethodPost) {
-          			s.logout(w, r, u)
+          			s.logout(w, r, o.key())
           		}
           	case authPage("style.css"):
           		if allow(w, r, http.MethodGet) {
@@ -7931,9 +8259,15 @@ in
           	w.WriteHeader(status)
           }
 
-          // loginURL is the box origin's login form for user u, then next.
-          func (s *Server) loginURL(u, next string) string {
-          	return "https://" + s.cfg.Domain + authPage("login") + "?" + url.Values{"user": {u}, "next": {next}}.Encode()
+          // loginURL is the box origin's login form for origin o (an app's with
+          // the hash of its binding secret), then next.
+          func (s *Server) loginURL(o origin, bind, next string) string {
+          	q := url.Values{"user": {o.User}, "next": {next}}
+          	if o.App != "" {
+          		q.Set("app", o.App)
+          		q.Set("bind", bind)
+          	}
+          	return "https://" + s.cfg.Domain + authPage("login") + "?" + q.Encode()
           }
 
           // localPath is p if it is a local path (/..., not //..., no scheme, no
@@ -7988,10 +8322,7 @@ in
           			break
           		}
           		sess, ok := s.store.find(c.Value)
-          		if !ok || sess.Origin != origin {
-          			continue
-          		}
-          		if origin != "" && !s.cfg.mayOpen(sess.Login, origin) {
+          		if !ok || sess.Origin != origin || !s.cfg.mayOpenKey(sess.Login, origin) {
           			continue
           		}
           		if _, alive := s.store.alive(sess.ID, now); alive {
@@ -8043,30 +8374,58 @@ in
           	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inbox(sess.Login, s.clock.Now())})
           }
 
-          // loginPage is GET /auth/login?user=U&next=P: the form, or, for a live box
-          // session, a button that opens U (GET changes nothing, so it cannot
-          // hand over by itself).
+          // target is the origin a box-origin form names (user, and app with the
+          // hash of its binding secret): ok is false when user names no user, or
+          // app or bind no app of it behind the login; an app without its bind is
+          // none (only the app's origin can start its hand-over).
+          func (s *Server) target(user, app, bind string) (origin, bool) {
+          	if !s.cfg.isUser(user) {
+          		return origin{}, false
+          	}
+          	if app == "" && bind == "" {
+          		return origin{User: user}, true
+          	}
+          	if !s.cfg.isApp(user, app) || !validBindHash(bind) {
+          		return origin{}, false
+          	}
+          	return origin{User: user, App: app}, true
+          }
+
+          // targetData fills a page's fields for origin o.
+          func (s *Server) targetData(d pageData, o origin, bind string) pageData {
+          	d.User, d.App, d.Bind = o.User, o.App, bind
+          	if o.User != "" {
+          		d.Target = s.cfg.originHost(o)
+          	}
+          	return d
+          }
+
+          // loginPage is GET /auth/login?user=U[&app=A&bind=H]&next=P: the form, or,
+          // for a live box session, a button that opens U or its app A (GET changes
+          // nothing, so it cannot hand over by itself).
           func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
           	q := r.URL.Query()
-          	u, next := q.Get("user"), localPath(q.Get("next"))
-          	if !s.cfg.isUser(u) {
-          		u = ""
+          	next, bind := localPath(q.Get("next")), q.Get("bind")
+          	o, ok := s.target(q.Get("user"), q.Get("app"), bind)
+          	if !ok {
+          		o, bind = origin{}, ""
           	}
-          	if sess, ok := s.session(r, "", s.clock.Now()); ok && u != "" {
-          		s.render(w, http.StatusOK, "continue", pageData{Title: "agent-box", Login: sess.Login, User: u, Next: next, May: s.cfg.mayOpen(sess.Login, u)})
+          	if sess, live := s.session(r, "", s.clock.Now()); live && ok {
+          		s.render(w, http.StatusOK, "continue", s.targetData(pageData{Title: "agent-box", Login: sess.Login, Next: next, May: s.cfg.mayOpenKey(sess.Login, o.key())}, o, bind))
           		return
           	}
-          	s.render(w, http.StatusOK, "login", pageData{Title: "Log in", User: u, Next: next})
+          	s.render(w, http.StatusOK, "login", s.targetData(pageData{Title: "Log in", Next: next}, o, bind))
           }
 
           // login is POST /auth/login.
           func (s *Server) login(w http.ResponseWriter, r *http.Request) {
           	name, password := r.PostFormValue("login"), r.PostFormValue("password")
-          	u, next := r.PostFormValue("user"), localPath(r.PostFormValue("next"))
-          	if !s.cfg.isUser(u) {
-          		u = ""
+          	next, bind := localPath(r.PostFormValue("next")), r.PostFormValue("bind")
+          	o, ok := s.target(r.PostFormValue("user"), r.PostFormValue("app"), bind)
+          	if !ok {
+          		o, bind = origin{}, ""
           	}
-          	form := pageData{Title: "Log in", Login: name, User: u, Next: next}
+          	form := s.targetData(pageData{Title: "Log in", Login: name, Next: next}, o, bind)
           	switch res := s.attempt(r, name, password); {
           	case res.gone:
           		return
@@ -8089,8 +8448,8 @@ in
           	sess, secret := s.store.create(name, nil, "", now, s.cfg.SessionLifetime)
           	s.persistLogged(now)
           	s.setCookie(w, sess, secret, now)
-          	if u != "" && s.cfg.mayOpen(name, u) {
-          		s.handOver(w, sess, u, next, now)
+          	if ok && s.cfg.mayOpenKey(name, o.key()) {
+          		s.handOver(w, sess, o, bind, next, now)
           		return
           	}
           	if r.PostFormValue("user") != "" {
@@ -8099,36 +8458,60 @@ in
           	redirect(w, http.StatusSeeOther, next) // with no user, next is the box's own page
           }
 
-          // open is POST /auth/open (user, next) on the box origin.
+          // open is POST /auth/open (user, [app, bind,] next) on the box origin.
           func (s *Server) open(w http.ResponseWriter, r *http.Request) {
-          	u, next := r.PostFormValue("user"), localPath(r.PostFormValue("next"))
+          	next, bind := localPath(r.PostFormValue("next")), r.PostFormValue("bind")
+          	o, ok := s.target(r.PostFormValue("user"), r.PostFormValue("app"), bind)
           	now := s.clock.Now()
-          	sess, ok := s.session(r, "", now)
-          	if !ok {
-          		if !s.cfg.isUser(u) {
-          			u = ""
+          	sess, live := s.session(r, "", now)
+          	if !live {
+          		q := url.Values{"user": {""}, "next": {next}}
+          		if ok {
+          			q.Set("user", o.User)
+          			if o.App != "" {
+          				q.Set("app", o.App)
+          				q.Set("bind", bind)
+          			}
           		}
-          		redirect(w, http.StatusSeeOther, authPage("login")+"?"+url.Values{"user": {u}, "next": {next}}.Encode())
+          		redirect(w, http.StatusSeeOther, authPage("login")+"?"+q.Encode())
           		return
           	}
-          	if !s.cfg.mayOpen(sess.Login, u) {
-          		s.message(w, http.StatusForbidden, "Not allowed", "This login may not open that agent user.")
+          	if !ok || !s.cfg.mayOpenKey(sess.Login, o.key()) {
+          		s.message(w, http.StatusForbidden, "Not allowed", "This login may not open that agent user or app. An app is opened from its own address.")
           		return
           	}
-          	s.handOver(w, sess, u, next, now)
+          	s.handOver(w, sess, o, bind, next, now)
           }
 
-          // handOver answers 303 to U's hand-over page with a fresh one-time code,
-          // and gives this browser the code's binding cookie.
-          func (s *Server) handOver(w http.ResponseWriter, box Session, u, next string, now time.Time) {
-          	c, bind := s.codes.issue(box.ID, u, now)
+          // handOver answers 303 to o's hand-over page with a fresh one-time code.
+          // For a user's origin it gives this browser the code's binding cookie;
+          // an app's origin set its own, whose hash is bind.
+          func (s *Server) handOver(w http.ResponseWriter, box Session, o origin, bind, next string, now time.Time) {
+          	secret := ""
+          	if o.App == "" {
+          		secret = randomText(32)
+          		bind = bindHash(secret)
+          	}
+          	c := s.codes.issue(box.ID, o.key(), bind, now)
           	if c == "" {
           		w.Header().Set("Retry-After", "60")
           		s.message(w, http.StatusServiceUnavailable, "Busy", "Too many hand-overs are pending. Try again in a minute.")
           		return
           	}
-          	s.setBindCookie(w, u, bind, int(codeLifetime/time.Second))
-          	redirect(w, http.StatusSeeOther, s.cfg.userOrigin(u)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
+          	if secret != "" {
+          		s.setBindCookie(w, o.User, secret, int(codeLifetime/time.Second))
+          	}
+          	redirect(w, http.StatusSeeOther, s.cfg.originURL(o)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
+          }
+
+          // setAppBindCookie sets (maxAge > 0) or clears (maxAge < 0) an app
+          // origin's binding cookie: that origin's own (no Domain), for its
+          // /auth/handover only.
+          func (s *Server) setAppBindCookie(w http.ResponseWriter, value string, maxAge int) {
+          	http.SetCookie(w, &http.Cookie{
+          		Name: appBind, Value: value, Path: bindPath, MaxAge: maxAge,
+          		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+          	})
           }
 
           // setBindCookie sets (maxAge > 0) or clears (maxAge < 0) U's binding
@@ -8152,36 +8535,45 @@ in
           	return vs
           }
 
-          // handoverPage is GET /auth/handover on U's origin: a form that posts the
-          // code back, submitted by the one hashed script (or by hand).
-          func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, u string) {
+          // handoverPage is GET /auth/handover on a user's or an app's origin: a
+          // form that posts the code back, submitted by the one hashed script (or
+          // by hand).
+          func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, o origin) {
           	q := r.URL.Query()
           	c := q.Get("code")
           	if len(c) != secretLen {
           		s.message(w, http.StatusForbidden, "Link not valid", "This link is not valid. Open the agent user again from the box.")
           		return
           	}
-          	s.render(w, http.StatusOK, "handover", pageData{Title: "Opening " + u, User: u, Code: c, Next: localPath(q.Get("next"))})
+          	s.render(w, http.StatusOK, "handover", s.targetData(pageData{Title: "Opening " + s.cfg.originHost(o), Code: c, Next: localPath(q.Get("next"))}, o, ""))
           }
 
-          // handover is POST /auth/handover on U's origin: the code becomes a child
-          // session cookie of its box session.
-          func (s *Server) handover(w http.ResponseWriter, r *http.Request, u string) {
+          // handover is POST /auth/handover on a user's or an app's origin: the
+          // code becomes a child session cookie of its box session.
+          func (s *Server) handover(w http.ResponseWriter, r *http.Request, o origin) {
           	c, next := r.PostFormValue("code"), localPath(r.PostFormValue("next"))
           	now := s.clock.Now()
-          	boxID, ok := s.codes.take(c, u, cookieValues(r, bindPrefix+u), now)
+          	bindCookie := bindPrefix + o.User
+          	if o.App != "" {
+          		bindCookie = appBind
+          	}
+          	boxID, ok := s.codes.take(c, o.key(), cookieValues(r, bindCookie), now)
           	var box Session
           	if ok {
           		box, ok = s.store.alive(boxID, now)
           	}
-          	if !ok || box.Origin != "" || !s.cfg.mayOpen(box.Login, u) {
-          		s.message(w, http.StatusForbidden, "Link not valid here", "This link was used already, has expired, is not for this agent user or was made in another browser. Open the agent user again from the box.")
+          	if !ok || box.Origin != "" || !s.cfg.mayOpenKey(box.Login, o.key()) {
+          		s.message(w, http.StatusForbidden, "Link not valid here", "This link was used already, has expired, is not for this origin or was made in another browser. Open the agent user or the app again.")
           		return
           	}
-          	child, secret := s.store.create(box.Login, &box, u, now, s.cfg.SessionLifetime)
+          	child, secret := s.store.create(box.Login, &box, o.key(), now, s.cfg.SessionLifetime)
           	s.persistLogged(now)
           	s.setCookie(w, child, secret, now)
-          	s.setBindCookie(w, u, "", -1)
+          	if o.App == "" {
+          		s.setBindCookie(w, o.User, "", -1)
+          	} else {
+          		s.setAppBindCookie(w, "", -1)
+          	}
           	redirect(w, http.StatusSeeOther, next)
           }
 
@@ -8432,16 +8824,19 @@ in
           }
 
           // csp returns the Content-Security-Policy of the box origin and of the
-          // user origins. A form's redirect is subject to form-action (Chrome), so
-          // the box origin, whose login and open forms are answered with a redirect
-          // to a user origin, lists every user origin; a user origin's logout goes
-          // to the box origin. Each origin runs only its pages' hashed scripts: the
+          // user and app origins. A form's redirect is subject to form-action
+          // (Chrome), so the box origin, whose login and open forms are answered
+          // with a redirect to a user's or an app's origin, lists every one of them;
+          // their logout goes to the box origin. Each origin runs only its pages' hashed scripts: the
           // hand-over's on user origins, the hand-over's and the inbox's (with its
           // event stream, connect-src 'self') on the box origin.
           func csp(c *Config) (box, usr string) {
           	var fa strings.Builder
           	for _, u := range c.Users {
-          		fa.WriteString(" " + c.userOrigin(u))
+          		fa.WriteString(" " + c.originURL(origin{User: u}))
+          		for _, a := range c.Apps[u] {
+          			fa.WriteString(" " + c.originURL(origin{User: u, App: a}))
+          		}
           	}
           	handover, inbox := scriptHash(handoverScript), scriptHash(inboxScript)
           	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; img-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
@@ -8692,7 +9087,7 @@ in
           	ID       string    `json:"id"`
           	SHA256   string    `json:"sha256"`
           	Login    string    `json:"login"`
-          	Origin   string    `json:"origin"` // "" for the box origin, else the agent user
+          	Origin   string    `json:"origin"` // "" for the box origin, the agent user, or "app:<label>" (origin.key)
           	Parent   string    `json:"parent"` // a child's box session, "" for a box session
           	Created  time.Time `json:"created"`
           	Expires  time.Time `json:"expires"`
@@ -8796,7 +9191,8 @@ in
           	if s.Origin == "" {
           		return s.Parent == ""
           	}
-          	return webUserName.Match(s.Origin) && validID(s.Parent)
+          	_, ok := keyOrigin(s.Origin)
+          	return ok && validID(s.Parent)
           }
 
           func isHex(s string) bool {
@@ -9025,7 +9421,7 @@ in
           		if old, had := st.logins[s.Login]; had && old != fp {
           			return false
           		}
-          		return s.Origin == "" || c.mayOpen(s.Login, s.Origin)
+          		return c.mayOpenKey(s.Login, s.Origin)
           	}
           	for id, s := range st.sessions {
           		if !allowed(s) {
@@ -9213,6 +9609,9 @@ in
           	Domain  string
           	Login   string   // the login typed, or the one logged in
           	User    string   // the user to open after logging in
+          	App     string   // with User: the app of User to open
+          	Bind    string   // with App: the hash of the app origin's binding secret
+          	Target  string   // the host of what opens after logging in
           	Next    string   // a local path
           	Users   []string // what the login may open
           	Code    string
@@ -9225,10 +9624,12 @@ in
           <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
           <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
           <input type="hidden" name="user" value="{{.User}}">
-          <input type="hidden" name="next" value="{{.Next}}">
+          {{with .App}}<input type="hidden" name="app" value="{{.}}">
+          <input type="hidden" name="bind" value="{{$.Bind}}">
+          {{end}}<input type="hidden" name="next" value="{{.Next}}">
           <button>Log in</button>
           </form>
-          {{with .User}}<p class="quiet">Then on to {{.}}.{{$.Domain}}.</p>
+          {{with .Target}}<p class="quiet">Then on to {{.}}.</p>
           {{end}}{{template "foot" .}}{{end}}
 
           {{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
@@ -9252,17 +9653,19 @@ in
           {{define "continue"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
           {{if .May}}<form method="post" action="{{auth "open"}}">
           <input type="hidden" name="user" value="{{.User}}">
-          <input type="hidden" name="next" value="{{.Next}}">
-          <button>Open {{.User}}</button>
+          {{with .App}}<input type="hidden" name="app" value="{{.}}">
+          <input type="hidden" name="bind" value="{{$.Bind}}">
+          {{end}}<input type="hidden" name="next" value="{{.Next}}">
+          <button>Open {{if .App}}{{.App}} of {{end}}{{.User}}</button>
           </form>
-          {{else}}<p>This login may not open {{.User}}.</p>
+          {{else}}<p>This login may not open {{if .App}}{{.App}} of {{end}}{{.User}}.</p>
           {{end}}<p><a href="/">All agent users</a></p>
           {{template "logout" .}}{{template "foot" .}}{{end}}
 
           {{define "handover"}}{{template "head" .}}<form id="handover" method="post" action="{{auth "handover"}}">
           <input type="hidden" name="code" value="{{.Code}}">
           <input type="hidden" name="next" value="{{.Next}}">
-          <button>Continue to {{.User}}</button>
+          <button>Continue to {{if .App}}{{.App}} of {{end}}{{.User}}</button>
           </form>
           <script>` + handoverScript + `</script>
           {{template "foot" .}}{{end}}
@@ -9291,6 +9694,7 @@ in
 
           import (
           	"net/http"
+          	"net/url"
           	"strings"
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
@@ -9304,7 +9708,8 @@ in
           )
 
           // Verify is the handler of the verify listener: GET /verify?user=U for
-          // Caddy's forward_auth (docs/web-contract.md, "Listener verify").
+          // Caddy's forward_auth on U's origin, /verify?user=U&app=A on the origin
+          // of U's app A (docs/web-contract.md, "Listener verify").
           func (s *Server) Verify() http.Handler { return http.HandlerFunc(s.verify) }
 
           func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
@@ -9315,45 +9720,60 @@ in
           	if !allow(w, r, http.MethodGet) {
           		return
           	}
-          	// 1. a configured user, asked for on its own origin
-          	us := r.URL.Query()["user"]
-          	if len(us) != 1 || !s.cfg.isUser(us[0]) || strings.ToLower(r.Host) != us[0]+"."+s.cfg.Domain {
+          	// 1. a configured user (or app of it), asked for on its own origin
+          	q := r.URL.Query()
+          	us, as := q["user"], q["app"]
+          	o, ok := origin{}, len(us) == 1 && len(as) <= 1 && len(q) == 1+len(as)
+          	if ok {
+          		o.User = us[0]
+          		if len(as) == 1 {
+          			o.App = as[0]
+          		}
+          		ok = s.cfg.isUser(o.User) && (o.App == "" || s.cfg.isApp(o.User, o.App)) && strings.ToLower(r.Host) == s.cfg.originHost(o)
+          	}
+          	if !ok {
           		http.Error(w, "forbidden", http.StatusForbidden)
           		return
           	}
-          	u := us[0]
           	// 2. a cross-origin request (a WebSocket handshake above all) is refused
-          	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) != 1 || !s.sameOrigin(r, origins[0], u)) {
+          	if origins := r.Header.Values("Origin"); len(origins) > 0 && (len(origins) != 1 || !s.sameOrigin(r, origins[0], o)) {
           		http.Error(w, "forbidden", http.StatusForbidden)
           		return
           	}
           	// 3. a live child session of this origin
           	now := s.clock.Now()
-          	if sess, ok := s.session(r, u, now); ok {
-          		w.Header().Set(userHeader, u)
+          	if sess, ok := s.session(r, o.key(), now); ok {
+          		w.Header().Set(userHeader, o.User)
           		w.Header().Set(sessionHeader, sess.ID)
           		w.WriteHeader(http.StatusNoContent)
           		return
           	}
-          	// 4. a browser navigation goes to the login, anything else is refused
+          	// 4. a browser navigation goes to the login (an app's through its
+          	// origin's own /auth/login, which binds it to this browser), anything
+          	// else is refused
           	if r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("X-Forwarded-Method") == http.MethodGet {
-          		redirect(w, http.StatusFound, s.loginURL(u, localPath(r.Header.Get("X-Forwarded-Uri"))))
+          		next := localPath(r.Header.Get("X-Forwarded-Uri"))
+          		if o.App != "" {
+          			redirect(w, http.StatusFound, s.cfg.originURL(o)+authPage("login")+"?"+url.Values{"next": {next}}.Encode())
+          			return
+          		}
+          		redirect(w, http.StatusFound, s.loginURL(o, "", next))
           		return
           	}
           	http.Error(w, "unauthorized", http.StatusUnauthorized)
           }
 
-          // sameOrigin reports whether origin is U's. "null" counts only with
+          // sameOrigin reports whether origin is o's. "null" counts only with
           // Sec-Fetch-Site: same-origin: a browser sends Origin: null for a form
           // POST from a page under Referrer-Policy: no-referrer (every page here),
           // and Sec-Fetch-Site, which no page script can set, still says where the
           // form was. A WebSocket always carries its page's real origin.
-          func (s *Server) sameOrigin(r *http.Request, origin, u string) bool {
-          	if origin == s.cfg.userOrigin(u) {
+          func (s *Server) sameOrigin(r *http.Request, from string, o origin) bool {
+          	if from == s.cfg.originURL(o) {
           		return true
           	}
           	site := r.Header.Values("Sec-Fetch-Site")
-          	return origin == "null" && len(site) == 1 && site[0] == "same-origin"
+          	return from == "null" && len(site) == 1 && site[0] == "same-origin"
           }
         '';
         "badconfig/badconfig.go" = ''
@@ -10983,6 +11403,21 @@ in
           // (under the authPages route, without Caddy's "*").
           func AuthPage(name string) string { return strings.TrimSuffix(c.Routes.AuthPages.Path, "*") + name }
 
+          // AppLabel is the label of user's app (Apps.Label filled): its unit's
+          // instance and its origin's first host name label.
+          func AppLabel(user, app string) string {
+          	return strings.NewReplacer("<app>", app, "<user>", user).Replace(c.Apps.Label)
+          }
+
+          // SplitAppLabel is AppLabel's inverse: app names hold no '-', so the
+          // first separator (what Apps.Label holds between <app> and <user>)
+          // splits a label; ok is false without one.
+          func SplitAppLabel(label string) (user, app string, ok bool) {
+          	sep := strings.TrimSuffix(strings.TrimPrefix(c.Apps.Label, "<app>"), "<user>")
+          	app, user, ok = strings.Cut(label, sep)
+          	return user, app, ok && AppLabel(user, app) == label
+          }
+
           // TerminalLink is the local path, on a user origin, of session's terminal
           // (the terminal route, its session as ttyd's argument).
           func TerminalLink(session string) string {
@@ -11047,6 +11482,11 @@ in
           	// box origin gave it to; it is set for Domain=D and HandoverPath.
           	HandoverPrefix string `json:"handoverPrefix"`
           	HandoverPath   string `json:"handoverPath"`
+          	// AppBind binds a hand-over to an app's origin to the browser that
+          	// asked for it there: the app origin sets it (no Domain, HandoverPath)
+          	// and sends the box origin only its sha256, since the apps' domain
+          	// may be another site, where no cookie of the box origin reaches.
+          	AppBind string `json:"appBind"`
           }
 
           // Socket is a unix socket of the box: where it is, which unit creates it,
@@ -11818,7 +12258,8 @@ in
             "cookies": {
               "session": "__Host-agentbox",
               "handoverPrefix": "__Secure-agentbox-handover-",
-              "handoverPath": "/auth/handover"
+              "handoverPath": "/auth/handover",
+              "appBind": "__Secure-agentbox-appbind"
             },
             "headers": {
               "prefix": "X-Agent-Box-",

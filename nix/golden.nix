@@ -82,13 +82,21 @@ let
       hookUsers = builtins.filter (u: (c.users.${u}.webhooks or { }) != { }) (
         builtins.attrNames (c.users or { })
       );
+      # the apps of users with an origin, USER:APP[:public]
+      apps = lib.concatMap (
+        u:
+        let
+          apps = c.users.${u}.apps or { };
+        in
+        map (a: "${u}:${a}${lib.optionalString (apps.${a}.public or false) ":public"}") (builtins.attrNames apps)
+      ) (builtins.filter (u: builtins.elem u users) (builtins.attrNames (c.users or { })));
       caddyfile = (configOf name).environment.etc."caddy/caddy_config".source;
     in
     lib.optionalString (w.enable or false) ''
       echo "golden: ${name}: caddy adapt of /etc/caddy/caddy_config"
       HOME=$TMPDIR XDG_DATA_HOME=$TMPDIR XDG_CONFIG_HOME=$TMPDIR \
         ${lib.getExe pkgs.caddy} adapt --config ${caddyfile} --adapter caddyfile >"$TMPDIR/adapted.json"
-      if ! ${lib.getExe check-caddy-config} -domain ${escapeShellArg w.domain} -users ${escapeShellArg (lib.concatStringsSep "," users)} -hooks ${escapeShellArg (lib.concatStringsSep "," hookUsers)} <"$TMPDIR/adapted.json"; then
+      if ! ${lib.getExe check-caddy-config} -domain ${escapeShellArg w.domain} -users ${escapeShellArg (lib.concatStringsSep "," users)} -hooks ${escapeShellArg (lib.concatStringsSep "," hookUsers)} -apps-domain ${escapeShellArg (if (w.appsDomain or null) == null then "" else w.appsDomain)} -apps ${escapeShellArg (lib.concatStringsSep "," apps)} <"$TMPDIR/adapted.json"; then
         echo "golden: ${name}: the Caddyfile NixOS installs breaks the web contract" >&2
         failed+=(${escapeShellArg name})
       fi

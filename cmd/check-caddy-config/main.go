@@ -23,9 +23,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	domain := fs.String("domain", "", "the web domain (host[:port])")
 	users := fs.String("users", "", "comma-separated agent users with an origin")
 	hookUsers := fs.String("hooks", "", "comma-separated agent users with webhooks")
-	if err := fs.Parse(args); err != nil || *domain == "" || fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: check-caddy-config -domain HOST[:PORT] -users A,B [-hooks A] < adapted.json")
+	appsDomain := fs.String("apps-domain", "", "the apps' domain (host[:port]; default: the web domain)")
+	appList := fs.String("apps", "", "comma-separated apps as USER:APP, or USER:APP:public for a public one")
+	usage := func() int {
+		fmt.Fprintln(stderr, "usage: check-caddy-config -domain HOST[:PORT] -users A,B [-hooks A] [-apps-domain HOST[:PORT]] [-apps U:A[:public],...] < adapted.json")
 		return 2
+	}
+	if err := fs.Parse(args); err != nil || *domain == "" || fs.NArg() != 0 {
+		return usage()
+	}
+	var apps []caddycheck.App
+	if *appList != "" {
+		for _, s := range strings.Split(*appList, ",") {
+			f := strings.Split(s, ":")
+			if len(f) < 2 || len(f) > 3 || f[0] == "" || f[1] == "" || len(f) == 3 && f[2] != "public" {
+				fmt.Fprintf(stderr, "check-caddy-config: -apps: %q is not USER:APP or USER:APP:public\n", s)
+				return usage()
+			}
+			apps = append(apps, caddycheck.App{User: f[0], Name: f[1], Public: len(f) == 3})
+		}
 	}
 	data, err := io.ReadAll(stdin)
 	if err != nil {
@@ -40,7 +56,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *hookUsers != "" {
 		hs = strings.Split(*hookUsers, ",")
 	}
-	probs := caddycheck.Check(data, caddycheck.Want{Domain: *domain, Users: us, Hooks: hs})
+	probs := caddycheck.Check(data, caddycheck.Want{Domain: *domain, Users: us, Hooks: hs, AppsDomain: *appsDomain, Apps: apps})
 	for _, p := range probs {
 		fmt.Fprintf(stderr, "check-caddy-config: %s\n", p)
 	}

@@ -19,12 +19,25 @@ import (
 )
 
 // Want is what the configuration must serve: the domain (host[:port]),
-// the agent users with an origin, and those with webhooks.
+// the agent users with an origin, those with webhooks, and the apps with
+// their domain ("": Domain).
 type Want struct {
-	Domain string
-	Users  []string
-	Hooks  []string
+	Domain     string
+	Users      []string
+	Hooks      []string
+	AppsDomain string
+	Apps       []App
 }
+
+// App is an app of a user: its origin is <name>--<user>.<apps domain>.
+type App struct {
+	User, Name string
+	Public     bool
+}
+
+func (a App) label() string { return a.Name + "--" + a.User }
+
+func appDial(a App) string { return "unix//run/agent-box-app/" + a.label() + ".sock" }
 
 // The sockets, as docs/web-contract.md names them.
 const (
@@ -128,6 +141,18 @@ func Check(adapted []byte, want Want) []string {
 	for _, u := range want.Users {
 		hosts[u+"."+host] = u
 	}
+	appsDomain := want.AppsDomain
+	if appsDomain == "" {
+		appsDomain = want.Domain
+	}
+	appsHost, appsPort := hostPort(appsDomain)
+	if appsPort != port {
+		bad("the apps' domain %s has another port than %s: one server listens on one port", appsDomain, want.Domain)
+	}
+	apps := map[string]App{}
+	for _, a := range want.Apps {
+		apps[a.label()+"."+appsHost] = a
+	}
 	seen := map[string]bool{}
 	dials := map[string]bool{}
 	for name, s := range c.Apps.HTTP.Servers {
@@ -145,7 +170,8 @@ func Check(adapted []byte, want Want) []string {
 			}
 			h := hs[0]
 			u, ok := hosts[h]
-			if !ok {
+			a, isApp := apps[h]
+			if !ok && !isApp {
 				bad("route for host %q, which is no origin of %s", h, want.Domain)
 				continue
 			}
@@ -159,12 +185,21 @@ func Check(adapted []byte, want Want) []string {
 					}
 				}
 			}
+			if isApp {
+				probs = append(probs, checkApp(h, a, ps, want.Users)...)
+				continue
+			}
 			probs = append(probs, checkOrigin(h, u, ps, want.Users, want.Hooks)...)
 		}
 	}
 	for h := range hosts {
 		if !seen[h] {
 			bad("no route for origin %s", h)
+		}
+	}
+	for h := range apps {
+		if !seen[h] {
+			bad("no route for the app origin %s", h)
 		}
 	}
 	wantDials := map[string]bool{pagesDial: true}
@@ -176,6 +211,12 @@ func Check(adapted []byte, want Want) []string {
 	}
 	for _, u := range want.Hooks {
 		wantDials[hookDial(u)] = true
+	}
+	for _, a := range want.Apps {
+		wantDials[appDial(a)] = true
+		if !a.Public {
+			wantDials[verifyDial] = true
+		}
 	}
 	for d := range dials {
 		if !wantDials[d] {
@@ -253,16 +294,31 @@ func walk(rs []route, paths []string, before []handler) []proxy {
 const (
 	sessionCookie = "__Host-agentbox"
 	bindCookie    = "__Secure-agentbox-handover-"
+	appBindCookie = "__Secure-agentbox-appbind"
 )
 
 // cookieProbe is a Cookie header with the box's cookies among look-alikes
 // and foreign ones, as a browser may send it.
 func cookieProbe(users []string) string {
-	parts := []string{"foreign=1", sessionCookie + "EVIL=2", sessionCookie + "=ID.SECRET", "__host-agentbox=3", "junk=a=b"}
+	parts := []string{"foreign=1", sessionCookie + "EVIL=2", sessionCookie + "=ID.SECRET", "__host-agentbox=3", "junk=a=b", appBindCookie + "=AB"}
 	for _, u := range users {
 		parts = append(parts, bindCookie+u+"=B"+u, bindCookie+u+"x=4")
 	}
-	return strings.Join(append(parts, "last=5"), "; ")
+	return strings.Join(append(parts, "Authorization=6", "last=5"), "; ")
+}
+
+// foreignCookies is what an app must get of cookieProbe: every cookie but
+// the box's own (the look-alikes are the app's).
+func foreignCookies(users []string) []string {
+	req := http.Request{Header: http.Header{"Cookie": {cookieProbe(users)}}}
+	var out []string
+	for _, c := range req.Cookies() {
+		if c.Name == sessionCookie || c.Name == appBindCookie || strings.HasPrefix(c.Name, bindCookie) {
+			continue
+		}
+		out = append(out, c.Name+"="+c.Value)
+	}
+	return out
 }
 
 // cookiesPassed is the set of cookie names the backend of h gets when a
@@ -345,6 +401,72 @@ func isForwardAuth(h handler, u string) bool {
 		}
 	}
 	return false
+}
+
+// isAppForwardAuth reports a reverse_proxy shaped like forward_auth for
+// app a: GET rewritten to /verify?user=U&app=A on the verify socket, with
+// the client's address (the app is told nobody's identity).
+func isAppForwardAuth(h handler, a App) bool {
+	return h.Handler == "reverse_proxy" && h.Rewrite != nil && h.Rewrite.Method == "GET" &&
+		h.Rewrite.URI == "/verify?user="+a.User+"&app="+a.Name &&
+		len(h.Upstreams) == 1 && h.Upstreams[0].Dial == verifyDial && setsClient(h)
+}
+
+// checkApp checks an app's origin: a public app is one proxy to its
+// socket; any other has /auth/* to the auth pages and forward_auth before
+// its socket. The app gets every cookie but the box's, and Authorization.
+func checkApp(h string, a App, ps []proxy, users []string) []string {
+	var probs []string
+	bad := func(f string, x ...any) { probs = append(probs, fmt.Sprintf(h+": "+f, x...)) }
+	session := sessionCookie + "=ID.SECRET"
+	reached := false
+	for _, p := range ps {
+		if !a.Public && isAppForwardAuth(p.h, a) {
+			if pr := passesOnly(p.h, users, session); pr != "" {
+				bad("forward_auth %s", pr)
+			}
+			continue
+		}
+		if len(p.h.Upstreams) != 1 {
+			bad("a reverse_proxy with %d upstreams", len(p.h.Upstreams))
+			continue
+		}
+		switch dial := p.h.Upstreams[0].Dial; {
+		case dial == pagesDial && !a.Public:
+			if !slices.Equal(p.paths, []string{"/auth/*"}) {
+				bad("the auth pages are reached on paths %v, want only /auth/*", p.paths)
+			}
+			if !setsClient(p.h) {
+				bad("the proxy to the auth pages does not set X-Agent-Box-Client from {remote_host}")
+			}
+			if pr := passesOnly(p.h, users, session, appBindCookie+"=AB"); pr != "" {
+				bad("the proxy to the auth pages %s", pr)
+			}
+		case dial == appDial(a):
+			reached = true
+			if deletes(p.h, "Authorization") {
+				bad("the proxy to %s removes Authorization, the app's own", dial)
+			}
+			if pr := passesOnly(p.h, users, foreignCookies(users)...); pr != "" {
+				bad("the proxy to %s %s", dial, pr)
+			}
+			if a.Public {
+				if len(p.paths) != 0 || len(ps) != 1 {
+					bad("a public app is reached on paths %v beside %d other proxies, want all its paths and nothing else", p.paths, len(ps)-1)
+				}
+				continue
+			}
+			if !slices.ContainsFunc(p.before, func(b handler) bool { return isAppForwardAuth(b, a) }) {
+				bad("%s is reached without forward_auth to /verify?user=%s&app=%s before it", dial, a.User, a.Name)
+			}
+		default:
+			bad("dials %q, which this origin must not reach", dial)
+		}
+	}
+	if !reached {
+		bad("nothing reaches the app's socket %s", appDial(a))
+	}
+	return probs
 }
 
 func checkOrigin(h, u string, ps []proxy, users, hookUsers []string) []string {

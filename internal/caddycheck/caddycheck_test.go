@@ -66,7 +66,8 @@ func adapt(t *testing.T, global, sites string) []byte {
 	return out
 }
 
-var want = Want{Domain: "box.localhost:8443", Users: []string{"alice", "bob"}, Hooks: []string{"alice"}}
+var want = Want{Domain: "box.localhost:8443", Users: []string{"alice", "bob"}, Hooks: []string{"alice"},
+	AppsDomain: "apps.localhost:8443", Apps: []App{{User: "alice", Name: "records"}, {User: "alice", Name: "site", Public: true}}}
 
 // TestGoldenCaddyConfigHoldsTheContract runs Debian's caddy on the web
 // golden's Caddy files: valid, and every route as docs/web-contract.md
@@ -107,6 +108,13 @@ func TestCheckCatchesEachMistake(t *testing.T) {
 		{"a cookie passed to the hook listener", "", "\t\treverse_proxy unix//run/agent-box-hook/alice.sock {\n\t\t\theader_up -Cookie\n", "\t\treverse_proxy unix//run/agent-box-hook/alice.sock {\n", "does not remove Cookie"},
 		{"a hook listener on a user origin", "", "\t\t\treverse_proxy unix//run/agent-box-web/bob.sock {", "\t\t\treverse_proxy unix//run/agent-box-hook/alice.sock {", "must not reach"},
 		{"the hook listener of another user", "", "unix//run/agent-box-hook/alice.sock", "unix//run/agent-box-hook/bob.sock", "unexpected dial \"unix//run/agent-box-hook/bob.sock\""},
+		{"no forward_auth for an app", "", "\t\t\tforward_auth unix//run/agent-box-auth/verify.sock {\n\t\t\t\turi /verify?user=alice&app=records\n", "\t\t\tforward_auth unix//run/agent-box-auth/verify.sock {\n\t\t\t\turi /verify?user=alice\n", "reached without forward_auth to /verify?user=alice&app=records"},
+		{"the box's session cookie passed to an app", "", "records--alice.sock {\n\t\t\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|", "records--alice.sock {\n\t\t\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentboxNOT|", "the proxy to unix//run/agent-box-app/records--alice.sock passes the cookies"},
+		{"a public app's binding cookie passed", "", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|__Secure-agentbox-handover-[^=;]*|__Secure-agentbox-appbind)", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|__Secure-agentbox-handover-[^=;]*)", "passes the cookies"},
+		{"an app's own cookies removed", "", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:foreign|__Host-agentbox|", "passes the cookies"},
+		{"Authorization removed before an app", "", "site--alice.sock {\n", "site--alice.sock {\n\t\theader_up -Authorization\n", "removes Authorization"},
+		{"an app's socket on another app's origin", "", "reverse_proxy unix//run/agent-box-app/site--alice.sock", "reverse_proxy unix//run/agent-box-app/records--alice.sock", "must not reach"},
+		{"the app binding cookie passed to a user origin's auth pages", "", "\t\t\theader_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|(__Secure-agentbox-handover-alice=[^;]*)|[^;]*)\" \";$1$2\"", "\t\t\theader_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|(__Secure-agentbox-handover-alice=[^;]*)|(__Secure-agentbox-appbind=[^;]*)|[^;]*)\" \";$1$2$3\"", "the proxy to the auth pages passes the cookies"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, s := global, sites

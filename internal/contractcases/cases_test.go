@@ -114,6 +114,10 @@ var goSides = map[string]goSide{
 		v := c.str(t)
 		return authConfig(t, map[string]any{"users": []string{v}, "logins": map[string]any{"ops": map[string]any{"users": []string{v}}}}), v
 	},
+	"app": func(t *testing.T, c tcase) (error, string) {
+		v := c.str(t)
+		return authConfig(t, map[string]any{"apps": map[string]any{"alice": []string{v}}}), v
+	},
 	"session": func(t *testing.T, c tcase) (error, string) {
 		v := c.str(t)
 		return hookConfig(t, "", map[string]any{"session": v}, 8), v

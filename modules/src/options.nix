@@ -236,6 +236,12 @@ let
           description = "The longest delay between two starts (Go duration, at least `restartDelay`); a run this long resets the delay.";
           example = "5m";
         };
+        public = mkOption {
+          type = types.bool;
+          default = false;
+          description = "Whether the app's origin `https://${contract.apps.label}.<web.appsDomain>/` is open to anyone. `false`: behind the login of the web surface, for the logins that may open the user (Caddy's `forward_auth`; its `${contract.routes.authPages.path}` paths are the login's). Either way Caddy removes only the box's own cookies; the app's cookies and `Authorization` reach it. Needs the web surface and a login that opens the user.";
+          example = true;
+        };
       };
     };
 
@@ -367,6 +373,13 @@ let
         type = types.str;
         description = "Exactly what browsers use to reach the box, port included when it is not 443. The box origin is `https://<domain>/`; agent user `<user>` is `https://<user>.<domain>/`, so DNS must resolve `<domain>` and `*.<domain>` (a wildcard record, or one name per user; `*.localhost` needs none in browsers).";
         example = "box.example.com";
+      };
+      appsDomain = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        defaultText = literalMD "`domain`";
+        description = "The domain of the apps' origins: app `<app>` of user `<user>` is `https://${contract.apps.label}.<appsDomain>/` (one host name label, so one wildcard record and one wildcard certificate cover them). Another registrable domain than `domain` keeps what agents write off the box's site (cookies a script sets for a parent domain, same-site requests); see `docs/operating.md`, \"Apps\". Port included when not 443, like `domain`.";
+        example = "apps.example.net";
       };
       tls = mkOption {
         type = types.enum [

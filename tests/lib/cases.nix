@@ -1062,7 +1062,77 @@ in
       "services.agent-box.users.\"alice\".apps.\"noprog\".command = []"
       "services.agent-box.users.\"alice\".apps.\"order\".restartDelayMax = \"5s\""
       "services.agent-box.users.\"alice\".apps.\"port\".environment.\"PORT\""
+      # and none of them can be reached: alice has no web origin
+      "services.agent-box.users.\"alice\".apps"
     ];
+  }
+  {
+    name = "the apps' domain has the box domain's form (on a domain of their own, a user named like an app's label is no collision)";
+    expr = map (m: builtins.head (builtins.split ": use " m)) (failing (
+      webWith {
+        appsDomain = "https://apps.example.net";
+        logins.ops.users = [
+          "alice"
+          "site--alice"
+        ];
+      }
+      // {
+        users = {
+          alice.apps.site.command = [ "x" ];
+          "site--alice" = { };
+        };
+      }
+    ));
+    # (the other domain holds no app origin that is a user's)
+    expected = [ "services.agent-box.web.appsDomain = \"https://apps.example.net\"" ];
+  }
+  {
+    name = "an app's origin that is also a user's is refused on the box's domain";
+    expr = failing (
+      webWith {
+        logins.ops.users = [
+          "alice"
+          "site--alice"
+        ];
+      }
+      // {
+        users = {
+          alice.apps.site.command = [ "x" ];
+          "site--alice" = { };
+        };
+      }
+    );
+    expected = [
+      "services.agent-box.users.\"alice\".apps.\"site\": its origin site--alice.box.example.com is also agent user \"site--alice\"'s: set services.agent-box.web.appsDomain to another domain, or rename the app or the user."
+    ];
+  }
+  {
+    name = "apps of a user with a web origin are accepted, each on its origin in the apps' domain";
+    expr =
+      let
+        cfg =
+          webWith { appsDomain = "apps.example.net:8443"; }
+          // {
+            users.alice.apps = {
+              records.command = [ "x" ];
+              site = {
+                command = [ "y" ];
+                public = true;
+              };
+            };
+          };
+      in
+      {
+        failures = failing cfg;
+        hosts = map (a: a.host) (offline.normalize cfg).web.apps;
+      };
+    expected = {
+      failures = [ ];
+      hosts = [
+        "records--alice.apps.example.net:8443"
+        "site--alice.apps.example.net:8443"
+      ];
+    };
   }
   {
     name = "an app's command reaches its program as it was written: quoted, with $ and % escaped";

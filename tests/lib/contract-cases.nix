@@ -59,6 +59,12 @@ let
         };
       };
     };
+    app =
+      v:
+      web { }
+      // {
+        users.alice.apps.${v}.command = [ "x" ];
+      };
     session = v: withHook { } { session = v; };
     hook =
       v:
@@ -80,13 +86,16 @@ let
     sessionLifetime = v: web { sessionLifetime = v; };
     idleTimeout = v: web { idleTimeout = v; };
     terminalCheckInterval = v: web { terminalCheckInterval = v; };
-    restartDelay = v: {
-      users.alice.apps.a = {
-        command = [ "x" ];
-        restartDelay = v;
-        restartDelayMax = "1h";
+    restartDelay =
+      v:
+      web { }
+      // {
+        users.alice.apps.a = {
+          command = [ "x" ];
+          restartDelay = v;
+          restartDelayMax = "1h";
+        };
       };
-    };
     silenceAfter = v: {
       users.alice = { };
       attention.silenceAfter = v;

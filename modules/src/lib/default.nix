@@ -37,6 +37,9 @@ let
     appChecks =
       @@include:checks/apps.nix@@
       ;
+    appOriginChecks =
+      @@include:checks/app-origins.nix@@
+      ;
     envChecks =
       @@include:checks/env.nix@@
       ;
@@ -85,6 +88,9 @@ let
         ;
       caddy =
         @@include:render/caddy.nix@@
+        ;
+      caddyApps =
+        @@include:render/caddy-apps.nix@@
         ;
       claude =
         @@include:render/claude.nix@@

@@ -82,6 +82,7 @@ let
         tasksMax
         restartDelay
         restartDelayMax
+        public
         ;
       files = build.appStoreName label;
     };
@@ -132,10 +133,20 @@ let
       w = cfg.web;
       d = formats.splitDomain w.domain;
       loginNames = sortStrings (attrNames w.logins);
+      users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
+      appsDomain = if w.appsDomain == null then w.domain else w.appsDomain;
     in
     {
       inherit (w) enable tls openFirewall;
       domain = w.domain;
+      # The apps' domain (the box's unless set), and whether it was set.
+      inherit appsDomain;
+      appsDomainSet = w.appsDomain != null;
+      # The apps of the users with a web origin, each with its origin's
+      # host[:port].
+      apps = map (a: a // { host = "${a.label}.${appsDomain}"; }) (
+        concatMap (u: (user u cfg.users.${u}).apps) (filter (u: cfg.users ? ${u}) users)
+      );
       host = if d == null then w.domain else d.host;
       port = if d == null || d.port == null then formats.domainFormat.defaultPort else builtins.fromJSON d.port;
       logins = map (l: {
@@ -145,7 +156,7 @@ let
         users = sortStrings (unique w.logins.${l}.users);
       }) loginNames;
       # Agent users with a web origin: those some login may open.
-      users = sortStrings (unique (concatMap (l: w.logins.${l}.users) loginNames));
+      inherit users;
       inherit (w)
         sessionLifetime
         idleTimeout

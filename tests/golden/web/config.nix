@@ -26,8 +26,9 @@
   };
   # alice's apps (the apps scenario): a record store
   # declared before its program exists, with short restart delays (the
-  # scenario counts restarts, it does not wait minutes); a site that
-  # waits for its index.html.
+  # scenario counts restarts, it does not wait minutes), behind the login;
+  # a public site that waits for its index.html. Their origins are on a
+  # domain of their own (a separate site from the box's).
   users.alice.apps.records = {
     command = [
       "python3"
@@ -50,12 +51,14 @@
     ];
     waitFor = "index.html";
     packages = [ pkgs.python3 ];
+    public = true;
   };
   users.bob.sessions.main = { };
   users.carol.sessions.main = { };
   web = {
     enable = true;
     domain = "box.localhost:8443";
+    appsDomain = "apps.localhost:8443";
     tls = "internal";
     openFirewall = true;
     fail2ban.maxretry = 3;

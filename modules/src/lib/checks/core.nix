@@ -2,11 +2,12 @@
 # them to NixOS `assertions`, the offline suite evaluates them. Messages name
 # the option and the fix. This file checks the users, sessions, agents and
 # limits; checks/web.nix the web surface and the webhooks, checks/apps.nix
-# the apps.
+# the apps, checks/app-origins.nix the apps' origins.
 {
   prim,
   formats,
   webChecks,
+  appOriginChecks,
   appChecks,
   envChecks,
   contract,
@@ -167,7 +168,8 @@ let
     ++ userChecks n
     ++ limitChecks "${prefix}.slice" n.slice
     ++ attentionChecks n.attention
-    ++ webChecks n caddyGroup;
+    ++ webChecks n caddyGroup
+    ++ appOriginChecks n;
 in
 {
   inherit assertions;

@@ -25,8 +25,9 @@ in
   # The auth service's configuration (AGENT_BOX_AUTH_CONFIG).
   config =
     w:
-    toJSON {
-      inherit (w) domain users sessionLifetime idleTimeout;
+    toJSON (
+      {
+        inherit (w) domain users sessionLifetime idleTimeout;
       logins = listToAttrs (
         map (l: {
           inherit (l) name;
@@ -37,6 +38,20 @@ in
         }) w.logins
       );
     }
+    # the apps behind the login, per user (public apps never ask it)
+    // (if w.appsDomainSet then { inherit (w) appsDomain; } else { })
+    // (
+      let
+        gated = filter (a: !a.public) w.apps;
+      in
+      if gated == [ ] then
+        { }
+      else
+        {
+          apps = builtins.foldl' (acc: a: acc // { ${a.user} = (acc.${a.user} or [ ]) ++ [ a.name ]; }) { } gated;
+        }
+    )
+    )
     + "\n";
 
   # agent-box-auth.service.d/overrides.conf. paths: { authEnv; authConfig; }.

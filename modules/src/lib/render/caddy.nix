@@ -1,6 +1,7 @@
 # Caddy's configuration for the web surface (docs/web-contract.md, "Caddy"):
-# the global options and the sites, the box origin and one origin per agent
-# user. Every dial is a literal path. w: the normalized web settings.
+# the global options and the sites, the box origin, one origin per agent
+# user and one per app (render.caddyApps). Every dial is a literal path.
+# w: the normalized web settings.
 {
   prim,
   contract,
@@ -65,6 +66,16 @@ let
 
 in
 {
+  # What the apps' sites share (render.caddyApps).
+  parts = {
+    inherit
+      keepCookies
+      prefixLines
+      tlsLine
+      toPages
+      ;
+  };
+
   # Caddy's global options for the web surface (imported inside the global
   # block of the Caddyfile).
   global =
@@ -157,5 +168,6 @@ in
           }
         ''
       ) w.users
-    );
+    )
+    + render.caddyApps.sites w;
 }
