@@ -41,6 +41,9 @@ func announce(w io.Writer, g *vmtest.Guest) error {
 agent-box is running: %s
   log in as %s
   each agent user has its own origin: %s/, %s/
+  and so has each app: %s/ (behind the login),
+  %s/ (public); neither program is written yet, so each
+  app's unit says what it waits for
   (*.localhost resolves to this machine in Chromium and Firefox; the
   certificate is Caddy's internal CA, so the browser warns once per origin)
   from another machine: ssh -L %d:127.0.0.1:%d this-host
@@ -49,7 +52,7 @@ agent-box is running: %s
     printf '%%s\n' %s >/tmp/ci.hook
     python3 tests/scenarios/hookclient.py send %s /tmp/ci.hook '{"hello":"agent"}'
 Ctrl-C stops it (the guest's disk is a fresh copy each run).
-`, vmtest.DemoURL, logins(g.Demo.Logins), origin("alice"), origin("bob"), vmtest.DemoPort, vmtest.DemoPort,
+`, vmtest.DemoURL, logins(g.Demo.Logins), origin("alice"), origin("bob"), appOrigin("alice", "records"), appOrigin("alice", "site"), vmtest.DemoPort, vmtest.DemoPort,
 		hookSecret(g.Demo.Hooks, "alice-ci.hook"), hookURL("alice", "ci"))
 	if g.Accel == "tcg" {
 		fmt.Fprintln(w, "The guest is emulated (no KVM here): a login hashes 600,000 PBKDF2 rounds, which")
@@ -140,6 +143,11 @@ func runChecks(ctx context.Context, root string, w io.Writer, g *vmtest.Guest) e
 
 // origin is an agent user's origin in the demo.
 func origin(user string) string { return "https://" + user + "." + vmtest.DemoDomain }
+
+// appOrigin is the demo's origin of user's app.
+func appOrigin(user, app string) string {
+	return "https://" + contract.AppLabel(user, app) + "." + vmtest.DemoAppsDomain
+}
 
 // hookURL is the demo's URL of user's webhook name (the contract's route).
 func hookURL(user, name string) string {

@@ -20,8 +20,9 @@ import (
 // which the demo serves on this host's loopback at DemoPort: browsers
 // resolve *.localhost to loopback themselves.
 const (
-	DemoDomain = "box.localhost:8443"
-	DemoPort   = 8443
+	DemoDomain     = "box.localhost:8443"
+	DemoAppsDomain = "apps.localhost:8443" // its web.appsDomain
+	DemoPort       = 8443
 )
 
 // DemoURL is the demo's box origin.

@@ -19,6 +19,12 @@ func TestTheDemoServesTheWebGoldensDomain(t *testing.T) {
 	if !strings.Contains(string(data), `domain = "`+DemoDomain+`";`) {
 		t.Errorf("tests/golden/web/config.nix does not set domain = %q", DemoDomain)
 	}
+	if !strings.Contains(string(data), `appsDomain = "`+DemoAppsDomain+`";`) {
+		t.Errorf("tests/golden/web/config.nix does not set appsDomain = %q", DemoAppsDomain)
+	}
+	if !strings.HasSuffix(DemoAppsDomain, ":"+strconv.Itoa(DemoPort)) {
+		t.Errorf("DemoAppsDomain %q is not on DemoPort %d", DemoAppsDomain, DemoPort)
+	}
 	if !strings.HasSuffix(DemoDomain, ":"+strconv.Itoa(DemoPort)) {
 		t.Errorf("DemoDomain %q is not on DemoPort %d", DemoDomain, DemoPort)
 	}

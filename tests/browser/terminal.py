@@ -25,7 +25,9 @@ Last, the workspace: two tabs stay connected while switching, the wheel
 scrolls tmux's history without an arrow key to the program, a tmux copy
 reaches the clipboard (OSC 52), a URL over five rows opens and copies
 whole, and at 390x844 the key bar's ^C interrupts a command (screenshots
-browser-workspace.png and browser-phone.png).
+browser-workspace.png and browser-phone.png). Then alice's app behind the
+login opens on its own origin, through the box's Open button, and her public
+app with no login (screenshot browser-app.png).
 
 Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
@@ -53,6 +55,11 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 BOX = "https://box.localhost:8443"
 ALICE = "https://alice.box.localhost:8443"
+# alice's apps (the web golden's web.appsDomain): records behind the login,
+# site public; in the demo neither program exists, so each app's launcher
+# answers that it waits for it.
+RECORDS = "https://records--alice.apps.localhost:8443"
+SITE = "https://site--alice.apps.localhost:8443"
 # Computed by alice's shell, and new each run: the screen tmux redraws on
 # attach still shows what earlier clients typed.
 N = random.randrange(1000, 1000000)
@@ -397,8 +404,46 @@ def live_list(driver, wait):
     return 0
 
 
+def app_origins(driver, wait):
+    """alice's app behind the login, opened in the browser that is logged
+    in: its origin sends it to the box, whose Open button hands it back to
+    the app's address, where the app's unit answers (its launcher: the
+    program is not written yet); the public app answers with no login
+    (screenshot browser-app.png). The cookie checked is the one the app's
+    pages see (its binding cookie's path is /auth/handover only)."""
+    driver.get(RECORDS + "/records/x")
+    step(f"open {RECORDS}/records/x: the box asks to open it")
+    button = wait.until(
+        EC.element_to_be_clickable((By.XPATH, "//form[@action='/auth/open'][input[@name='app' and @value='records']]/button"))
+    )
+    if not driver.current_url.startswith(BOX + "/auth/login?") or button.text != "Open records of alice":
+        print(f"browser: at {driver.current_url} the button reads {button.text!r}", file=sys.stderr)
+        return 1
+    button.click()
+    wait.until(lambda d: d.current_url == RECORDS + "/records/x")
+    body = wait.until(EC.presence_of_element_located((By.TAG_NAME, "body"))).text
+    driver.save_screenshot(APP_SHOT)
+    step(f"handed over to {driver.current_url}: {body!r}; screenshot {APP_SHOT}")
+    if not body.startswith("This app is not serving: waiting for /var/lib/agent-box-app-src/alice/records/records.py"):
+        print(f"browser: the app's origin shows {body!r}, not its launcher's answer", file=sys.stderr)
+        return 1
+    cookies = [c["name"] for c in driver.get_cookies()]
+    step(f"cookies of the app's origin: {cookies}")
+    if cookies != ["__Host-agentbox"]:
+        print(f"browser: the app's origin holds the cookies {cookies}; want its session cookie only (the binding cookie cleared)", file=sys.stderr)
+        return 1
+    driver.get(SITE + "/")
+    body = wait.until(EC.presence_of_element_located((By.TAG_NAME, "body"))).text
+    step(f"the public app, with no login: {body!r}")
+    if not body.startswith("This app is not serving: waiting for /var/lib/agent-box-app-src/alice/site/index.html"):
+        print(f"browser: the public app's origin shows {body!r}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(login, password, shot):
-    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT, LIST_SHOT, WORKSPACE_SHOT, PHONE_SHOT
+    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT, LIST_SHOT, WORKSPACE_SHOT, PHONE_SHOT, APP_SHOT
+    APP_SHOT = os.path.join(os.path.dirname(shot), "browser-app.png")
     SETTINGS_SHOT = os.path.join(os.path.dirname(shot), "browser-settings.png")
     UPLOAD_SHOT = os.path.join(os.path.dirname(shot), "browser-upload.png")
     LIST_SHOT = os.path.join(os.path.dirname(shot), "browser-list.png")
@@ -521,7 +566,7 @@ def main(login, password, shot):
         if not driver.current_url.endswith("=" + SESSION):
             print(f"browser: Open led to {driver.current_url}, not session {SESSION}'s terminal", file=sys.stderr)
             return 1
-        return upload(driver, wait) or live_list(driver, wait) or workspace(driver, wait)
+        return upload(driver, wait) or live_list(driver, wait) or workspace(driver, wait) or app_origins(driver, wait)
     except WebDriverException as e:
         try:
             driver.save_screenshot(shot)

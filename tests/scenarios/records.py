@@ -2,7 +2,8 @@
 """A small record store, the program alice's agent writes in the apps
 scenario (standard library only): PUT /records/ID stores the body durably
 (written, fsynced, renamed, its directory fsynced, and only then
-acknowledged with 201); GET /records/ID returns it byte for byte. It serves
+acknowledged with 201); GET /records/ID returns it byte for byte; GET
+/headers shows the Cookie and Authorization headers it got. It serves
 on 127.0.0.1:$PORT and keeps its records in $STATE_DIRECTORY/records."""
 import http.server
 import os
@@ -44,6 +45,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(201, b"stored\n")
 
     def do_GET(self):
+        if self.path == "/headers":  # what reached the app of the browser's credentials
+            seen = f"cookie: {self.headers.get('Cookie', '')}\nauthorization: {self.headers.get('Authorization', '')}\n"
+            return self.reply(200, seen.encode())
         m = ID.fullmatch(self.path)
         if not m:
             return self.reply(404, b"no such record\n")

@@ -23,6 +23,11 @@ Usage (every command prints what it saw; exit 0 unless the tool failed):
                                                  then "ended after S s" or "open after SECONDS s"
   webclient.py mint JAR USER                     ask the box for USER's hand-over link; do not follow it
   webclient.py visit JAR URL                     follow a hand-over link as a browser (its page, its form)
+  webclient.py app JAR LOGIN PASSWORD URL        open URL of an app behind the login as a browser: its
+                                                 origin sends it to the box's login form, filled in; the
+                                                 hand-over brings it back to URL
+  webclient.py bench JAR URL N                   N GETs of URL on one kept-alive connection (http: plain,
+                                                 any address; https: as everywhere here), "p50 MS p99 MS"
   webclient.py flood SECONDS PERIOD OUT ADDR...  from each ADDR (a local address, one kept-alive
                                                  connection) a login of an unknown name every PERIOD s
                                                  (or when the last is answered, if later) for SECONDS
@@ -274,6 +279,47 @@ def cmd_visit(jar_path, url):
         url, status, _, data = r
         print(f"status {status}\nurl {url}")
         sys.stdout.write(data.decode(errors="replace"))
+
+
+def cmd_app(jar_path, login, password, url):
+    jar = load_jar(jar_path)
+    page, status, _, data = follow(jar, "GET", url)
+    fields = form_fields(data.decode(errors="replace"), "/auth/login")
+    if status != 200 or "bind" not in fields:
+        save_jar(jar_path, jar)
+        print(f"status {status}\nno login form with the app's binding at {page}")
+        return
+    fields.update(login=login, password=password)
+    at, status, _, data = follow(jar, "POST", urllib.parse.urljoin(page, "/auth/login"), body=urllib.parse.urlencode(fields))
+    r = hand_over(jar, at, status, data)
+    save_jar(jar_path, jar)
+    if r is not None:
+        url, status, _, data = r
+        print(f"status {status}\nurl {url}\n")
+        sys.stdout.write(data.decode(errors="replace"))
+
+
+def cmd_bench(jar_path, url, n):
+    jar = load_jar(jar_path)
+    u = urllib.parse.urlsplit(url)
+    if u.scheme == "http":
+        c = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=20)
+    else:
+        c = Conn(u.hostname, u.port or 443, timeout=20)
+    h = {"Host": u.netloc, "Cookie": cookie_header(jar, u.hostname, u.path)}
+    path = u.path + ("?" + u.query if u.query else "")
+    times = []
+    for _ in range(int(n) + 10):
+        t = time.perf_counter()
+        c.request("GET", path, headers=h)
+        r = c.getresponse()
+        r.read()
+        if r.status != 200:
+            raise SystemExit(f"status {r.status} from {url}")
+        times.append(time.perf_counter() - t)
+    times = sorted(times[10:])  # the first ten warm up
+    pick = lambda q: times[min(len(times) - 1, int(q * len(times)))] * 1000
+    print(f"p50 {pick(0.5):.2f} p99 {pick(0.99):.2f}")
 
 
 def cmd_get(jar_path, url, opts):
@@ -688,6 +734,10 @@ def main(argv):
         cmd_mint(*args)
     elif cmd == "visit" and len(args) == 2:
         cmd_visit(*args)
+    elif cmd == "app" and len(args) == 4:
+        cmd_app(*args)
+    elif cmd == "bench" and len(args) == 3:
+        cmd_bench(*args)
     elif cmd == "flood" and len(args) >= 4:
         cmd_flood(float(args[0]), float(args[1]), args[2], args[3:])
     else:
