@@ -16,7 +16,7 @@
 # default /), every
 # file under ETC/agent-box as files/etc/agent-box/... by content, the
 # agent-box* files of ETC/fail2ban/filter.d, jail.d and action.d and of
-# ETC/sysctl.d, ETC/tmpfiles.d and ETC/claude-code/managed-settings.d (likewise),
+# ETC/sysctl.d, ETC/tmpfiles.d, ETC/polkit-1/rules.d and ETC/claude-code/managed-settings.d (likewise),
 # ETC/claude-code/CLAUDE.md, ETC/codex/config.toml, ETC/opencode's three files,
 # and the agent-box store files
 # ETC/caddy/caddy_config imports. Store
@@ -66,7 +66,7 @@ if [ -d "$etc/agent-box" ]; then
     zero <"$etc/agent-box/$rel" >"$out/files/etc/agent-box/$rel"
   done < <(cd "$etc/agent-box" && find -L . -mindepth 1 -type f -printf '%P\n' | LC_ALL=C sort)
 fi
-for dir in fail2ban/filter.d fail2ban/jail.d fail2ban/action.d sysctl.d tmpfiles.d claude-code/managed-settings.d; do
+for dir in fail2ban/filter.d fail2ban/jail.d fail2ban/action.d sysctl.d tmpfiles.d polkit-1/rules.d claude-code/managed-settings.d; do
   [ -d "$etc/$dir" ] || continue
   while IFS= read -r rel; do
     mkdir -p "$out/files/etc/$dir"

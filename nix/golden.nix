@@ -43,7 +43,7 @@ let
   treeOf = name: (configOf name).environment.etc."systemd/system".source;
 
   # The environment.etc entries under agent-box/, the module's fail2ban
-  # filter, jail and ban action, its sysctl.d and tmpfiles.d files, and Caddy's
+  # filter, jail and ban action, its sysctl.d, tmpfiles.d and polkit rules files, and Caddy's
   # configuration (its agent-box imports are captured), as /etc/static
   # links them.
   etcOf =
@@ -63,6 +63,7 @@ let
           || builtins.match "fail2ban/(filter|jail|action)[.]d/agent-box.*" n != null
           || builtins.match "sysctl[.]d/[0-9][0-9]-agent-box.*" n != null
           || builtins.match "tmpfiles[.]d/agent-box.*" n != null
+          || builtins.match "polkit-1/rules[.]d/[0-9][0-9]-agent-box.*" n != null
           || n == "claude-code/CLAUDE.md"
           || n == "codex/config.toml"
           || builtins.match "opencode/(opencode[.]json|agent-box[.]js|AGENTS[.]md)" n != null

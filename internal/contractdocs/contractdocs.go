@@ -13,6 +13,7 @@ package contractdocs
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -295,6 +296,11 @@ func apps(c *contract.Contract) string {
 	t.row("the delay before a restart (restartDelay)", code(a.RestartDelay.Default)+" by default, at least "+code(a.RestartDelay.Min)+"; doubling while the program exits within restartDelayMax of its start")
 	t.row("the longest delay (restartDelayMax)", code(a.RestartDelayMax.Default)+" by default")
 	t.row("limits of the unit (memoryMax, tasksMax)", code(a.MemoryMax)+", "+fmt.Sprint(a.TasksMax)+" by default")
+	var verbs []string
+	for _, v := range append(slices.Clone(a.Manage.Verbs), a.Manage.Reset) {
+		verbs = append(verbs, code(v))
+	}
+	t.row("what a user may do to exactly its own apps' units without root (polkit "+code(a.Manage.PolkitAction)+", the rules in "+code("/etc/"+a.Manage.PolkitRules)+")", strings.Join(verbs, ", ")+" (the last before a start of a failed unit)")
 	return t.b.String()
 }
 

@@ -53,7 +53,7 @@ func nixosTree(t *testing.T, cfg string) (tree, etc, root string) {
 		switch {
 		case strings.HasPrefix(name, "nix/store/"):
 			write(filepath.Join(root, unzero(name)), unzero(data))
-		case strings.HasPrefix(name, "etc/agent-box/"), strings.HasPrefix(name, "etc/fail2ban/"), strings.HasPrefix(name, "etc/sysctl.d/"), strings.HasPrefix(name, "etc/tmpfiles.d/"), strings.HasPrefix(name, "etc/claude-code/"), name == "etc/codex/config.toml", strings.HasPrefix(name, "etc/opencode/"):
+		case strings.HasPrefix(name, "etc/agent-box/"), strings.HasPrefix(name, "etc/fail2ban/"), strings.HasPrefix(name, "etc/sysctl.d/"), strings.HasPrefix(name, "etc/tmpfiles.d/"), strings.HasPrefix(name, "etc/polkit-1/"), strings.HasPrefix(name, "etc/claude-code/"), name == "etc/codex/config.toml", strings.HasPrefix(name, "etc/opencode/"):
 			// environment.etc entries, linked like pkgs.linkFarm does
 			rel := strings.TrimPrefix(name, "etc/")
 			stored := filepath.Join(root, "nix/store", fakeHash+"-etc-"+strings.ReplaceAll(rel, "/", "-"))

@@ -29,7 +29,8 @@ var runtimeImports = map[string][]string{
 	"claudestate":   {"contract", "escape"},
 	"opencodestate": {"conversation"},
 	"apprun":        {"filewatch"},
-	"cli":           {"actions", "agents", "apprun", "attention", "auth", "badconfig", "contract", "control", "conversation", "envfile", "escape", "journal", "notify", "paths", "registry", "sdlisten", "seal", "sessionsrv", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
+	"appctl":        {"contract"},
+	"cli":           {"actions", "agents", "appctl", "apprun", "attention", "auth", "badconfig", "contract", "control", "conversation", "envfile", "escape", "journal", "notify", "paths", "registry", "sdlisten", "seal", "sessionsrv", "sessionstate", "spawn", "state", "supervisor", "tmux", "web"},
 	"clientaddr":    {"contract"},
 	"contract":      {},
 	"control":       {"attention", "registry"},
@@ -56,7 +57,7 @@ var runtimeImports = map[string][]string{
 	"uploads":       {"contract"},
 	"userfile":      {},
 	"webui":         {},
-	"web":           {"actions", "agents", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionsrv", "sessionstate", "uploads", "webui"},
+	"web":           {"actions", "agents", "appctl", "badconfig", "contract", "envfile", "escape", "hooks", "httpserve", "journal", "paths", "peer", "registry", "sessionsrv", "sessionstate", "uploads", "webui"},
 }
 
 // TestRuntimeImportsAreTheAllowedOnes reads the imports of every runtime

@@ -49,10 +49,13 @@ const (
 // of the scenarios' requirements: an init, the tools that make the guest's
 // own initrd, and what the web surface runs on (Caddy, a WebSocket client
 // for its tests, fail2ban with its journal backend and nftables for the
-// bans; ttyd is added from sid).
+// bans; ttyd is added from sid), and polkitd for the apps' rules.
 var guestBasePackages = []string{
 	"systemd", "systemd-sysv", "udev", "dbus", "e2fsprogs", "initramfs-tools",
 	"caddy", "python3-websockets", "fail2ban", "python3-systemd", "nftables",
+	// polkit decides what `agent-box app` may do (the module's rules);
+	// polkitd depends on a logind, which libpam-systemd provides
+	"polkitd", "libpam-systemd",
 }
 
 // guestKernelPackage is the guest's kernel, installed after the initramfs

@@ -155,7 +155,9 @@ let
         # exec-session asks OpenCode's database whether a session is there
         ++ optional (builtins.any (name: cfg.agents.${name}.setup == "opencode") u.agentNames) pkgs.sqlite
         ++ optional (webUser u.name) pkgs.ttyd
-        ++ optional (webUser u.name) webAssets;
+        ++ optional (webUser u.name) webAssets
+        # agent-box app runs systemctl and journalctl as the user
+        ++ optional (u.apps != [ ]) config.systemd.package;
       };
     in
     {
@@ -290,6 +292,10 @@ in
     systemd.services.systemd-sysctl.restartTriggers = mkIf (n.web.enable && n.web.ptraceScope != null) [
       (agentBox.etcFiles n host).${agentBox.sysctlFile}
     ];
+    # `agent-box app`: polkit lets each user start, stop, restart and
+    # reset-failed exactly its own apps' units (the rules file is in
+    # environment.etc above; polkitd reads /etc/polkit-1/rules.d).
+    security.polkit.enable = mkIf (n.apps != [ ]) true;
     # `agent-box web hash-password` and `web revoke` for the operator (root).
     environment.systemPackages = mkIf n.web.enable [ cfg.package ];
   };

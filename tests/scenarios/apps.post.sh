@@ -8,7 +8,9 @@
 # (the hand-over bound to that browser by its origin's own cookie), and
 # gets the browser's cookies and Authorization but never the box's; a
 # request through Caddy against one made inside the app's network
-# namespace (p99, printed).
+# namespace (p99, printed). Then `agent-box app` from inside alice's and
+# bob's units: alice lists, restarts and reads her apps; polkit refuses
+# her any other unit or verb, and bob alice's app.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -54,6 +56,63 @@ check "the app gets the browser's other cookies and its Authorization" in_out 'a
 check "... and a cookie of its own" in_out 'foreign000=xxxxxxxxxxxxxx' seen
 no_box_cookie() { ! seen | grep -q 'agentbox'; }
 check "... but never the box's session cookie" no_box_cookie
+
+# phase: agent-box app, run by alice's and bob's agents inside their units
+# (no root, no sudo: NoNewPrivileges stays; polkit allows exactly the
+# user's own app units and verbs). The harness masks D-Bus at boot to
+# save the guest's CPU; a real host runs it, so it is started here.
+rm -f /etc/systemd/system/dbus.service /etc/systemd/system/dbus.socket
+systemctl daemon-reload
+check "the system bus runs (the harness masked it)" systemctl start dbus.service
+cli=/home/$u/app-cli
+invocation() { systemctl show -P InvocationID "$unit"; }
+before=$(invocation)
+# shellcheck disable=SC2016 # expanded by the session's shell
+check "alice's agent runs agent-box app in her unit" run_session $u appcli '
+  agent-box app ls >'"$cli"'.ls 2>&1
+  agent-box app restart records >'"$cli"'.restart 2>&1; echo "exit $?" >>'"$cli"'.restart
+  agent-box app status records >'"$cli"'.status 2>&1
+  agent-box app logs -n 200 records >'"$cli"'.logs 2>&1
+  systemctl --no-ask-password restart agent-box@'"$u"'.service >'"$cli"'.own 2>&1; echo "exit $?" >>'"$cli"'.own
+  systemctl --no-ask-password kill agent-box-app@records--'"$u"'.service >'"$cli"'.kill 2>&1; echo "exit $?" >>'"$cli"'.kill
+  true'
+check "agent-box app ls lists her two apps, running" grep -qE '^records	active \(running\)	since .*	running python3' "$cli.ls"
+check "... and the site" grep -qE '^site	active \(running\)' "$cli.ls"
+check "agent-box app restart records succeeds (exit 0)" grep -qx 'exit 0' "$cli.restart"
+check "... systemd restarted the unit (a new invocation)" [ "$(invocation)" != "$before" ]
+check "... and the app serves again" wait_until 30 serves
+check "agent-box app status says it runs" grep -qx 'state: active (running), since .*' "$cli.status"
+check "agent-box app logs shows the program's own lines, from her journal" grep -q 'records: .*"GET /records/' "$cli.logs"
+note "agent-box app ls: $(tr '\t' ' ' <"$cli.ls" | tr '\n' '|')"
+note "agent-box app logs (last 2): $(tail -n 2 "$cli.logs" | tr '\n' '|')"
+refused() { grep -q 'Access denied\|Interactive authentication required' "$1" && ! grep -qx 'exit 0' "$1"; }
+check "polkit refuses her a restart of a unit that is no app of hers (her supervisor)" refused "$cli.own"
+check "... and a verb it does not list (kill)" refused "$cli.kill"
+bcli=/home/bob/app-cli
+# shellcheck disable=SC2016 # expanded by the session's shell
+check "bob's agent tries alice's app" run_session bob appcli '
+  agent-box app restart records >'"$bcli"'.cli 2>&1; echo "exit $?" >>'"$bcli"'.cli
+  agent-box app restart records--'"$u"' >'"$bcli"'.label 2>&1; echo "exit $?" >>'"$bcli"'.label
+  systemctl --no-ask-password restart agent-box-app@records--'"$u"'.service >'"$bcli"'.direct 2>&1; echo "exit $?" >>'"$bcli"'.direct
+  true'
+check "agent-box app: bob has no app records (exit 3)" grep -qx 'exit 3' "$bcli.cli"
+check "... and cannot name alice's (exit 5)" grep -qx 'exit 5' "$bcli.label"
+check "polkit refuses bob a restart of alice's app unit" refused "$bcli.direct"
+note "bob's try: $(head -n 1 "$bcli.direct")"
+
+# The settings page of alice's origin shows her apps (its web daemon reads
+# them as the CLI does) and restarts one (polkit, as alice).
+ujar=$rec/jar-alice
+check "ops logs in and opens alice" in_out "status 200" client login "$ujar" ops "$(password ops)" alice
+page_shows() { client get "$ujar" "https://$A/settings" | grep -q "$1"; }
+check "alice's settings page shows her apps" page_shows '<h3>records</h3>'
+check "... with the launcher's status" page_shows 'running python3 (pid [0-9]*, restarts [0-9]*)'
+check "... and the app's own log lines" page_shows 'records: &#34;GET /records/'
+before=$(invocation)
+restarted() { client get "$ujar" "https://$A/settings/apps" --post "action=restart&name=records" | grep -q '^header Location: /settings?done=app-restart&name=records'; }
+check "its Restart button restarts the app (polkit allows alice's web daemon)" restarted
+check "... a new invocation of the unit" [ "$(invocation)" != "$before" ]
+check "... which serves" wait_until 30 serves
 
 # Target: p99 of a request through Caddy (TLS, forward_auth, the app's
 # socket and its launcher) within 2x of the same request made inside the

@@ -215,6 +215,7 @@ func runLoop(ctx context.Context, cfg Config, st *state) {
 	}
 	var delay time.Duration
 	restarts := 0
+	last := "" // how the program last ended, for the status while it runs
 	for {
 		if cfg.WaitFor != "" {
 			if err := waitFor(ctx, cfg, st); err != nil {
@@ -228,6 +229,7 @@ func runLoop(ctx context.Context, cfg Config, st *state) {
 			cfg.Logf("cannot start %s: %v", cfg.Argv[0], err)
 			delay = cfg.Backoff.Next(delay, 0)
 			say(false, fmt.Sprintf("backing off %v: cannot start %s: %v (restarts %d)", delay, cfg.Argv[0], errText(err), restarts))
+			last = fmt.Sprintf(", last try: cannot start: %v", errText(err))
 			if !sleep(ctx, delay) {
 				return
 			}
@@ -235,7 +237,7 @@ func runLoop(ctx context.Context, cfg Config, st *state) {
 			continue
 		}
 		began := time.Now()
-		say(true, fmt.Sprintf("running %s (pid %d, restarts %d)", cfg.Argv[0], pid, restarts))
+		say(true, fmt.Sprintf("running %s (pid %d, restarts %d)%s", cfg.Argv[0], pid, restarts, last))
 		cfg.Logf("started %s (pid %d)", cfg.Argv[0], pid)
 		var ws syscall.WaitStatus
 		select {
@@ -249,6 +251,7 @@ func runLoop(ctx context.Context, cfg Config, st *state) {
 		exit := describe(ws)
 		cfg.Logf("%s %s after %v; starting it again in %v", cfg.Argv[0], exit, uptime.Round(time.Millisecond), delay)
 		say(false, fmt.Sprintf("backing off %v: %s %s after %v (restarts %d)", delay, cfg.Argv[0], exit, uptime.Round(time.Second), restarts))
+		last = fmt.Sprintf(", last exit: %s after %v at %s", exit, uptime.Round(time.Second), time.Now().UTC().Format(time.TimeOnly))
 		if !sleep(ctx, delay) {
 			return
 		}

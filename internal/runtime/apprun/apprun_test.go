@@ -231,6 +231,27 @@ func TestACrashingProgramIsRetriedWithGrowingDelays(t *testing.T) {
 	}
 }
 
+// TestTheRunningStatusSaysHowTheProgramLastEnded: once it has exited, the
+// status while it runs again keeps the last exit (the settings page and
+// `agent-box app status` show it).
+func TestTheRunningStatusSaysHowTheProgramLastEnded(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := launch(t, Config{Dir: t.TempDir(), Argv: []string{self}, Env: helperEnv("crash", 0),
+		Backoff: Backoff{Min: 20 * time.Millisecond, Max: 10 * time.Second}})
+	first := st.await(t, "running ")
+	if strings.Contains(first, "last exit") {
+		t.Errorf("first start %q: no exit yet", first)
+	}
+	st.await(t, "backing off ")
+	again := st.await(t, "running ")
+	if !strings.Contains(again, " restarts 1), last exit: exited with status 3 after ") {
+		t.Errorf("status %q: want restarts 1 and the last exit", again)
+	}
+}
+
 func TestAProgramThatCannotBeFoundIsRetriedNotFatal(t *testing.T) {
 	st := launch(t, Config{Dir: t.TempDir(), Argv: []string{"no-such-program-here"}, Env: []string{"PATH=/nonexistent"}})
 	got := st.await(t, "backing off ")

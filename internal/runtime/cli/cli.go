@@ -22,6 +22,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/appctl"
 	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
@@ -84,6 +85,10 @@ commands:
   notify serve                                 the notify service (its unit's ExecStart)
   supervise                                    run the supervisor (its unit's ExecStart)
   tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
+  app ls                                       your apps: state, since when, what the launcher says
+  app status NAME                              one app's state
+  app start NAME | stop NAME | restart NAME    start, stop or restart your app (polkit allows exactly these)
+  app logs [-n N] NAME                         the app's last N lines (50) from your journal
   app-run --dir DIR [--wait-for FILE] -- PROGRAM [ARG...]
                                                run an app: wait for its program, keep it running (its unit's ExecStart)
   exec-session NAME                            run a session's agent (tmux runs this)
@@ -173,6 +178,10 @@ func exitCode(err error) int {
 		return exitForeignHome
 	case badconfig.Is(err):
 		return exitConfig
+	case errors.Is(err, appctl.ErrName):
+		return exitInvalidName
+	case errors.Is(err, appctl.ErrUnknown):
+		return exitUnknown
 	}
 	return exitFailure
 }
@@ -214,6 +223,8 @@ func (p *Program) run(ctx context.Context, args []string) error {
 			return usagef("supervise takes no arguments")
 		}
 		return p.supervise(ctx)
+	case "app":
+		return p.app(ctx, rest)
 	case "app-run":
 		return p.appRun(ctx, rest)
 	case "tmux-server":

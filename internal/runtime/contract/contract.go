@@ -288,6 +288,17 @@ type Contract struct {
 		RestartDelayMax Lifetime `json:"restartDelayMax"`
 		MemoryMax       string   `json:"memoryMax"`
 		TasksMax        int      `json:"tasksMax"`
+		// Manage: what a user may do to its own apps' units without root
+		// (`agent-box app`): the systemd verbs, and Reset (a failed unit
+		// is reset before a start), that polkit allows it for exactly
+		// those units (the module's rules file, under /etc), and nothing
+		// else.
+		Manage struct {
+			Verbs        []string `json:"verbs"`
+			Reset        string   `json:"reset"`
+			PolkitAction string   `json:"polkitAction"`
+			PolkitRules  string   `json:"polkitRules"`
+		} `json:"manage"`
 	} `json:"apps"`
 	// Uploads: files a person uploads on a user origin land in ~/Dir
 	// (docs/web-contract.md, "Uploads"): at most MaxBytes each, while

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/appctl"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -46,6 +47,14 @@ var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse
 <p><label>Arguments, one per line<br><textarea name="args" rows="3" cols="50"></textarea></label></p>
 <p><label>Kickoff prompt, given to the session's first conversation<br><textarea name="prompt" rows="4" cols="50" maxlength="{{.PromptMax}}"></textarea></label></p>
 <p><button>Add</button></p></form>
+{{if or .Apps .AppsError}}<h2>Apps</h2>
+{{if .AppsError}}<p class="error">The apps cannot be read: {{.AppsError}}</p>{{end}}
+{{range .Apps}}<h3>{{.Name}}</h3>
+<table><tbody><tr class="{{if .Stopped}}stopped{{else}}running{{end}}"><td>{{.Active}}</td><td>{{if .Uptime}}up {{.Uptime}}{{end}}</td><td>{{.Status}}</td><td>launcher restarts: {{.Restarts}}</td>
+<td><form method="post" action="/settings/apps"><input type="hidden" name="name" value="{{.Name}}">
+{{if .Stopped}}<button name="action" value="start">Start</button>{{else}}<button name="action" value="restart">Restart</button> <button name="action" value="stop">Stop</button>{{end}}</form></td></tr></tbody></table>
+<pre class="log">{{.Log}}</pre>
+{{end}}{{end}}
 <h2>Secrets</h2>
 <p>Variables of <code>~/.config/agent-box/env</code>, given to every session when it starts. Values are never shown.</p>
 {{if .EnvError}}<p class="error">The secrets cannot be read: {{.EnvError}}</p>
@@ -121,19 +130,24 @@ type settingsData struct {
 	Agents                  []agentOption
 	Keys                    []string
 	PromptMax               int // the contract's limit of a kickoff prompt
+	Apps                    []appRow
+	AppsError               string
 }
 
 // doneMessages are what a redirect after a change may say (by code, so no
 // text from the URL is ever shown).
 var doneMessages = map[string]string{
-	"added":     "Added session %s; the supervisor starts it within a second.",
-	"stopped":   "Stopped session %s.",
-	"started":   "Started session %s.",
-	"restarted": "Restarting session %s.",
-	"fresh":     "Restarting session %s with a new conversation.",
-	"removed":   "Removed session %s.",
-	"set":       "Set %s; sessions started from now on get it.",
-	"unset":     "Removed %s.",
+	"added":       "Added session %s; the supervisor starts it within a second.",
+	"stopped":     "Stopped session %s.",
+	"started":     "Started session %s.",
+	"restarted":   "Restarting session %s.",
+	"fresh":       "Restarting session %s with a new conversation.",
+	"removed":     "Removed session %s.",
+	"set":         "Set %s; sessions started from now on get it.",
+	"unset":       "Removed %s.",
+	"app-start":   "Started app %s.",
+	"app-stop":    "Stopped app %s.",
+	"app-restart": "Restarted app %s.",
 }
 
 // settings is GET /settings.
@@ -191,6 +205,7 @@ func (s *Server) settingsData(r *http.Request) settingsData {
 		d.EnvError = err.Error()
 	}
 	d.Keys = keys
+	d.Apps, d.AppsError = s.appRows(r.Context())
 	return d
 }
 
@@ -299,16 +314,20 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done,
 		return
 	}
 	var code int
-	switch actions.KindOf(err) {
-	case actions.Input, actions.InvalidName, actions.UnknownAgent:
+	switch kind := actions.KindOf(err); {
+	case errors.Is(err, appctl.ErrName):
 		code = http.StatusBadRequest
-	case actions.Unknown:
+	case errors.Is(err, appctl.ErrUnknown):
 		code = http.StatusNotFound
-	case actions.Duplicate:
+	case kind == actions.Input, kind == actions.InvalidName, kind == actions.UnknownAgent:
+		code = http.StatusBadRequest
+	case kind == actions.Unknown:
+		code = http.StatusNotFound
+	case kind == actions.Duplicate:
 		code = http.StatusConflict
-	case actions.Corrupt:
+	case kind == actions.Corrupt:
 		code = http.StatusInternalServerError
-	default: // the supervisor is not running, a lock timed out, ...
+	default: // the supervisor is not running, a lock timed out, polkit refused, ...
 		code = http.StatusServiceUnavailable
 		s.log.Printf("settings: %v", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/appctl"
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -90,6 +91,8 @@ type Config struct {
 	// deliveries go under HooksDir (paths.Env.HooksDir).
 	Hooks    hooks.Config
 	HooksDir string
+	// Apps manages the user's apps for the settings page; nil shows none.
+	Apps *appctl.Ctl
 	// WakeSettle is how long after starting a stopped session the notify
 	// text waits before it is typed; 0 is DefaultWakeSettle.
 	WakeSettle time.Duration
@@ -107,7 +110,10 @@ func configErrorf(format string, a ...any) error {
 // FromEnv builds the daemon's configuration from its environment (getenv
 // is os.Getenv in production) and e, the user's paths (as the CLI derives
 // them). U is the user of the running uid, never $USER. Only AGENT_BOX_TMUX
-// is ever executed: the daemon runs no tmux found through PATH.
+// is ever executed for tmux: the daemon runs no tmux found through PATH.
+// For the settings page's apps it runs systemctl and journalctl from the
+// unit's PATH (the user's environment in the store), as `agent-box app`
+// does.
 func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 	uid := os.Getuid()
 	u, err := user.LookupId(strconv.Itoa(uid))
@@ -119,6 +125,7 @@ func FromEnv(getenv func(string) string, e paths.Env) (Config, error) {
 		Domain: getenv(EnvDomain), TTYDSocket: getenv(EnvTTYDSocket), TTYD: getenv(EnvTTYD), StatusSocket: StatusSocket,
 		AssetsDir: getenv(EnvAssets),
 		HooksDir:  e.HooksDir(),
+		Apps:      &appctl.Ctl{User: u.Username},
 	}
 	if p := getenv(hooks.EnvConfig); p != "" {
 		if !filepath.IsAbs(p) {
@@ -245,6 +252,7 @@ func New(cfg Config) (*Server, error) {
 	csrf := http.NewCrossOriginProtection()
 	s.mux.Handle("POST /settings/sessions", csrf.Handler(http.HandlerFunc(s.sessionsPost)))
 	s.mux.Handle("POST /settings/secrets", csrf.Handler(http.HandlerFunc(s.secretsPost)))
+	s.mux.Handle("POST /settings/apps", csrf.Handler(http.HandlerFunc(s.appsPost)))
 	s.mux.HandleFunc("GET /uploads", s.uploadForm)
 	s.mux.Handle("POST /uploads", csrf.Handler(http.HandlerFunc(s.uploadPost)))
 	s.mux.Handle("POST /uploads/paste", csrf.Handler(http.HandlerFunc(s.uploadPaste)))

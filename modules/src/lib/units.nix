@@ -176,6 +176,7 @@ let
     // {
       "tmpfiles.d/agent-box-apps.conf" = render.app.tmpfiles n;
     }
+    // (if n.apps == [ ] then { } else { ${contract.apps.manage.polkitRules} = render.app.polkitRules n; })
     // agentFiles.files n host
     // (
       if n.web.enable && n.web.ptraceScope != null then
