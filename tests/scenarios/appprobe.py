@@ -99,6 +99,10 @@ try:
 except OSError as e:
     out.append(f"state directory: not writable ({e})")
 out.append("done")
-with open(os.path.join(os.environ["STATE_DIRECTORY"], "probe.txt"), "w") as f:
+# Whole or not at all: the launcher runs the probe again after it exits,
+# while the scenario reads the last report.
+report = os.path.join(os.environ["STATE_DIRECTORY"], "probe.txt")
+with open(report + ".tmp", "w") as f:
     f.write("\n".join(out) + "\n")
+os.replace(report + ".tmp", report)
 sys.exit(0)
