@@ -110,7 +110,9 @@ func TestSettingsAppActions(t *testing.T) {
 // gets no section.
 func TestSettingsWithoutAppsHasNoSection(t *testing.T) {
 	for _, run := range []func(context.Context, string, ...string) ([]byte, error){
-		func(context.Context, string, ...string) ([]byte, error) { return nil, &exec.Error{Name: "systemctl", Err: exec.ErrNotFound} },
+		func(context.Context, string, ...string) ([]byte, error) {
+			return nil, &exec.Error{Name: "systemctl", Err: exec.ErrNotFound}
+		},
 		func(context.Context, string, ...string) ([]byte, error) { return nil, nil },
 	} {
 		f := newFixture(t, func(c *Config) { c.Apps = &appctl.Ctl{User: "alice", Run: run} })
