@@ -389,10 +389,25 @@ def live_list(driver, wait):
     if not driver.execute_script("return window.agentBoxNoReload === true;"):
         print("browser: the list reloaded the page instead of updating it", file=sys.stderr)
         return 1
-    step(f"{live} appeared in the open list: {driver.find_element(*row).text!r}")
+    try:
+        shown = driver.find_element(*row).text
+    except StaleElementReferenceException:  # redrawn meanwhile
+        shown = driver.find_element(*row).text
+    step(f"{live} appeared in the open list: {shown!r}")
     driver.save_screenshot(LIST_SHOT)
     step(f"screenshot {LIST_SHOT}")
-    driver.find_element(*row).find_element(By.XPATH, ".//button[@value='remove']").click()
+    # The live list redraws the row when the session's state changes (the
+    # supervisor starts it about now): a button found in the old row is
+    # stale, so find it again.
+    for _ in range(20):
+        try:
+            driver.find_element(*row).find_element(By.XPATH, ".//button[@value='remove']").click()
+            break
+        except StaleElementReferenceException:
+            time.sleep(0.25)
+    else:
+        print(f"browser: {live}'s Remove button kept being redrawn", file=sys.stderr)
+        return 1
     alert = wait.until(EC.alert_is_present())
     step(f"Remove asks: {alert.text!r}")
     if f"Remove session {live}?" not in alert.text:
