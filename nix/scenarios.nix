@@ -47,20 +47,15 @@ let
     if
       n >= 2
       && count "crash" <= 1
-      && count "alone" <= 1
-      && count "crash" + count "alone" == length flags
+      && count "crash" == length flags
     then
       {
         name = head r;
         config = elemAt r 1;
         crash = count "crash" == 1;
-        # the offline tier boots it with every core and pauses its other
-        # guests during the phase's timing sections; one NixOS VM test
-        # boots one machine anyway
-        alone = count "alone" == 1;
       }
     else
-      throw "tests/scenarios/phases: bad line '${toString r}' (want PHASE GOLDEN-CONFIG [crash] [alone])";
+      throw "tests/scenarios/phases: bad line '${toString r}' (want PHASE GOLDEN-CONFIG [crash])";
 
   phases = map phase (records (dir + "/phases"));
 

@@ -1,5 +1,5 @@
 // Package scenarios reads the interface both VM tiers share:
-// tests/scenarios/phases ("PHASE GOLDEN-CONFIG [crash] [alone]" per line: a scenario
+// tests/scenarios/phases ("PHASE GOLDEN-CONFIG [crash]" per line: a scenario
 // script, the golden configuration it boots, and whether the machine is
 // powered off hard after it) and tests/scenarios/requirements
 // ("DEBIAN-PACKAGE NIXPKGS-ATTRIBUTE" per line: what the scripts need in the
@@ -23,11 +23,6 @@ type Phase struct {
 	Name   string `json:"name"`
 	Config string `json:"config"`
 	Crash  bool   `json:"crash"`
-	// Alone: the offline tier boots this phase with all the host's
-	// cores, and pauses every other guest while the phase runs a section
-	// between lib.sh's alone_begin and alone_end (checks that compare
-	// timings, which another guest would distort).
-	Alone bool `json:"alone"`
 }
 
 // Requirement is one line of the requirements file.
@@ -62,7 +57,7 @@ func Phases(root string) ([]Phase, error) {
 	}
 	var phases []Phase
 	for i, f := range recs {
-		bad := fmt.Errorf("%s:%d: want 'PHASE GOLDEN-CONFIG [crash] [alone]', got %q", file, lines[i], strings.Join(f, " "))
+		bad := fmt.Errorf("%s:%d: want 'PHASE GOLDEN-CONFIG [crash]', got %q", file, lines[i], strings.Join(f, " "))
 		if len(f) < 2 {
 			return nil, bad
 		}
@@ -71,8 +66,6 @@ func Phases(root string) ([]Phase, error) {
 			switch {
 			case flag == "crash" && !ph.Crash:
 				ph.Crash = true
-			case flag == "alone" && !ph.Alone:
-				ph.Alone = true
 			default:
 				return nil, bad
 			}

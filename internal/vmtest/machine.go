@@ -308,8 +308,7 @@ else
   # What agent-box's units and Caddy log goes to the console log as it
   # happens (it is what explains a failed check, even after a deadline).
   journalctl -b -f --no-pager -o short-monotonic -u 'agent-box*' -u agent-box-auth.service -u caddy.service >/dev/ttyS0 2>&1 &
-  # lib.sh's alone_begin reads the harness's answer here (see Alone).
-  AGENT_BOX_TEST_HARNESS_TTY=/dev/ttyS1 bash "/opt/agent-box-test/scenarios/${phase}.sh" >&3 2>&1
+  bash "/opt/agent-box-test/scenarios/${phase}.sh" >&3 2>&1
   echo "# exit status $?" >&3
 fi
 if ! grep -q 'agent_box\.crash=1' /proc/cmdline; then
@@ -415,23 +414,12 @@ type Boot struct {
 	// takes a host thread: more vCPUs than host cores in all makes a
 	// guest's spinning vCPU wait for one whose thread is not running.
 	CPUs int
-	// Online, when set and under CPUs, is how many of them the kernel
-	// brings up (maxcpus=): the others wait offline for a section of the
-	// phase (lib.sh's alone_begin) to bring them online.
-	Online int
 	// Analyze asks the guest for systemd-analyze's account of its boot
 	// ("# boot: " lines) before the phase.
 	Analyze bool
 	// Log receives the harness's own lines about this boot (a second
 	// boot after an early panic); os.Stdout when nil.
 	Log io.Writer
-	// Alone pauses the other guests of the tier during the phase's
-	// sections marked "# alone: begin" and "# alone: end" (see Alone);
-	// nil answers a section at once and pauses nothing.
-	Alone *Alone
-	// Paused, when set, adds the time this guest was stopped for other
-	// guests' sections.
-	Paused *time.Duration
 }
 
 // Run boots the machine and returns the phase's TAP report. The error says
@@ -503,9 +491,6 @@ func (b Boot) boot(ctx context.Context) (*TAP, time.Duration, error) {
 	if b.Analyze {
 		cmdline += " agent_box.analyze=1"
 	}
-	if b.Online > 0 && b.Online < b.CPUs {
-		cmdline += " maxcpus=" + strconv.Itoa(b.Online)
-	}
 	nic := "none"
 	if len(b.Forward) > 0 {
 		nic = "user,model=virtio-net-pci,restrict=on"
@@ -529,15 +514,6 @@ func (b Boot) boot(ctx context.Context) (*TAP, time.Duration, error) {
 		"-serial", "file:" + b.Console,
 		"-serial", "stdio",
 	}
-	// QMP, for Alone to pause and resume the guest; a short path (a unix
-	// socket's is at most 107 bytes).
-	qdir, err := os.MkdirTemp("", "vmtest-qmp-")
-	if err != nil {
-		return nil, 0, err
-	}
-	defer os.RemoveAll(qdir)
-	qmp := filepath.Join(qdir, "qmp.sock")
-	args = append(args, "-qmp", "unix:"+qmp+",server=on,wait=off")
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = 5 * time.Second
@@ -547,33 +523,11 @@ func (b Boot) boot(ctx context.Context) (*TAP, time.Duration, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	// The second serial port's input: the answer to "# alone: begin".
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, 0, err
-	}
-	run := b.Alone.join(b.Phase, qmp)
-	defer func() {
-		b.Alone.leave(run)
-		if b.Paused != nil {
-			*b.Paused += run.Paused()
-		}
-	}()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, 0, fmt.Errorf("starting qemu: %w", err)
 	}
-	var sectionErr error
 	tap, tapErr := ParseTAP(out, func(line string) {
-		switch line {
-		case "# alone: begin":
-			sectionErr = errors.Join(sectionErr, b.Alone.begin(ctx, run))
-			if _, err := io.WriteString(in, "go\n"); err != nil {
-				sectionErr = errors.Join(sectionErr, fmt.Errorf("answering the guest's section: %w", err))
-			}
-		case "# alone: end":
-			sectionErr = errors.Join(sectionErr, b.Alone.end(run))
-		}
 		if b.OnLine != nil {
 			b.OnLine(line)
 		}
@@ -584,9 +538,6 @@ func (b Boot) boot(ctx context.Context) (*TAP, time.Duration, error) {
 	})
 	waitErr := cmd.Wait()
 	took := time.Since(start)
-	if sectionErr != nil {
-		tapErr = errors.Join(tapErr, sectionErr)
-	}
 	if ctx.Err() != nil {
 		if parent := context.Cause(ctx); errors.Is(parent, context.Canceled) {
 			return tap, took, parent // stopped by the caller (the demo's Ctrl-C)

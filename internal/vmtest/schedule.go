@@ -42,19 +42,7 @@ func Chains(phases []scenarios.Phase) []Chain {
 	return cs
 }
 
-// Alone is whether the chain boots with every core and has the host to
-// itself in its sections that compare timings (see Alone).
-func (c Chain) Alone() bool {
-	for _, ph := range c {
-		if ph.Alone {
-			return true
-		}
-	}
-	return false
-}
-
-// Order puts the chains marked alone first, then the others longest
-// first by the seconds the phases took in the last run, so that two guests
+// Order puts the chains longest first by the seconds the phases took in the last run, so that two guests
 // at once end close together. A chain with a phase never timed here comes
 // first (it may be the longest); equal chains keep their file order, which
 // puts the longest first.
@@ -71,12 +59,7 @@ func Order(cs []Chain, last map[string]float64) []Chain {
 		return s
 	}
 	out := append([]Chain(nil), cs...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Alone() != out[j].Alone() {
-			return out[i].Alone()
-		}
-		return cost(out[i]) > cost(out[j])
-	})
+	sort.SliceStable(out, func(i, j int) bool { return cost(out[i]) > cost(out[j]) })
 	return out
 }
 

@@ -44,17 +44,6 @@ func TestTheLongestChainsBootFirst(t *testing.T) {
 	}
 }
 
-func TestChainsThatBootAloneComeFirst(t *testing.T) {
-	cs := Chains([]scenarios.Phase{
-		{Name: "long"}, {Name: "pre", Crash: true}, {Name: "post", Alone: true}, {Name: "solo", Alone: true}, {Name: "short"},
-	})
-	last := map[string]float64{"long": 400, "pre": 5, "post": 5, "solo": 1, "short": 40}
-	want := []string{"pre+post", "solo", "long", "short"}
-	if diff := cmp.Diff(want, names(Order(cs, last))); diff != "" {
-		t.Errorf("order (-want +got):\n%s", diff)
-	}
-}
-
 func TestTheNumberOfGuestsIsChecked(t *testing.T) {
 	for _, c := range []struct {
 		env  string

