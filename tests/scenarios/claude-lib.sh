@@ -11,13 +11,25 @@ log=/var/log/scripted-model.jsonl
 conv() { echo "/home/$u/.local/state/agent-box/conversations/$s.json"; }
 
 model() { python3 "$here/model.py" "$log" "$@"; }
-requests_with() { [ "$(model count "$1")" -ge 1 ]; }
-# field KEY: a top-level string of the session's conversation file.
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]) or "")' "$(conv)" "$1" 2>/dev/null; }
+# requests_with TEXT: a request's newest user message is TEXT. Polled: a
+# grep of the log answers "not yet" without starting python3 (0.2 to 0.5 s
+# of the guest's one vCPU, which the agent being waited for needs); it
+# cannot look for a text that the log holds escaped (JSON escapes <>&"\).
+requests_with() {
+  case $1 in
+    *[\<\>\&\"\\]*) ;;
+    *) grep -qF -- "$1" "$log" || return 1 ;;
+  esac
+  [ "$(model count "$1")" -ge 1 ]
+}
+# field KEY: a top-level string of the session's conversation file (which
+# agent-box writes indented: top-level keys are the lines indented by two
+# spaces); without python3, for the same reason.
+field() { sed -n "s/^  \"$1\": \"\(.*\)\",\{0,1\}\$/\1/p" "$(conv)" 2>/dev/null; }
 agent_pid() { pane_pid $u $s; }
 # ready: the agent shows its prompt line, ready for input (its footer:
 # Claude's permission mode, Codex's shortcuts hint).
-ready() { tm $u capture-pane -p -t "=$s:" | grep -qE 'bypass permissions on|for shortcuts'; }
+ready() { tmq $u capture-pane -p -t "=$s:" | grep -qE 'bypass permissions on|for shortcuts'; }
 # type_line TEXT: type TEXT and Enter into the session, as a person would.
 type_line() {
   tm $u send-keys -t "=$s:" -l "$1" && nap 0.5 && tm $u send-keys -t "=$s:" Enter
@@ -30,7 +42,7 @@ type_line() {
 say() {
   local try
   for try in 1 2 3; do
-    if [ "$try" = 1 ] || ! tm $u capture-pane -p -t "=$s:" | grep -qF "$1"; then
+    if [ "$try" = 1 ] || ! tmq $u capture-pane -p -t "=$s:" | grep -qF "$1"; then
       tm $u send-keys -t "=$s:" -l "$1"
       nap 0.5
     fi
@@ -39,7 +51,7 @@ say() {
       return 0
     fi
   done
-  tm $u capture-pane -p -t "=$s:" | tail -n 15 | sed 's/^/pane: /'
+  tmq $u capture-pane -p -t "=$s:" | tail -n 15 | sed 's/^/pane: /'
   return 1
 }
 # respawned OLD-PID OLD-REPORT: the session runs a new agent, which

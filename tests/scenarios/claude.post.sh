@@ -49,7 +49,7 @@ t0=$(now_ms)
 tm $u send-keys -t "=att:" "printf '\\a'" Enter
 check "its terminal bell: needs-you (bell)" wait_until 10 attention_is att "needs-you (bell)"
 note "bell typed -> needs-you in session ls: $(($(now_ms) - t0)) ms (tmux evaluates its subscription once a second)"
-attached() { [ "$(tm $u list-clients -t =att | wc -l)" -ge 1 ]; }
+attached() { [ "$(tmq $u list-clients -t =att | wc -l)" -ge 1 ]; }
 as $u script -qfec "$(agent_box_bin $u) session attach att" /dev/null >/dev/null 2>&1 &
 spid=$!
 check "a person attaches" wait_until 20 attached
@@ -63,7 +63,7 @@ check "Claude in a mode that asks: the kickoff reached the model" wait_until 240
 t0=$(now_ms)
 check "... the agent waits for a permission: needs-you (permission)" wait_until 60 attention_is ask "needs-you (permission)"
 note "the model's tool call -> needs-you (permission) in session ls: $(($(now_ms) - t0)) ms (includes Claude's own time to ask)"
-asks() { tm $u capture-pane -p -t "=ask:" | grep -qi 'proceed'; }
+asks() { tmq $u capture-pane -p -t "=ask:" | grep -qi 'proceed'; }
 check "... and shows its question" wait_until 30 asks
 check "nothing ran before the yes" test ! -e /home/$u/asked.txt
 tm $u send-keys -t "=ask:" Enter

@@ -4,15 +4,18 @@
 # Codex, pinned, against the scripted model (internal/scriptedmodel, its
 # request log in $log). Codex (session `cx`): headless start with its
 # kickoff prompt, the guide, its own sandbox inside the unit, resume after
-# kill -9, a missing transcript said, a prompt before the power cut.
-# Claude Code: ada's seed session `main` starts headless with a kickoff
-# prompt that asks for a shell command; the command runs with no keypress;
-# the conversation is resumed after a kill -9 of the agent and after a
-# restart of the sessions unit; a `claude -p` that the agent runs inside
-# its session does not move the session's conversation; /clear moves it;
-# a deleted transcript and `restart --fresh` start a new one, said by
-# `session ls`; a FIFO at ~/.claude.json is left alone and reported. Last,
-# a prompt the next boot's agent must remember.
+# kill -9, a missing transcript said, `restart --fresh` (agent-box's, the
+# same for every agent), a prompt before the power cut. Claude Code: ada's
+# seed session `main` starts headless with a kickoff prompt that asks for
+# a shell command; the command runs with no keypress; /clear moves the
+# conversation and a kill -9 resumes the one it moved to; a restart of the
+# sessions unit resumes it too; a `claude -p` that the agent runs inside
+# its session does not move the session's conversation; a FIFO at
+# ~/.claude.json is left alone and reported; a transcript deleted while
+# the session was stopped starts a new conversation, said by `session ls`.
+# Last, a prompt the next boot's agent must remember. Each start of Claude
+# Code takes half a minute or more here, so one restart carries every
+# check it can.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -91,20 +94,34 @@ check "... and session ls says so" wait_until 10 note_has "started fresh: the tr
 check "Codex: the new conversation takes a prompt" say "codex fresh"
 check "... and reports its new id" wait_until 30 moved_from "$cid"
 cid=$(field id)
+# restart --fresh is agent-box's, the same for every agent: proven with
+# Codex, which starts in seconds here (Claude Code in about half a minute).
+# Codex reports the new conversation at its next turn, before the power cut.
+old=$(agent_pid)
+check "restart --fresh is accepted" ab $u session restart --fresh cx
+check "restart --fresh starts the agent again" wait_until 120 came_back "$old"
+check "... and session ls says a new conversation was asked for" wait_until 10 note_has "asked for (restart --fresh)"
 s=main
 
-# phase: resume after the agent's death
+# phase: /clear moves the conversation, and a kill -9 resumes the one it
+# moved to. One respawn proves both: the request after it carries the turn
+# said after /clear, and the journal names /clear's conversation.
 check "the agent is ready for input" wait_until 60 ready
-check "a typed prompt reaches the model" say "hello one"
+type_line "/clear"
+check "/clear moves the session to the new conversation" wait_until 60 moved_from "$id1"
+id2=$(field id)
+# The new conversation has a transcript once something is said in it.
 # Claude writes its transcript a moment after the turn: what a kill -9
 # catches unwritten is lost to it (its durability, not agent-box's), so the
 # kill waits until the turn is in the transcript (in_transcript).
-check "... and the turn is in the transcript" wait_until 60 in_transcript "hello one"
+check "the cleared session takes a prompt" say "after clear"
+check "... and the turn is in the new transcript" wait_until 60 in_transcript "after clear"
 kill_agent
 check "the agent comes back after kill -9" wait_until 120 respawned "$old" "$rep"
+check "... resuming the conversation /clear gave, said in the journal" wait_until 10 journal_has "resuming conversation $id2"
 check "the agent takes a prompt after kill -9" say "after kill"
-check "... and the request carries the earlier turns" wait_until 30 model carries "after kill" "hello one"
-check "the session keeps its conversation id" [ "$(field id)" = "$id1" ]
+check "... and the request carries the turn after /clear" wait_until 30 model carries "after kill" "after clear"
+check "the session keeps the conversation id /clear gave" [ "$(field id)" = "$id2" ]
 old=$(agent_pid)
 rep=$(field reported)
 # Meanwhile, what happens to the names in ada's home: Claude Code's lock
@@ -141,35 +158,15 @@ locked_writes() {
 }
 check "Claude replaces ~/.claude.json by renaming a temp file while holding the lock directory" locked_writes
 note "$(python3 "$here/dirwatch.py" --locked-writes "$events" .claude.json)"
-check "the agent takes a prompt after the restart" say "after restart"
-check "... and the request carries the earlier turns" wait_until 30 model carries "after restart" "hello one"
-
-# phase: what does not move the conversation, and what does
-check "the agent takes a prompt to run claude -p" say "run: claude -p nested-call"
+# The prompt after the restart asks the agent to run a claude -p inside
+# its session: what a claude -p there reports must not move the session's
+# conversation. (Whether the agent's turn ends after it is Claude's: it
+# took another minute here, and proves nothing of agent-box's.)
+check "the agent takes a prompt after the restart, to run claude -p" say "run: claude -p nested-call"
+check "... and the request carries the earlier turns" wait_until 30 model carries "run: claude -p nested-call" "after clear"
 check "a claude -p inside the session ran" wait_until 120 requests_with "nested-call"
-check "... and its turn ended" wait_until 60 model carries "run: claude -p nested-call" "tool_result"
-check "the claude -p's report reached agent-box and was refused" journal_has "ignored the report of conversation"
-check "a claude -p inside the session does not move the session's conversation" [ "$(field id)" = "$id1" ]
-type_line "/clear"
-check "/clear moves the session to the new conversation" wait_until 60 moved_from "$id1"
-id2=$(field id)
-# The new conversation has a transcript once something is said in it.
-check "the cleared session takes a prompt" say "after clear"
-check "... and the turn is in the new transcript" wait_until 60 in_transcript "after clear"
-kill_agent
-check "after /clear and a respawn the agent comes back" wait_until 120 respawned "$old" "$rep"
-check "... with the conversation id /clear gave" [ "$(field id)" = "$id2" ]
-check "... said in the journal" wait_until 10 journal_has "resuming conversation $id2"
-
-rm -f "$(field transcript)"
-kill_agent
-check "with its transcript deleted the agent starts afresh" wait_until 120 respawned "$old" "$rep"
-check "... and session ls says so" wait_until 10 note_has "started fresh: the transcript"
-old=$(agent_pid)
-rep=$(field reported)
-check "restart --fresh is accepted" ab $u session restart --fresh main
-check "restart --fresh starts a new conversation" wait_until 120 respawned "$old" "$rep"
-check "... and session ls says it was asked for" wait_until 10 note_has "asked for (restart --fresh)"
+check "the claude -p's report reached agent-box and was refused" wait_until 30 journal_has "ignored the report of conversation"
+check "a claude -p inside the session does not move the session's conversation" [ "$(field id)" = "$id2" ]
 
 # phase: a hostile ~/.claude.json is left alone
 # With the session stopped: no Claude writes the file (or holds its lock:
@@ -184,7 +181,6 @@ check "... and no Claude of ada's runs" wait_until 30 no_claude
 rmdir /home/$u/.claude.json.lock 2>/dev/null || true
 mv /home/$u/.claude.json /home/$u/.claude.json.saved
 as $u mkfifo /home/$u/.claude.json
-rep=$(field reported)
 ab $u session start main
 check "a FIFO at ~/.claude.json is left alone and logged" wait_until 60 journal_has "is not a regular file"
 check "... and session ls says so" wait_until 10 note_has ".claude.json left alone"
@@ -199,12 +195,18 @@ mv /home/$u/.claude.json.saved /home/$u/.claude.json
 s=cx
 check "Codex: a prompt before the power cut reaches the model" say "codex before the power cut"
 check "... and its reply is in the transcript" wait_until 30 grep -q "reply [0-9]*: codex before the power cut" "$(field transcript)"
+check "... in the conversation restart --fresh started" moved_from "$cid"
 field id > /var/lib/agent-box-test/codex-id
 s=main
+# The session starts again with ~/.claude.json back and its transcript
+# deleted (while it was stopped): a new conversation, said by session ls.
+rm -f "$(field transcript)"
 old=$(agent_pid)
 rep=$(field reported)
 ab $u session start main
-check "with ~/.claude.json back the agent comes back" wait_until 120 respawned "$old" "$rep"
+check "with its transcript deleted the agent starts afresh" wait_until 120 respawned "$old" "$rep"
+check "... and session ls says so" wait_until 10 note_has "started fresh: the transcript"
+check "... in a new conversation" moved_from "$id2"
 check "a prompt before the power cut reaches the model" say "before the power cut"
 check "... and its reply is in the transcript" wait_until 30 grep -q "before the power cut" "$(field transcript)"
 field id > /var/lib/agent-box-test/claude-id
