@@ -4743,41 +4743,67 @@ in
           // Add adds a session: a valid, new name; an agent of the user's table;
           // an existing working directory.
           func Add(ctx context.Context, e paths.Env, table agents.Table, defaultAgent string, s Spec) error {
-          	if err := registry.CheckName(s.Name); err != nil {
-          		return err
+          	return AddAll(ctx, e, table, defaultAgent, []Spec{s})
+          }
+
+          // AddAll adds every session of specs in one registry write, or none: each
+          // is checked as Add checks one, and a name the registry holds or that
+          // specs name twice refuses them all.
+          func AddAll(ctx context.Context, e paths.Env, table agents.Table, defaultAgent string, specs []Spec) error {
+          	if len(specs) == 0 {
+          		return inputf("no session to add")
           	}
-          	agent := s.Agent
-          	if agent == "" {
-          		agent = defaultAgent
-          	}
-          	if agent == "" {
-          		return inputf("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
-          	}
-          	if _, ok := table[agent]; !ok {
-          		return fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
-          	}
-          	cwd := s.Cwd
-          	if cwd == "" {
-          		cwd = e.Home
-          	}
-          	cwd, err := filepath.Abs(cwd)
-          	if err != nil {
-          		return err
-          	}
-          	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-          		return inputf("working directory %q is not a directory", cwd)
-          	}
-          	if err := conversation.CheckPrompt(s.Prompt); err != nil {
-          		return inputf("session %s: %v", escape.Quote(s.Name, 64), err)
-          	}
+          	seen := make(map[string]bool, len(specs))
+          	add := make([]registry.Session, len(specs))
           	now := time.Now().UTC()
-          	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
-          		if err := r.Add(registry.Session{Name: s.Name, Agent: agent, Args: s.Args, Cwd: cwd, Created: now, Updated: now}); err != nil {
+          	for i, s := range specs {
+          		if err := registry.CheckName(s.Name); err != nil {
           			return err
           		}
+          		if seen[s.Name] {
+          			return fmt.Errorf("%w: %s is named twice", registry.ErrDuplicate, escape.Quote(s.Name, 64))
+          		}
+          		seen[s.Name] = true
+          		agent := s.Agent
+          		if agent == "" {
+          			agent = defaultAgent
+          		}
+          		if agent == "" {
+          			return inputf("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
+          		}
+          		if _, ok := table[agent]; !ok {
+          			return fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
+          		}
+          		cwd := s.Cwd
+          		if cwd == "" {
+          			cwd = e.Home
+          		}
+          		cwd, err := filepath.Abs(cwd)
+          		if err != nil {
+          			return err
+          		}
+          		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+          			return inputf("working directory %q is not a directory", cwd)
+          		}
+          		if err := conversation.CheckPrompt(s.Prompt); err != nil {
+          			return inputf("session %s: %v", escape.Quote(s.Name, 64), err)
+          		}
+          		add[i] = registry.Session{Name: s.Name, Agent: agent, Args: s.Args, Cwd: cwd, Created: now, Updated: now}
+          	}
+          	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
+          		for _, s := range add {
+          			if err := r.Add(s); err != nil {
+          				return err
+          			}
+          		}
           		// Under the registry's lock, before the supervisor can see the
-          		// session: its conversation starts empty, with its prompt.
-          		return conversation.Reset(ctx, e.ConversationsDir(), s.Name, s.Prompt)
+          		// sessions: each conversation starts empty, with its prompt.
+          		for _, s := range specs {
+          			if err := conversation.Reset(ctx, e.ConversationsDir(), s.Name, s.Prompt); err != nil {
+          				return err
+          			}
+          		}
+          		return nil
           	})
           }
 
@@ -10806,9 +10832,13 @@ in
 
           commands:
             session ls [--json]                          list sessions
-            session add NAME [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...]
-                                                         add a session (started by the supervisor); the
-                                                         prompt reaches its agent's first conversation
+            session add NAME... [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...]
+                                                         add sessions (started by the supervisor), all or
+                                                         none; the prompt reaches each agent's first
+                                                         conversation
+            session add --file FILE|-                    add the sessions FILE lists, in the seed's format
+                                                         ({"sessions": [{"name", "agent", "args", "cwd",
+                                                         "prompt"}]}), all or none
             session rm NAME                              remove a session (its name is tombstoned)
             session stop NAME | start NAME               park / unpark a session
             session restart [--fresh] NAME | --all       restart through the supervisor
@@ -11080,8 +11110,15 @@ in
           	}
           }
 
+          // addUsage is the synopsis of session add.
+          const addUsage = "usage: session add NAME... [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...] | session add --file FILE|-"
+
+          // add adds one session or several in one registry write, all or none:
+          // NAME... share the options; --file reads sessions in the seed file's
+          // format (registry.ParseSeed).
           func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
-          	var name, agent, cwd, prompt, promptFile string
+          	var names []string
+          	var agent, cwd, prompt, promptFile, file string
           	var extra []string
           	for i := 0; i < len(args); i++ {
           		a := args[i]
@@ -11089,7 +11126,7 @@ in
           		case a == "--":
           			extra = append([]string{}, args[i+1:]...)
           			i = len(args)
-          		case a == "--agent" || a == "--cwd" || a == "--prompt" || a == "--prompt-file":
+          		case a == "--agent" || a == "--cwd" || a == "--prompt" || a == "--prompt-file" || a == "--file":
           			if i+1 >= len(args) {
           				return usagef("%s needs a value", a)
           			}
@@ -11100,6 +11137,8 @@ in
           				cwd = args[i+1]
           			case "--prompt":
           				prompt = args[i+1]
+          			case "--file":
+          				file = args[i+1]
           			default:
           				promptFile = args[i+1]
           			}
@@ -11112,16 +11151,22 @@ in
           			prompt = strings.TrimPrefix(a, "--prompt=")
           		case strings.HasPrefix(a, "--prompt-file="):
           			promptFile = strings.TrimPrefix(a, "--prompt-file=")
+          		case strings.HasPrefix(a, "--file="):
+          			file = strings.TrimPrefix(a, "--file=")
           		case strings.HasPrefix(a, "-"):
           			return usagef("session add: unknown flag %q", a)
-          		case name == "":
-          			name = a
           		default:
-          			return usagef("session add: unexpected argument %q (agent arguments go after --)", a)
+          			names = append(names, a)
           		}
           	}
-          	if name == "" {
-          		return usagef("usage: session add NAME [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...]")
+          	if file != "" {
+          		if len(names) > 0 || agent != "" || cwd != "" || prompt != "" || promptFile != "" || extra != nil {
+          			return usagef("session add: --file takes the sessions and their settings from the file alone\n%s", addUsage)
+          		}
+          		return p.addFile(ctx, e, file)
+          	}
+          	if len(names) == 0 || slices.Contains(names, "") {
+          		return usagef("%s", addUsage)
           	}
           	if promptFile != "" {
           		if prompt != "" {
@@ -11132,14 +11177,51 @@ in
           			return err
           		}
           	}
-          	if err := registry.CheckName(name); err != nil {
-          		return err
+          	specs := make([]actions.Spec, len(names))
+          	for i, name := range names {
+          		if err := registry.CheckName(name); err != nil {
+          			return err
+          		}
+          		specs[i] = actions.Spec{Name: name, Agent: agent, Cwd: cwd, Args: extra, Prompt: prompt}
           	}
+          	return p.addAll(ctx, e, specs)
+          }
+
+          // addFile adds the sessions of file ("-": stdin) in the seed's format.
+          func (p *Program) addFile(ctx context.Context, e paths.Env, file string) error {
+          	r := p.Stdin
+          	if file != "-" {
+          		f, err := os.Open(file)
+          		if err != nil {
+          			return usagef("--file: %v", err)
+          		}
+          		defer f.Close()
+          		r = f
+          	}
+          	data, err := io.ReadAll(io.LimitReader(r, registry.MaxSeedSize+1))
+          	if err != nil {
+          		return usagef("--file: %v", err)
+          	}
+          	if len(data) > registry.MaxSeedSize {
+          		return usagef("--file: over %d bytes", registry.MaxSeedSize)
+          	}
+          	seed, err := registry.ParseSeed(data)
+          	if err != nil {
+          		return usagef("--file %s: %v", escape.Quote(file, 200), err)
+          	}
+          	specs := make([]actions.Spec, len(seed.Sessions))
+          	for i, s := range seed.Sessions {
+          		specs[i] = actions.Spec{Name: s.Name, Agent: s.Agent, Cwd: s.Cwd, Args: s.Args, Prompt: s.Prompt}
+          	}
+          	return p.addAll(ctx, e, specs)
+          }
+
+          func (p *Program) addAll(ctx context.Context, e paths.Env, specs []actions.Spec) error {
           	table, def, err := actions.Agents(e)
           	if err != nil {
           		return err
           	}
-          	if err := actions.Add(ctx, e, table, def, actions.Spec{Name: name, Agent: agent, Cwd: cwd, Args: extra, Prompt: prompt}); err != nil {
+          	if err := actions.AddAll(ctx, e, table, def, specs); err != nil {
           		return err
           	}
           	p.noteIfNotRunning(e)
@@ -17127,17 +17209,28 @@ in
           	if err != nil {
           		return nil, err
           	}
+          	s, err := ParseSeed(data)
+          	if err != nil {
+          		return nil, fmt.Errorf("seed %q: %w", path, err)
+          	}
+          	return s, nil
+          }
+
+          // ParseSeed decodes and validates a document in the seed file's format
+          // (at most MaxSessions entries, each within the limits of a registry
+          // entry; no unknown field). `session add --file` reads the same format.
+          func ParseSeed(data []byte) (*Seed, error) {
           	var s Seed
           	dec := json.NewDecoder(bytes.NewReader(data))
           	dec.DisallowUnknownFields()
           	if err := dec.Decode(&s); err != nil {
-          		return nil, fmt.Errorf("seed %q: %w", path, err)
+          		return nil, err
           	}
           	if dec.More() {
-          		return nil, fmt.Errorf("seed %q: trailing data after the JSON document", path)
+          		return nil, errors.New("trailing data after the JSON document")
           	}
           	if len(s.Sessions) > MaxSessions {
-          		return nil, fmt.Errorf("seed %q: %d sessions: %w of %d", path, len(s.Sessions), ErrTooLarge, MaxSessions)
+          		return nil, fmt.Errorf("%d sessions: %w of %d", len(s.Sessions), ErrTooLarge, MaxSessions)
           	}
           	for _, e := range s.Sessions {
           		cwd := e.Cwd
@@ -17145,7 +17238,7 @@ in
           			cwd = "/" // the home, when applied
           		}
           		if err := checkSession(Session{Name: e.Name, Agent: e.Agent, Args: e.Args, Cwd: cwd}); err != nil {
-          			return nil, fmt.Errorf("seed %q: %w", path, err)
+          			return nil, err
           		}
           	}
           	return &s, nil

@@ -54,41 +54,67 @@ type Spec struct {
 // Add adds a session: a valid, new name; an agent of the user's table;
 // an existing working directory.
 func Add(ctx context.Context, e paths.Env, table agents.Table, defaultAgent string, s Spec) error {
-	if err := registry.CheckName(s.Name); err != nil {
-		return err
+	return AddAll(ctx, e, table, defaultAgent, []Spec{s})
+}
+
+// AddAll adds every session of specs in one registry write, or none: each
+// is checked as Add checks one, and a name the registry holds or that
+// specs name twice refuses them all.
+func AddAll(ctx context.Context, e paths.Env, table agents.Table, defaultAgent string, specs []Spec) error {
+	if len(specs) == 0 {
+		return inputf("no session to add")
 	}
-	agent := s.Agent
-	if agent == "" {
-		agent = defaultAgent
-	}
-	if agent == "" {
-		return inputf("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
-	}
-	if _, ok := table[agent]; !ok {
-		return fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
-	}
-	cwd := s.Cwd
-	if cwd == "" {
-		cwd = e.Home
-	}
-	cwd, err := filepath.Abs(cwd)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return inputf("working directory %q is not a directory", cwd)
-	}
-	if err := conversation.CheckPrompt(s.Prompt); err != nil {
-		return inputf("session %s: %v", escape.Quote(s.Name, 64), err)
-	}
+	seen := make(map[string]bool, len(specs))
+	add := make([]registry.Session, len(specs))
 	now := time.Now().UTC()
-	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
-		if err := r.Add(registry.Session{Name: s.Name, Agent: agent, Args: s.Args, Cwd: cwd, Created: now, Updated: now}); err != nil {
+	for i, s := range specs {
+		if err := registry.CheckName(s.Name); err != nil {
 			return err
 		}
+		if seen[s.Name] {
+			return fmt.Errorf("%w: %s is named twice", registry.ErrDuplicate, escape.Quote(s.Name, 64))
+		}
+		seen[s.Name] = true
+		agent := s.Agent
+		if agent == "" {
+			agent = defaultAgent
+		}
+		if agent == "" {
+			return inputf("no --agent given and no default agent (%s)", paths.EnvDefaultAgent)
+		}
+		if _, ok := table[agent]; !ok {
+			return fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownAgent, agent, escape.String(strings.Join(table.Names(), ", ")))
+		}
+		cwd := s.Cwd
+		if cwd == "" {
+			cwd = e.Home
+		}
+		cwd, err := filepath.Abs(cwd)
+		if err != nil {
+			return err
+		}
+		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+			return inputf("working directory %q is not a directory", cwd)
+		}
+		if err := conversation.CheckPrompt(s.Prompt); err != nil {
+			return inputf("session %s: %v", escape.Quote(s.Name, 64), err)
+		}
+		add[i] = registry.Session{Name: s.Name, Agent: agent, Args: s.Args, Cwd: cwd, Created: now, Updated: now}
+	}
+	return registry.Update(ctx, e.Registry(), func(r *registry.Registry) error {
+		for _, s := range add {
+			if err := r.Add(s); err != nil {
+				return err
+			}
+		}
 		// Under the registry's lock, before the supervisor can see the
-		// session: its conversation starts empty, with its prompt.
-		return conversation.Reset(ctx, e.ConversationsDir(), s.Name, s.Prompt)
+		// sessions: each conversation starts empty, with its prompt.
+		for _, s := range specs {
+			if err := conversation.Reset(ctx, e.ConversationsDir(), s.Name, s.Prompt); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -66,9 +66,13 @@ const usageText = `usage: agent-box COMMAND [ARGS]
 
 commands:
   session ls [--json]                          list sessions
-  session add NAME [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...]
-                                               add a session (started by the supervisor); the
-                                               prompt reaches its agent's first conversation
+  session add NAME... [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...]
+                                               add sessions (started by the supervisor), all or
+                                               none; the prompt reaches each agent's first
+                                               conversation
+  session add --file FILE|-                    add the sessions FILE lists, in the seed's format
+                                               ({"sessions": [{"name", "agent", "args", "cwd",
+                                               "prompt"}]}), all or none
   session rm NAME                              remove a session (its name is tombstoned)
   session stop NAME | start NAME               park / unpark a session
   session restart [--fresh] NAME | --all       restart through the supervisor
@@ -340,8 +344,15 @@ func (p *Program) noteIfNotRunning(e paths.Env) {
 	}
 }
 
+// addUsage is the synopsis of session add.
+const addUsage = "usage: session add NAME... [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...] | session add --file FILE|-"
+
+// add adds one session or several in one registry write, all or none:
+// NAME... share the options; --file reads sessions in the seed file's
+// format (registry.ParseSeed).
 func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
-	var name, agent, cwd, prompt, promptFile string
+	var names []string
+	var agent, cwd, prompt, promptFile, file string
 	var extra []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -349,7 +360,7 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 		case a == "--":
 			extra = append([]string{}, args[i+1:]...)
 			i = len(args)
-		case a == "--agent" || a == "--cwd" || a == "--prompt" || a == "--prompt-file":
+		case a == "--agent" || a == "--cwd" || a == "--prompt" || a == "--prompt-file" || a == "--file":
 			if i+1 >= len(args) {
 				return usagef("%s needs a value", a)
 			}
@@ -360,6 +371,8 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 				cwd = args[i+1]
 			case "--prompt":
 				prompt = args[i+1]
+			case "--file":
+				file = args[i+1]
 			default:
 				promptFile = args[i+1]
 			}
@@ -372,16 +385,22 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 			prompt = strings.TrimPrefix(a, "--prompt=")
 		case strings.HasPrefix(a, "--prompt-file="):
 			promptFile = strings.TrimPrefix(a, "--prompt-file=")
+		case strings.HasPrefix(a, "--file="):
+			file = strings.TrimPrefix(a, "--file=")
 		case strings.HasPrefix(a, "-"):
 			return usagef("session add: unknown flag %q", a)
-		case name == "":
-			name = a
 		default:
-			return usagef("session add: unexpected argument %q (agent arguments go after --)", a)
+			names = append(names, a)
 		}
 	}
-	if name == "" {
-		return usagef("usage: session add NAME [--agent A] [--cwd D] [--prompt TEXT | --prompt-file FILE|-] [-- ARGS...]")
+	if file != "" {
+		if len(names) > 0 || agent != "" || cwd != "" || prompt != "" || promptFile != "" || extra != nil {
+			return usagef("session add: --file takes the sessions and their settings from the file alone\n%s", addUsage)
+		}
+		return p.addFile(ctx, e, file)
+	}
+	if len(names) == 0 || slices.Contains(names, "") {
+		return usagef("%s", addUsage)
 	}
 	if promptFile != "" {
 		if prompt != "" {
@@ -392,14 +411,51 @@ func (p *Program) add(ctx context.Context, e paths.Env, args []string) error {
 			return err
 		}
 	}
-	if err := registry.CheckName(name); err != nil {
-		return err
+	specs := make([]actions.Spec, len(names))
+	for i, name := range names {
+		if err := registry.CheckName(name); err != nil {
+			return err
+		}
+		specs[i] = actions.Spec{Name: name, Agent: agent, Cwd: cwd, Args: extra, Prompt: prompt}
 	}
+	return p.addAll(ctx, e, specs)
+}
+
+// addFile adds the sessions of file ("-": stdin) in the seed's format.
+func (p *Program) addFile(ctx context.Context, e paths.Env, file string) error {
+	r := p.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return usagef("--file: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, registry.MaxSeedSize+1))
+	if err != nil {
+		return usagef("--file: %v", err)
+	}
+	if len(data) > registry.MaxSeedSize {
+		return usagef("--file: over %d bytes", registry.MaxSeedSize)
+	}
+	seed, err := registry.ParseSeed(data)
+	if err != nil {
+		return usagef("--file %s: %v", escape.Quote(file, 200), err)
+	}
+	specs := make([]actions.Spec, len(seed.Sessions))
+	for i, s := range seed.Sessions {
+		specs[i] = actions.Spec{Name: s.Name, Agent: s.Agent, Cwd: s.Cwd, Args: s.Args, Prompt: s.Prompt}
+	}
+	return p.addAll(ctx, e, specs)
+}
+
+func (p *Program) addAll(ctx context.Context, e paths.Env, specs []actions.Spec) error {
 	table, def, err := actions.Agents(e)
 	if err != nil {
 		return err
 	}
-	if err := actions.Add(ctx, e, table, def, actions.Spec{Name: name, Agent: agent, Cwd: cwd, Args: extra, Prompt: prompt}); err != nil {
+	if err := actions.AddAll(ctx, e, table, def, specs); err != nil {
 		return err
 	}
 	p.noteIfNotRunning(e)

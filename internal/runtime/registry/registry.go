@@ -430,17 +430,28 @@ func LoadSeed(path string) (*Seed, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := ParseSeed(data)
+	if err != nil {
+		return nil, fmt.Errorf("seed %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSeed decodes and validates a document in the seed file's format
+// (at most MaxSessions entries, each within the limits of a registry
+// entry; no unknown field). `session add --file` reads the same format.
+func ParseSeed(data []byte) (*Seed, error) {
 	var s Seed
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("seed %q: %w", path, err)
+		return nil, err
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("seed %q: trailing data after the JSON document", path)
+		return nil, errors.New("trailing data after the JSON document")
 	}
 	if len(s.Sessions) > MaxSessions {
-		return nil, fmt.Errorf("seed %q: %d sessions: %w of %d", path, len(s.Sessions), ErrTooLarge, MaxSessions)
+		return nil, fmt.Errorf("%d sessions: %w of %d", len(s.Sessions), ErrTooLarge, MaxSessions)
 	}
 	for _, e := range s.Sessions {
 		cwd := e.Cwd
@@ -448,7 +459,7 @@ func LoadSeed(path string) (*Seed, error) {
 			cwd = "/" // the home, when applied
 		}
 		if err := checkSession(Session{Name: e.Name, Agent: e.Agent, Args: e.Args, Cwd: cwd}); err != nil {
-			return nil, fmt.Errorf("seed %q: %w", path, err)
+			return nil, err
 		}
 	}
 	return &s, nil
