@@ -26,6 +26,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/cli"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/peer"
@@ -66,6 +67,12 @@ func TestMain(m *testing.M) {
 		// The auth service's status socket: a test's own, or none (the
 		// host's /run/agent-box-auth is not the test's).
 		cli.AuthStatus = os.Getenv("AGENT_BOX_TEST_AUTH_STATUS")
+		// What tmux runs in each pane: the test binary itself (agent-box's
+		// exec-session), or the benchmarks' shipped build.
+		cli.SpawnProgram = os.Getenv("AGENT_BOX_TEST_SPAWN_PROGRAM")
+		if cli.SpawnProgram == "" {
+			cli.SpawnProgram, _ = os.Executable()
+		}
 		// The tests run no units: the test process's cgroup (every
 		// process of a test shares it) stands for the sessions unit, and
 		// "elsewhere" for a server outside it.
@@ -88,7 +95,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if shippedOnce.dir != "" {
+		os.RemoveAll(shippedOnce.dir)
+	}
+	os.Exit(code)
 }
 
 // agentReport is what `test-agent report FILE` writes before it blocks.
@@ -245,6 +256,15 @@ func (b *box) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd.Dir = b.home
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// shippedCommand is command with the shipped agent-box (see shipped):
+// for what a benchmark times, and only where the test binary's stand-ins
+// for the units are not needed (the CLI, not the supervisor).
+func (b *box) shippedCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := b.command(ctx, args...)
+	cmd.Path, cmd.Args[0] = shipped(b.t, "agent-box"), shipped(b.t, "agent-box")
 	return cmd
 }
 
@@ -458,4 +478,32 @@ func cpuTicks(t testing.TB, pid int) int {
 	ut, _ := strconv.Atoi(f[11])
 	st, _ := strconv.Atoi(f[12])
 	return ut + st
+}
+
+var shippedOnce struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// shipped is the runtime's program name (agent-box, agent-box-exec) as
+// the module builds it (static, no cgo, trimmed paths, stripped), built
+// once per test process: what the benchmarks time, where the test binary
+// (cgo, dynamic, with the tests in it) would start slower than what ships.
+func shipped(t testing.TB, name string) string {
+	shippedOnce.Do(func() {
+		if shippedOnce.dir, shippedOnce.err = os.MkdirTemp("", "agent-box-shipped-"); shippedOnce.err != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", shippedOnce.dir+"/", "./cmd/agent-box", "./cmd/"+contract.Programs.Spawn.Name)
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			shippedOnce.err = fmt.Errorf("building the shipped programs: %v\n%s", err, out)
+		}
+	})
+	if shippedOnce.err != nil {
+		t.Fatal(shippedOnce.err)
+	}
+	return filepath.Join(shippedOnce.dir, name)
 }

@@ -65,6 +65,8 @@ func TestStripCommentsKeepsStringsAndLines(t *testing.T) {
 		{"a.nix", "x = \"# kept\"; # gone\n/* gone */ y", "x = \"# kept\";       \n           y"},
 		{"a.nix", "x = ''\n  # kept ''${x} '''\n''; # gone", "x = ''\n  # kept ''${x} '''\n'';       "},
 		{"a.sh", "# kept", "# kept"},
+		{"a.nix", "x =\n  @@include:../d/agent-box-exec/@@\n  ;", "x =\n" + strings.Repeat(" ", 34) + "\n  ;"},
+		{"a.nix", "x = \"@@include:kept@@\";", "x = \"@@include:kept@@\";"},
 	} {
 		if got := string(StripComments(tc.file, []byte(tc.src))); got != tc.want {
 			t.Errorf("StripComments(%s, %q) = %q; want %q", tc.file, tc.src, got, tc.want)

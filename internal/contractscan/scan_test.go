@@ -14,9 +14,11 @@ import (
 )
 
 // excluded are the files the scan does not read: the contract itself and
-// what is generated from it (the goldens, the single module file).
+// what is generated from it (its Go values, the goldens, the single module
+// file).
 var excluded = []string{
 	"internal/runtime/contract/contract.json",
+	"internal/runtime/contract/values.go",
 	"modules/agent-box.nix",
 	"tests/golden/**",
 }

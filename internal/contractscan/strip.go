@@ -9,15 +9,30 @@ import (
 // StripComments blanks the comments of a Go or Nix source, keeping every
 // newline (so line numbers stay) and everything else, strings included:
 // what a program or a rendered file holds is scanned, what explains it is
-// not. Other files are returned as they are.
+// not. It blanks the assembler's include markers of a Nix source too: a
+// marker names a file of the tree (cmd/agent-box-exec/), which the
+// assembler replaces. Other files are returned as they are.
 func StripComments(file string, src []byte) []byte {
 	switch {
 	case strings.HasSuffix(file, ".go"):
 		return stripGo(src)
 	case strings.HasSuffix(file, ".nix"):
-		return stripNix(src)
+		return stripMarkers(stripNix(src))
 	}
 	return src
+}
+
+// stripMarkers blanks the lines whose trimmed text is an include marker
+// (@@include:PATH@@, see internal/assemble).
+func stripMarkers(src []byte) []byte {
+	lines := strings.SplitAfter(string(src), "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "@@include:") && strings.HasSuffix(t, "@@") {
+			lines[i] = strings.Repeat(" ", len(strings.TrimSuffix(l, "\n"))) + l[len(strings.TrimSuffix(l, "\n")):]
+		}
+	}
+	return []byte(strings.Join(lines, ""))
 }
 
 // blank replaces b[i:j] with spaces, newlines kept.

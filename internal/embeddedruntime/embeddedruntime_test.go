@@ -5,6 +5,7 @@
 package embeddedruntime
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,11 +17,13 @@ import (
 
 	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/nixtest"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/google/go-cmp/cmp"
 )
 
-// runtimeDirs are the runtime source directories the module embeds.
-var runtimeDirs = []string{"cmd/agent-box", "internal/runtime"}
+// runtimeDirs are the runtime source directories the module embeds: the
+// programs it builds (its subPackages) and their packages.
+var runtimeDirs = []string{"cmd/agent-box", "cmd/" + contract.Programs.Spawn.Name, "internal/runtime"}
 
 // embeddedRuntime evaluates the module's embedded runtime source with real
 // Nix: relative path -> bytes, as buildGoModule will see it.
@@ -127,8 +130,8 @@ func TestEmbeddedRuntimeBuildsLikeNix(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "agent-box")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/agent-box")
+	bins := t.TempDir()
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bins+"/", "./cmd/agent-box", "./cmd/"+contract.Programs.Spawn.Name)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(),
 		"GOFLAGS=-mod=vendor", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local",
@@ -136,8 +139,16 @@ func TestEmbeddedRuntimeBuildsLikeNix(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the embedded runtime like buildGoModule: %v\n%s", err, out)
 	}
+	bin := filepath.Join(bins, "agent-box")
 	out, err := exec.Command(bin, "version").CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
 		t.Fatalf("%s version: %v %q", bin, err, out)
+	}
+	// the spawn program, without its arguments: its usage, exit 2
+	spawn := filepath.Join(bins, contract.Programs.Spawn.Name)
+	out, err = exec.Command(spawn).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != contract.ExitCodes.Usage.Code || !strings.Contains(string(out), "usage: "+contract.Programs.Spawn.Name) {
+		t.Fatalf("%s: %v %q, want its usage and exit %d", spawn, err, out, contract.ExitCodes.Usage.Code)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -50,7 +51,7 @@ var runtimeImports = map[string][]string{
 	"seal":          {},
 	"sessionsrv":    {"atomicfile", "contract", "paths", "peer", "tmux", "userfile"},
 	"sessionstate":  {"attention", "conversation", "observe", "paths", "registry", "sessionsrv", "state", "tmux"},
-	"spawn":         {"agents", "atomicfile", "claudestate", "contract", "conversation", "envfile", "escape", "hooks", "opencodestate", "paths", "registry", "userfile"},
+	"spawn":         {"agents", "atomicfile", "claudestate", "contract", "conversation", "envfile", "escape", "journal", "opencodestate", "paths", "registry", "userfile"},
 	"state":         {"agents", "atomicfile", "escape", "userfile"},
 	"supervisor":    {"agents", "atomicfile", "attention", "contract", "control", "conversation", "escape", "filewatch", "journal", "observe", "paths", "registry", "sessionsrv", "spawn", "state", "tmux"},
 	"tmux":          {"contract"},
@@ -117,6 +118,26 @@ func TestRuntimeImportsAreTheAllowedOnes(t *testing.T) {
 	for pkg := range runtimeImports {
 		if !seen[pkg] {
 			t.Errorf("runtimeImports names %s, which is not a package under internal/runtime", pkg)
+		}
+	}
+}
+
+// TestTheSpawnProgramLinksNoServer: what tmux runs in every pane
+// (cmd/agent-box-exec) is built from the spawn path alone, so that its
+// start, most of what a respawn adds to tmux's own, stays small: no HTTP
+// server or client, no TLS, no HTML templates in its dependencies.
+func TestTheSpawnProgramLinksNoServer(t *testing.T) {
+	out, err := exec.Command("go", "list", "-C", root, "-deps", "./cmd/agent-box-exec").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/agent-box/agent-box/internal/runtime/spawn") {
+		t.Fatalf("cmd/agent-box-exec does not build the spawn path: %q", deps)
+	}
+	for _, bad := range []string{"net/http", "crypto/tls", "html/template", "github.com/agent-box/agent-box/internal/runtime/hooks"} {
+		if slices.Contains(deps, bad) {
+			t.Errorf("cmd/agent-box-exec depends on %s", bad)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/scenarios"
 )
 
@@ -17,9 +18,11 @@ import (
 // the cached base image, the accelerator that works here, the agent-box
 // binary built from this tree, and the demo logins and webhook secrets.
 type Guest struct {
-	Base     *Base
-	Accel    string
-	AgentBox string // a static build of ./cmd/agent-box
+	Base  *Base
+	Accel string
+	// AgentBox is a static build of ./cmd/agent-box, with the runtime's
+	// other programs (./cmd/agent-box-exec) beside it.
+	AgentBox string
 	// AgentBoxNext is a second build of it (another version string, so
 	// other bytes): the "new release" of the lifecycle scenario's switch.
 	AgentBoxNext string
@@ -87,10 +90,10 @@ func Prepare(ctx context.Context, root, work string, log io.Writer) (*Guest, err
 	}
 	fmt.Fprintf(log, "vmtest: guest: %s\n", strings.Join(base.Versions, "; "))
 	accel := Accel(ctx, base.Kernel, log)
-	agentBox := filepath.Join(work, "agent-box")
-	next := filepath.Join(work, "agent-box-next")
+	agentBox := filepath.Join(work, "dev", "agent-box")
+	next := filepath.Join(work, "next", "agent-box")
 	for _, b := range []struct{ out, version string }{{agentBox, "dev"}, {next, "next"}} {
-		build := exec.CommandContext(ctx, "go", "build", "-ldflags=-X main.version="+b.version, "-o", b.out, "./cmd/agent-box")
+		build := exec.CommandContext(ctx, "go", "build", "-ldflags=-X main.version="+b.version, "-o", filepath.Dir(b.out)+"/", "./cmd/agent-box", "./cmd/"+contract.Programs.Spawn.Name)
 		build.Dir = root
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agent-box/agent-box/internal/golden"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/scenarios"
 	"io"
 	"os"
@@ -95,11 +96,7 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 				return nil, err
 			}
 		}
-		data, err := os.ReadFile(agentBox)
-		if err != nil {
-			return nil, err
-		}
-		if err := writeFile(filepath.Join(bin, "agent-box"), data, 0o755); err != nil {
+		if err := installRuntime(agentBox, bin); err != nil {
 			return nil, err
 		}
 	}
@@ -123,10 +120,6 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 	// programs at another store path, holding the second build of
 	// agent-box (what a rebuild with a new agent-box installs).
 	if bins.Next != "" {
-		data, err := os.ReadFile(bins.Next)
-		if err != nil {
-			return nil, err
-		}
 		for env := range envDirs {
 			bin := filepath.Join(root, NextEnv(env), "bin")
 			if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -137,7 +130,7 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 					return nil, err
 				}
 			}
-			if err := writeFile(filepath.Join(bin, "agent-box"), data, 0o755); err != nil {
+			if err := installRuntime(bins.Next, bin); err != nil {
 				return nil, err
 			}
 		}
@@ -201,6 +194,22 @@ func Install(root string, fx golden.Fixture, scenariosDir string, bins Binaries,
 		return nil, err
 	}
 	return users, enable(root, "multi-user.target", "/etc/systemd/system/agent-box-scenario.service")
+}
+
+// installRuntime copies the build agentBox and the runtime's other
+// programs beside it (the supervisor finds agent-box-exec next to its own
+// executable, as in the module's package) into the directory bin.
+func installRuntime(agentBox, bin string) error {
+	for _, name := range []string{"agent-box", contract.Programs.Spawn.Name} {
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(agentBox), name))
+		if err != nil {
+			return err
+		}
+		if err := writeFile(filepath.Join(bin, name), data, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // enable links unit (an absolute path in the guest) into target's wants.

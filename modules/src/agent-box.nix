@@ -56,12 +56,17 @@ let
     "cmd/agent-box" =
       @@include:../../cmd/agent-box/@@
       ;
+    # what tmux runs in each pane (contract programs.spawn)
+    "cmd/${spawnProgram}" =
+      @@include:../../cmd/agent-box-exec/@@
+      ;
     "internal/runtime" =
       @@include:../../internal/runtime/@@
       ;
   };
 
   version = "0.1.0";
+  spawnProgram = agentBox.contract.programs.spawn.name;
 
   cfg = config.services.agent-box;
   n = agentBox.normalize cfg;
@@ -90,7 +95,10 @@ let
     inherit version;
     src = runtimeSrc;
     vendorHash = null;
-    subPackages = [ "cmd/agent-box" ];
+    subPackages = [
+      "cmd/agent-box"
+      "cmd/${spawnProgram}"
+    ];
     doCheck = false;
     env.CGO_ENABLED = 0;
     ldflags = [

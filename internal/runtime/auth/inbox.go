@@ -94,7 +94,7 @@ func (s *Server) inbox(login string, now time.Time) []inboxEntry {
 // them (html/template, so the stream's script may set them as HTML).
 func (s *Server) inboxItems(login string, now time.Time) ([]byte, error) {
 	var b bytes.Buffer
-	err := pages.ExecuteTemplate(&b, "inbox", s.inbox(login, now))
+	err := pages().ExecuteTemplate(&b, "inbox", s.inbox(login, now))
 	return b.Bytes(), err
 }
 

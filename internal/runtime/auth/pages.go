@@ -215,7 +215,7 @@ func localPath(p string) string {
 func (s *Server) render(w http.ResponseWriter, status int, name string, d pageData) {
 	d.Domain = s.cfg.Domain
 	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
+	if err := pages().ExecuteTemplate(&buf, name, d); err != nil {
 		s.log.Printf("page %s: %v", name, err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

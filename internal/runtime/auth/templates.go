@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"html/template"
+	"sync"
 )
 
 // handoverScript is the hand-over page's one inline script: it submits
@@ -98,7 +99,8 @@ type pageData struct {
 	Inbox   []inboxEntry
 }
 
-var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(layout + `
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(layout + `
 {{define "login"}}{{template "head" .}}<form method="post" action="{{auth "login"}}">
 <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
@@ -167,3 +169,4 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"auth": a
 {{define "message"}}{{template "head" .}}<p><a href="https://{{.Domain}}/">Back to the box</a></p>
 {{template "foot" .}}{{end}}
 `))
+})

@@ -499,6 +499,26 @@ func (p *Program) agentHook() {
 	}
 }
 
+// SpawnProgram, when set, is the program the supervisor has tmux run in
+// every pane (as SpawnProgram exec-session NAME) instead of
+// agent-box-exec. A variable for tests only: the tests run the test
+// binary there, the benchmarks the shipped, static build of agent-box.
+var SpawnProgram string
+
+// spawnProgram is what tmux runs in each pane: agent-box-exec beside the
+// supervisor's own executable self (the same build: the module installs
+// both, the VM tier too). Without it the supervisor cannot start agents.
+func spawnProgram(self string) (string, error) {
+	if SpawnProgram != "" {
+		return SpawnProgram, nil
+	}
+	p := filepath.Join(filepath.Dir(self), contract.Programs.Spawn.Name)
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s: the program tmux runs in each pane is missing beside %s (%v): agent-box is not installed whole", contract.Programs.Spawn.Name, escape.String(self), err)
+	}
+	return p, nil
+}
+
 // AuthStatus is where the supervisor reports attention states: the auth
 // service's status socket. A variable for tests only.
 var AuthStatus = contract.Sockets.AuthStatus.Path
@@ -720,6 +740,10 @@ func (p *Program) supervise(ctx context.Context) error {
 	if self, err = filepath.EvalSymlinks(self); err != nil {
 		return err
 	}
+	spawnProg, err := spawnProgram(self)
+	if err != nil {
+		return err
+	}
 	bin := e.Tmux
 	if bin == "" {
 		if bin, err = exec.LookPath("tmux"); err != nil {
@@ -743,7 +767,7 @@ func (p *Program) supervise(ctx context.Context) error {
 		return badconfig.Wrap("supervise", err)
 	}
 	return supervisor.Run(ctx, supervisor.Config{
-		Env: e, Self: self, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
+		Env: e, Spawn: spawnProg, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
 		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence, AuthStatus: AuthStatus,
 	})
 }
@@ -762,44 +786,8 @@ func (p *Program) tmuxServer(ctx context.Context) error {
 	return sessionsrv.Serve(ctx, e, bin, os.Environ())
 }
 
+// execSession is agent-box-exec's one command, kept in agent-box too
+// (package spawn, Session).
 func (p *Program) execSession(name string) error {
-	// The environment inherited from the tmux server is the sessions
-	// unit's, set when the server started; the supervisor's spawn
-	// environment (the configuration now) goes over it first, so that the
-	// agents table, PATH and `environment` are the current ones.
-	e0, err := paths.FromEnv(os.Getenv)
-	if err != nil {
-		return err
-	}
-	environ, err := spawn.Overlay(os.Environ(), e0.SpawnEnvFile())
-	if err != nil {
-		return err
-	}
-	os.Clearenv()
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
-	e, err := p.envCfg()
-	if err != nil {
-		return err
-	}
-	table, _, err := actions.Agents(e)
-	if err != nil {
-		return err
-	}
-	if err := spawn.RaiseOOMScore(spawn.OOMScoreAdj); err != nil {
-		fmt.Fprintf(p.Stderr, "agent-box: warning: oom_score_adj: %v\n", err)
-	}
-	environ = append(os.Environ(), contract.Env.Session.Name+"="+name)
-	plan, err := spawn.Prepare(e, table, name, environ)
-	if err != nil {
-		return err
-	}
-	// Lines for the journal (this process's stderr is the pane).
-	log := journal.New(journal.Native{Identifier: "agent-box", Fallback: p.Stderr}, "agent-box")
-	for _, l := range spawn.Converse(context.Background(), e, plan.Agent, name, &plan, time.Now().UTC()) {
-		log.Printf("%s", l)
-	}
-	return spawn.Exec(plan)
+	return spawn.Session(name, p.Stderr)
 }

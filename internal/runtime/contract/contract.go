@@ -432,6 +432,11 @@ type Contract struct {
 		// fail2ban's filter reads: "<FailedLogin> login=<L> addr=<A>".
 		FailedLogin string `json:"failedLogin"`
 	} `json:"logs"`
+	// Programs are the programs the runtime's Go source builds besides
+	// agent-box (each cmd/<name>, in the module's subPackages).
+	Programs struct {
+		Spawn Term `json:"spawn"`
+	} `json:"programs"`
 	Units struct {
 		// Supervisor is an agent user's supervisor unit.
 		Supervisor string `json:"supervisor"`
@@ -535,6 +540,7 @@ var (
 	Headers       = &c.Headers
 	Creds         = &c.Credentials
 	Logs          = &c.Logs
+	Programs      = &c.Programs
 	Units         = &c.Units
 	Dirs          = &c.Dirs
 	Sockets       = &c.Sockets
@@ -543,7 +549,7 @@ var (
 	ExitCodes     = &c.ExitCodes
 )
 
-var c Contract
+var c Contract // filled by values.go
 
 // All is the whole contract (for the docs and the tests).
 func All() *Contract { return &c }
@@ -653,10 +659,7 @@ func CheckDomain(d string) error {
 	return fmt.Errorf("domain %q is not %s", d, f.What)
 }
 
-// init decodes the embedded contract; its patterns compile at first use
-// (the contract's tests check that every one does).
-func init() {
-	if err := decode(raw, &c); err != nil {
-		panic("contract: contract.json: " + err.Error())
-	}
-}
+// The program's contract is values.go's: contract.json as Go assignments
+// (TestValuesAreTheJSONs keeps them equal), not the JSON decoded at every
+// start. Its patterns compile at first use (the contract's tests check
+// that every one does).

@@ -18,7 +18,6 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/envfile"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
-	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 )
@@ -67,7 +66,7 @@ func Prepare(e paths.Env, table agents.Table, name string, environ []string) (Pl
 	// (execve), so that its hooks can tell it from a program it starts
 	// (conversation.CheckReporter).
 	env := envfile.Merge(envfile.Merge(environ, vars), []envfile.Var{
-		{Key: hooks.EnvDir, Value: e.HooksDir()},
+		{Key: contract.Env.HooksDir.Name, Value: e.HooksDir()},
 		{Key: contract.Env.AgentPid.Name, Value: strconv.Itoa(os.Getpid())},
 	})
 	return Plan{Path: ag.Command, Argv: argv, Dir: s.Cwd, Env: env, Agent: ag}, nil

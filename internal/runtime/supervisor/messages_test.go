@@ -28,7 +28,7 @@ func newTestSup(t *testing.T, log *bytes.Buffer, table agents.Table) (*sup, *fak
 	}
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s := &sup{
-		cfg:      Config{Env: env, Self: "/bin/agent-box", Agents: table, Log: log},
+		cfg:      Config{Env: env, Spawn: "/bin/agent-box-exec", Agents: table, Log: log},
 		log:      journal.New(log, "agent-box"),
 		clock:    clock,
 		policy:   defaultPolicy(),

@@ -72,8 +72,10 @@ const (
 
 // Config is everything Run needs; the CLI fills it from the environment.
 type Config struct {
-	Env          paths.Env
-	Self         string   // absolute path of the agent-box executable
+	Env paths.Env
+	// Spawn is the absolute path of the program tmux runs in each pane
+	// as `Spawn exec-session NAME`: agent-box-exec beside agent-box.
+	Spawn        string
 	TmuxBin      string   // absolute path of the configured tmux (the server may run an older one)
 	ProcEnv      []string // environment of the supervisor's tmux clients
 	SpawnEnv     []string // environment of new sessions (spawn.ForSessions), written to the runtime dir
@@ -310,9 +312,9 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.Log = io.Discard
 	}
 	env := cfg.Env
-	if !filepath.IsAbs(cfg.Self) || strings.HasSuffix(cfg.Self, ";") {
+	if !filepath.IsAbs(cfg.Spawn) || strings.HasSuffix(cfg.Spawn, ";") {
 		// tmux would read a trailing ';' as a command separator
-		return fmt.Errorf("executable path %q must be absolute and not end in ';'", cfg.Self)
+		return fmt.Errorf("executable path %q must be absolute and not end in ';'", cfg.Spawn)
 	}
 	if err := tmux.CheckVersion(ctx, cfg.TmuxBin); err != nil {
 		return err
@@ -339,7 +341,7 @@ func Run(ctx context.Context, cfg Config) error {
 		clock:        realClock{},
 		policy:       defaultPolicy(),
 		tm:           &tmux.Server{Bin: cfg.TmuxBin, Socket: env.TmuxSocket(), Env: cfg.ProcEnv},
-		spawnPrints:  spawn.Fingerprints(cfg.SpawnEnv, cfg.Self, cfg.Agents),
+		spawnPrints:  spawn.Fingerprints(cfg.SpawnEnv, cfg.Spawn, cfg.Agents),
 		sessions:     map[string]*session{},
 		timerCh:      make(chan timerMsg, 16),
 		exitCh:       make(chan pidExit, 16),
@@ -960,7 +962,7 @@ func (s *sup) knownAgent(e registry.Session) bool {
 
 // argv is what a session's pane runs: exec-session, which execs the agent.
 func (s *sup) argv(e registry.Session) []string {
-	return []string{s.cfg.Self, "exec-session", e.Name}
+	return []string{s.cfg.Spawn, "exec-session", e.Name}
 }
 
 // started records that session name's pane runs pid and watches it.

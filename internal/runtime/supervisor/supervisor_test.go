@@ -43,7 +43,7 @@ func testSup(t *testing.T) (*sup, *fakeClock) {
 	}
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s := &sup{
-		cfg:      Config{Env: env, Self: "/bin/agent-box", Agents: agents.Table{"a": {Command: "/bin/true"}}, Log: io.Discard},
+		cfg:      Config{Env: env, Spawn: "/bin/agent-box-exec", Agents: agents.Table{"a": {Command: "/bin/true"}}, Log: io.Discard},
 		log:      journal.New(io.Discard, "agent-box"),
 		clock:    clock,
 		policy:   defaultPolicy(),

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,7 +27,8 @@ const DownloadsDir = "downloads"
 // browser that renders one anyway runs it in a unique, script-less origin.
 const downloadCSP = "sandbox; default-src 'none'"
 
-var downloadsPage = template.Must(template.New("downloads").Funcs(pageFuncs).Parse(`<!doctype html>
+var downloadsPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("downloads").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.User}}: {{.Title}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
 <body><main class="wide"><h1>{{.Title}}</h1>
@@ -38,6 +40,7 @@ var downloadsPage = template.Must(template.New("downloads").Funcs(pageFuncs).Par
 {{end}}</tbody></table>{{end}}
 </main></body></html>
 `))
+})
 
 type downloadRow struct {
 	Name, Link, Size, Modified string
@@ -209,5 +212,5 @@ func (s *Server) renderDownloads(w http.ResponseWriter, rel string, entries []fs
 		row.Modified = info.ModTime().UTC().Format(time.DateTime)
 		data.Entries = append(data.Entries, row)
 	}
-	s.page(w, http.StatusOK, downloadsPage, data)
+	s.page(w, http.StatusOK, downloadsPage(), data)
 }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
@@ -61,7 +62,8 @@ var (
 	listCSP   = scriptCSP + "; connect-src 'self'"
 )
 
-var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
+var listPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
 <body><main class="wide"><h1>Sessions of {{.User}}</h1>
@@ -83,6 +85,7 @@ var listPage = template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doct
 <button name="action" value="restart" data-confirm="{{ask "restart" .Name}}">Restart</button>
 <button name="action" value="remove" data-confirm="{{ask "remove" .Name}}">Remove</button></form>{{end}}
 `))
+})
 
 type listRow struct {
 	Name, Agent, State string
@@ -122,7 +125,7 @@ func (s *Server) listRows(ctx context.Context) string {
 		return "<tr><td colspan=\"6\">The session list cannot be read: " + template.HTMLEscapeString(err.Error()) + "</td></tr>"
 	}
 	var b bytes.Buffer
-	if err := listPage.ExecuteTemplate(&b, "rows", rows); err != nil {
+	if err := listPage().ExecuteTemplate(&b, "rows", rows); err != nil {
 		s.log.Printf("session list rows: %v", err)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
@@ -150,7 +153,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if data.Workspace {
 		csp = s.workspaceCSP()
 	}
-	s.pageCSP(w, code, listPage, data, csp)
+	s.pageCSP(w, code, listPage(), data, csp)
 }
 
 // page writes one of the daemon's own pages: t executed on data, whole or

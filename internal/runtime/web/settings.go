@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
@@ -23,7 +24,8 @@ import (
 // registry's limit; a secret at most envfile's).
 const formLimit = 256 << 10
 
-var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse(`<!doctype html>
+var settingsPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("settings").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.User}}: settings</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
 <body><main class="wide"><h1>Settings of {{.User}}</h1>
@@ -68,10 +70,12 @@ var settingsPage = template.Must(template.New("settings").Funcs(pageFuncs).Parse
 <script>{{.Script}}</script>
 </main></body></html>
 `))
+})
 
 // confirmPage asks before a session is restarted or removed (a page
 // script asks in a dialog instead and sends confirm=yes).
-var confirmPage = template.Must(template.New("confirm").Funcs(pageFuncs).Parse(`<!doctype html>
+var confirmPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("confirm").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.User}}: {{.Question}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
 <body><main class="wide"><h1>{{.Question}}</h1>
@@ -80,6 +84,7 @@ var confirmPage = template.Must(template.New("confirm").Funcs(pageFuncs).Parse(`
 <button>{{.Button}}</button> <a href="{{.Back}}">Cancel</a></form>
 </main></body></html>
 `))
+})
 
 // confirmation is what an action asked about first says: its question
 // (%s: the session), what follows, and the button that confirms.
@@ -160,7 +165,7 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 			d.Done = strings.Replace(msg, "%s", what, 1)
 		}
 	}
-	s.pageCSP(w, http.StatusOK, settingsPage, d, scriptCSP)
+	s.pageCSP(w, http.StatusOK, settingsPage(), d, scriptCSP)
 }
 
 func (s *Server) settingsData(r *http.Request) settingsData {
@@ -235,7 +240,7 @@ func (s *Server) sessionsPost(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	name := f.Get("name")
 	if c, ok := confirmations[f.Get("action")]; ok && f.Get("confirm") != "yes" && registry.ValidName(name) {
-		s.page(w, http.StatusOK, confirmPage, struct {
+		s.page(w, http.StatusOK, confirmPage(), struct {
 			User, Name, Action, Question, What, Button, Back string
 		}{s.cfg.User, name, f.Get("action"), strings.Replace(c.Question, "%s", name, 1), c.What, c.Button, backTo(f)})
 		return
@@ -333,7 +338,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error, done,
 	}
 	d := s.settingsData(r)
 	d.Error = err.Error()
-	s.pageCSP(w, code, settingsPage, d, scriptCSP)
+	s.pageCSP(w, code, settingsPage(), d, scriptCSP)
 }
 
 // argLines is one argument per line of a textarea (CR LF or LF; a last

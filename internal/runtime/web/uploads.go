@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/escape"
@@ -33,7 +34,8 @@ const uploadScript = `const f=document.getElementById("upload"),i=f.querySelecto
 // uploadCSP is pageCSP with the drop script allowed by its hash.
 var uploadCSP = pageCSP + "; script-src " + hashSource(uploadScript)
 
-var uploadPage = template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!doctype html>
+var uploadPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.User}}: upload</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
 <body><main class="wide"><h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
@@ -52,6 +54,7 @@ var uploadPage = template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!
 <script>{{.Script}}</script>
 </main></body></html>
 `))
+})
 
 type storedRow struct {
 	Name, Path, Size string
@@ -212,7 +215,7 @@ func (s *Server) storeError(err error) (int, string) {
 }
 
 func (s *Server) uploadAnswer(w http.ResponseWriter, code int, d uploadData) {
-	s.pageCSP(w, code, uploadPage, d, uploadCSP)
+	s.pageCSP(w, code, uploadPage(), d, uploadCSP)
 }
 
 // pasteWait bounds the wait for a session's pane before typing a path.
