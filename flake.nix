@@ -79,8 +79,8 @@
                 echo "update-golden: run this from the root of the agent-box repository" >&2
                 exit 2
               fi
-              go test ./internal/golden ./internal/optiondocs ./internal/contractdocs -run 'TestFixtures|TestReadmeOptionReference|TestTheDocsTablesAreTheContract' -update "$@"
-              echo "update-golden: review 'git diff tests/golden README.md docs' like code before committing" >&2
+              go test ./internal/runtime/contract ./internal/golden ./internal/optiondocs ./internal/contractdocs -run 'TestValuesAreTheJSONs|TestFixtures|TestReadmeOptionReference|TestTheDocsTablesAreTheContract' -update "$@"
+              echo "update-golden: review 'git diff internal/runtime/contract tests/golden README.md docs' like code before committing" >&2
             '';
           };
         in
