@@ -2,7 +2,9 @@ package tmux
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +176,33 @@ func TestAServerSurvivesSessionsMadeRightAfterTheWatcherIsReady(t *testing.T) {
 		cancel()
 		<-errc
 		s.KillServer(context.Background())
+	}
+}
+
+// TestAWatchPaneThatEndsAtOnceIsAnErrorAndRemoved: when the watcher's
+// pane (a wait-for client) cannot run, EnsureWatchSession says so and
+// leaves no session behind (a dead pane would keep a stale terminal name).
+func TestAWatchPaneThatEndsAtOnceIsAnErrorAndRemoved(t *testing.T) {
+	s := startServer(t, "tmux-watchdies-")
+	defer s.KillServer(context.Background())
+	ctx := context.Background()
+	if _, err := s.Run(ctx, "set-window-option", "-g", "remain-on-exit", "on"); err != nil {
+		t.Fatal(err)
+	}
+	// The pane runs s.Bin: a stand-in whose wait-for fails at once.
+	real := s.Bin
+	wrapper := filepath.Join(t.TempDir(), "tmux")
+	script := "#!/bin/sh\n[ \"$4\" = wait-for ] && exit 1\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.Bin = wrapper
+	err := s.EnsureWatchSession(ctx)
+	if err == nil || !strings.Contains(err.Error(), "ended at once") {
+		t.Fatalf("EnsureWatchSession: %v, want the pane's end said", err)
+	}
+	s.Bin = real
+	if s.HasSession(ctx, WatchSession) {
+		t.Error("the watcher's session is still there")
 	}
 }
