@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Scenario "apps", second boot on the same disk after a forced power-off:
-# the app starts again by itself and the record acknowledged right before
-# the power cut is there, byte for byte (its program fsyncs before it
-# answers; its state directory survives). Then the apps' origins through
+# Scenario "apps", second boot on the same disk after a forced power-off
+# (apps.pre.sh ran webhook deliveries and an app's writes into it): the web
+# daemon starts (socket activation) with what the disk holds, no
+# unfinished write is left, every stored delivery is whole, and every
+# stored id is printed as "# stored: ID" for the harness, which checks that
+# each id acknowledged before the power cut is among them; the app starts
+# again by itself and the record acknowledged right before the power cut is
+# there, byte for byte (its program fsyncs before it answers; its state
+# directory survives). Then the apps' origins through
 # Caddy (web.appsDomain apps.localhost:8443): the public site serves
 # anyone; the record store sends a browser to the box's login and back
 # (the hand-over bound to that browser by its origin's own cookie), and
@@ -22,6 +27,43 @@ unit=agent-box-app@records--$u.service
 sock=/run/agent-box-app/records--$u.sock
 rec=/var/lib/agent-box-test
 serves() { [ "$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$sock" http://app/records/none)" = 404 ]; }
+# phase: webhook deliveries after the power cut
+hooks=/home/alice/.local/state/agent-box/hooks/bulk
+check "caddy is active after the power cut" wait_active 120 caddy.service
+check "agent-box-hook@alice.socket listens" wait_active 60 agent-box-hook@alice.socket
+# The first delivery starts the web daemon, which opens the folder.
+after() { python3 "$here/hookclient.py" send "https://$D/alice/hook/bulk" /etc/agent-box-demo/alice-bulk.hook '{"after":"the power cut"}' | grep -q '^status 202$'; }
+check "a delivery after the power cut gets 202" after
+no_tmp() { ! find "$hooks" -maxdepth 1 -name '.tmp-*' | grep -q .; }
+check "no unfinished write is left in the deliveries' folder" no_tmp
+whole() {
+  python3 - "$hooks" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+bad = 0
+for name in sorted(os.listdir(d)):
+    if not name.endswith(".json"):
+        continue
+    try:
+        doc = json.load(open(os.path.join(d, name)))
+        ok = doc["id"] + ".json" == name and doc["id"].endswith("-" + doc["sha256"][:32]) and "body" in doc
+    except (ValueError, KeyError) as e:
+        ok = False
+    if not ok:
+        bad += 1
+        print(f"not whole: {name}")
+sys.exit(1 if bad else 0)
+PY
+}
+check "every stored delivery is whole JSON naming its body's hash" whole
+n=0
+for f in "$hooks"/*.json; do
+  echo "# stored: $(basename "$f" .json)"
+  n=$((n + 1))
+done
+note "stored deliveries: $n"
+
+# phase: the app after the power cut
 check "after the power cut the app's unit is active" wait_active 120 "$unit"
 check "... and serves" wait_until 60 serves
 same() { curl -sS --max-time 10 --unix-socket "$sock" "http://app/records/$1" | cmp - "$2"; }

@@ -10,7 +10,14 @@
 # sessions nothing reaches the app but through its socket, which only root
 # and Caddy's group may open. systemd 257 verifies and scores the units
 # (the host's 252 does not know PrivatePIDs=). A record acknowledged right
-# before the power cut is read back after it (apps.post.sh).
+# before the power cut is read back after it (apps.post.sh), and so is
+# every webhook delivery acknowledged before it: deliveries run, one after
+# another, until the harness cuts the power; the sender prints each
+# acknowledged delivery's id as "# acked: ID" on this script's output
+# (the harness's serial port, never the guest's disk), apps.post.sh prints
+# every stored id as "# stored: ID", and the harness checks that each
+# acknowledged one is among them. (One power cut serves both: a boot of
+# the web golden takes half a minute here.)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -204,8 +211,15 @@ PY
 check "alice's agent can neither move the app's directory away nor add a symlink beside it" cannot
 
 # phase: before the power cut
+check "agent-box-hook@alice.socket listens" wait_active 60 agent-box-hook@alice.socket
+# The count lives in /run (tmpfs): it only paces this script.
+count=/run/agent-box-test-acked
+rm -f "$count"
+python3 "$here/hookclient.py" flood "https://box.localhost:8443/alice/hook/bulk" /etc/agent-box-demo/alice-bulk.hook 90 "$count" &
+acked() { [ "$(cat "$count" 2>/dev/null || echo 0)" -ge "$1" ]; }
+check "webhook deliveries are being acknowledged" wait_until 120 acked 30
 head -c 4096 /dev/urandom >"$rec/record-durable"
 check "a record PUT is acknowledged (201) right before the power cut" put durable "$rec/record-durable"
 sync "$rec/record-durable" "$rec"
-note "power is cut after END"
+note "webhook deliveries acknowledged so far: $(cat "$count"); the power is cut after END, while they continue"
 done_testing
