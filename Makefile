@@ -2,11 +2,12 @@
 # packages, Go modules), then runs the whole offline suite.
 GO ?= go
 
-.PHONY: test deps lint unit module vm bench demo demo-check
+.PHONY: test deps lint unit unit-warm warm module vm bench demo demo-check
 
-# The ordinary suite first, then the VM tier (never both at once: 2 cores),
-# then the demo's own check (so `make demo` cannot rot).
-test: deps lint module unit vm demo-check
+# The ordinary suite first (with the VM tier's caches filled beside it),
+# then the VM tier (never beside the suite: 2 cores), then the demo's own
+# check (so `make demo` cannot rot).
+test: deps lint module unit-warm vm demo-check
 
 # The web golden configuration in QEMU at https://box.localhost:8443/, until
 # Ctrl-C.
@@ -27,6 +28,20 @@ lint:
 
 module:
 	$(GO) run ./cmd/assemble-module -check
+
+# The VM tier's and the demo's caches (the guest image, the pinned agent
+# CLIs, the web assets): downloads and unpacking, built once.
+warm: deps
+	$(GO) run ./cmd/agent-box-demo -warm
+
+# `make unit` with `make warm` beside it: a cold cache is mostly network
+# and disk, which the unit tests leave idle. Both must succeed.
+unit-warm:
+	@log=$$(mktemp); \
+	$(GO) run ./cmd/agent-box-demo -warm >"$$log" 2>&1 & warm=$$!; \
+	$(MAKE) --no-print-directory unit; rc=$$?; \
+	if ! wait $$warm; then echo "make warm failed:"; cat "$$log"; rm -f "$$log"; exit 1; fi; \
+	grep '^vmtest:' "$$log"; rm -f "$$log"; exit $$rc
 
 unit:
 	$(GO) test -count=1 ./...

@@ -72,6 +72,36 @@ func (g *Guest) AgentCLIs(ctx context.Context, root string, used []CLI) (clis ma
 	return clis, g.model, nil
 }
 
+// Warm fills the caches the tier and the demo take from the network or
+// build once (CacheDir): the base image, the accelerator probe, the
+// pinned agent CLIs and the web assets. It needs little CPU (downloads,
+// unpacking), so `make test` runs it beside the unit tests; the tier then
+// finds everything cached.
+func Warm(ctx context.Context, root string, log io.Writer) error {
+	reqs, err := scenarios.Requirements(root)
+	if err != nil {
+		return err
+	}
+	base, err := EnsureBase(ctx, reqs, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "vmtest: guest: %s; %s\n", strings.Join(base.Versions, "; "), Accel(ctx, base.Kernel, log))
+	for _, c := range CLIs {
+		bin, err := c.Ensure(ctx, log)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "vmtest: %s %s cached: %s\n", c.Command, c.Version, bin)
+	}
+	dir, err := EnsureWebAssets(ctx, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "vmtest: web assets cached: %s\n", dir)
+	return nil
+}
+
 // Prepare builds (or finds) the base image for root's scenario
 // requirements, picks the accelerator and builds agent-box and the
 // guest's initrd into work.
