@@ -14,15 +14,12 @@ import (
 	"github.com/agent-box/agent-box/internal/scenarios"
 )
 
-// Budget is what one phase may take on the reference machine (2 cores,
-// TCG, two guests at once), and TierBudget the whole tier's; the README
-// states both. Going over fails nothing (the machine is noisy): the
-// harness's summary marks it, so that a phase that blows it shows in
-// review.
-const (
-	Budget     = 90 * time.Second
-	TierBudget = 600 * time.Second
-)
+// TierBudget is what the whole tier may take on the reference machine (2
+// cores, TCG, two guests at once, warm caches), the phases the open issues
+// will add included (the README states it, and what each phase takes).
+// Going over fails nothing (the machine is noisy): the harness's summary
+// marks it, so that a tier that blows it shows in review.
+const TierBudget = 1000 * time.Second
 
 // A Chain is phases that must run one after the other on one disk: a
 // phase that ends in a power cut and the phases that boot its disk after.

@@ -93,7 +93,7 @@ func TestTheREADMEStatesTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("The budget: %.0f s per phase and %.0f s for the whole tier", Budget.Seconds(), TierBudget.Seconds())
+	want := fmt.Sprintf("The budget: %.0f s for the whole tier", TierBudget.Seconds())
 	if !strings.Contains(strings.Join(strings.Fields(string(data)), " "), want) {
 		t.Errorf("README.md does not say %q", want)
 	}
