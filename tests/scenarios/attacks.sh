@@ -299,7 +299,7 @@ refused_logged() {
     [ "$n" = 2 ] || return 1
   done
 }
-check "the guess refused at once is logged as a failed login too" refused_logged
+check "the guess refused at once is logged as a failed login too" wait_until 10 refused_logged
 
 # answered OUT: every guess of a flood was answered (the client waits 60 s
 # for each), none with a 502 or 504; prints the tally.

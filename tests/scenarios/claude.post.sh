@@ -70,7 +70,8 @@ tm $u send-keys -t "=ask:" Enter
 check "the person says yes: the command runs" wait_until 60 test -s /home/$u/asked.txt
 check "... and the turn ends: finished (turn)" wait_until 60 attention_is ask "finished (turn)"
 ask_states() { journalctl -q -b -u "$(unit $u)" -o cat | sed -n 's/.*session "ask": //p' | tail -n 3 | paste -sd '|'; }
-check "the supervisor logged needs-you, working (the tool ran after the yes), finished" [ "$(ask_states)" = "needs-you (permission)|working|finished (turn)" ]
+ask_states_are() { [ "$(ask_states)" = "$1" ]; }
+check "the supervisor logged needs-you, working (the tool ran after the yes), finished" wait_until 10 ask_states_are "needs-you (permission)|working|finished (turn)"
 ab $u session rm ask
 ab $u session rm att
 done_testing
