@@ -79,7 +79,7 @@
                 echo "update-golden: run this from the root of the agent-box repository" >&2
                 exit 2
               fi
-              go test ./internal/runtime/contract ./internal/golden ./internal/optiondocs ./internal/contractdocs -run 'TestValuesAreTheJSONs|TestFixtures|TestReadmeOptionReference|TestTheDocsTablesAreTheContract' -update "$@"
+              go test ./internal/runtime/contract ./internal/golden ./internal/optiondocs ./internal/contractdocs ./internal/doclists -run 'TestValuesAreTheJSONs|TestFixtures|TestTheOptionReferenceIsTheDeclarations|TestTheDocsTablesAreTheContract|TestTheDocsListsAreGenerated' -update "$@"
               echo "update-golden: review 'git diff internal/runtime/contract tests/golden README.md docs' like code before committing" >&2
             '';
           };
@@ -101,7 +101,7 @@
             update-golden = {
               type = "app";
               program = lib.getExe update-golden;
-              meta.description = "Regenerate tests/golden and the README option reference with the offline renderer";
+              meta.description = "Regenerate tests/golden, the option reference and the docs' generated lists with the offline renderer";
             };
           };
 

@@ -1,5 +1,5 @@
 # Check `vm-switch`: how a configuration change reaches running instances
-# (README, "How configuration changes reach running instances"), after the
+# (docs/using.md, "How configuration changes reach running instances"), after the
 # nixpkgs test nixos/tests/activation/template-dropin.nix.
 #
 # The base system has users alice and bob; the specialisation `changed`

@@ -1,4 +1,6 @@
-// Command check-caddy-config reads Caddy's adapted JSON configuration
+// Command check-caddy-config checks Caddy's adapted configuration against the web contract, for the flake's golden check.
+//
+// It reads Caddy's adapted JSON configuration
 // (`caddy adapt --config FILE --adapter caddyfile`) on stdin and checks it
 // against the web surface's contract (internal/caddycheck): exit 0 when it
 // holds, 1 with one line per problem when not, 2 for usage errors. The

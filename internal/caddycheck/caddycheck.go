@@ -1,4 +1,6 @@
-// Package caddycheck checks Caddy's adapted JSON configuration
+// Package caddycheck checks Caddy's adapted configuration against the web contract.
+//
+// It checks Caddy's adapted JSON configuration
 // (`caddy adapt`) against what docs/web-contract.md requires of the web
 // surface's routes, the cookies each backend gets among them (Caddy's own
 // regexp replacements applied to a browser's Cookie header). `caddy validate` alone proves little: it accepts a

@@ -1,9 +1,11 @@
-// Package contractcases runs the contract's shared case table
+// Package contractcases runs the contract's shared case table through the module's assertions and the runtime's loaders.
+//
+// It runs the contract's shared case table
 // (tests/lib/contract-cases.json) through both sides that check the same
 // values: the module's assertions (through the offline evaluation of the
 // lib as embedded in the generated module, tests/lib/contract-cases.nix)
 // and the runtime's configuration loaders (the auth service's, the web
-// daemon's, the webhooks'). Each case must be accepted by both or refused
+// daemon's, the webhooks', the seed's). Each case must be accepted by both or refused
 // by both, as the table says; a refusal's message must name the value.
 package contractcases
 
@@ -24,6 +26,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
+	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/web"
 )
 
@@ -92,6 +95,20 @@ func hookConfig(t *testing.T, name string, h map[string]any, concurrency int64) 
 		t.Fatal(err)
 	}
 	_, err = hooks.Load(cfg, dir)
+	return err
+}
+
+// seed loads a seed file of these sessions, as the supervisor does.
+func seed(t *testing.T, sessions []map[string]any) error {
+	data, err := json.Marshal(map[string]any{"sessions": sessions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "seed.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = registry.LoadSeed(path)
 	return err
 }
 
@@ -173,6 +190,38 @@ var goSides = map[string]goSide{
 		v := c.str(t)
 		_, err := attention.SilenceAfter(v)
 		return err, v
+	},
+	// The session limits: the seed's loader, which checks every entry as
+	// the registry does.
+	"sessionArgs": func(t *testing.T, c tcase) (error, string) {
+		var lens []int
+		if err := json.Unmarshal(c.Value, &lens); err != nil {
+			t.Fatal(err)
+		}
+		args := make([]string, len(lens))
+		for i, n := range lens {
+			args[i] = strings.Repeat("a", n)
+		}
+		names := strconv.Itoa(registry.ArgsSize(args))
+		for _, a := range args {
+			if len(a) > contract.Sessions.ArgMaxBytes {
+				names = strconv.Itoa(len(a))
+				break
+			}
+		}
+		return seed(t, []map[string]any{{"name": "main", "agent": "shell", "args": args}}), names
+	},
+	"sessionCwd": func(t *testing.T, c tcase) (error, string) {
+		n := c.int(t)
+		return seed(t, []map[string]any{{"name": "main", "agent": "shell", "cwd": "/" + strings.Repeat("a", int(n)-1)}}), strconv.FormatInt(n, 10)
+	},
+	"sessionCount": func(t *testing.T, c tcase) (error, string) {
+		n := c.int(t)
+		entries := make([]map[string]any, n)
+		for i := range entries {
+			entries[i] = map[string]any{"name": fmt.Sprintf("s%d", i), "agent": "shell"}
+		}
+		return seed(t, entries), strconv.FormatInt(n, 10)
 	},
 	// The domain is read by two loaders: both must agree with the table.
 	"domain": func(t *testing.T, c tcase) (error, string) {

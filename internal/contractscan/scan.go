@@ -1,4 +1,6 @@
-// Package contractscan finds copies of the contract's rules
+// Package contractscan finds copies of the contract's rules outside the contract.
+//
+// It finds copies of the contract's rules
 // (internal/runtime/contract) outside the contract: every string value of
 // the contract of six bytes or more, with "<user>", "<app>", "<label>" (and
 // a Caddy matcher's "*") matching any short argument (a name, %i, ${u}), and each fixed

@@ -1,4 +1,6 @@
-// Package demo is `make demo` and `make demo-check` (cmd/agent-box-demo):
+// Package demo is `make demo` and `make demo-check`: the web golden booted in QEMU, served on this machine's loopback.
+//
+// It is `make demo` and `make demo-check` (cmd/agent-box-demo):
 // the web golden configuration booted in QEMU (the VM tier's Debian 13
 // guest) with its web surface at vmtest.DemoURL on this machine's
 // loopback, announced for a person, or checked: log in, type into a
@@ -14,7 +16,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/agent-box/agent-box/internal/doclists"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/scenarios"
 	"github.com/agent-box/agent-box/internal/vmtest"
@@ -132,11 +136,32 @@ func runChecks(ctx context.Context, root string, w io.Writer, g *vmtest.Guest) e
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return err
 	}
+	shots, err := doclists.ReadShots(filepath.Join(root, "tests/browser/screenshots"))
+	if err != nil {
+		return err
+	}
 	shot := filepath.Join(logs, "browser-terminal.png")
+	started := time.Now()
 	cmd := exec.CommandContext(ctx, "/usr/bin/python3", filepath.Join(root, "tests/browser/terminal.py"), ops.Name, ops.Password, shot)
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("the browser test failed (%v); screenshot %s", err, shot)
+	}
+	return savedEach(logs, shots, started)
+}
+
+// savedEach checks that the browser test saved every screenshot of its
+// list in dir since started (the docs' list of them is that list).
+func savedEach(dir string, shots []doclists.Shot, started time.Time) error {
+	var missing []string
+	for _, s := range shots {
+		fi, err := os.Stat(filepath.Join(dir, s.File))
+		if err != nil || fi.ModTime().Before(started.Add(-time.Second)) || fi.Size() == 0 {
+			missing = append(missing, s.File)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the browser test passed without saving %s in %s (tests/browser/screenshots lists them)", strings.Join(missing, ", "), dir)
 	}
 	return nil
 }

@@ -1,4 +1,6 @@
-// Package golden reads the golden fixtures: tests/golden/<cfg>/ holds
+// Package golden reads the golden fixtures of tests/golden/<cfg>/, the one list of golden configurations.
+//
+// It reads the golden fixtures: tests/golden/<cfg>/ holds
 // config.nix (a services.agent-box configuration), files/ (every file the
 // module installs for it, relative to /, store hashes zeroed) and links
 // ("name -> target" per line, for the symlinks it installs). The directory

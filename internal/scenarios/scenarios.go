@@ -1,4 +1,6 @@
-// Package scenarios reads the interface both VM tiers share:
+// Package scenarios reads the interface both VM tiers share: tests/scenarios/phases and requirements.
+//
+// It reads the interface both VM tiers share:
 // tests/scenarios/phases ("PHASE GOLDEN-CONFIG [crash]" per line: a scenario
 // script, the golden configuration it boots, and whether the machine is
 // powered off hard after it) and tests/scenarios/requirements

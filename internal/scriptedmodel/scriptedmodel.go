@@ -1,4 +1,6 @@
-// Package scriptedmodel is a stand-in for a model vendor's API, for tests:
+// Package scriptedmodel is a stand-in for a model vendor's API, for tests (Anthropic Messages, OpenAI Responses).
+//
+// It is a stand-in for a model vendor's API, for tests:
 // the Anthropic Messages API (POST /v1/messages, streamed as server-sent
 // events or as one JSON document, and POST /v1/messages/count_tokens) and
 // the OpenAI Responses API (POST /v1/responses), which real agent CLIs reach

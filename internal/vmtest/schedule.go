@@ -16,7 +16,7 @@ import (
 
 // TierBudget is what the whole tier may take on the reference machine (2
 // cores, TCG, two guests at once, warm caches), the phases the open issues
-// will add included (the README states it, and what each phase takes).
+// will add included (docs/testing.md states it, and what each phase takes).
 // Going over fails nothing (the machine is noisy): the harness's summary
 // marks it, so that a tier that blows it shows in review.
 const TierBudget = 1000 * time.Second

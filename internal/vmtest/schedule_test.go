@@ -86,15 +86,15 @@ func TestTheLastRunsTimesAreMerged(t *testing.T) {
 	}
 }
 
-// TestTheREADMEStatesTheBudget: the README's testing section states the
-// budget the harness marks phases against.
-func TestTheREADMEStatesTheBudget(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(module.Root(), "README.md"))
+// TestTheTestingDocStatesTheBudget: docs/testing.md states the budget the
+// harness marks the tier against.
+func TestTheTestingDocStatesTheBudget(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(module.Root(), "docs/testing.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("The budget: %.0f s for the whole tier", TierBudget.Seconds())
 	if !strings.Contains(strings.Join(strings.Fields(string(data)), " "), want) {
-		t.Errorf("README.md does not say %q", want)
+		t.Errorf("docs/testing.md does not say %q", want)
 	}
 }

@@ -29,6 +29,9 @@ browser-workspace.png and browser-phone.png). Then alice's app behind the
 login opens on its own origin, through the box's Open button, and her public
 app with no login (screenshot browser-app.png).
 
+Every screenshot is one of tests/browser/screenshots, saved beside
+SCREENSHOT (which is browser-terminal.png of that list).
+
 Usage: terminal.py LOGIN PASSWORD SCREENSHOT.png
 """
 
@@ -456,15 +459,34 @@ def app_origins(driver, wait):
     return 0
 
 
+def screenshots(directory):
+    """The screenshots this test may save, from the list beside it
+    (tests/browser/screenshots, which docs/testing.md renders): file name
+    -> its path in directory. A name the list lacks is a KeyError."""
+    listed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "screenshots")
+    out = {}
+    with open(listed, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                name = line.split(" ", 1)[0]
+                out[name] = os.path.join(directory, name)
+    return out
+
+
 def main(login, password, shot):
     global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT, LIST_SHOT, WORKSPACE_SHOT, PHONE_SHOT, APP_SHOT
-    APP_SHOT = os.path.join(os.path.dirname(shot), "browser-app.png")
-    SETTINGS_SHOT = os.path.join(os.path.dirname(shot), "browser-settings.png")
-    UPLOAD_SHOT = os.path.join(os.path.dirname(shot), "browser-upload.png")
-    LIST_SHOT = os.path.join(os.path.dirname(shot), "browser-list.png")
-    WORKSPACE_SHOT = os.path.join(os.path.dirname(shot), "browser-workspace.png")
-    PHONE_SHOT = os.path.join(os.path.dirname(shot), "browser-phone.png")
-    INBOX_SHOT = os.path.join(os.path.dirname(shot), "browser-inbox.png")
+    shots = screenshots(os.path.dirname(shot))
+    if shots["browser-terminal.png"] != shot:
+        print(f"browser: SCREENSHOT must be browser-terminal.png, the list's name: {shot}", file=sys.stderr)
+        return 2
+    APP_SHOT = shots["browser-app.png"]
+    SETTINGS_SHOT = shots["browser-settings.png"]
+    UPLOAD_SHOT = shots["browser-upload.png"]
+    LIST_SHOT = shots["browser-list.png"]
+    WORKSPACE_SHOT = shots["browser-workspace.png"]
+    PHONE_SHOT = shots["browser-phone.png"]
+    INBOX_SHOT = shots["browser-inbox.png"]
     args = (
         "--headless=new",
         "--no-sandbox",  # CI runs as root

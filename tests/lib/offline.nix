@@ -2,7 +2,7 @@
 # (as embedded in the generated module; internal/module writes them out)
 # evaluated against the stand-in lib (stub-lib.nix) and stand-in packages
 # (tests/golden/stub-pkgs.nix). The goldens, the lib's table cases and the
-# README option reference all come from here.
+# option reference (docs/options.md) all come from here.
 {
   # lib/default.nix, options.nix and units/ as embedded in the module
   # (units = { base; web; apps; }: units/, units/web/ and units/apps/).

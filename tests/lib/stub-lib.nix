@@ -1,7 +1,7 @@
 # A small, builtins-only stand-in for the parts of nixpkgs' `lib` that
 # modules/src/options.nix uses. Test code, never shipped: the offline suite
 # applies the module's own option declarations to it (tests/lib/offline.nix),
-# so the goldens, the lib's table cases and the README option reference all
+# so the goldens, the lib's table cases and the option reference all
 # come from the declarations NixOS reads, with no second copy of them.
 #
 # What it models:

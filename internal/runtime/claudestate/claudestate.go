@@ -1,4 +1,6 @@
-// Package claudestate merges into ~/.claude.json the few keys that let
+// Package claudestate merges into ~/.claude.json the few keys that let Claude Code start headless.
+//
+// It merges into ~/.claude.json the few keys that let
 // Claude Code start headless (docs/runtime-contract.md, "Claude Code"):
 // onboarding done (with a theme), the session's folder trusted, and the API key
 // in the environment approved unless the user rejected it.

@@ -59,6 +59,10 @@ var (
 	exitConfig        = contract.ExitCodes.Config.Code
 )
 
+// Usage is agent-box help's table of commands, the one owner of the CLI's
+// synopsis (docs/runtime-contract.md renders it: internal/doclists).
+func Usage() string { return usageText }
+
 // helpText is the usage and, from the contract, the exit codes.
 var helpText = usageText + "session names: " + contract.Names.Session.Pattern + ";  env keys: [A-Za-z_][A-Za-z0-9_]*\n\nexit codes:\n" + exitCodesText()
 
@@ -85,7 +89,8 @@ commands:
                                                ('session env ...' is a deprecated alias)
   web hash-password                            read a password from stdin, print its hash
   web revoke LOGIN                             end every web session of LOGIN (as root)
-  web serve | auth serve                       the web daemon, the auth service (their units' ExecStart)
+  web serve                                    the web daemon (its unit's ExecStart)
+  auth serve                                   the auth service (its unit's ExecStart)
   notify serve                                 the notify service (its unit's ExecStart)
   supervise                                    run the supervisor (its unit's ExecStart)
   tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
@@ -432,7 +437,7 @@ func (p *Program) addFile(ctx context.Context, e paths.Env, file string) error {
 		defer f.Close()
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, registry.MaxSeedSize+1))
+	data, err := io.ReadAll(io.LimitReader(r, int64(registry.MaxSeedSize)+1))
 	if err != nil {
 		return usagef("--file: %v", err)
 	}

@@ -1,4 +1,6 @@
-// Package clientaddr is the one reading of a request's client address on
+// Package clientaddr is the one reading of a request's client address on the box's unauthenticated paths.
+//
+// It is the one reading of a request's client address on
 // the box's unauthenticated paths (logins, webhooks): the header Caddy sets
 // from {remote_host} (a client's own copy is replaced; X-Forwarded-For is
 // never read), the key the limits count by, and the form the failed-login

@@ -1,4 +1,6 @@
-// Package conversation keeps each session's conversation across the deaths
+// Package conversation keeps each session's conversation across the deaths of its agent process.
+//
+// It keeps each session's conversation across the deaths
 // of its agent process: which conversation the agent reported last, the
 // kickoff prompt until it has reached a conversation, and the decision each
 // spawn makes (docs/runtime-contract.md, "Conversations").

@@ -1,4 +1,6 @@
-// Package envfile reads and changes the per-user secrets file
+// Package envfile reads and changes the per-user secrets file ~/.config/agent-box/env.
+//
+// It reads and changes the per-user secrets file
 // ~/.config/agent-box/env: one KEY=VALUE per line, keys
 // [A-Za-z_][A-Za-z0-9_]*, values literal (never evaluated: no quotes, no
 // escapes, no expansion), empty lines and lines starting with '#' ignored.

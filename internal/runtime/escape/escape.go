@@ -1,4 +1,6 @@
-// Package escape makes untrusted text safe to print on a terminal or in a
+// Package escape makes untrusted text safe to print on a terminal or in a log.
+//
+// It makes untrusted text safe to print on a terminal or in a
 // log: every byte a terminal could act on (C0 and C1 controls, DEL, invalid
 // UTF-8) and the Unicode bidirectional controls are written as Go-style
 // escapes, and so is the backslash, so an escaped string is unambiguous.

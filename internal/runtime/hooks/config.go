@@ -1,4 +1,6 @@
-// Package hooks is the webhook side of the per-user web daemon
+// Package hooks is the webhook side of the per-user web daemon: configuration, secrets, the receiver and the durable store.
+//
+// It is the webhook side of the per-user web daemon
 // (docs/web-contract.md, "Webhooks"): the hooks' configuration, their
 // secrets (systemd credentials), the receiver that answers the hook
 // listener (receiver.go: bounded readers, the signature, delivery slots)

@@ -1,4 +1,6 @@
-// Package httpserve is the one way the runtime's daemons (the auth
+// Package httpserve is the one way the runtime's daemons serve HTTP on the listeners systemd gives them.
+//
+// It is the one way the runtime's daemons (the auth
 // service, the web daemon) serve HTTP on the listeners systemd gives them:
 // one server set-up with per-listener timeouts, the security headers of
 // every answer set in one place, and a graceful shutdown.

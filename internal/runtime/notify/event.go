@@ -1,4 +1,6 @@
-// Package notify carries notifications out (docs/web-contract.md,
+// Package notify carries notifications out: the feed from the auth service and the notify service that POSTs them.
+//
+// It carries notifications out (docs/web-contract.md,
 // "Notifications"): the auth service sends each new inbox entry of a login
 // that has a notify URL as one datagram to the notify feed socket; the
 // notify service (agent-box notify serve, the only part of the web surface

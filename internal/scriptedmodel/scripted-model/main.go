@@ -1,5 +1,7 @@
 // Command scripted-model serves the scripted model (package scriptedmodel)
-// for the VM tier and for measurements on a host:
+// for the VM tier and for measurements on a host.
+//
+// Usage:
 //
 //	scripted-model -listen 127.0.0.1:8099 -log /var/log/scripted-model.jsonl
 //

@@ -1,6 +1,8 @@
 //go:build linux
 
-// Command guestinit is the whole initrd of the VM tier's guest (harness,
+// Command guestinit is the whole initrd of the VM tier's guest (harness, not product).
+//
+// It is the whole initrd of the VM tier's guest (harness,
 // not product): as PID 1 it loads the one module the root disk needs
 // (virtio_blk, which Debian's cloud kernel builds as a module; ext4 is
 // built in), mounts /dev/vda read-write on /root, makes it the root and

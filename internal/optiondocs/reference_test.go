@@ -1,5 +1,5 @@
-// Package optiondocs keeps the README's option reference equal to the
-// module's option declarations.
+// Package optiondocs keeps the option reference, docs/options.md, equal to
+// the module's option declarations.
 package optiondocs
 
 import (
@@ -18,12 +18,19 @@ import (
 	"github.com/agent-box/agent-box/internal/textdiff"
 )
 
-var update = flag.Bool("update", false, "rewrite the option reference in README.md")
+var update = flag.Bool("update", false, "rewrite the option reference, docs/options.md")
 
-const (
-	refBegin = "<!-- BEGIN option reference: generated from modules/src/options.nix by `go test ./internal/optiondocs -update` -->"
-	refEnd   = "<!-- END option reference -->"
-)
+// reference is the option reference's file, generated whole.
+const reference = "docs/options.md"
+
+// head opens the reference.
+const head = `<!-- Generated from modules/src/options.nix by ` + "`go test ./internal/optiondocs -update`" + `. DO NOT EDIT. -->
+# Options
+
+Every option of ` + "`services.agent-box`" + `, from its declaration in ` + "`modules/src/options.nix`" + `
+(what the generated module holds). How they fit together: ` + "`docs/using.md`" + `.
+
+`
 
 // literal is a literalExpression or literalMD of a declaration.
 type literal struct {
@@ -109,7 +116,7 @@ func nixValue(raw json.RawMessage) string {
 func optionReference(entries []entry) string {
 	var b strings.Builder
 	for _, e := range entries {
-		fmt.Fprintf(&b, "### `%s`\n\n%s\n\n", e.Loc, e.Description)
+		fmt.Fprintf(&b, "## `%s`\n\n%s\n\n", e.Loc, e.Description)
 		fmt.Fprintf(&b, "- Type: %s\n", e.Type)
 		switch {
 		case e.DefaultText != nil:
@@ -143,37 +150,30 @@ func declared(t *testing.T) []entry {
 	return entries
 }
 
-// TestReadmeOptionReferenceIsTheDeclarations checks that the README's
-// option reference is generated from the option declarations embedded in
-// the generated module (modules/src/options.nix, through the offline
-// evaluation's optionDocs).
-func TestReadmeOptionReferenceIsTheDeclarations(t *testing.T) {
+// TestTheOptionReferenceIsTheDeclarations checks that docs/options.md is
+// generated from the option declarations embedded in the generated module
+// (modules/src/options.nix, through the offline evaluation's optionDocs).
+func TestTheOptionReferenceIsTheDeclarations(t *testing.T) {
 	entries := declared(t)
 	if len(entries) < 20 {
 		t.Fatalf("only %d options documented", len(entries))
 	}
-	want := refBegin + "\n\n" + optionReference(entries) + refEnd
-	readme := filepath.Join(module.Root(), "README.md")
-	data, err := os.ReadFile(readme)
-	if err != nil {
+	want := head + strings.TrimRight(optionReference(entries), "\n") + "\n"
+	path := filepath.Join(module.Root(), reference)
+	got, err := os.ReadFile(path)
+	if err != nil && !(*update && os.IsNotExist(err)) {
 		t.Fatal(err)
 	}
-	text := string(data)
-	i, j := strings.Index(text, refBegin), strings.Index(text, refEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the markers %q ... %q", refBegin, refEnd)
-	}
-	got := text[i : j+len(refEnd)]
-	if got == want {
+	if string(got) == want {
 		return
 	}
 	if *update {
-		if err := os.WriteFile(readme, []byte(text[:i]+want+text[j+len(refEnd):]), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Log("updated the option reference in README.md: review the diff")
+		t.Logf("updated %s: review the diff", reference)
 		return
 	}
-	t.Errorf("README option reference is out of date (-readme +generated):\n%s\nhint: go test ./internal/optiondocs -update",
-		textdiff.Explain("README.md", "generated", []byte(got), []byte(want)))
+	t.Errorf("%s is out of date (-file +generated):\n%s\nhint: go test ./internal/optiondocs -update",
+		reference, textdiff.Explain(reference, "generated", got, []byte(want)))
 }
