@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"html/template"
 	"sync"
+
+	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
 // handoverScript is the hand-over page's one inline script: it submits
@@ -62,23 +64,10 @@ func scriptHash(script string) string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
-const layout = `{{define "head"}}<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}} · agent-box</title>
-<link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}">
-</head>
-<body>
-<main>
-<h1>{{.Title}}</h1>
+const layout = `{{define "head"}}{{template "page-head" .Page}}<h1>{{.Title}}</h1>
 {{with .Message}}<p class="error" role="alert">{{.}}</p>
 {{end}}{{end}}
-{{define "foot"}}</main>
-</body>
-</html>
-{{end}}
+{{define "foot"}}{{template "page-foot"}}{{end}}
 {{define "logout"}}<form method="post" action="{{auth "logout"}}"><button>Log out</button></form>
 {{end}}`
 
@@ -99,8 +88,11 @@ type pageData struct {
 	Inbox   []inboxEntry
 }
 
+// Page is what the one page layout reads of an auth page.
+func (d pageData) Page() webui.Page { return webui.Page{Title: d.Title} }
+
 var pages = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(layout + `
+	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(webui.Layout() + layout + `
 {{define "login"}}{{template "head" .}}<form method="post" action="{{auth "login"}}">
 <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>

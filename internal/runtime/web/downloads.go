@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
 // DownloadsDir is the directory of U's home that /downloads/ serves.
@@ -28,18 +29,14 @@ const DownloadsDir = "downloads"
 const downloadCSP = "sandbox; default-src 'none'"
 
 var downloadsPage = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("downloads").Funcs(pageFuncs).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: {{.Title}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-<body><main class="wide"><h1>{{.Title}}</h1>
+	return template.Must(template.New("downloads").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (page (print .User ": " .Title))}}<h1>{{.Title}}</h1>
 <p><a href="/">Sessions</a>{{if .Up}} · <a href="{{.Up}}">Up</a>{{end}}</p>
 {{if .Missing}}<p>Nothing to download: <code>~/{{.Dir}}</code> does not exist. Files an agent puts there are listed here.</p>
 {{else if not .Entries}}<p><code>~/{{.Dir}}</code> is empty.</p>
 {{else}}<table><thead><tr><th>Name</th><th>Size</th><th>Modified (UTC)</th></tr></thead><tbody>
 {{range .Entries}}<tr><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Size}}</td><td>{{.Modified}}</td></tr>
 {{end}}</tbody></table>{{end}}
-</main></body></html>
-`))
+{{template "page-foot"}}`))
 })
 
 type downloadRow struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
+	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
 // pageCSP is the Content-Security-Policy of the daemon's own pages: their
@@ -36,6 +37,16 @@ var pageFuncs = template.FuncMap{
 	"asset":       func(name string) string { return AssetsRoute + name },
 	"termStyle":   func() string { return termStyle },
 	"ask":         ask,
+	// page and workspacePage are what a page of this daemon says of itself
+	// to the one layout (webui.Layout); every page here has tables.
+	"page": func(title string) webui.Page { return webui.Page{Title: title, Wide: true} },
+	"workspacePage": func(title string, workspace bool) webui.Page {
+		p := webui.Page{Title: title, Wide: true}
+		if workspace {
+			p.Styles, p.Modules = []string{AssetsRoute + termStyle}, []string{AssetsRoute + "workspace.mjs"}
+		}
+		return p
+	},
 }
 
 // pageScript is the one script of the list and settings pages: it keeps
@@ -63,10 +74,7 @@ var (
 )
 
 var listPage = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-<body><main class="wide"><h1>Sessions of {{.User}}</h1>
+	return template.Must(template.New("list").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (workspacePage (print .User ": sessions") .Workspace)}}<h1>Sessions of {{.User}}</h1>
 {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
 {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th>Up</th><th>Restarts</th><th></th></tr></thead>
 <tbody id="sessions" data-events="{{events}}">{{template "rows" .Sessions}}</tbody></table>{{end}}
@@ -76,8 +84,7 @@ var listPage = sync.OnceValue(func() *template.Template {
 <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
 <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
 <script>{{.Script}}</script>
-</main></body></html>
-{{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}" data-session="{{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
+{{template "page-foot"}}{{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}" data-session="{{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
 {{else}}<tr><td colspan="6">No sessions. Add one on the settings page or with <code>agent-box session add NAME</code>.</td></tr>
 {{end}}{{end}}
 {{define "actions"}}<a href="/uploads?session={{.Name}}">Upload</a>

@@ -18,6 +18,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
+	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
 // formLimit bounds a settings form (a session's arguments are at most
@@ -25,10 +26,7 @@ import (
 const formLimit = 256 << 10
 
 var settingsPage = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("settings").Funcs(pageFuncs).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: settings</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-<body><main class="wide"><h1>Settings of {{.User}}</h1>
+	return template.Must(template.New("settings").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (page (print .User ": settings"))}}<h1>Settings of {{.User}}</h1>
 <p><a href="/">Sessions</a> · <a href="/downloads/">Downloads</a> · <a href="{{.PasswordURL}}">Change your password</a> (on the box)</p>
 {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
 {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
@@ -68,22 +66,17 @@ var settingsPage = sync.OnceValue(func() *template.Template {
 <label>Value <input name="value" type="password" autocomplete="off"></label>
 <button>Set</button></p></form>
 <script>{{.Script}}</script>
-</main></body></html>
-`))
+{{template "page-foot"}}`))
 })
 
 // confirmPage asks before a session is restarted or removed (a page
 // script asks in a dialog instead and sends confirm=yes).
 var confirmPage = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("confirm").Funcs(pageFuncs).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: {{.Question}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-<body><main class="wide"><h1>{{.Question}}</h1>
+	return template.Must(template.New("confirm").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (page (print .User ": " .Question))}}<h1>{{.Question}}</h1>
 <p>{{.What}}</p>
 <form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="action" value="{{.Action}}"><input type="hidden" name="back" value="{{.Back}}"><input type="hidden" name="confirm" value="yes">
 <button>{{.Button}}</button> <a href="{{.Back}}">Cancel</a></form>
-</main></body></html>
-`))
+{{template "page-foot"}}`))
 })
 
 // confirmation is what an action asked about first says: its question

@@ -16,6 +16,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/uploads"
+	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
 // uploadScript lets a person drop files anywhere on the upload page (they
@@ -35,10 +36,7 @@ const uploadScript = `const f=document.getElementById("upload"),i=f.querySelecto
 var uploadCSP = pageCSP + "; script-src " + hashSource(uploadScript)
 
 var uploadPage = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.User}}: upload</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-<body><main class="wide"><h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
+	return template.Must(template.New("upload").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (page (print .User ": upload"))}}<h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
 <p><a href="/">Sessions</a>{{if .Session}} · <a href="{{term}}/?arg={{.Session}}">Terminal of {{.Session}}</a>{{end}}</p>
 {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
 {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
@@ -52,8 +50,7 @@ var uploadPage = sync.OnceValue(func() *template.Template {
 <p><label>Choose files <input type="file" name="file" multiple required></label> <button>Upload</button></p>
 <p>Or drop files anywhere on this page.</p></form>
 <script>{{.Script}}</script>
-</main></body></html>
-`))
+{{template "page-foot"}}`))
 })
 
 type storedRow struct {

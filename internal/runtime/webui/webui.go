@@ -1,5 +1,8 @@
-// Package webui is the look of every page the product serves, on the box
-// origin and on every user origin: one stylesheet and one icon, which the
+// Package webui is the look of every page the product serves: one layout, one stylesheet and one icon.
+//
+// Every page, on the box origin and on every user origin, has the one
+// layout (Layout: one head, one viewport) and links one stylesheet and one
+// icon, which the
 // auth service serves at /auth/style.css and /auth/favicon.svg on every
 // origin (Caddy sends /auth/* of a user origin to it too), so that every
 // page links the same two files (CSP style-src and img-src 'self'), and
@@ -10,6 +13,38 @@
 // surface. A page's content is one <main>; class "wide" widens it for the
 // pages with tables, and the workspace, when open, takes the full width.
 package webui
+
+import "github.com/agent-box/agent-box/internal/runtime/contract"
+
+// Page is what Layout's "page-head" reads: what a page says of itself.
+type Page struct {
+	Title   string   // the document's title, before " · agent-box"
+	Wide    bool     // a page of tables: main class "wide"
+	Styles  []string // stylesheets the page adds before the product's own (its own origin's paths)
+	Modules []string // module scripts the page adds (its own origin's paths)
+}
+
+// Layout is the one page layout of every page on every origin, for
+// html/template: "page-head" (given a Page) opens the document up to its
+// <main>, "page-foot" closes it.
+func Layout() string {
+	return `{{define "page-head"}}<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} · agent-box</title>
+{{range .Styles}}<link rel="stylesheet" href="{{.}}">
+{{end}}{{range .Modules}}<script type="module" src="{{.}}"></script>
+{{end}}<link rel="stylesheet" href="` + contract.AuthPage("style.css") + `"><link rel="icon" href="` + contract.AuthPage("favicon.svg") + `">
+</head>
+<body>
+<main{{if .Wide}} class="wide"{{end}}>
+{{end}}{{define "page-foot"}}</main>
+</body>
+</html>
+{{end}}`
+}
 
 // Colours of the theme, shared by the stylesheet and the terminal.
 const (
