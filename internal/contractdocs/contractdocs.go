@@ -50,6 +50,7 @@ func Blocks() []Block {
 		{runtimeDoc, "attention events", attentionEvents(c)},
 		{runtimeDoc, "exit codes", exitCodes(c)},
 		{runtimeDoc, "apps", apps(c)},
+		{runtimeDoc, "session limits", sessionLimits(c)},
 		{webDoc, "sockets", sockets(c)},
 		{webDoc, "routes", routes(c)},
 		{webDoc, "cookies and headers", cookiesAndHeaders(c)},
@@ -301,6 +302,17 @@ func apps(c *contract.Contract) string {
 		verbs = append(verbs, code(v))
 	}
 	t.row("what a user may do to exactly its own apps' units without root (polkit "+code(a.Manage.PolkitAction)+", the rules in "+code("/etc/"+a.Manage.PolkitRules)+")", strings.Join(verbs, ", ")+" (the last before a start of a failed unit)")
+	return t.b.String()
+}
+
+func sessionLimits(c *contract.Contract) string {
+	l := c.Sessions
+	t := newTable("Value", "Limit", "Why")
+	t.row("one session argument", fmt.Sprintf("%d bytes", l.ArgMaxBytes), "one `execve` string: `MAX_ARG_STRLEN` (32 pages) less its NUL")
+	t.row("a session's arguments together", fmt.Sprintf("%d bytes (%d KiB), each counted as `execve` counts it: its bytes, its NUL and a pointer of %d bytes", l.ArgsMaxBytes, l.ArgsMaxBytes>>10, l.ArgPointerBytes), "leaves `ARG_MAX` room for the rest (below)")
+	t.row("a session's `cwd`", fmt.Sprintf("%d bytes", l.CwdMaxBytes), "`PATH_MAX` less its NUL: `chdir` refuses longer")
+	t.row("sessions in the registry, and in the seed", fmt.Sprint(l.Max), "bounds the supervisor's work per reconcile")
+	t.row("the seed file ("+code(c.Env.Seed.Name)+", `session add --file`)", fmt.Sprintf("%d bytes (%d MiB)", l.SeedMaxBytes, l.SeedMaxBytes>>20), "its cap")
 	return t.b.String()
 }
 

@@ -278,6 +278,33 @@ in
     expected = 1;
   }
   {
+    name = "seed sessions within each limit but over the seed file's 1 MiB together are refused, with the seed's size";
+    expr =
+      let
+        # two arguments that take the session's whole 256 KiB as execve
+        # counts them; each seed entry is then 262190 bytes of JSON
+        # ({"agent":"shell","args":[...],"cwd":"/home/alice","name":"sN"}),
+        # five with commas, brackets and newline 1310970
+        big = builtins.concatStringsSep "" (builtins.genList (_: "0123456789abcdef") 8191);
+        # 131071 + 131055 bytes: (131071 + 9) + (131055 + 9) = 262144
+        args = [
+          (big + "0123456789abcde")
+          (builtins.substring 0 131055 big)
+        ];
+      in
+      failing {
+        users.alice.sessions = builtins.listToAttrs (
+          builtins.genList (i: {
+            name = "s${toString i}";
+            value = { inherit args; };
+          }) 5
+        );
+      };
+    expected = [
+      "services.agent-box.users.\"alice\".sessions: the seed file is 1310970 bytes: at most 1048576; shorten the prompts and arguments, or add sessions at run time."
+    ];
+  }
+  {
     name = "every assertion message evaluates, also for the checks that pass (a session without a prompt)";
     expr = builtins.length (
       builtins.filter builtins.isString (

@@ -13,6 +13,16 @@ let
     readFile
     ;
   table = fromJSON (readFile ./contract-cases.json);
+  # n bytes of "a", built by doubling (a list of n strings would be slow).
+  bytes =
+    n:
+    if n <= 0 then
+      ""
+    else
+      let
+        half = bytes (n / 2);
+      in
+      half + half + (if n - 2 * (n / 2) == 1 then "a" else "");
   failing = offline.failures;
   slack = offline.lib.contract.webhooks.quotaSlack;
   goodHook = {
@@ -101,6 +111,19 @@ let
       attention.silenceAfter = v;
     };
     domain = v: web { domain = v; };
+    # The session limits: v lists the lengths of the arguments of alice's
+    # session main; the length of its working directory; how many sessions
+    # she has.
+    sessionArgs = v: { users.alice.sessions.main.args = map bytes v; };
+    sessionCwd = v: { users.alice.sessions.main.workingDirectory = "/" + bytes (v - 1); };
+    sessionCount = v: {
+      users.alice.sessions = builtins.listToAttrs (
+        genList (i: {
+          name = "s${toString i}";
+          value = { };
+        }) v
+      );
+    };
   };
 in
 mapAttrs (rule: cases: map (c: failing (rules.${rule} c.value)) cases) table

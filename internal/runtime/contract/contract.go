@@ -315,6 +315,23 @@ type Contract struct {
 	} `json:"uploads"`
 	// Conversations: the limits of the kickoff prompt, of an agent's
 	// report (a hook's input) and of ~/.claude.json as agent-box reads it.
+	// Sessions are the limits of a user's sessions, which the module's
+	// assertions and the registry both enforce: everything of a session
+	// that reaches the agent's execve fits Linux's limits.
+	Sessions struct {
+		// Max: the most sessions a registry (and a seed) holds.
+		Max int `json:"max"`
+		// ArgMaxBytes: one argument, MAX_ARG_STRLEN (32 pages) less its NUL.
+		ArgMaxBytes int `json:"argMaxBytes"`
+		// ArgsMaxBytes: a session's arguments together, each counted as
+		// execve counts it: its bytes, its NUL and ArgPointerBytes.
+		ArgsMaxBytes    int `json:"argsMaxBytes"`
+		ArgPointerBytes int `json:"argPointerBytes"`
+		// CwdMaxBytes: the working directory, PATH_MAX less its NUL.
+		CwdMaxBytes int `json:"cwdMaxBytes"`
+		// SeedMaxBytes: the seed file (AGENT_BOX_SEED, session add --file).
+		SeedMaxBytes int `json:"seedMaxBytes"`
+	} `json:"sessions"`
 	Conversations struct {
 		PromptMaxBytes      int `json:"promptMaxBytes"`
 		ReportMaxBytes      int `json:"reportMaxBytes"`
@@ -531,6 +548,7 @@ var (
 	Formats       = &c.Formats
 	Web           = &c.Web
 	Webhooks      = &c.Webhooks
+	Sessions      = &c.Sessions
 	Conversations = &c.Conversations
 	Uploads       = &c.Uploads
 	Apps          = &c.Apps

@@ -67,6 +67,12 @@ func init() {
 	c.Uploads.QuotaBytes = 536870912
 	c.Uploads.NameMaxBytes = 255
 	c.Uploads.TempPrefix = ".agent-box-upload-"
+	c.Sessions.Max = 1024
+	c.Sessions.ArgMaxBytes = 131071
+	c.Sessions.ArgsMaxBytes = 262144
+	c.Sessions.ArgPointerBytes = 8
+	c.Sessions.CwdMaxBytes = 4095
+	c.Sessions.SeedMaxBytes = 1048576
 	c.Conversations.PromptMaxBytes = 65536
 	c.Conversations.ReportMaxBytes = 65536
 	c.Conversations.ClaudeStateMaxBytes = 16777216

@@ -214,7 +214,7 @@ func TestABadSeedIsRefusedAtOnce(t *testing.T) {
 	for _, kind := range badKinds {
 		t.Run(kind, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "seed.json")
-			hostilefile.Plant(t, p, kind, MaxSeedSize, `{"sessions": []}`)
+			hostilefile.Plant(t, p, kind, int64(MaxSeedSize), `{"sessions": []}`)
 			err := hostilefile.Within(t, func() error { _, err := LoadSeed(p); return err })
 			if !userfile.Bad(err) || !strings.Contains(err.Error(), p) {
 				t.Errorf("LoadSeed = %v, want a not-regular or too-large error naming the file", err)

@@ -34,22 +34,27 @@ import (
 // pages, 131072 bytes with the terminating NUL), and a session's arguments
 // together take at most MaxArgsSize of ARG_MAX (2 MiB under the default 8 MiB
 // stack limit), leaving room for the agent's own arguments, the env file and
-// the unit environment (docs/runtime-contract.md, "Limits").
+// the unit environment (docs/runtime-contract.md, "Limits"). The session
+// limits are the contract's (contract.Sessions), which the module's
+// assertions check too.
 const (
 	// MaxFileSize is the largest registry file agent-box reads or writes.
 	MaxFileSize = 4 << 20
+)
+
+var (
 	// MaxSessions is the most sessions a registry holds.
-	MaxSessions = 1024
+	MaxSessions = contract.Sessions.Max
 	// MaxArgLen is the longest session argument: MAX_ARG_STRLEN less its NUL.
-	MaxArgLen = 128<<10 - 1
+	MaxArgLen = contract.Sessions.ArgMaxBytes
 	// MaxArgsSize bounds a session's arguments together, each counted as
 	// execve counts it: its bytes, its NUL and an 8-byte pointer (ArgsSize).
-	MaxArgsSize = 256 << 10
+	MaxArgsSize = contract.Sessions.ArgsMaxBytes
 	// MaxCwdLen is the longest working directory: PATH_MAX less its NUL
 	// (chdir refuses a longer path).
-	MaxCwdLen = 4096 - 1
+	MaxCwdLen = contract.Sessions.CwdMaxBytes
 	// MaxSeedSize is the largest seed file agent-box reads.
-	MaxSeedSize = 1 << 20
+	MaxSeedSize = contract.Sessions.SeedMaxBytes
 )
 
 // ArgsSize is what args take of execve's ARG_MAX: each argument's bytes,
@@ -57,7 +62,7 @@ const (
 func ArgsSize(args []string) int {
 	n := 0
 	for _, a := range args {
-		n += len(a) + 1 + 8
+		n += len(a) + 1 + contract.Sessions.ArgPointerBytes
 	}
 	return n
 }
@@ -423,7 +428,7 @@ type Seed struct {
 // MaxSeedSize bytes, at most MaxSessions entries, each within the limits of
 // a registry entry).
 func LoadSeed(path string) (*Seed, error) {
-	data, err := userfile.Read(path, MaxSeedSize)
+	data, err := userfile.Read(path, int64(MaxSeedSize))
 	if userfile.Bad(err) {
 		return nil, fmt.Errorf("seed: %w", err)
 	}

@@ -1,8 +1,9 @@
 # Every check of a configuration as { assertion; message; }: the glue hands
 # them to NixOS `assertions`, the offline suite evaluates them. Messages name
-# the option and the fix. This file checks the users, sessions, agents and
-# limits; checks/web.nix the web surface and the webhooks, checks/apps.nix
-# the apps, checks/app-origins.nix the apps' origins.
+# the option and the fix. This file checks the users, agents and limits;
+# checks/sessions.nix the sessions, checks/web.nix the web surface and the
+# webhooks, checks/apps.nix the apps, checks/app-origins.nix the apps'
+# origins.
 {
   prim,
   formats,
@@ -10,6 +11,7 @@
   appOriginChecks,
   appChecks,
   envChecks,
+  sessionChecks,
   contract,
   ...
 }:
@@ -89,25 +91,6 @@ let
         }
       ]
     ) (attrNames n.agents);
-
-  sessionChecks = n: path: u: concatMap (s: [
-    {
-      assertion = matches nameRe s.name;
-      message = "${path}.sessions.${show s.name}: session names must match ${nameRe}.";
-    }
-    {
-      assertion = hasAttr s.agent n.agents;
-      message = "${path}.sessions.${show s.name}.agent = ${show s.agent}: no such agent; define services.agent-box.agents.${show s.agent} or use one of ${show (attrNames n.agents)}.";
-    }
-    {
-      assertion = s.prompt == null || builtins.stringLength s.prompt <= contract.conversations.promptMaxBytes;
-      message = "${path}.sessions.${show s.name}.prompt is ${toString (builtins.stringLength (if s.prompt == null then "" else s.prompt))} bytes: at most ${toString contract.conversations.promptMaxBytes}; point the agent to a file instead.";
-    }
-    {
-      assertion = hasPrefix "/" s.cwd && noNewline s.cwd;
-      message = "${path}.sessions.${show s.name}.workingDirectory = ${show s.cwd}: use an absolute path.";
-    }
-  ]) u.sessions;
 
   environmentChecks =
     path: u:
