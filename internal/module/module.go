@@ -1,4 +1,6 @@
-// Package module gives tests the single-file module as the assembler makes
+// Package module gives tests the single-file module as the assembler makes it, in memory, and the bytes of its includes.
+//
+// It gives tests the single-file module as the assembler makes
 // it from modules/src, in memory, and the exact bytes of each of its
 // includes: what hosts run (the lib, option declarations, units and runtime
 // source INSIDE the generated file) is what the tests evaluate and build.
@@ -64,6 +66,17 @@ func Assemble(t testing.TB) *Module {
 		t.Fatal(errAssemble)
 	}
 	return assembled
+}
+
+// AssembleFrom assembles the module from the sources under root, a copy
+// of the repository a test changed (not cached).
+func AssembleFrom(t testing.TB, root string) *Module {
+	t.Helper()
+	res, err := assemble.Assemble(assemble.Options{Root: root, Entry: filepath.Join(root, Entry), Command: "go run ./cmd/assemble-module"})
+	if err != nil {
+		t.Fatalf("assembling %s under %s: %v", Entry, root, err)
+	}
+	return &Module{Bytes: res.Output, Spans: res.Spans}
 }
 
 // Include returns the bytes the include of path (relative to the root;

@@ -1,12 +1,12 @@
 # The options of services.agent-box, declared the way nixpkgs modules
 # declare theirs. The glue (agent-box.nix) applies this function to the real
 # `lib`; the offline test suite applies it to a small stand-in
-# (tests/lib/stub-lib.nix), so NixOS, the goldens and the README option
+# (tests/lib/stub-lib.nix), so NixOS, the goldens and the option
 # reference all read these declarations and no others.
 {
   lib,
   pkgs,
-  # The built-in agents (lib/agents.nix): name -> { packageAttr; command; args; }.
+  # The built-in agents (lib/agents.nix, one file each in lib/agents/): name -> { packageAttr; command; args; }.
   builtinAgents,
   # The runtime built from the source embedded in the module.
   defaultPackage,
@@ -294,7 +294,7 @@ let
       apps = mkOption {
         type = types.attrsOf (types.submodule appModule);
         default = { };
-        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its program's directory `${contract.apps.dir}` and its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See the README's \"Apps\" section.";
+        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its program's directory `${contract.apps.dir}` and its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See docs/using.md, \"Apps\".";
         example = literalExpression ''{ records = { command = [ "python3" "app.py" ]; packages = [ pkgs.python3 ]; }; }'';
       };
       webhooks = mkOption {

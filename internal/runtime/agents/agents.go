@@ -43,9 +43,10 @@ type Agent struct {
 	ResumeArgs []string `json:"resumeArgs,omitempty"`
 	NewArgs    []string `json:"newArgs,omitempty"`
 	PromptArgs []string `json:"promptArgs,omitempty"`
-	// Setup names what exec-session prepares before each spawn:
-	// "claude" merges ~/.claude.json (package claudestate); "codex"
-	// trusts the session's folder for that spawn; "" nothing.
+	// Setup names what exec-session prepares before each spawn (package
+	// agentsetup, one file per agent): "claude" merges ~/.claude.json;
+	// "codex" trusts the session's folder for that spawn; "opencode"
+	// turns off its network fetches; "" nothing.
 	Setup string `json:"setup,omitempty"`
 }
 

@@ -120,20 +120,6 @@ func TestConverseTrustsTheSessionFolderOnCodexsCommandLine(t *testing.T) {
 	}
 }
 
-func TestCodexTrustQuotesTheFolderAsATOMLString(t *testing.T) {
-	for _, c := range []struct{ dir, want string }{
-		{"/home/ada", `projects={"/home/ada"={trust_level="trusted"}}`},
-		{"/srv/v1.2/x", `projects={"/srv/v1.2/x"={trust_level="trusted"}}`},
-		{`/a"b\c`, `projects={"/a\"b\\c"={trust_level="trusted"}}`},
-		{"/a\tb\nc\x7f", `projects={"/a\u0009b\u000Ac\u007F"={trust_level="trusted"}}`},
-		{"/é", `projects={"/é"={trust_level="trusted"}}`},
-	} {
-		if got := CodexTrust(c.dir); got != c.want {
-			t.Errorf("CodexTrust(%q) = %s, want %s", c.dir, got, c.want)
-		}
-	}
-}
-
 var openCodeLike = agents.Agent{
 	Command:    "/bin/opencode",
 	ResumeArgs: []string{"--session={id}"},

@@ -1,7 +1,8 @@
 # The agents' host-wide files (the guide, and the hook or plugin through
-# which each reports its conversation), for the setups some user has: path
-# under /etc -> text. host: as in units.nix (its runtime).
-{ render, guideText, ... }:
+# which each reports its conversation), each agent's from its file in
+# agents/, for the setups some user has: path under /etc -> text. host: as
+# in units.nix (its runtime).
+{ render, guideText, agentDefs, ... }:
 let
   inherit (builtins) attrNames;
 
@@ -16,18 +17,12 @@ in
     let
       runtime = "${host.runtime}/bin/agent-box";
       guide = render.guide n guideText;
-      files = {
-        claude = {
-          ${render.claude.settingsFile} = render.claude.settings runtime;
-          ${render.claude.guideFile} = guide;
-        };
-        codex.${render.codex.configFile} = render.codex.config runtime guide;
-        opencode = {
-          ${render.opencode.configFile} = render.opencode.config;
-          ${render.opencode.pluginFile} = render.opencode.plugin runtime;
-          ${render.opencode.guideFile} = guide;
-        };
-      };
     in
-    builtins.foldl' (acc: s: acc // (if setupUsed s n then files.${s} else { })) { } (attrNames files);
+    builtins.foldl' (
+      acc: name:
+      let
+        a = agentDefs.${name};
+      in
+      acc // (if a.profile.setup != null && setupUsed a.profile.setup n then a.files runtime guide else { })
+    ) { } (attrNames agentDefs);
 }

@@ -19,6 +19,21 @@ let
     agents =
       @@include:agents.nix@@
       ;
+    # One file per agent: its profile and its host-wide files.
+    agentDefs = {
+      shell =
+        @@include:agents/shell.nix@@
+        ;
+      claude =
+        @@include:agents/claude.nix@@
+        ;
+      codex =
+        @@include:agents/codex.nix@@
+        ;
+      opencode =
+        @@include:agents/opencode.nix@@
+        ;
+    };
     build =
       @@include:build.nix@@
       ;
@@ -42,6 +57,9 @@ let
       ;
     envChecks =
       @@include:checks/env.nix@@
+      ;
+    sessionChecks =
+      @@include:checks/sessions.nix@@
       ;
     render = {
       instance =
@@ -91,15 +109,6 @@ let
         ;
       caddyApps =
         @@include:render/caddy-apps.nix@@
-        ;
-      claude =
-        @@include:render/claude.nix@@
-        ;
-      codex =
-        @@include:render/codex.nix@@
-        ;
-      opencode =
-        @@include:render/opencode.nix@@
         ;
       guide =
         @@include:render/guide.nix@@

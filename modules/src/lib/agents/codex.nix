@@ -1,5 +1,14 @@
-# Codex's system configuration, /etc/codex/config.toml (docs/runtime-contract.md,
-# "Codex"), installed when an agent user has an agent with setup = "codex":
+# Codex, the built-in agent `codex`: its profile and its system
+# configuration, /etc/codex/config.toml (docs/runtime-contract.md, "Codex");
+# what a spawn prepares for it is internal/runtime/agentsetup/codex.go.
+#
+# The profile: Codex chooses its conversation's id (reported by its
+# SessionStart hook at the first turn) and resumes with a subcommand; the
+# kickoff prompt is its last argument, after "--". "codex" setup trusts the
+# session's folder on the command line of each spawn (measured with
+# 0.171.0).
+#
+# The file, installed when an agent user has an agent with setup = "codex":
 # only what is the same for every user of the host. The guide reaches the
 # model as developer instructions (beside, never instead of, a user's
 # AGENTS.md); the SessionStart hook is how the agent reports the
@@ -8,11 +17,12 @@
 # review of a user's hooks; measured with 0.171.0); the update check is
 # off (the package is the host's). Strings are JSON strings, which TOML's
 # basic strings read alike, with DEL escaped (TOML wants it so).
-# runtime: the absolute path of the agent-box program; guide: its text.
-{ prim, ... }:
-{
+{ contract, prim, ... }:
+let
+  inherit (contract.conversations) idPlaceholder promptPlaceholder;
   configFile = "codex/config.toml";
 
+  # runtime: the absolute path of the agent-box program; guide: its text.
   config =
     runtime: guide:
     let
@@ -38,4 +48,24 @@
     + builtins.concatStringsSep "" (
       map (e: hook e "exec ${runtime} agent-hook codex event ${e}") (prim.attentionHooks "codex")
     );
+in
+{
+  profile = {
+    packageAttr = "codex";
+    command = "codex";
+    args = [ ];
+    resumeArgs = [
+      "resume"
+      idPlaceholder
+    ];
+    newArgs = [ ];
+    promptArgs = [
+      "--"
+      promptPlaceholder
+    ];
+    setup = "codex";
+  };
+
+  # runtime: the absolute path of the agent-box program; guide: its text.
+  files = runtime: guide: { ${configFile} = config runtime guide; };
 }

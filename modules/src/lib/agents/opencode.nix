@@ -1,5 +1,16 @@
-# OpenCode's managed files (docs/runtime-contract.md, "OpenCode"), installed
-# when an agent user has an agent with setup = "opencode": only what is the
+# OpenCode, the built-in agent `opencode`: its profile and its managed
+# files (docs/runtime-contract.md, "OpenCode"); what a spawn prepares for
+# it is internal/runtime/agentsetup/opencode.go.
+#
+# The profile: OpenCode chooses its session's id (reported by agent-box's
+# plugin in its managed config when the session is created) and resumes it
+# with --session; the kickoff prompt is one "--prompt=..." argument (so a
+# prompt starting with "-" is not an option). "opencode" setup turns off
+# its network fetches for each spawn and resumes only while its database
+# holds the session (measured with 1.18.33).
+#
+# The files, installed when an agent user has an agent with setup =
+# "opencode": only what is the
 # same for every user of the host. /etc/opencode/opencode.json is OpenCode's
 # managed configuration (the highest precedence; measured with 1.18.33): the
 # guide as an instructions file (beside, never instead of, a user's
@@ -12,15 +23,12 @@
 # contract.attention.agentEvents.opencode of that session (not of a
 # subagent's) it runs `agent-box agent-hook opencode event TYPE` with the
 # event's status. Outside a supervised session it does nothing.
-# runtime: the absolute path of the agent-box program.
 { contract, prim, ... }:
 let
+  inherit (contract.conversations) idPlaceholder promptPlaceholder;
   pluginFile = "opencode/agent-box.js";
   guideFile = "opencode/AGENTS.md";
-in
-{
   configFile = "opencode/opencode.json";
-  inherit pluginFile guideFile;
 
   config = builtins.toJSON {
     autoupdate = false;
@@ -29,6 +37,7 @@ in
     plugin = [ "file:///etc/${pluginFile}" ];
   };
 
+  # runtime: the absolute path of the agent-box program.
   plugin = runtime: ''
     // Written by agent-box (services.agent-box): reports the conversation
     // of a supervised session (docs/runtime-contract.md, "OpenCode").
@@ -98,4 +107,22 @@ in
       };
     };
   '';
+in
+{
+  profile = {
+    packageAttr = "opencode";
+    command = "opencode";
+    args = [ ];
+    resumeArgs = [ "--session=${idPlaceholder}" ];
+    newArgs = [ ];
+    promptArgs = [ "--prompt=${promptPlaceholder}" ];
+    setup = "opencode";
+  };
+
+  # runtime: the absolute path of the agent-box program; guide: its text.
+  files = runtime: guide: {
+    ${configFile} = config;
+    ${pluginFile} = plugin runtime;
+    ${guideFile} = guide;
+  };
 }
