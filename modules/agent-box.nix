@@ -9,6 +9,10 @@
 #   internal/runtime/actions/actions.go
 #   internal/runtime/actions/kind.go
 #   internal/runtime/agents/agents.go
+#   internal/runtime/agentsetup/agentsetup.go
+#   internal/runtime/agentsetup/claude.go
+#   internal/runtime/agentsetup/codex.go
+#   internal/runtime/agentsetup/opencode.go
 #   internal/runtime/appctl/appctl.go
 #   internal/runtime/apprun/apprun.go
 #   internal/runtime/atomicfile/atomicfile.go
@@ -20,14 +24,12 @@
 #   internal/runtime/auth/client.go
 #   internal/runtime/auth/codes.go
 #   internal/runtime/auth/config.go
-#   internal/runtime/auth/hash.go
 #   internal/runtime/auth/inbox.go
 #   internal/runtime/auth/limits.go
 #   internal/runtime/auth/log.go
 #   internal/runtime/auth/notify.go
 #   internal/runtime/auth/origin.go
 #   internal/runtime/auth/pages.go
-#   internal/runtime/auth/password.go
 #   internal/runtime/auth/server.go
 #   internal/runtime/auth/status.go
 #   internal/runtime/auth/store.go
@@ -68,6 +70,8 @@
 #   internal/runtime/opencodestate/opencodestate.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/peer/peer.go
+#   internal/runtime/pwhash/hash.go
+#   internal/runtime/pwhash/read.go
 #   internal/runtime/registry/registry.go
 #   internal/runtime/sdlisten/sdlisten.go
 #   internal/runtime/seal/seal.go
@@ -109,11 +113,16 @@
 #   modules/src/agent-box.nix
 #   modules/src/lib/agent-files.nix
 #   modules/src/lib/agents.nix
+#   modules/src/lib/agents/claude.nix
+#   modules/src/lib/agents/codex.nix
+#   modules/src/lib/agents/opencode.nix
+#   modules/src/lib/agents/shell.nix
 #   modules/src/lib/build.nix
 #   modules/src/lib/checks/app-origins.nix
 #   modules/src/lib/checks/apps.nix
 #   modules/src/lib/checks/core.nix
 #   modules/src/lib/checks/env.nix
+#   modules/src/lib/checks/sessions.nix
 #   modules/src/lib/checks/web.nix
 #   modules/src/lib/default.nix
 #   modules/src/lib/formats.nix
@@ -126,14 +135,11 @@
 #   modules/src/lib/render/auth.nix
 #   modules/src/lib/render/caddy-apps.nix
 #   modules/src/lib/render/caddy.nix
-#   modules/src/lib/render/claude.nix
-#   modules/src/lib/render/codex.nix
 #   modules/src/lib/render/fail2ban.nix
 #   modules/src/lib/render/guide.nix
 #   modules/src/lib/render/hooks.nix
 #   modules/src/lib/render/instance.nix
 #   modules/src/lib/render/login.nix
-#   modules/src/lib/render/opencode.nix
 #   modules/src/lib/render/seed.nix
 #   modules/src/lib/render/sessions.nix
 #   modules/src/lib/render/slice.nix
@@ -196,12 +202,12 @@ let
     # The options of services.agent-box, declared the way nixpkgs modules
 # declare theirs. The glue (agent-box.nix) applies this function to the real
 # `lib`; the offline test suite applies it to a small stand-in
-# (tests/lib/stub-lib.nix), so NixOS, the goldens and the README option
+# (tests/lib/stub-lib.nix), so NixOS, the goldens and the option
 # reference all read these declarations and no others.
 {
   lib,
   pkgs,
-  # The built-in agents (lib/agents.nix): name -> { packageAttr; command; args; }.
+  # The built-in agents (lib/agents.nix, one file each in lib/agents/): name -> { packageAttr; command; args; }.
   builtinAgents,
   # The runtime built from the source embedded in the module.
   defaultPackage,
@@ -489,7 +495,7 @@ let
       apps = mkOption {
         type = types.attrsOf (types.submodule appModule);
         default = { };
-        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its program's directory `${contract.apps.dir}` and its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See the README's \"Apps\" section.";
+        description = "Apps: programs the user's agents write that run as durable, hardened services (`${contract.apps.unit}`), each with its program's directory `${contract.apps.dir}` and its state directory `/var/lib/${contract.apps.stateDirectory}`, reached only through a socket of root and Caddy's group. Names: ${contract.names.app.what}. See docs/using.md, \"Apps\".";
         example = literalExpression ''{ records = { command = [ "python3" "app.py" ]; packages = [ pkgs.python3 ]; }; }'';
       };
       webhooks = mkOption {
@@ -965,6 +971,14 @@ let
               "quotaBytes": 536870912,
               "nameMaxBytes": 255,
               "tempPrefix": ".agent-box-upload-"
+            },
+            "sessions": {
+              "max": 1024,
+              "argMaxBytes": 131071,
+              "argsMaxBytes": 262144,
+              "argPointerBytes": 8,
+              "cwdMaxBytes": 4095,
+              "seedMaxBytes": 1048576
             },
             "conversations": {
               "promptMaxBytes": 65536,
@@ -1469,82 +1483,12 @@ rec {
 }
       ;
     agents =
-      # The built-in agents (builtins only).
-{ contract, ... }:
+      # The built-in agents' profile table (builtins only): each agent is one
+# file of agents/ (its profile and its host-wide files), listed in
+# default.nix's agentDefs.
+{ agentDefs, ... }:
 let
-  inherit (contract.conversations) idPlaceholder promptPlaceholder;
-  # How an agent keeps its conversation (docs/runtime-contract.md,
-  # "Conversations"): none, for those that do not yet.
-  none = {
-    resumeArgs = [ ];
-    newArgs = [ ];
-    promptArgs = [ ];
-    setup = null;
-  };
-  builtinAgents = {
-    shell = none // {
-      packageAttr = "bashInteractive";
-      command = "bash";
-      args = [ ];
-    };
-    # Claude Code resumes a conversation by id, takes a new one's id up
-    # front and the kickoff prompt as its last argument (after "--", so a
-    # prompt starting with "-" is not an option); "claude" setup merges
-    # ~/.claude.json before each spawn (measured with 2.1.328).
-    claude = {
-      packageAttr = "claude-code";
-      command = "claude";
-      args = [ ];
-      resumeArgs = [
-        "--resume"
-        idPlaceholder
-      ];
-      newArgs = [
-        "--session-id"
-        idPlaceholder
-      ];
-      promptArgs = [
-        "--"
-        promptPlaceholder
-      ];
-      setup = "claude";
-    };
-    # Codex chooses its conversation's id (reported by its SessionStart
-    # hook at the first turn) and resumes with a subcommand; the kickoff
-    # prompt is its last argument, after "--". "codex" setup trusts the
-    # session's folder on the command line of each spawn (measured with
-    # 0.171.0).
-    codex = {
-      packageAttr = "codex";
-      command = "codex";
-      args = [ ];
-      resumeArgs = [
-        "resume"
-        idPlaceholder
-      ];
-      newArgs = [ ];
-      promptArgs = [
-        "--"
-        promptPlaceholder
-      ];
-      setup = "codex";
-    };
-    # OpenCode chooses its session's id (reported by agent-box's plugin in
-    # its managed config when the session is created) and resumes it with
-    # --session; the kickoff prompt is one "--prompt=..." argument (so a
-    # prompt starting with "-" is not an option). "opencode" setup turns
-    # off its network fetches for each spawn and resumes only while its
-    # database holds the session (measured with 1.18.33).
-    opencode = {
-      packageAttr = "opencode";
-      command = "opencode";
-      args = [ ];
-      resumeArgs = [ "--session=${idPlaceholder}" ];
-      newArgs = [ ];
-      promptArgs = [ "--prompt=${promptPlaceholder}" ];
-      setup = "opencode";
-    };
-  };
+  builtinAgents = builtins.mapAttrs (_: a: a.profile) agentDefs;
 in
 {
   # name -> { packageAttr (the nixpkgs attribute); command; args;
@@ -1558,6 +1502,310 @@ in
   definitions.agents = builtins.mapAttrs (_: _: { }) builtinAgents;
 }
       ;
+    # One file per agent: its profile and its host-wide files.
+    agentDefs = {
+      shell =
+        # A plain shell, the built-in agent `shell` (bash): no conversation to
+# keep, no setup, no host-wide files.
+{ ... }:
+{
+  profile = {
+    packageAttr = "bashInteractive";
+    command = "bash";
+    args = [ ];
+    resumeArgs = [ ];
+    newArgs = [ ];
+    promptArgs = [ ];
+    setup = null;
+  };
+
+  files = _runtime: _guide: { };
+}
+        ;
+      claude =
+        # Claude Code, the built-in agent `claude`: its profile and its host-wide
+# managed files (docs/runtime-contract.md, "Claude Code"); what a spawn
+# prepares for it is internal/runtime/agentsetup/claude.go.
+#
+# The profile: Claude Code resumes a conversation by id, takes a new one's
+# id up front and the kickoff prompt as its last argument (after "--", so a
+# prompt starting with "-" is not an option); "claude" setup merges
+# ~/.claude.json before each spawn (measured with 2.1.328).
+#
+# The files, installed when an agent user has an agent with
+# setup = "claude": only what is the same for every user of the host. The
+# settings drop-in acknowledges the bypass mode's warning and installs the
+# SessionStart hook through which the agent reports its conversation, and
+# one hook per event of contract.attention.agentEvents.claude through which
+# it reports its attention state (the hooks do nothing outside a supervised
+# session); CLAUDE.md is the guide (render.guide).
+{ contract, prim, ... }:
+let
+  inherit (contract.conversations) idPlaceholder promptPlaceholder;
+  # Claude runs a hook under /bin/sh -c: exec makes it a child of the
+  # agent itself (conversation.CheckReporter).
+  hook = command: [
+    {
+      hooks = [
+        {
+          type = "command";
+          inherit command;
+        }
+      ];
+    }
+  ];
+  settingsFile = "claude-code/managed-settings.d/50-agent-box.json";
+  guideFile = "claude-code/CLAUDE.md";
+
+  # runtime: the absolute path of the agent-box program.
+  settings =
+    runtime:
+    builtins.toJSON {
+      skipDangerousModePermissionPrompt = true;
+      hooks =
+        builtins.listToAttrs (
+          map (e: {
+            name = e;
+            value = hook "exec ${runtime} agent-hook claude event ${e}";
+          }) (prim.attentionHooks "claude")
+        )
+        // {
+          SessionStart = hook "exec ${runtime} agent-hook claude session-start";
+        };
+    }
+    + "\n";
+in
+{
+  profile = {
+    packageAttr = "claude-code";
+    command = "claude";
+    args = [ ];
+    resumeArgs = [
+      "--resume"
+      idPlaceholder
+    ];
+    newArgs = [
+      "--session-id"
+      idPlaceholder
+    ];
+    promptArgs = [
+      "--"
+      promptPlaceholder
+    ];
+    setup = "claude";
+  };
+
+  # runtime: the absolute path of the agent-box program; guide: its text.
+  files = runtime: guide: {
+    ${settingsFile} = settings runtime;
+    ${guideFile} = guide;
+  };
+}
+        ;
+      codex =
+        # Codex, the built-in agent `codex`: its profile and its system
+# configuration, /etc/codex/config.toml (docs/runtime-contract.md, "Codex");
+# what a spawn prepares for it is internal/runtime/agentsetup/codex.go.
+#
+# The profile: Codex chooses its conversation's id (reported by its
+# SessionStart hook at the first turn) and resumes with a subcommand; the
+# kickoff prompt is its last argument, after "--". "codex" setup trusts the
+# session's folder on the command line of each spawn (measured with
+# 0.171.0).
+#
+# The file, installed when an agent user has an agent with setup = "codex":
+# only what is the same for every user of the host. The guide reaches the
+# model as developer instructions (beside, never instead of, a user's
+# AGENTS.md); the SessionStart hook is how the agent reports the
+# conversation it chose, its Stop hook (contract.attention.agentEvents.codex)
+# that a turn ended (hooks of the system layer run without the trust
+# review of a user's hooks; measured with 0.171.0); the update check is
+# off (the package is the host's). Strings are JSON strings, which TOML's
+# basic strings read alike, with DEL escaped (TOML wants it so).
+{ contract, prim, ... }:
+let
+  inherit (contract.conversations) idPlaceholder promptPlaceholder;
+  configFile = "codex/config.toml";
+
+  # runtime: the absolute path of the agent-box program; guide: its text.
+  config =
+    runtime: guide:
+    let
+      str =
+        s: builtins.replaceStrings [ (builtins.fromJSON ''"\u007f"'') ] [ "\\u007F" ] (builtins.toJSON s);
+      hook = event: command: ''
+
+        [[hooks.${event}]]
+        [[hooks.${event}.hooks]]
+        type = "command"
+        command = ${str command}
+      '';
+    in
+    ''
+      # Written by agent-box (services.agent-box); Codex's system layer.
+      developer_instructions = ${str guide}
+      check_for_update_on_startup = false
+
+      # Codex runs a hook under /bin/sh -c: exec makes it a child of the
+      # agent itself (conversation.CheckReporter).
+    ''
+    + hook "SessionStart" "exec ${runtime} agent-hook codex session-start"
+    + builtins.concatStringsSep "" (
+      map (e: hook e "exec ${runtime} agent-hook codex event ${e}") (prim.attentionHooks "codex")
+    );
+in
+{
+  profile = {
+    packageAttr = "codex";
+    command = "codex";
+    args = [ ];
+    resumeArgs = [
+      "resume"
+      idPlaceholder
+    ];
+    newArgs = [ ];
+    promptArgs = [
+      "--"
+      promptPlaceholder
+    ];
+    setup = "codex";
+  };
+
+  # runtime: the absolute path of the agent-box program; guide: its text.
+  files = runtime: guide: { ${configFile} = config runtime guide; };
+}
+        ;
+      opencode =
+        # OpenCode, the built-in agent `opencode`: its profile and its managed
+# files (docs/runtime-contract.md, "OpenCode"); what a spawn prepares for
+# it is internal/runtime/agentsetup/opencode.go.
+#
+# The profile: OpenCode chooses its session's id (reported by agent-box's
+# plugin in its managed config when the session is created) and resumes it
+# with --session; the kickoff prompt is one "--prompt=..." argument (so a
+# prompt starting with "-" is not an option). "opencode" setup turns off
+# its network fetches for each spawn and resumes only while its database
+# holds the session (measured with 1.18.33).
+#
+# The files, installed when an agent user has an agent with setup =
+# "opencode": only what is the
+# same for every user of the host. /etc/opencode/opencode.json is OpenCode's
+# managed configuration (the highest precedence; measured with 1.18.33): the
+# guide as an instructions file (beside, never instead of, a user's
+# AGENTS.md), agent-box's plugin, no update and no sharing. The plugin runs
+# inside OpenCode: when a top-level session is created it runs
+# `agent-box agent-hook opencode session-start` (no shell; its parent is the
+# agent itself, conversation.CheckReporter) with the session's id and the
+# database OpenCode has open (read from /proc/self/fd: OPENCODE_DB and the
+# release channel change its name); on the events of
+# contract.attention.agentEvents.opencode of that session (not of a
+# subagent's) it runs `agent-box agent-hook opencode event TYPE` with the
+# event's status. Outside a supervised session it does nothing.
+{ contract, prim, ... }:
+let
+  inherit (contract.conversations) idPlaceholder promptPlaceholder;
+  pluginFile = "opencode/agent-box.js";
+  guideFile = "opencode/AGENTS.md";
+  configFile = "opencode/opencode.json";
+
+  config = builtins.toJSON {
+    autoupdate = false;
+    share = "disabled";
+    instructions = [ "/etc/${guideFile}" ];
+    plugin = [ "file:///etc/${pluginFile}" ];
+  };
+
+  # runtime: the absolute path of the agent-box program.
+  plugin = runtime: ''
+    // Written by agent-box (services.agent-box): reports the conversation
+    // of a supervised session (docs/runtime-contract.md, "OpenCode").
+    import { spawn } from "node:child_process";
+    import { readdirSync, readlinkSync } from "node:fs";
+
+    const runtime = ${builtins.toJSON runtime};
+
+    // The database this OpenCode process has open.
+    function database() {
+      for (const fd of readdirSync("/proc/self/fd")) {
+        let target;
+        try {
+          target = readlinkSync("/proc/self/fd/" + fd);
+        } catch {
+          continue;
+        }
+        if (/^\/.*\/opencode[^/]*\.db$/.test(target)) return target;
+      }
+      return null;
+    }
+
+    // The events that report an attention state
+    // (contract.attention.agentEvents.opencode).
+    const attention = new Set(${builtins.toJSON (prim.attentionHooks "opencode")});
+
+    // hook runs agent-box with args and input on stdin (no shell), one at
+    // a time in the order of the events (a turn's busy and idle come
+    // milliseconds apart: two hooks at once could report them reversed).
+    let queue = Promise.resolve();
+    function hook(args, input) {
+      queue = queue.then(
+        () =>
+          new Promise((done) => {
+            const child = spawn(runtime, ["agent-hook", "opencode", ...args], {
+              stdio: ["pipe", "ignore", "ignore"],
+            });
+            child.on("error", done);
+            child.on("close", done);
+            child.stdin.on("error", () => {});
+            child.stdin.end(JSON.stringify(input));
+          }),
+      );
+    }
+
+    export const AgentBox = async () => {
+      if (!process.env[${builtins.toJSON contract.env.session.name}]) return {};
+      const subagents = new Set(); // sessions with a parent: not the session's own
+      return {
+        event: async ({ event }) => {
+          const props = event.properties ?? {};
+          if (event.type === "session.created") {
+            const info = props.info;
+            if (!info || typeof info.id !== "string") return;
+            if (info.parentID) {
+              subagents.add(info.id);
+              return;
+            }
+            const db = database();
+            if (db) hook(["session-start"], { session_id: info.id, transcript_path: db, source: "startup" });
+            return;
+          }
+          if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+          const status = typeof props.status === "string" ? props.status : props.status?.type;
+          hook(["event", event.type], { status: typeof status === "string" ? status : "" });
+        },
+      };
+    };
+  '';
+in
+{
+  profile = {
+    packageAttr = "opencode";
+    command = "opencode";
+    args = [ ];
+    resumeArgs = [ "--session=${idPlaceholder}" ];
+    newArgs = [ ];
+    promptArgs = [ "--prompt=${promptPlaceholder}" ];
+    setup = "opencode";
+  };
+
+  # runtime: the absolute path of the agent-box program; guide: its text.
+  files = runtime: guide: {
+    ${configFile} = config;
+    ${pluginFile} = plugin runtime;
+    ${guideFile} = guide;
+  };
+}
+        ;
+    };
     build =
       # What the glue builds for each user, as names and text (builtins only).
 { ... }:
@@ -1913,9 +2161,10 @@ in
     checks =
       # Every check of a configuration as { assertion; message; }: the glue hands
 # them to NixOS `assertions`, the offline suite evaluates them. Messages name
-# the option and the fix. This file checks the users, sessions, agents and
-# limits; checks/web.nix the web surface and the webhooks, checks/apps.nix
-# the apps, checks/app-origins.nix the apps' origins.
+# the option and the fix. This file checks the users, agents and limits;
+# checks/sessions.nix the sessions, checks/web.nix the web surface and the
+# webhooks, checks/apps.nix the apps, checks/app-origins.nix the apps'
+# origins.
 {
   prim,
   formats,
@@ -1923,6 +2172,7 @@ in
   appOriginChecks,
   appChecks,
   envChecks,
+  sessionChecks,
   contract,
   ...
 }:
@@ -2002,25 +2252,6 @@ let
         }
       ]
     ) (attrNames n.agents);
-
-  sessionChecks = n: path: u: concatMap (s: [
-    {
-      assertion = matches nameRe s.name;
-      message = "${path}.sessions.${show s.name}: session names must match ${nameRe}.";
-    }
-    {
-      assertion = hasAttr s.agent n.agents;
-      message = "${path}.sessions.${show s.name}.agent = ${show s.agent}: no such agent; define services.agent-box.agents.${show s.agent} or use one of ${show (attrNames n.agents)}.";
-    }
-    {
-      assertion = s.prompt == null || builtins.stringLength s.prompt <= contract.conversations.promptMaxBytes;
-      message = "${path}.sessions.${show s.name}.prompt is ${toString (builtins.stringLength (if s.prompt == null then "" else s.prompt))} bytes: at most ${toString contract.conversations.promptMaxBytes}; point the agent to a file instead.";
-    }
-    {
-      assertion = hasPrefix "/" s.cwd && noNewline s.cwd;
-      message = "${path}.sessions.${show s.name}.workingDirectory = ${show s.cwd}: use an absolute path.";
-    }
-  ]) u.sessions;
 
   environmentChecks =
     path: u:
@@ -2452,6 +2683,90 @@ in
       message = "${path}.environmentFiles contains ${show f}: use an absolute path (prefix '-' to ignore a missing file).";
     });
 }
+      ;
+    sessionChecks =
+      # The checks of a user's sessions (users.<name>.sessions), with the
+# contract's session limits (internal/runtime/contract, "sessions"), which
+# the runtime's registry enforces too: a seed the runtime would refuse is
+# refused here, at evaluation, with the option and the fix.
+{
+  prim,
+  contract,
+  render,
+  ...
+}:
+let
+  inherit (builtins) foldl' hasAttr stringLength;
+  inherit (prim)
+    concatMap
+    hasPrefix
+    matches
+    nameRe
+    noNewline
+    show
+    ;
+  lim = contract.sessions;
+  # What args take of execve's ARG_MAX: each one's bytes, its NUL and a
+  # pointer (the runtime's registry.ArgsSize).
+  argsSize = foldl' (n: a: n + stringLength a + 1 + lim.argPointerBytes) 0;
+  # The first argument over the limit, by position (1-based), or null.
+  longArg =
+    args:
+    foldl' (
+      found: i:
+      if found == null && stringLength (builtins.elemAt args i) > lim.argMaxBytes then i + 1 else found
+    ) null (builtins.genList (i: i) (builtins.length args));
+in
+n: path: u:
+[
+  {
+    assertion = builtins.length u.sessions <= lim.max;
+    message = "${path}.sessions has ${toString (builtins.length u.sessions)} sessions: at most ${toString lim.max}; start the others at run time with agent-box session add.";
+  }
+  {
+    assertion = builtins.length u.sessions > lim.max || stringLength (render.seed u) <= lim.seedMaxBytes;
+    message = "${path}.sessions: the seed file is ${toString (stringLength (render.seed u))} bytes: at most ${toString lim.seedMaxBytes}; shorten the prompts and arguments, or add sessions at run time.";
+  }
+]
+++ concatMap (
+  s:
+  let
+    long = longArg s.args;
+  in
+  [
+    {
+      assertion = matches nameRe s.name;
+      message = "${path}.sessions.${show s.name}: session names must match ${nameRe}.";
+    }
+    {
+      assertion = hasAttr s.agent n.agents;
+      message = "${path}.sessions.${show s.name}.agent = ${show s.agent}: no such agent; define services.agent-box.agents.${show s.agent} or use one of ${show (builtins.attrNames n.agents)}.";
+    }
+    {
+      assertion = s.prompt == null || stringLength s.prompt <= contract.conversations.promptMaxBytes;
+      message = "${path}.sessions.${show s.name}.prompt is ${toString (stringLength (if s.prompt == null then "" else s.prompt))} bytes: at most ${toString contract.conversations.promptMaxBytes}; point the agent to a file instead.";
+    }
+    {
+      assertion = hasPrefix "/" s.cwd && noNewline s.cwd;
+      message = "${path}.sessions.${show s.name}.workingDirectory = ${show s.cwd}: use an absolute path.";
+    }
+    {
+      assertion = stringLength s.cwd <= lim.cwdMaxBytes;
+      message = "${path}.sessions.${show s.name}.workingDirectory is ${toString (stringLength s.cwd)} bytes: at most ${toString lim.cwdMaxBytes} (Linux's PATH_MAX less its NUL).";
+    }
+    {
+      assertion = long == null;
+      # (every message is evaluated, the passing ones too)
+      message = "${path}.sessions.${show s.name}.args: argument ${toString long} is ${
+        toString (if long == null then 0 else stringLength (builtins.elemAt s.args (long - 1)))
+      } bytes: at most ${toString lim.argMaxBytes} (Linux's MAX_ARG_STRLEN less its NUL); pass a file instead.";
+    }
+    {
+      assertion = long != null || argsSize s.args <= lim.argsMaxBytes;
+      message = "${path}.sessions.${show s.name}.args take ${toString (argsSize s.args)} bytes: at most ${toString lim.argsMaxBytes}, each argument counted with its NUL and a pointer of ${toString lim.argPointerBytes} bytes, as execve counts it.";
+    }
+  ]
+) u.sessions
       ;
     render = {
       instance =
@@ -3318,199 +3633,6 @@ in
   sites = w: concatStringsSep "" (map (site w) w.apps);
 }
         ;
-      claude =
-        # The host-wide managed files of Claude Code (docs/runtime-contract.md,
-# "Claude Code"), installed when an agent user has an agent with
-# setup = "claude": only what is the same for every user of the host. The
-# settings drop-in acknowledges the bypass mode's warning and installs the
-# SessionStart hook through which the agent reports its conversation, and
-# one hook per event of contract.attention.agentEvents.claude through which
-# it reports its attention state (the hooks do nothing outside a supervised
-# session); CLAUDE.md is the guide (render.guide).
-# runtime: the absolute path of the agent-box program.
-{ prim, ... }:
-let
-  # Claude runs a hook under /bin/sh -c: exec makes it a child of the
-  # agent itself (conversation.CheckReporter).
-  hook = command: [
-    {
-      hooks = [
-        {
-          type = "command";
-          inherit command;
-        }
-      ];
-    }
-  ];
-in
-{
-  settingsFile = "claude-code/managed-settings.d/50-agent-box.json";
-  guideFile = "claude-code/CLAUDE.md";
-
-  settings =
-    runtime:
-    builtins.toJSON {
-      skipDangerousModePermissionPrompt = true;
-      hooks =
-        builtins.listToAttrs (
-          map (e: {
-            name = e;
-            value = hook "exec ${runtime} agent-hook claude event ${e}";
-          }) (prim.attentionHooks "claude")
-        )
-        // {
-          SessionStart = hook "exec ${runtime} agent-hook claude session-start";
-        };
-    }
-    + "\n";
-}
-        ;
-      codex =
-        # Codex's system configuration, /etc/codex/config.toml (docs/runtime-contract.md,
-# "Codex"), installed when an agent user has an agent with setup = "codex":
-# only what is the same for every user of the host. The guide reaches the
-# model as developer instructions (beside, never instead of, a user's
-# AGENTS.md); the SessionStart hook is how the agent reports the
-# conversation it chose, its Stop hook (contract.attention.agentEvents.codex)
-# that a turn ended (hooks of the system layer run without the trust
-# review of a user's hooks; measured with 0.171.0); the update check is
-# off (the package is the host's). Strings are JSON strings, which TOML's
-# basic strings read alike, with DEL escaped (TOML wants it so).
-# runtime: the absolute path of the agent-box program; guide: its text.
-{ prim, ... }:
-{
-  configFile = "codex/config.toml";
-
-  config =
-    runtime: guide:
-    let
-      str =
-        s: builtins.replaceStrings [ (builtins.fromJSON ''"\u007f"'') ] [ "\\u007F" ] (builtins.toJSON s);
-      hook = event: command: ''
-
-        [[hooks.${event}]]
-        [[hooks.${event}.hooks]]
-        type = "command"
-        command = ${str command}
-      '';
-    in
-    ''
-      # Written by agent-box (services.agent-box); Codex's system layer.
-      developer_instructions = ${str guide}
-      check_for_update_on_startup = false
-
-      # Codex runs a hook under /bin/sh -c: exec makes it a child of the
-      # agent itself (conversation.CheckReporter).
-    ''
-    + hook "SessionStart" "exec ${runtime} agent-hook codex session-start"
-    + builtins.concatStringsSep "" (
-      map (e: hook e "exec ${runtime} agent-hook codex event ${e}") (prim.attentionHooks "codex")
-    );
-}
-        ;
-      opencode =
-        # OpenCode's managed files (docs/runtime-contract.md, "OpenCode"), installed
-# when an agent user has an agent with setup = "opencode": only what is the
-# same for every user of the host. /etc/opencode/opencode.json is OpenCode's
-# managed configuration (the highest precedence; measured with 1.18.33): the
-# guide as an instructions file (beside, never instead of, a user's
-# AGENTS.md), agent-box's plugin, no update and no sharing. The plugin runs
-# inside OpenCode: when a top-level session is created it runs
-# `agent-box agent-hook opencode session-start` (no shell; its parent is the
-# agent itself, conversation.CheckReporter) with the session's id and the
-# database OpenCode has open (read from /proc/self/fd: OPENCODE_DB and the
-# release channel change its name); on the events of
-# contract.attention.agentEvents.opencode of that session (not of a
-# subagent's) it runs `agent-box agent-hook opencode event TYPE` with the
-# event's status. Outside a supervised session it does nothing.
-# runtime: the absolute path of the agent-box program.
-{ contract, prim, ... }:
-let
-  pluginFile = "opencode/agent-box.js";
-  guideFile = "opencode/AGENTS.md";
-in
-{
-  configFile = "opencode/opencode.json";
-  inherit pluginFile guideFile;
-
-  config = builtins.toJSON {
-    autoupdate = false;
-    share = "disabled";
-    instructions = [ "/etc/${guideFile}" ];
-    plugin = [ "file:///etc/${pluginFile}" ];
-  };
-
-  plugin = runtime: ''
-    // Written by agent-box (services.agent-box): reports the conversation
-    // of a supervised session (docs/runtime-contract.md, "OpenCode").
-    import { spawn } from "node:child_process";
-    import { readdirSync, readlinkSync } from "node:fs";
-
-    const runtime = ${builtins.toJSON runtime};
-
-    // The database this OpenCode process has open.
-    function database() {
-      for (const fd of readdirSync("/proc/self/fd")) {
-        let target;
-        try {
-          target = readlinkSync("/proc/self/fd/" + fd);
-        } catch {
-          continue;
-        }
-        if (/^\/.*\/opencode[^/]*\.db$/.test(target)) return target;
-      }
-      return null;
-    }
-
-    // The events that report an attention state
-    // (contract.attention.agentEvents.opencode).
-    const attention = new Set(${builtins.toJSON (prim.attentionHooks "opencode")});
-
-    // hook runs agent-box with args and input on stdin (no shell), one at
-    // a time in the order of the events (a turn's busy and idle come
-    // milliseconds apart: two hooks at once could report them reversed).
-    let queue = Promise.resolve();
-    function hook(args, input) {
-      queue = queue.then(
-        () =>
-          new Promise((done) => {
-            const child = spawn(runtime, ["agent-hook", "opencode", ...args], {
-              stdio: ["pipe", "ignore", "ignore"],
-            });
-            child.on("error", done);
-            child.on("close", done);
-            child.stdin.on("error", () => {});
-            child.stdin.end(JSON.stringify(input));
-          }),
-      );
-    }
-
-    export const AgentBox = async () => {
-      if (!process.env[${builtins.toJSON contract.env.session.name}]) return {};
-      const subagents = new Set(); // sessions with a parent: not the session's own
-      return {
-        event: async ({ event }) => {
-          const props = event.properties ?? {};
-          if (event.type === "session.created") {
-            const info = props.info;
-            if (!info || typeof info.id !== "string") return;
-            if (info.parentID) {
-              subagents.add(info.id);
-              return;
-            }
-            const db = database();
-            if (db) hook(["session-start"], { session_id: info.id, transcript_path: db, source: "startup" });
-            return;
-          }
-          if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
-          const status = typeof props.status === "string" ? props.status : props.status?.type;
-          hook(["event", event.type], { status: typeof status === "string" ? status : "" });
-        },
-      };
-    };
-  '';
-}
-        ;
       guide =
         # The guide for agents (modules/src/lib/guide.md, the text given here) as
 # every agent reads it: its @hooksDir@, @session@ and @port@ are the
@@ -3577,9 +3699,10 @@ builtins.replaceStrings
       ;
     agentFiles =
       # The agents' host-wide files (the guide, and the hook or plugin through
-# which each reports its conversation), for the setups some user has: path
-# under /etc -> text. host: as in units.nix (its runtime).
-{ render, guideText, ... }:
+# which each reports its conversation), each agent's from its file in
+# agents/, for the setups some user has: path under /etc -> text. host: as
+# in units.nix (its runtime).
+{ render, guideText, agentDefs, ... }:
 let
   inherit (builtins) attrNames;
 
@@ -3594,20 +3717,14 @@ in
     let
       runtime = "${host.runtime}/bin/agent-box";
       guide = render.guide n guideText;
-      files = {
-        claude = {
-          ${render.claude.settingsFile} = render.claude.settings runtime;
-          ${render.claude.guideFile} = guide;
-        };
-        codex.${render.codex.configFile} = render.codex.config runtime guide;
-        opencode = {
-          ${render.opencode.configFile} = render.opencode.config;
-          ${render.opencode.pluginFile} = render.opencode.plugin runtime;
-          ${render.opencode.guideFile} = guide;
-        };
-      };
     in
-    builtins.foldl' (acc: s: acc // (if setupUsed s n then files.${s} else { })) { } (attrNames files);
+    builtins.foldl' (
+      acc: name:
+      let
+        a = agentDefs.${name};
+      in
+      acc // (if a.profile.setup != null && setupUsed a.profile.setup n then a.files runtime guide else { })
+    ) { } (attrNames agentDefs);
 }
       ;
     units =
@@ -5046,9 +5163,10 @@ in
           	ResumeArgs []string `json:"resumeArgs,omitempty"`
           	NewArgs    []string `json:"newArgs,omitempty"`
           	PromptArgs []string `json:"promptArgs,omitempty"`
-          	// Setup names what exec-session prepares before each spawn:
-          	// "claude" merges ~/.claude.json (package claudestate); "codex"
-          	// trusts the session's folder for that spawn; "" nothing.
+          	// Setup names what exec-session prepares before each spawn (package
+          	// agentsetup, one file per agent): "claude" merges ~/.claude.json;
+          	// "codex" trusts the session's folder for that spawn; "opencode"
+          	// turns off its network fetches; "" nothing.
           	Setup string `json:"setup,omitempty"`
           }
 
@@ -5146,6 +5264,251 @@ in
           		return nil, fmt.Errorf("agents table %q: %w", path, err)
           	}
           	return a, nil
+          }
+        '';
+        "agentsetup/agentsetup.go" = ''
+          // Package agentsetup is what differs between the agents agent-box prepares: one file per agent, each a Setup that exec-session calls before the agent starts.
+          //
+          // An agent's profile (command, conversation arguments, setup name) is the
+          // module's (modules/src/lib/agents/<agent>.nix); what the runtime does for
+          // it lives in this package's file of that agent (claude.go, codex.go,
+          // opencode.go), which registers its Setup under the contract's setup name
+          // (contract.Conversations.Setups). The generic work (the conversation
+          // file, the decision to resume, the arguments) is package spawn's and
+          // package conversation's, and branches on no agent's name.
+          package agentsetup
+
+          import (
+          	"context"
+          	"fmt"
+          	"sort"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/conversation"
+          )
+
+          // Spawn is what a Setup may change of a spawn before its agent starts.
+          type Spawn struct {
+          	Home string   // the user's home
+          	Dir  string   // the session's folder ("" is the home)
+          	Argv []string // the program (Argv[0]) and its arguments so far
+          	Env  []string // KEY=VALUE, the last one winning as in execve
+          }
+
+          // Setup is one agent's preparation, what differs between agents.
+          type Setup interface {
+          	// Prepare changes the spawn (the agent's own files, its arguments,
+          	// its environment) and returns what to log; notice, when not empty,
+          	// is also shown by `agent-box session ls` until the next spawn.
+          	// Nothing here may stop the spawn: a failure is a notice.
+          	Prepare(ctx context.Context, s *Spawn) (notice string, logs []string)
+          	// Gone says whether the agent can resume conversation id, whose
+          	// transcript (or database) its report named at path: "" when it can,
+          	// else why not. logf logs what it could not tell.
+          	Gone(ctx context.Context, id, path string, logf func(format string, a ...any)) string
+          }
+
+          var setups = map[string]Setup{}
+
+          // Register makes s the Setup of the agents whose setup is name: each
+          // agent's file registers its own in init (a test may register a toy).
+          func Register(name string, s Setup) {
+          	if _, dup := setups[name]; dup || name == "" {
+          		panic(fmt.Sprintf("agentsetup: setup %q registered twice or unnamed", name))
+          	}
+          	setups[name] = s
+          }
+
+          // For is the Setup of setup name; nil for "" (nothing to prepare) or a
+          // name nothing registered.
+          func For(name string) Setup { return setups[name] }
+
+          // Names are the registered setups, sorted.
+          func Names() []string {
+          	out := make([]string, 0, len(setups))
+          	for n := range setups {
+          		out = append(out, n)
+          	}
+          	sort.Strings(out)
+          	return out
+          }
+
+          // transcriptFile is the Gone of an agent whose report names its
+          // transcript file: resumable while the file is there.
+          type transcriptFile struct{}
+
+          func (transcriptFile) Gone(_ context.Context, id, path string, _ func(string, ...any)) string {
+          	return conversation.TranscriptGone(id, path)
+          }
+
+          // lookup returns the value of key in env ("KEY=VALUE" entries, the last
+          // one winning as in execve).
+          func lookup(env []string, key string) (string, bool) {
+          	v, ok := "", false
+          	for _, kv := range env {
+          		if k, val, found := strings.Cut(kv, "="); found && k == key {
+          			v, ok = val, true
+          		}
+          	}
+          	return v, ok
+          }
+        '';
+        "agentsetup/claude.go" = ''
+          package agentsetup
+
+          import (
+          	"context"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/claudestate"
+          )
+
+          // Claude Code (docs/runtime-contract.md, "Claude Code"): before each spawn
+          // the few keys that let it start headless are merged into ~/.claude.json
+          // (package claudestate: onboarding done, the session's folder trusted, the
+          // API key in the environment approved unless the user rejected it); its
+          // SessionStart hook reports the transcript file it resumes from.
+          func init() { Register("claude", claude{}) }
+
+          type claude struct{ transcriptFile }
+
+          func (claude) Prepare(_ context.Context, s *Spawn) (notice string, logs []string) {
+          	key, _ := lookup(s.Env, "ANTHROPIC_API_KEY")
+          	res, err := claudestate.Merge(s.Home, claudestate.Needs{Cwd: s.Dir, APIKey: key})
+          	switch {
+          	case err != nil:
+          		notice = "~/.claude.json left alone: " + err.Error()
+          		return notice, []string{notice + " (Claude may stop at its first-run dialogs)"}
+          	case res.KeyRejected:
+          		notice = "Claude was told to reject the API key in ANTHROPIC_API_KEY (ending " + key[len(key)-4:] + "): remove it from customApiKeyResponses.rejected in ~/.claude.json to use it"
+          		return notice, []string{notice}
+          	case len(res.Changed) > 0:
+          		return "", []string{"set " + strings.Join(res.Changed, ", ") + " in ~/.claude.json"}
+          	}
+          	return "", nil
+          }
+        '';
+        "agentsetup/codex.go" = ''
+          package agentsetup
+
+          import (
+          	"context"
+          	"fmt"
+          	"slices"
+          	"strings"
+          )
+
+          // Codex (docs/runtime-contract.md, "Codex"): the session's folder is
+          // trusted on its command line, for that process only; its SessionStart
+          // hook reports the transcript file it resumes from.
+          func init() { Register("codex", codex{}) }
+
+          type codex struct{ transcriptFile }
+
+          func (codex) Prepare(_ context.Context, s *Spawn) (string, []string) {
+          	dir := s.Dir
+          	if dir == "" {
+          		dir = s.Home
+          	}
+          	// Codex asks "Trust this folder?" in a git repository; a setting on
+          	// its command line answers for this process only (nothing is written
+          	// to the user's ~/.codex/config.toml). Measured with 0.171.0: the
+          	// dotted form projects."DIR".trust_level keeps the quotes in the key
+          	// and does not answer; an inline table does.
+          	s.Argv = slices.Insert(s.Argv, 1, "-c", CodexTrust(dir))
+          	return "", nil
+          }
+
+          // CodexTrust is the value of Codex's -c option that trusts dir: the
+          // table projects with dir's entry, dir a TOML basic string.
+          func CodexTrust(dir string) string {
+          	return "projects={" + tomlString(dir) + `={trust_level="trusted"}}`
+          }
+
+          // tomlString quotes s as a TOML basic string.
+          func tomlString(s string) string {
+          	var b strings.Builder
+          	b.WriteByte('"')
+          	for _, r := range s {
+          		switch {
+          		case r == '"' || r == '\\':
+          			b.WriteByte('\\')
+          			b.WriteRune(r)
+          		case r < 0x20 || r == 0x7f:
+          			fmt.Fprintf(&b, "\\u%04X", r)
+          		default:
+          			b.WriteRune(r)
+          		}
+          	}
+          	b.WriteByte('"')
+          	return b.String()
+          }
+        '';
+        "agentsetup/opencode.go" = ''
+          package agentsetup
+
+          import (
+          	"context"
+          	"fmt"
+          	"os/exec"
+          	"strings"
+
+          	"github.com/agent-box/agent-box/internal/runtime/conversation"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/opencodestate"
+          )
+
+          // OpenCode (docs/runtime-contract.md, "OpenCode"): what it would fetch on
+          // its own is turned off for each spawn, and a session is resumed only
+          // while its database holds it (package opencodestate); agent-box's plugin
+          // in its managed config reports the session it created.
+          func init() { Register("opencode", opencode{}) }
+
+          type opencode struct{}
+
+          // OpenCodeOffline are OpenCode's switches for what it would fetch from the
+          // network on its own (measured with 1.18.33 in a fresh home: the models
+          // list from models.dev, the update check, its default plugins from the npm
+          // registry; LSP servers and sharing on demand). What they leave: until its
+          // plugin SDK is installed into ~/.config/opencode (from the npm registry,
+          // once), every start tries that install (docs/runtime-contract.md,
+          // "OpenCode").
+          var OpenCodeOffline = []string{
+          	"OPENCODE_DISABLE_AUTOUPDATE=1",
+          	"OPENCODE_DISABLE_MODELS_FETCH=1",
+          	"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+          	"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+          	"OPENCODE_DISABLE_SHARE=1",
+          }
+
+          // Prepare sets each switch unless the session's environment sets it (a
+          // host that wants OpenCode's models list sets the variable to false).
+          func (opencode) Prepare(_ context.Context, s *Spawn) (string, []string) {
+          	for _, kv := range OpenCodeOffline {
+          		k, _, _ := strings.Cut(kv, "=")
+          		if _, set := lookup(s.Env, k); !set {
+          			s.Env = append(s.Env, kv)
+          		}
+          	}
+          	return "", nil
+          }
+
+          // Gone: OpenCode's conversations are rows of its database db: "" while db
+          // holds session id, else why not. When the lookup fails (no sqlite3 on
+          // PATH), the database file alone decides, and the failure is logged.
+          func (opencode) Gone(ctx context.Context, id, db string, logf func(string, ...any)) string {
+          	bin, err := exec.LookPath("sqlite3")
+          	if err == nil {
+          		var ok bool
+          		if ok, err = opencodestate.Has(ctx, bin, db, id); err == nil {
+          			if ok {
+          				return ""
+          			}
+          			return fmt.Sprintf("OpenCode's database %s no longer holds session %s", escape.Quote(db, 200), escape.Quote(id, 64))
+          		}
+          	}
+          	logf("cannot tell whether OpenCode still holds session %s (%v): resuming while %s exists", escape.Quote(id, 64), err, escape.Quote(db, 200))
+          	return conversation.TranscriptGone(id, db)
           }
         '';
         "appctl/appctl.go" = ''
@@ -6656,6 +7019,8 @@ in
           	"strconv"
           	"time"
           	"unicode/utf8"
+
+          	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           )
 
           // MinNewPassword is the shortest password /auth/password accepts (the
@@ -6665,13 +7030,13 @@ in
           // hashOf is the hash a login's password is checked against: the one it
           // was changed to on the box origin while the configured hash it replaced
           // is still configured, else the configured one.
-          func (s *Server) hashOf(login string) (Hash, bool) {
+          func (s *Server) hashOf(login string) (pwhash.Hash, bool) {
           	h, ok := s.cfg.hashes[login]
           	if !ok {
-          		return Hash{}, false
+          		return pwhash.Hash{}, false
           	}
           	if text, ok := s.store.changedPassword(login, fingerprint(h)); ok {
-          		if ch, err := ParseHash(text); err == nil {
+          		if ch, err := pwhash.ParseHash(text); err == nil {
           			return ch, true
           		}
           	}
@@ -6714,8 +7079,8 @@ in
           	case utf8.RuneCountInString(pw) < MinNewPassword:
           		fail(http.StatusBadRequest, "The new password needs at least "+strconv.Itoa(MinNewPassword)+" characters.")
           		return
-          	case len(pw) > MaxPasswordLen || len(old) > MaxPasswordLen:
-          		fail(http.StatusBadRequest, "A password is longer than "+strconv.Itoa(MaxPasswordLen)+" bytes.")
+          	case len(pw) > pwhash.MaxLen || len(old) > pwhash.MaxLen:
+          		fail(http.StatusBadRequest, "A password is longer than "+strconv.Itoa(pwhash.MaxLen)+" bytes.")
           		return
           	}
           	switch res := s.attempt(r, sess.Login, old); {
@@ -6740,9 +7105,9 @@ in
           		}
           		return // else the client is gone
           	}
-          	salt := make([]byte, saltLen)
+          	salt := make([]byte, pwhash.SaltLen)
           	rand.Read(salt)
-          	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations, nil)}
+          	nh := pwhash.Hash{Iterations: pwhash.MinIterations, Salt: salt, Key: s.derive(pw, salt, pwhash.MinIterations, nil)}
           	s.queue.release(false)
           	now = s.clock.Now()
           	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
@@ -6793,7 +7158,7 @@ in
           	if ad.suspect {
           		pause = s.queue.yield // a suspect's hash waits while others hash
           	}
-          	good := h.check(s.derive, password, pause) && known
+          	good := h.Check(s.derive, password, pause) && known
           	s.queue.release(ad.suspect)
           	s.limits.done(cl.Key, name, good, s.clock.Now())
           	if !good {
@@ -7017,7 +7382,9 @@ in
           }
         '';
         "auth/config.go" = ''
-          // Package auth is the auth service of the web surface (`agent-box auth
+          // Package auth is the auth service of the web surface (`agent-box auth serve`): logins, the box origin, forward_auth, the status and control sockets.
+          //
+          // It is the auth service of the web surface (`agent-box auth
           // serve`, docs/web-contract.md "The auth service"): the pages of the box
           // origin and /auth/* of every user origin, Caddy's forward_auth endpoint,
           // the status socket the web daemons ask and the root-only control socket.
@@ -7038,6 +7405,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/badconfig"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
 
@@ -7073,7 +7441,7 @@ in
           	SessionLifetime time.Duration       // absolute
           	IdleTimeout     time.Duration
 
-          	hashes map[string]Hash // login -> its password hash
+          	hashes map[string]pwhash.Hash // login -> its password hash
           }
 
           // Login is one person: the agent users it may open, and whether its
@@ -7259,7 +7627,7 @@ in
 
           // loadHashes reads credDir/login-<L> for each login.
           func (c *Config) loadHashes(credDir string) error {
-          	c.hashes = map[string]Hash{}
+          	c.hashes = map[string]pwhash.Hash{}
           	if len(c.Logins) == 0 {
           		return nil
           	}
@@ -7272,7 +7640,7 @@ in
           		if err != nil {
           			return &badconfig.Error{What: configWhat, Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
           		}
-          		h, err := ParseHash(strings.TrimRight(string(data), " \t\r\n"))
+          		h, err := pwhash.ParseHash(strings.TrimRight(string(data), " \t\r\n"))
           		if err != nil {
           			return &badconfig.Error{What: configWhat, Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
           		}
@@ -7310,146 +7678,6 @@ in
           func (c *Config) host() string {
           	h, _, _ := strings.Cut(c.Domain, ":")
           	return h
-          }
-        '';
-        "auth/hash.go" = ''
-          package auth
-
-          import (
-          	"crypto/hmac"
-          	"crypto/pbkdf2"
-          	"crypto/rand"
-          	"crypto/sha256"
-          	"crypto/subtle"
-          	"encoding/base64"
-          	"errors"
-          	"fmt"
-          	"strconv"
-          	"strings"
-          )
-
-          // Password hashes: $pbkdf2-sha256$i=<iterations>$<salt>$<key>, salt 16 and
-          // key 32 bytes in standard base64 without padding, PBKDF2-HMAC-SHA256.
-          const (
-          	MinIterations = 600_000    // fewer is refused when the service starts
-          	MaxIterations = 10_000_000 // more would make one login take over a second
-          	hashPrefix    = "$pbkdf2-sha256$i="
-          	saltLen       = 16
-          	keyLen        = 32
-          )
-
-          var b64 = base64.RawStdEncoding.Strict()
-
-          // Hash is a parsed password hash.
-          type Hash struct {
-          	Iterations int
-          	Salt       []byte
-          	Key        []byte
-          }
-
-          // derive is PBKDF2-HMAC-SHA256 with a 32-byte key: the one hash function
-          // of this package (a Server counts its calls through its own field). It
-          // calls pause, when not nil, every pauseEvery iterations: a suspect's hash
-          // waits there while other logins hash (hashQueue.yield), so it shares no
-          // CPU with them.
-          func derive(password string, salt []byte, iter int, pause func()) []byte {
-          	if pause == nil {
-          		k, err := pbkdf2.Key(sha256.New, password, salt, iter, keyLen)
-          		if err != nil {
-          			// only FIPS-only mode refuses, and never for these sizes
-          			panic(fmt.Sprintf("pbkdf2: %v", err))
-          		}
-          		return k
-          	}
-          	// RFC 8018's F for the one block a 32-byte key takes: U1 = PRF(salt ||
-          	// INT(1)), Ui = PRF(U(i-1)), T = U1 ^ ... ^ Uiter.
-          	prf := hmac.New(sha256.New, []byte(password))
-          	prf.Write(salt)
-          	prf.Write([]byte{0, 0, 0, 1})
-          	u := prf.Sum(nil)
-          	t := append([]byte(nil), u...)
-          	for n := 2; n <= iter; n++ {
-          		if n%pauseEvery == 0 {
-          			pause()
-          		}
-          		prf.Reset()
-          		prf.Write(u)
-          		u = prf.Sum(u[:0])
-          		subtle.XORBytes(t, t, u)
-          	}
-          	return t
-          }
-
-          // pauseEvery is how many iterations a pausable hash runs between pauses
-          // (about 1 ms here, 60 ms in an emulated machine).
-          const pauseEvery = 8192
-
-          // NewHash hashes password with a fresh random salt at MinIterations.
-          func NewHash(password string) Hash {
-          	salt := make([]byte, saltLen)
-          	rand.Read(salt)
-          	return Hash{Iterations: MinIterations, Salt: salt, Key: derive(password, salt, MinIterations, nil)}
-          }
-
-          // String formats h as $pbkdf2-sha256$i=<iterations>$<salt>$<key>.
-          func (h Hash) String() string {
-          	return hashPrefix + strconv.Itoa(h.Iterations) + "$" + b64.EncodeToString(h.Salt) + "$" + b64.EncodeToString(h.Key)
-          }
-
-          // ParseHash parses the format String writes and refuses fewer than
-          // MinIterations.
-          func ParseHash(s string) (Hash, error) {
-          	rest, ok := strings.CutPrefix(s, hashPrefix)
-          	if !ok {
-          		return Hash{}, errors.New(`not a hash of 'agent-box web hash-password' (want "$pbkdf2-sha256$i=<iterations>$<salt>$<key>")`)
-          	}
-          	parts := strings.Split(rest, "$")
-          	if len(parts) != 3 {
-          		return Hash{}, errors.New(`want "$pbkdf2-sha256$i=<iterations>$<salt>$<key>"`)
-          	}
-          	it := parts[0]
-          	n, err := strconv.Atoi(it)
-          	if err != nil || it == "" || it[0] < '1' || it[0] > '9' {
-          		return Hash{}, fmt.Errorf("iterations %q: not a positive decimal number", it)
-          	}
-          	if n < MinIterations {
-          		return Hash{}, fmt.Errorf("%d iterations, fewer than %d: hash the password again with 'agent-box web hash-password'", n, MinIterations)
-          	}
-          	if n > MaxIterations {
-          		return Hash{}, fmt.Errorf("%d iterations, more than %d", n, MaxIterations)
-          	}
-          	salt, err := b64.DecodeString(parts[1])
-          	if err != nil || len(salt) != saltLen {
-          		return Hash{}, fmt.Errorf("the salt is not %d bytes of base64 without padding", saltLen)
-          	}
-          	key, err := b64.DecodeString(parts[2])
-          	if err != nil || len(key) != keyLen {
-          		return Hash{}, fmt.Errorf("the key is not %d bytes of base64 without padding", keyLen)
-          	}
-          	return Hash{Iterations: n, Salt: salt, Key: key}, nil
-          }
-
-          // Verify reports whether password matches h (one PBKDF2 run).
-          func (h Hash) Verify(password string) bool { return h.check(derive, password, nil) }
-
-          func (h Hash) check(d deriveFunc, password string, pause func()) bool {
-          	return subtle.ConstantTimeCompare(d(password, h.Salt, h.Iterations, pause), h.Key) == 1
-          }
-
-          // deriveFunc is derive's signature (tests give a Server a cheaper one).
-          type deriveFunc func(password string, salt []byte, iter int, pause func()) []byte
-
-          // dummyHash is what an unknown login is checked against: the same cost as
-          // the most expensive configured hash, a key nothing derives to.
-          func dummyHash(hashes map[string]Hash) Hash {
-          	iter := MinIterations
-          	for _, h := range hashes {
-          		iter = max(iter, h.Iterations)
-          	}
-          	salt, key := make([]byte, saltLen), make([]byte, keyLen)
-          	rand.Read(salt)
-          	rand.Read(key)
-          	return Hash{Iterations: iter, Salt: salt, Key: key}
           }
         '';
         "auth/inbox.go" = ''
@@ -8887,113 +9115,6 @@ in
           	redirect(w, http.StatusSeeOther, "https://"+s.cfg.Domain+"/")
           }
         '';
-        "auth/password.go" = ''
-          package auth
-
-          import (
-          	"bufio"
-          	"errors"
-          	"fmt"
-          	"io"
-          	"os"
-          	"os/signal"
-          	"strings"
-          	"syscall"
-          	"unsafe"
-          )
-
-          // MaxPasswordLen bounds the line `agent-box web hash-password` reads.
-          const MaxPasswordLen = 4096
-
-          // Input errors of ReadPassword.
-          var (
-          	ErrEmptyPassword   = errors.New("the password is empty")
-          	ErrPasswordTooLong = fmt.Errorf("the password is longer than %d bytes", MaxPasswordLen)
-          )
-
-          // ReadPassword reads one line from in (its line ending removed). When in
-          // is a terminal it prompts on prompt and turns echo off while reading; the
-          // terminal is restored afterwards, also when SIGINT, SIGTERM or SIGHUP
-          // interrupts the read.
-          func ReadPassword(in io.Reader, prompt io.Writer) (string, error) {
-          	var pw string
-          	var err error
-          	if f, ok := in.(*os.File); ok {
-          		if old, terr := getTermios(f.Fd()); terr == nil {
-          			pw, err = readTerminal(f, old, prompt)
-          		} else {
-          			pw, err = readLine(in)
-          		}
-          	} else {
-          		pw, err = readLine(in)
-          	}
-          	if err == nil && pw == "" {
-          		err = ErrEmptyPassword
-          	}
-          	return pw, err
-          }
-
-          func readLine(in io.Reader) (string, error) {
-          	br := bufio.NewReader(io.LimitReader(in, MaxPasswordLen+2))
-          	line, err := br.ReadString('\n')
-          	if err != nil && err != io.EOF {
-          		return "", fmt.Errorf("read the password: %w", err)
-          	}
-          	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-          	if len(line) > MaxPasswordLen {
-          		return "", ErrPasswordTooLong
-          	}
-          	return line, nil
-          }
-
-          func readTerminal(f *os.File, old syscall.Termios, prompt io.Writer) (string, error) {
-          	noEcho := old
-          	noEcho.Lflag &^= syscall.ECHO
-          	io.WriteString(prompt, "Password: ")
-          	if err := setTermios(f.Fd(), &noEcho); err != nil {
-          		return "", fmt.Errorf("turn the terminal's echo off: %w", err)
-          	}
-          	restore := func() {
-          		setTermios(f.Fd(), &old)
-          		io.WriteString(prompt, "\n")
-          	}
-          	sig := make(chan os.Signal, 1)
-          	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-          	defer signal.Stop(sig)
-          	type line struct {
-          		s   string
-          		err error
-          	}
-          	got := make(chan line, 1)
-          	go func() {
-          		s, err := readLine(f)
-          		got <- line{s, err}
-          	}()
-          	select {
-          	case l := <-got:
-          		restore()
-          		return l.s, l.err
-          	case s := <-sig:
-          		restore()
-          		return "", fmt.Errorf("interrupted by %v", s)
-          	}
-          }
-
-          func getTermios(fd uintptr) (syscall.Termios, error) {
-          	var t syscall.Termios
-          	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); e != 0 {
-          		return t, e
-          	}
-          	return t, nil
-          }
-
-          func setTermios(fd uintptr, t *syscall.Termios) error {
-          	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(t))); e != 0 {
-          		return e
-          	}
-          	return nil
-          }
-        '';
         "auth/server.go" = ''
           package auth
 
@@ -9014,6 +9135,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           	"github.com/agent-box/agent-box/internal/runtime/journal"
+          	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           )
 
           // Clock is the time source; tests pass a fake one.
@@ -9041,7 +9163,7 @@ in
           	limits *limiter
           	queue  *hashQueue
           	board  *board
-          	dummy  Hash
+          	dummy  pwhash.Hash
 
           	// changed wakes the inbox streams: a state reported, a session ended.
           	changed *wakeup
@@ -9056,7 +9178,7 @@ in
           	feed         *feed
 
           	// derive is the password hash function; tests count its calls.
-          	derive deriveFunc
+          	derive pwhash.DeriveFunc
           	// userName maps a peer's uid to a user name (os/user).
           	userName func(uid int) (string, error)
 
@@ -9076,7 +9198,7 @@ in
           	s := &Server{
           		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
           		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(changed),
-          		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
+          		dummy: pwhash.Dummy(o.Config.hashes), derive: pwhash.Derive, userName: lookupUserName,
           		changed: changed, streams: newStreams(), keepAlive: contract.Duration(contract.Attention.Inbox.KeepAlive),
           	}
           	if s.clock == nil {
@@ -9090,7 +9212,7 @@ in
           	sort.Strings(s.notifyLogins)
           	s.feed = newFeed(contract.Sockets.NotifyFeed.Path, s.log)
           	if s.cfg.hashes == nil {
-          		s.cfg.hashes = map[string]Hash{}
+          		s.cfg.hashes = map[string]pwhash.Hash{}
           	}
           	s.boxCSP, s.userCSP = csp(s.cfg)
           	st, warn, err := loadStore(filepath.Join(o.StateDir, "sessions.json"), s.cfg.IdleTimeout)
@@ -9359,6 +9481,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
 
@@ -9403,7 +9526,7 @@ in
           }
 
           // fingerprint is the hex sha256 of a hash's text.
-          func fingerprint(h Hash) string {
+          func fingerprint(h pwhash.Hash) string {
           	sum := sha256.Sum256([]byte(h.String()))
           	return hex.EncodeToString(sum[:])
           }
@@ -9461,7 +9584,7 @@ in
           		st.logins[l] = fp
           	}
           	for l, p := range f.Passwords {
-          		if _, err := ParseHash(p.Hash); err != nil || !loginName.Match(l) {
+          		if _, err := pwhash.ParseHash(p.Hash); err != nil || !loginName.Match(l) {
           			bad++
           			continue
           		}
@@ -9784,7 +9907,7 @@ in
 
           // setPassword records login's new hash and ends every session of login but
           // the box session keep and its children; it returns how many ended.
-          func (st *store) setPassword(login string, h Hash, replaces, keep string) int {
+          func (st *store) setPassword(login string, h pwhash.Hash, replaces, keep string) int {
           	st.mu.Lock()
           	defer st.mu.Unlock()
           	st.passwords[login] = ChangedPassword{Hash: h.String(), Replaces: replaces}
@@ -9815,6 +9938,8 @@ in
           	"encoding/base64"
           	"html/template"
           	"sync"
+
+          	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
           // handoverScript is the hand-over page's one inline script: it submits
@@ -9872,23 +9997,10 @@ in
           	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
           }
 
-          const layout = `{{define "head"}}<!doctype html>
-          <html lang="en">
-          <head>
-          <meta charset="utf-8">
-          <meta name="viewport" content="width=device-width, initial-scale=1">
-          <title>{{.Title}} · agent-box</title>
-          <link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}">
-          </head>
-          <body>
-          <main>
-          <h1>{{.Title}}</h1>
+          const layout = `{{define "head"}}{{template "page-head" .Page}}<h1>{{.Title}}</h1>
           {{with .Message}}<p class="error" role="alert">{{.}}</p>
           {{end}}{{end}}
-          {{define "foot"}}</main>
-          </body>
-          </html>
-          {{end}}
+          {{define "foot"}}{{template "page-foot"}}{{end}}
           {{define "logout"}}<form method="post" action="{{auth "logout"}}"><button>Log out</button></form>
           {{end}}`
 
@@ -9909,8 +10021,11 @@ in
           	Inbox   []inboxEntry
           }
 
+          // Page is what the one page layout reads of an auth page.
+          func (d pageData) Page() webui.Page { return webui.Page{Title: d.Title} }
+
           var pages = sync.OnceValue(func() *template.Template {
-          	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(layout + `
+          	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(webui.Layout() + layout + `
           {{define "login"}}{{template "head" .}}<form method="post" action="{{auth "login"}}">
           <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
           <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
@@ -10121,7 +10236,9 @@ in
           }
         '';
         "claudestate/claudestate.go" = ''
-          // Package claudestate merges into ~/.claude.json the few keys that let
+          // Package claudestate merges into ~/.claude.json the few keys that let Claude Code start headless.
+          //
+          // It merges into ~/.claude.json the few keys that let
           // Claude Code start headless (docs/runtime-contract.md, "Claude Code"):
           // onboarding done (with a theme), the session's folder trusted, and the API key
           // in the environment approved unless the user rejected it.
@@ -10758,6 +10875,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/auth"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
           )
 
@@ -10786,14 +10904,14 @@ in
 
           // webHashPassword reads a password from stdin and prints its hash.
           func (p *Program) webHashPassword() error {
-          	pw, err := auth.ReadPassword(p.Stdin, p.Stderr)
-          	if errors.Is(err, auth.ErrEmptyPassword) || errors.Is(err, auth.ErrPasswordTooLong) {
+          	pw, err := pwhash.Read(p.Stdin, p.Stderr)
+          	if errors.Is(err, pwhash.ErrEmpty) || errors.Is(err, pwhash.ErrTooLong) {
           		return usagef("web hash-password: %v (it is read from stdin, one line)", err)
           	}
           	if err != nil {
           		return fmt.Errorf("web hash-password: %w", err)
           	}
-          	_, err = fmt.Fprintln(p.Stdout, auth.NewHash(pw).String())
+          	_, err = fmt.Fprintln(p.Stdout, pwhash.NewHash(pw).String())
           	return err
           }
 
@@ -10872,6 +10990,10 @@ in
           	exitConfig        = contract.ExitCodes.Config.Code
           )
 
+          // Usage is agent-box help's table of commands, the one owner of the CLI's
+          // synopsis (docs/runtime-contract.md renders it: internal/doclists).
+          func Usage() string { return usageText }
+
           // helpText is the usage and, from the contract, the exit codes.
           var helpText = usageText + "session names: " + contract.Names.Session.Pattern + ";  env keys: [A-Za-z_][A-Za-z0-9_]*\n\nexit codes:\n" + exitCodesText()
 
@@ -10898,7 +11020,8 @@ in
                                                          ('session env ...' is a deprecated alias)
             web hash-password                            read a password from stdin, print its hash
             web revoke LOGIN                             end every web session of LOGIN (as root)
-            web serve | auth serve                       the web daemon, the auth service (their units' ExecStart)
+            web serve                                    the web daemon (its unit's ExecStart)
+            auth serve                                   the auth service (its unit's ExecStart)
             notify serve                                 the notify service (its unit's ExecStart)
             supervise                                    run the supervisor (its unit's ExecStart)
             tmux-server                                  become the user's tmux server (the sessions unit's ExecStart)
@@ -11245,7 +11368,7 @@ in
           		defer f.Close()
           		r = f
           	}
-          	data, err := io.ReadAll(io.LimitReader(r, registry.MaxSeedSize+1))
+          	data, err := io.ReadAll(io.LimitReader(r, int64(registry.MaxSeedSize)+1))
           	if err != nil {
           		return usagef("--file: %v", err)
           	}
@@ -11742,7 +11865,9 @@ in
           }
         '';
         "clientaddr/clientaddr.go" = ''
-          // Package clientaddr is the one reading of a request's client address on
+          // Package clientaddr is the one reading of a request's client address on the box's unauthenticated paths.
+          //
+          // It is the one reading of a request's client address on
           // the box's unauthenticated paths (logins, webhooks): the header Caddy sets
           // from {remote_host} (a client's own copy is replaced; X-Forwarded-For is
           // never read), the key the limits count by, and the form the failed-login
@@ -12127,6 +12252,23 @@ in
           	} `json:"uploads"`
           	// Conversations: the limits of the kickoff prompt, of an agent's
           	// report (a hook's input) and of ~/.claude.json as agent-box reads it.
+          	// Sessions are the limits of a user's sessions, which the module's
+          	// assertions and the registry both enforce: everything of a session
+          	// that reaches the agent's execve fits Linux's limits.
+          	Sessions struct {
+          		// Max: the most sessions a registry (and a seed) holds.
+          		Max int `json:"max"`
+          		// ArgMaxBytes: one argument, MAX_ARG_STRLEN (32 pages) less its NUL.
+          		ArgMaxBytes int `json:"argMaxBytes"`
+          		// ArgsMaxBytes: a session's arguments together, each counted as
+          		// execve counts it: its bytes, its NUL and ArgPointerBytes.
+          		ArgsMaxBytes    int `json:"argsMaxBytes"`
+          		ArgPointerBytes int `json:"argPointerBytes"`
+          		// CwdMaxBytes: the working directory, PATH_MAX less its NUL.
+          		CwdMaxBytes int `json:"cwdMaxBytes"`
+          		// SeedMaxBytes: the seed file (AGENT_BOX_SEED, session add --file).
+          		SeedMaxBytes int `json:"seedMaxBytes"`
+          	} `json:"sessions"`
           	Conversations struct {
           		PromptMaxBytes      int `json:"promptMaxBytes"`
           		ReportMaxBytes      int `json:"reportMaxBytes"`
@@ -12343,6 +12485,7 @@ in
           	Formats       = &c.Formats
           	Web           = &c.Web
           	Webhooks      = &c.Webhooks
+          	Sessions      = &c.Sessions
           	Conversations = &c.Conversations
           	Uploads       = &c.Uploads
           	Apps          = &c.Apps
@@ -12635,6 +12778,14 @@ in
               "quotaBytes": 536870912,
               "nameMaxBytes": 255,
               "tempPrefix": ".agent-box-upload-"
+            },
+            "sessions": {
+              "max": 1024,
+              "argMaxBytes": 131071,
+              "argsMaxBytes": 262144,
+              "argPointerBytes": 8,
+              "cwdMaxBytes": 4095,
+              "seedMaxBytes": 1048576
             },
             "conversations": {
               "promptMaxBytes": 65536,
@@ -13116,6 +13267,12 @@ in
           	c.Uploads.QuotaBytes = 536870912
           	c.Uploads.NameMaxBytes = 255
           	c.Uploads.TempPrefix = ".agent-box-upload-"
+          	c.Sessions.Max = 1024
+          	c.Sessions.ArgMaxBytes = 131071
+          	c.Sessions.ArgsMaxBytes = 262144
+          	c.Sessions.ArgPointerBytes = 8
+          	c.Sessions.CwdMaxBytes = 4095
+          	c.Sessions.SeedMaxBytes = 1048576
           	c.Conversations.PromptMaxBytes = 65536
           	c.Conversations.ReportMaxBytes = 65536
           	c.Conversations.ClaudeStateMaxBytes = 16777216
@@ -13343,7 +13500,9 @@ in
           }
         '';
         "conversation/conversation.go" = ''
-          // Package conversation keeps each session's conversation across the deaths
+          // Package conversation keeps each session's conversation across the deaths of its agent process.
+          //
+          // It keeps each session's conversation across the deaths
           // of its agent process: which conversation the agent reported last, the
           // kickoff prompt until it has reached a conversation, and the decision each
           // spawn makes (docs/runtime-contract.md, "Conversations").
@@ -13816,7 +13975,9 @@ in
           }
         '';
         "envfile/envfile.go" = ''
-          // Package envfile reads and changes the per-user secrets file
+          // Package envfile reads and changes the per-user secrets file ~/.config/agent-box/env.
+          //
+          // It reads and changes the per-user secrets file
           // ~/.config/agent-box/env: one KEY=VALUE per line, keys
           // [A-Za-z_][A-Za-z0-9_]*, values literal (never evaluated: no quotes, no
           // escapes, no expansion), empty lines and lines starting with '#' ignored.
@@ -14137,7 +14298,9 @@ in
           }
         '';
         "escape/escape.go" = ''
-          // Package escape makes untrusted text safe to print on a terminal or in a
+          // Package escape makes untrusted text safe to print on a terminal or in a log.
+          //
+          // It makes untrusted text safe to print on a terminal or in a
           // log: every byte a terminal could act on (C0 and C1 controls, DEL, invalid
           // UTF-8) and the Unicode bidirectional controls are written as Go-style
           // escapes, and so is the backslash, so an escaped string is unambiguous.
@@ -14531,7 +14694,9 @@ in
           }
         '';
         "hooks/config.go" = ''
-          // Package hooks is the webhook side of the per-user web daemon
+          // Package hooks is the webhook side of the per-user web daemon: configuration, secrets, the receiver and the durable store.
+          //
+          // It is the webhook side of the per-user web daemon
           // (docs/web-contract.md, "Webhooks"): the hooks' configuration, their
           // secrets (systemd credentials), the receiver that answers the hook
           // listener (receiver.go: bounded readers, the signature, delivery slots)
@@ -15662,7 +15827,9 @@ in
           }
         '';
         "httpserve/httpserve.go" = ''
-          // Package httpserve is the one way the runtime's daemons (the auth
+          // Package httpserve is the one way the runtime's daemons serve HTTP on the listeners systemd gives them.
+          //
+          // It is the one way the runtime's daemons (the auth
           // service, the web daemon) serve HTTP on the listeners systemd gives them:
           // one server set-up with per-listener timeouts, the security headers of
           // every answer set in one place, and a graceful shutdown.
@@ -15965,7 +16132,9 @@ in
           }
         '';
         "notify/event.go" = ''
-          // Package notify carries notifications out (docs/web-contract.md,
+          // Package notify carries notifications out: the feed from the auth service and the notify service that POSTs them.
+          //
+          // It carries notifications out (docs/web-contract.md,
           // "Notifications"): the auth service sends each new inbox entry of a login
           // that has a notify URL as one datagram to the notify feed socket; the
           // notify service (agent-box notify serve, the only part of the web surface
@@ -17014,6 +17183,257 @@ in
           	return p, nil
           }
         '';
+        "pwhash/hash.go" = ''
+          // Package pwhash is the web surface's password hashes: PBKDF2-HMAC-SHA256 in one string format, checked at a cost a login can pause, and a password read from a terminal without echo.
+          package pwhash
+
+          import (
+          	"crypto/hmac"
+          	"crypto/pbkdf2"
+          	"crypto/rand"
+          	"crypto/sha256"
+          	"crypto/subtle"
+          	"encoding/base64"
+          	"errors"
+          	"fmt"
+          	"strconv"
+          	"strings"
+          )
+
+          // Password hashes: $pbkdf2-sha256$i=<iterations>$<salt>$<key>, salt 16 and
+          // key 32 bytes in standard base64 without padding, PBKDF2-HMAC-SHA256.
+          const (
+          	MinIterations = 600_000    // fewer is refused when the service starts
+          	MaxIterations = 10_000_000 // more would make one login take over a second
+          	hashPrefix    = "$pbkdf2-sha256$i="
+          	SaltLen       = 16 // bytes of a hash's salt
+          	KeyLen        = 32 // bytes of a hash's key
+          )
+
+          var b64 = base64.RawStdEncoding.Strict()
+
+          // Hash is a parsed password hash.
+          type Hash struct {
+          	Iterations int
+          	Salt       []byte
+          	Key        []byte
+          }
+
+          // Derive is PBKDF2-HMAC-SHA256 with a 32-byte key: the one hash function
+          // of the web surface (the auth service counts its calls through its own
+          // field). It calls pause, when not nil, every PauseEvery iterations: a
+          // suspect's hash waits there while other logins hash (the auth service's
+          // hash queue), so it shares no CPU with them.
+          func Derive(password string, salt []byte, iter int, pause func()) []byte {
+          	if pause == nil {
+          		k, err := pbkdf2.Key(sha256.New, password, salt, iter, KeyLen)
+          		if err != nil {
+          			// only FIPS-only mode refuses, and never for these sizes
+          			panic(fmt.Sprintf("pbkdf2: %v", err))
+          		}
+          		return k
+          	}
+          	// RFC 8018's F for the one block a 32-byte key takes: U1 = PRF(salt ||
+          	// INT(1)), Ui = PRF(U(i-1)), T = U1 ^ ... ^ Uiter.
+          	prf := hmac.New(sha256.New, []byte(password))
+          	prf.Write(salt)
+          	prf.Write([]byte{0, 0, 0, 1})
+          	u := prf.Sum(nil)
+          	t := append([]byte(nil), u...)
+          	for n := 2; n <= iter; n++ {
+          		if n%PauseEvery == 0 {
+          			pause()
+          		}
+          		prf.Reset()
+          		prf.Write(u)
+          		u = prf.Sum(u[:0])
+          		subtle.XORBytes(t, t, u)
+          	}
+          	return t
+          }
+
+          // PauseEvery is how many iterations a pausable hash runs between pauses
+          // (about 1 ms here, 60 ms in an emulated machine).
+          const PauseEvery = 8192
+
+          // NewHash hashes password with a fresh random salt at MinIterations.
+          func NewHash(password string) Hash {
+          	salt := make([]byte, SaltLen)
+          	rand.Read(salt)
+          	return Hash{Iterations: MinIterations, Salt: salt, Key: Derive(password, salt, MinIterations, nil)}
+          }
+
+          // String formats h as $pbkdf2-sha256$i=<iterations>$<salt>$<key>.
+          func (h Hash) String() string {
+          	return hashPrefix + strconv.Itoa(h.Iterations) + "$" + b64.EncodeToString(h.Salt) + "$" + b64.EncodeToString(h.Key)
+          }
+
+          // ParseHash parses the format String writes and refuses fewer than
+          // MinIterations.
+          func ParseHash(s string) (Hash, error) {
+          	rest, ok := strings.CutPrefix(s, hashPrefix)
+          	if !ok {
+          		return Hash{}, errors.New(`not a hash of 'agent-box web hash-password' (want "$pbkdf2-sha256$i=<iterations>$<salt>$<key>")`)
+          	}
+          	parts := strings.Split(rest, "$")
+          	if len(parts) != 3 {
+          		return Hash{}, errors.New(`want "$pbkdf2-sha256$i=<iterations>$<salt>$<key>"`)
+          	}
+          	it := parts[0]
+          	n, err := strconv.Atoi(it)
+          	if err != nil || it == "" || it[0] < '1' || it[0] > '9' {
+          		return Hash{}, fmt.Errorf("iterations %q: not a positive decimal number", it)
+          	}
+          	if n < MinIterations {
+          		return Hash{}, fmt.Errorf("%d iterations, fewer than %d: hash the password again with 'agent-box web hash-password'", n, MinIterations)
+          	}
+          	if n > MaxIterations {
+          		return Hash{}, fmt.Errorf("%d iterations, more than %d", n, MaxIterations)
+          	}
+          	salt, err := b64.DecodeString(parts[1])
+          	if err != nil || len(salt) != SaltLen {
+          		return Hash{}, fmt.Errorf("the salt is not %d bytes of base64 without padding", SaltLen)
+          	}
+          	key, err := b64.DecodeString(parts[2])
+          	if err != nil || len(key) != KeyLen {
+          		return Hash{}, fmt.Errorf("the key is not %d bytes of base64 without padding", KeyLen)
+          	}
+          	return Hash{Iterations: n, Salt: salt, Key: key}, nil
+          }
+
+          // Verify reports whether password matches h (one PBKDF2 run).
+          func (h Hash) Verify(password string) bool { return h.Check(Derive, password, nil) }
+
+          // Check reports whether d derives h's key from password, in constant time;
+          // pause as Derive's.
+          func (h Hash) Check(d DeriveFunc, password string, pause func()) bool {
+          	return subtle.ConstantTimeCompare(d(password, h.Salt, h.Iterations, pause), h.Key) == 1
+          }
+
+          // DeriveFunc is Derive's signature (tests give the auth service a cheaper
+          // one).
+          type DeriveFunc func(password string, salt []byte, iter int, pause func()) []byte
+
+          // Dummy is what an unknown login is checked against: the same cost as
+          // the most expensive configured hash, a key nothing derives to.
+          func Dummy(hashes map[string]Hash) Hash {
+          	iter := MinIterations
+          	for _, h := range hashes {
+          		iter = max(iter, h.Iterations)
+          	}
+          	salt, key := make([]byte, SaltLen), make([]byte, KeyLen)
+          	rand.Read(salt)
+          	rand.Read(key)
+          	return Hash{Iterations: iter, Salt: salt, Key: key}
+          }
+        '';
+        "pwhash/read.go" = ''
+          package pwhash
+
+          import (
+          	"bufio"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"os"
+          	"os/signal"
+          	"strings"
+          	"syscall"
+          	"unsafe"
+          )
+
+          // MaxLen bounds the line `agent-box web hash-password` reads.
+          const MaxLen = 4096
+
+          // Input errors of Read.
+          var (
+          	ErrEmpty   = errors.New("the password is empty")
+          	ErrTooLong = fmt.Errorf("the password is longer than %d bytes", MaxLen)
+          )
+
+          // Read reads one line from in (its line ending removed). When in
+          // is a terminal it prompts on prompt and turns echo off while reading; the
+          // terminal is restored afterwards, also when SIGINT, SIGTERM or SIGHUP
+          // interrupts the read.
+          func Read(in io.Reader, prompt io.Writer) (string, error) {
+          	var pw string
+          	var err error
+          	if f, ok := in.(*os.File); ok {
+          		if old, terr := getTermios(f.Fd()); terr == nil {
+          			pw, err = readTerminal(f, old, prompt)
+          		} else {
+          			pw, err = readLine(in)
+          		}
+          	} else {
+          		pw, err = readLine(in)
+          	}
+          	if err == nil && pw == "" {
+          		err = ErrEmpty
+          	}
+          	return pw, err
+          }
+
+          func readLine(in io.Reader) (string, error) {
+          	br := bufio.NewReader(io.LimitReader(in, MaxLen+2))
+          	line, err := br.ReadString('\n')
+          	if err != nil && err != io.EOF {
+          		return "", fmt.Errorf("read the password: %w", err)
+          	}
+          	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+          	if len(line) > MaxLen {
+          		return "", ErrTooLong
+          	}
+          	return line, nil
+          }
+
+          func readTerminal(f *os.File, old syscall.Termios, prompt io.Writer) (string, error) {
+          	noEcho := old
+          	noEcho.Lflag &^= syscall.ECHO
+          	io.WriteString(prompt, "Password: ")
+          	if err := setTermios(f.Fd(), &noEcho); err != nil {
+          		return "", fmt.Errorf("turn the terminal's echo off: %w", err)
+          	}
+          	restore := func() {
+          		setTermios(f.Fd(), &old)
+          		io.WriteString(prompt, "\n")
+          	}
+          	sig := make(chan os.Signal, 1)
+          	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+          	defer signal.Stop(sig)
+          	type line struct {
+          		s   string
+          		err error
+          	}
+          	got := make(chan line, 1)
+          	go func() {
+          		s, err := readLine(f)
+          		got <- line{s, err}
+          	}()
+          	select {
+          	case l := <-got:
+          		restore()
+          		return l.s, l.err
+          	case s := <-sig:
+          		restore()
+          		return "", fmt.Errorf("interrupted by %v", s)
+          	}
+          }
+
+          func getTermios(fd uintptr) (syscall.Termios, error) {
+          	var t syscall.Termios
+          	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); e != 0 {
+          		return t, e
+          	}
+          	return t, nil
+          }
+
+          func setTermios(fd uintptr, t *syscall.Termios) error {
+          	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(t))); e != 0 {
+          		return e
+          	}
+          	return nil
+          }
+        '';
         "registry/registry.go" = ''
           // Package registry reads and changes the session registry
           // ~/.config/agent-box/sessions.json: the user's intent (which sessions exist,
@@ -17051,22 +17471,27 @@ in
           // pages, 131072 bytes with the terminating NUL), and a session's arguments
           // together take at most MaxArgsSize of ARG_MAX (2 MiB under the default 8 MiB
           // stack limit), leaving room for the agent's own arguments, the env file and
-          // the unit environment (docs/runtime-contract.md, "Limits").
+          // the unit environment (docs/runtime-contract.md, "Limits"). The session
+          // limits are the contract's (contract.Sessions), which the module's
+          // assertions check too.
           const (
           	// MaxFileSize is the largest registry file agent-box reads or writes.
           	MaxFileSize = 4 << 20
+          )
+
+          var (
           	// MaxSessions is the most sessions a registry holds.
-          	MaxSessions = 1024
+          	MaxSessions = contract.Sessions.Max
           	// MaxArgLen is the longest session argument: MAX_ARG_STRLEN less its NUL.
-          	MaxArgLen = 128<<10 - 1
+          	MaxArgLen = contract.Sessions.ArgMaxBytes
           	// MaxArgsSize bounds a session's arguments together, each counted as
           	// execve counts it: its bytes, its NUL and an 8-byte pointer (ArgsSize).
-          	MaxArgsSize = 256 << 10
+          	MaxArgsSize = contract.Sessions.ArgsMaxBytes
           	// MaxCwdLen is the longest working directory: PATH_MAX less its NUL
           	// (chdir refuses a longer path).
-          	MaxCwdLen = 4096 - 1
+          	MaxCwdLen = contract.Sessions.CwdMaxBytes
           	// MaxSeedSize is the largest seed file agent-box reads.
-          	MaxSeedSize = 1 << 20
+          	MaxSeedSize = contract.Sessions.SeedMaxBytes
           )
 
           // ArgsSize is what args take of execve's ARG_MAX: each argument's bytes,
@@ -17074,7 +17499,7 @@ in
           func ArgsSize(args []string) int {
           	n := 0
           	for _, a := range args {
-          		n += len(a) + 1 + 8
+          		n += len(a) + 1 + contract.Sessions.ArgPointerBytes
           	}
           	return n
           }
@@ -17440,7 +17865,7 @@ in
           // MaxSeedSize bytes, at most MaxSessions entries, each within the limits of
           // a registry entry).
           func LoadSeed(path string) (*Seed, error) {
-          	data, err := userfile.Read(path, MaxSeedSize)
+          	data, err := userfile.Read(path, int64(MaxSeedSize))
           	if userfile.Bad(err) {
           		return nil, fmt.Errorf("seed: %w", err)
           	}
@@ -18110,66 +18535,35 @@ in
           import (
           	"context"
           	"fmt"
-          	"os/exec"
-          	"slices"
-          	"strings"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/agents"
-          	"github.com/agent-box/agent-box/internal/runtime/claudestate"
+          	"github.com/agent-box/agent-box/internal/runtime/agentsetup"
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
-          	"github.com/agent-box/agent-box/internal/runtime/opencodestate"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           )
 
           // Converse prepares the conversation of session name before its agent
-          // starts: the agent's setup (Claude Code: ~/.claude.json merged; Codex: the
-          // session's folder trusted on its command line; OpenCode: its database
-          // asked whether the session to resume is still there), then the
-          // decision on the session's conversation file (package conversation). It
-          // appends the agent's conversation arguments to plan.Argv and returns the
-          // lines to log. Nothing here stops the spawn: a failure is logged, and the
-          // agent starts as the table says, without conversation arguments.
+          // starts: the agent's setup (package agentsetup: what differs between
+          // agents), then the decision on the session's conversation file (package
+          // conversation). It appends the agent's conversation arguments to
+          // plan.Argv and returns the lines to log. Nothing here stops the spawn: a
+          // failure is logged, and the agent starts as the table says, without
+          // conversation arguments.
           func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, plan *Plan, now time.Time) (logs []string) {
           	logf := func(format string, a ...any) {
           		logs = append(logs, fmt.Sprintf("session %s: ", escape.Quote(name, 64))+fmt.Sprintf(format, a...))
           	}
           	notice := ""
-          	if ag.Setup == "claude" {
-          		key, _ := lookup(plan.Env, "ANTHROPIC_API_KEY")
-          		res, err := claudestate.Merge(e.Home, claudestate.Needs{Cwd: plan.Dir, APIKey: key})
-          		switch {
-          		case err != nil:
-          			notice = "~/.claude.json left alone: " + err.Error()
-          			logf("%s (Claude may stop at its first-run dialogs)", notice)
-          		case res.KeyRejected:
-          			notice = "Claude was told to reject the API key in ANTHROPIC_API_KEY (ending " + key[len(key)-4:] + "): remove it from customApiKeyResponses.rejected in ~/.claude.json to use it"
-          			logf("%s", notice)
-          		case len(res.Changed) > 0:
-          			logf("set %s in ~/.claude.json", strings.Join(res.Changed, ", "))
-          		}
-          	}
-          	if ag.Setup == "codex" {
-          		dir := plan.Dir
-          		if dir == "" {
-          			dir = e.Home
-          		}
-          		// Codex asks "Trust this folder?" in a git repository; a setting
-          		// on its command line answers for this process only (nothing is
-          		// written to the user's ~/.codex/config.toml). Measured with
-          		// 0.171.0: the dotted form projects."DIR".trust_level keeps the
-          		// quotes in the key and does not answer; an inline table does.
-          		plan.Argv = slices.Insert(plan.Argv, 1, "-c", CodexTrust(dir))
-          	}
-          	if ag.Setup == "opencode" {
-          		// Each switch unless the session's environment sets it (a host
-          		// that wants OpenCode's models list sets the variable to false).
-          		for _, kv := range OpenCodeOffline {
-          			k, _, _ := strings.Cut(kv, "=")
-          			if _, set := lookup(plan.Env, k); !set {
-          				plan.Env = append(plan.Env, kv)
-          			}
+          	setup := agentsetup.For(ag.Setup)
+          	if setup != nil {
+          		sp := agentsetup.Spawn{Home: e.Home, Dir: plan.Dir, Argv: plan.Argv, Env: plan.Env}
+          		var lines []string
+          		notice, lines = setup.Prepare(ctx, &sp)
+          		plan.Argv, plan.Env = sp.Argv, sp.Env
+          		for _, l := range lines {
+          			logf("%s", l)
           		}
           	}
           	if len(ag.ResumeArgs) == 0 && len(ag.PromptArgs) == 0 {
@@ -18183,8 +18577,8 @@ in
           			newID = conversation.NewID
           		}
           		gone := conversation.TranscriptGone
-          		if ag.Setup == "opencode" {
-          			gone = func(id, db string) string { return openCodeGone(ctx, id, db, logf) }
+          		if setup != nil {
+          			gone = func(id, path string) string { return setup.Gone(ctx, id, path, logf) }
           		}
           		if len(ag.ResumeArgs) == 0 {
           			r.ID = "" // nothing to resume: every spawn is new
@@ -18219,77 +18613,6 @@ in
           		logf("gave the kickoff prompt (%d bytes)", len(prompt))
           	}
           	return logs
-          }
-
-          // OpenCodeOffline are OpenCode's switches for what it would fetch from the
-          // network on its own (measured with 1.18.33 in a fresh home: the models
-          // list from models.dev, the update check, its default plugins from the npm
-          // registry; LSP servers and sharing on demand). What they leave: until its
-          // plugin SDK is installed into ~/.config/opencode (from the npm registry,
-          // once), every start tries that install (docs/runtime-contract.md,
-          // "OpenCode").
-          var OpenCodeOffline = []string{
-          	"OPENCODE_DISABLE_AUTOUPDATE=1",
-          	"OPENCODE_DISABLE_MODELS_FETCH=1",
-          	"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
-          	"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
-          	"OPENCODE_DISABLE_SHARE=1",
-          }
-
-          // openCodeGone is Decide's gone for OpenCode, whose conversations are rows
-          // of its database db (package opencodestate): "" while db holds session
-          // id, else why not. When the lookup fails (no sqlite3 on PATH), the
-          // database file alone decides, and the failure is logged.
-          func openCodeGone(ctx context.Context, id, db string, logf func(string, ...any)) string {
-          	bin, err := exec.LookPath("sqlite3")
-          	if err == nil {
-          		var ok bool
-          		if ok, err = opencodestate.Has(ctx, bin, db, id); err == nil {
-          			if ok {
-          				return ""
-          			}
-          			return fmt.Sprintf("OpenCode's database %s no longer holds session %s", escape.Quote(db, 200), escape.Quote(id, 64))
-          		}
-          	}
-          	logf("cannot tell whether OpenCode still holds session %s (%v): resuming while %s exists", escape.Quote(id, 64), err, escape.Quote(db, 200))
-          	return conversation.TranscriptGone(id, db)
-          }
-
-          // CodexTrust is the value of Codex's -c option that trusts dir: the
-          // table projects with dir's entry, dir a TOML basic string.
-          func CodexTrust(dir string) string {
-          	return "projects={" + tomlString(dir) + `={trust_level="trusted"}}`
-          }
-
-          // tomlString quotes s as a TOML basic string.
-          func tomlString(s string) string {
-          	var b strings.Builder
-          	b.WriteByte('"')
-          	for _, r := range s {
-          		switch {
-          		case r == '"' || r == '\\':
-          			b.WriteByte('\\')
-          			b.WriteRune(r)
-          		case r < 0x20 || r == 0x7f:
-          			fmt.Fprintf(&b, "\\u%04X", r)
-          		default:
-          			b.WriteRune(r)
-          		}
-          	}
-          	b.WriteByte('"')
-          	return b.String()
-          }
-
-          // lookup returns the value of key in env ("KEY=VALUE" entries, the last
-          // one winning as in execve).
-          func lookup(env []string, key string) (string, bool) {
-          	v, ok := "", false
-          	for _, kv := range env {
-          		if k, val, found := strings.Cut(kv, "="); found && k == key {
-          			v, ok = val, true
-          		}
-          	}
-          	return v, ok
           }
         '';
         "spawn/env.go" = ''
@@ -22312,6 +22635,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+          	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
           // DownloadsDir is the directory of U's home that /downloads/ serves.
@@ -22322,18 +22646,14 @@ in
           const downloadCSP = "sandbox; default-src 'none'"
 
           var downloadsPage = sync.OnceValue(func() *template.Template {
-          	return template.Must(template.New("downloads").Funcs(pageFuncs).Parse(`<!doctype html>
-          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: {{.Title}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-          <body><main class="wide"><h1>{{.Title}}</h1>
+          	return template.Must(template.New("downloads").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (page (print .User ": " .Title))}}<h1>{{.Title}}</h1>
           <p><a href="/">Sessions</a>{{if .Up}} · <a href="{{.Up}}">Up</a>{{end}}</p>
           {{if .Missing}}<p>Nothing to download: <code>~/{{.Dir}}</code> does not exist. Files an agent puts there are listed here.</p>
           {{else if not .Entries}}<p><code>~/{{.Dir}}</code> is empty.</p>
           {{else}}<table><thead><tr><th>Name</th><th>Size</th><th>Modified (UTC)</th></tr></thead><tbody>
           {{range .Entries}}<tr><td><a href="{{.Link}}">{{.Name}}</a></td><td>{{.Size}}</td><td>{{.Modified}}</td></tr>
           {{end}}</tbody></table>{{end}}
-          </main></body></html>
-          `))
+          {{template "page-foot"}}`))
           })
 
           type downloadRow struct {
@@ -22650,6 +22970,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
+          	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
           // pageCSP is the Content-Security-Policy of the daemon's own pages: their
@@ -22672,6 +22993,16 @@ in
           	"asset":       func(name string) string { return AssetsRoute + name },
           	"termStyle":   func() string { return termStyle },
           	"ask":         ask,
+          	// page and workspacePage are what a page of this daemon says of itself
+          	// to the one layout (webui.Layout); every page here has tables.
+          	"page": func(title string) webui.Page { return webui.Page{Title: title, Wide: true} },
+          	"workspacePage": func(title string, workspace bool) webui.Page {
+          		p := webui.Page{Title: title, Wide: true}
+          		if workspace {
+          			p.Styles, p.Modules = []string{AssetsRoute + termStyle}, []string{AssetsRoute + "workspace.mjs"}
+          		}
+          		return p
+          	},
           }
 
           // pageScript is the one script of the list and settings pages: it keeps
@@ -22699,10 +23030,7 @@ in
           )
 
           var listPage = sync.OnceValue(func() *template.Template {
-          	return template.Must(template.New("list").Funcs(pageFuncs).Parse(`<!doctype html>
-          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: sessions</title>{{if .Workspace}}<link rel="stylesheet" href="{{asset termStyle}}"><script type="module" src="{{asset "workspace.mjs"}}"></script>{{end}}<link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-          <body><main class="wide"><h1>Sessions of {{.User}}</h1>
+          	return template.Must(template.New("list").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (workspacePage (print .User ": sessions") .Workspace)}}<h1>Sessions of {{.User}}</h1>
           {{if .Error}}<p>The session list cannot be read: {{.Error}}</p>
           {{else}}<table><thead><tr><th>Session</th><th>Agent</th><th>State</th><th>Up</th><th>Restarts</th><th></th></tr></thead>
           <tbody id="sessions" data-events="{{events}}">{{template "rows" .Sessions}}</tbody></table>{{end}}
@@ -22712,8 +23040,7 @@ in
           <p><a href="/settings">Settings</a> (sessions, secrets, password) · <a href="/downloads/">Downloads</a> (files in <code>~/downloads</code>) · <a href="/uploads">Upload</a> (files into <code>~/uploads</code>)</p>
           <form method="post" action="{{auth "logout"}}"><button type="submit">Log out</button></form>
           <script>{{.Script}}</script>
-          </main></body></html>
-          {{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}" data-session="{{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
+          {{template "page-foot"}}{{define "rows"}}{{range .}}<tr class="{{.State}}"><td><a href="{{.Link}}" data-session="{{.Name}}">{{.Name}}</a></td><td>{{.Agent}}</td><td>{{.State}}{{with .Attention}} · {{.}}{{end}}</td><td>{{if .Since}}<time data-up datetime="{{.Since}}">{{.Up}}</time>{{end}}</td><td>{{.Restarts}}</td><td>{{template "actions" .}}</td></tr>
           {{else}}<tr><td colspan="6">No sessions. Add one on the settings page or with <code>agent-box session add NAME</code>.</td></tr>
           {{end}}{{end}}
           {{define "actions"}}<a href="/uploads?session={{.Name}}">Upload</a>
@@ -22968,6 +23295,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
+          	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
           // formLimit bounds a settings form (a session's arguments are at most
@@ -22975,10 +23303,7 @@ in
           const formLimit = 256 << 10
 
           var settingsPage = sync.OnceValue(func() *template.Template {
-          	return template.Must(template.New("settings").Funcs(pageFuncs).Parse(`<!doctype html>
-          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: settings</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-          <body><main class="wide"><h1>Settings of {{.User}}</h1>
+          	return template.Must(template.New("settings").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (page (print .User ": settings"))}}<h1>Settings of {{.User}}</h1>
           <p><a href="/">Sessions</a> · <a href="/downloads/">Downloads</a> · <a href="{{.PasswordURL}}">Change your password</a> (on the box)</p>
           {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
           {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
@@ -23018,22 +23343,17 @@ in
           <label>Value <input name="value" type="password" autocomplete="off"></label>
           <button>Set</button></p></form>
           <script>{{.Script}}</script>
-          </main></body></html>
-          `))
+          {{template "page-foot"}}`))
           })
 
           // confirmPage asks before a session is restarted or removed (a page
           // script asks in a dialog instead and sends confirm=yes).
           var confirmPage = sync.OnceValue(func() *template.Template {
-          	return template.Must(template.New("confirm").Funcs(pageFuncs).Parse(`<!doctype html>
-          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: {{.Question}}</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-          <body><main class="wide"><h1>{{.Question}}</h1>
+          	return template.Must(template.New("confirm").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (page (print .User ": " .Question))}}<h1>{{.Question}}</h1>
           <p>{{.What}}</p>
           <form method="post" action="/settings/sessions"><input type="hidden" name="name" value="{{.Name}}"><input type="hidden" name="action" value="{{.Action}}"><input type="hidden" name="back" value="{{.Back}}"><input type="hidden" name="confirm" value="yes">
           <button>{{.Button}}</button> <a href="{{.Back}}">Cancel</a></form>
-          </main></body></html>
-          `))
+          {{template "page-foot"}}`))
           })
 
           // confirmation is what an action asked about first says: its question
@@ -23614,6 +23934,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           	"github.com/agent-box/agent-box/internal/runtime/uploads"
+          	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
           // uploadScript lets a person drop files anywhere on the upload page (they
@@ -23633,10 +23954,7 @@ in
           var uploadCSP = pageCSP + "; script-src " + hashSource(uploadScript)
 
           var uploadPage = sync.OnceValue(func() *template.Template {
-          	return template.Must(template.New("upload").Funcs(pageFuncs).Parse(`<!doctype html>
-          <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-          <title>{{.User}}: upload</title><link rel="stylesheet" href="{{auth "style.css"}}"><link rel="icon" href="{{auth "favicon.svg"}}"></head>
-          <body><main class="wide"><h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
+          	return template.Must(template.New("upload").Funcs(pageFuncs).Parse(webui.Layout() + `{{template "page-head" (page (print .User ": upload"))}}<h1>Upload{{if .Session}} for {{.Session}}{{end}}</h1>
           <p><a href="/">Sessions</a>{{if .Session}} · <a href="{{term}}/?arg={{.Session}}">Terminal of {{.Session}}</a>{{end}}</p>
           {{if .Error}}<p class="error">{{.Error}}</p>{{end}}
           {{if .Done}}<p class="done">{{.Done}}</p>{{end}}
@@ -23650,8 +23968,7 @@ in
           <p><label>Choose files <input type="file" name="file" multiple required></label> <button>Upload</button></p>
           <p>Or drop files anywhere on this page.</p></form>
           <script>{{.Script}}</script>
-          </main></body></html>
-          `))
+          {{template "page-foot"}}`))
           })
 
           type storedRow struct {
@@ -24660,8 +24977,11 @@ in
           `)
         '';
         "webui/webui.go" = ''
-          // Package webui is the look of every page the product serves, on the box
-          // origin and on every user origin: one stylesheet and one icon, which the
+          // Package webui is the look of every page the product serves: one layout, one stylesheet and one icon.
+          //
+          // Every page, on the box origin and on every user origin, has the one
+          // layout (Layout: one head, one viewport) and links one stylesheet and one
+          // icon, which the
           // auth service serves at /auth/style.css and /auth/favicon.svg on every
           // origin (Caddy sends /auth/* of a user origin to it too), so that every
           // page links the same two files (CSP style-src and img-src 'self'), and
@@ -24672,6 +24992,38 @@ in
           // surface. A page's content is one <main>; class "wide" widens it for the
           // pages with tables, and the workspace, when open, takes the full width.
           package webui
+
+          import "github.com/agent-box/agent-box/internal/runtime/contract"
+
+          // Page is what Layout's "page-head" reads: what a page says of itself.
+          type Page struct {
+          	Title   string   // the document's title, before " · agent-box"
+          	Wide    bool     // a page of tables: main class "wide"
+          	Styles  []string // stylesheets the page adds before the product's own (its own origin's paths)
+          	Modules []string // module scripts the page adds (its own origin's paths)
+          }
+
+          // Layout is the one page layout of every page on every origin, for
+          // html/template: "page-head" (given a Page) opens the document up to its
+          // <main>, "page-foot" closes it.
+          func Layout() string {
+          	return `{{define "page-head"}}<!doctype html>
+          <html lang="en">
+          <head>
+          <meta charset="utf-8">
+          <meta name="viewport" content="width=device-width, initial-scale=1">
+          <title>{{.Title}} · agent-box</title>
+          {{range .Styles}}<link rel="stylesheet" href="{{.}}">
+          {{end}}{{range .Modules}}<script type="module" src="{{.}}"></script>
+          {{end}}<link rel="stylesheet" href="` + contract.AuthPage("style.css") + `"><link rel="icon" href="` + contract.AuthPage("favicon.svg") + `">
+          </head>
+          <body>
+          <main{{if .Wide}} class="wide"{{end}}>
+          {{end}}{{define "page-foot"}}</main>
+          </body>
+          </html>
+          {{end}}`
+          }
 
           // Colours of the theme, shared by the stylesheet and the terminal.
           const (

@@ -27,6 +27,7 @@ import (
 	"unsafe"
 
 	"github.com/agent-box/agent-box/internal/runtime/auth"
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
 // Test-binary-only settings of the program run as a child: the systemd
@@ -419,7 +420,7 @@ func TestHashPasswordFromAPipe(t *testing.T) {
 			if r.code != 0 || !hashLine.MatchString(r.stdout) || r.stderr != "" {
 				t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 			}
-			h, err := auth.ParseHash(strings.TrimSuffix(r.stdout, "\n"))
+			h, err := pwhash.ParseHash(strings.TrimSuffix(r.stdout, "\n"))
 			if err != nil || !h.Verify(tc.password) {
 				t.Errorf("the hash does not verify %q: %v", tc.password, err)
 			}
@@ -433,7 +434,7 @@ func TestHashPasswordFromAPipe(t *testing.T) {
 	if r := a.run("", "web", "hash-password", "hunter2"); r.code != 2 || !strings.Contains(r.stderr, "never from arguments") {
 		t.Errorf("a password in argv: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := a.run(strings.Repeat("x", auth.MaxPasswordLen+1)+"\n", "web", "hash-password"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "longer than 4096 bytes") {
+	if r := a.run(strings.Repeat("x", pwhash.MaxLen+1)+"\n", "web", "hash-password"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "longer than 4096 bytes") {
 		t.Errorf("an over-long password: exit %d\n%s", r.code, r.stderr)
 	}
 }
@@ -525,7 +526,7 @@ func TestHashPasswordFromATerminalTurnsEchoOff(t *testing.T) {
 			if strings.Contains(seen.String(), "secret") {
 				t.Errorf("the password was echoed: %q", seen.String())
 			}
-			h, err := auth.ParseHash(strings.TrimSuffix(out.String(), "\n"))
+			h, err := pwhash.ParseHash(strings.TrimSuffix(out.String(), "\n"))
 			if err != nil || !h.Verify("secret") {
 				t.Errorf("stdout %q does not verify the typed password: %v", out.String(), err)
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agent-box/agent-box/internal/module"
-	"github.com/agent-box/agent-box/internal/runtime/auth"
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
 // The demo logins' hashes are what the auth service accepts for their
@@ -21,7 +21,7 @@ func TestDemoLoginsMatchTheirHashesAndTheWebGolden(t *testing.T) {
 	var names []string
 	for _, l := range logins {
 		names = append(names, l.Name)
-		h, err := auth.ParseHash(l.Hash)
+		h, err := pwhash.ParseHash(l.Hash)
 		if err != nil {
 			t.Errorf("login %s: %v", l.Name, err)
 			continue

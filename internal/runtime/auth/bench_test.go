@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
 // The benchmarks print their figures (docs/web-contract.md targets: /verify
@@ -84,8 +86,8 @@ func BenchmarkVerifyOverAUnixSocket(b *testing.B) {
 // through the handler, the real PBKDF2 at 600,000 iterations.
 func BenchmarkLoginAt600kIterations(b *testing.B) {
 	w := benchWorld(b)
-	w.s.derive = derive
-	h := NewHash("bench password")
+	w.s.derive = pwhash.Derive
+	h := pwhash.NewHash("bench password")
 	w.s.cfg.hashes["ops"] = h
 	var d []time.Duration
 	for i := 0; i < 20; i++ {
@@ -108,7 +110,7 @@ type benchW struct {
 
 func benchWorld(b *testing.B) *benchW {
 	c := mustConfig(b, testConfig)
-	c.hashes = map[string]Hash{}
+	c.hashes = map[string]pwhash.Hash{}
 	for l, pw := range testPasswords {
 		c.hashes[l] = fastHash(pw)
 	}
@@ -167,8 +169,8 @@ func loadavg() string {
 // guesses were answered.
 func BenchmarkLoginWhileGuessing(b *testing.B) {
 	w := benchWorld(b)
-	w.s.derive = derive
-	w.s.cfg.hashes["ops"] = NewHash("bench password")
+	w.s.derive = pwhash.Derive
+	w.s.cfg.hashes["ops"] = pwhash.NewHash("bench password")
 	login := func(addr, name, pw string) (int, time.Duration) {
 		req := httptest.NewRequest("POST", "http://box.test/auth/login", strings.NewReader(url.Values{"login": {name}, "password": {pw}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -235,14 +237,14 @@ func BenchmarkLoginWhileGuessing(b *testing.B) {
 // BenchmarkDerive: the library's PBKDF2 (a clean login's hash) and the
 // pausable rounds (a suspect's) at 600,000 iterations.
 func BenchmarkDerive(b *testing.B) {
-	salt := make([]byte, saltLen)
+	salt := make([]byte, pwhash.SaltLen)
 	for _, tc := range []struct {
 		name  string
 		pause func()
 	}{{"library", nil}, {"pausable", func() {}}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				derive("bench password", salt, MinIterations, tc.pause)
+				pwhash.Derive("bench password", salt, pwhash.MinIterations, tc.pause)
 			}
 		})
 	}

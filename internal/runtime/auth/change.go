@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
 // MinNewPassword is the shortest password /auth/password accepts (the
@@ -17,13 +19,13 @@ const MinNewPassword = 8
 // hashOf is the hash a login's password is checked against: the one it
 // was changed to on the box origin while the configured hash it replaced
 // is still configured, else the configured one.
-func (s *Server) hashOf(login string) (Hash, bool) {
+func (s *Server) hashOf(login string) (pwhash.Hash, bool) {
 	h, ok := s.cfg.hashes[login]
 	if !ok {
-		return Hash{}, false
+		return pwhash.Hash{}, false
 	}
 	if text, ok := s.store.changedPassword(login, fingerprint(h)); ok {
-		if ch, err := ParseHash(text); err == nil {
+		if ch, err := pwhash.ParseHash(text); err == nil {
 			return ch, true
 		}
 	}
@@ -66,8 +68,8 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 	case utf8.RuneCountInString(pw) < MinNewPassword:
 		fail(http.StatusBadRequest, "The new password needs at least "+strconv.Itoa(MinNewPassword)+" characters.")
 		return
-	case len(pw) > MaxPasswordLen || len(old) > MaxPasswordLen:
-		fail(http.StatusBadRequest, "A password is longer than "+strconv.Itoa(MaxPasswordLen)+" bytes.")
+	case len(pw) > pwhash.MaxLen || len(old) > pwhash.MaxLen:
+		fail(http.StatusBadRequest, "A password is longer than "+strconv.Itoa(pwhash.MaxLen)+" bytes.")
 		return
 	}
 	switch res := s.attempt(r, sess.Login, old); {
@@ -92,9 +94,9 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		}
 		return // else the client is gone
 	}
-	salt := make([]byte, saltLen)
+	salt := make([]byte, pwhash.SaltLen)
 	rand.Read(salt)
-	nh := Hash{Iterations: MinIterations, Salt: salt, Key: s.derive(pw, salt, MinIterations, nil)}
+	nh := pwhash.Hash{Iterations: pwhash.MinIterations, Salt: salt, Key: s.derive(pw, salt, pwhash.MinIterations, nil)}
 	s.queue.release(false)
 	now = s.clock.Now()
 	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
@@ -145,7 +147,7 @@ func (s *Server) attempt(r *http.Request, login, password string) attemptResult 
 	if ad.suspect {
 		pause = s.queue.yield // a suspect's hash waits while others hash
 	}
-	good := h.check(s.derive, password, pause) && known
+	good := h.Check(s.derive, password, pause) && known
 	s.queue.release(ad.suspect)
 	s.limits.done(cl.Key, name, good, s.clock.Now())
 	if !good {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
 // loginStatus is the status a login with password gets on the box origin.
@@ -141,7 +143,7 @@ func TestPasswordChangeRefusals(t *testing.T) {
 		{"a wrong current password", "wrong", newPassword, newPassword, nil, 401, "The current password is wrong.", 1},
 		{"a different repetition", testPasswords["ops"], newPassword, newPassword + "x", nil, 400, "differ", 0},
 		{"too short", testPasswords["ops"], "short", "short", nil, 400, "at least 8 characters", 0},
-		{"too long", testPasswords["ops"], strings.Repeat("x", MaxPasswordLen+1), strings.Repeat("x", MaxPasswordLen+1), nil, 400, "longer than", 0},
+		{"too long", testPasswords["ops"], strings.Repeat("x", pwhash.MaxLen+1), strings.Repeat("x", pwhash.MaxLen+1), nil, 400, "longer than", 0},
 		{"from another site", testPasswords["ops"], newPassword, newPassword, map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "another site", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

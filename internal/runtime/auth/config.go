@@ -1,4 +1,6 @@
-// Package auth is the auth service of the web surface (`agent-box auth
+// Package auth is the auth service of the web surface (`agent-box auth serve`): logins, the box origin, forward_auth, the status and control sockets.
+//
+// It is the auth service of the web surface (`agent-box auth
 // serve`, docs/web-contract.md "The auth service"): the pages of the box
 // origin and /auth/* of every user origin, Caddy's forward_auth endpoint,
 // the status socket the web daemons ask and the root-only control socket.
@@ -19,6 +21,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
@@ -54,7 +57,7 @@ type Config struct {
 	SessionLifetime time.Duration       // absolute
 	IdleTimeout     time.Duration
 
-	hashes map[string]Hash // login -> its password hash
+	hashes map[string]pwhash.Hash // login -> its password hash
 }
 
 // Login is one person: the agent users it may open, and whether its
@@ -240,7 +243,7 @@ var checkDomain = contract.CheckDomain
 
 // loadHashes reads credDir/login-<L> for each login.
 func (c *Config) loadHashes(credDir string) error {
-	c.hashes = map[string]Hash{}
+	c.hashes = map[string]pwhash.Hash{}
 	if len(c.Logins) == 0 {
 		return nil
 	}
@@ -253,7 +256,7 @@ func (c *Config) loadHashes(credDir string) error {
 		if err != nil {
 			return &badconfig.Error{What: configWhat, Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
 		}
-		h, err := ParseHash(strings.TrimRight(string(data), " \t\r\n"))
+		h, err := pwhash.ParseHash(strings.TrimRight(string(data), " \t\r\n"))
 		if err != nil {
 			return &badconfig.Error{What: configWhat, Path: p, Err: fmt.Errorf("the hash of login %q: %w", name, err)}
 		}

@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -43,7 +45,7 @@ type tw struct {
 	clock  *fakeClock
 	log    *syncBuf
 	dir    string
-	hashes map[string]Hash
+	hashes map[string]pwhash.Hash
 	calls  atomic.Int64      // derive calls
 	iters  []int             // iterations of each derive call
 	binds  map[string]string // code -> the binding cookie the box origin set with it
@@ -76,7 +78,7 @@ func (s *syncBuf) Reset() {
 // newTW starts a server on a fresh state directory.
 func newTW(t *testing.T) *tw {
 	t.Helper()
-	w := &tw{t: t, clock: &fakeClock{now: t0}, log: &syncBuf{}, dir: t.TempDir(), hashes: map[string]Hash{}, binds: map[string]string{}}
+	w := &tw{t: t, clock: &fakeClock{now: t0}, log: &syncBuf{}, dir: t.TempDir(), hashes: map[string]pwhash.Hash{}, binds: map[string]string{}}
 	for l, pw := range testPasswords {
 		w.hashes[l] = fastHash(pw)
 	}
@@ -89,7 +91,7 @@ func newTW(t *testing.T) *tw {
 func (w *tw) restart(js string) {
 	w.t.Helper()
 	c := mustConfig(w.t, js)
-	c.hashes = map[string]Hash{}
+	c.hashes = map[string]pwhash.Hash{}
 	for l := range c.Logins {
 		c.hashes[l] = w.hashes[l]
 	}
@@ -277,4 +279,17 @@ func TestMain(m *testing.M) {
 		os.Exit(peerChild())
 	}
 	os.Exit(m.Run())
+}
+
+// fastDerive stands in for PBKDF2 at 600k iterations: the same function
+// at one iteration, so handler tests do not spend 80 ms a login. The
+// hashes of the test logins are made with it.
+func fastDerive(pw string, salt []byte, iter int, pause func()) []byte {
+	return pwhash.Derive(pw, salt, 1, pause)
+}
+
+func fastHash(pw string) pwhash.Hash {
+	salt := make([]byte, pwhash.SaltLen)
+	rand.Read(salt)
+	return pwhash.Hash{Iterations: pwhash.MinIterations, Salt: salt, Key: fastDerive(pw, salt, pwhash.MinIterations, nil)}
 }

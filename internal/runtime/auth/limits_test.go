@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
 // attempt posts a login from addr ("" : no X-Agent-Box-Client).
@@ -294,18 +296,18 @@ func TestUnknownLoginCostsOneDummyHash(t *testing.T) {
 		w.mu.Lock()
 		iters := append([]int{}, w.iters...)
 		w.mu.Unlock()
-		if got := w.calls.Load() - calls; got != 1 || len(iters) != 1 || iters[0] != MinIterations {
-			t.Errorf("%s: %d hashes at %v iterations, want 1 at %d", tc.name, got, iters, MinIterations)
+		if got := w.calls.Load() - calls; got != 1 || len(iters) != 1 || iters[0] != pwhash.MinIterations {
+			t.Errorf("%s: %d hashes at %v iterations, want 1 at %d", tc.name, got, iters, pwhash.MinIterations)
 		}
 	}
 }
 
 func TestTheDummyHashCostsAsMuchAsTheDearestLogin(t *testing.T) {
-	h := dummyHash(map[string]Hash{"a": {Iterations: 700_000}, "b": {Iterations: 650_000}})
-	if h.Iterations != 700_000 || len(h.Salt) != saltLen || len(h.Key) != keyLen {
+	h := pwhash.Dummy(map[string]pwhash.Hash{"a": {Iterations: 700_000}, "b": {Iterations: 650_000}})
+	if h.Iterations != 700_000 || len(h.Salt) != pwhash.SaltLen || len(h.Key) != pwhash.KeyLen {
 		t.Errorf("%d iterations, %d-byte salt, %d-byte key", h.Iterations, len(h.Salt), len(h.Key))
 	}
-	if dummyHash(nil).Iterations != MinIterations {
+	if pwhash.Dummy(nil).Iterations != pwhash.MinIterations {
 		t.Error("without logins")
 	}
 }
@@ -469,7 +471,7 @@ func TestAClientIsASuspectWhileItHasAnAttemptInFlightOrRecentlyFailed(t *testing
 }
 
 // TestASuspectsHashPausesWhileAnotherLoginHashes: the pause a suspect's
-// hash takes every pauseEvery rounds returns only when no other attempt's
+// hash takes every pwhash.PauseEvery rounds returns only when no other attempt's
 // hash runs.
 func TestASuspectsHashPausesWhileAnotherLoginHashes(t *testing.T) {
 	q := newHashQueue()

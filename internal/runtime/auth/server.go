@@ -17,6 +17,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
 // Clock is the time source; tests pass a fake one.
@@ -44,7 +45,7 @@ type Server struct {
 	limits *limiter
 	queue  *hashQueue
 	board  *board
-	dummy  Hash
+	dummy  pwhash.Hash
 
 	// changed wakes the inbox streams: a state reported, a session ended.
 	changed *wakeup
@@ -59,7 +60,7 @@ type Server struct {
 	feed         *feed
 
 	// derive is the password hash function; tests count its calls.
-	derive deriveFunc
+	derive pwhash.DeriveFunc
 	// userName maps a peer's uid to a user name (os/user).
 	userName func(uid int) (string, error)
 
@@ -79,7 +80,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
 		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(changed),
-		dummy: dummyHash(o.Config.hashes), derive: derive, userName: lookupUserName,
+		dummy: pwhash.Dummy(o.Config.hashes), derive: pwhash.Derive, userName: lookupUserName,
 		changed: changed, streams: newStreams(), keepAlive: contract.Duration(contract.Attention.Inbox.KeepAlive),
 	}
 	if s.clock == nil {
@@ -93,7 +94,7 @@ func New(o Options) (*Server, error) {
 	sort.Strings(s.notifyLogins)
 	s.feed = newFeed(contract.Sockets.NotifyFeed.Path, s.log)
 	if s.cfg.hashes == nil {
-		s.cfg.hashes = map[string]Hash{}
+		s.cfg.hashes = map[string]pwhash.Hash{}
 	}
 	s.boxCSP, s.userCSP = csp(s.cfg)
 	st, warn, err := loadStore(filepath.Join(o.StateDir, "sessions.json"), s.cfg.IdleTimeout)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
@@ -60,7 +61,7 @@ type ChangedPassword struct {
 }
 
 // fingerprint is the hex sha256 of a hash's text.
-func fingerprint(h Hash) string {
+func fingerprint(h pwhash.Hash) string {
 	sum := sha256.Sum256([]byte(h.String()))
 	return hex.EncodeToString(sum[:])
 }
@@ -118,7 +119,7 @@ func loadStore(path string, idle time.Duration) (st *store, warn error, err erro
 		st.logins[l] = fp
 	}
 	for l, p := range f.Passwords {
-		if _, err := ParseHash(p.Hash); err != nil || !loginName.Match(l) {
+		if _, err := pwhash.ParseHash(p.Hash); err != nil || !loginName.Match(l) {
 			bad++
 			continue
 		}
@@ -441,7 +442,7 @@ func (st *store) changedPassword(login, fp string) (string, bool) {
 
 // setPassword records login's new hash and ends every session of login but
 // the box session keep and its children; it returns how many ended.
-func (st *store) setPassword(login string, h Hash, replaces, keep string) int {
+func (st *store) setPassword(login string, h pwhash.Hash, replaces, keep string) int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.passwords[login] = ChangedPassword{Hash: h.String(), Replaces: replaces}

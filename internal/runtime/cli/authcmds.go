@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/auth"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 	"github.com/agent-box/agent-box/internal/runtime/sdlisten"
 )
 
@@ -37,14 +38,14 @@ func (p *Program) authServe(ctx context.Context) error {
 
 // webHashPassword reads a password from stdin and prints its hash.
 func (p *Program) webHashPassword() error {
-	pw, err := auth.ReadPassword(p.Stdin, p.Stderr)
-	if errors.Is(err, auth.ErrEmptyPassword) || errors.Is(err, auth.ErrPasswordTooLong) {
+	pw, err := pwhash.Read(p.Stdin, p.Stderr)
+	if errors.Is(err, pwhash.ErrEmpty) || errors.Is(err, pwhash.ErrTooLong) {
 		return usagef("web hash-password: %v (it is read from stdin, one line)", err)
 	}
 	if err != nil {
 		return fmt.Errorf("web hash-password: %w", err)
 	}
-	_, err = fmt.Fprintln(p.Stdout, auth.NewHash(pw).String())
+	_, err = fmt.Fprintln(p.Stdout, pwhash.NewHash(pw).String())
 	return err
 }
 

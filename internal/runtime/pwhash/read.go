@@ -1,4 +1,4 @@
-package auth
+package pwhash
 
 import (
 	"bufio"
@@ -12,20 +12,20 @@ import (
 	"unsafe"
 )
 
-// MaxPasswordLen bounds the line `agent-box web hash-password` reads.
-const MaxPasswordLen = 4096
+// MaxLen bounds the line `agent-box web hash-password` reads.
+const MaxLen = 4096
 
-// Input errors of ReadPassword.
+// Input errors of Read.
 var (
-	ErrEmptyPassword   = errors.New("the password is empty")
-	ErrPasswordTooLong = fmt.Errorf("the password is longer than %d bytes", MaxPasswordLen)
+	ErrEmpty   = errors.New("the password is empty")
+	ErrTooLong = fmt.Errorf("the password is longer than %d bytes", MaxLen)
 )
 
-// ReadPassword reads one line from in (its line ending removed). When in
+// Read reads one line from in (its line ending removed). When in
 // is a terminal it prompts on prompt and turns echo off while reading; the
 // terminal is restored afterwards, also when SIGINT, SIGTERM or SIGHUP
 // interrupts the read.
-func ReadPassword(in io.Reader, prompt io.Writer) (string, error) {
+func Read(in io.Reader, prompt io.Writer) (string, error) {
 	var pw string
 	var err error
 	if f, ok := in.(*os.File); ok {
@@ -38,20 +38,20 @@ func ReadPassword(in io.Reader, prompt io.Writer) (string, error) {
 		pw, err = readLine(in)
 	}
 	if err == nil && pw == "" {
-		err = ErrEmptyPassword
+		err = ErrEmpty
 	}
 	return pw, err
 }
 
 func readLine(in io.Reader) (string, error) {
-	br := bufio.NewReader(io.LimitReader(in, MaxPasswordLen+2))
+	br := bufio.NewReader(io.LimitReader(in, MaxLen+2))
 	line, err := br.ReadString('\n')
 	if err != nil && err != io.EOF {
 		return "", fmt.Errorf("read the password: %w", err)
 	}
 	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-	if len(line) > MaxPasswordLen {
-		return "", ErrPasswordTooLong
+	if len(line) > MaxLen {
+		return "", ErrTooLong
 	}
 	return line, nil
 }

@@ -1,4 +1,4 @@
-package auth
+package pwhash
 
 import (
 	"bytes"
@@ -9,19 +9,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// fastDerive stands in for PBKDF2 at 600k iterations: the same function
-// at one iteration, so handler tests do not spend 80 ms a login. The
-// hashes of the test logins are made with it.
-func fastDerive(pw string, salt []byte, iter int, pause func()) []byte {
-	return derive(pw, salt, 1, pause)
-}
-
-func fastHash(pw string) Hash {
-	salt := make([]byte, saltLen)
-	rand.Read(salt)
-	return Hash{Iterations: MinIterations, Salt: salt, Key: fastDerive(pw, salt, MinIterations, nil)}
-}
 
 var hashRE = regexp.MustCompile(`^\$pbkdf2-sha256\$i=600000\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$`)
 
@@ -54,31 +41,31 @@ func TestHashRoundTrip(t *testing.T) {
 // the pausable way (the rounds a suspect's hash takes) included.
 func TestDeriveIsPBKDF2HMACSHA256(t *testing.T) {
 	for _, pause := range []func(){nil, func() {}} {
-		got := hex.EncodeToString(derive("passwd", []byte("salt"), 1, pause))
+		got := hex.EncodeToString(Derive("passwd", []byte("salt"), 1, pause))
 		if want := "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc"; got != want {
 			t.Errorf("derive = %s, want %s", got, want)
 		}
 	}
 	// RFC 7914 section 11, c = 80000 (the pauses fall inside it)
-	got := hex.EncodeToString(derive("Password", []byte("NaCl"), 80000, func() {}))
+	got := hex.EncodeToString(Derive("Password", []byte("NaCl"), 80000, func() {}))
 	if want := "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56"; got != want {
 		t.Errorf("80000 rounds, pausable: %s, want %s", got, want)
 	}
 }
 
 // TestThePausableHashIsTheLibrarysHash: crypto/pbkdf2 and the hand-written
-// rounds agree, and the rounds pause every pauseEvery iterations.
+// rounds agree, and the rounds pause every PauseEvery iterations.
 func TestThePausableHashIsTheLibrarysHash(t *testing.T) {
-	for _, iter := range []int{1, 2, pauseEvery - 1, pauseEvery, pauseEvery + 1, 3*pauseEvery + 17} {
-		salt := make([]byte, saltLen)
+	for _, iter := range []int{1, 2, PauseEvery - 1, PauseEvery, PauseEvery + 1, 3*PauseEvery + 17} {
+		salt := make([]byte, SaltLen)
 		rand.Read(salt)
 		pauses := 0
-		a := derive("pw-"+strconv.Itoa(iter), salt, iter, nil)
-		b := derive("pw-"+strconv.Itoa(iter), salt, iter, func() { pauses++ })
+		a := Derive("pw-"+strconv.Itoa(iter), salt, iter, nil)
+		b := Derive("pw-"+strconv.Itoa(iter), salt, iter, func() { pauses++ })
 		if !bytes.Equal(a, b) {
 			t.Errorf("%d iterations: library %x, rounds %x", iter, a, b)
 		}
-		if want := iter / pauseEvery; pauses != want {
+		if want := iter / PauseEvery; pauses != want {
 			t.Errorf("%d iterations: %d pauses, want %d", iter, pauses, want)
 		}
 	}

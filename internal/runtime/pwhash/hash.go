@@ -1,4 +1,5 @@
-package auth
+// Package pwhash is the web surface's password hashes: PBKDF2-HMAC-SHA256 in one string format, checked at a cost a login can pause, and a password read from a terminal without echo.
+package pwhash
 
 import (
 	"crypto/hmac"
@@ -19,8 +20,8 @@ const (
 	MinIterations = 600_000    // fewer is refused when the service starts
 	MaxIterations = 10_000_000 // more would make one login take over a second
 	hashPrefix    = "$pbkdf2-sha256$i="
-	saltLen       = 16
-	keyLen        = 32
+	SaltLen       = 16 // bytes of a hash's salt
+	KeyLen        = 32 // bytes of a hash's key
 )
 
 var b64 = base64.RawStdEncoding.Strict()
@@ -32,14 +33,14 @@ type Hash struct {
 	Key        []byte
 }
 
-// derive is PBKDF2-HMAC-SHA256 with a 32-byte key: the one hash function
-// of this package (a Server counts its calls through its own field). It
-// calls pause, when not nil, every pauseEvery iterations: a suspect's hash
-// waits there while other logins hash (hashQueue.yield), so it shares no
-// CPU with them.
-func derive(password string, salt []byte, iter int, pause func()) []byte {
+// Derive is PBKDF2-HMAC-SHA256 with a 32-byte key: the one hash function
+// of the web surface (the auth service counts its calls through its own
+// field). It calls pause, when not nil, every PauseEvery iterations: a
+// suspect's hash waits there while other logins hash (the auth service's
+// hash queue), so it shares no CPU with them.
+func Derive(password string, salt []byte, iter int, pause func()) []byte {
 	if pause == nil {
-		k, err := pbkdf2.Key(sha256.New, password, salt, iter, keyLen)
+		k, err := pbkdf2.Key(sha256.New, password, salt, iter, KeyLen)
 		if err != nil {
 			// only FIPS-only mode refuses, and never for these sizes
 			panic(fmt.Sprintf("pbkdf2: %v", err))
@@ -54,7 +55,7 @@ func derive(password string, salt []byte, iter int, pause func()) []byte {
 	u := prf.Sum(nil)
 	t := append([]byte(nil), u...)
 	for n := 2; n <= iter; n++ {
-		if n%pauseEvery == 0 {
+		if n%PauseEvery == 0 {
 			pause()
 		}
 		prf.Reset()
@@ -65,15 +66,15 @@ func derive(password string, salt []byte, iter int, pause func()) []byte {
 	return t
 }
 
-// pauseEvery is how many iterations a pausable hash runs between pauses
+// PauseEvery is how many iterations a pausable hash runs between pauses
 // (about 1 ms here, 60 ms in an emulated machine).
-const pauseEvery = 8192
+const PauseEvery = 8192
 
 // NewHash hashes password with a fresh random salt at MinIterations.
 func NewHash(password string) Hash {
-	salt := make([]byte, saltLen)
+	salt := make([]byte, SaltLen)
 	rand.Read(salt)
-	return Hash{Iterations: MinIterations, Salt: salt, Key: derive(password, salt, MinIterations, nil)}
+	return Hash{Iterations: MinIterations, Salt: salt, Key: Derive(password, salt, MinIterations, nil)}
 }
 
 // String formats h as $pbkdf2-sha256$i=<iterations>$<salt>$<key>.
@@ -104,34 +105,37 @@ func ParseHash(s string) (Hash, error) {
 		return Hash{}, fmt.Errorf("%d iterations, more than %d", n, MaxIterations)
 	}
 	salt, err := b64.DecodeString(parts[1])
-	if err != nil || len(salt) != saltLen {
-		return Hash{}, fmt.Errorf("the salt is not %d bytes of base64 without padding", saltLen)
+	if err != nil || len(salt) != SaltLen {
+		return Hash{}, fmt.Errorf("the salt is not %d bytes of base64 without padding", SaltLen)
 	}
 	key, err := b64.DecodeString(parts[2])
-	if err != nil || len(key) != keyLen {
-		return Hash{}, fmt.Errorf("the key is not %d bytes of base64 without padding", keyLen)
+	if err != nil || len(key) != KeyLen {
+		return Hash{}, fmt.Errorf("the key is not %d bytes of base64 without padding", KeyLen)
 	}
 	return Hash{Iterations: n, Salt: salt, Key: key}, nil
 }
 
 // Verify reports whether password matches h (one PBKDF2 run).
-func (h Hash) Verify(password string) bool { return h.check(derive, password, nil) }
+func (h Hash) Verify(password string) bool { return h.Check(Derive, password, nil) }
 
-func (h Hash) check(d deriveFunc, password string, pause func()) bool {
+// Check reports whether d derives h's key from password, in constant time;
+// pause as Derive's.
+func (h Hash) Check(d DeriveFunc, password string, pause func()) bool {
 	return subtle.ConstantTimeCompare(d(password, h.Salt, h.Iterations, pause), h.Key) == 1
 }
 
-// deriveFunc is derive's signature (tests give a Server a cheaper one).
-type deriveFunc func(password string, salt []byte, iter int, pause func()) []byte
+// DeriveFunc is Derive's signature (tests give the auth service a cheaper
+// one).
+type DeriveFunc func(password string, salt []byte, iter int, pause func()) []byte
 
-// dummyHash is what an unknown login is checked against: the same cost as
+// Dummy is what an unknown login is checked against: the same cost as
 // the most expensive configured hash, a key nothing derives to.
-func dummyHash(hashes map[string]Hash) Hash {
+func Dummy(hashes map[string]Hash) Hash {
 	iter := MinIterations
 	for _, h := range hashes {
 		iter = max(iter, h.Iterations)
 	}
-	salt, key := make([]byte, saltLen), make([]byte, keyLen)
+	salt, key := make([]byte, SaltLen), make([]byte, KeyLen)
 	rand.Read(salt)
 	rand.Read(key)
 	return Hash{Iterations: iter, Salt: salt, Key: key}
