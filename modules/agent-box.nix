@@ -25,7 +25,6 @@
 #   internal/runtime/auth/codes.go
 #   internal/runtime/auth/config.go
 #   internal/runtime/auth/inbox.go
-#   internal/runtime/auth/limits.go
 #   internal/runtime/auth/log.go
 #   internal/runtime/auth/notify.go
 #   internal/runtime/auth/origin.go
@@ -36,6 +35,7 @@
 #   internal/runtime/auth/templates.go
 #   internal/runtime/auth/verify.go
 #   internal/runtime/badconfig/badconfig.go
+#   internal/runtime/board/board.go
 #   internal/runtime/claudestate/claudestate.go
 #   internal/runtime/cli/app.go
 #   internal/runtime/cli/apprun.go
@@ -62,7 +62,9 @@
 #   internal/runtime/httpserve/httpserve.go
 #   internal/runtime/journal/journal.go
 #   internal/runtime/journal/native.go
+#   internal/runtime/loginlimit/limits.go
 #   internal/runtime/notify/event.go
+#   internal/runtime/notify/feed.go
 #   internal/runtime/notify/sender.go
 #   internal/runtime/notify/serve.go
 #   internal/runtime/notify/urls.go
@@ -6856,135 +6858,17 @@ in
           import (
           	"io"
           	"net/http"
-          	"sync"
-          	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           )
-
-          // board is every agent user's attention states as their supervisors last
-          // reported them (docs/web-contract.md, "Listener status"): in memory only
-          // (a supervisor sends its report again at least every resendEvery, so a
-          // restarted service knows them again within it). Reports are rate-limited
-          // per user with a token bucket; a user's report replaces all of that
-          // user's states, and a change wakes the inbox streams (changed).
-          type board struct {
-          	mu      sync.Mutex
-          	users   map[string]*report
-          	buckets map[string]*bucket
-          	changed *wakeup
-          }
-
-          // report is one user's last report: when it came, and each state with the
-          // time the service first saw it (a session's entry keeps its time while
-          // its state and reason stay).
-          type report struct {
-          	at      time.Time
-          	entries []listed
-          }
-
-          type listed struct {
-          	attention.Entry
-          	Since time.Time
-          }
-
-          type bucket struct {
-          	tokens float64
-          	at     time.Time
-          }
-
-          func newBoard(changed *wakeup) *board {
-          	return &board{users: map[string]*report{}, buckets: map[string]*bucket{}, changed: changed}
-          }
-
-          // take spends one of user's tokens at now; false when none is left.
-          func (b *board) take(user string, now time.Time) bool {
-          	lim := contract.Attention.Report
-          	b.mu.Lock()
-          	defer b.mu.Unlock()
-          	k := b.buckets[user]
-          	if k == nil {
-          		k = &bucket{tokens: float64(lim.Burst), at: now}
-          		b.buckets[user] = k
-          	}
-          	k.tokens = min(float64(lim.Burst), k.tokens+now.Sub(k.at).Seconds()*float64(lim.PerSecond))
-          	k.at = now
-          	if k.tokens < 1 {
-          		return false
-          	}
-          	k.tokens--
-          	return true
-          }
-
-          // set replaces user's states with es, reported at now; first says it is
-          // user's first report since the service started. fresh are the entries
-          // whose state (or reason) is new and in the inbox (none on a first report:
-          // the service cannot tell what it already said before it started). A
-          // change of any state wakes the inbox streams.
-          func (b *board) set(user string, es []attention.Entry, now time.Time) (first bool, fresh []listed) {
-          	b.mu.Lock()
-          	defer b.mu.Unlock()
-          	old, had := b.users[user]
-          	since := map[attention.Entry]time.Time{}
-          	if had {
-          		for _, e := range old.entries {
-          			since[e.Entry] = e.Since
-          		}
-          	}
-          	r := &report{at: now, entries: make([]listed, len(es))}
-          	changed := !had || len(es) != len(old.entries)
-          	for i, e := range es {
-          		t, ok := since[e]
-          		if !ok {
-          			t, changed = now, true
-          		}
-          		r.entries[i] = listed{Entry: e, Since: t}
-          		if !ok && had && inboxRank[e.State] > 0 {
-          			fresh = append(fresh, r.entries[i])
-          		}
-          	}
-          	b.users[user] = r
-          	if changed {
-          		b.changed.fire()
-          	}
-          	return !had, fresh
-          }
-
-          // states is user's states as last reported (nil: no report yet).
-          func (b *board) states(user string) []attention.Entry {
-          	b.mu.Lock()
-          	defer b.mu.Unlock()
-          	r := b.users[user]
-          	if r == nil {
-          		return nil
-          	}
-          	es := make([]attention.Entry, len(r.entries))
-          	for i, e := range r.entries {
-          		es[i] = e.Entry
-          	}
-          	return es
-          }
-
-          // listing is user's states with their times, or nil when user's last
-          // report is older than the inbox's staleAfter at now (its supervisor
-          // stopped, or cannot reach the service).
-          func (b *board) listing(user string, now time.Time) []listed {
-          	b.mu.Lock()
-          	defer b.mu.Unlock()
-          	r := b.users[user]
-          	if r == nil || now.Sub(r.at) >= staleAfter {
-          		return nil
-          	}
-          	return append([]listed(nil), r.entries...)
-          }
 
           // attentionPut takes user's report (the status listener's PUT
           // report.path, from a configured user's uid): 204; 400 for a body that is
           // not a report (nothing changes); 429 beyond the user's rate.
           func (s *Server) attentionPut(w http.ResponseWriter, r *http.Request, user string) {
           	lim := contract.Attention.Report
-          	if !s.board.take(user, s.clock.Now()) {
+          	if !s.board.Take(user, s.clock.Now()) {
           		w.Header().Set("Retry-After", "1")
           		http.Error(w, "too many reports", http.StatusTooManyRequests)
           		return
@@ -6999,7 +6883,7 @@ in
           		http.Error(w, "not a report: "+err.Error(), http.StatusBadRequest)
           		return
           	}
-          	first, fresh := s.board.set(user, es, s.clock.Now())
+          	first, fresh := s.board.Set(user, es, s.clock.Now())
           	if first {
           		s.log.Printf("%s reports the attention states of %d sessions", user, len(es))
           	}
@@ -7020,6 +6904,8 @@ in
           	"time"
           	"unicode/utf8"
 
+          	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
+          	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
           	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           )
 
@@ -7098,8 +6984,8 @@ in
           		fail(http.StatusUnauthorized, "The current password is wrong.")
           		return
           	}
-          	if err := s.queue.acquire(r.Context(), false); err != nil {
-          		if errors.Is(err, errBusy) {
+          	if err := s.queue.Acquire(r.Context(), false); err != nil {
+          		if errors.Is(err, loginlimit.ErrBusy) {
           			retryAfter(w, busyRetry)
           			fail(http.StatusServiceUnavailable, "The box is busy checking logins; the password is unchanged. Try again in a few seconds.")
           		}
@@ -7108,7 +6994,7 @@ in
           	salt := make([]byte, pwhash.SaltLen)
           	rand.Read(salt)
           	nh := pwhash.Hash{Iterations: pwhash.MinIterations, Salt: salt, Key: s.derive(pw, salt, pwhash.MinIterations, nil)}
-          	s.queue.release(false)
+          	s.queue.Release(false)
           	now = s.clock.Now()
           	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
           	if err := s.persistLogged(now); err != nil {
@@ -7134,20 +7020,20 @@ in
           // queue; and, for every attempt that fails or is refused, the one
           // failed-login line fail2ban reads.
           func (s *Server) attempt(r *http.Request, login, password string) attemptResult {
-          	cl := clientOf(r.Header)
+          	cl := clientaddr.FromHeader(r.Header)
           	h, known := s.hashOf(login)
           	if !known {
           		h = s.dummy
           	}
           	name := logName(login) // the pair's login: a login name or "-"
-          	ad := s.limits.admit(cl.Key, name, s.clock.Now())
-          	if !ad.ok {
+          	ad := s.limits.Admit(cl.Key, name, s.clock.Now())
+          	if !ad.OK {
           		s.log.Line(failedLoginLine(login, cl.Log))
-          		return attemptResult{wait: ad.wait}
+          		return attemptResult{wait: ad.Wait}
           	}
-          	if err := s.queue.acquire(r.Context(), ad.suspect); err != nil {
-          		busy := errors.Is(err, errBusy)
-          		s.limits.cancel(cl.Key, name, busy, s.clock.Now())
+          	if err := s.queue.Acquire(r.Context(), ad.Suspect); err != nil {
+          		busy := errors.Is(err, loginlimit.ErrBusy)
+          		s.limits.Cancel(cl.Key, name, busy, s.clock.Now())
           		if !busy {
           			return attemptResult{gone: true}
           		}
@@ -7155,12 +7041,12 @@ in
           		return attemptResult{busy: true}
           	}
           	var pause func()
-          	if ad.suspect {
-          		pause = s.queue.yield // a suspect's hash waits while others hash
+          	if ad.Suspect {
+          		pause = s.queue.Yield // a suspect's hash waits while others hash
           	}
           	good := h.Check(s.derive, password, pause) && known
-          	s.queue.release(ad.suspect)
-          	s.limits.done(cl.Key, name, good, s.clock.Now())
+          	s.queue.Release(ad.Suspect)
+          	s.limits.Done(cl.Key, name, good, s.clock.Now())
           	if !good {
           		s.log.Line(failedLoginLine(login, cl.Log))
           		return attemptResult{}
@@ -7389,8 +7275,10 @@ in
           // origin and /auth/* of every user origin, Caddy's forward_auth endpoint,
           // the status socket the web daemons ask and the root-only control socket.
           // Sessions are kept in $STATE_DIRECTORY/sessions.json with only
-          // sha256(secret) at rest. It also holds what `agent-box web hash-password`
-          // and `agent-box web revoke` need.
+          // sha256(secret) at rest. It also holds what `agent-box web revoke` needs.
+          // Its other jobs are packages of their own: the password hashes (pwhash),
+          // the login limits and hash queue (loginlimit), the attention board and
+          // the inbox streams it wakes (board), the notify feed (notify.Feed).
           package auth
 
           import (
@@ -7688,10 +7576,10 @@ in
           	"net/http"
           	"sort"
           	"strings"
-          	"sync"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/board"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           )
@@ -7703,18 +7591,6 @@ in
           // password origin, so nothing an agent can write is shown there: an entry
           // shows its user, state, reason and time, and carries its session's name
           // only inside its Open form (the hand-over's next path).
-
-          // staleAfter: a user whose last report is older is not listed.
-          var staleAfter = contract.Duration(contract.Attention.Inbox.StaleAfter)
-
-          // inboxRank is each inbox state's place in the list (1 first); 0: not listed.
-          var inboxRank = func() map[attention.State]int {
-          	m := map[attention.State]int{}
-          	for i, st := range contract.Attention.Inbox.States {
-          		m[attention.State(st)] = i + 1
-          	}
-          	return m
-          }()
 
           // inboxEntry is one line of a login's inbox.
           type inboxEntry struct {
@@ -7751,15 +7627,15 @@ in
           func (s *Server) inbox(login string, now time.Time) []inboxEntry {
           	var out []inboxEntry
           	for _, u := range s.cfg.Logins[login].Users {
-          		for _, e := range s.board.listing(u, now) {
-          			if inboxRank[e.State] > 0 {
+          		for _, e := range s.board.Listing(u, now) {
+          			if board.Rank[e.State] > 0 {
           				out = append(out, inboxEntry{User: u, Session: e.Session, Status: attention.Status{State: e.State, Reason: e.Reason}, Since: e.Since})
           			}
           		}
           	}
           	sort.SliceStable(out, func(i, j int) bool {
           		a, b := out[i], out[j]
-          		if ra, rb := inboxRank[a.Status.State], inboxRank[b.Status.State]; ra != rb {
+          		if ra, rb := board.Rank[a.Status.State], board.Rank[b.Status.State]; ra != rb {
           			return ra < rb
           		}
           		if !a.Since.Equal(b.Since) {
@@ -7800,8 +7676,8 @@ in
           		httpserve.Plain(w, http.StatusInternalServerError, "internal error")
           		return
           	}
-          	st := s.streams.open(sess.Login, contract.Attention.Inbox.MaxStreams)
-          	defer s.streams.close(sess.Login, st)
+          	st := s.streams.Open(sess.Login, contract.Attention.Inbox.MaxStreams)
+          	defer s.streams.Close(sess.Login, st)
           	w.Header().Set("Content-Type", "text/event-stream")
           	w.WriteHeader(http.StatusOK)
           	rc := http.NewResponseController(w)
@@ -7810,7 +7686,7 @@ in
           	var last []byte
           	touch := false
           	for {
-          		wake := s.changed.wait() // before reading, so no change between is missed
+          		wake := s.changed.Wait() // before reading, so no change between is missed
           		now := s.clock.Now()
           		if _, alive := s.store.alive(sess.ID, now); !alive {
           			writeEvent(w, "end", []byte("ended"))
@@ -7845,7 +7721,7 @@ in
           		case <-wake:
           		case <-tick.C:
           			touch = true
-          		case <-st.evicted:
+          		case <-st.Evicted:
           			writeEvent(w, "closed", []byte(evictedText))
           			rc.Flush()
           			return
@@ -7873,508 +7749,6 @@ in
           	b.WriteString("\n")
           	w.Write([]byte(b.String()))
           }
-
-          // wakeup wakes every waiter at once: wait returns a channel fire closes.
-          type wakeup struct {
-          	mu sync.Mutex
-          	ch chan struct{}
-          }
-
-          func newWakeup() *wakeup { return &wakeup{ch: make(chan struct{})} }
-
-          func (g *wakeup) wait() <-chan struct{} {
-          	g.mu.Lock()
-          	defer g.mu.Unlock()
-          	return g.ch
-          }
-
-          // fire wakes every waiter (nil: no one waits).
-          func (g *wakeup) fire() {
-          	if g == nil {
-          		return
-          	}
-          	g.mu.Lock()
-          	defer g.mu.Unlock()
-          	close(g.ch)
-          	g.ch = make(chan struct{})
-          }
-
-          // streams are the open inbox streams per login, oldest first.
-          type streams struct {
-          	mu      sync.Mutex
-          	byLogin map[string][]*stream
-          }
-
-          type stream struct{ evicted chan struct{} }
-
-          func newStreams() *streams { return &streams{byLogin: map[string][]*stream{}} }
-
-          // open adds a stream of login, ending its oldest beyond max.
-          func (ss *streams) open(login string, max int) *stream {
-          	ss.mu.Lock()
-          	defer ss.mu.Unlock()
-          	st := &stream{evicted: make(chan struct{})}
-          	l := append(ss.byLogin[login], st)
-          	for len(l) > max {
-          		close(l[0].evicted)
-          		l = l[1:]
-          	}
-          	ss.byLogin[login] = l
-          	return st
-          }
-
-          // close removes st (if it is still open).
-          func (ss *streams) close(login string, st *stream) {
-          	ss.mu.Lock()
-          	defer ss.mu.Unlock()
-          	l := ss.byLogin[login]
-          	for i, x := range l {
-          		if x == st {
-          			ss.byLogin[login] = append(l[:i:i], l[i+1:]...)
-          			break
-          		}
-          	}
-          	if len(ss.byLogin[login]) == 0 {
-          		delete(ss.byLogin, login)
-          	}
-          }
-
-          // count is the number of open streams of login.
-          func (ss *streams) count(login string) int {
-          	ss.mu.Lock()
-          	defer ss.mu.Unlock()
-          	return len(ss.byLogin[login])
-          }
-        '';
-        "auth/limits.go" = ''
-          package auth
-
-          import (
-          	"context"
-          	"errors"
-          	"sync"
-          	"time"
-
-          	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
-          )
-
-          // Login limits (docs/web-contract.md, "Logins"). Every limit is per client
-          // (clientaddr: an address, an IPv6 /64, all of loopback) or per (login,
-          // client), never per login alone: no client can hold back a login for
-          // another. Unknown login names are limited exactly like known ones, so a
-          // refusal never tells them apart.
-          const (
-          	hashSlots    = 2                // hashes at once
-          	bucketSize   = 5                // attempts per client...
-          	bucketRefill = 12 * time.Second // ...and one more this often
-          	backoffFirst = time.Second      // after a (login, client)'s first failure
-          	backoffMax   = 5 * time.Minute
-          	// decay: a (login, client)'s failure count drops by one for each
-          	// quiet period this long, and a client whose last failure or refusal
-          	// is older is no longer a suspect.
-          	decay      = 10 * time.Minute
-          	maxClients = 1 << 16 // clients tracked; beyond, idle ones are forgotten
-          	maxPairs   = 1 << 16 // (login, client) pairs tracked; likewise
-          	overflow   = "overflow"
-          )
-
-          // Hashing queue (hashQueue): suspects (clients with a failure or refusal
-          // in the last decay, or with another attempt already being checked) hash
-          // only on capacity no one else wants (while no other attempt holds or waits
-          // for a slot), on all slots but one, and wait in a short queue; other
-          // clients may use every slot and are served newest first, so neither a
-          // flood of guesses nor a burst of first guesses from fresh addresses can
-          // push a later login behind it or share the CPU with it for longer than
-          // the one guess already running. A full queue or a wait past queueWait is
-          // refused at once.
-          const (
-          	queueClean   = 8
-          	queueSuspect = 4
-          	// queueWait and a hash (seconds in an emulated machine) stay well
-          	// under the 30 s in which the service must answer.
-          	queueWait = 10 * time.Second
-          )
-
-          // limiter holds the per-client token buckets and the per-(login, client)
-          // backoff. Both maps are bounded.
-          type limiter struct {
-          	mu      sync.Mutex
-          	clients map[string]*clientState
-          	pairs   map[pairKey]*backoff
-          }
-
-          type clientState struct {
-          	tokens   float64
-          	at       time.Time // when tokens was counted
-          	lastBad  time.Time // the client's last failure or refusal
-          	inFlight int       // its admitted attempts not yet done
-          }
-
-          type pairKey struct{ login, client string }
-
-          type backoff struct {
-          	failures    int
-          	lastFailure time.Time
-          	until       time.Time
-          	inFlight    bool // an attempt of this pair is being checked
-          }
-
-          func newLimiter() *limiter {
-          	return &limiter{clients: map[string]*clientState{}, pairs: map[pairKey]*backoff{}}
-          }
-
-          func (c *clientState) refill(now time.Time) {
-          	if el := now.Sub(c.at); el > 0 {
-          		c.tokens = min(bucketSize, c.tokens+float64(el)/float64(bucketRefill))
-          	}
-          	c.at = now
-          }
-
-          // suspect: a failure or refusal within decay, or an attempt already in
-          // flight (a person types one password at a time).
-          func (c *clientState) suspect(now time.Time) bool {
-          	return c.inFlight > 0 || !c.lastBad.IsZero() && now.Sub(c.lastBad) < decay
-          }
-
-          // decayed drops one failure per quiet decay since the last one.
-          func (b *backoff) decayed(now time.Time) {
-          	if b.failures == 0 {
-          		return
-          	}
-          	n := int(now.Sub(b.lastFailure) / decay)
-          	if n <= 0 {
-          		return
-          	}
-          	if n >= b.failures {
-          		b.failures = 0
-          		return
-          	}
-          	b.failures -= n
-          	b.lastFailure = b.lastFailure.Add(time.Duration(n) * decay)
-          }
-
-          // admission is the limiter's answer to one attempt.
-          type admission struct {
-          	ok      bool
-          	wait    time.Duration // the Retry-After of a refusal
-          	suspect bool          // the client had a failure or refusal within decay
-          }
-
-          // admit decides whether an attempt of login from client may be checked
-          // now. An admitted attempt must be followed by done or cancel; a refused
-          // one counts against the client (it is a suspect for decay).
-          func (l *limiter) admit(client, login string, now time.Time) admission {
-          	l.mu.Lock()
-          	defer l.mu.Unlock()
-          	c := l.clientLocked(client, now)
-          	c.refill(now)
-          	b, full := l.pairLocked(pairKey{login, client}, now)
-          	var wait time.Duration
-          	switch {
-          	case full:
-          		wait = time.Second
-          	case b.inFlight:
-          		wait = time.Second
-          	case now.Before(b.until):
-          		wait = b.until.Sub(now)
-          	case c.tokens < 1:
-          		wait = time.Duration((1 - c.tokens) * float64(bucketRefill))
-          	default:
-          		suspect := c.suspect(now)
-          		c.tokens--
-          		c.inFlight++
-          		b.inFlight = true
-          		return admission{ok: true, suspect: suspect}
-          	}
-          	c.lastBad = now
-          	return admission{wait: max(wait, time.Nanosecond)}
-          }
-
-          // done ends an admitted attempt: a success forgets the pair's backoff and
-          // the client's suspicion; a failure doubles the pair's backoff (1 s, 2 s,
-          // 4 s ... 5 min; fewer after quiet periods) and makes the client a suspect.
-          func (l *limiter) done(client, login string, success bool, now time.Time) {
-          	l.mu.Lock()
-          	defer l.mu.Unlock()
-          	k := pairKey{login, client}
-          	b := l.pairs[k]
-          	c := l.clientOfLocked(client)
-          	if c != nil && c.inFlight > 0 {
-          		c.inFlight--
-          	}
-          	if success {
-          		delete(l.pairs, k)
-          		if c != nil {
-          			c.lastBad = time.Time{}
-          		}
-          		return
-          	}
-          	if c != nil {
-          		c.lastBad = now
-          	}
-          	if b == nil {
-          		return
-          	}
-          	b.inFlight = false
-          	b.decayed(now)
-          	b.failures++
-          	b.lastFailure = now
-          	d := backoffMax
-          	if b.failures <= 20 {
-          		d = min(backoffMax, backoffFirst<<(b.failures-1))
-          	}
-          	b.until = now.Add(d)
-          }
-
-          // cancel ends an admitted attempt that was never checked (the client went
-          // away, or the hashing queue refused it: then refused is true and the
-          // client counts as a suspect).
-          func (l *limiter) cancel(client, login string, refused bool, now time.Time) {
-          	l.mu.Lock()
-          	defer l.mu.Unlock()
-          	if b := l.pairs[pairKey{login, client}]; b != nil {
-          		b.inFlight = false
-          	}
-          	if c := l.clientOfLocked(client); c != nil {
-          		if c.inFlight > 0 {
-          			c.inFlight--
-          		}
-          		if refused {
-          			c.lastBad = now
-          		}
-          	}
-          }
-
-          // clientLocked is client's state, created full; when maxClients are
-          // tracked, the idle ones (a full bucket, no suspicion) are forgotten, and
-          // if none is, every new client shares one overflow bucket.
-          func (l *limiter) clientLocked(client string, now time.Time) *clientState {
-          	if c := l.clients[client]; c != nil {
-          		return c
-          	}
-          	if len(l.clients) >= maxClients {
-          		for k, c := range l.clients {
-          			c.refill(now)
-          			if c.tokens >= bucketSize && !c.suspect(now) && c.inFlight == 0 {
-          				delete(l.clients, k)
-          			}
-          		}
-          	}
-          	if len(l.clients) >= maxClients {
-          		client = overflow
-          		if c := l.clients[client]; c != nil {
-          			return c
-          		}
-          	}
-          	c := &clientState{tokens: bucketSize, at: now}
-          	l.clients[client] = c
-          	return c
-          }
-
-          // clientOfLocked is the state admit counted client's attempt in: its own,
-          // or the overflow bucket's.
-          func (l *limiter) clientOfLocked(client string) *clientState {
-          	if c := l.clients[client]; c != nil {
-          		return c
-          	}
-          	return l.clients[overflow]
-          }
-
-          // pairLocked is k's backoff, created empty; when maxPairs are tracked,
-          // the ones whose backoff has passed are forgotten, and if none has, full
-          // is true (the attempt is refused: that many clients are in backoff).
-          func (l *limiter) pairLocked(k pairKey, now time.Time) (b *backoff, full bool) {
-          	if b := l.pairs[k]; b != nil {
-          		return b, false
-          	}
-          	if len(l.pairs) >= maxPairs {
-          		for pk, b := range l.pairs {
-          			if !b.inFlight && !now.Before(b.until) {
-          				delete(l.pairs, pk)
-          			}
-          		}
-          	}
-          	if len(l.pairs) >= maxPairs {
-          		return &backoff{}, true
-          	}
-          	b = &backoff{}
-          	l.pairs[k] = b
-          	return b, false
-          }
-
-          // errBusy is an attempt the hashing queue refused: it is full, or the
-          // wait passed queueWait.
-          var errBusy = errors.New("too many logins are being checked")
-
-          // hashQueue bounds the hashes running at once (slots) and the attempts
-          // waiting for one.
-          type hashQueue struct {
-          	mu       sync.Mutex
-          	idle     *sync.Cond // signalled when no other attempt hashes (cleans == 0)
-          	free     int        // slots free
-          	suspects int        // slots held by suspects
-          	clean    []*waiter
-          	suspect  []*waiter
-          	cleans   int // slots held by others
-
-          	slots, maxClean, maxSuspect int
-          	wait                        time.Duration
-          }
-
-          type waiter struct {
-          	ch      chan error // nil: a slot was handed over; errBusy: evicted
-          	suspect bool
-          }
-
-          func newHashQueue() *hashQueue {
-          	return &hashQueue{free: hashSlots, slots: hashSlots, maxClean: queueClean, maxSuspect: queueSuspect, wait: queueWait}
-          }
-
-          // yield is the pause of a suspect's hash: it waits while another
-          // attempt's hash runs, so a login from a client without recent failures
-          // never shares the CPU with a guess for longer than one pause interval.
-          func (q *hashQueue) yield() {
-          	q.mu.Lock()
-          	defer q.mu.Unlock()
-          	if q.idle == nil {
-          		q.idle = sync.NewCond(&q.mu)
-          	}
-          	for q.cleans > 0 {
-          		q.idle.Wait()
-          	}
-          }
-
-          // acquire takes a slot for one hash: at once if one is free (for a
-          // suspect, if another slot stays free of suspects), else after waiting in
-          // the queue. It returns errBusy when the queue is full (a newer clean
-          // attempt evicts the oldest clean waiter) or the wait passes, or ctx's
-          // error when the client goes away.
-          func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
-          	q.mu.Lock()
-          	if q.free > 0 && (!suspect || q.suspectMay()) {
-          		q.take(suspect)
-          		q.mu.Unlock()
-          		return nil
-          	}
-          	w := &waiter{ch: make(chan error, 1), suspect: suspect}
-          	if suspect {
-          		if len(q.suspect) >= q.maxSuspect {
-          			q.mu.Unlock()
-          			return errBusy
-          		}
-          		q.suspect = append(q.suspect, w)
-          	} else {
-          		if q.maxClean == 0 {
-          			q.mu.Unlock()
-          			return errBusy
-          		}
-          		if len(q.clean) >= q.maxClean {
-          			oldest := q.clean[0]
-          			q.clean = q.clean[1:]
-          			oldest.ch <- errBusy
-          		}
-          		q.clean = append(q.clean, w)
-          	}
-          	q.mu.Unlock()
-
-          	t := time.NewTimer(q.wait)
-          	defer t.Stop()
-          	var err error
-          	select {
-          	case err = <-w.ch:
-          		return err
-          	case <-t.C:
-          		err = errBusy
-          	case <-ctx.Done():
-          		err = ctx.Err()
-          	}
-          	q.mu.Lock()
-          	defer q.mu.Unlock()
-          	if q.remove(w) {
-          		return err
-          	}
-          	// Handed a slot (or evicted) just as it gave up: a slot is used
-          	// unless the client is gone.
-          	if got := <-w.ch; got != nil {
-          		return got
-          	}
-          	if ctx.Err() != nil {
-          		q.releaseLocked(suspect)
-          		return ctx.Err()
-          	}
-          	return nil
-          }
-
-          // suspectSlots is how many slots suspects may hold at once: all but one,
-          // so a client without recent failures always finds one soon.
-          func (q *hashQueue) suspectSlots() int { return max(1, q.slots-1) }
-
-          func (q *hashQueue) take(suspect bool) {
-          	q.free--
-          	if suspect {
-          		q.suspects++
-          	} else {
-          		q.cleans++
-          	}
-          }
-
-          // suspectMay: a suspect may take a free slot when it leaves one slot
-          // without suspects and no one else holds or waits for a slot.
-          func (q *hashQueue) suspectMay() bool {
-          	return q.suspects < q.suspectSlots() && q.cleans == 0 && len(q.clean) == 0
-          }
-
-          // remove takes w out of its queue; false when it was no longer there.
-          func (q *hashQueue) remove(w *waiter) bool {
-          	list := &q.clean
-          	if w.suspect {
-          		list = &q.suspect
-          	}
-          	for i, x := range *list {
-          		if x == w {
-          			*list = append((*list)[:i], (*list)[i+1:]...)
-          			return true
-          		}
-          	}
-          	return false
-          }
-
-          // release frees a slot taken by acquire.
-          func (q *hashQueue) release(suspect bool) {
-          	q.mu.Lock()
-          	defer q.mu.Unlock()
-          	q.releaseLocked(suspect)
-          }
-
-          // releaseLocked hands the slot to the newest clean waiter, else to the
-          // oldest suspect if suspects may take it, else frees it.
-          func (q *hashQueue) releaseLocked(suspect bool) {
-          	q.free++
-          	if suspect {
-          		q.suspects--
-          	} else {
-          		q.cleans--
-          		if q.cleans == 0 && q.idle != nil {
-          			q.idle.Broadcast()
-          		}
-          	}
-          	if n := len(q.clean); n > 0 {
-          		w := q.clean[n-1]
-          		q.clean = q.clean[:n-1]
-          		q.take(false)
-          		w.ch <- nil
-          		return
-          	}
-          	if len(q.suspect) > 0 && q.suspectMay() {
-          		w := q.suspect[0]
-          		q.suspect = q.suspect[1:]
-          		q.take(true)
-          		w.ch <- nil
-          	}
-          }
-
-          // clientOf is the request's client (clientaddr).
-          var clientOf = clientaddr.FromHeader
         '';
         "auth/log.go" = ''
           package auth
@@ -8410,99 +7784,28 @@ in
           package auth
 
           import (
-          	"context"
-          	"net"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/board"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
-          	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/notify"
           )
-
-          // feedQueue bounds the notifications waiting for the feed socket.
-          const feedQueue = 256
 
           // notifyFresh sends, for every login with notifications that may open
           // user, one event per fresh entry to the notify service's feed
           // (docs/web-contract.md, "Notifications"). It never waits: the feed is
           // written off the request's path.
-          func (s *Server) notifyFresh(user string, fresh []listed) {
+          func (s *Server) notifyFresh(user string, fresh []board.Listed) {
           	for _, e := range fresh {
           		for _, l := range s.notifyLogins {
           			if !s.cfg.mayOpen(l, user) {
           				continue
           			}
-          			s.feed.send(notify.Event{
+          			s.feed.Send(notify.Event{
           				Login: l, User: user, Session: e.Session, State: string(e.State), Reason: e.Reason,
           				Link: s.cfg.originURL(origin{User: user}) + contract.TerminalLink(e.Session),
           				Time: e.Since.UTC().Format(time.RFC3339),
           			}.Feed())
-          		}
-          	}
-          }
-
-          // feed writes datagrams to the notify service's socket, one goroutine
-          // (run), so that a full socket or a missing service never holds a
-          // request; beyond feedQueue waiting, a notification is dropped and
-          // logged.
-          type feed struct {
-          	path string
-          	ch   chan []byte
-          	log  *journal.Logger
-          }
-
-          func newFeed(path string, log *journal.Logger) *feed {
-          	return &feed{path: path, ch: make(chan []byte, feedQueue), log: log}
-          }
-
-          func (f *feed) send(b []byte) {
-          	select {
-          	case f.ch <- b:
-          	default:
-          		f.log.Printf("notify: dropped a notification: %d are waiting for %s", feedQueue, f.path)
-          	}
-          }
-
-          // run writes the queued datagrams until ctx ends. A failure is logged
-          // once until a write succeeds again (the socket is missing while the
-          // notify service's socket unit is, for example).
-          func (f *feed) run(ctx context.Context) {
-          	var conn net.Conn
-          	var failing string
-          	defer func() {
-          		if conn != nil {
-          			conn.Close()
-          		}
-          	}()
-          	for {
-          		var b []byte
-          		select {
-          		case b = <-f.ch:
-          		case <-ctx.Done():
-          			return
-          		}
-          		var err error
-          		if conn == nil {
-          			conn, err = net.Dial("unixgram", f.path)
-          		}
-          		if err == nil {
-          			conn.SetWriteDeadline(time.Now().Add(time.Second))
-          			_, err = conn.Write(b)
-          		}
-          		if err != nil {
-          			if conn != nil {
-          				conn.Close()
-          				conn = nil
-          			}
-          			if err.Error() != failing {
-          				f.log.Printf("notify: a notification was not sent: %v", err)
-          				failing = err.Error()
-          			}
-          			continue
-          		}
-          		if failing != "" {
-          			f.log.Printf("notify: the feed takes notifications again")
-          			failing = ""
           		}
           	}
           }
@@ -9132,9 +8435,12 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/badconfig"
+          	"github.com/agent-box/agent-box/internal/runtime/board"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           	"github.com/agent-box/agent-box/internal/runtime/journal"
+          	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
+          	"github.com/agent-box/agent-box/internal/runtime/notify"
           	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           )
 
@@ -9160,14 +8466,14 @@ in
           	log    *journal.Logger
           	store  *store
           	codes  *codes
-          	limits *limiter
-          	queue  *hashQueue
-          	board  *board
+          	limits *loginlimit.Limiter
+          	queue  *loginlimit.Queue
+          	board  *board.Board
           	dummy  pwhash.Hash
 
           	// changed wakes the inbox streams: a state reported, a session ended.
-          	changed *wakeup
-          	streams *streams
+          	changed *board.Wakeup
+          	streams *board.Streams
           	// keepAlive is the inbox streams' keep-alive interval (tests shorten it).
           	keepAlive time.Duration
           	// stopping ends the inbox streams when Serve's context ends.
@@ -9175,7 +8481,7 @@ in
           	// notifyLogins are the logins with notifications, sorted; feed sends
           	// theirs to the notify service (Serve runs it when there are any).
           	notifyLogins []string
-          	feed         *feed
+          	feed         *notify.Feed
 
           	// derive is the password hash function; tests count its calls.
           	derive pwhash.DeriveFunc
@@ -9194,12 +8500,12 @@ in
           	if o.StateDir == "" {
           		return nil, &badconfig.Error{What: configWhat, Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
           	}
-          	changed := newWakeup()
+          	changed := board.NewWakeup()
           	s := &Server{
           		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
-          		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(changed),
+          		codes: newCodes(), limits: loginlimit.NewLimiter(), queue: loginlimit.NewQueue(), board: board.New(changed),
           		dummy: pwhash.Dummy(o.Config.hashes), derive: pwhash.Derive, userName: lookupUserName,
-          		changed: changed, streams: newStreams(), keepAlive: contract.Duration(contract.Attention.Inbox.KeepAlive),
+          		changed: changed, streams: board.NewStreams(), keepAlive: contract.Duration(contract.Attention.Inbox.KeepAlive),
           	}
           	if s.clock == nil {
           		s.clock = systemClock{}
@@ -9210,7 +8516,7 @@ in
           		}
           	}
           	sort.Strings(s.notifyLogins)
-          	s.feed = newFeed(contract.Sockets.NotifyFeed.Path, s.log)
+          	s.feed = notify.NewFeed(contract.Sockets.NotifyFeed.Path, s.log)
           	if s.cfg.hashes == nil {
           		s.cfg.hashes = map[string]pwhash.Hash{}
           	}
@@ -9293,7 +8599,7 @@ in
           	s.log.Printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
           	s.stopping = ctx.Done()
           	if len(s.notifyLogins) > 0 {
-          		go s.feed.run(ctx)
+          		go s.feed.Run(ctx)
           	}
           	ls := []httpserve.Listener{
           		{L: verify, Handler: s.Verify()},
@@ -9480,6 +8786,7 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/board"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           	"github.com/agent-box/agent-box/internal/runtime/userfile"
@@ -9546,7 +8853,7 @@ in
           	wmu     sync.Mutex // serialises writes; a snapshot is never overwritten by an older one
           	written uint64
 
-          	ended *wakeup // fired when sessions end (the inbox streams check theirs)
+          	ended *board.Wakeup // fired when sessions end (the inbox streams check theirs)
           }
 
           // loadStore reads path. A missing file is an empty store; an unreadable or
@@ -9772,7 +9079,7 @@ in
           		}
           	}
           	st.gen++
-          	st.ended.fire()
+          	st.ended.Fire()
           	return n
           }
 
@@ -9803,7 +9110,7 @@ in
           	}
           	if n > 0 {
           		st.gen++
-          		st.ended.fire()
+          		st.ended.Fire()
           	}
           	return n
           }
@@ -9919,7 +9226,7 @@ in
           		}
           	}
           	st.gen++
-          	st.ended.fire()
+          	st.ended.Fire()
           	return n
           }
 
@@ -10233,6 +9540,224 @@ in
           func Is(err error) bool {
           	var e *Error
           	return errors.As(err, &e)
+          }
+        '';
+        "board/board.go" = ''
+          // Package board is the auth service's attention board: every agent user's attention states as their supervisors report them, the inbox's order, and the inbox streams they wake.
+          package board
+
+          import (
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // Board is every agent user's attention states as their supervisors last
+          // reported them (docs/web-contract.md, "Listener status"): in memory only
+          // (a supervisor sends its report again at least every resendEvery, so a
+          // restarted service knows them again within it). Reports are rate-limited
+          // per user with a token bucket; a user's report replaces all of that
+          // user's states, and a change wakes the inbox Streams (changed).
+          type Board struct {
+          	mu      sync.Mutex
+          	users   map[string]*report
+          	buckets map[string]*bucket
+          	changed *Wakeup
+          }
+
+          // report is one user's last report: when it came, and each state with the
+          // time the service first saw it (a session's entry keeps its time while
+          // its state and reason stay).
+          type report struct {
+          	at      time.Time
+          	entries []Listed
+          }
+
+          type Listed struct {
+          	attention.Entry
+          	Since time.Time
+          }
+
+          type bucket struct {
+          	tokens float64
+          	at     time.Time
+          }
+
+          // New is an empty board whose changes fire changed.
+          func New(changed *Wakeup) *Board {
+          	return &Board{users: map[string]*report{}, buckets: map[string]*bucket{}, changed: changed}
+          }
+
+          // Take spends one of user's tokens at now; false when none is left.
+          func (b *Board) Take(user string, now time.Time) bool {
+          	lim := contract.Attention.Report
+          	b.mu.Lock()
+          	defer b.mu.Unlock()
+          	k := b.buckets[user]
+          	if k == nil {
+          		k = &bucket{tokens: float64(lim.Burst), at: now}
+          		b.buckets[user] = k
+          	}
+          	k.tokens = min(float64(lim.Burst), k.tokens+now.Sub(k.at).Seconds()*float64(lim.PerSecond))
+          	k.at = now
+          	if k.tokens < 1 {
+          		return false
+          	}
+          	k.tokens--
+          	return true
+          }
+
+          // Set replaces user's states with es, reported at now; first says it is
+          // user's first report since the service started. fresh are the entries
+          // whose state (or reason) is new and in the inbox (none on a first report:
+          // the service cannot tell what it already said before it started). A
+          // change of any state wakes the inbox Streams.
+          func (b *Board) Set(user string, es []attention.Entry, now time.Time) (first bool, fresh []Listed) {
+          	b.mu.Lock()
+          	defer b.mu.Unlock()
+          	old, had := b.users[user]
+          	since := map[attention.Entry]time.Time{}
+          	if had {
+          		for _, e := range old.entries {
+          			since[e.Entry] = e.Since
+          		}
+          	}
+          	r := &report{at: now, entries: make([]Listed, len(es))}
+          	changed := !had || len(es) != len(old.entries)
+          	for i, e := range es {
+          		t, ok := since[e]
+          		if !ok {
+          			t, changed = now, true
+          		}
+          		r.entries[i] = Listed{Entry: e, Since: t}
+          		if !ok && had && Rank[e.State] > 0 {
+          			fresh = append(fresh, r.entries[i])
+          		}
+          	}
+          	b.users[user] = r
+          	if changed {
+          		b.changed.Fire()
+          	}
+          	return !had, fresh
+          }
+
+          // States is user's states as last reported (nil: no report yet).
+          func (b *Board) States(user string) []attention.Entry {
+          	b.mu.Lock()
+          	defer b.mu.Unlock()
+          	r := b.users[user]
+          	if r == nil {
+          		return nil
+          	}
+          	es := make([]attention.Entry, len(r.entries))
+          	for i, e := range r.entries {
+          		es[i] = e.Entry
+          	}
+          	return es
+          }
+
+          // Listing is user's states with their times, or nil when user's last
+          // report is older than the inbox's StaleAfter at now (its supervisor
+          // stopped, or cannot reach the service).
+          func (b *Board) Listing(user string, now time.Time) []Listed {
+          	b.mu.Lock()
+          	defer b.mu.Unlock()
+          	r := b.users[user]
+          	if r == nil || now.Sub(r.at) >= StaleAfter {
+          		return nil
+          	}
+          	return append([]Listed(nil), r.entries...)
+          }
+
+          // StaleAfter: a user whose last report is older is not Listed.
+          var StaleAfter = contract.Duration(contract.Attention.Inbox.StaleAfter)
+
+          // Rank is each inbox state's place in the list (1 first); 0: not Listed.
+          var Rank = func() map[attention.State]int {
+          	m := map[attention.State]int{}
+          	for i, st := range contract.Attention.Inbox.States {
+          		m[attention.State(st)] = i + 1
+          	}
+          	return m
+          }()
+
+          // Wakeup wakes every waiter at once: Wait returns a channel Fire closes.
+          type Wakeup struct {
+          	mu sync.Mutex
+          	ch chan struct{}
+          }
+
+          // NewWakeup is a Wakeup no one waits on yet.
+          func NewWakeup() *Wakeup { return &Wakeup{ch: make(chan struct{})} }
+
+          // Wait is the channel the next Fire closes.
+          func (g *Wakeup) Wait() <-chan struct{} {
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	return g.ch
+          }
+
+          // Fire wakes every waiter (nil: no one waits).
+          func (g *Wakeup) Fire() {
+          	if g == nil {
+          		return
+          	}
+          	g.mu.Lock()
+          	defer g.mu.Unlock()
+          	close(g.ch)
+          	g.ch = make(chan struct{})
+          }
+
+          // Streams are the open inbox Streams per login, oldest first.
+          type Streams struct {
+          	mu      sync.Mutex
+          	byLogin map[string][]*Stream
+          }
+
+          // Stream is one open inbox stream: Evicted closes when a newer one of its
+          // login ends it.
+          type Stream struct{ Evicted chan struct{} }
+
+          // NewStreams is no stream open.
+          func NewStreams() *Streams { return &Streams{byLogin: map[string][]*Stream{}} }
+
+          // Open adds a Stream of login, ending its oldest beyond max.
+          func (ss *Streams) Open(login string, max int) *Stream {
+          	ss.mu.Lock()
+          	defer ss.mu.Unlock()
+          	st := &Stream{Evicted: make(chan struct{})}
+          	l := append(ss.byLogin[login], st)
+          	for len(l) > max {
+          		close(l[0].Evicted)
+          		l = l[1:]
+          	}
+          	ss.byLogin[login] = l
+          	return st
+          }
+
+          // Close removes st (if it is still open).
+          func (ss *Streams) Close(login string, st *Stream) {
+          	ss.mu.Lock()
+          	defer ss.mu.Unlock()
+          	l := ss.byLogin[login]
+          	for i, x := range l {
+          		if x == st {
+          			ss.byLogin[login] = append(l[:i:i], l[i+1:]...)
+          			break
+          		}
+          	}
+          	if len(ss.byLogin[login]) == 0 {
+          		delete(ss.byLogin, login)
+          	}
+          }
+
+          // Count is the number of open Streams of login.
+          func (ss *Streams) Count(login string) int {
+          	ss.mu.Lock()
+          	defer ss.mu.Unlock()
+          	return len(ss.byLogin[login])
           }
         '';
         "claudestate/claudestate.go" = ''
@@ -16131,6 +15656,438 @@ in
           	return len(p), nil
           }
         '';
+        "loginlimit/limits.go" = ''
+          // Package loginlimit is the login limits of the auth service: a token bucket per client, a backoff per (login, client), and the queue of password hashes that keeps guesses from delaying a person's login.
+          package loginlimit
+
+          import (
+          	"context"
+          	"errors"
+          	"sync"
+          	"time"
+          )
+
+          // Login limits (docs/web-contract.md, "Logins"). Every limit is per client
+          // (clientaddr: an address, an IPv6 /64, all of loopback) or per (login,
+          // client), never per login alone: no client can hold back a login for
+          // another. Unknown login names are limited exactly like known ones, so a
+          // refusal never tells them apart.
+          const (
+          	HashSlots    = 2                // hashes at once
+          	bucketSize   = 5                // attempts per client...
+          	bucketRefill = 12 * time.Second // ...and one more this often
+          	backoffFirst = time.Second      // after a (login, client)'s first failure
+          	backoffMax   = 5 * time.Minute
+          	// decay: a (login, client)'s failure count drops by one for each
+          	// quiet period this long, and a client whose last failure or refusal
+          	// is older is no longer a suspect.
+          	decay      = 10 * time.Minute
+          	maxClients = 1 << 16 // clients tracked; beyond, idle ones are forgotten
+          	maxPairs   = 1 << 16 // (login, client) pairs tracked; likewise
+          	overflow   = "overflow"
+          )
+
+          // Hashing queue (Queue): suspects (clients with a failure or refusal
+          // in the last decay, or with another attempt already being checked) hash
+          // only on capacity no one else wants (while no other attempt holds or waits
+          // for a slot), on all slots but one, and wait in a short queue; other
+          // clients may use every slot and are served newest first, so neither a
+          // flood of guesses nor a burst of first guesses from fresh addresses can
+          // push a later login behind it or share the CPU with it for longer than
+          // the one guess already running. A full queue or a wait past QueueWait is
+          // refused at once.
+          const (
+          	QueueClean   = 8
+          	QueueSuspect = 4
+          	// QueueWait and a hash (seconds in an emulated machine) stay well
+          	// under the 30 s in which the service must answer.
+          	QueueWait = 10 * time.Second
+          )
+
+          // Limiter holds the per-client token buckets and the per-(login, client)
+          // backoff. Both maps are bounded.
+          type Limiter struct {
+          	mu      sync.Mutex
+          	clients map[string]*clientState
+          	pairs   map[pairKey]*backoff
+          }
+
+          type clientState struct {
+          	tokens   float64
+          	at       time.Time // when tokens was counted
+          	lastBad  time.Time // the client's last failure or refusal
+          	inFlight int       // its admitted attempts not yet done
+          }
+
+          type pairKey struct{ login, client string }
+
+          type backoff struct {
+          	failures    int
+          	lastFailure time.Time
+          	until       time.Time
+          	inFlight    bool // an attempt of this pair is being checked
+          }
+
+          func NewLimiter() *Limiter {
+          	return &Limiter{clients: map[string]*clientState{}, pairs: map[pairKey]*backoff{}}
+          }
+
+          func (c *clientState) refill(now time.Time) {
+          	if el := now.Sub(c.at); el > 0 {
+          		c.tokens = min(bucketSize, c.tokens+float64(el)/float64(bucketRefill))
+          	}
+          	c.at = now
+          }
+
+          // suspect: a failure or refusal within decay, or an attempt already in
+          // flight (a person types one password at a time).
+          func (c *clientState) suspect(now time.Time) bool {
+          	return c.inFlight > 0 || !c.lastBad.IsZero() && now.Sub(c.lastBad) < decay
+          }
+
+          // decayed drops one failure per quiet decay since the last one.
+          func (b *backoff) decayed(now time.Time) {
+          	if b.failures == 0 {
+          		return
+          	}
+          	n := int(now.Sub(b.lastFailure) / decay)
+          	if n <= 0 {
+          		return
+          	}
+          	if n >= b.failures {
+          		b.failures = 0
+          		return
+          	}
+          	b.failures -= n
+          	b.lastFailure = b.lastFailure.Add(time.Duration(n) * decay)
+          }
+
+          // Admission is the Limiter's answer to one attempt.
+          type Admission struct {
+          	OK      bool
+          	Wait    time.Duration // the Retry-After of a refusal
+          	Suspect bool          // the client had a failure or refusal within decay
+          }
+
+          // Admit decides whether an attempt of login from client may be checked
+          // now. An admitted attempt must be followed by Done or Cancel; a refused
+          // one counts against the client (it is a suspect for decay).
+          func (l *Limiter) Admit(client, login string, now time.Time) Admission {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	c := l.clientLocked(client, now)
+          	c.refill(now)
+          	b, full := l.pairLocked(pairKey{login, client}, now)
+          	var wait time.Duration
+          	switch {
+          	case full:
+          		wait = time.Second
+          	case b.inFlight:
+          		wait = time.Second
+          	case now.Before(b.until):
+          		wait = b.until.Sub(now)
+          	case c.tokens < 1:
+          		wait = time.Duration((1 - c.tokens) * float64(bucketRefill))
+          	default:
+          		suspect := c.suspect(now)
+          		c.tokens--
+          		c.inFlight++
+          		b.inFlight = true
+          		return Admission{OK: true, Suspect: suspect}
+          	}
+          	c.lastBad = now
+          	return Admission{Wait: max(wait, time.Nanosecond)}
+          }
+
+          // Done ends an admitted attempt: a success forgets the pair's backoff and
+          // the client's suspicion; a failure doubles the pair's backoff (1 s, 2 s,
+          // 4 s ... 5 min; fewer after quiet periods) and makes the client a suspect.
+          func (l *Limiter) Done(client, login string, success bool, now time.Time) {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	k := pairKey{login, client}
+          	b := l.pairs[k]
+          	c := l.clientOfLocked(client)
+          	if c != nil && c.inFlight > 0 {
+          		c.inFlight--
+          	}
+          	if success {
+          		delete(l.pairs, k)
+          		if c != nil {
+          			c.lastBad = time.Time{}
+          		}
+          		return
+          	}
+          	if c != nil {
+          		c.lastBad = now
+          	}
+          	if b == nil {
+          		return
+          	}
+          	b.inFlight = false
+          	b.decayed(now)
+          	b.failures++
+          	b.lastFailure = now
+          	d := backoffMax
+          	if b.failures <= 20 {
+          		d = min(backoffMax, backoffFirst<<(b.failures-1))
+          	}
+          	b.until = now.Add(d)
+          }
+
+          // Cancel ends an admitted attempt that was never checked (the client went
+          // away, or the hashing queue refused it: then refused is true and the
+          // client counts as a suspect).
+          func (l *Limiter) Cancel(client, login string, refused bool, now time.Time) {
+          	l.mu.Lock()
+          	defer l.mu.Unlock()
+          	if b := l.pairs[pairKey{login, client}]; b != nil {
+          		b.inFlight = false
+          	}
+          	if c := l.clientOfLocked(client); c != nil {
+          		if c.inFlight > 0 {
+          			c.inFlight--
+          		}
+          		if refused {
+          			c.lastBad = now
+          		}
+          	}
+          }
+
+          // clientLocked is client's state, created full; when maxClients are
+          // tracked, the idle ones (a full bucket, no suspicion) are forgotten, and
+          // if none is, every new client shares one overflow bucket.
+          func (l *Limiter) clientLocked(client string, now time.Time) *clientState {
+          	if c := l.clients[client]; c != nil {
+          		return c
+          	}
+          	if len(l.clients) >= maxClients {
+          		for k, c := range l.clients {
+          			c.refill(now)
+          			if c.tokens >= bucketSize && !c.suspect(now) && c.inFlight == 0 {
+          				delete(l.clients, k)
+          			}
+          		}
+          	}
+          	if len(l.clients) >= maxClients {
+          		client = overflow
+          		if c := l.clients[client]; c != nil {
+          			return c
+          		}
+          	}
+          	c := &clientState{tokens: bucketSize, at: now}
+          	l.clients[client] = c
+          	return c
+          }
+
+          // clientOfLocked is the state admit counted client's attempt in: its own,
+          // or the overflow bucket's.
+          func (l *Limiter) clientOfLocked(client string) *clientState {
+          	if c := l.clients[client]; c != nil {
+          		return c
+          	}
+          	return l.clients[overflow]
+          }
+
+          // pairLocked is k's backoff, created empty; when maxPairs are tracked,
+          // the ones whose backoff has passed are forgotten, and if none has, full
+          // is true (the attempt is refused: that many clients are in backoff).
+          func (l *Limiter) pairLocked(k pairKey, now time.Time) (b *backoff, full bool) {
+          	if b := l.pairs[k]; b != nil {
+          		return b, false
+          	}
+          	if len(l.pairs) >= maxPairs {
+          		for pk, b := range l.pairs {
+          			if !b.inFlight && !now.Before(b.until) {
+          				delete(l.pairs, pk)
+          			}
+          		}
+          	}
+          	if len(l.pairs) >= maxPairs {
+          		return &backoff{}, true
+          	}
+          	b = &backoff{}
+          	l.pairs[k] = b
+          	return b, false
+          }
+
+          // ErrBusy is an attempt the hashing queue refused: it is full, or the
+          // wait passed QueueWait.
+          var ErrBusy = errors.New("too many logins are being checked")
+
+          // Queue bounds the hashes running at once (slots) and the attempts
+          // waiting for one.
+          type Queue struct {
+          	mu       sync.Mutex
+          	idle     *sync.Cond // signalled when no other attempt hashes (cleans == 0)
+          	free     int        // slots free
+          	suspects int        // slots held by suspects
+          	clean    []*waiter
+          	suspect  []*waiter
+          	cleans   int // slots held by others
+
+          	slots, maxClean, maxSuspect int
+          	wait                        time.Duration
+          }
+
+          type waiter struct {
+          	ch      chan error // nil: a slot was handed over; ErrBusy: evicted
+          	suspect bool
+          }
+
+          // NewQueue is the auth service's queue: HashSlots at once, QueueClean and
+          // QueueSuspect waiting, for at most QueueWait.
+          func NewQueue() *Queue { return NewQueueSized(HashSlots, QueueClean, QueueSuspect, QueueWait) }
+
+          // NewQueueSized is a queue of slots hashes at once, clean and suspect
+          // attempts waiting for at most wait (tests size their own).
+          func NewQueueSized(slots, clean, suspect int, wait time.Duration) *Queue {
+          	return &Queue{free: slots, slots: slots, maxClean: clean, maxSuspect: suspect, wait: wait}
+          }
+
+          // Yield is the pause of a suspect's hash: it waits while another
+          // attempt's hash runs, so a login from a client without recent failures
+          // never shares the CPU with a guess for longer than one pause interval.
+          func (q *Queue) Yield() {
+          	q.mu.Lock()
+          	defer q.mu.Unlock()
+          	if q.idle == nil {
+          		q.idle = sync.NewCond(&q.mu)
+          	}
+          	for q.cleans > 0 {
+          		q.idle.Wait()
+          	}
+          }
+
+          // Acquire takes a slot for one hash: at once if one is free (for a
+          // suspect, if another slot stays free of suspects), else after waiting in
+          // the queue. It returns ErrBusy when the queue is full (a newer clean
+          // attempt evicts the oldest clean waiter) or the wait passes, or ctx's
+          // error when the client goes away.
+          func (q *Queue) Acquire(ctx context.Context, suspect bool) error {
+          	q.mu.Lock()
+          	if q.free > 0 && (!suspect || q.suspectMay()) {
+          		q.take(suspect)
+          		q.mu.Unlock()
+          		return nil
+          	}
+          	w := &waiter{ch: make(chan error, 1), suspect: suspect}
+          	if suspect {
+          		if len(q.suspect) >= q.maxSuspect {
+          			q.mu.Unlock()
+          			return ErrBusy
+          		}
+          		q.suspect = append(q.suspect, w)
+          	} else {
+          		if q.maxClean == 0 {
+          			q.mu.Unlock()
+          			return ErrBusy
+          		}
+          		if len(q.clean) >= q.maxClean {
+          			oldest := q.clean[0]
+          			q.clean = q.clean[1:]
+          			oldest.ch <- ErrBusy
+          		}
+          		q.clean = append(q.clean, w)
+          	}
+          	q.mu.Unlock()
+
+          	t := time.NewTimer(q.wait)
+          	defer t.Stop()
+          	var err error
+          	select {
+          	case err = <-w.ch:
+          		return err
+          	case <-t.C:
+          		err = ErrBusy
+          	case <-ctx.Done():
+          		err = ctx.Err()
+          	}
+          	q.mu.Lock()
+          	defer q.mu.Unlock()
+          	if q.remove(w) {
+          		return err
+          	}
+          	// Handed a slot (or evicted) just as it gave up: a slot is used
+          	// unless the client is gone.
+          	if got := <-w.ch; got != nil {
+          		return got
+          	}
+          	if ctx.Err() != nil {
+          		q.releaseLocked(suspect)
+          		return ctx.Err()
+          	}
+          	return nil
+          }
+
+          // suspectSlots is how many slots suspects may hold at once: all but one,
+          // so a client without recent failures always finds one soon.
+          func (q *Queue) suspectSlots() int { return max(1, q.slots-1) }
+
+          func (q *Queue) take(suspect bool) {
+          	q.free--
+          	if suspect {
+          		q.suspects++
+          	} else {
+          		q.cleans++
+          	}
+          }
+
+          // suspectMay: a suspect may take a free slot when it leaves one slot
+          // without suspects and no one else holds or waits for a slot.
+          func (q *Queue) suspectMay() bool {
+          	return q.suspects < q.suspectSlots() && q.cleans == 0 && len(q.clean) == 0
+          }
+
+          // remove takes w out of its queue; false when it was no longer there.
+          func (q *Queue) remove(w *waiter) bool {
+          	list := &q.clean
+          	if w.suspect {
+          		list = &q.suspect
+          	}
+          	for i, x := range *list {
+          		if x == w {
+          			*list = append((*list)[:i], (*list)[i+1:]...)
+          			return true
+          		}
+          	}
+          	return false
+          }
+
+          // Release frees a slot taken by Acquire.
+          func (q *Queue) Release(suspect bool) {
+          	q.mu.Lock()
+          	defer q.mu.Unlock()
+          	q.releaseLocked(suspect)
+          }
+
+          // releaseLocked hands the slot to the newest clean waiter, else to the
+          // oldest suspect if suspects may take it, else frees it.
+          func (q *Queue) releaseLocked(suspect bool) {
+          	q.free++
+          	if suspect {
+          		q.suspects--
+          	} else {
+          		q.cleans--
+          		if q.cleans == 0 && q.idle != nil {
+          			q.idle.Broadcast()
+          		}
+          	}
+          	if n := len(q.clean); n > 0 {
+          		w := q.clean[n-1]
+          		q.clean = q.clean[:n-1]
+          		q.take(false)
+          		w.ch <- nil
+          		return
+          	}
+          	if len(q.suspect) > 0 && q.suspectMay() {
+          		w := q.suspect[0]
+          		q.suspect = q.suspect[1:]
+          		q.take(true)
+          		w.ch <- nil
+          	}
+          }
+        '';
         "notify/event.go" = ''
           // Package notify carries notifications out: the feed from the auth service and the notify service that POSTs them.
           //
@@ -16226,6 +16183,88 @@ in
           		return Event{}, errors.New("the time is not RFC 3339")
           	}
           	return e, nil
+          }
+        '';
+        "notify/feed.go" = ''
+          package notify
+
+          import (
+          	"context"
+          	"net"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/journal"
+          )
+
+          // feedQueue bounds the notifications waiting for the feed socket.
+          const feedQueue = 256
+
+          // Feed writes datagrams to the notify service's socket (the auth
+          // service's side of the feed), one goroutine (Run), so that a full socket or a missing service never holds a
+          // request; beyond feedQueue waiting, a notification is dropped and
+          // logged.
+          type Feed struct {
+          	path string
+          	ch   chan []byte
+          	log  *journal.Logger
+          }
+
+          // NewFeed is a feed to the socket at path, logging to log.
+          func NewFeed(path string, log *journal.Logger) *Feed {
+          	return &Feed{path: path, ch: make(chan []byte, feedQueue), log: log}
+          }
+
+          // Send queues datagram b; it never waits.
+          func (f *Feed) Send(b []byte) {
+          	select {
+          	case f.ch <- b:
+          	default:
+          		f.log.Printf("notify: dropped a notification: %d are waiting for %s", feedQueue, f.path)
+          	}
+          }
+
+          // Run writes the queued datagrams until ctx ends. A failure is logged
+          // once until a write succeeds again (the socket is missing while the
+          // notify service's socket unit is, for example).
+          func (f *Feed) Run(ctx context.Context) {
+          	var conn net.Conn
+          	var failing string
+          	defer func() {
+          		if conn != nil {
+          			conn.Close()
+          		}
+          	}()
+          	for {
+          		var b []byte
+          		select {
+          		case b = <-f.ch:
+          		case <-ctx.Done():
+          			return
+          		}
+          		var err error
+          		if conn == nil {
+          			conn, err = net.Dial("unixgram", f.path)
+          		}
+          		if err == nil {
+          			conn.SetWriteDeadline(time.Now().Add(time.Second))
+          			_, err = conn.Write(b)
+          		}
+          		if err != nil {
+          			if conn != nil {
+          				conn.Close()
+          				conn = nil
+          			}
+          			if err.Error() != failing {
+          				f.log.Printf("notify: a notification was not sent: %v", err)
+          				failing = err.Error()
+          			}
+          			continue
+          		}
+          		if failing != "" {
+          			f.log.Printf("notify: the feed takes notifications again")
+          			failing = ""
+          		}
+          	}
           }
         '';
         "notify/sender.go" = ''

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
-	"github.com/google/go-cmp/cmp"
 )
 
 // report PUTs body as uid's report on the status listener.
@@ -36,7 +37,7 @@ func TestAttentionReportsReplaceTheUsersStates(t *testing.T) {
 		t.Fatalf("bob's report: %d", got)
 	}
 	want := []attention.Entry{{Session: "main", State: attention.NeedsYou, Reason: "permission"}, {Session: "side", State: attention.Working}}
-	if diff := cmp.Diff(want, w.s.board.states("alice")); diff != "" {
+	if diff := cmp.Diff(want, w.s.board.States("alice")); diff != "" {
 		t.Errorf("alice's states (-want +got):\n%s", diff)
 	}
 	for name, c := range map[string]struct {
@@ -56,14 +57,14 @@ func TestAttentionReportsReplaceTheUsersStates(t *testing.T) {
 			t.Errorf("%s: %d, want %d", name, got, c.want)
 		}
 	}
-	if diff := cmp.Diff(want, w.s.board.states("alice")); diff != "" {
+	if diff := cmp.Diff(want, w.s.board.States("alice")); diff != "" {
 		t.Errorf("a refused report changed alice's states (-want +got):\n%s", diff)
 	}
-	if got := w.s.board.states("bob"); len(got) != 1 || got[0].State != attention.Finished {
+	if got := w.s.board.States("bob"); len(got) != 1 || got[0].State != attention.Finished {
 		t.Errorf("bob's states: %+v", got)
 	}
-	if got := w.report(1001, ""); got != 204 || len(w.s.board.states("alice")) != 0 {
-		t.Errorf("an empty report: %d, states %+v; want 204 and none", got, w.s.board.states("alice"))
+	if got := w.report(1001, ""); got != 204 || len(w.s.board.States("alice")) != 0 {
+		t.Errorf("an empty report: %d, states %+v; want 204 and none", got, w.s.board.States("alice"))
 	}
 	if r := w.do(w.s.Status(), rq{method: "POST", host: "status", target: contract.Attention.Report.Path, uid: intp(1001)}); r.Code != 405 {
 		t.Errorf("POST of a report: %d, want 405", r.Code)
@@ -92,7 +93,7 @@ func TestAttentionReportsAreRateLimitedPerUser(t *testing.T) {
 	if r.Code != 429 || r.Header().Get("Retry-After") != "1" {
 		t.Fatalf("a report beyond the burst: %d, Retry-After %q; want 429 and 1", r.Code, r.Header().Get("Retry-After"))
 	}
-	if got := w.s.board.states("alice"); got[0].State != attention.Working {
+	if got := w.s.board.States("alice"); got[0].State != attention.Working {
 		t.Errorf("a refused report was taken: %+v", got)
 	}
 	if got := w.report(1002, "main working\n"); got != 204 {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
 	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
@@ -91,7 +92,7 @@ func BenchmarkLoginAt600kIterations(b *testing.B) {
 	w.s.cfg.hashes["ops"] = h
 	var d []time.Duration
 	for i := 0; i < 20; i++ {
-		w.s.limits = newLimiter()
+		w.s.limits = loginlimit.NewLimiter()
 		t0 := time.Now()
 		rec := w.post("box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"bench password"}}, "")
 		d = append(d, time.Since(t0))

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
+	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
 	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
@@ -87,8 +89,8 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusUnauthorized, "The current password is wrong.")
 		return
 	}
-	if err := s.queue.acquire(r.Context(), false); err != nil {
-		if errors.Is(err, errBusy) {
+	if err := s.queue.Acquire(r.Context(), false); err != nil {
+		if errors.Is(err, loginlimit.ErrBusy) {
 			retryAfter(w, busyRetry)
 			fail(http.StatusServiceUnavailable, "The box is busy checking logins; the password is unchanged. Try again in a few seconds.")
 		}
@@ -97,7 +99,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 	salt := make([]byte, pwhash.SaltLen)
 	rand.Read(salt)
 	nh := pwhash.Hash{Iterations: pwhash.MinIterations, Salt: salt, Key: s.derive(pw, salt, pwhash.MinIterations, nil)}
-	s.queue.release(false)
+	s.queue.Release(false)
 	now = s.clock.Now()
 	n := s.store.setPassword(sess.Login, nh, fingerprint(s.cfg.hashes[sess.Login]), sess.ID)
 	if err := s.persistLogged(now); err != nil {
@@ -123,20 +125,20 @@ type attemptResult struct {
 // queue; and, for every attempt that fails or is refused, the one
 // failed-login line fail2ban reads.
 func (s *Server) attempt(r *http.Request, login, password string) attemptResult {
-	cl := clientOf(r.Header)
+	cl := clientaddr.FromHeader(r.Header)
 	h, known := s.hashOf(login)
 	if !known {
 		h = s.dummy
 	}
 	name := logName(login) // the pair's login: a login name or "-"
-	ad := s.limits.admit(cl.Key, name, s.clock.Now())
-	if !ad.ok {
+	ad := s.limits.Admit(cl.Key, name, s.clock.Now())
+	if !ad.OK {
 		s.log.Line(failedLoginLine(login, cl.Log))
-		return attemptResult{wait: ad.wait}
+		return attemptResult{wait: ad.Wait}
 	}
-	if err := s.queue.acquire(r.Context(), ad.suspect); err != nil {
-		busy := errors.Is(err, errBusy)
-		s.limits.cancel(cl.Key, name, busy, s.clock.Now())
+	if err := s.queue.Acquire(r.Context(), ad.Suspect); err != nil {
+		busy := errors.Is(err, loginlimit.ErrBusy)
+		s.limits.Cancel(cl.Key, name, busy, s.clock.Now())
 		if !busy {
 			return attemptResult{gone: true}
 		}
@@ -144,12 +146,12 @@ func (s *Server) attempt(r *http.Request, login, password string) attemptResult 
 		return attemptResult{busy: true}
 	}
 	var pause func()
-	if ad.suspect {
-		pause = s.queue.yield // a suspect's hash waits while others hash
+	if ad.Suspect {
+		pause = s.queue.Yield // a suspect's hash waits while others hash
 	}
 	good := h.Check(s.derive, password, pause) && known
-	s.queue.release(ad.suspect)
-	s.limits.done(cl.Key, name, good, s.clock.Now())
+	s.queue.Release(ad.Suspect)
+	s.limits.Done(cl.Key, name, good, s.clock.Now())
 	if !good {
 		s.log.Line(failedLoginLine(login, cl.Log))
 		return attemptResult{}

@@ -5,8 +5,10 @@
 // origin and /auth/* of every user origin, Caddy's forward_auth endpoint,
 // the status socket the web daemons ask and the root-only control socket.
 // Sessions are kept in $STATE_DIRECTORY/sessions.json with only
-// sha256(secret) at rest. It also holds what `agent-box web hash-password`
-// and `agent-box web revoke` need.
+// sha256(secret) at rest. It also holds what `agent-box web revoke` needs.
+// Its other jobs are packages of their own: the password hashes (pwhash),
+// the login limits and hash queue (loginlimit), the attention board and
+// the inbox streams it wakes (board), the notify feed (notify.Feed).
 package auth
 
 import (

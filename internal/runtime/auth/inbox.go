@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/attention"
+	"github.com/agent-box/agent-box/internal/runtime/board"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 )
@@ -20,18 +20,6 @@ import (
 // password origin, so nothing an agent can write is shown there: an entry
 // shows its user, state, reason and time, and carries its session's name
 // only inside its Open form (the hand-over's next path).
-
-// staleAfter: a user whose last report is older is not listed.
-var staleAfter = contract.Duration(contract.Attention.Inbox.StaleAfter)
-
-// inboxRank is each inbox state's place in the list (1 first); 0: not listed.
-var inboxRank = func() map[attention.State]int {
-	m := map[attention.State]int{}
-	for i, st := range contract.Attention.Inbox.States {
-		m[attention.State(st)] = i + 1
-	}
-	return m
-}()
 
 // inboxEntry is one line of a login's inbox.
 type inboxEntry struct {
@@ -68,15 +56,15 @@ func (e inboxEntry) SinceISO() string { return e.Since.UTC().Format(time.RFC3339
 func (s *Server) inbox(login string, now time.Time) []inboxEntry {
 	var out []inboxEntry
 	for _, u := range s.cfg.Logins[login].Users {
-		for _, e := range s.board.listing(u, now) {
-			if inboxRank[e.State] > 0 {
+		for _, e := range s.board.Listing(u, now) {
+			if board.Rank[e.State] > 0 {
 				out = append(out, inboxEntry{User: u, Session: e.Session, Status: attention.Status{State: e.State, Reason: e.Reason}, Since: e.Since})
 			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if ra, rb := inboxRank[a.Status.State], inboxRank[b.Status.State]; ra != rb {
+		if ra, rb := board.Rank[a.Status.State], board.Rank[b.Status.State]; ra != rb {
 			return ra < rb
 		}
 		if !a.Since.Equal(b.Since) {
@@ -117,8 +105,8 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 		httpserve.Plain(w, http.StatusInternalServerError, "internal error")
 		return
 	}
-	st := s.streams.open(sess.Login, contract.Attention.Inbox.MaxStreams)
-	defer s.streams.close(sess.Login, st)
+	st := s.streams.Open(sess.Login, contract.Attention.Inbox.MaxStreams)
+	defer s.streams.Close(sess.Login, st)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
@@ -127,7 +115,7 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 	var last []byte
 	touch := false
 	for {
-		wake := s.changed.wait() // before reading, so no change between is missed
+		wake := s.changed.Wait() // before reading, so no change between is missed
 		now := s.clock.Now()
 		if _, alive := s.store.alive(sess.ID, now); !alive {
 			writeEvent(w, "end", []byte("ended"))
@@ -162,7 +150,7 @@ func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 		case <-wake:
 		case <-tick.C:
 			touch = true
-		case <-st.evicted:
+		case <-st.Evicted:
 			writeEvent(w, "closed", []byte(evictedText))
 			rc.Flush()
 			return
@@ -189,76 +177,4 @@ func writeEvent(w interface{ Write([]byte) (int, error) }, name string, data []b
 	}
 	b.WriteString("\n")
 	w.Write([]byte(b.String()))
-}
-
-// wakeup wakes every waiter at once: wait returns a channel fire closes.
-type wakeup struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func newWakeup() *wakeup { return &wakeup{ch: make(chan struct{})} }
-
-func (g *wakeup) wait() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.ch
-}
-
-// fire wakes every waiter (nil: no one waits).
-func (g *wakeup) fire() {
-	if g == nil {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	close(g.ch)
-	g.ch = make(chan struct{})
-}
-
-// streams are the open inbox streams per login, oldest first.
-type streams struct {
-	mu      sync.Mutex
-	byLogin map[string][]*stream
-}
-
-type stream struct{ evicted chan struct{} }
-
-func newStreams() *streams { return &streams{byLogin: map[string][]*stream{}} }
-
-// open adds a stream of login, ending its oldest beyond max.
-func (ss *streams) open(login string, max int) *stream {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	st := &stream{evicted: make(chan struct{})}
-	l := append(ss.byLogin[login], st)
-	for len(l) > max {
-		close(l[0].evicted)
-		l = l[1:]
-	}
-	ss.byLogin[login] = l
-	return st
-}
-
-// close removes st (if it is still open).
-func (ss *streams) close(login string, st *stream) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	l := ss.byLogin[login]
-	for i, x := range l {
-		if x == st {
-			ss.byLogin[login] = append(l[:i:i], l[i+1:]...)
-			break
-		}
-	}
-	if len(ss.byLogin[login]) == 0 {
-		delete(ss.byLogin, login)
-	}
-}
-
-// count is the number of open streams of login.
-func (ss *streams) count(login string) int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return len(ss.byLogin[login])
 }

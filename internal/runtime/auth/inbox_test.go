@@ -388,13 +388,13 @@ func TestALoginsStreamsAreBounded(t *testing.T) {
 		t.Errorf("the oldest stream got %q %q, want closed", ev.name, ev.data)
 	}
 	all[0].closes()
-	if n := w.s.streams.count("al"); n != max {
+	if n := w.s.streams.Count("al"); n != max {
 		t.Errorf("%d streams open, want %d", n, max)
 	}
 }
 
 // TestAStaleReportIsNotListed: a user whose supervisor has not reported
-// for staleAfter is left out (at the next keep-alive for a stream).
+// for board.StaleAfter is left out (at the next keep-alive for a stream).
 func TestAStaleReportIsNotListed(t *testing.T) {
 	w := newTW(t)
 	w.fakeUsers()

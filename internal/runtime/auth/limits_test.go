@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
 	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
@@ -266,7 +265,7 @@ func TestEveryRefusedAttemptIsLogged(t *testing.T) {
 	if r := w.attempt("nobody9", "x", "198.51.100.2"); r.code != 429 || w.lines() != n+1 {
 		t.Errorf("bucket: %v, %d lines", r, w.lines()-n)
 	}
-	w.s.queue = &hashQueue{free: 0, slots: 2, maxClean: 0, maxSuspect: 0, wait: time.Second}
+	w.s.queue = loginlimit.NewQueueSized(0, 0, 0, time.Second) // every slot taken, no room to wait
 	n = w.lines()
 	if r := w.attempt("al", testPasswords["al"], "198.51.100.3"); r.code != 503 || r.retry != "5" || w.lines() != n+1 {
 		t.Errorf("a full hashing queue: %v, %d lines; want 503 Retry-After 5 and one line", r, w.lines()-n)
@@ -397,7 +396,7 @@ func TestAGuessingFloodCannotQueueALoginBehindIt(t *testing.T) {
 	g.mu.Lock()
 	g.started, g.allowed = nil, 0
 	g.mu.Unlock()
-	w.s.queue.wait = time.Minute
+	w.s.queue = loginlimit.NewQueueSized(loginlimit.HashSlots, loginlimit.QueueClean, loginlimit.QueueSuspect, time.Minute)
 	var wg sync.WaitGroup
 	var answered atomic.Int64
 	results := make([]*httptestResponse, 16)
@@ -438,204 +437,6 @@ func TestAGuessingFloodCannotQueueALoginBehindIt(t *testing.T) {
 	if counts[503] != 11 || counts[401] != 5 {
 		t.Errorf("the guesses: %v, want 11 refused (503) and 5 checked (401)", counts)
 	}
-}
-
-// TestAClientIsASuspectWhileItHasAnAttemptInFlightOrRecentlyFailed: a
-// person types one password at a time; a client's second attempt at once
-// is a suspect, and so is any attempt within 10 minutes of a failure or a
-// refusal; a success clears it.
-func TestAClientIsASuspectWhileItHasAnAttemptInFlightOrRecentlyFailed(t *testing.T) {
-	l := newLimiter()
-	now := t0
-	if a := l.admit("A", "x", now); !a.ok || a.suspect {
-		t.Fatalf("a first attempt: %+v", a)
-	}
-	if a := l.admit("A", "y", now); !a.ok || !a.suspect {
-		t.Errorf("a second attempt while the first is checked: %+v, want a suspect", a)
-	}
-	l.done("A", "y", false, now)
-	l.done("A", "x", false, now)
-	now = now.Add(9 * time.Minute)
-	if a := l.admit("A", "z", now); !a.ok || !a.suspect {
-		t.Errorf("9 minutes after a failure: %+v, want a suspect", a)
-	}
-	l.cancel("A", "z", false, now)
-	now = now.Add(time.Minute + time.Second)
-	if a := l.admit("A", "z", now); !a.ok || a.suspect {
-		t.Errorf("10 minutes after: %+v, want no suspect", a)
-	}
-	l.done("A", "z", true, now)
-	if a := l.admit("A", "w", now); !a.ok || a.suspect {
-		t.Errorf("after a success: %+v", a)
-	}
-}
-
-// TestASuspectsHashPausesWhileAnotherLoginHashes: the pause a suspect's
-// hash takes every pwhash.PauseEvery rounds returns only when no other attempt's
-// hash runs.
-func TestASuspectsHashPausesWhileAnotherLoginHashes(t *testing.T) {
-	q := newHashQueue()
-	if err := q.acquire(context.Background(), false); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { q.yield(); close(done) }()
-	select {
-	case <-done:
-		t.Fatal("the pause returned while another login hashes")
-	case <-time.After(20 * time.Millisecond):
-	}
-	q.release(false)
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the pause did not return once the other hash was done")
-	}
-	q.yield() // nothing hashes: no wait
-}
-
-// TestHashQueue: the queue's rules, directly.
-func TestHashQueue(t *testing.T) {
-	ctx := context.Background()
-	newQ := func() *hashQueue {
-		return &hashQueue{free: 2, slots: 2, maxClean: 2, maxSuspect: 1, wait: time.Minute}
-	}
-	// waitFor acquires in the background and reports the result.
-	waitFor := func(q *hashQueue, suspect bool) chan error {
-		ch := make(chan error, 1)
-		go func() { ch <- q.acquire(ctx, suspect) }()
-		return ch
-	}
-	queued := func(t *testing.T, q *hashQueue, clean, suspect int) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			q.mu.Lock()
-			c, s := len(q.clean), len(q.suspect)
-			q.mu.Unlock()
-			if c == clean && s == suspect {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("queued %d clean and %d suspects, want %d and %d", c, s, clean, suspect)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	t.Run("suspects never hold the last slot", func(t *testing.T) {
-		q := newQ()
-		if err := q.acquire(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		s2 := waitFor(q, true)
-		queued(t, q, 0, 1)
-		if err := q.acquire(ctx, false); err != nil {
-			t.Fatalf("a clean attempt beside a suspect: %v", err)
-		}
-		q.release(false) // the clean slot frees; the suspect may not take it
-		select {
-		case err := <-s2:
-			t.Fatalf("the second suspect got the last slot: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		q.release(true)
-		if err := <-s2; err != nil {
-			t.Errorf("the second suspect after the first: %v", err)
-		}
-	})
-	t.Run("clean waiters go first, the newest first", func(t *testing.T) {
-		q := newQ()
-		q.acquire(ctx, false)
-		q.acquire(ctx, false)
-		s := waitFor(q, true)
-		queued(t, q, 0, 1)
-		c1 := waitFor(q, false)
-		queued(t, q, 1, 1)
-		c2 := waitFor(q, false)
-		queued(t, q, 2, 1)
-		q.release(false)
-		if err := <-c2; err != nil {
-			t.Fatalf("the newest clean waiter: %v", err)
-		}
-		q.release(false)
-		if err := <-c1; err != nil {
-			t.Fatalf("the older clean waiter: %v", err)
-		}
-		q.release(false)
-		select {
-		case err := <-s:
-			t.Fatalf("the suspect got a slot while another attempt holds one: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		q.release(false)
-		if err := <-s; err != nil {
-			t.Fatalf("the suspect, last: %v", err)
-		}
-	})
-	t.Run("a suspect hashes only on capacity no one else wants", func(t *testing.T) {
-		q := newQ()
-		q.acquire(ctx, false)
-		s := waitFor(q, true)
-		queued(t, q, 0, 1) // a slot is free, but another attempt holds one
-		q.release(false)
-		if err := <-s; err != nil {
-			t.Fatalf("the suspect once the slots are idle: %v", err)
-		}
-		if err := q.acquire(ctx, false); err != nil {
-			t.Fatalf("a clean attempt beside it, at once: %v", err)
-		}
-	})
-	t.Run("a full clean queue evicts its oldest waiter", func(t *testing.T) {
-		q := newQ()
-		q.acquire(ctx, false)
-		q.acquire(ctx, false)
-		c1 := waitFor(q, false)
-		queued(t, q, 1, 0)
-		waitFor(q, false)
-		queued(t, q, 2, 0)
-		waitFor(q, false)
-		if err := <-c1; !errors.Is(err, errBusy) {
-			t.Errorf("the oldest waiter: %v, want errBusy", err)
-		}
-		queued(t, q, 2, 0)
-	})
-	t.Run("a full suspect queue refuses the newcomer", func(t *testing.T) {
-		q := newQ()
-		q.acquire(ctx, true)
-		waitFor(q, true)
-		queued(t, q, 0, 1)
-		if err := q.acquire(ctx, true); !errors.Is(err, errBusy) {
-			t.Errorf("a second waiting suspect: %v, want errBusy", err)
-		}
-	})
-	t.Run("a wait past the limit is refused and frees its place", func(t *testing.T) {
-		q := newQ()
-		q.wait = 10 * time.Millisecond
-		q.acquire(ctx, false)
-		q.acquire(ctx, false)
-		if err := q.acquire(ctx, false); !errors.Is(err, errBusy) {
-			t.Errorf("%v, want errBusy", err)
-		}
-		queued(t, q, 0, 0)
-	})
-	t.Run("a client gone leaves no slot taken", func(t *testing.T) {
-		q := newQ()
-		q.acquire(ctx, false)
-		q.acquire(ctx, false)
-		cctx, cancel := context.WithCancel(ctx)
-		ch := make(chan error, 1)
-		go func() { ch <- q.acquire(cctx, false) }()
-		queued(t, q, 1, 0)
-		cancel()
-		if err := <-ch; !errors.Is(err, context.Canceled) {
-			t.Errorf("%v", err)
-		}
-		q.release(false)
-		q.release(false)
-		if q.free != 2 || q.suspects != 0 {
-			t.Errorf("free %d, suspects %d after all released", q.free, q.suspects)
-		}
-	})
 }
 
 var failedLineRE = regexp.MustCompile(`^agent-box-auth: login failed login=([a-z][a-z0-9_-]{0,31}|-) addr=([0-9.]+|[0-9a-f:]+/64|::1|-)\n$`)

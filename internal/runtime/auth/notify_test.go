@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-box/agent-box/internal/runtime/notify"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-box/agent-box/internal/runtime/notify"
 )
 
 // notifyConfig is testConfig with notifications for ops (alice and bob)
@@ -29,10 +30,10 @@ func (w *tw) feedOf() net.PacketConn {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() { conn.Close() })
-	w.s.feed = newFeed(path, w.s.log)
+	w.s.feed = notify.NewFeed(path, w.s.log)
 	ctx, cancel := context.WithCancel(context.Background())
 	w.t.Cleanup(cancel)
-	go w.s.feed.run(ctx)
+	go w.s.feed.Run(ctx)
 	return conn
 }
 
@@ -104,10 +105,10 @@ func TestAMissingFeedHoldsNoReportAndIsLoggedOnce(t *testing.T) {
 	w.restart(notifyConfig)
 	w.fakeUsers()
 	path := filepath.Join(t.TempDir(), "feed.sock")
-	w.s.feed = newFeed(path, w.s.log)
+	w.s.feed = notify.NewFeed(path, w.s.log)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go w.s.feed.run(ctx)
+	go w.s.feed.Run(ctx)
 	w.report(1001, "main working\n")
 	for i := range 5 {
 		state := []string{"needs-you permission", "working"}[i%2]

@@ -14,9 +14,12 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
+	"github.com/agent-box/agent-box/internal/runtime/board"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
+	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
+	"github.com/agent-box/agent-box/internal/runtime/notify"
 	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
@@ -42,14 +45,14 @@ type Server struct {
 	log    *journal.Logger
 	store  *store
 	codes  *codes
-	limits *limiter
-	queue  *hashQueue
-	board  *board
+	limits *loginlimit.Limiter
+	queue  *loginlimit.Queue
+	board  *board.Board
 	dummy  pwhash.Hash
 
 	// changed wakes the inbox streams: a state reported, a session ended.
-	changed *wakeup
-	streams *streams
+	changed *board.Wakeup
+	streams *board.Streams
 	// keepAlive is the inbox streams' keep-alive interval (tests shorten it).
 	keepAlive time.Duration
 	// stopping ends the inbox streams when Serve's context ends.
@@ -57,7 +60,7 @@ type Server struct {
 	// notifyLogins are the logins with notifications, sorted; feed sends
 	// theirs to the notify service (Serve runs it when there are any).
 	notifyLogins []string
-	feed         *feed
+	feed         *notify.Feed
 
 	// derive is the password hash function; tests count its calls.
 	derive pwhash.DeriveFunc
@@ -76,12 +79,12 @@ func New(o Options) (*Server, error) {
 	if o.StateDir == "" {
 		return nil, &badconfig.Error{What: configWhat, Err: errors.New("STATE_DIRECTORY is unset (StateDirectory=agent-box-auth)")}
 	}
-	changed := newWakeup()
+	changed := board.NewWakeup()
 	s := &Server{
 		cfg: o.Config, clock: o.Clock, log: journal.New(o.Log, "agent-box-auth"),
-		codes: newCodes(), limits: newLimiter(), queue: newHashQueue(), board: newBoard(changed),
+		codes: newCodes(), limits: loginlimit.NewLimiter(), queue: loginlimit.NewQueue(), board: board.New(changed),
 		dummy: pwhash.Dummy(o.Config.hashes), derive: pwhash.Derive, userName: lookupUserName,
-		changed: changed, streams: newStreams(), keepAlive: contract.Duration(contract.Attention.Inbox.KeepAlive),
+		changed: changed, streams: board.NewStreams(), keepAlive: contract.Duration(contract.Attention.Inbox.KeepAlive),
 	}
 	if s.clock == nil {
 		s.clock = systemClock{}
@@ -92,7 +95,7 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	sort.Strings(s.notifyLogins)
-	s.feed = newFeed(contract.Sockets.NotifyFeed.Path, s.log)
+	s.feed = notify.NewFeed(contract.Sockets.NotifyFeed.Path, s.log)
 	if s.cfg.hashes == nil {
 		s.cfg.hashes = map[string]pwhash.Hash{}
 	}
@@ -175,7 +178,7 @@ func (s *Server) Serve(ctx context.Context, verify, pages, status, control net.L
 	s.log.Printf("serving https://%s/ for %d users and %d logins, %d sessions", s.cfg.Domain, len(s.cfg.Users), len(s.cfg.Logins), s.store.count())
 	s.stopping = ctx.Done()
 	if len(s.notifyLogins) > 0 {
-		go s.feed.run(ctx)
+		go s.feed.Run(ctx)
 	}
 	ls := []httpserve.Listener{
 		{L: verify, Handler: s.Verify()},

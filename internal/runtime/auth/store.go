@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+	"github.com/agent-box/agent-box/internal/runtime/board"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 	"github.com/agent-box/agent-box/internal/runtime/userfile"
@@ -81,7 +82,7 @@ type store struct {
 	wmu     sync.Mutex // serialises writes; a snapshot is never overwritten by an older one
 	written uint64
 
-	ended *wakeup // fired when sessions end (the inbox streams check theirs)
+	ended *board.Wakeup // fired when sessions end (the inbox streams check theirs)
 }
 
 // loadStore reads path. A missing file is an empty store; an unreadable or
@@ -307,7 +308,7 @@ func (st *store) endLocked(id string) int {
 		}
 	}
 	st.gen++
-	st.ended.fire()
+	st.ended.Fire()
 	return n
 }
 
@@ -338,7 +339,7 @@ func (st *store) endLogin(login string) int {
 	}
 	if n > 0 {
 		st.gen++
-		st.ended.fire()
+		st.ended.Fire()
 	}
 	return n
 }
@@ -454,7 +455,7 @@ func (st *store) setPassword(login string, h pwhash.Hash, replaces, keep string)
 		}
 	}
 	st.gen++
-	st.ended.fire()
+	st.ended.Fire()
 	return n
 }
 

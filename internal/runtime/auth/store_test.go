@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/hostilefile"
+	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
 )
 
 // TestSessionsSurviveARestart: a new Server on the same state directory
@@ -220,7 +221,7 @@ func TestSessionCaps(t *testing.T) {
 	first := w.login("ops")
 	for i := 0; i < maxBoxPerLogin; i++ {
 		w.clock.Advance(time.Second)
-		w.s.limits = newLimiter()
+		w.s.limits = loginlimit.NewLimiter()
 		w.login("ops")
 	}
 	rec := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{first}})

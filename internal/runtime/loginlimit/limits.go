@@ -1,12 +1,11 @@
-package auth
+// Package loginlimit is the login limits of the auth service: a token bucket per client, a backoff per (login, client), and the queue of password hashes that keeps guesses from delaying a person's login.
+package loginlimit
 
 import (
 	"context"
 	"errors"
 	"sync"
 	"time"
-
-	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
 )
 
 // Login limits (docs/web-contract.md, "Logins"). Every limit is per client
@@ -15,7 +14,7 @@ import (
 // another. Unknown login names are limited exactly like known ones, so a
 // refusal never tells them apart.
 const (
-	hashSlots    = 2                // hashes at once
+	HashSlots    = 2                // hashes at once
 	bucketSize   = 5                // attempts per client...
 	bucketRefill = 12 * time.Second // ...and one more this often
 	backoffFirst = time.Second      // after a (login, client)'s first failure
@@ -29,26 +28,26 @@ const (
 	overflow   = "overflow"
 )
 
-// Hashing queue (hashQueue): suspects (clients with a failure or refusal
+// Hashing queue (Queue): suspects (clients with a failure or refusal
 // in the last decay, or with another attempt already being checked) hash
 // only on capacity no one else wants (while no other attempt holds or waits
 // for a slot), on all slots but one, and wait in a short queue; other
 // clients may use every slot and are served newest first, so neither a
 // flood of guesses nor a burst of first guesses from fresh addresses can
 // push a later login behind it or share the CPU with it for longer than
-// the one guess already running. A full queue or a wait past queueWait is
+// the one guess already running. A full queue or a wait past QueueWait is
 // refused at once.
 const (
-	queueClean   = 8
-	queueSuspect = 4
-	// queueWait and a hash (seconds in an emulated machine) stay well
+	QueueClean   = 8
+	QueueSuspect = 4
+	// QueueWait and a hash (seconds in an emulated machine) stay well
 	// under the 30 s in which the service must answer.
-	queueWait = 10 * time.Second
+	QueueWait = 10 * time.Second
 )
 
-// limiter holds the per-client token buckets and the per-(login, client)
+// Limiter holds the per-client token buckets and the per-(login, client)
 // backoff. Both maps are bounded.
-type limiter struct {
+type Limiter struct {
 	mu      sync.Mutex
 	clients map[string]*clientState
 	pairs   map[pairKey]*backoff
@@ -70,8 +69,8 @@ type backoff struct {
 	inFlight    bool // an attempt of this pair is being checked
 }
 
-func newLimiter() *limiter {
-	return &limiter{clients: map[string]*clientState{}, pairs: map[pairKey]*backoff{}}
+func NewLimiter() *Limiter {
+	return &Limiter{clients: map[string]*clientState{}, pairs: map[pairKey]*backoff{}}
 }
 
 func (c *clientState) refill(now time.Time) {
@@ -104,17 +103,17 @@ func (b *backoff) decayed(now time.Time) {
 	b.lastFailure = b.lastFailure.Add(time.Duration(n) * decay)
 }
 
-// admission is the limiter's answer to one attempt.
-type admission struct {
-	ok      bool
-	wait    time.Duration // the Retry-After of a refusal
-	suspect bool          // the client had a failure or refusal within decay
+// Admission is the Limiter's answer to one attempt.
+type Admission struct {
+	OK      bool
+	Wait    time.Duration // the Retry-After of a refusal
+	Suspect bool          // the client had a failure or refusal within decay
 }
 
-// admit decides whether an attempt of login from client may be checked
-// now. An admitted attempt must be followed by done or cancel; a refused
+// Admit decides whether an attempt of login from client may be checked
+// now. An admitted attempt must be followed by Done or Cancel; a refused
 // one counts against the client (it is a suspect for decay).
-func (l *limiter) admit(client, login string, now time.Time) admission {
+func (l *Limiter) Admit(client, login string, now time.Time) Admission {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.clientLocked(client, now)
@@ -135,16 +134,16 @@ func (l *limiter) admit(client, login string, now time.Time) admission {
 		c.tokens--
 		c.inFlight++
 		b.inFlight = true
-		return admission{ok: true, suspect: suspect}
+		return Admission{OK: true, Suspect: suspect}
 	}
 	c.lastBad = now
-	return admission{wait: max(wait, time.Nanosecond)}
+	return Admission{Wait: max(wait, time.Nanosecond)}
 }
 
-// done ends an admitted attempt: a success forgets the pair's backoff and
+// Done ends an admitted attempt: a success forgets the pair's backoff and
 // the client's suspicion; a failure doubles the pair's backoff (1 s, 2 s,
 // 4 s ... 5 min; fewer after quiet periods) and makes the client a suspect.
-func (l *limiter) done(client, login string, success bool, now time.Time) {
+func (l *Limiter) Done(client, login string, success bool, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := pairKey{login, client}
@@ -177,10 +176,10 @@ func (l *limiter) done(client, login string, success bool, now time.Time) {
 	b.until = now.Add(d)
 }
 
-// cancel ends an admitted attempt that was never checked (the client went
+// Cancel ends an admitted attempt that was never checked (the client went
 // away, or the hashing queue refused it: then refused is true and the
 // client counts as a suspect).
-func (l *limiter) cancel(client, login string, refused bool, now time.Time) {
+func (l *Limiter) Cancel(client, login string, refused bool, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if b := l.pairs[pairKey{login, client}]; b != nil {
@@ -199,7 +198,7 @@ func (l *limiter) cancel(client, login string, refused bool, now time.Time) {
 // clientLocked is client's state, created full; when maxClients are
 // tracked, the idle ones (a full bucket, no suspicion) are forgotten, and
 // if none is, every new client shares one overflow bucket.
-func (l *limiter) clientLocked(client string, now time.Time) *clientState {
+func (l *Limiter) clientLocked(client string, now time.Time) *clientState {
 	if c := l.clients[client]; c != nil {
 		return c
 	}
@@ -224,7 +223,7 @@ func (l *limiter) clientLocked(client string, now time.Time) *clientState {
 
 // clientOfLocked is the state admit counted client's attempt in: its own,
 // or the overflow bucket's.
-func (l *limiter) clientOfLocked(client string) *clientState {
+func (l *Limiter) clientOfLocked(client string) *clientState {
 	if c := l.clients[client]; c != nil {
 		return c
 	}
@@ -234,7 +233,7 @@ func (l *limiter) clientOfLocked(client string) *clientState {
 // pairLocked is k's backoff, created empty; when maxPairs are tracked,
 // the ones whose backoff has passed are forgotten, and if none has, full
 // is true (the attempt is refused: that many clients are in backoff).
-func (l *limiter) pairLocked(k pairKey, now time.Time) (b *backoff, full bool) {
+func (l *Limiter) pairLocked(k pairKey, now time.Time) (b *backoff, full bool) {
 	if b := l.pairs[k]; b != nil {
 		return b, false
 	}
@@ -253,13 +252,13 @@ func (l *limiter) pairLocked(k pairKey, now time.Time) (b *backoff, full bool) {
 	return b, false
 }
 
-// errBusy is an attempt the hashing queue refused: it is full, or the
-// wait passed queueWait.
-var errBusy = errors.New("too many logins are being checked")
+// ErrBusy is an attempt the hashing queue refused: it is full, or the
+// wait passed QueueWait.
+var ErrBusy = errors.New("too many logins are being checked")
 
-// hashQueue bounds the hashes running at once (slots) and the attempts
+// Queue bounds the hashes running at once (slots) and the attempts
 // waiting for one.
-type hashQueue struct {
+type Queue struct {
 	mu       sync.Mutex
 	idle     *sync.Cond // signalled when no other attempt hashes (cleans == 0)
 	free     int        // slots free
@@ -273,18 +272,24 @@ type hashQueue struct {
 }
 
 type waiter struct {
-	ch      chan error // nil: a slot was handed over; errBusy: evicted
+	ch      chan error // nil: a slot was handed over; ErrBusy: evicted
 	suspect bool
 }
 
-func newHashQueue() *hashQueue {
-	return &hashQueue{free: hashSlots, slots: hashSlots, maxClean: queueClean, maxSuspect: queueSuspect, wait: queueWait}
+// NewQueue is the auth service's queue: HashSlots at once, QueueClean and
+// QueueSuspect waiting, for at most QueueWait.
+func NewQueue() *Queue { return NewQueueSized(HashSlots, QueueClean, QueueSuspect, QueueWait) }
+
+// NewQueueSized is a queue of slots hashes at once, clean and suspect
+// attempts waiting for at most wait (tests size their own).
+func NewQueueSized(slots, clean, suspect int, wait time.Duration) *Queue {
+	return &Queue{free: slots, slots: slots, maxClean: clean, maxSuspect: suspect, wait: wait}
 }
 
-// yield is the pause of a suspect's hash: it waits while another
+// Yield is the pause of a suspect's hash: it waits while another
 // attempt's hash runs, so a login from a client without recent failures
 // never shares the CPU with a guess for longer than one pause interval.
-func (q *hashQueue) yield() {
+func (q *Queue) Yield() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.idle == nil {
@@ -295,12 +300,12 @@ func (q *hashQueue) yield() {
 	}
 }
 
-// acquire takes a slot for one hash: at once if one is free (for a
+// Acquire takes a slot for one hash: at once if one is free (for a
 // suspect, if another slot stays free of suspects), else after waiting in
-// the queue. It returns errBusy when the queue is full (a newer clean
+// the queue. It returns ErrBusy when the queue is full (a newer clean
 // attempt evicts the oldest clean waiter) or the wait passes, or ctx's
 // error when the client goes away.
-func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
+func (q *Queue) Acquire(ctx context.Context, suspect bool) error {
 	q.mu.Lock()
 	if q.free > 0 && (!suspect || q.suspectMay()) {
 		q.take(suspect)
@@ -311,18 +316,18 @@ func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
 	if suspect {
 		if len(q.suspect) >= q.maxSuspect {
 			q.mu.Unlock()
-			return errBusy
+			return ErrBusy
 		}
 		q.suspect = append(q.suspect, w)
 	} else {
 		if q.maxClean == 0 {
 			q.mu.Unlock()
-			return errBusy
+			return ErrBusy
 		}
 		if len(q.clean) >= q.maxClean {
 			oldest := q.clean[0]
 			q.clean = q.clean[1:]
-			oldest.ch <- errBusy
+			oldest.ch <- ErrBusy
 		}
 		q.clean = append(q.clean, w)
 	}
@@ -335,7 +340,7 @@ func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
 	case err = <-w.ch:
 		return err
 	case <-t.C:
-		err = errBusy
+		err = ErrBusy
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -358,9 +363,9 @@ func (q *hashQueue) acquire(ctx context.Context, suspect bool) error {
 
 // suspectSlots is how many slots suspects may hold at once: all but one,
 // so a client without recent failures always finds one soon.
-func (q *hashQueue) suspectSlots() int { return max(1, q.slots-1) }
+func (q *Queue) suspectSlots() int { return max(1, q.slots-1) }
 
-func (q *hashQueue) take(suspect bool) {
+func (q *Queue) take(suspect bool) {
 	q.free--
 	if suspect {
 		q.suspects++
@@ -371,12 +376,12 @@ func (q *hashQueue) take(suspect bool) {
 
 // suspectMay: a suspect may take a free slot when it leaves one slot
 // without suspects and no one else holds or waits for a slot.
-func (q *hashQueue) suspectMay() bool {
+func (q *Queue) suspectMay() bool {
 	return q.suspects < q.suspectSlots() && q.cleans == 0 && len(q.clean) == 0
 }
 
 // remove takes w out of its queue; false when it was no longer there.
-func (q *hashQueue) remove(w *waiter) bool {
+func (q *Queue) remove(w *waiter) bool {
 	list := &q.clean
 	if w.suspect {
 		list = &q.suspect
@@ -390,8 +395,8 @@ func (q *hashQueue) remove(w *waiter) bool {
 	return false
 }
 
-// release frees a slot taken by acquire.
-func (q *hashQueue) release(suspect bool) {
+// Release frees a slot taken by Acquire.
+func (q *Queue) Release(suspect bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.releaseLocked(suspect)
@@ -399,7 +404,7 @@ func (q *hashQueue) release(suspect bool) {
 
 // releaseLocked hands the slot to the newest clean waiter, else to the
 // oldest suspect if suspects may take it, else frees it.
-func (q *hashQueue) releaseLocked(suspect bool) {
+func (q *Queue) releaseLocked(suspect bool) {
 	q.free++
 	if suspect {
 		q.suspects--
@@ -423,6 +428,3 @@ func (q *hashQueue) releaseLocked(suspect bool) {
 		w.ch <- nil
 	}
 }
-
-// clientOf is the request's client (clientaddr).
-var clientOf = clientaddr.FromHeader
