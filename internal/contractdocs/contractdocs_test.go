@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-box/agent-box/internal/module"
-	"github.com/agent-box/agent-box/internal/textdiff"
+	"github.com/agent-box/agent-box/internal/regen"
 )
 
 var update = flag.Bool("update", false, "rewrite the contract's tables in the docs")
@@ -59,22 +59,7 @@ func TestTheDocsTablesAreTheContract(t *testing.T) {
 				t.Errorf("%s: a block %q that the contract does not render", file, m[1])
 			}
 		}
-		path := filepath.Join(module.Root(), file)
-		old, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(old) == text {
-			continue
-		}
-		if *update {
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("updated %s", file)
-			continue
-		}
-		t.Errorf("%s: the contract's tables are out of date (-%s +generated):\n%s\nhint: go test ./internal/contractdocs -update", file, file, textdiff.Explain(file, "generated", old, []byte(text)))
+		regen.Check(t, module.Root(), file, []byte(text), *update, "go test ./internal/contractdocs -update")
 	}
 }
 

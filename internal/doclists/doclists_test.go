@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agent-box/agent-box/internal/module"
+	"github.com/agent-box/agent-box/internal/regen"
 	"github.com/agent-box/agent-box/internal/runtime/cli"
-	"github.com/agent-box/agent-box/internal/textdiff"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated lists in the docs")
@@ -86,22 +86,7 @@ func TestTheDocsListsAreGenerated(t *testing.T) {
 		}
 	}
 	for file, text := range docs {
-		path := filepath.Join(root, file)
-		old, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(old) == text {
-			continue
-		}
-		if *update {
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("updated %s: review the diff", file)
-			continue
-		}
-		t.Errorf("%s: a generated list is out of date (-%s +generated):\n%s\nhint: go test ./internal/doclists -update", file, file, textdiff.Explain(file, "generated", old, []byte(text)))
+		regen.Check(t, root, file, []byte(text), *update, "go test ./internal/doclists -update")
 	}
 }
 

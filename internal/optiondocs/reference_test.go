@@ -15,7 +15,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/module"
 	"github.com/agent-box/agent-box/internal/nixtest"
-	"github.com/agent-box/agent-box/internal/textdiff"
+	"github.com/agent-box/agent-box/internal/regen"
 )
 
 var update = flag.Bool("update", false, "rewrite the option reference, docs/options.md")
@@ -159,21 +159,5 @@ func TestTheOptionReferenceIsTheDeclarations(t *testing.T) {
 		t.Fatalf("only %d options documented", len(entries))
 	}
 	want := head + strings.TrimRight(optionReference(entries), "\n") + "\n"
-	path := filepath.Join(module.Root(), reference)
-	got, err := os.ReadFile(path)
-	if err != nil && !(*update && os.IsNotExist(err)) {
-		t.Fatal(err)
-	}
-	if string(got) == want {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("updated %s: review the diff", reference)
-		return
-	}
-	t.Errorf("%s is out of date (-file +generated):\n%s\nhint: go test ./internal/optiondocs -update",
-		reference, textdiff.Explain(reference, "generated", got, []byte(want)))
+	regen.Check(t, module.Root(), reference, []byte(want), *update, "go test ./internal/optiondocs -update")
 }
