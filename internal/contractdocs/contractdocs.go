@@ -252,7 +252,7 @@ func notifyLimits(c *contract.Contract) string {
 	t.row("the feed socket (datagrams, from the auth service)", fmt.Sprintf("%s, root:%s %s", code(c.Sockets.NotifyFeed.Path), code(*c.Sockets.NotifyFeed.Group), code(*c.Sockets.NotifyFeed.Mode)))
 	t.row("a login's URL", fmt.Sprintf("the credential %s, one line, at most %d bytes", code(c.Credentials.NotifyPrefix+"<login>"), n.URLMaxBytes))
 	t.row("an event (one datagram)", fmt.Sprintf("at most %d bytes", n.MaxEventBytes))
-	t.row("waiting per login", fmt.Sprintf("%d; one more drops the oldest (logged)", n.Queue))
+	t.row("waiting per login and agent user", fmt.Sprintf("%d; one more drops that user's oldest (logged); the users of a login take turns, so another user's first notification waits behind at most one of each user with some waiting", n.Queue))
 	t.row("tries per notification", fmt.Sprintf("%d, each at most %s; waits %s, doubling up to %s", n.Attempts, code(n.Timeout), code(n.BackoffFirst), code(n.BackoffMax)))
 	return t.b.String()
 }

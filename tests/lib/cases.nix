@@ -1172,11 +1172,29 @@ in
               "%s $HOME \"q\" a b"
             ];
           }).users.alice.apps;
-        text = lib.render.app.service a "/R" "/P";
+        text = lib.render.app.service a [ ] "/R" "/P";
       in
       builtins.filter (l: builtins.isString l && builtins.match "ExecStart=/.*" l != null) (builtins.split "\n" text);
     expected = [
       "ExecStart=/R/bin/agent-box app-run --dir \"/var/lib/agent-box-app-src/alice/echo\" --restart-delay 1s --restart-delay-max 1m -- \"printf\" \"%%s $$HOME \\\"q\\\" a b\""
+    ];
+  }
+  {
+    name = "an app cannot reach its user's sockets and runtime directories under /run, nor its sibling app's directories";
+    expr =
+      let
+        apps =
+          (offline.normalize {
+            users.alice.apps.a.command = [ "x" ];
+            users.alice.apps.b.command = [ "y" ];
+          }).users.alice.apps;
+        a = builtins.head apps;
+        text = lib.render.app.service a (builtins.tail apps) "/R" "/P";
+      in
+      builtins.filter (l: builtins.isString l && builtins.match "InaccessiblePaths=.*" l != null) (builtins.split "\n" text);
+    expected = [
+      "InaccessiblePaths=-/run/agent-box -/run/agent-box-app -/run/agent-box-auth -/run/agent-box-hook -/run/agent-box-notify -/run/agent-box-term -/run/agent-box-web -/run/caddy -/run/dbus -/run/user"
+      "InaccessiblePaths=-/var/lib/agent-box-app-src/alice/b -/var/lib/agent-box-apps/alice/b"
     ];
   }
 ]

@@ -4,8 +4,17 @@ tries, from inside the app, what an app must not be able to do to its
 user's agents, and writes one line per attempt to
 $STATE_DIRECTORY/probe.txt ("NAME: refused (why)" or "NAME: POSSIBLE
 (what)"), then "done". The host pids of the user's tmux server and of an
-agent come from targets.txt in the app's directory (the scenario writes
-it)."""
+agent come from targets.txt in the app's directory, and reach.txt there
+lists what the user reaches on the host (the scenario writes both, reach.txt
+with `appprobe.py --reachable`, run as the user outside the app):
+"socket PATH" (a socket the user can connect to), "dir PATH" (a directory
+of the user's), "shared PATH" (a directory anyone may write). From inside
+the app each socket must refuse the connect, each directory the listing
+and a new file, and a file written into a shared directory must not be the
+host's (the scenario looks for TOKEN's name on the host afterwards).
+
+    appprobe.py --reachable TOKEN < CANDIDATES > reach.txt
+"""
 import ctypes
 import errno
 import os
@@ -24,12 +33,45 @@ def attempt(name, fn):
 
 
 def connect(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(path)
-        return "connected to " + path
-    finally:
-        s.close()
+    """Connects to the unix socket path as a stream, or, for a datagram
+    socket (EPROTOTYPE), as a datagram socket."""
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+        s = socket.socket(socket.AF_UNIX, kind)
+        try:
+            s.connect(path)
+            return "connected to " + path
+        except OSError as e:
+            if e.errno != errno.EPROTOTYPE:
+                raise
+        finally:
+            s.close()
+    raise OSError(errno.EPROTOTYPE, "neither stream nor datagram")
+
+
+def reachable():
+    """--reachable: of the candidates on stdin ("socket PATH", "dir PATH",
+    "shared PATH"), prints those this process reaches: a socket it can
+    connect to, a directory it can list, a shared directory it can write."""
+    for line in sys.stdin:
+        kind, _, path = line.rstrip("\n").partition(" ")
+        try:
+            if kind == "socket":
+                connect(path)
+            elif kind == "dir":
+                os.listdir(path)
+            elif kind == "shared":
+                if not os.access(path, os.W_OK | os.X_OK):
+                    continue
+            else:
+                continue
+        except OSError:
+            continue
+        print(kind, path)
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "--reachable":
+    reachable()
+    sys.exit(0)
 
 
 def read(path):
@@ -80,6 +122,25 @@ for name, pid in sorted(targets.items()):
 attempt("write the home", lambda: write(f"/home/{user}/probe"))
 attempt("write the app's directory", lambda: write(os.path.join(os.getcwd(), "probe")))
 attempt("connect to the system bus", lambda: connect("/run/dbus/system_bus_socket"))
+with open("reach.txt") as f:
+    reach = [line.rstrip("\n").partition(" ")[::2] for line in f if line.strip()]
+with open("token.txt") as f:
+    token = f.read().strip()
+for kind, path in reach:
+    if kind == "socket":
+        attempt(f"reach socket {path}", lambda: connect(path))
+    elif kind == "dir":
+        attempt(f"reach dir {path}", lambda: str(os.listdir(path)))
+        attempt(f"reach dir {path} (a new file)", lambda: write(os.path.join(path, token)))
+    elif kind == "shared":
+        # a file here must be the app's alone: the scenario looks for it on
+        # the host after the probe
+        try:
+            with open(os.path.join(path, token), "wb") as f:
+                f.write(b"x")
+            out.append(f"shared {path}: wrote {token} (the host must not have it)")
+        except OSError as e:
+            out.append(f"shared {path}: refused ({errno.errorcode.get(e.errno, e.errno)})")
 procs = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 cmds = []
 for p in procs:

@@ -144,6 +144,33 @@ targets() {
     chown "$u" "$dir/targets.txt" && ! grep -q '=$' "$dir/targets.txt"
 }
 check "the probe's targets: the host pids of alice's tmux server, supervisor and session main's agent" targets
+# What alice reaches on the host, generated here rather than listed by
+# hand (a new socket or directory is covered without anyone remembering
+# it): every socket she can connect to, every directory of hers, every
+# directory anyone may write, each tried as alice outside the app; the
+# app's own state and program directories, its private /tmp and systemd's
+# own sockets (the journal, the notify socket) excepted.
+token="agent-box-probe-$$-$RANDOM"
+candidates() {
+  find / -xdev \( -path /proc -o -path /sys -o -path /nix \) -prune -o -type s -print 2>/dev/null | grep -v '^/run/systemd/' | sed 's/^/socket /'
+  find /run /dev/shm /var /home /tmp /etc -type s -print 2>/dev/null | grep -v '^/run/systemd/' | sed 's/^/socket /'
+  # her topmost directories (what is under one falls with it)
+  find / /run /dev/shm /var /home \( -path /proc -o -path /sys -o -path /nix \) -prune -o -type d -user "$u" -print 2>/dev/null |
+    grep -vx "/var/lib/agent-box-apps/$u/records\|$dir" | sort -u |
+    awk 'top == "" || index($0, top "/") != 1 { print "dir " $0; top = $0 }'
+  find / /run /dev/shm /var \( -path /proc -o -path /sys -o -path /nix -o -path /tmp -o -path /var/tmp \) -prune -o -type d -perm -0002 -print 2>/dev/null | sed 's/^/shared /'
+}
+reach() {
+  candidates | sort -u | as $u python3 "$here/appprobe.py" --reachable >"$dir/reach.txt" &&
+    printf '%s\n' "$token" >"$dir/token.txt" && chown "$u" "$dir/reach.txt" "$dir/token.txt" &&
+    grep -qx "socket /run/agent-box-term/$u/ttyd.sock" "$dir/reach.txt" &&
+    grep -qx "socket /run/agent-box-auth/status.sock" "$dir/reach.txt" &&
+    grep -qx "dir /run/agent-box-term/$u" "$dir/reach.txt" &&
+    grep -qx "dir /var/lib/agent-box-apps/$u/site" "$dir/reach.txt" &&
+    grep -qx "shared /dev/shm" "$dir/reach.txt"
+}
+check "what alice reaches on the host, generated (her terminal's and the status socket, her terminal's and a sibling app's directories, /dev/shm among them)" reach
+note "alice reaches $(wc -l <"$dir/reach.txt") sockets and directories on the host: $(cut -d' ' -f2 "$dir/reach.txt" | paste -sd' ')"
 in_unit $u cp "$dir/records.py" "$dir/records.py.saved"
 in_unit $u cp "$here/appprobe.py" "$dir/records.py"
 kill -9 "$(prog_pid)"
@@ -167,6 +194,13 @@ only_own() { grep '^processes: ' "/var/lib/agent-box-apps/$u/records/probe.txt" 
 check "... it sees no process but its own (its PID namespace)" only_own
 check "... it has no capabilities" grep -qx 'CapEff: 0000000000000000' "/var/lib/agent-box-apps/$u/records/probe.txt"
 check "... and its state directory is writable" grep -qx 'state directory: writable' "/var/lib/agent-box-apps/$u/records/probe.txt"
+none_reached() { ! grep -E '^reach .*: POSSIBLE' "/var/lib/agent-box-apps/$u/records/probe.txt"; }
+check "... none of what alice reaches on the host (every socket, directory of hers, a sibling app's state)" none_reached
+tried() { [ "$(grep -c '^reach ' "/var/lib/agent-box-apps/$u/records/probe.txt")" -ge "$(grep -c . "$dir/reach.txt")" ]; }
+check "... each of them tried" tried
+leftover() { ! find / -xdev \( -path /proc -o -path /sys -o -path /nix \) -prune -o -name "$token" -print 2>/dev/null | grep . &&
+  ! find /run /dev/shm -name "$token" -print 2>/dev/null | grep .; }
+check "... and nothing it wrote into a directory anyone may write is the host's (/dev/shm, /run/lock, ...)" leftover
 in_unit $u mv "$dir/records.py.saved" "$dir/records.py"
 check "the record store is back after the probe" wait_until 30 serves
 

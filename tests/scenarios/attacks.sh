@@ -400,6 +400,24 @@ v6_refused_soon() {
 check "a fourth address of that /64 is refused" v6_refused_soon
 check "root unbans it" fail2ban-client set agent-box-auth unbanip fd00:99::/64
 
+# phase: a sibling origin's page fires no-cors requests at the event
+# streams with the operator's cookies (as <img> tags would): each is
+# refused before it counts, and the operator's own stream stays open.
+own_stream() { client inbox "$ops" "https://$D/auth/inbox" 90 >"$work/inbox-own.out" 2>&1 & }
+own_stream
+check "the operator's inbox stream is open" wait_until 30 grep -q '^event [0-9]* inbox ' "$work/inbox-own.out"
+img_get() { client get "$ops" "$1" -H 'Sec-Fetch-Site: same-site' -H 'Sec-Fetch-Mode: no-cors' -H 'Sec-Fetch-Dest: image' -H 'Accept: image/avif,image/webp,*/*'; }
+imgs_refused() {
+  local i url=$1 n=$2
+  for ((i = 0; i < n; i++)); do
+    img_get "$url" | grep -qx 'status 403' || { img_get "$url" | head -n 3; return 1; }
+  done
+}
+check "20 image requests from a sibling origin at the inbox stream: each 403" imgs_refused "https://$D/auth/inbox" 20
+check "40 at alice's session list stream: each 403" imgs_refused "https://$A/events" 40
+still_open() { ! grep -q 'closed' "$work/inbox-own.out"; }
+check "... and the operator's own inbox stream was not closed" still_open
+
 # phase: a logout the session store cannot record fails visibly.
 state=/var/lib/private/agent-box-auth
 check "ops has a box session" in_out 'Logged in as ops' client get "$ops" "https://$D/"

@@ -92,12 +92,17 @@ func (s *Server) inboxItems(login string, now time.Time) ([]byte, error) {
 // every keepAlive, and an "end" event, then the end of the stream, when
 // the session ends (logout, revoke, a changed password at once; expiry
 // and idleness at the next keep-alive). An open stream counts as activity,
-// as an open terminal does. Without a session: 403, no stream. At most
+// as an open terminal does. Without a session, or from another origin
+// (httpserve.OwnStream): 403, no stream. At most
 // maxStreams per login: one more ends the oldest, with a "closed" event.
 func (s *Server) inboxStream(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.session(r, "", s.clock.Now())
 	if !ok {
 		httpserve.Plain(w, http.StatusForbidden, "forbidden: no live session on this origin")
+		return
+	}
+	if !httpserve.OwnStream(r) {
+		httpserve.Plain(w, http.StatusForbidden, "forbidden: not this origin's own event stream")
 		return
 	}
 	if err := httpserve.Unbound(w); err != nil {

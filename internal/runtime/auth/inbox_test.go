@@ -46,11 +46,22 @@ func (w *tw) pagesServer() string {
 	return l.Addr().String()
 }
 
+// eventSource is what a browser's EventSource of the page sends.
+var eventSource = http.Header{"Accept": {"text/event-stream"}, "Sec-Fetch-Site": {"same-origin"}, "Sec-Fetch-Mode": {"cors"}, "Sec-Fetch-Dest": {"empty"}}
+
 // stream opens GET target on the box origin at addr with the box cookie
-// (none if ""): the stream, or the refusal's status.
+// (none if ""), as the page's EventSource: the stream, or the refusal's
+// status.
 func (w *tw) stream(addr, target, cookie string) (*eventStream, int) {
 	w.t.Helper()
+	return w.streamWith(addr, target, cookie, eventSource)
+}
+
+// streamWith is stream with the request's headers h.
+func (w *tw) streamWith(addr, target, cookie string, h http.Header) (*eventStream, int) {
+	w.t.Helper()
 	req, _ := http.NewRequest("GET", "http://"+addr+target, nil)
+	req.Header = h.Clone()
 	req.Host = "box.test"
 	if cookie != "" {
 		req.AddCookie(&http.Cookie{Name: cookieName, Value: cookie})
@@ -413,4 +424,42 @@ func TestAStaleReportIsNotListed(t *testing.T) {
 	if got := items(t, inboxOf(t, page)); len(got) != 0 {
 		t.Errorf("the page lists a stale report: %q", got)
 	}
+}
+
+// TestAnotherOriginCannotOpenOrEndTheInboxStreams: requests another
+// origin's page can make with the person's cookies (an <img>, a no-cors
+// fetch; a sibling app's page) are refused before they count, so the
+// person's own stream stays the only one, open; a client without
+// Sec-Fetch-Site gets a stream only by asking for text/event-stream.
+func TestAnotherOriginCannotOpenOrEndTheInboxStreams(t *testing.T) {
+	w := newTW(t)
+	box := w.login("ops")
+	own, code := w.stream(w.pagesServer(), "/auth/inbox", box)
+	if code != 200 {
+		t.Fatalf("the page's own stream: %d", code)
+	}
+	own.next(false)
+	for _, c := range []struct {
+		name string
+		h    http.Header
+	}{
+		{"an <img> on a sibling origin", http.Header{"Accept": {"image/avif,image/webp,*/*"}, "Sec-Fetch-Site": {"same-site"}, "Sec-Fetch-Mode": {"no-cors"}, "Sec-Fetch-Dest": {"image"}}},
+		{"a no-cors fetch from another site", http.Header{"Accept": {"text/event-stream"}, "Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"no-cors"}}},
+		{"two Sec-Fetch-Site values", http.Header{"Accept": {"text/event-stream"}, "Sec-Fetch-Site": {"same-origin", "cross-site"}}},
+		{"no Sec-Fetch-Site and not asking for a stream", http.Header{"Accept": {"*/*"}}},
+	} {
+		for range contract.Attention.Inbox.MaxStreams + 1 {
+			if _, code := w.streamWith(w.pagesServer(), "/auth/inbox", box, c.h); code != 403 {
+				t.Fatalf("%s: %d, want 403", c.name, code)
+			}
+		}
+		if n := w.s.streams.Count("ops"); n != 1 {
+			t.Fatalf("after %s: %d streams of ops, want the person's own alone", c.name, n)
+		}
+	}
+	old, code := w.streamWith(w.pagesServer(), "/auth/inbox", box, http.Header{"Accept": {"text/event-stream"}})
+	if code != 200 {
+		t.Fatalf("no Sec-Fetch-Site, asking for a stream (an older browser's EventSource): %d, want 200", code)
+	}
+	old.next(false)
 }

@@ -31,6 +31,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -173,4 +174,25 @@ func Serve(ctx context.Context, shutdown time.Duration, errorLog *log.Logger, ls
 	}
 	wg.Wait()
 	return first
+}
+
+// OwnStream reports whether r may open an event stream: a stream ends the
+// oldest of its kind beyond a bound, so a page of another origin that
+// fires requests at it (an <img>, a no-cors fetch) with the person's
+// cookies must not open one (docs/web-contract.md, "Event streams"). A
+// browser that sends Sec-Fetch-Site (which no page can set) must say
+// same-origin; a client without it (an older browser, a program) must ask
+// for text/event-stream, as EventSource does and an <img> does not.
+func OwnStream(r *http.Request) bool {
+	if site := r.Header.Values("Sec-Fetch-Site"); len(site) > 0 {
+		return len(site) == 1 && site[0] == "same-origin"
+	}
+	for _, a := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(a, ",") {
+			if mt, _, _ := strings.Cut(strings.TrimSpace(part), ";"); strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
+				return true
+			}
+		}
+	}
+	return false
 }

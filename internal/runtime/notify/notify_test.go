@@ -5,21 +5,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
-	"github.com/google/go-cmp/cmp"
 )
 
 var ev = Event{
@@ -364,4 +367,59 @@ func TestServeQueuesTheFeedsEventsAndDropsTheRest(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+}
+
+// TestOneUsersBurstCannotHoldBackAnothersFirstNotification: while alice's
+// burst fills her queue (and drops her oldest), bob's one notification is
+// sent after at most one more of hers: the users of a login take turns,
+// each in order, and the drop line names whose were dropped.
+func TestOneUsersBurstCannotHoldBackAnothersFirstNotification(t *testing.T) {
+	release := make(chan struct{})
+	hang := hanging(release)
+	hs := httptest.NewServer(hang)
+	t.Cleanup(hs.Close)
+	log := &logBuf{}
+	lim := fast
+	lim.Timeout = time.Minute
+	s := NewSender(map[string]string{"ops": hs.URL}, lim, nil, journal.New(log, "agent-box-notify"))
+	ctx, cancel := context.WithCancel(context.Background())
+	s.Run(ctx)
+	defer func() { cancel(); s.Wait() }()
+	for i := range 3 * lim.Queue {
+		e := ev
+		e.Session = fmt.Sprintf("a%d", i)
+		s.Enqueue(e)
+		if i == 0 {
+			waitFor(t, "the first try", func() bool { return hang.count() == 1 })
+		}
+	}
+	b := ev
+	b.User, b.Session = "bob", "bell"
+	s.Enqueue(b)
+	close(release)
+	waitFor(t, "the queue drained", func() bool { return hang.count() == 2+lim.Queue })
+	hang.mu.Lock()
+	var got []string
+	for _, body := range hang.bodies {
+		var p Event
+		json.Unmarshal([]byte(body), &p)
+		got = append(got, p.User+"/"+p.Session)
+	}
+	hang.mu.Unlock()
+	at := slices.Index(got, "bob/bell")
+	if at < 0 || at > 2 {
+		t.Fatalf("bob's notification was sent %dth of %d (%q); want at most after the one in flight and one more of alice's", at+1, len(got), got)
+	}
+	var alice []string
+	for _, g := range got {
+		if strings.HasPrefix(g, "alice/") {
+			alice = append(alice, g)
+		}
+	}
+	if alice[0] != "alice/a0" || alice[1] != fmt.Sprintf("alice/a%d", 2*lim.Queue) || alice[len(alice)-1] != fmt.Sprintf("alice/a%d", 3*lim.Queue-1) {
+		t.Errorf("alice's sent: %q; want the first (in flight), then her last %d in order", alice, lim.Queue)
+	}
+	waitFor(t, "the drop line", func() bool {
+		return strings.Contains(log.String(), fmt.Sprintf("login ops: dropped %d notifications of alice", 2*lim.Queue-1))
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // Limits bound a Sender (the contract's, in production; tests shorten
 // them).
 type Limits struct {
-	Queue        int           // events waiting per login; one more drops the oldest
+	Queue        int           // events waiting per login and user; one more drops that user's oldest
 	Attempts     int           // tries per event
 	Timeout      time.Duration // per try: connecting, sending, the answer's headers and body
 	BackoffFirst time.Duration // the wait after the first failure, doubled after each
@@ -36,7 +37,11 @@ func DefaultLimits() Limits {
 
 // Sender delivers events to the logins' URLs: one queue and one worker per
 // login, so a slow or dead endpoint holds back only its own login's
-// notifications, in order.
+// notifications. Inside a login's queue each agent user has a queue of
+// its own, taken in turn: one user's burst drops only that user's oldest,
+// and another user's first notification waits behind at most one
+// notification of each other user with some waiting (and the one being
+// delivered). A user's notifications go in order.
 type Sender struct {
 	urls   map[string]string
 	lim    Limits
@@ -50,9 +55,14 @@ type Sender struct {
 }
 
 type queue struct {
-	events  []Event
-	wake    chan struct{} // one token: the worker has events to send
-	dropped int           // since the last log line about it
+	byUser  map[string][]Event // each user's waiting events, oldest first
+	turn    []string           // the users with events waiting, whose turn comes first first
+	wake    chan struct{}      // one token: the worker has events to send
+	dropped map[string]int     // per user, since the last log line about it
+}
+
+func newQueue() *queue {
+	return &queue{byUser: map[string][]Event{}, wake: make(chan struct{}, 1), dropped: map[string]int{}}
 }
 
 // NewSender sends to urls (login -> URL) under lim through client (nil:
@@ -74,7 +84,7 @@ func (s *Sender) Run(ctx context.Context) {
 	defer s.mu.Unlock()
 	s.ctx = ctx
 	for login := range s.urls {
-		q := &queue{wake: make(chan struct{}, 1)}
+		q := newQueue()
 		s.queues[login] = q
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); s.work(ctx, login, q) }()
@@ -85,8 +95,8 @@ func (s *Sender) Run(ctx context.Context) {
 func (s *Sender) Wait() { s.wg.Wait() }
 
 // Enqueue queues e for its login; false when the login has no URL.
-// Beyond the queue's bound the oldest waiting event is dropped (and
-// counted in the log).
+// Beyond the bound of its user's queue that user's oldest waiting event
+// is dropped (and counted in the log).
 func (s *Sender) Enqueue(e Event) bool {
 	s.mu.Lock()
 	q := s.queues[e.Login]
@@ -94,11 +104,16 @@ func (s *Sender) Enqueue(e Event) bool {
 		s.mu.Unlock()
 		return false
 	}
-	q.events = append(q.events, e)
-	if len(q.events) > s.lim.Queue {
-		q.events = q.events[1:]
-		q.dropped++
+	waiting := q.byUser[e.User]
+	if len(waiting) == 0 {
+		q.turn = append(q.turn, e.User)
 	}
+	waiting = append(waiting, e)
+	if len(waiting) > s.lim.Queue {
+		waiting = waiting[1:]
+		q.dropped[e.User]++
+	}
+	q.byUser[e.User] = waiting
 	s.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -107,26 +122,46 @@ func (s *Sender) Enqueue(e Event) bool {
 	return true
 }
 
-// next takes q's oldest event, and how many were dropped since the last
-// call.
-func (s *Sender) next(q *queue) (Event, int, bool) {
+// next takes the oldest event of the user whose turn it is (that user's
+// turn then comes again after every other user's), and how many of each
+// user's were dropped since the last call.
+func (s *Sender) next(q *queue) (Event, map[string]int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := q.dropped
-	q.dropped = 0
-	if len(q.events) == 0 {
+	if len(d) > 0 {
+		q.dropped = map[string]int{}
+	}
+	if len(q.turn) == 0 {
 		return Event{}, d, false
 	}
-	e := q.events[0]
-	q.events = q.events[1:]
+	u := q.turn[0]
+	q.turn = q.turn[1:]
+	waiting := q.byUser[u]
+	e := waiting[0]
+	if len(waiting) > 1 {
+		q.byUser[u] = waiting[1:]
+		q.turn = append(q.turn, u)
+	} else {
+		delete(q.byUser, u)
+	}
 	return e, d, true
+}
+
+// waiting is how many events q holds.
+func (q *queue) waiting() int {
+	n := 0
+	for _, es := range q.byUser {
+		n += len(es)
+	}
+	return n
 }
 
 func (s *Sender) work(ctx context.Context, login string, q *queue) {
 	for {
 		e, dropped, ok := s.next(q)
-		if dropped > 0 {
-			s.log.Printf("login %s: dropped %d notifications: more than %d were waiting", login, dropped, s.lim.Queue)
+		for _, u := range sortedKeys(dropped) {
+			s.log.Printf("login %s: dropped %d notifications of %s: more than %d were waiting", login, dropped[u], u, s.lim.Queue)
 		}
 		if !ok {
 			select {
@@ -138,7 +173,7 @@ func (s *Sender) work(ctx context.Context, login string, q *queue) {
 		}
 		if !s.deliver(ctx, login, e) && ctx.Err() != nil {
 			s.mu.Lock()
-			n := len(q.events) + 1
+			n := q.waiting() + 1
 			s.mu.Unlock()
 			s.log.Printf("login %s: stopping with %d notifications not sent", login, n)
 			return
@@ -215,4 +250,14 @@ func stripURL(err error) error {
 		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
 	}
 	return err
+}
+
+// sortedKeys is m's keys, sorted.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

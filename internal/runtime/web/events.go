@@ -59,6 +59,10 @@ func (st *streams) add() (evicted <-chan struct{}, release func()) {
 // with "closed" when newer streams pushed it out (the page then stops
 // instead of reconnecting). Nothing is computed between changes.
 func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) {
+	if !httpserve.OwnStream(r) {
+		plain(w, http.StatusForbidden, "forbidden: not this origin's own event stream")
+		return
+	}
 	if err := httpserve.Unbound(w); err != nil {
 		s.log.Printf("session list stream: %v", err)
 	}

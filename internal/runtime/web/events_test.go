@@ -204,3 +204,43 @@ func TestTheStreamFollowsADirectoryRemovedAndMadeAgain(t *testing.T) {
 		t.Fatalf("after an observation in the new directory: %+v (ok %v)", e, ok)
 	}
 }
+
+// TestAnotherOriginCannotOpenOrEndTheSessionListStreams: requests a page
+// of another origin makes with the person's cookies (an <img> on a
+// sibling app, a no-cors fetch) get 403 before they count, so the
+// person's own stream is not pushed out; a client without Sec-Fetch-Site
+// must ask for text/event-stream.
+func TestAnotherOriginCannotOpenOrEndTheSessionListStreams(t *testing.T) {
+	f := newFixture(t)
+	f.srv.streams.max = 1
+	own, _ := f.stream(t)
+	if e, ok := next(t, own, 5*time.Second); !ok || e.name != "sessions" {
+		t.Fatalf("first event %+v", e)
+	}
+	for _, c := range []struct {
+		name string
+		h    http.Header
+	}{
+		{"an <img> on a sibling origin", header("Accept", "image/avif,image/webp,*/*", "Sec-Fetch-Site", "same-site", "Sec-Fetch-Dest", "image")},
+		{"a no-cors fetch from another site", header("Accept", "text/event-stream", "Sec-Fetch-Site", "cross-site")},
+		{"no Sec-Fetch-Site and not asking for a stream", header("Accept", "*/*")},
+	} {
+		req, err := http.NewRequest(http.MethodGet, f.web.URL+EventsPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = testHost
+		req.Header = c.h
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", c.name, res.StatusCode)
+		}
+	}
+	if e, ok := next(t, own, 300*time.Millisecond); ok {
+		t.Errorf("the person's own stream got %+v after the other origin's requests, want nothing", e)
+	}
+}

@@ -113,7 +113,9 @@ let
   appDropins =
     n: host: a:
     [
-      (entry a.unit (render.app.service a host.runtime (host.appEnv a)) [ "multi-user.target" ])
+      (entry a.unit (render.app.service a (builtins.filter (x: x.name != a.name) n.users.${a.user}.apps) host.runtime (host.appEnv a)) [
+        "multi-user.target"
+      ])
       (entry a.socketUnit (render.app.socket a (if n.web.enable then host.caddyGroup else null)) [
         "sockets.target"
       ])
