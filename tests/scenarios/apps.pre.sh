@@ -156,7 +156,7 @@ candidates() {
   find /run /dev/shm /var /home /tmp /etc -type s -print 2>/dev/null | grep -v '^/run/systemd/' | sed 's/^/socket /'
   # her topmost directories (what is under one falls with it)
   find / /run /dev/shm /var /home \( -path /proc -o -path /sys -o -path /nix \) -prune -o -type d -user "$u" -print 2>/dev/null |
-    grep -vx "/var/lib/agent-box-apps/$u/records\|$dir" | sort -u |
+    grep -v "^/var/lib/agent-box-apps/$u/records\(/\|\$\)\|^$dir\(/\|\$\)" | sort -u |
     awk 'top == "" || index($0, top "/") != 1 { print "dir " $0; top = $0 }'
   find / /run /dev/shm /var \( -path /proc -o -path /sys -o -path /nix -o -path /tmp -o -path /var/tmp \) -prune -o -type d -perm -0002 -print 2>/dev/null | sed 's/^/shared /'
 }
