@@ -1077,7 +1077,7 @@ let
               "session": "__Host-agentbox",
               "handoverPrefix": "__Secure-agentbox-handover-",
               "handoverPath": "/auth/handover",
-              "appBind": "__Secure-agentbox-appbind"
+              "appBind": "__Host-agentbox-appbind"
             },
             "headers": {
               "prefix": "X-Agent-Box-",
@@ -8374,8 +8374,12 @@ in
           // origin's binding cookie: that origin's own (no Domain), for its
           // /auth/handover only.
           func (s *Server) setAppBindCookie(w http.ResponseWriter, value string, maxAge int) {
+          	// __Host-: no sibling origin (another app, on the same site) can set a
+          	// cookie of this name for this origin, so a value it tossed into the
+          	// browser cannot bind a hand-over it asked for (a __Host- cookie has
+          	// Path=/; Caddy removes it before the app all the same).
           	http.SetCookie(w, &http.Cookie{
-          		Name: appBind, Value: value, Path: bindPath, MaxAge: maxAge,
+          		Name: appBind, Value: value, Path: "/", MaxAge: maxAge,
           		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
           	})
           }
@@ -8443,13 +8447,21 @@ in
           	redirect(w, http.StatusSeeOther, next)
           }
 
-          // logout is POST /auth/logout on either origin: the whole box session
-          // ends, with every child.
+          // logout is POST /auth/logout: on the box origin or a user's origin the
+          // whole box session ends, with every child; on an app's origin only that
+          // origin's child session (an app's own page can post there).
           func (s *Server) logout(w http.ResponseWriter, r *http.Request, origin string) {
           	now := s.clock.Now()
           	clearCookie(w)
           	if sess, ok := s.anySession(r, origin); ok {
-          		s.store.endFamily(sess)
+          		if strings.HasPrefix(origin, appKeyPrefix) {
+          			// An app's page is same-origin with the app's /auth/logout:
+          			// it may end the person's session on that app, never the
+          			// box session and every other origin's.
+          			s.store.endOne(sess.ID)
+          		} else {
+          			s.store.endFamily(sess)
+          		}
           		if err := s.persistLogged(now); err != nil {
           			// Ended in memory, but a restart would bring it back: say so.
           			s.message(w, http.StatusInternalServerError, "Logout not saved",
@@ -9127,6 +9139,14 @@ in
           	st.gen++
           	st.ended.Fire()
           	return n
+          }
+
+          // endOne ends session id alone (a child: its box session and siblings
+          // stay).
+          func (st *store) endOne(id string) int {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	return st.endLocked(id)
           }
 
           // endFamily ends the box session of s (s itself, or its parent) and all
@@ -12453,7 +12473,7 @@ in
               "session": "__Host-agentbox",
               "handoverPrefix": "__Secure-agentbox-handover-",
               "handoverPath": "/auth/handover",
-              "appBind": "__Secure-agentbox-appbind"
+              "appBind": "__Host-agentbox-appbind"
             },
             "headers": {
               "prefix": "X-Agent-Box-",
@@ -12902,7 +12922,7 @@ in
           			"session.status:busy": StateEvent{State: "working"},
           		}},
           	}
-          	c.Cookies = CookieNames{Session: "__Host-agentbox", HandoverPrefix: "__Secure-agentbox-handover-", HandoverPath: "/auth/handover", AppBind: "__Secure-agentbox-appbind"}
+          	c.Cookies = CookieNames{Session: "__Host-agentbox", HandoverPrefix: "__Secure-agentbox-handover-", HandoverPath: "/auth/handover", AppBind: "__Host-agentbox-appbind"}
           	c.Headers.Prefix = "X-Agent-Box-"
           	c.Headers.User = "X-Agent-Box-User"
           	c.Headers.Session = "X-Agent-Box-Session"

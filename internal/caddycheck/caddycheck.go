@@ -296,7 +296,7 @@ func walk(rs []route, paths []string, before []handler) []proxy {
 const (
 	sessionCookie = "__Host-agentbox"
 	bindCookie    = "__Secure-agentbox-handover-"
-	appBindCookie = "__Secure-agentbox-appbind"
+	appBindCookie = "__Host-agentbox-appbind"
 )
 
 // cookieProbe is a Cookie header with the box's cookies among look-alikes

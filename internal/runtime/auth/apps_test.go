@@ -56,8 +56,8 @@ func (w *tw) startApp(host, app, next string) (bind string, login *url.URL) {
 		w.t.Fatalf("the app origin's login: %d %s", rec.Code, rec.Body)
 	}
 	c := appBindOf(w.t, rec)
-	if c.Path != bindPath || c.Domain != "" || !c.Secure || !c.HttpOnly || c.MaxAge != int(appBindLifetime.Seconds()) {
-		w.t.Errorf("binding cookie %+v: want host-only, Path=%s, Secure, HttpOnly, Max-Age %v", c, bindPath, appBindLifetime)
+	if !strings.HasPrefix(c.Name, "__Host-") || c.Path != "/" || c.Domain != "" || !c.Secure || !c.HttpOnly || c.MaxAge != int(appBindLifetime.Seconds()) {
+		w.t.Errorf("binding cookie %+v: want __Host- (host-only, Path=/), Secure, HttpOnly, Max-Age %v", c, appBindLifetime)
 	}
 	u, err := url.Parse(rec.Header().Get("Location"))
 	if err != nil || u.Host != "box.test" || u.Path != "/auth/login" {
@@ -120,13 +120,23 @@ func TestAppOriginLogin(t *testing.T) {
 	if c := w.verifyH(rq{method: "GET", host: recordsHost, target: "/verify?user=alice&app=records", cookies: []string{user}}).Code; c != http.StatusUnauthorized {
 		t.Errorf("alice's user-origin session on her app: %d, want 401", c)
 	}
-	// logout on the app's origin ends the whole box session
+	// logout on the app's origin (which the app's own page can post)
+	// ends that origin's session only: not the box session of the same
+	// login, nor its other origins'
+	box := cookieOf(t, rec) // the login on the box origin set it
+	sibling := w.child(box, "alice")
 	out := w.pages(rq{method: "POST", host: recordsHost, target: "/auth/logout", cookies: []string{child}})
 	if out.Code != http.StatusSeeOther || out.Header().Get("Location") != "https://box.test/" {
 		t.Fatalf("logout: %d %q", out.Code, out.Header().Get("Location"))
 	}
 	if c := w.verifyH(rq{method: "GET", host: recordsHost, target: "/verify?user=alice&app=records", cookies: []string{child}}).Code; c != http.StatusUnauthorized {
 		t.Errorf("after logout: %d, want 401", c)
+	}
+	if c := w.verifyCode("alice", sibling); c != http.StatusNoContent {
+		t.Errorf("alice's origin of the same box session after the app's logout: %d, want 204", c)
+	}
+	if home := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{box}}); !strings.Contains(home.Body.String(), "Logged in as al") {
+		t.Errorf("the box session after the app's logout: %d %s", home.Code, home.Body)
 	}
 }
 
@@ -173,6 +183,14 @@ func TestAppHandoverRules(t *testing.T) {
 		}
 		if got := handover(recordsHost, c, good); got != http.StatusForbidden {
 			t.Errorf("the same code again, now with the cookie: %d, want 403 (spent)", got)
+		}
+	})
+	t.Run("the secret in a cookie a sibling origin could set", func(t *testing.T) {
+		// another app of the same site may set a __Secure- cookie with
+		// Domain=<apps domain> in the person's browser; never __Host-
+		tossed := &http.Cookie{Name: "__Secure-" + strings.TrimPrefix(appBind, "__Host-"), Value: bind}
+		if got := handover(recordsHost, mint(), tossed); got != http.StatusForbidden {
+			t.Errorf("the right secret under the name a sibling can toss: %d, want 403", got)
 		}
 	})
 	t.Run("a wrong binding secret", func(t *testing.T) {

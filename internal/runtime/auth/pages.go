@@ -432,8 +432,12 @@ func (s *Server) handOver(w http.ResponseWriter, box Session, o origin, bind, ne
 // origin's binding cookie: that origin's own (no Domain), for its
 // /auth/handover only.
 func (s *Server) setAppBindCookie(w http.ResponseWriter, value string, maxAge int) {
+	// __Host-: no sibling origin (another app, on the same site) can set a
+	// cookie of this name for this origin, so a value it tossed into the
+	// browser cannot bind a hand-over it asked for (a __Host- cookie has
+	// Path=/; Caddy removes it before the app all the same).
 	http.SetCookie(w, &http.Cookie{
-		Name: appBind, Value: value, Path: bindPath, MaxAge: maxAge,
+		Name: appBind, Value: value, Path: "/", MaxAge: maxAge,
 		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
 	})
 }
@@ -501,13 +505,21 @@ func (s *Server) handover(w http.ResponseWriter, r *http.Request, o origin) {
 	redirect(w, http.StatusSeeOther, next)
 }
 
-// logout is POST /auth/logout on either origin: the whole box session
-// ends, with every child.
+// logout is POST /auth/logout: on the box origin or a user's origin the
+// whole box session ends, with every child; on an app's origin only that
+// origin's child session (an app's own page can post there).
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, origin string) {
 	now := s.clock.Now()
 	clearCookie(w)
 	if sess, ok := s.anySession(r, origin); ok {
-		s.store.endFamily(sess)
+		if strings.HasPrefix(origin, appKeyPrefix) {
+			// An app's page is same-origin with the app's /auth/logout:
+			// it may end the person's session on that app, never the
+			// box session and every other origin's.
+			s.store.endOne(sess.ID)
+		} else {
+			s.store.endFamily(sess)
+		}
 		if err := s.persistLogged(now); err != nil {
 			// Ended in memory, but a restart would bring it back: say so.
 			s.message(w, http.StatusInternalServerError, "Logout not saved",

@@ -312,6 +312,14 @@ func (st *store) endLocked(id string) int {
 	return n
 }
 
+// endOne ends session id alone (a child: its box session and siblings
+// stay).
+func (st *store) endOne(id string) int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.endLocked(id)
+}
+
 // endFamily ends the box session of s (s itself, or its parent) and all
 // its children.
 func (st *store) endFamily(s Session) int {
