@@ -1075,9 +1075,8 @@ let
             },
             "cookies": {
               "session": "__Host-agentbox",
-              "handoverPrefix": "__Secure-agentbox-handover-",
               "handoverPath": "/auth/handover",
-              "appBind": "__Host-agentbox-appbind"
+              "bind": "__Host-agentbox-bind"
             },
             "headers": {
               "prefix": "X-Agent-Box-",
@@ -3458,8 +3457,8 @@ let
   tlsLine = tls: if tls == "internal" then "\ttls internal\n" else "";
 
   # Caddy passes on only the box's own cookies (contract: the session
-  # cookie, and on a user origin's /auth/* that user's hand-over binding
-  # cookie): each "name=value" pair becomes ";" plus the pair if it is one
+  # cookie, and on a user or app origin's /auth/* that origin's hand-over
+  # binding cookie): each "name=value" pair becomes ";" plus the pair if it is one
   # of names, so a script on some origin of the box that fills the browser
   # with parent-domain cookies cannot push a request past a backend's
   # header limit. Never an empty replacement: Caddy would take the line
@@ -3571,7 +3570,7 @@ in
         + "\thandle ${routes.authPages.path} {\n"
         + prefixLines "\t" (toPages [
           cookies.session
-          (cookies.handoverPrefix + u)
+          cookies.bind
         ])
         + ''
           	}
@@ -3624,7 +3623,7 @@ let
   # replacement: Caddy would take the line for a set.
   checked =
     n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${n} needs regexp escaping";
-  dropBoxCookies = "header_up Cookie \"(?:^|;) *(?:${checked cookies.session}|${checked cookies.handoverPrefix}[^=;]*|${checked cookies.appBind})=[^;]*\" \";\"";
+  dropBoxCookies = "header_up Cookie \"(?:^|;) *(?:${checked cookies.session}|${checked cookies.bind})=[^;]*\" \";\"";
 
   toApp = a: ''
     reverse_proxy unix/${a.socket} {
@@ -3648,7 +3647,7 @@ let
         "\thandle ${routes.authPages.path} {\n"
         + prefixLines "\t" (toPages [
           cookies.session
-          cookies.appBind
+          cookies.bind
         ])
         + ''
           	}
@@ -7209,11 +7208,12 @@ in
           )
 
           // One-time codes hand a box session over to a user's or an app's origin:
-          // bound to the box session, the origin and the browser that asked for the
-          // code (a binding secret in a cookie, checked at the hand-over: for a user
-          // origin the box origin sets it with the code; an app's origin sets its
-          // own and sends the box origin only its hash), valid 60 s, used at most
-          // once. They live in memory only, with the binding secret's hash.
+          // bound to the box session, the origin and the browser that completes the
+          // hand-over (a binding secret in that origin's own cookie, checked at the
+          // hand-over; the box origin keeps only its hash: an app's origin sets it
+          // before the login, a user's origin when the code arrives, and the box
+          // binds that pending code only for the box session that asked for it),
+          // valid 60 s, used at most once. They live in memory only.
           const (
           	codeLifetime   = 60 * time.Second
           	maxCodes       = 4096 // pending codes in all
@@ -7282,6 +7282,30 @@ in
           	c.seq++
           	c.m[k] = code{box: box, origin: origin, bind: bind, expires: now.Add(codeLifetime), seq: c.seq}
           	return k
+          }
+
+          // pending reports whether k is a live code for origin still waiting for
+          // its binding.
+          func (c *codes) pending(k, origin string, now time.Time) bool {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	v, found := c.m[k]
+          	return found && now.Before(v.expires) && v.origin == origin && v.bind == ""
+          }
+
+          // bindTo binds pending code k to the binding secret whose hash is h, if
+          // box asked for it; it returns the code's origin key. A code of another
+          // box session is left as it is.
+          func (c *codes) bindTo(k, box, h string, now time.Time) (origin string, ok bool) {
+          	c.mu.Lock()
+          	defer c.mu.Unlock()
+          	v, found := c.m[k]
+          	if !found || !now.Before(v.expires) || v.box != box || v.bind != "" {
+          		return "", false
+          	}
+          	v.bind = h
+          	c.m[k] = v
+          	return v.origin, true
           }
 
           // take consumes k: whatever happens next, it cannot be used again. ok is
@@ -7954,19 +7978,19 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
-          // The box's cookies (contract: Caddy passes on only these). bindPrefix + U
-          // is the cookie that binds a hand-over code for U to the browser the box
-          // origin gave it to (Domain=D, Path=bindPath, Secure, HttpOnly,
-          // SameSite=Lax, for the code's 60 s).
+          // The box's cookies (contract: Caddy passes on only these). bindCookie
+          // binds a hand-over code to the browser that completes it on the origin
+          // it opens: that origin sets it itself (__Host-: no Domain, Path=/,
+          // Secure, HttpOnly, SameSite=Lax), so no other origin can.
           var (
           	cookieName = contract.Cookies.Session
-          	bindPrefix = contract.Cookies.HandoverPrefix
           	bindPath   = contract.Cookies.HandoverPath
-          	appBind    = contract.Cookies.AppBind
+          	bindCookie = contract.Cookies.Bind
           )
 
           // appBindLifetime is how long an app origin's binding cookie lasts: the
-          // time to log in on the box origin and come back.
+          // time to log in on the box origin and come back. A user origin's lasts
+          // the code's lifetime.
           const appBindLifetime = 10 * time.Minute
 
           // authPage is the path of the auth service's page name.
@@ -8033,6 +8057,10 @@ in
           		if allow(w, r, http.MethodPost) {
           			s.open(w, r)
           		}
+          	case authPage("bind"):
+          		if allow(w, r, http.MethodGet) {
+          			s.bindCode(w, r)
+          		}
           	case authPage("logout"):
           		if allow(w, r, http.MethodPost) {
           			s.logout(w, r, "")
@@ -8081,7 +8109,7 @@ in
           		// An app's origin binds the hand-over to come to this browser
           		// itself: the box origin may be another site.
           		secret := randomText(32)
-          		s.setAppBindCookie(w, secret, int(appBindLifetime/time.Second))
+          		s.setBind(w, secret, int(appBindLifetime/time.Second))
           		redirect(w, http.StatusFound, s.loginURL(o, bindHash(secret), next))
           	case authPage("logout"):
           		if allow(w, r, http.MethodPost) {
@@ -8350,13 +8378,13 @@ in
           }
 
           // handOver answers 303 to o's hand-over page with a fresh one-time code.
-          // For a user's origin it gives this browser the code's binding cookie;
-          // an app's origin set its own, whose hash is bind.
+          // An app's origin set its own binding cookie, whose hash is bind; a code
+          // for a user's origin is pending: that origin binds it to its browser
+          // first (handoverPage, then bindCode), so nothing here sets a cookie for
+          // another origin.
           func (s *Server) handOver(w http.ResponseWriter, box Session, o origin, bind, next string, now time.Time) {
-          	secret := ""
           	if o.App == "" {
-          		secret = randomText(32)
-          		bind = bindHash(secret)
+          		bind = ""
           	}
           	c := s.codes.issue(box.ID, o.key(), bind, now)
           	if c == "" {
@@ -8364,32 +8392,41 @@ in
           		s.message(w, http.StatusServiceUnavailable, "Busy", "Too many hand-overs are pending. Try again in a minute.")
           		return
           	}
-          	if secret != "" {
-          		s.setBindCookie(w, o.User, secret, int(codeLifetime/time.Second))
+          	redirect(w, http.StatusSeeOther, s.cfg.originURL(o)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
+          }
+
+          // bindCode is GET /auth/bind?code=C&h=H&next=N on the box origin, the
+          // second step of a hand-over to a user's origin: the origin set its
+          // binding cookie (hash H) in this browser; the box binds pending code C
+          // to it if C was made for this browser's box session, then sends the
+          // browser back to the origin to take it. A code another login (or
+          // another browser) asked for is refused here, so a link someone else
+          // made opens nothing in this browser.
+          func (s *Server) bindCode(w http.ResponseWriter, r *http.Request) {
+          	q := r.URL.Query()
+          	c, h, next := q.Get("code"), q.Get("h"), localPath(q.Get("next"))
+          	now := s.clock.Now()
+          	sess, live := s.session(r, "", now)
+          	key, ok := "", false
+          	if live && len(c) == secretLen && validBindHash(h) {
+          		key, ok = s.codes.bindTo(c, sess.ID, h, now)
+          	}
+          	o, valid := keyOrigin(key)
+          	if !ok || !valid || o.App != "" {
+          		s.message(w, http.StatusForbidden, "Link not valid here", "This link was not made in this browser, was used already or has expired. Open the agent user again from the box.")
+          		return
           	}
           	redirect(w, http.StatusSeeOther, s.cfg.originURL(o)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
           }
 
-          // setAppBindCookie sets (maxAge > 0) or clears (maxAge < 0) an app
-          // origin's binding cookie: that origin's own (no Domain), for its
-          // /auth/handover only.
-          func (s *Server) setAppBindCookie(w http.ResponseWriter, value string, maxAge int) {
-          	// __Host-: no sibling origin (another app, on the same site) can set a
-          	// cookie of this name for this origin, so a value it tossed into the
-          	// browser cannot bind a hand-over it asked for (a __Host- cookie has
-          	// Path=/; Caddy removes it before the app all the same).
+          // setBind sets (maxAge > 0) or clears (maxAge < 0) this origin's binding
+          // cookie (a user's or an app's origin): its own, __Host- (no Domain,
+          // Path=/), so no other origin, a sibling app on the same site included,
+          // can set one; Caddy passes it only to the auth service's /auth/* and
+          // removes it before an app.
+          func (s *Server) setBind(w http.ResponseWriter, value string, maxAge int) {
           	http.SetCookie(w, &http.Cookie{
-          		Name: appBind, Value: value, Path: "/", MaxAge: maxAge,
-          		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
-          	})
-          }
-
-          // setBindCookie sets (maxAge > 0) or clears (maxAge < 0) U's binding
-          // cookie. It is the box's one cookie with a Domain: it must reach U's
-          // origin, where only the auth service's /auth/* receives it.
-          func (s *Server) setBindCookie(w http.ResponseWriter, u, value string, maxAge int) {
-          	http.SetCookie(w, &http.Cookie{
-          		Name: bindPrefix + u, Value: value, Domain: s.cfg.host(), Path: bindPath, MaxAge: maxAge,
+          		Name: bindCookie, Value: value, Path: "/", MaxAge: maxAge,
           		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
           	})
           }
@@ -8415,7 +8452,17 @@ in
           		s.message(w, http.StatusForbidden, "Link not valid", "This link is not valid. Open the agent user again from the box.")
           		return
           	}
-          	s.render(w, http.StatusOK, "handover", s.targetData(pageData{Title: "Opening " + s.cfg.originHost(o), Code: c, Next: localPath(q.Get("next"))}, o, ""))
+          	next := localPath(q.Get("next"))
+          	if o.App == "" && s.codes.pending(c, o.key(), s.clock.Now()) {
+          		// A user's origin binds the code to this browser first: its own
+          		// cookie here, its hash to the box origin, which binds the code
+          		// only for the box session that asked for it (bindCode).
+          		secret := randomText(32)
+          		s.setBind(w, secret, int(codeLifetime/time.Second))
+          		redirect(w, http.StatusFound, "https://"+s.cfg.Domain+authPage("bind")+"?"+url.Values{"code": {c}, "h": {bindHash(secret)}, "next": {next}}.Encode())
+          		return
+          	}
+          	s.render(w, http.StatusOK, "handover", s.targetData(pageData{Title: "Opening " + s.cfg.originHost(o), Code: c, Next: next}, o, ""))
           }
 
           // handover is POST /auth/handover on a user's or an app's origin: the
@@ -8423,10 +8470,6 @@ in
           func (s *Server) handover(w http.ResponseWriter, r *http.Request, o origin) {
           	c, next := r.PostFormValue("code"), localPath(r.PostFormValue("next"))
           	now := s.clock.Now()
-          	bindCookie := bindPrefix + o.User
-          	if o.App != "" {
-          		bindCookie = appBind
-          	}
           	boxID, ok := s.codes.take(c, o.key(), cookieValues(r, bindCookie), now)
           	var box Session
           	if ok {
@@ -8439,11 +8482,7 @@ in
           	child, secret := s.store.create(box.Login, &box, o.key(), now, s.cfg.SessionLifetime)
           	s.persistLogged(now)
           	s.setCookie(w, child, secret, now)
-          	if o.App == "" {
-          		s.setBindCookie(w, o.User, "", -1)
-          	} else {
-          		s.setAppBindCookie(w, "", -1)
-          	}
+          	s.setBind(w, "", -1)
           	redirect(w, http.StatusSeeOther, next)
           }
 
@@ -11646,15 +11685,14 @@ in
           type CookieNames struct {
           	// Session is the session cookie of every origin (__Host-: no Domain).
           	Session string `json:"session"`
-          	// HandoverPrefix + U binds a hand-over code for U to the browser the
-          	// box origin gave it to; it is set for Domain=D and HandoverPath.
-          	HandoverPrefix string `json:"handoverPrefix"`
-          	HandoverPath   string `json:"handoverPath"`
-          	// AppBind binds a hand-over to an app's origin to the browser that
-          	// asked for it there: the app origin sets it (no Domain, HandoverPath)
-          	// and sends the box origin only its sha256, since the apps' domain
-          	// may be another site, where no cookie of the box origin reaches.
-          	AppBind string `json:"appBind"`
+          	// HandoverPath is where an origin takes a hand-over code.
+          	HandoverPath string `json:"handoverPath"`
+          	// Bind binds a hand-over code to the browser that completes it on the
+          	// origin it opens (a user's or an app's): that origin sets it itself
+          	// (__Host-: no Domain, so no other origin, a sibling app on the same
+          	// site included, can set it) and the box origin keeps only its
+          	// sha256 with the code.
+          	Bind string `json:"bind"`
           }
 
           // Socket is a unix socket of the box: where it is, which unit creates it,
@@ -12471,9 +12509,8 @@ in
             },
             "cookies": {
               "session": "__Host-agentbox",
-              "handoverPrefix": "__Secure-agentbox-handover-",
               "handoverPath": "/auth/handover",
-              "appBind": "__Host-agentbox-appbind"
+              "bind": "__Host-agentbox-bind"
             },
             "headers": {
               "prefix": "X-Agent-Box-",
@@ -12922,7 +12959,7 @@ in
           			"session.status:busy": StateEvent{State: "working"},
           		}},
           	}
-          	c.Cookies = CookieNames{Session: "__Host-agentbox", HandoverPrefix: "__Secure-agentbox-handover-", HandoverPath: "/auth/handover", AppBind: "__Host-agentbox-appbind"}
+          	c.Cookies = CookieNames{Session: "__Host-agentbox", HandoverPath: "/auth/handover", Bind: "__Host-agentbox-bind"}
           	c.Headers.Prefix = "X-Agent-Box-"
           	c.Headers.User = "X-Agent-Box-User"
           	c.Headers.Session = "X-Agent-Box-Session"

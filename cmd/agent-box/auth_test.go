@@ -259,15 +259,21 @@ func (a *authBox) logIn(password string) (box, alice string) {
 		a.t.Fatalf("login: %d %q\n%s", ans.code, loc, a.log)
 	}
 	code := handoverCode.FindStringSubmatch(loc)[1]
-	// the browser that logged in has the code's binding cookie
+	// alice's origin binds the pending code to this browser (its own
+	// __Host- cookie), the box binds it for this box session
+	page := a.doWith("pages", "GET", "alice.box.test", "/auth/handover?code="+code, nil)
 	var bind *http.Cookie
-	for _, ck := range (&http.Response{Header: ans.header}).Cookies() {
-		if ck.Name == "__Secure-agentbox-handover-alice" && ck.Domain == "box.test" && ck.Path == "/auth/handover" {
+	for _, ck := range (&http.Response{Header: page.header}).Cookies() {
+		if ck.Name == "__Host-agentbox-bind" && ck.Domain == "" && ck.Path == "/" {
 			bind = &http.Cookie{Name: ck.Name, Value: ck.Value}
 		}
 	}
-	if bind == nil {
-		a.t.Fatalf("login: no binding cookie in %q", ans.header.Values("Set-Cookie"))
+	to, err := url.Parse(page.header.Get("Location"))
+	if page.code != 302 || bind == nil || err != nil || to.Host != "box.test" {
+		a.t.Fatalf("hand-over page: %d %q, cookies %q", page.code, page.header.Get("Location"), page.header.Values("Set-Cookie"))
+	}
+	if b := a.do("pages", "GET", "box.test", to.RequestURI(), nil, ans.cookie); b.code != 303 {
+		a.t.Fatalf("bind: %d %q", b.code, b.header.Get("Location"))
 	}
 	h := a.doWith("pages", "POST", "alice.box.test", "/auth/handover", url.Values{"code": {code}, "next": {"/term/?arg=s1"}}, bind)
 	if h.code != 303 || h.header.Get("Location") != "/term/?arg=s1" || h.cookie == "" {

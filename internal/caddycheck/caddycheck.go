@@ -295,16 +295,19 @@ func walk(rs []route, paths []string, before []handler) []proxy {
 // apart from the runtime's contract, which this check checks).
 const (
 	sessionCookie = "__Host-agentbox"
-	bindCookie    = "__Secure-agentbox-handover-"
-	appBindCookie = "__Host-agentbox-appbind"
+	// bindCookie binds a hand-over to the browser on the origin it opens
+	// (a user's or an app's); retiredBind was the user origins' before
+	// (Domain=D, which a sibling app could toss): a foreign cookie now.
+	bindCookie  = "__Host-agentbox-bind"
+	retiredBind = "__Secure-agentbox-handover-"
 )
 
 // cookieProbe is a Cookie header with the box's cookies among look-alikes
 // and foreign ones, as a browser may send it.
 func cookieProbe(users []string) string {
-	parts := []string{"foreign=1", sessionCookie + "EVIL=2", sessionCookie + "=ID.SECRET", "__host-agentbox=3", "junk=a=b", appBindCookie + "=AB"}
+	parts := []string{"foreign=1", sessionCookie + "EVIL=2", sessionCookie + "=ID.SECRET", "__host-agentbox=3", "junk=a=b", bindCookie + "=AB", bindCookie + "x=4"}
 	for _, u := range users {
-		parts = append(parts, bindCookie+u+"=B"+u, bindCookie+u+"x=4")
+		parts = append(parts, retiredBind+u+"=B"+u)
 	}
 	return strings.Join(append(parts, "Authorization=6", "last=5"), "; ")
 }
@@ -315,7 +318,7 @@ func foreignCookies(users []string) []string {
 	req := http.Request{Header: http.Header{"Cookie": {cookieProbe(users)}}}
 	var out []string
 	for _, c := range req.Cookies() {
-		if c.Name == sessionCookie || c.Name == appBindCookie || strings.HasPrefix(c.Name, bindCookie) {
+		if c.Name == sessionCookie || c.Name == bindCookie {
 			continue
 		}
 		out = append(out, c.Name+"="+c.Value)
@@ -441,7 +444,7 @@ func checkApp(h string, a App, ps []proxy, users []string) []string {
 			if !setsClient(p.h) {
 				bad("the proxy to the auth pages does not set X-Agent-Box-Client from {remote_host}")
 			}
-			if pr := passesOnly(p.h, users, session, appBindCookie+"=AB"); pr != "" {
+			if pr := passesOnly(p.h, users, session, bindCookie+"=AB"); pr != "" {
 				bad("the proxy to the auth pages %s", pr)
 			}
 		case dial == appDial(a):
@@ -497,7 +500,7 @@ func checkOrigin(h, u string, ps []proxy, users, hookUsers []string) []string {
 			}
 			wantCookies := []string{session}
 			if u != "" {
-				wantCookies = append(wantCookies, bindCookie+u+"=B"+u)
+				wantCookies = append(wantCookies, bindCookie+"=AB")
 			}
 			if pr := passesOnly(p.h, users, wantCookies...); pr != "" {
 				bad("the proxy to the auth pages %s", pr)

@@ -100,7 +100,7 @@ func TestCheckCatchesEachMistake(t *testing.T) {
 		{"client address from the client", "", "\t\t\theader_up X-Agent-Box-Client {remote_host}\n\t\t}\n\t}\n}\n\nalice", "\t\t}\n\t}\n}\n\nalice", "X-Agent-Box-Client"},
 		{"foreign cookies passed to the auth pages", "", "\t\t\theader_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|[^;]*)\" \";$1\"\n\t\t\theader_up X-Agent-Box-Client", "\t\t\theader_up X-Agent-Box-Client", "the proxy to the auth pages passes the cookies"},
 		{"foreign cookies passed to forward_auth", "", "\t\t\t\theader_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|[^;]*)\" \";$1\"\n", "", "forward_auth passes the cookies"},
-		{"another user's binding cookie passed", "", "(__Secure-agentbox-handover-alice=[^;]*)", "(__Secure-agentbox-handover-bob=[^;]*)", "want only [__Host-agentbox=ID.SECRET __Secure-agentbox-handover-alice=Balice]"},
+		{"a look-alike of the binding cookie passed", "", "(__Host-agentbox-bind=[^;]*)", "(__Host-agentbox-bind[^;]*)", "passes the cookies"},
 		{"a look-alike of the session cookie passed", "", "(__Host-agentbox=[^;]*)|[^;]*)\" \";$1\"\n\t\t\theader_up X-Agent-Box-Client", "(__Host-agentbox[^;]*)|[^;]*)\" \";$1\"\n\t\t\theader_up X-Agent-Box-Client", "passes the cookies"},
 		{"no client address for the hooks' limits", "", "\t\t\theader_up -Authorization\n\t\t\theader_up X-Agent-Box-Client {remote_host}\n", "\t\t\theader_up -Authorization\n", "its per-client limits"},
 		{"hooks on every path of the box origin", "", "\thandle /alice/hook/* {", "\thandle /alice/* {", "want only /alice/hook/*"},
@@ -110,11 +110,11 @@ func TestCheckCatchesEachMistake(t *testing.T) {
 		{"the hook listener of another user", "", "unix//run/agent-box-hook/alice.sock", "unix//run/agent-box-hook/bob.sock", "unexpected dial \"unix//run/agent-box-hook/bob.sock\""},
 		{"no forward_auth for an app", "", "\t\t\tforward_auth unix//run/agent-box-auth/verify.sock {\n\t\t\t\turi /verify?user=alice&app=records\n", "\t\t\tforward_auth unix//run/agent-box-auth/verify.sock {\n\t\t\t\turi /verify?user=alice\n", "reached without forward_auth to /verify?user=alice&app=records"},
 		{"the box's session cookie passed to an app", "", "records--alice.sock {\n\t\t\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|", "records--alice.sock {\n\t\t\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentboxNOT|", "the proxy to unix//run/agent-box-app/records--alice.sock passes the cookies"},
-		{"a public app's binding cookie passed", "", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|__Secure-agentbox-handover-[^=;]*|__Host-agentbox-appbind)", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|__Secure-agentbox-handover-[^=;]*)", "passes the cookies"},
+		{"a public app's binding cookie passed", "", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|__Host-agentbox-bind)", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox)", "passes the cookies"},
 		{"an app's own cookies removed", "", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:__Host-agentbox|", "site--alice.sock {\n\t\theader_up Cookie \"(?:^|;) *(?:foreign|__Host-agentbox|", "passes the cookies"},
 		{"Authorization removed before an app", "", "site--alice.sock {\n", "site--alice.sock {\n\t\theader_up -Authorization\n", "removes Authorization"},
 		{"an app's socket on another app's origin", "", "reverse_proxy unix//run/agent-box-app/site--alice.sock", "reverse_proxy unix//run/agent-box-app/records--alice.sock", "must not reach"},
-		{"the app binding cookie passed to a user origin's auth pages", "", "\t\t\theader_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|(__Secure-agentbox-handover-alice=[^;]*)|[^;]*)\" \";$1$2\"", "\t\t\theader_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|(__Secure-agentbox-handover-alice=[^;]*)|(__Host-agentbox-appbind=[^;]*)|[^;]*)\" \";$1$2$3\"", "the proxy to the auth pages passes the cookies"},
+		{"a retired binding cookie passed to a user origin's auth pages", "", "\t\t\theader_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|(__Host-agentbox-bind=[^;]*)|[^;]*)\" \";$1$2\"", "\t\t\theader_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|(__Host-agentbox-bind=[^;]*)|(__Secure-agentbox-handover-alice=[^;]*)|[^;]*)\" \";$1$2$3\"", "the proxy to the auth pages passes the cookies"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, s := global, sites

@@ -213,8 +213,7 @@ func routes(c *contract.Contract) string {
 func cookiesAndHeaders(c *contract.Contract) string {
 	t := newTable("Name", "What")
 	t.row(code(c.Cookies.Session), "cookie: the login session on every origin (`__Host-`: no `Domain`)")
-	t.row(code(c.Cookies.HandoverPrefix+"<user>"), fmt.Sprintf("cookie: binds a hand-over code for `<user>` to the browser the box origin gave it to (`Domain=D`, `Path=%s`)", c.Cookies.HandoverPath))
-	t.row(code(c.Cookies.AppBind), "cookie: binds a hand-over code for an app's origin to the browser that asked for it there (set by that origin; `__Host-`: no `Domain`, `Path=/`, so no other origin, a sibling app on the same site included, can set it; Caddy removes it before the app; the box origin sees only its sha256)")
+	t.row(code(c.Cookies.Bind), fmt.Sprintf("cookie: binds a hand-over code to the browser that completes it on the origin it opens, a user's or an app's (set by that origin; `__Host-`: no `Domain`, `Path=/`, so no other origin, a sibling app on the same site included, can set it; the box origin keeps only its sha256 with the code; Caddy passes it only to that origin's `%s` and removes it before an app)", c.Routes.AuthPages.Path))
 	t.row(code(c.Headers.User), "header: the verified agent user; Caddy's `forward_auth` copies it, after removing a client's")
 	t.row(code(c.Headers.Session), "header: the verified login session's id; copied like the user")
 	t.row(code(c.Headers.Client), "header: the client address Caddy saw (`{remote_host}`), for the limits and the failed-login line")

@@ -428,7 +428,7 @@ def app_origins(driver, wait):
     the app's address, where the app's unit answers (its launcher: the
     program is not written yet); the public app answers with no login
     (screenshot browser-app.png). The cookie checked is the one the app's
-    pages see (its binding cookie's path is /auth/handover only)."""
+    pages see (the hand-over clears the binding cookie)."""
     driver.get(RECORDS + "/records/x")
     step(f"open {RECORDS}/records/x: the box asks to open it")
     button = wait.until(

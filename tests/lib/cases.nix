@@ -978,7 +978,7 @@ in
       map (l: builtins.head (builtins.match "[[:space:]]*(.*)" l)) lines;
     expected = [
       "header_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|[^;]*)\" \";$1\""
-      "header_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|(__Secure-agentbox-handover-alice=[^;]*)|[^;]*)\" \";$1$2\""
+      "header_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|(__Host-agentbox-bind=[^;]*)|[^;]*)\" \";$1$2\""
       "header_up Cookie \"(?:^|;) *(?:(__Host-agentbox=[^;]*)|[^;]*)\" \";$1\""
     ];
   }

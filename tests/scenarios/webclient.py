@@ -247,9 +247,10 @@ def mint(jar, user):
 
 
 def visit(jar, url):
-    """A browser following a link to a hand-over page: the page, then its
-    form (what its script submits)."""
-    status, headers, data = request(jar, "GET", url)
+    """A browser following a link to a hand-over page: along its redirects
+    (a user origin binds a pending code through the box's /auth/bind), the
+    page, then its form (what its script submits)."""
+    url, status, headers, data = follow(jar, "GET", url)
     return hand_over(jar, url, status, data)
 
 

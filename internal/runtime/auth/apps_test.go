@@ -32,11 +32,11 @@ func newAppsTW(t *testing.T) *tw {
 func appBindOf(t testing.TB, rec *httptest.ResponseRecorder) *http.Cookie {
 	t.Helper()
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == appBind {
+		if c.Name == bindCookie {
 			return c
 		}
 	}
-	t.Fatalf("no %s cookie in %q", appBind, rec.Header().Values("Set-Cookie"))
+	t.Fatalf("no %s cookie in %q", bindCookie, rec.Header().Values("Set-Cookie"))
 	return nil
 }
 
@@ -89,13 +89,13 @@ func TestAppOriginLogin(t *testing.T) {
 		t.Fatalf("login: %d %q, want 303 to the app origin's hand-over", rec.Code, loc)
 	}
 	for _, c := range rec.Result().Cookies() {
-		if strings.HasPrefix(c.Name, bindPrefix) {
-			t.Errorf("the box origin set %s for an app's hand-over", c.Name)
+		if c.Name != cookieName {
+			t.Errorf("the box origin set %s for an app's hand-over (an origin sets its binding itself)", c.Name)
 		}
 	}
 	code := codeRE.FindStringSubmatch(loc)[1]
 	hv := w.pages(rq{method: "POST", host: recordsHost, target: "/auth/handover",
-		form: url.Values{"code": {code}, "next": {"/records/x?y=1"}}, more: []*http.Cookie{{Name: appBind, Value: bind}}})
+		form: url.Values{"code": {code}, "next": {"/records/x?y=1"}}, more: []*http.Cookie{{Name: bindCookie, Value: bind}}})
 	if hv.Code != http.StatusSeeOther || hv.Header().Get("Location") != "/records/x?y=1" {
 		t.Fatalf("hand-over: %d %q %s", hv.Code, hv.Header().Get("Location"), hv.Body)
 	}
@@ -175,7 +175,7 @@ func TestAppHandoverRules(t *testing.T) {
 	handover := func(host, code string, cookies ...*http.Cookie) int {
 		return w.pages(rq{method: "POST", host: host, target: "/auth/handover", form: url.Values{"code": {code}, "next": {"/"}}, more: cookies}).Code
 	}
-	good := &http.Cookie{Name: appBind, Value: bind}
+	good := &http.Cookie{Name: bindCookie, Value: bind}
 	t.Run("another browser", func(t *testing.T) {
 		c := mint()
 		if got := handover(recordsHost, c); got != http.StatusForbidden {
@@ -188,13 +188,13 @@ func TestAppHandoverRules(t *testing.T) {
 	t.Run("the secret in a cookie a sibling origin could set", func(t *testing.T) {
 		// another app of the same site may set a __Secure- cookie with
 		// Domain=<apps domain> in the person's browser; never __Host-
-		tossed := &http.Cookie{Name: "__Secure-" + strings.TrimPrefix(appBind, "__Host-"), Value: bind}
+		tossed := &http.Cookie{Name: "__Secure-" + strings.TrimPrefix(bindCookie, "__Host-"), Value: bind}
 		if got := handover(recordsHost, mint(), tossed); got != http.StatusForbidden {
 			t.Errorf("the right secret under the name a sibling can toss: %d, want 403", got)
 		}
 	})
 	t.Run("a wrong binding secret", func(t *testing.T) {
-		if got := handover(recordsHost, mint(), &http.Cookie{Name: appBind, Value: bindHash(bind)}); got != http.StatusForbidden {
+		if got := handover(recordsHost, mint(), &http.Cookie{Name: bindCookie, Value: bindHash(bind)}); got != http.StatusForbidden {
 			t.Errorf("the hash as the secret: %d, want 403", got)
 		}
 	})
@@ -205,7 +205,7 @@ func TestAppHandoverRules(t *testing.T) {
 	})
 	t.Run("the user's origin", func(t *testing.T) {
 		c := mint()
-		if got := handover("alice.box.test", c, good, &http.Cookie{Name: bindPrefix + "alice", Value: bind}); got != http.StatusForbidden {
+		if got := handover("alice.box.test", c, good); got != http.StatusForbidden {
 			t.Errorf("on alice's origin: %d, want 403", got)
 		}
 	})
@@ -266,7 +266,7 @@ func TestAppsOnTheBoxDomain(t *testing.T) {
 		t.Fatalf("login: %d %q", rec.Code, loc)
 	}
 	hv := w.pages(rq{method: "POST", host: "records--alice.box.test", target: "/auth/handover",
-		form: url.Values{"code": {codeRE.FindStringSubmatch(loc)[1]}, "next": {"/"}}, more: []*http.Cookie{{Name: appBind, Value: bind}}})
+		form: url.Values{"code": {codeRE.FindStringSubmatch(loc)[1]}, "next": {"/"}}, more: []*http.Cookie{{Name: bindCookie, Value: bind}}})
 	if hv.Code != http.StatusSeeOther {
 		t.Fatalf("hand-over: %d %s", hv.Code, hv.Body)
 	}
@@ -284,7 +284,7 @@ func TestRemovedAppEndsItsSessions(t *testing.T) {
 		"login": {"al"}, "password": {testPasswords["al"]}, "user": {"alice"}, "app": {"records"}, "bind": {login.Query().Get("bind")}, "next": {"/"}}})
 	box := cookieOf(t, rec)
 	hv := w.pages(rq{method: "POST", host: recordsHost, target: "/auth/handover",
-		form: url.Values{"code": {codeRE.FindStringSubmatch(rec.Header().Get("Location"))[1]}, "next": {"/"}}, more: []*http.Cookie{{Name: appBind, Value: bind}}})
+		form: url.Values{"code": {codeRE.FindStringSubmatch(rec.Header().Get("Location"))[1]}, "next": {"/"}}, more: []*http.Cookie{{Name: bindCookie, Value: bind}}})
 	child := cookieOf(t, hv)
 	if n := len(w.readState().Sessions); n != 2 {
 		t.Fatalf("%d sessions stored, want the box session and the app's", n)

@@ -142,9 +142,18 @@ func (w *benchW) loginB(login string) string {
 func (w *benchW) childB(box, user string) string {
 	rec := w.post("box.test", "/auth/open", url.Values{"user": {user}}, box)
 	c := codeRE.FindStringSubmatch(rec.Header().Get("Location"))[1]
+	// the user's origin binds the pending code (its cookie), the box
+	// binds it for this box session
+	page := httptest.NewRecorder()
+	w.s.Pages().ServeHTTP(page, httptest.NewRequest("GET", "http://"+user+".box.test/auth/handover?code="+c, nil))
+	bind := bindOf(w.b, page)
+	u, _ := url.Parse(page.Header().Get("Location"))
+	back := httptest.NewRequest("GET", "http://box.test"+u.RequestURI(), nil)
+	back.AddCookie(&http.Cookie{Name: cookieName, Value: box})
+	w.s.Pages().ServeHTTP(httptest.NewRecorder(), back)
 	req := httptest.NewRequest("POST", "http://"+user+".box.test/auth/handover", strings.NewReader(url.Values{"code": {c}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(&http.Cookie{Name: bindPrefix + user, Value: bindOf(w.b, rec, user)})
+	req.AddCookie(&http.Cookie{Name: bindCookie, Value: bind})
 	out := httptest.NewRecorder()
 	w.s.Pages().ServeHTTP(out, req)
 	return cookieOf(w.b, out)

@@ -9,11 +9,12 @@ import (
 )
 
 // One-time codes hand a box session over to a user's or an app's origin:
-// bound to the box session, the origin and the browser that asked for the
-// code (a binding secret in a cookie, checked at the hand-over: for a user
-// origin the box origin sets it with the code; an app's origin sets its
-// own and sends the box origin only its hash), valid 60 s, used at most
-// once. They live in memory only, with the binding secret's hash.
+// bound to the box session, the origin and the browser that completes the
+// hand-over (a binding secret in that origin's own cookie, checked at the
+// hand-over; the box origin keeps only its hash: an app's origin sets it
+// before the login, a user's origin when the code arrives, and the box
+// binds that pending code only for the box session that asked for it),
+// valid 60 s, used at most once. They live in memory only.
 const (
 	codeLifetime   = 60 * time.Second
 	maxCodes       = 4096 // pending codes in all
@@ -82,6 +83,30 @@ func (c *codes) issue(box, origin, bind string, now time.Time) string {
 	c.seq++
 	c.m[k] = code{box: box, origin: origin, bind: bind, expires: now.Add(codeLifetime), seq: c.seq}
 	return k
+}
+
+// pending reports whether k is a live code for origin still waiting for
+// its binding.
+func (c *codes) pending(k, origin string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, found := c.m[k]
+	return found && now.Before(v.expires) && v.origin == origin && v.bind == ""
+}
+
+// bindTo binds pending code k to the binding secret whose hash is h, if
+// box asked for it; it returns the code's origin key. A code of another
+// box session is left as it is.
+func (c *codes) bindTo(k, box, h string, now time.Time) (origin string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, found := c.m[k]
+	if !found || !now.Before(v.expires) || v.box != box || v.bind != "" {
+		return "", false
+	}
+	v.bind = h
+	c.m[k] = v
+	return v.origin, true
 }
 
 // take consumes k: whatever happens next, it cannot be used again. ok is

@@ -48,7 +48,7 @@ type tw struct {
 	hashes map[string]pwhash.Hash
 	calls  atomic.Int64      // derive calls
 	iters  []int             // iterations of each derive call
-	binds  map[string]string // code -> the binding cookie the box origin set with it
+	binds  map[string]string // code -> the binding cookie its origin set
 	mu     sync.Mutex
 }
 
@@ -198,8 +198,10 @@ func (w *tw) login(login string) string {
 
 var codeRE = regexp.MustCompile(`[?&]code=([A-Za-z0-9_-]+)`)
 
-// code asks the box origin for a one-time code for user (and keeps the
-// binding cookie that came with it, as the browser does).
+// code asks the box origin for a one-time code for user and binds it as
+// the browser does: the user's origin sets its binding cookie and sends
+// the browser to the box's /auth/bind, which binds the code for this box
+// session and sends it back (the cookie is kept, as the browser does).
 func (w *tw) code(box, user string) string {
 	w.t.Helper()
 	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{box},
@@ -209,19 +211,38 @@ func (w *tw) code(box, user string) string {
 		w.t.Fatalf("open %s: %d %q", user, rec.Code, loc)
 	}
 	c := codeRE.FindStringSubmatch(loc)[1]
-	w.binds[c] = bindOf(w.t, rec, user)
+	w.binds[c] = w.bindFor(box, user, c)
 	return c
 }
 
-// bindOf returns the value of user's binding cookie rec sets.
-func bindOf(t testing.TB, rec *httptest.ResponseRecorder, user string) string {
+// bindFor takes code c through user's origin's hand-over page (which
+// sets the binding cookie) and the box's /auth/bind (with box as the
+// box cookie) and returns the binding cookie's value.
+func (w *tw) bindFor(box, user, c string) string {
+	w.t.Helper()
+	page := w.pages(rq{method: "GET", host: user + ".box.test", target: "/auth/handover?code=" + c + "&next=%2F"})
+	loc := page.Header().Get("Location")
+	if page.Code != http.StatusFound || !strings.HasPrefix(loc, "https://box.test/auth/bind?") {
+		w.t.Fatalf("the hand-over page of a pending code: %d %q, want 302 to the box's /auth/bind", page.Code, loc)
+	}
+	secret := bindOf(w.t, page)
+	u, _ := url.Parse(loc)
+	back := w.pages(rq{method: "GET", host: "box.test", target: u.RequestURI(), cookies: []string{box}})
+	if back.Code != http.StatusSeeOther || !strings.HasPrefix(back.Header().Get("Location"), "https://"+user+".box.test/auth/handover?code="+c) {
+		w.t.Fatalf("bind: %d %q %s", back.Code, back.Header().Get("Location"), back.Body)
+	}
+	return secret
+}
+
+// bindOf returns the value of the binding cookie rec sets.
+func bindOf(t testing.TB, rec *httptest.ResponseRecorder) string {
 	t.Helper()
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == bindPrefix+user {
+		if c.Name == bindCookie && c.MaxAge > 0 {
 			return c.Value
 		}
 	}
-	t.Fatalf("no %s cookie in %q", bindPrefix+user, rec.Header().Values("Set-Cookie"))
+	t.Fatalf("no %s cookie in %q", bindCookie, rec.Header().Values("Set-Cookie"))
 	return ""
 }
 
@@ -231,7 +252,7 @@ func (w *tw) handover(user, code string) *httptest.ResponseRecorder {
 	r := rq{method: "POST", host: user + ".box.test", target: "/auth/handover",
 		form: url.Values{"code": {code}, "next": {"/"}}}
 	if b, ok := w.binds[code]; ok {
-		r.more = []*http.Cookie{{Name: bindPrefix + user, Value: b}}
+		r.more = []*http.Cookie{{Name: bindCookie, Value: b}}
 	}
 	return w.pages(r)
 }

@@ -12,19 +12,19 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
-// The box's cookies (contract: Caddy passes on only these). bindPrefix + U
-// is the cookie that binds a hand-over code for U to the browser the box
-// origin gave it to (Domain=D, Path=bindPath, Secure, HttpOnly,
-// SameSite=Lax, for the code's 60 s).
+// The box's cookies (contract: Caddy passes on only these). bindCookie
+// binds a hand-over code to the browser that completes it on the origin
+// it opens: that origin sets it itself (__Host-: no Domain, Path=/,
+// Secure, HttpOnly, SameSite=Lax), so no other origin can.
 var (
 	cookieName = contract.Cookies.Session
-	bindPrefix = contract.Cookies.HandoverPrefix
 	bindPath   = contract.Cookies.HandoverPath
-	appBind    = contract.Cookies.AppBind
+	bindCookie = contract.Cookies.Bind
 )
 
 // appBindLifetime is how long an app origin's binding cookie lasts: the
-// time to log in on the box origin and come back.
+// time to log in on the box origin and come back. A user origin's lasts
+// the code's lifetime.
 const appBindLifetime = 10 * time.Minute
 
 // authPage is the path of the auth service's page name.
@@ -91,6 +91,10 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodPost) {
 			s.open(w, r)
 		}
+	case authPage("bind"):
+		if allow(w, r, http.MethodGet) {
+			s.bindCode(w, r)
+		}
 	case authPage("logout"):
 		if allow(w, r, http.MethodPost) {
 			s.logout(w, r, "")
@@ -139,7 +143,7 @@ func (s *Server) originPages(w http.ResponseWriter, r *http.Request, o origin) {
 		// An app's origin binds the hand-over to come to this browser
 		// itself: the box origin may be another site.
 		secret := randomText(32)
-		s.setAppBindCookie(w, secret, int(appBindLifetime/time.Second))
+		s.setBind(w, secret, int(appBindLifetime/time.Second))
 		redirect(w, http.StatusFound, s.loginURL(o, bindHash(secret), next))
 	case authPage("logout"):
 		if allow(w, r, http.MethodPost) {
@@ -408,13 +412,13 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 }
 
 // handOver answers 303 to o's hand-over page with a fresh one-time code.
-// For a user's origin it gives this browser the code's binding cookie;
-// an app's origin set its own, whose hash is bind.
+// An app's origin set its own binding cookie, whose hash is bind; a code
+// for a user's origin is pending: that origin binds it to its browser
+// first (handoverPage, then bindCode), so nothing here sets a cookie for
+// another origin.
 func (s *Server) handOver(w http.ResponseWriter, box Session, o origin, bind, next string, now time.Time) {
-	secret := ""
 	if o.App == "" {
-		secret = randomText(32)
-		bind = bindHash(secret)
+		bind = ""
 	}
 	c := s.codes.issue(box.ID, o.key(), bind, now)
 	if c == "" {
@@ -422,32 +426,41 @@ func (s *Server) handOver(w http.ResponseWriter, box Session, o origin, bind, ne
 		s.message(w, http.StatusServiceUnavailable, "Busy", "Too many hand-overs are pending. Try again in a minute.")
 		return
 	}
-	if secret != "" {
-		s.setBindCookie(w, o.User, secret, int(codeLifetime/time.Second))
+	redirect(w, http.StatusSeeOther, s.cfg.originURL(o)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
+}
+
+// bindCode is GET /auth/bind?code=C&h=H&next=N on the box origin, the
+// second step of a hand-over to a user's origin: the origin set its
+// binding cookie (hash H) in this browser; the box binds pending code C
+// to it if C was made for this browser's box session, then sends the
+// browser back to the origin to take it. A code another login (or
+// another browser) asked for is refused here, so a link someone else
+// made opens nothing in this browser.
+func (s *Server) bindCode(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	c, h, next := q.Get("code"), q.Get("h"), localPath(q.Get("next"))
+	now := s.clock.Now()
+	sess, live := s.session(r, "", now)
+	key, ok := "", false
+	if live && len(c) == secretLen && validBindHash(h) {
+		key, ok = s.codes.bindTo(c, sess.ID, h, now)
+	}
+	o, valid := keyOrigin(key)
+	if !ok || !valid || o.App != "" {
+		s.message(w, http.StatusForbidden, "Link not valid here", "This link was not made in this browser, was used already or has expired. Open the agent user again from the box.")
+		return
 	}
 	redirect(w, http.StatusSeeOther, s.cfg.originURL(o)+bindPath+"?"+url.Values{"code": {c}, "next": {next}}.Encode())
 }
 
-// setAppBindCookie sets (maxAge > 0) or clears (maxAge < 0) an app
-// origin's binding cookie: that origin's own (no Domain), for its
-// /auth/handover only.
-func (s *Server) setAppBindCookie(w http.ResponseWriter, value string, maxAge int) {
-	// __Host-: no sibling origin (another app, on the same site) can set a
-	// cookie of this name for this origin, so a value it tossed into the
-	// browser cannot bind a hand-over it asked for (a __Host- cookie has
-	// Path=/; Caddy removes it before the app all the same).
+// setBind sets (maxAge > 0) or clears (maxAge < 0) this origin's binding
+// cookie (a user's or an app's origin): its own, __Host- (no Domain,
+// Path=/), so no other origin, a sibling app on the same site included,
+// can set one; Caddy passes it only to the auth service's /auth/* and
+// removes it before an app.
+func (s *Server) setBind(w http.ResponseWriter, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
-		Name: appBind, Value: value, Path: "/", MaxAge: maxAge,
-		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
-	})
-}
-
-// setBindCookie sets (maxAge > 0) or clears (maxAge < 0) U's binding
-// cookie. It is the box's one cookie with a Domain: it must reach U's
-// origin, where only the auth service's /auth/* receives it.
-func (s *Server) setBindCookie(w http.ResponseWriter, u, value string, maxAge int) {
-	http.SetCookie(w, &http.Cookie{
-		Name: bindPrefix + u, Value: value, Domain: s.cfg.host(), Path: bindPath, MaxAge: maxAge,
+		Name: bindCookie, Value: value, Path: "/", MaxAge: maxAge,
 		Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode,
 	})
 }
@@ -473,7 +486,17 @@ func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, o origin) 
 		s.message(w, http.StatusForbidden, "Link not valid", "This link is not valid. Open the agent user again from the box.")
 		return
 	}
-	s.render(w, http.StatusOK, "handover", s.targetData(pageData{Title: "Opening " + s.cfg.originHost(o), Code: c, Next: localPath(q.Get("next"))}, o, ""))
+	next := localPath(q.Get("next"))
+	if o.App == "" && s.codes.pending(c, o.key(), s.clock.Now()) {
+		// A user's origin binds the code to this browser first: its own
+		// cookie here, its hash to the box origin, which binds the code
+		// only for the box session that asked for it (bindCode).
+		secret := randomText(32)
+		s.setBind(w, secret, int(codeLifetime/time.Second))
+		redirect(w, http.StatusFound, "https://"+s.cfg.Domain+authPage("bind")+"?"+url.Values{"code": {c}, "h": {bindHash(secret)}, "next": {next}}.Encode())
+		return
+	}
+	s.render(w, http.StatusOK, "handover", s.targetData(pageData{Title: "Opening " + s.cfg.originHost(o), Code: c, Next: next}, o, ""))
 }
 
 // handover is POST /auth/handover on a user's or an app's origin: the
@@ -481,10 +504,6 @@ func (s *Server) handoverPage(w http.ResponseWriter, r *http.Request, o origin) 
 func (s *Server) handover(w http.ResponseWriter, r *http.Request, o origin) {
 	c, next := r.PostFormValue("code"), localPath(r.PostFormValue("next"))
 	now := s.clock.Now()
-	bindCookie := bindPrefix + o.User
-	if o.App != "" {
-		bindCookie = appBind
-	}
 	boxID, ok := s.codes.take(c, o.key(), cookieValues(r, bindCookie), now)
 	var box Session
 	if ok {
@@ -497,11 +516,7 @@ func (s *Server) handover(w http.ResponseWriter, r *http.Request, o origin) {
 	child, secret := s.store.create(box.Login, &box, o.key(), now, s.cfg.SessionLifetime)
 	s.persistLogged(now)
 	s.setCookie(w, child, secret, now)
-	if o.App == "" {
-		s.setBindCookie(w, o.User, "", -1)
-	} else {
-		s.setAppBindCookie(w, "", -1)
-	}
+	s.setBind(w, "", -1)
 	redirect(w, http.StatusSeeOther, next)
 }
 

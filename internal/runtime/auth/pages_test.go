@@ -45,7 +45,12 @@ func TestLoginToTerminal(t *testing.T) {
 	if rec.Code != 303 || loc.Scheme != "https" || loc.Host != "alice.box.test" || loc.Path != "/auth/handover" || loc.Query().Get("next") != "/term/?arg=s1" {
 		t.Fatalf("open: %d %q", rec.Code, loc)
 	}
-	bind := bindOf(t, rec, "alice")
+	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 0 {
+		t.Errorf("open set cookies %q: the origin binds the code itself", sc)
+	}
+	// the origin binds the pending code to this browser, the box binds it
+	// for this box session and sends the browser back
+	bind := w.bindFor(box, "alice", loc.Query().Get("code"))
 	rec = w.pages(rq{method: "GET", host: "alice.box.test", target: loc.RequestURI()})
 	body = rec.Body.String()
 	if rec.Code != 200 || !strings.Contains(body, `<form id="handover" method="post" action="/auth/handover">`) ||
@@ -54,7 +59,7 @@ func TestLoginToTerminal(t *testing.T) {
 	}
 	rec = w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover",
 		form: url.Values{"code": {loc.Query().Get("code")}, "next": {loc.Query().Get("next")}},
-		more: []*http.Cookie{{Name: bindPrefix + "alice", Value: bind}}})
+		more: []*http.Cookie{{Name: bindCookie, Value: bind}}})
 	if rec.Code != 303 || rec.Header().Get("Location") != "/term/?arg=s1" {
 		t.Fatalf("hand-over: %d %q", rec.Code, rec.Header().Get("Location"))
 	}
@@ -81,20 +86,24 @@ func TestCookies(t *testing.T) {
 	w.clock.Advance(30 * time.Minute)
 	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{box},
 		form: url.Values{"user": {"alice"}, "next": {"/"}}})
-	// the binding cookie: for every origin of the box (Domain), only
-	// /auth/handover, the code's 60 s
-	want = regexp.MustCompile(`^__Secure-agentbox-handover-alice=[A-Za-z0-9_-]{43}; Path=/auth/handover; Domain=box.test; Max-Age=60; HttpOnly; Secure; SameSite=Lax$`)
-	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 1 || !want.MatchString(sc[0]) {
-		t.Errorf("binding cookie %q, want %s", sc, want)
+	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 0 {
+		t.Errorf("open set %q: no cookie for another origin", sc)
 	}
 	code := codeRE.FindStringSubmatch(rec.Header().Get("Location"))[1]
-	w.binds[code] = bindOf(t, rec, "alice")
+	// the binding cookie: the user origin's own (__Host-: no Domain,
+	// Path=/), the code's 60 s
+	page := w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + code})
+	want = regexp.MustCompile(`^__Host-agentbox-bind=[A-Za-z0-9_-]{43}; Path=/; Max-Age=60; HttpOnly; Secure; SameSite=Lax$`)
+	if sc := page.Header().Values("Set-Cookie"); len(sc) != 1 || !want.MatchString(sc[0]) {
+		t.Errorf("binding cookie %q, want %s", sc, want)
+	}
+	w.binds[code] = w.bindFor(box, "alice", code)
 	rec = w.handover("alice", code)
 	// the child ends with its box session: 90 minutes left; the binding
 	// cookie is spent
 	want = regexp.MustCompile(`^__Host-agentbox=` + valueRE + `; Path=/; Expires=Tue, 01 Dec 2026 12:00:00 GMT; Max-Age=5400; HttpOnly; Secure; SameSite=Lax$`)
 	if sc := rec.Header().Values("Set-Cookie"); len(sc) != 2 || !want.MatchString(sc[0]) ||
-		sc[1] != "__Secure-agentbox-handover-alice=; Path=/auth/handover; Domain=box.test; Max-Age=0; HttpOnly; Secure; SameSite=Lax" {
+		sc[1] != "__Host-agentbox-bind=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax" {
 		t.Errorf("child cookie %q, want %s and the binding cookie cleared", sc, want)
 	}
 	rec = w.pages(rq{method: "POST", host: "box.test", target: "/auth/logout", cookies: []string{box}})
@@ -128,7 +137,7 @@ func TestLoginWithAUserGoesStraightToTheHandover(t *testing.T) {
 				t.Errorf("Location %q, want %s's hand-over with next %q", loc, tc.wantHost, tc.wantNext)
 			}
 			u := strings.Split(tc.wantHost, ".")[0]
-			w.binds[loc.Query().Get("code")] = bindOf(t, rec, u)
+			w.binds[loc.Query().Get("code")] = w.bindFor(cookieOf(t, rec), u, loc.Query().Get("code"))
 			if r := w.handover(u, loc.Query().Get("code")); r.Code != 303 {
 				t.Errorf("the hand-over of that code: %d", r.Code)
 			}
@@ -202,7 +211,7 @@ func TestNextIsSanitisedEverywhere(t *testing.T) {
 	}
 	c := w.code(box, "alice")
 	rec = w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover", form: url.Values{"code": {c}, "next": {evil}},
-		more: []*http.Cookie{{Name: bindPrefix + "alice", Value: w.binds[c]}}})
+		more: []*http.Cookie{{Name: bindCookie, Value: w.binds[c]}}})
 	if loc := rec.Header().Get("Location"); rec.Code != 303 || loc != "/" {
 		t.Errorf("hand-over: %d %q", rec.Code, loc)
 	}
@@ -387,7 +396,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 				"open": w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", header: tc.header, cookies: []string{f.box},
 					form: url.Values{"user": {"alice"}}}).Code,
 				"handover": w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover", header: tc.header,
-					form: url.Values{"code": {c}}, more: []*http.Cookie{{Name: bindPrefix + "alice", Value: w.binds[c]}}}).Code,
+					form: url.Values{"code": {c}}, more: []*http.Cookie{{Name: bindCookie, Value: w.binds[c]}}}).Code,
 				"logout": w.pages(rq{method: "POST", host: "bob.box.test", target: "/auth/logout", header: tc.header, cookies: []string{f.bob}}).Code,
 			}
 			for what, code := range codes {
@@ -576,8 +585,8 @@ func TestAHandOverWorksOnlyInTheBrowserThatAskedForIt(t *testing.T) {
 		cookies []*http.Cookie
 	}{
 		{"no binding cookie", nil},
-		{"the binding of another code", []*http.Cookie{{Name: bindPrefix + "alice", Value: w.binds[opsCode]}}},
-		{"the code's binding under another user's name", []*http.Cookie{{Name: bindPrefix + "bob", Value: w.binds[minted]}}},
+		{"the binding of another code", []*http.Cookie{{Name: bindCookie, Value: w.binds[opsCode]}}},
+		{"the code's binding under the name a sibling origin could set", []*http.Cookie{{Name: "__Secure-agentbox-handover-alice", Value: w.binds[minted]}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code := w.code(alBox, "alice")
@@ -640,5 +649,51 @@ func TestAMisplantedSessionCookieCannotHideTheRealOne(t *testing.T) {
 	r := rq{method: "GET", host: "alice.box.test", target: "/verify?user=alice", cookies: append(bogus, f.alice)}
 	if c := w.verifyH(r).Code; c != 204 {
 		t.Errorf("the real cookie after 180 look-alikes: %d, want 204", c)
+	}
+}
+
+// TestALinkAnotherLoginAskedForCannotBeBoundInThisBrowser: issue 42,
+// fault 6. al asks for a hand-over to alice and sends the link (its code
+// still pending) to the operator: the operator's browser gets a binding
+// cookie of alice's origin and goes to the box's /auth/bind, which refuses
+// it, since the code is not the operator's box session's; the operator's
+// browser ends up with no session of al's. No cookie a sibling origin can
+// set (a Domain cookie of the box's domain) takes part any more.
+func TestALinkAnotherLoginAskedForCannotBeBoundInThisBrowser(t *testing.T) {
+	w := newTW(t)
+	ops := w.login("ops")
+	alBox := w.login("al")
+	rec := w.pages(rq{method: "POST", host: "box.test", target: "/auth/open", cookies: []string{alBox},
+		form: url.Values{"user": {"alice"}, "next": {"/"}}})
+	link, _ := url.Parse(rec.Header().Get("Location"))
+	c := link.Query().Get("code")
+	// the operator's browser follows the link
+	page := w.pages(rq{method: "GET", host: "alice.box.test", target: link.RequestURI()})
+	bind := bindOf(t, page)
+	to, _ := url.Parse(page.Header().Get("Location"))
+	if page.Code != 302 || to.Host != "box.test" || to.Path != "/auth/bind" {
+		t.Fatalf("the link's page: %d %q, want 302 to the box's /auth/bind", page.Code, to)
+	}
+	for _, tc := range []struct{ name, cookie string }{
+		{"the operator's box session", ops},
+		{"no box session", ""},
+	} {
+		r := rq{method: "GET", host: "box.test", target: to.RequestURI()}
+		if tc.cookie != "" {
+			r.cookies = []string{tc.cookie}
+		}
+		if got := w.pages(r); got.Code != 403 {
+			t.Errorf("bind with %s: %d %q, want 403", tc.name, got.Code, got.Header().Get("Location"))
+		}
+	}
+	if got := w.pages(rq{method: "POST", host: "alice.box.test", target: "/auth/handover",
+		form: url.Values{"code": {c}, "next": {"/"}}, more: []*http.Cookie{{Name: bindCookie, Value: bind}}}); got.Code != 403 {
+		t.Errorf("the hand-over in the operator's browser: %d, want 403", got.Code)
+	}
+	// and a binding hash that is not one, or a code never issued
+	for _, target := range []string{"/auth/bind?code=" + c + "&h=short", "/auth/bind?code=nope&h=" + bindHash("x")} {
+		if got := w.pages(rq{method: "GET", host: "box.test", target: target, cookies: []string{alBox}}); got.Code != 403 {
+			t.Errorf("GET %s: %d, want 403", target, got.Code)
+		}
 	}
 }

@@ -118,15 +118,14 @@ type IntRange struct {
 type CookieNames struct {
 	// Session is the session cookie of every origin (__Host-: no Domain).
 	Session string `json:"session"`
-	// HandoverPrefix + U binds a hand-over code for U to the browser the
-	// box origin gave it to; it is set for Domain=D and HandoverPath.
-	HandoverPrefix string `json:"handoverPrefix"`
-	HandoverPath   string `json:"handoverPath"`
-	// AppBind binds a hand-over to an app's origin to the browser that
-	// asked for it there: the app origin sets it (no Domain, HandoverPath)
-	// and sends the box origin only its sha256, since the apps' domain
-	// may be another site, where no cookie of the box origin reaches.
-	AppBind string `json:"appBind"`
+	// HandoverPath is where an origin takes a hand-over code.
+	HandoverPath string `json:"handoverPath"`
+	// Bind binds a hand-over code to the browser that completes it on the
+	// origin it opens (a user's or an app's): that origin sets it itself
+	// (__Host-: no Domain, so no other origin, a sibling app on the same
+	// site included, can set it) and the box origin keeps only its
+	// sha256 with the code.
+	Bind string `json:"bind"`
 }
 
 // Socket is a unix socket of the box: where it is, which unit creates it,

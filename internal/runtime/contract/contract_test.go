@@ -178,10 +178,10 @@ func TestLimitsAreOrdered(t *testing.T) {
 // with their prefixes' rules.
 func TestCookieNamesAreValid(t *testing.T) {
 	k := c.Cookies
-	if !strings.HasPrefix(k.Session, "__Host-") || !strings.HasPrefix(k.HandoverPrefix, "__Secure-") || !strings.HasPrefix(k.HandoverPath, "/") {
+	if !strings.HasPrefix(k.Session, "__Host-") || !strings.HasPrefix(k.Bind, "__Host-") || !strings.HasPrefix(k.HandoverPath, "/") {
 		t.Errorf("prefixes: %+v", k)
 	}
-	for _, name := range []string{k.Session, k.HandoverPrefix + "alice"} {
+	for _, name := range []string{k.Session, k.Bind} {
 		ck := (&http.Cookie{Name: name, Value: "v"}).String()
 		if !strings.HasPrefix(ck, name+"=") {
 			t.Errorf("%q is not a valid cookie name (%q)", name, ck)

@@ -131,7 +131,7 @@ func init() {
 			"session.status:busy": StateEvent{State: "working"},
 		}},
 	}
-	c.Cookies = CookieNames{Session: "__Host-agentbox", HandoverPrefix: "__Secure-agentbox-handover-", HandoverPath: "/auth/handover", AppBind: "__Host-agentbox-appbind"}
+	c.Cookies = CookieNames{Session: "__Host-agentbox", HandoverPath: "/auth/handover", Bind: "__Host-agentbox-bind"}
 	c.Headers.Prefix = "X-Agent-Box-"
 	c.Headers.User = "X-Agent-Box-User"
 	c.Headers.Session = "X-Agent-Box-Session"

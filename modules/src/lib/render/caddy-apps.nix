@@ -23,7 +23,7 @@ let
   # replacement: Caddy would take the line for a set.
   checked =
     n: if match "[A-Za-z0-9_-]+" n != null then n else throw "agent-box: cookie name ${n} needs regexp escaping";
-  dropBoxCookies = "header_up Cookie \"(?:^|;) *(?:${checked cookies.session}|${checked cookies.handoverPrefix}[^=;]*|${checked cookies.appBind})=[^;]*\" \";\"";
+  dropBoxCookies = "header_up Cookie \"(?:^|;) *(?:${checked cookies.session}|${checked cookies.bind})=[^;]*\" \";\"";
 
   toApp = a: ''
     reverse_proxy unix/${a.socket} {
@@ -47,7 +47,7 @@ let
         "\thandle ${routes.authPages.path} {\n"
         + prefixLines "\t" (toPages [
           cookies.session
-          cookies.appBind
+          cookies.bind
         ])
         + ''
           	}

@@ -32,8 +32,8 @@ let
   tlsLine = tls: if tls == "internal" then "\ttls internal\n" else "";
 
   # Caddy passes on only the box's own cookies (contract: the session
-  # cookie, and on a user origin's /auth/* that user's hand-over binding
-  # cookie): each "name=value" pair becomes ";" plus the pair if it is one
+  # cookie, and on a user or app origin's /auth/* that origin's hand-over
+  # binding cookie): each "name=value" pair becomes ";" plus the pair if it is one
   # of names, so a script on some origin of the box that fills the browser
   # with parent-domain cookies cannot push a request past a backend's
   # header limit. Never an empty replacement: Caddy would take the line
@@ -145,7 +145,7 @@ in
         + "\thandle ${routes.authPages.path} {\n"
         + prefixLines "\t" (toPages [
           cookies.session
-          (cookies.handoverPrefix + u)
+          cookies.bind
         ])
         + ''
           	}
