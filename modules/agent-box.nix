@@ -1142,7 +1142,7 @@ let
                 "group": null,
                 "dirMode": null,
                 "caddy": false,
-                "clients": "every agent user's web daemon; the service checks the peer's uid"
+                "clients": "every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory"
               },
               "authControl": {
                 "path": "/run/agent-box-auth/control.sock",
@@ -4322,7 +4322,7 @@ in
       '';
       "agent-box-auth-status.socket" = ''
         # agent-box-auth-status.socket: the "status" listener of agent-box-auth.service
-        # (docs/web-contract.md, "Sockets"). Clients: every agent user's web daemon; the service checks the peer's uid.
+        # (docs/web-contract.md, "Sockets"). Clients: every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory.
 
         [Unit]
         Description=agent-box web authentication: status
@@ -7624,13 +7624,6 @@ in
           		}
           	}
           	return false
-          }
-
-          // host is the box's host name: Domain without its port (cookies have no
-          // port).
-          func (c *Config) host() string {
-          	h, _, _ := strings.Cut(c.Domain, ":")
-          	return h
           }
         '';
         "auth/inbox.go" = ''
@@ -11965,7 +11958,7 @@ in
           		// auth service's supplementary group);
           		// the notify service POSTs it to the login's URL (at most
           		// URLMaxBytes, the credential NotifyPrefix + login), Queue events
-          		// per login waiting, each tried Attempts times, each attempt at
+          		// per login and agent user waiting (the users take turns), each tried Attempts times, each attempt at
           		// most Timeout, waiting BackoffFirst, then twice as long each
           		// time up to BackoffMax.
           		Notify struct {
@@ -12576,7 +12569,7 @@ in
                 "group": null,
                 "dirMode": null,
                 "caddy": false,
-                "clients": "every agent user's web daemon; the service checks the peer's uid"
+                "clients": "every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory"
               },
               "authControl": {
                 "path": "/run/agent-box-auth/control.sock",
@@ -12979,7 +12972,7 @@ in
           	c.Dirs.Runtime = "/run/agent-box/<user>"
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
           	c.Sockets.AuthPages = Socket{Path: "/run/agent-box-auth/pages.sock", Unit: "agent-box-auth-pages.socket", FDName: str("pages"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the box origin and /auth/* of every user origin"}
-          	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0666"), Clients: "every agent user's web daemon; the service checks the peer's uid"}
+          	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0666"), Clients: "every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory"}
           	c.Sockets.AuthControl = Socket{Path: "/run/agent-box-auth/control.sock", Unit: "agent-box-auth-control.socket", FDName: str("control"), Mode: str("0600"), Clients: "root only: agent-box web revoke"}
           	c.Sockets.NotifyFeed = Socket{Path: "/run/agent-box-notify/feed.sock", Unit: "agent-box-notify.socket", FDName: str("feed"), Datagram: true, Mode: str("0620"), Group: str("agent-box-notify-feed"), Clients: "the auth service only, a datagram per notification (the group is its supplementary group)"}
           	c.Sockets.Web = Socket{Path: "/run/agent-box-web/<user>.sock", Unit: "agent-box-web@<user>.socket", FDName: str("web"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the user's origin after forward_auth"}

@@ -290,10 +290,3 @@ func (c *Config) isUser(u string) bool {
 	}
 	return false
 }
-
-// host is the box's host name: Domain without its port (cookies have no
-// port).
-func (c *Config) host() string {
-	h, _, _ := strings.Cut(c.Domain, ":")
-	return h
-}

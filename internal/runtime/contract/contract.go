@@ -398,7 +398,7 @@ type Contract struct {
 		// auth service's supplementary group);
 		// the notify service POSTs it to the login's URL (at most
 		// URLMaxBytes, the credential NotifyPrefix + login), Queue events
-		// per login waiting, each tried Attempts times, each attempt at
+		// per login and agent user waiting (the users take turns), each tried Attempts times, each attempt at
 		// most Timeout, waiting BackoffFirst, then twice as long each
 		// time up to BackoffMax.
 		Notify struct {

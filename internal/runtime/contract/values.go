@@ -151,7 +151,7 @@ func init() {
 	c.Dirs.Runtime = "/run/agent-box/<user>"
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
 	c.Sockets.AuthPages = Socket{Path: "/run/agent-box-auth/pages.sock", Unit: "agent-box-auth-pages.socket", FDName: str("pages"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the box origin and /auth/* of every user origin"}
-	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0666"), Clients: "every agent user's web daemon; the service checks the peer's uid"}
+	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0666"), Clients: "every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory"}
 	c.Sockets.AuthControl = Socket{Path: "/run/agent-box-auth/control.sock", Unit: "agent-box-auth-control.socket", FDName: str("control"), Mode: str("0600"), Clients: "root only: agent-box web revoke"}
 	c.Sockets.NotifyFeed = Socket{Path: "/run/agent-box-notify/feed.sock", Unit: "agent-box-notify.socket", FDName: str("feed"), Datagram: true, Mode: str("0620"), Group: str("agent-box-notify-feed"), Clients: "the auth service only, a datagram per notification (the group is its supplementary group)"}
 	c.Sockets.Web = Socket{Path: "/run/agent-box-web/<user>.sock", Unit: "agent-box-web@<user>.socket", FDName: str("web"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the user's origin after forward_auth"}
