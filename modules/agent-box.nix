@@ -1138,11 +1138,11 @@ let
                 "unit": "agent-box-auth-status.socket",
                 "fdName": "status",
                 "datagram": false,
-                "mode": "0666",
-                "group": null,
+                "mode": "0660",
+                "group": "agent-box-status",
                 "dirMode": null,
                 "caddy": false,
-                "clients": "every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory"
+                "clients": "the web daemon (POST /alive) and the supervisor (PUT the attention report) of every agent user with an origin: the group is their units' supplementary group, so no other process of the user (a session, the terminal, an app) connects; the service checks the peer's uid"
               },
               "authControl": {
                 "path": "/run/agent-box-auth/control.sock",
@@ -2773,11 +2773,13 @@ n: path: u:
       instance =
         # The instance drop-in agent-box@<user>.service.d/overrides.conf: absolute
 # ExecStart (reset idiom), explicit PATH, the AGENT_BOX_* paths, the user's
-# environment and secrets files, and the user's slice. The supervisor passes
-# the environment to new sessions (docs/runtime-contract.md, "Lifecycle"),
-# so a switch that changes any of it restarts only the supervisor.
+# environment and secrets files, the user's slice and, for a user with an
+# origin, the status socket's group. The supervisor passes the environment
+# to new sessions (docs/runtime-contract.md, "Lifecycle"), so a switch that
+# changes any of it restarts only the supervisor.
 # u: a normalized user; paths: { env; seed; agents; } absolute store paths;
-# n: the normalized options (the default agent, the attention settings).
+# n: the normalized options (the default agent, the attention settings, the
+# web surface's users).
 { systemd, contract, prim, ... }:
 u: paths: n:
 let
@@ -2802,6 +2804,14 @@ in
 + env v.seed.name paths.seed
 + env v.tmux.name "${paths.env}/bin/tmux"
 + (if n.attention.silenceAfter == null then "" else env v.silenceAfter.name n.attention.silenceAfter)
+# With an origin: the status socket's group, so the supervisor (and no
+# session of the user) may report the sessions' attention states.
++ (
+  if n.web.enable && builtins.elem u.name n.web.users then
+    systemd.line "SupplementaryGroups" contract.sockets.authStatus.group
+  else
+    ""
+)
 + concatStringsSep "" (map (e: env e.name e.value) u.environment)
 + concatStringsSep "" (map (f: systemd.line "EnvironmentFile" f) u.environmentFiles)
         ;
@@ -3144,9 +3154,9 @@ in
         ;
       webDaemon =
         # agent-box-web@<user>.service.d/overrides.conf (docs/web-contract.md, "The
-# web daemon"): the program, its environment and, for a user with webhooks,
-# the hook listener, the hooks' configuration and one credential per hook's
-# secret. w: the normalized web settings; u: a normalized user; paths:
+# web daemon"): the program, the status socket's group, its environment and,
+# for a user with webhooks, the hook listener, the hooks' configuration and
+# one credential per hook's secret. w: the normalized web settings; u: a normalized user; paths:
 # { env; agents; } absolute store paths; hooksConfig: the hooks' file.
 {
   prim,
@@ -3176,6 +3186,7 @@ in
       ExecStart=
       ExecStart=${paths.env}/bin/agent-box web serve
       Slice=${prim.userSlice u.name}
+      SupplementaryGroups=${sockets.authStatus.group}
     ''
     + env "PATH" "${paths.env}/bin"
     + env vars.agents.name paths.agents
@@ -4322,7 +4333,7 @@ in
       '';
       "agent-box-auth-status.socket" = ''
         # agent-box-auth-status.socket: the "status" listener of agent-box-auth.service
-        # (docs/web-contract.md, "Sockets"). Clients: every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory.
+        # (docs/web-contract.md, "Sockets"). Clients: the web daemon (POST /alive) and the supervisor (PUT the attention report) of every agent user with an origin: the group is their units' supplementary group, so no other process of the user (a session, the terminal, an app) connects; the service checks the peer's uid.
 
         [Unit]
         Description=agent-box web authentication: status
@@ -4332,8 +4343,8 @@ in
         FileDescriptorName=status
         Service=agent-box-auth.service
         SocketUser=root
-        SocketGroup=root
-        SocketMode=0666
+        SocketGroup=agent-box-status
+        SocketMode=0660
         DirectoryMode=0755
         RemoveOnStop=yes
 
@@ -12565,11 +12576,11 @@ in
                 "unit": "agent-box-auth-status.socket",
                 "fdName": "status",
                 "datagram": false,
-                "mode": "0666",
-                "group": null,
+                "mode": "0660",
+                "group": "agent-box-status",
                 "dirMode": null,
                 "caddy": false,
-                "clients": "every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory"
+                "clients": "the web daemon (POST /alive) and the supervisor (PUT the attention report) of every agent user with an origin: the group is their units' supplementary group, so no other process of the user (a session, the terminal, an app) connects; the service checks the peer's uid"
               },
               "authControl": {
                 "path": "/run/agent-box-auth/control.sock",
@@ -12972,7 +12983,7 @@ in
           	c.Dirs.Runtime = "/run/agent-box/<user>"
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
           	c.Sockets.AuthPages = Socket{Path: "/run/agent-box-auth/pages.sock", Unit: "agent-box-auth-pages.socket", FDName: str("pages"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the box origin and /auth/* of every user origin"}
-          	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0666"), Clients: "every agent user's web daemon (POST /alive) and supervisor (PUT the attention report); the service checks the peer's uid; no app reaches its directory"}
+          	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0660"), Group: str("agent-box-status"), Clients: "the web daemon (POST /alive) and the supervisor (PUT the attention report) of every agent user with an origin: the group is their units' supplementary group, so no other process of the user (a session, the terminal, an app) connects; the service checks the peer's uid"}
           	c.Sockets.AuthControl = Socket{Path: "/run/agent-box-auth/control.sock", Unit: "agent-box-auth-control.socket", FDName: str("control"), Mode: str("0600"), Clients: "root only: agent-box web revoke"}
           	c.Sockets.NotifyFeed = Socket{Path: "/run/agent-box-notify/feed.sock", Unit: "agent-box-notify.socket", FDName: str("feed"), Datagram: true, Mode: str("0620"), Group: str("agent-box-notify-feed"), Clients: "the auth service only, a datagram per notification (the group is its supplementary group)"}
           	c.Sockets.Web = Socket{Path: "/run/agent-box-web/<user>.sock", Unit: "agent-box-web@<user>.socket", FDName: str("web"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the user's origin after forward_auth"}
@@ -25518,11 +25529,18 @@ in
     # same bytes the offline suite checks; a change restarts fail2ban.
     services.fail2ban.enable = mkIf n.web.fail2ban.enable true;
 
-    # The notify feed socket's group (the auth service's supplementary
-    # group), only when a login has notifications.
-    users.groups = mkIf (n.web.enable && agentBox.render.auth.notifying n.web != [ ]) {
-      ${agentBox.contract.sockets.notifyFeed.group} = { };
-    };
+    # The status socket's group (the supplementary group of each web
+    # daemon and of the supervisor of each user with an origin) and the
+    # notify feed socket's (the auth service's), only when a login has
+    # notifications.
+    users.groups = mkIf n.web.enable (
+      {
+        ${agentBox.contract.sockets.authStatus.group} = { };
+      }
+      // optionalAttrs (agentBox.render.auth.notifying n.web != [ ]) {
+        ${agentBox.contract.sockets.notifyFeed.group} = { };
+      }
+    );
     systemd.services.fail2ban.restartTriggers = mkIf n.web.fail2ban.enable (
       mapAttrsToList (_: text: builtins.hashString "sha256" text) (
         filterAttrs (path: _: lib.hasPrefix "fail2ban/" path) (agentBox.etcFiles n host)

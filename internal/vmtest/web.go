@@ -56,9 +56,27 @@ var (
 	notifyCredRe = regexp.MustCompile(`(?m)^LoadCredential=` + contract.Creds.NotifyPrefix + `([^:]+):(\S+)$`)
 )
 
-// notifyGID is the notify group's id in the guest (NixOS allocates one; a
-// system group's, free in the Debian image).
-const notifyGID = 979
+// The web surface's groups' ids in the guest (NixOS allocates them; system
+// groups' ids, free in the Debian image): the status socket's and the
+// notify feed socket's.
+const (
+	statusGID = 978
+	notifyGID = 979
+)
+
+// addGroup adds a group to the guest's /etc/group, as the glue's
+// users.groups does; its id must be free.
+func addGroup(root, name string, gid int) error {
+	group := filepath.Join(root, "etc/group")
+	data, err := os.ReadFile(group)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(string(data), fmt.Sprintf(":%d:", gid)) {
+		return fmt.Errorf("gid %d is taken in the guest image", gid)
+	}
+	return writeFile(group, append(data, fmt.Sprintf("%s:x:%d:\n", name, gid)...), 0o644)
+}
 
 // installWeb lays the web surface's host side into the guest when the
 // golden configuration has one; it does nothing otherwise. Every login the
@@ -89,6 +107,9 @@ func installWeb(root string, fx golden.Fixture, demo scenarios.Demo) error {
 	}
 	if err := enable(root, "multi-user.target", "/lib/systemd/system/caddy.service"); err != nil {
 		return err
+	}
+	if err := addGroup(root, *contract.Sockets.AuthStatus.Group, statusGID); err != nil {
+		return fmt.Errorf("adding the status socket's group: %w", err)
 	}
 	if err := installFail2ban(root, fx); err != nil {
 		return err
@@ -145,24 +166,15 @@ func installFail2ban(root string, fx golden.Fixture) error {
 }
 
 // installNotify does what the glue does for notifications when the golden
-// has them: the notify group (users.groups), and, root-only, each login's
+// has them: the notify group, and, root-only, each login's
 // URL file from tests/scenarios/demo-notify.
 func installNotify(root string, fx golden.Fixture, urls []scenarios.NotifyURL) error {
 	dropin, ok := fx.Files["etc/systemd/system/"+contract.Units.Notify+".d/overrides.conf"]
 	if !ok {
 		return nil
 	}
-	group := filepath.Join(root, "etc/group")
-	data, err := os.ReadFile(group)
-	if err != nil {
-		return err
-	}
-	if strings.Contains(string(data), fmt.Sprintf(":%d:", notifyGID)) {
-		return fmt.Errorf("gid %d is taken in the guest image", notifyGID)
-	}
-	line := fmt.Sprintf("%s:x:%d:\n", *contract.Sockets.NotifyFeed.Group, notifyGID)
-	if err := writeFile(group, append(data, line...), 0o644); err != nil {
-		return err
+	if err := addGroup(root, *contract.Sockets.NotifyFeed.Group, notifyGID); err != nil {
+		return fmt.Errorf("adding the notify feed socket's group: %w", err)
 	}
 	byLogin := map[string]string{}
 	for _, u := range urls {

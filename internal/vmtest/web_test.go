@@ -38,7 +38,7 @@ func guestRoot(t *testing.T) string {
 // The guest of a web golden gets the host side NixOS would add: the
 // Caddyfile importing exactly the golden's two store files, caddy enabled
 // with its admin directory, and each login's hash at the path its
-// LoadCredential= names, root-only.
+// LoadCredential= names, root-only; the status and notify groups.
 func TestInstallWebLaysTheHostSide(t *testing.T) {
 	fx, demo := webFixture(t)
 	root := guestRoot(t)
@@ -76,8 +76,10 @@ func TestInstallWebLaysTheHostSide(t *testing.T) {
 		}
 	}
 	group, _ := os.ReadFile(filepath.Join(root, "etc/group"))
-	if !strings.Contains(string(group), "\n"+*contract.Sockets.NotifyFeed.Group+":x:") {
-		t.Errorf("no notify group in /etc/group:\n%s", group)
+	for _, g := range []string{*contract.Sockets.NotifyFeed.Group, *contract.Sockets.AuthStatus.Group} {
+		if !strings.Contains(string(group), "\n"+g+":x:") {
+			t.Errorf("no group %s in /etc/group:\n%s", g, group)
+		}
 	}
 	if len(demo.Notify) == 0 {
 		t.Fatal("tests/scenarios/demo-notify has no URL")
@@ -138,7 +140,7 @@ func TestInstallWebRefusesANotifyLoginWithoutADemoURL(t *testing.T) {
 // Likewise a webhook whose secret the demo data lacks.
 func TestInstallWebRefusesAHookWithoutADemoSecret(t *testing.T) {
 	fx, demo := webFixture(t)
-	err := installWeb(t.TempDir(), fx, scenarios.Demo{Logins: demo.Logins, Hooks: demo.Hooks[1:]})
+	err := installWeb(guestRoot(t), fx, scenarios.Demo{Logins: demo.Logins, Hooks: demo.Hooks[1:]})
 	if err == nil || !strings.Contains(err.Error(), "/etc/agent-box-demo/"+demo.Hooks[0].File) {
 		t.Fatalf("got %v, want an error naming %s", err, demo.Hooks[0].File)
 	}

@@ -278,11 +278,18 @@ in
     # same bytes the offline suite checks; a change restarts fail2ban.
     services.fail2ban.enable = mkIf n.web.fail2ban.enable true;
 
-    # The notify feed socket's group (the auth service's supplementary
-    # group), only when a login has notifications.
-    users.groups = mkIf (n.web.enable && agentBox.render.auth.notifying n.web != [ ]) {
-      ${agentBox.contract.sockets.notifyFeed.group} = { };
-    };
+    # The status socket's group (the supplementary group of each web
+    # daemon and of the supervisor of each user with an origin) and the
+    # notify feed socket's (the auth service's), only when a login has
+    # notifications.
+    users.groups = mkIf n.web.enable (
+      {
+        ${agentBox.contract.sockets.authStatus.group} = { };
+      }
+      // optionalAttrs (agentBox.render.auth.notifying n.web != [ ]) {
+        ${agentBox.contract.sockets.notifyFeed.group} = { };
+      }
+    );
     systemd.services.fail2ban.restartTriggers = mkIf n.web.fail2ban.enable (
       mapAttrsToList (_: text: builtins.hashString "sha256" text) (
         filterAttrs (path: _: lib.hasPrefix "fail2ban/" path) (agentBox.etcFiles n host)

@@ -656,6 +656,41 @@ in
     ];
   }
   {
+    name = "only the supervisor and web daemon of a user with an origin carry the status socket's group";
+    expr =
+      let
+        d =
+          lib.dropins (offline.normalize (webWith { } // { users = { alice = { }; bob = { }; }; })) testHost;
+        grouped =
+          unit:
+          builtins.length (
+            builtins.split "\nSupplementaryGroups=${lib.contract.sockets.authStatus.group}\n" d.${unit}.text
+          ) > 1;
+      in
+      {
+        alice = map grouped [
+          "agent-box@alice.service"
+          "agent-box-web@alice.service"
+          "agent-box-sessions@alice.service"
+          "agent-box-term@alice.service"
+        ];
+        bob = grouped "agent-box@bob.service";
+        withoutWeb = builtins.length (
+          builtins.split "SupplementaryGroups" (lib.dropins (offline.normalize { users.alice = { }; }) testHost)."agent-box@alice.service".text
+        ) > 1;
+      };
+    expected = {
+      alice = [
+        true
+        true
+        false
+        false
+      ];
+      bob = false;
+      withoutWeb = false;
+    };
+  }
+  {
     name = "a bad domain, login name or duration is refused";
     expr = builtins.length (failing (
       webWith {

@@ -164,12 +164,12 @@ reach() {
   candidates | sort -u | as $u python3 "$here/appprobe.py" --reachable >"$dir/reach.txt" &&
     printf '%s\n' "$token" >"$dir/token.txt" && chown "$u" "$dir/reach.txt" "$dir/token.txt" &&
     grep -qx "socket /run/agent-box-term/$u/ttyd.sock" "$dir/reach.txt" &&
-    grep -qx "socket /run/agent-box-auth/status.sock" "$dir/reach.txt" &&
+    ! grep -qx "socket /run/agent-box-auth/status.sock" "$dir/reach.txt" &&
     grep -qx "dir /run/agent-box-term/$u" "$dir/reach.txt" &&
     grep -qx "dir /var/lib/agent-box-apps/$u/site" "$dir/reach.txt" &&
     grep -qx "shared /dev/shm" "$dir/reach.txt"
 }
-check "what alice reaches on the host, generated (her terminal's and the status socket, her terminal's and a sibling app's directories, /dev/shm among them)" reach
+check "what alice reaches on the host, generated (her terminal's socket, her terminal's and a sibling app's directories, /dev/shm among them; not the status socket, whose group she lacks)" reach
 note "alice reaches $(wc -l <"$dir/reach.txt") sockets and directories on the host: $(cut -d' ' -f2 "$dir/reach.txt" | paste -sd' ')"
 in_unit $u cp "$dir/records.py" "$dir/records.py.saved"
 in_unit $u cp "$here/appprobe.py" "$dir/records.py"

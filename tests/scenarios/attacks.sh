@@ -8,7 +8,8 @@
 # unauthenticated clients in another network namespace (IPv4 addresses and
 # one IPv6 /64) and on loopback try to lock the operator out, stop logins
 # and rotate addresses past fail2ban; the session store that cannot be
-# written must not let a logout look done.
+# written must not let a logout look done; a session of alice's tries to
+# state her attention, which only her supervisor may.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -151,6 +152,30 @@ os.kill(pid, signal.SIGKILL)
 sys.exit(0 if ok else 1)'
 }
 check "alice can still ptrace a process she started (debuggers keep working)" own_child
+
+# phase: attention. Only alice's supervisor states her sessions' attention
+# (it reports the sessions her registry holds). A session of hers tries a
+# report naming a session that does not exist, by the status socket's path
+# and through /proc/<pid>/root of every process of her supervisor's, web
+# daemon's and terminal's units (their mount namespaces show the socket).
+unit_pids() {
+  local u
+  for u in "$@"; do
+    cat "/sys/fs/cgroup$(systemctl show -P ControlGroup "$u")/cgroup.procs"
+  done
+}
+status_pids=$(unit_pids "$(unit alice)" agent-box-web@alice.service agent-box-term@alice.service | paste -sd' ')
+note "processes of alice's supervisor, web daemon and terminal: $status_pids"
+probed_status=/home/alice/status-probe.txt
+# shellcheck disable=SC2086 # one argument per pid
+check "a session of alice's tries to state her attention" \
+  run_session alice statusprobe "python3 $here/statusprobe.py /run/agent-box-auth/status.sock $status_pids >$probed_status 2>&1"
+sed 's/^/# status probe: /' "$probed_status"
+status_refused() {
+  grep -qx 'path: refused EACCES' "$probed_status" && grep -qx 'done' "$probed_status" &&
+    [ "$(grep -c '^/proc/[0-9]*/root: refused E' "$probed_status")" -eq "$(wc -w <<<"$status_pids")" ]
+}
+check "... the socket refuses her by its path and through each of those roots (EACCES)" status_refused
 
 # phase: cookies. A script on any user origin can set parent-domain cookies
 # that every origin then receives; a browser holds at most about 180 of 4 KB

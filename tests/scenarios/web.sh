@@ -45,7 +45,12 @@ check "carol has no ttyd" test ! -e /run/agent-box-term/carol
 check "the auth directory is root's" mode /run/agent-box-auth root:root 755
 check "verify.sock is root:caddy 0660" mode /run/agent-box-auth/verify.sock root:caddy 660
 check "pages.sock is root:caddy 0660" mode /run/agent-box-auth/pages.sock root:caddy 660
-check "status.sock is root:root 0666" mode /run/agent-box-auth/status.sock root:root 666
+status_group=$(systemctl show -P SocketGroup agent-box-auth-status.socket)
+check "status.sock is root:$status_group 0660, a group of its own" mode /run/agent-box-auth/status.sock "root:$status_group" 660
+own_group() {
+  [ "$1" != root ] && ! id -nG alice bob carol | tr ' ' '\n' | grep -qx "$1"
+}
+check "... and not root's, nor one an agent user is in" own_group "$status_group"
 check "control.sock is root:root 0600" mode /run/agent-box-auth/control.sock root:root 600
 check "the web socket directory is root's" mode /run/agent-box-web root:root 755
 for u in alice bob; do
@@ -75,7 +80,7 @@ check "bob cannot connect to alice's web socket" refused bob /run/agent-box-web/
 for s in verify pages control; do
   check "alice cannot connect to the auth $s socket" refused alice "/run/agent-box-auth/$s.sock"
 done
-check "alice can reach the status socket (it checks her uid)" connect alice /run/agent-box-auth/status.sock
+check "alice cannot connect to the status socket (only her supervisor and web daemon carry its group)" refused alice /run/agent-box-auth/status.sock
 check "bob cannot connect to alice's ttyd" refused bob /run/agent-box-term/alice/ttyd.sock
 check "alice cannot reach Caddy's admin socket" refused alice /run/caddy/admin.sock
 tcp_only_8443() {

@@ -1,10 +1,12 @@
 # The instance drop-in agent-box@<user>.service.d/overrides.conf: absolute
 # ExecStart (reset idiom), explicit PATH, the AGENT_BOX_* paths, the user's
-# environment and secrets files, and the user's slice. The supervisor passes
-# the environment to new sessions (docs/runtime-contract.md, "Lifecycle"),
-# so a switch that changes any of it restarts only the supervisor.
+# environment and secrets files, the user's slice and, for a user with an
+# origin, the status socket's group. The supervisor passes the environment
+# to new sessions (docs/runtime-contract.md, "Lifecycle"), so a switch that
+# changes any of it restarts only the supervisor.
 # u: a normalized user; paths: { env; seed; agents; } absolute store paths;
-# n: the normalized options (the default agent, the attention settings).
+# n: the normalized options (the default agent, the attention settings, the
+# web surface's users).
 { systemd, contract, prim, ... }:
 u: paths: n:
 let
@@ -29,5 +31,13 @@ in
 + env v.seed.name paths.seed
 + env v.tmux.name "${paths.env}/bin/tmux"
 + (if n.attention.silenceAfter == null then "" else env v.silenceAfter.name n.attention.silenceAfter)
+# With an origin: the status socket's group, so the supervisor (and no
+# session of the user) may report the sessions' attention states.
++ (
+  if n.web.enable && builtins.elem u.name n.web.users then
+    systemd.line "SupplementaryGroups" contract.sockets.authStatus.group
+  else
+    ""
+)
 + concatStringsSep "" (map (e: env e.name e.value) u.environment)
 + concatStringsSep "" (map (f: systemd.line "EnvironmentFile" f) u.environmentFiles)

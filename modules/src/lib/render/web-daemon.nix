@@ -1,7 +1,7 @@
 # agent-box-web@<user>.service.d/overrides.conf (docs/web-contract.md, "The
-# web daemon"): the program, its environment and, for a user with webhooks,
-# the hook listener, the hooks' configuration and one credential per hook's
-# secret. w: the normalized web settings; u: a normalized user; paths:
+# web daemon"): the program, the status socket's group, its environment and,
+# for a user with webhooks, the hook listener, the hooks' configuration and
+# one credential per hook's secret. w: the normalized web settings; u: a normalized user; paths:
 # { env; agents; } absolute store paths; hooksConfig: the hooks' file.
 {
   prim,
@@ -31,6 +31,7 @@ in
       ExecStart=
       ExecStart=${paths.env}/bin/agent-box web serve
       Slice=${prim.userSlice u.name}
+      SupplementaryGroups=${sockets.authStatus.group}
     ''
     + env "PATH" "${paths.env}/bin"
     + env vars.agents.name paths.agents
