@@ -12,8 +12,8 @@
 # path component starting with "agent-box"; files and absolute symlinks by
 # content, relative symlinks (the multi-user.target.wants enablement) as
 # "name -> target" lines; plus the seed and agents files the drop-ins name
-# (AGENT_BOX_SEED, AGENT_BOX_AGENTS, AGENT_BOX_AUTH_CONFIG, AGENT_BOX_HOOKS; read under ROOT,
-# default /), every
+# (AGENT_BOX_SEED, AGENT_BOX_AGENTS, AGENT_BOX_AUTH_CONFIG, AGENT_BOX_HOOKS,
+# and the table `nft -f` loads; read under ROOT, default /), every
 # file under ETC/agent-box as files/etc/agent-box/... by content, the
 # agent-box* files of ETC/fail2ban/filter.d, jail.d and action.d and of
 # ETC/sysctl.d, ETC/tmpfiles.d, ETC/polkit-1/rules.d and ETC/claude-code/managed-settings.d (likewise),
@@ -57,7 +57,7 @@ while IFS= read -r rel; do
   zero <"$path" >"$out/files/etc/systemd/system/$rel"
   while IFS= read -r store; do
     stores+=("$store")
-  done < <(grep -ohE 'AGENT_BOX_(SEED|AGENTS|AUTH_CONFIG|HOOKS)=/nix/store/[^"[:space:]]+' "$path" | sed 's/^[^=]*=//')
+  done < <(grep -ohE '(AGENT_BOX_(SEED|AGENTS|AUTH_CONFIG|HOOKS)=|nft -f )/nix/store/[^"[:space:]]+' "$path" | sed -E 's/^(AGENT_BOX_[A-Z_]+=|nft -f )//' | LC_ALL=C sort -u)
 done < <(cd "$tree" && find . -mindepth 1 \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
 
 if [ -d "$etc/agent-box" ]; then

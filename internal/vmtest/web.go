@@ -111,6 +111,9 @@ func installWeb(root string, fx golden.Fixture, demo scenarios.Demo) error {
 	if err := addGroup(root, *contract.Sockets.AuthStatus.Group, statusGID); err != nil {
 		return fmt.Errorf("adding the status socket's group: %w", err)
 	}
+	if err := installNixpkgsPrograms(root, fx); err != nil {
+		return err
+	}
 	if err := installFail2ban(root, fx); err != nil {
 		return err
 	}
@@ -144,6 +147,48 @@ func installWeb(root string, fx golden.Fixture, demo scenarios.Demo) error {
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		return fmt.Errorf("logins %s of the web golden are not in tests/scenarios/demo-logins", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// nixpkgsExecRe matches a program of a nixpkgs package that a unit or
+// drop-in runs by its store path (nft, in the clients unit's drop-in).
+var nixpkgsExecRe = regexp.MustCompile(`(?m)^Exec(?:Start|Reload|Stop)=(/nix/store/[0-9a-z]{32}-[^/\s]+)/bin/([^/\s]+)`)
+
+// installNixpkgsPrograms gives each such program its store path in the
+// guest, linked to the guest's own (Debian's package of it, in /usr/sbin
+// or /usr/bin). The module's own store paths (agent-box-*) are Install's.
+func installNixpkgsPrograms(root string, fx golden.Fixture) error {
+	for rel, data := range fx.Files {
+		if !strings.HasPrefix(rel, "etc/systemd/system/") {
+			continue
+		}
+		for _, m := range nixpkgsExecRe.FindAllStringSubmatch(data, -1) {
+			dir, prog := m[1], m[2]
+			link := filepath.Join(root, dir, "bin", prog)
+			if strings.HasPrefix(filepath.Base(dir)[33:], "agent-box") {
+				continue // the module's own store paths (Install)
+			}
+			if _, err := os.Lstat(link); err == nil {
+				continue
+			}
+			target := ""
+			for _, d := range []string{"usr/sbin", "usr/bin"} {
+				if _, err := os.Stat(filepath.Join(root, d, prog)); err == nil {
+					target = "/" + d + "/" + prog
+					break
+				}
+			}
+			if target == "" {
+				return fmt.Errorf("%s runs %s/bin/%s: the guest image has no %s in /usr/sbin or /usr/bin", rel, dir, prog, prog)
+			}
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(target, link); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -25,11 +25,15 @@ func webFixture(t *testing.T) (golden.Fixture, scenarios.Demo) {
 	return fx, demo
 }
 
-// guestRoot is an empty guest root but for the image's /etc/group.
+// guestRoot is an empty guest root but for the image's /etc/group and
+// nft (Debian's, in /usr/sbin).
 func guestRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	if err := writeFile(filepath.Join(root, "etc/group"), []byte("root:x:0:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(filepath.Join(root, "usr/sbin/nft"), nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -74,6 +78,12 @@ func TestInstallWebLaysTheHostSide(t *testing.T) {
 		if data, _ := os.ReadFile(p); string(data) != h.Secret+"\n" {
 			t.Errorf("%s holds %q, want the demo secret", p, data)
 		}
+	}
+	nft := nixpkgsExecRe.FindStringSubmatch(fx.Files["etc/systemd/system/"+contract.Units.Clients+".d/overrides.conf"])
+	if nft == nil {
+		t.Errorf("the clients unit's drop-in runs no program of a store path")
+	} else if got, err := os.Readlink(filepath.Join(root, nft[1], "bin", nft[2])); err != nil || got != "/usr/sbin/nft" {
+		t.Errorf("%s/bin/%s: %q, %v; want a link to the guest's /usr/sbin/nft", nft[1], nft[2], got, err)
 	}
 	group, _ := os.ReadFile(filepath.Join(root, "etc/group"))
 	for _, g := range []string{*contract.Sockets.NotifyFeed.Group, *contract.Sockets.AuthStatus.Group} {
@@ -188,5 +198,19 @@ func TestInstallWebEnablesFail2banAsNixOSDoes(t *testing.T) {
 	}
 	if _, err := os.Stat(debian); !os.IsNotExist(err) {
 		t.Errorf("Debian's defaults-debian.conf is still there (%v)", err)
+	}
+}
+
+// A program a drop-in runs that the guest image lacks is an error naming
+// it, not a unit that fails at boot.
+func TestInstallWebRefusesAProgramTheGuestLacks(t *testing.T) {
+	fx, demo := webFixture(t)
+	root := guestRoot(t)
+	if err := os.Remove(filepath.Join(root, "usr/sbin/nft")); err != nil {
+		t.Fatal(err)
+	}
+	err := installWeb(root, fx, demo)
+	if err == nil || !strings.Contains(err.Error(), "the guest image has no nft") {
+		t.Fatalf("got %v, want an error naming nft", err)
 	}
 }

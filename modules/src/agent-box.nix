@@ -202,9 +202,10 @@ let
     authConfig = "${webFiles.${agentBox.web.storeNames.authConfig}}";
     webFile = name: "${webFiles.${name}}";
     inherit caddyGroup;
+    nft = "${pkgs.nftables}/bin/nft";
     nftables = config.networking.nftables.enable;
   };
-  webFiles = mapAttrs pkgs.writeText (agentBox.web.storeTexts n.web);
+  webFiles = mapAttrs pkgs.writeText (agentBox.web.storeTexts n);
   hostPtraceScope = config.boot.kernel.sysctl."kernel.yama.ptrace_scope" or null;
 in
 {

@@ -417,7 +417,7 @@ let
       webhookConcurrency = mkOption {
         type = types.int;
         inherit (webhooks.concurrency) default;
-        description = "Signed webhook deliveries of one agent user its web daemon stores at once (${toString webhooks.concurrency.min} to ${toString webhooks.concurrency.max}); one waits up to 2 s for a slot, then gets 503. Bodies are read before a slot is taken, at most 32 at once per client address (an IPv6 /64; all of loopback is one) and 256 in all, so a client that sends a body slowly holds no slot.";
+        description = "Signed webhook deliveries of one agent user its web daemon stores at once (${toString webhooks.concurrency.min} to ${toString webhooks.concurrency.max}); one waits up to 2 s for a slot, then gets 503. Bodies are read before a slot is taken, at most 32 at once per client address (an IPv6 /64; the agents on loopback one, the rest of loopback another) and 256 in all, so a client that sends a body slowly holds no slot.";
         example = 32;
       };
       ptraceScope = mkOption {

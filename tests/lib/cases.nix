@@ -28,6 +28,7 @@ let
     authConfig = "/AC";
     webFile = name: "/W/${name}";
     caddyGroup = "caddy";
+    nft = "/N/bin/nft";
     nftables = true;
   };
   # How many assertions fail for alice's hook gh = goodHook // h.
@@ -691,6 +692,27 @@ in
     };
   }
   {
+    name = "the agents' table names every agent user (an origin or not) and the web port; it loads with the web surface only";
+    expr =
+      let
+        n = offline.normalize (webWith { domain = "box.example.com:9443"; } // { users = { alice = { }; carol = { }; }; });
+        rules = (lib.web.storeTexts n)."${lib.contract.web.agentsClient.table}.nft";
+        has = s: builtins.length (builtins.split s rules) > 1;
+      in
+      {
+        users = has ''meta skuid \{ "alice", "carol" } tcp dport 9443 snat ip to ${lib.contract.web.agentsClient.address}'';
+        v6 = has ''meta nfproto ipv6 oifname "lo" meta skuid \{ "alice", "carol" } tcp dport 9443 reject with tcp reset'';
+        unit = (lib.dropins n testHost) ? ${lib.contract.units.clients};
+        withoutWeb = (lib.dropins (offline.normalize minimal) testHost) ? ${lib.contract.units.clients};
+      };
+    expected = {
+      users = true;
+      v6 = true;
+      unit = true;
+      withoutWeb = false;
+    };
+  }
+  {
     name = "a bad domain, login name or duration is refused";
     expr = builtins.length (failing (
       webWith {
@@ -739,6 +761,7 @@ in
       "agent-box-auth-verify.socket"
       "agent-box-auth.service"
       "agent-box-bob.slice"
+      "agent-box-clients.service"
       "agent-box-sessions@alice.service"
       "agent-box-sessions@bob.service"
       "agent-box-term@alice.service"
@@ -1005,7 +1028,7 @@ in
     name = "Caddy passes the auth service only the box's own cookies, named by the runtime's contract";
     expr =
       let
-        sites = (lib.web.storeTexts (offline.normalize (webWith { })).web)."agent-box-caddy-sites.caddy";
+        sites = (lib.web.storeTexts (offline.normalize (webWith { })))."agent-box-caddy-sites.caddy";
         lines = builtins.filter (l: builtins.isString l && builtins.match ".*header_up Cookie.*" l != null) (
           builtins.split "\n" sites
         );

@@ -6,7 +6,7 @@
 # that knows a hook's URL dribbles bodies and replays a captured delivery;
 # the login alice-only plants its session in the operator's browser;
 # unauthenticated clients in another network namespace (IPv4 addresses and
-# one IPv6 /64) and on loopback try to lock the operator out, stop logins
+# one IPv6 /64) and alice's agent on loopback try to lock the operator out, stop logins
 # and rotate addresses past fail2ban; the session store that cannot be
 # written must not let a logout look done; a session of alice's tries to
 # state her attention, which only her supervisor may.
@@ -342,21 +342,54 @@ operator_during() {
   [ "${r%% *}" = 303 ]
 }
 
-# Sixteen simultaneous guesses for unknown logins, each from its own
-# loopback address (all of loopback is one client: one of them is
-# checked, the others refused at once); the operator logs in from
-# elsewhere meanwhile.
+# alice's agent guesses the operator's login, ops, from sixteen loopback
+# addresses at once, each every 0.3 s for 6 s: its failures grow the
+# backoff of (ops, its client) and empty that client's bucket of attempts.
+# The box gives every connection of an agent user to the web port the
+# agents' address (agent-box-clients.service), so they are one client, the
+# agents'. The operator logs in meanwhile through an SSH tunnel (a
+# connection from 127.0.0.1 by a user who is no agent, as sshd's is: the
+# rest of loopback, another client) and from elsewhere.
 flood_lo() {
-  client flood 0 0 "$work/flood-lo.out" $(seq -f '127.0.0.%g' 2 17) &
+  as alice env AGENT_BOX_FLOOD_LOGIN=ops python3 "$here/webclient.py" flood 6 0.3 "$awork/flood-lo.out" $(seq -f '127.0.0.%g' 2 17) &
   echo $! >"$work/flood-lo.pid"
-  sleep 1
+  sleep 2
 }
-check "16 loopback addresses guess unknown logins at once" flood_lo
-check "the operator's login meanwhile is answered (303)" operator_during loopback-flood 10.99.0.8
+check "alice's agent: 16 loopback addresses guess ops's password, each every 0.3 s for 6 s" flood_lo
+check "the operator's login through a tunnel (from 127.0.0.1) meanwhile is answered (303)" operator_during loopback-flood 127.0.0.1
+check "... and from elsewhere" operator_during loopback-flood 10.99.0.8
 flood_done() { wait "$(cat "$1")"; }
 check "the loopback guesses are all answered" flood_done "$work/flood-lo.pid"
-check "none got a 502 or a dropped connection" answered "$work/flood-lo.out"
-note "measure: the 16 loopback guesses: $(answered "$work/flood-lo.out" | head -n 1)"
+check "none got a 502 or a dropped connection" answered "$awork/flood-lo.out"
+note "measure: the 16 loopback guesses: $(answered "$awork/flood-lo.out" | head -n 1)"
+agents_logged() {
+  local chose
+  chose=$(journalctl -b -u agent-box-auth.service -o cat | grep -cE 'login failed login=[^ ]* addr=127\.0\.0\.([2-9]|1[0-7])$' || true)
+  echo "from the agents' address: $(failed_lines 127.0.2.1); from the addresses alice chose: $chose"
+  [ "$(failed_lines 127.0.2.1)" -ge 16 ] && [ "$chose" = 0 ]
+}
+check "... each logged from the agents' address (127.0.2.1), none from the address alice chose" agents_logged
+# an address of the box that is not loopback goes out on lo too
+agent_guess() {
+  as alice env AGENT_BOX_WEB_ADDR="$1" python3 "$here/webclient.py" get "$awork/guess-agent.json" "https://$D/auth/login" \
+    --post "login=nosuchlogin&password=wrong&user=&next=/" | sed -n '1s/^status //p'
+}
+before_agents=$(failed_lines 127.0.2.1)
+via_box_address() {
+  local code
+  code=$(agent_guess 10.99.0.1)
+  echo "status $code; from the agents' address: $before_agents, then $(failed_lines 127.0.2.1)"
+  [ -n "$code" ] && [ "$(failed_lines 127.0.2.1)" -gt "$before_agents" ]
+}
+check "alice's guess at the box's own address 10.99.0.1 is the agents' too" wait_until 10 via_box_address
+v6_reset() {
+  local root_ok alice_out
+  root_ok=$(AGENT_BOX_WEB_ADDR=::1 client get "$work/v6.json" "https://$D/" | sed -n '1s/^status //p')
+  alice_out=$(as alice env AGENT_BOX_WEB_ADDR=::1 python3 "$here/webclient.py" get "$awork/v6.json" "https://$D/" 2>&1 | tail -n 1)
+  echo "root over ::1: status $root_ok; alice: $alice_out"
+  [ -n "$root_ok" ] && ! grep -q '^status ' <<<"$alice_out" && grep -qi 'refused\|reset' <<<"$alice_out"
+}
+check "alice's connection to the web port over ::1 is reset (no second loopback address to give it); root's is served" v6_reset
 
 # The target: 16 guesses a second from 16 addresses (not loopback; fail2ban
 # ignores them here, so the service's own defence is what is measured). The

@@ -40,6 +40,15 @@ for u in alice bob; do
 done
 check "carol, whom no login opens, has no web socket" test ! -e /run/agent-box-web/carol.sock
 check "carol has no ttyd" test ! -e /run/agent-box-term/carol
+# the agents' own address on loopback (the attacks scenario proves what it does)
+agents_table() {
+  systemctl is-active --quiet agent-box-clients.service &&
+    nft list table inet agent-box-clients | grep -F 'meta skuid' | grep -q 'snat ip to' &&
+    [ "$(systemctl show -P DynamicUser agent-box-clients.service)" = yes ] &&
+    [ "$(systemctl show -P CapabilityBoundingSet agent-box-clients.service)" = cap_net_admin ]
+}
+check "agent-box-clients.service loaded the agents' table (as a user of its own, with CAP_NET_ADMIN only)" agents_table
+note "systemd-analyze security agent-box-clients.service (systemd 257): $(systemd-analyze security agent-box-clients.service 2>/dev/null | sed -n 's/^→ Overall exposure level for [^:]*: //p')"
 
 # phase: sockets, owners and modes
 check "the auth directory is root's" mode /run/agent-box-auth root:root 755

@@ -29,7 +29,8 @@ Usage (every command prints what it saw; exit 0 unless the tool failed):
   webclient.py bench JAR URL N                   N GETs of URL on one kept-alive connection (http: plain,
                                                  any address; https: as everywhere here), "p50 MS p99 MS"
   webclient.py flood SECONDS PERIOD OUT ADDR...  from each ADDR (a local address, one kept-alive
-                                                 connection) a login of an unknown name every PERIOD s
+                                                 connection) a login of an unknown name (or of
+                                                 AGENT_BOX_FLOOD_LOGIN, wrong) every PERIOD s
                                                  (or when the last is answered, if later) for SECONDS
                                                  (PERIOD 0: one each, all at once) or until the file
                                                  OUT.stop exists; "STATUS MS" per answer in OUT
@@ -628,7 +629,8 @@ def cmd_flood(seconds, period, out, addrs):
         end, n = time.monotonic() + seconds, 0
         while True:
             n += 1
-            body = urllib.parse.urlencode({"login": f"guess-{addr}-{n}", "password": "wrong", "user": "", "next": "/"})
+            login = os.environ.get("AGENT_BOX_FLOOD_LOGIN") or f"guess-{addr}-{n}"
+            body = urllib.parse.urlencode({"login": login, "password": "wrong", "user": "", "next": "/"})
             t0 = time.monotonic()
             # a request that fails on a kept-alive connection the server had
             # closed is sent again on a new one, as browsers do

@@ -7,9 +7,12 @@
 // line logs, which fail2ban bans (docs/web-contract.md, "Logins").
 //
 // One client is: an IPv4 address; an IPv6 /64 (one host usually holds a
-// whole /64, so rotating addresses inside it is still one client); every
-// loopback address together (anything on the box itself is one client); and
-// "-" for a missing, repeated or unparsable header.
+// whole /64, so rotating addresses inside it is still one client); the
+// agents' loopback address (every connection of an agent user to the web
+// port has it as its source: the module's nftables table rewrites it); every
+// other loopback address together (the box's own processes: the operator's
+// SSH tunnel, a local proxy); and "-" for a missing, repeated or unparsable
+// header.
 package clientaddr
 
 import (
@@ -25,17 +28,23 @@ var Header = contract.Headers.Client
 const (
 	// Unknown is the client of a request without one valid Header.
 	Unknown = "-"
-	// Loopback is the key of every loopback address.
+	// Loopback is the key of every loopback address but the agents'.
 	Loopback = "loopback"
+	// Agents is the key of the agents' loopback address.
+	Agents = "agents"
 )
+
+// agentsAddr is the source the module gives agent users' connections.
+var agentsAddr = netip.MustParseAddr(contract.Web.AgentsClient.Address)
 
 // Client is how the limits count a client and how the log names it.
 type Client struct {
 	// Key is the limits' key: an IPv4 address, an IPv6 /64 such as
-	// 2001:db8:1:2::/64, Loopback or Unknown.
+	// 2001:db8:1:2::/64, Agents, Loopback or Unknown.
 	Key string
-	// Log is what the failed-login line says: Key, except for loopback,
-	// which is logged as the address itself (fail2ban never bans it).
+	// Log is what the failed-login line says: Key, except for loopback
+	// (the agents' address included), which is logged as the address
+	// itself (fail2ban never bans it).
 	Log string
 }
 
@@ -58,6 +67,8 @@ func Of(addr string) Client {
 	}
 	a = a.Unmap()
 	switch {
+	case a == agentsAddr:
+		return Client{Agents, a.String()}
 	case a.IsLoopback():
 		return Client{Loopback, a.String()}
 	case a.Is6():

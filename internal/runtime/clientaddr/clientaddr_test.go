@@ -2,10 +2,11 @@ package clientaddr
 
 import (
 	"net/http"
+	"net/netip"
 	"testing"
 )
 
-func TestOneClientPerAddressSlash64AndLoopback(t *testing.T) {
+func TestOneClientPerAddressSlash64AgentsAndTheRestOfLoopback(t *testing.T) {
 	for _, tc := range []struct {
 		name, addr, key, log string
 	}{
@@ -19,6 +20,9 @@ func TestOneClientPerAddressSlash64AndLoopback(t *testing.T) {
 		{"any 127/8 address", "127.3.2.1", Loopback, "127.3.2.1"},
 		{"::1", "::1", Loopback, "::1"},
 		{"IPv4 loopback in IPv6", "::ffff:127.0.0.2", Loopback, "127.0.0.2"},
+		{"the agents' address", agentsAddr.String(), Agents, agentsAddr.String()},
+		{"the agents' address in IPv6", "::ffff:" + agentsAddr.String(), Agents, agentsAddr.String()},
+		{"the address after it", agentsAddr.Next().String(), Loopback, agentsAddr.Next().String()},
 		{"a zone", "fe80::1%eth0", Unknown, Unknown},
 		{"a port", "198.51.100.7:80", Unknown, Unknown},
 		{"a prefix", "2001:db8::/64", Unknown, Unknown},
@@ -51,5 +55,14 @@ func TestOnlyOneHeaderValueCounts(t *testing.T) {
 	h.Set("X-Forwarded-For", "198.51.100.9")
 	if got := FromHeader(h); got.Key != Unknown {
 		t.Errorf("X-Forwarded-For is never read: %+v", got)
+	}
+}
+
+// The agents' address must be IPv4 loopback (the nftables table gives it
+// to IPv4 connections, whose replies must come back on lo) and not
+// 127.0.0.1, where the operator's SSH tunnel arrives.
+func TestTheAgentsAddressIsIPv4LoopbackButNot127001(t *testing.T) {
+	if !agentsAddr.Is4() || !agentsAddr.IsLoopback() || agentsAddr == netip.MustParseAddr("127.0.0.1") {
+		t.Errorf("web.agentsClient.address %s: want an IPv4 loopback address other than 127.0.0.1", agentsAddr)
 	}
 }

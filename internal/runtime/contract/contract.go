@@ -237,6 +237,17 @@ type Contract struct {
 			Settle     string `json:"settle"`
 			MaxStreams int    `json:"maxStreams"`
 		} `json:"sessionEvents"`
+		// AgentsClient: what tells the agents apart from the box's own
+		// processes on loopback. Units.Clients loads the nftables table
+		// Table, which gives every connection of an agent user to the
+		// web port on an address of the box Address as its source
+		// (IPv4; IPv6 ones are reset), so an agent cannot pass for the
+		// operator's SSH tunnel; the auth service counts Address as one
+		// client and every other loopback address as another.
+		AgentsClient struct {
+			Address string `json:"address"`
+			Table   string `json:"table"`
+		} `json:"agentsClient"`
 	} `json:"web"`
 	Webhooks struct {
 		NotifyMaxBytes int      `json:"notifyMaxBytes"`
@@ -467,6 +478,8 @@ type Contract struct {
 		Web       string `json:"web"`
 		Term      string `json:"term"`
 		Notify    string `json:"notify"`
+		// Clients loads web.agentsClient's table (a oneshot unit).
+		Clients string `json:"clients"`
 	} `json:"units"`
 	Dirs struct {
 		// Runtime is an agent user's runtime directory (the unit's

@@ -25,6 +25,8 @@ func init() {
 	c.Web.SessionEvents.KeepAlive = "25s"
 	c.Web.SessionEvents.Settle = "50ms"
 	c.Web.SessionEvents.MaxStreams = 32
+	c.Web.AgentsClient.Address = "127.0.2.1"
+	c.Web.AgentsClient.Table = "agent-box-clients"
 	c.Webhooks.NotifyMaxBytes = 1024
 	c.Webhooks.MaxBodySize = IntRange{Default: 1048576, Min: 1, Max: 67108864}
 	c.Webhooks.QuotaSlack = 65536
@@ -148,6 +150,7 @@ func init() {
 	c.Units.Web = "agent-box-web@<user>.service"
 	c.Units.Term = "agent-box-term@<user>.service"
 	c.Units.Notify = "agent-box-notify.service"
+	c.Units.Clients = "agent-box-clients.service"
 	c.Dirs.Runtime = "/run/agent-box/<user>"
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
 	c.Sockets.AuthPages = Socket{Path: "/run/agent-box-auth/pages.sock", Unit: "agent-box-auth-pages.socket", FDName: str("pages"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the box origin and /auth/* of every user origin"}

@@ -9,7 +9,7 @@ import (
 )
 
 // Login limits (docs/web-contract.md, "Logins"). Every limit is per client
-// (clientaddr: an address, an IPv6 /64, all of loopback) or per (login,
+// (clientaddr: an address, an IPv6 /64, the agents, the rest of loopback) or per (login,
 // client), never per login alone: no client can hold back a login for
 // another. Unknown login names are limited exactly like known ones, so a
 // refusal never tells them apart.

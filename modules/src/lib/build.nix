@@ -1,5 +1,5 @@
 # What the glue builds for each user, as names and text (builtins only).
-{ ... }:
+{ contract, ... }:
 {
   # pkgs attributes every user environment holds besides the runtime, tmux,
   # the agents and extraPackages.
@@ -37,6 +37,7 @@
     caddyGlobal = "agent-box-caddy-global.caddy";
     caddySites = "agent-box-caddy-sites.caddy";
     hooks = user: "agent-box-hooks-${user}.json";
+    clients = "${contract.web.agentsClient.table}.nft";
   };
 
   # go.mod of the runtime as the module builds it: no requirements (the

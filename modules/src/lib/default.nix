@@ -86,6 +86,9 @@ let
       sysctl =
         @@include:render/sysctl.nix@@
         ;
+      clients =
+        @@include:render/clients.nix@@
+        ;
       auth =
         @@include:render/auth.nix@@
         ;
@@ -122,6 +125,9 @@ let
       ;
     agentFiles =
       @@include:agent-files.nix@@
+      ;
+    webUnits =
+      @@include:web-units.nix@@
       ;
     units =
       @@include:units.nix@@

@@ -35,6 +35,7 @@ in
         authConfig = storePath build.webStoreNames.authConfig;
         webFile = storePath;
         caddyGroup = "caddy";
+        nft = "${storePath "nftables"}/bin/nft";
         # the golden host's firewall is nftables (networking.nftables.enable),
         # as in the VM tier's guest and the flake's NixOS nodes
         nftables = true;
@@ -57,7 +58,7 @@ in
       webFiles =
         if n.web.enable then
           let
-            texts = units.storeTexts n.web;
+            texts = units.storeTexts n;
           in
           foldl' (a: name: a // store (storePath name) texts.${name}) { } (attrNames texts)
         else

@@ -8,101 +8,30 @@
 # { pathsOf (user -> { env; seed; agents; }); runtime (the agent-box
 #   package, at a fixed store name); appEnv (an app -> the store path of
 #   its packages); authEnv; authConfig;
-#   webFile (a store name of web.storeTexts -> its path); caddyGroup; } (the
-#   last four only matter with the web surface).
+#   webFile (a store name of web.storeTexts -> its path); caddyGroup; nft
+#   (nft's absolute path) } (the last five only matter with the web surface).
 {
   prim,
   render,
-  build,
   contract,
   agentFiles,
+  webUnits,
   ...
 }:
 let
   inherit (builtins)
-    attrNames
     filter
     listToAttrs
     map
     ;
   inherit (prim) concatMap forUser;
-  inherit (contract) sockets units;
-  names = build.webStoreNames;
+  inherit (contract) units;
 
   # A drop-in: unit name -> { text; wantedBy; }.
   entry = name: text: wantedBy: {
     inherit name;
     value = { inherit text wantedBy; };
   };
-
-  # The web surface's drop-ins: the auth service and its sockets, and per
-  # user with an origin the web daemon, its socket(s) and the terminal.
-  webDropins =
-    n: host:
-    let
-      w = n.web;
-      socket = unit: entry unit (render.socket.caddy unit host.caddyGroup) [ "sockets.target" ];
-      userSocket =
-        unit: name: entry unit (render.socket.user unit host.caddyGroup name) [ "sockets.target" ];
-      authSocket =
-        s:
-        let
-          inherit (sockets.${s}) unit caddy;
-        in
-        if caddy then socket unit else entry unit (render.socket.enabled unit) [ "sockets.target" ];
-      perUser =
-        name:
-        let
-          u = n.users.${name};
-          p = host.pathsOf u;
-        in
-        [
-          (userSocket (forUser sockets.web.unit name) name)
-          (entry (forUser units.web name) (render.webDaemon.dropin w u p (host.webFile (names.hooks name))) [ ])
-        ]
-        ++ (if w.hooks ? ${name} then [ (userSocket (forUser sockets.hook.unit name) name) ] else [ ])
-        ++ [ (entry (forUser units.term name) (render.term u p) [ "multi-user.target" ]) ];
-    in
-    if !w.enable then
-      { }
-    else
-      listToAttrs (
-        [ (entry units.auth (render.auth.dropin w host) [ ]) ]
-        ++ map authSocket [
-          "authVerify"
-          "authPages"
-          "authStatus"
-          "authControl"
-        ]
-        # notifications out: their unit and its feed socket, only for them
-        ++ (
-          if render.auth.notifying w != [ ] then
-            [
-              (entry units.notify (render.auth.notifyDropin w host) [ ])
-              (authSocket "notifyFeed")
-            ]
-          else
-            [ ]
-        )
-        ++ concatMap perUser (filter (u: n.users ? ${u}) w.users)
-      );
-
-  # The web surface's store texts, by store name: the auth service's
-  # configuration, Caddy's two files, and the hooks' configuration of each
-  # user with webhooks. w: the normalized web settings.
-  storeTexts =
-    w:
-    {
-      ${names.authConfig} = render.auth.config w;
-      ${names.caddyGlobal} = render.caddy.global w;
-      ${names.caddySites} = render.caddy.sites w;
-    }
-    // listToAttrs (
-      map (u: {
-        name = names.hooks u;
-        value = render.hooks.config w u;
-      }) (attrNames w.hooks)
-    );
 
   # The kernel setting's file under /etc (the glue restarts systemd-sysctl
   # when it changes).
@@ -147,7 +76,7 @@ let
         wantedBy = [ ];
       };
     }
-    // webDropins n host;
+    // webUnits.dropins n host;
 
   # n, host -> path under /etc -> text: the login files, and fail2ban's
   # filter and jail (installed as files, so a NixOS host and the VM tier run
@@ -193,7 +122,7 @@ in
   inherit
     dropins
     etcFiles
-    storeTexts
     sysctlFile
     ;
+  inherit (webUnits) storeTexts;
 }
