@@ -92,6 +92,37 @@ func TestExitZeroParksSession(t *testing.T) {
 	}
 }
 
+// A session that exits 0 while the registry cannot be written (here its
+// lock is held past the writers' wait; a full disk refuses the write the
+// same way) is parked once the registry takes the write: not at the next
+// registry event or resync, which may be minutes away.
+func TestAnExitZeroThatCouldNotBeParkedIsParkedOnceTheRegistryTakesTheWrite(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "done", "agent": "sh", "args": ["sleep 3; exit 0"]}]}`)
+	b.startSupervisor()
+	b.waitRunning("done")
+	// read-only: the holder's close is no write the registry's watch sees
+	lock, err := os.Open(b.registryPath() + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(30*time.Second, "the park fails", func() bool {
+		return strings.Contains(b.supLog.String(), `session "done" exited 0 but could not be parked`)
+	})
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(10*time.Second, "done is parked", func() bool {
+		s, ok := b.registry().Find("done")
+		return ok && s.Stopped
+	})
+	b.waitGone("done")
+}
+
 func TestCrashLoopBacksOffWithoutBusyCPU(t *testing.T) {
 	t.Parallel()
 	b := newBox(t, `{"sessions": [{"name": "crash", "agent": "false"}]}`)

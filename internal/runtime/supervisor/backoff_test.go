@@ -76,3 +76,29 @@ func TestGateHonoursOneRequestPerGapAndFoldsTheRest(t *testing.T) {
 		t.Errorf("a request long after the last restart waits")
 	}
 }
+
+// An adopted session's start time, read back as wall time, becomes a
+// reading of the monotonic clock, so the uptime of its next death follows
+// no step of the wall clock; a start in the future (the clock stepped
+// back) counts from now, never as a negative uptime.
+func TestAnAdoptedStartIsMonotonicAndNeverInTheFuture(t *testing.T) {
+	now := time.Now() // carries a monotonic reading
+	last := now.Round(0).Add(-90 * time.Second)
+	got := startedAt(last, now)
+	if up := now.Sub(got); up != 90*time.Second {
+		t.Errorf("uptime at adoption = %s, want 90s", up)
+	}
+	if got.Round(0) == got {
+		t.Errorf("startedAt(%s) = %s has no monotonic reading", last, got)
+	}
+	later := now.Add(5 * time.Second)
+	if up := later.Sub(got); up != 95*time.Second {
+		t.Errorf("uptime 5s later = %s, want 95s", up)
+	}
+	if got := startedAt(now.Round(0).Add(24*time.Hour), now); now.Sub(got) != 0 {
+		t.Errorf("a start 24h in the future gives uptime %s, want 0", now.Sub(got))
+	}
+	if !startedAt(time.Time{}, now).IsZero() {
+		t.Errorf("no start time must stay none")
+	}
+}

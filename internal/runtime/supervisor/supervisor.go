@@ -145,6 +145,10 @@ type sup struct {
 	// the attention report to the auth service (report.go)
 	report *reporter
 	attn   map[string]attention.Status // every session with a state
+	// a reconcile after a park that failed (retryPark)
+	parkCh      chan struct{}
+	parkPending bool          // its timer waits
+	parkDelay   time.Duration // its next wait; 0 after a park that worked
 }
 
 type timerMsg struct {
@@ -346,6 +350,7 @@ func Run(ctx context.Context, cfg Config) error {
 		timerCh:      make(chan timerMsg, 16),
 		exitCh:       make(chan pidExit, 16),
 		retryCh:      make(chan struct{}, 1),
+		parkCh:       make(chan struct{}, 1),
 		reqCh:        make(chan reqMsg, 16),
 		junkCh:       make(chan struct{}, 1),
 		alertCh:      make(chan alertsMsg, 64),
@@ -445,6 +450,9 @@ func Run(ctx context.Context, cfg Config) error {
 			s.exited(ctx, x)
 		case <-s.retryCh:
 			s.retryPending = false
+			s.reconcile(ctx)
+		case <-s.parkCh:
+			s.parkPending = false
 			s.reconcile(ctx)
 		case <-resync.C:
 			// also the only way back after HOME itself was re-created
@@ -598,11 +606,29 @@ func (s *sup) get(e registry.Session) *session {
 			obs = observe.Session{Name: e.Name}
 		}
 		ss.obs = obs
-		ss.started = obs.LastStart
+		ss.started = startedAt(obs.LastStart, s.clock.Now())
 		s.sessions[e.Name] = ss
 	}
 	ss.entry = e
 	return ss
+}
+
+// startedAt is the start time of a session the supervisor did not start
+// itself (adopted, or known from its observations), as a reading of now's
+// clock: last is wall time only (read back from the observations), and an
+// uptime taken from it would follow every step of the wall clock (a
+// negative one after a step back). The result carries now's monotonic
+// reading, so later uptimes are monotonic; a last in the future (the wall
+// clock stepped back since) counts from now.
+func startedAt(last, now time.Time) time.Time {
+	if last.IsZero() {
+		return time.Time{}
+	}
+	ago := now.Round(0).Sub(last)
+	if ago < 0 {
+		ago = 0
+	}
+	return now.Add(-ago)
 }
 
 // forget stops supervising name: its timers and its pidfd watch end.
@@ -1084,12 +1110,44 @@ func (s *sup) park(ctx context.Context, e registry.Session) {
 		return r.Add(back)
 	})
 	if err != nil {
-		s.logf("session %s exited 0 but could not be parked: %s", quote(e.Name), errText(err))
+		s.logf("session %s exited 0 but could not be parked: %s (trying again in %s)", quote(e.Name), errText(err), s.retryPark())
 		return
 	}
+	s.parkDelay = 0
 	s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
 	s.kill(ctx, e.Name, "stopped")
 	s.forget(e.Name)
+}
+
+// Park retries: the first after parkFirstRetry, doubling to parkMaxRetry.
+const (
+	parkFirstRetry = time.Second
+	parkMaxRetry   = 30 * time.Second
+)
+
+// retryPark makes a reconcile run again after a park that failed (the
+// registry could not be written: a full disk, a lock held too long): the
+// session's pane is still dead, so that reconcile parks it, as soon as the
+// registry takes the write rather than at the next registry event or
+// resync. One timer for all sessions; its wait doubles while parks keep
+// failing. It returns the wait.
+func (s *sup) retryPark() time.Duration {
+	if s.parkDelay == 0 {
+		s.parkDelay = parkFirstRetry
+	}
+	d := s.parkDelay
+	if s.parkPending {
+		return d
+	}
+	s.parkPending = true
+	s.parkDelay = min(2*d, parkMaxRetry)
+	s.clock.AfterFunc(d, func() {
+		select {
+		case s.parkCh <- struct{}{}:
+		case <-s.done:
+		}
+	})
+	return d
 }
 
 func (s *sup) timerFired(ctx context.Context, t timerMsg) {
