@@ -987,7 +987,8 @@ let
               "argsMaxBytes": 262144,
               "argPointerBytes": 8,
               "cwdMaxBytes": 4095,
-              "seedMaxBytes": 1048576
+              "seedMaxBytes": 1048576,
+              "maxTombstones": 4096
             },
             "conversations": {
               "promptMaxBytes": 65536,
@@ -12076,6 +12077,10 @@ in
           		CwdMaxBytes int `json:"cwdMaxBytes"`
           		// SeedMaxBytes: the seed file (AGENT_BOX_SEED, session add --file).
           		SeedMaxBytes int `json:"seedMaxBytes"`
+          		// MaxTombstones: the most removed names a registry keeps (the
+          		// supervisor prunes those that keep nothing away; a remove beyond
+          		// refuses, saying so).
+          		MaxTombstones int `json:"maxTombstones"`
           	} `json:"sessions"`
           	Conversations struct {
           		PromptMaxBytes      int `json:"promptMaxBytes"`
@@ -12599,7 +12604,8 @@ in
               "argsMaxBytes": 262144,
               "argPointerBytes": 8,
               "cwdMaxBytes": 4095,
-              "seedMaxBytes": 1048576
+              "seedMaxBytes": 1048576,
+              "maxTombstones": 4096
             },
             "conversations": {
               "promptMaxBytes": 65536,
@@ -13089,6 +13095,7 @@ in
           	c.Sessions.ArgPointerBytes = 8
           	c.Sessions.CwdMaxBytes = 4095
           	c.Sessions.SeedMaxBytes = 1048576
+          	c.Sessions.MaxTombstones = 4096
           	c.Conversations.PromptMaxBytes = 65536
           	c.Conversations.ReportMaxBytes = 65536
           	c.Conversations.ClaudeStateMaxBytes = 16777216
@@ -17890,6 +17897,8 @@ in
           	MaxCwdLen = contract.Sessions.CwdMaxBytes
           	// MaxSeedSize is the largest seed file agent-box reads.
           	MaxSeedSize = contract.Sessions.SeedMaxBytes
+          	// MaxTombstones is the most removed names a registry keeps.
+          	MaxTombstones = contract.Sessions.MaxTombstones
           )
 
           // ArgsSize is what args take of execve's ARG_MAX: each argument's bytes,
@@ -18056,10 +18065,16 @@ in
           	return nil
           }
 
-          // Remove deletes name and records a tombstone so the seed does not bring it back.
+          // Remove deletes name and records a tombstone so the seed does not bring it
+          // back (nor the supervisor, while it still runs the session). With
+          // MaxTombstones already kept it refuses (ErrTooLarge): the supervisor
+          // prunes them, so that many means it has not run for a while.
           func (r *Registry) Remove(name string) error {
           	for i := range r.Sessions {
           		if r.Sessions[i].Name == name {
+          			if !r.tombstoned(name) && len(r.Tombstones) >= MaxTombstones {
+          				return fmt.Errorf("session %s: the registry keeps %d removed names (tombstones): %w of %d; the supervisor prunes those that keep nothing away when it runs (is it running?)", quote(name), len(r.Tombstones), ErrTooLarge, MaxTombstones)
+          			}
           			r.Sessions = append(r.Sessions[:i], r.Sessions[i+1:]...)
           			if !r.tombstoned(name) {
           				r.Tombstones = append(r.Tombstones, name)
@@ -18068,6 +18083,22 @@ in
           		}
           	}
           	return fmt.Errorf("%w: %s", ErrUnknown, quote(name))
+          }
+
+          // PruneTombstones drops every tombstone keep refuses and returns how many
+          // it dropped.
+          func (r *Registry) PruneTombstones(keep func(name string) bool) int {
+          	kept := r.Tombstones[:0:0]
+          	for _, t := range r.Tombstones {
+          		if keep(t) {
+          			kept = append(kept, t)
+          		}
+          	}
+          	dropped := len(r.Tombstones) - len(kept)
+          	if dropped > 0 {
+          		r.Tombstones = kept
+          	}
+          	return dropped
           }
 
           // parse decodes and validates a registry document. An empty document is not
@@ -20103,6 +20134,7 @@ in
           	"net"
           	"os"
           	"path/filepath"
+          	"slices"
           	"sort"
           	"strconv"
           	"strings"
@@ -20217,6 +20249,14 @@ in
           	// the attention report to the auth service (report.go)
           	report *reporter
           	attn   map[string]attention.Status // every session with a state
+          	// the seed's names, once read (seedKnown; without a seed: none), whose
+          	// tombstones pruneTombstones keeps
+          	seedNames map[string]bool
+          	seedKnown bool
+          	// a reconcile after a park that failed (retryPark)
+          	parkCh      chan struct{}
+          	parkPending bool          // its timer waits
+          	parkDelay   time.Duration // its next wait; 0 after a park that worked
           }
 
           type timerMsg struct {
@@ -20418,6 +20458,7 @@ in
           		timerCh:      make(chan timerMsg, 16),
           		exitCh:       make(chan pidExit, 16),
           		retryCh:      make(chan struct{}, 1),
+          		parkCh:       make(chan struct{}, 1),
           		reqCh:        make(chan reqMsg, 16),
           		junkCh:       make(chan struct{}, 1),
           		alertCh:      make(chan alertsMsg, 64),
@@ -20435,6 +20476,8 @@ in
           		if err := s.applySeed(); err != nil {
           			s.logf("seed not applied: %s", errText(err))
           		}
+          	} else {
+          		s.seedKnown = true
           	}
           	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
           		return err
@@ -20518,6 +20561,9 @@ in
           		case <-s.retryCh:
           			s.retryPending = false
           			s.reconcile(ctx)
+          		case <-s.parkCh:
+          			s.parkPending = false
+          			s.reconcile(ctx)
           		case <-resync.C:
           			// also the only way back after HOME itself was re-created
           			s.regWatch.Arm()
@@ -20555,6 +20601,10 @@ in
           	seed, err := registry.LoadSeed(s.cfg.Env.Seed)
           	if err != nil {
           		return err
+          	}
+          	s.seedNames, s.seedKnown = map[string]bool{}, true
+          	for _, e := range seed.Sessions {
+          		s.seedNames[e.Name] = true
           	}
           	var added []string
           	err = registry.Update(context.Background(), s.cfg.Env.Registry(), func(r *registry.Registry) error {
@@ -20670,11 +20720,29 @@ in
           			obs = observe.Session{Name: e.Name}
           		}
           		ss.obs = obs
-          		ss.started = obs.LastStart
+          		ss.started = startedAt(obs.LastStart, s.clock.Now())
           		s.sessions[e.Name] = ss
           	}
           	ss.entry = e
           	return ss
+          }
+
+          // startedAt is the start time of a session the supervisor did not start
+          // itself (adopted, or known from its observations), as a reading of now's
+          // clock: last is wall time only (read back from the observations), and an
+          // uptime taken from it would follow every step of the wall clock (a
+          // negative one after a step back). The result carries now's monotonic
+          // reading, so later uptimes are monotonic; a last in the future (the wall
+          // clock stepped back since) counts from now.
+          func startedAt(last, now time.Time) time.Time {
+          	if last.IsZero() {
+          		return time.Time{}
+          	}
+          	ago := now.Round(0).Sub(last)
+          	if ago < 0 {
+          		ago = 0
+          	}
+          	return now.Add(-ago)
           }
 
           // forget stops supervising name: its timers and its pidfd watch end.
@@ -20755,7 +20823,9 @@ in
           	}
           	for name := range live {
           		if end, why := ended(name); end {
-          			s.kill(ctx, name, why)
+          			if s.kill(ctx, name, why) {
+          				delete(live, name) // gone: its tombstone may go too
+          			}
           		} else if _, listed := reg.Find(name); !listed && s.sessions[name] == nil {
           			s.warnOnce("foreign\x00"+name, "tmux session %s was not started by agent-box and is not in the registry: left alone", quote(name))
           		}
@@ -20792,6 +20862,38 @@ in
           	}
           	s.launchNew(ctx, fresh)
           	s.loadExited(reg)
+          	s.pruneTombstones(ctx, reg, live)
+          }
+
+          // pruneTombstones drops the tombstones that keep nothing away, so removed
+          // names do not pile up in the registry (each `session rm` leaves one). A
+          // tombstone keeps a removed seed session from being seeded again, and a
+          // session still live in tmux (this reconcile's kill failed, or it is not
+          // the supervisor's to end), or that the supervisor still keeps, from being
+          // written back (restore): those stay. A removed session's own tombstone
+          // goes in the reconcile that kills it. Without a readable seed nothing is
+          // dropped. It writes only when there is one to drop.
+          func (s *sup) pruneTombstones(ctx context.Context, reg *registry.Registry, live map[string]tmux.Pane) {
+          	if !s.seedKnown {
+          		return
+          	}
+          	keep := func(name string) bool {
+          		_, isLive := live[name]
+          		return isLive || s.seedNames[name] || s.sessions[name] != nil
+          	}
+          	if !slices.ContainsFunc(reg.Tombstones, func(n string) bool { return !keep(n) }) {
+          		return
+          	}
+          	dropped := 0
+          	err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
+          		if dropped = r.PruneTombstones(keep); dropped == 0 {
+          			return registry.ErrNoChange
+          		}
+          		return nil
+          	})
+          	if err != nil {
+          		s.warnOnce("prune\x00"+err.Error(), "removed names (tombstones) not pruned: %s", errText(err))
+          	}
           }
 
           // launchBatch bounds a tmux command list of new sessions (tmux reads a
@@ -20989,15 +21091,16 @@ in
           }
 
           // kill ends the tmux session name; why is "stopped" or "removed".
-          func (s *sup) kill(ctx context.Context, name, why string) {
+          func (s *sup) kill(ctx context.Context, name, why string) bool {
           	if ss := s.sessions[name]; ss != nil {
           		s.unwatch(ss)
           	}
           	if err := s.tm.KillSession(ctx, name); err != nil {
           		s.logf("killing session %s: %s", quote(name), errText(err))
-          		return
+          		return false
           	}
           	s.logf("session %s killed (%s in the registry)", quote(name), why)
+          	return true
           }
 
           // launch starts e in a new session, or respawns pane p when it is given.
@@ -21156,12 +21259,44 @@ in
           		return r.Add(back)
           	})
           	if err != nil {
-          		s.logf("session %s exited 0 but could not be parked: %s", quote(e.Name), errText(err))
+          		s.logf("session %s exited 0 but could not be parked: %s (trying again in %s)", quote(e.Name), errText(err), s.retryPark())
           		return
           	}
+          	s.parkDelay = 0
           	s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
           	s.kill(ctx, e.Name, "stopped")
           	s.forget(e.Name)
+          }
+
+          // Park retries: the first after parkFirstRetry, doubling to parkMaxRetry.
+          const (
+          	parkFirstRetry = time.Second
+          	parkMaxRetry   = 30 * time.Second
+          )
+
+          // retryPark makes a reconcile run again after a park that failed (the
+          // registry could not be written: a full disk, a lock held too long): the
+          // session's pane is still dead, so that reconcile parks it, as soon as the
+          // registry takes the write rather than at the next registry event or
+          // resync. One timer for all sessions; its wait doubles while parks keep
+          // failing. It returns the wait.
+          func (s *sup) retryPark() time.Duration {
+          	if s.parkDelay == 0 {
+          		s.parkDelay = parkFirstRetry
+          	}
+          	d := s.parkDelay
+          	if s.parkPending {
+          		return d
+          	}
+          	s.parkPending = true
+          	s.parkDelay = min(2*d, parkMaxRetry)
+          	s.clock.AfterFunc(d, func() {
+          		select {
+          		case s.parkCh <- struct{}{}:
+          		case <-s.done:
+          		}
+          	})
+          	return d
           }
 
           func (s *sup) timerFired(ctx context.Context, t timerMsg) {

@@ -123,6 +123,37 @@ func TestAnExitZeroThatCouldNotBeParkedIsParkedOnceTheRegistryTakesTheWrite(t *t
 	b.waitGone("done")
 }
 
+// `session rm` leaves a tombstone; the supervisor prunes those that keep
+// nothing away (a removed name the seed does not hold, once its session is
+// killed) and keeps a seed name's, so removed names do not pile up.
+func TestTheSupervisorPrunesTombstonesThatKeepNothingAway(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, `{"sessions": [{"name": "seeded", "agent": "sleep"}]}`)
+	b.startSupervisor()
+	b.waitRunning("seeded")
+	for _, n := range []string{"x1", "x2", "x3"} {
+		b.ok("session", "add", n, "--agent", "sleep")
+		b.waitRunning(n)
+	}
+	for _, n := range []string{"seeded", "x1", "x2", "x3"} {
+		b.ok("session", "rm", n)
+	}
+	b.waitFor(10*time.Second, "only the seed name's tombstone is left", func() bool {
+		return slices.Equal(b.registry().Tombstones, []string{"seeded"})
+	})
+	for _, n := range []string{"seeded", "x1", "x2", "x3"} {
+		b.waitGone(n)
+	}
+	// the seed name's tombstone still works: a new supervisor does not seed it again
+	b.stopSupervisor()
+	b.startSupervisor()
+	b.ok("session", "add", "after", "--agent", "sleep")
+	b.waitRunning("after")
+	if _, ok := b.registry().Find("seeded"); ok {
+		t.Errorf("the removed seed session came back")
+	}
+}
+
 func TestCrashLoopBacksOffWithoutBusyCPU(t *testing.T) {
 	t.Parallel()
 	b := newBox(t, `{"sessions": [{"name": "crash", "agent": "false"}]}`)

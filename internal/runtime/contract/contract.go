@@ -341,6 +341,10 @@ type Contract struct {
 		CwdMaxBytes int `json:"cwdMaxBytes"`
 		// SeedMaxBytes: the seed file (AGENT_BOX_SEED, session add --file).
 		SeedMaxBytes int `json:"seedMaxBytes"`
+		// MaxTombstones: the most removed names a registry keeps (the
+		// supervisor prunes those that keep nothing away; a remove beyond
+		// refuses, saying so).
+		MaxTombstones int `json:"maxTombstones"`
 	} `json:"sessions"`
 	Conversations struct {
 		PromptMaxBytes      int `json:"promptMaxBytes"`

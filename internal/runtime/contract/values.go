@@ -75,6 +75,7 @@ func init() {
 	c.Sessions.ArgPointerBytes = 8
 	c.Sessions.CwdMaxBytes = 4095
 	c.Sessions.SeedMaxBytes = 1048576
+	c.Sessions.MaxTombstones = 4096
 	c.Conversations.PromptMaxBytes = 65536
 	c.Conversations.ReportMaxBytes = 65536
 	c.Conversations.ClaudeStateMaxBytes = 16777216

@@ -55,6 +55,8 @@ var (
 	MaxCwdLen = contract.Sessions.CwdMaxBytes
 	// MaxSeedSize is the largest seed file agent-box reads.
 	MaxSeedSize = contract.Sessions.SeedMaxBytes
+	// MaxTombstones is the most removed names a registry keeps.
+	MaxTombstones = contract.Sessions.MaxTombstones
 )
 
 // ArgsSize is what args take of execve's ARG_MAX: each argument's bytes,
@@ -221,10 +223,16 @@ func (r *Registry) Add(s Session) error {
 	return nil
 }
 
-// Remove deletes name and records a tombstone so the seed does not bring it back.
+// Remove deletes name and records a tombstone so the seed does not bring it
+// back (nor the supervisor, while it still runs the session). With
+// MaxTombstones already kept it refuses (ErrTooLarge): the supervisor
+// prunes them, so that many means it has not run for a while.
 func (r *Registry) Remove(name string) error {
 	for i := range r.Sessions {
 		if r.Sessions[i].Name == name {
+			if !r.tombstoned(name) && len(r.Tombstones) >= MaxTombstones {
+				return fmt.Errorf("session %s: the registry keeps %d removed names (tombstones): %w of %d; the supervisor prunes those that keep nothing away when it runs (is it running?)", quote(name), len(r.Tombstones), ErrTooLarge, MaxTombstones)
+			}
 			r.Sessions = append(r.Sessions[:i], r.Sessions[i+1:]...)
 			if !r.tombstoned(name) {
 				r.Tombstones = append(r.Tombstones, name)
@@ -233,6 +241,22 @@ func (r *Registry) Remove(name string) error {
 		}
 	}
 	return fmt.Errorf("%w: %s", ErrUnknown, quote(name))
+}
+
+// PruneTombstones drops every tombstone keep refuses and returns how many
+// it dropped.
+func (r *Registry) PruneTombstones(keep func(name string) bool) int {
+	kept := r.Tombstones[:0:0]
+	for _, t := range r.Tombstones {
+		if keep(t) {
+			kept = append(kept, t)
+		}
+	}
+	dropped := len(r.Tombstones) - len(kept)
+	if dropped > 0 {
+		r.Tombstones = kept
+	}
+	return dropped
 }
 
 // parse decodes and validates a registry document. An empty document is not

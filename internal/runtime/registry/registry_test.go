@@ -237,3 +237,39 @@ func TestLoadGivesEachCallerItsOwnCopyAndSeesEveryChange(t *testing.T) {
 		t.Fatal("a corrupt file loaded (from the cache?)")
 	}
 }
+
+func TestPruneTombstonesDropsOnlyWhatKeepRefuses(t *testing.T) {
+	r := &Registry{Version: formatVersion, Tombstones: []string{"seeded", "gone", "live", "gone2"}}
+	keep := map[string]bool{"seeded": true, "live": true}
+	if n := r.PruneTombstones(func(n string) bool { return keep[n] }); n != 2 {
+		t.Errorf("dropped %d, want 2", n)
+	}
+	if diff := cmp.Diff([]string{"seeded", "live"}, r.Tombstones); diff != "" {
+		t.Errorf("tombstones (-want +got):\n%s", diff)
+	}
+	if n := r.PruneTombstones(func(n string) bool { return keep[n] }); n != 0 {
+		t.Errorf("a second prune dropped %d, want 0", n)
+	}
+}
+
+func TestRemoveBeyondMaxTombstonesIsRefusedSayingWhy(t *testing.T) {
+	r := &Registry{Version: formatVersion}
+	for i := range MaxTombstones {
+		r.Tombstones = append(r.Tombstones, fmt.Sprintf("t%d", i))
+	}
+	if err := r.Add(Session{Name: "x", Agent: "a", Args: []string{}, Cwd: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	err := r.Remove("x")
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "removed names (tombstones)") || !strings.Contains(err.Error(), "supervisor prunes") {
+		t.Fatalf("Remove = %v, want ErrTooLarge naming the tombstones and the supervisor's pruning", err)
+	}
+	if _, ok := r.Find("x"); !ok || len(r.Tombstones) != MaxTombstones {
+		t.Errorf("a refused remove changed the registry")
+	}
+	// a name already tombstoned costs nothing: its removal still works
+	r.Tombstones[0] = "x"
+	if err := r.Remove("x"); err != nil {
+		t.Errorf("Remove of a tombstoned name = %v", err)
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,6 +146,10 @@ type sup struct {
 	// the attention report to the auth service (report.go)
 	report *reporter
 	attn   map[string]attention.Status // every session with a state
+	// the seed's names, once read (seedKnown; without a seed: none), whose
+	// tombstones pruneTombstones keeps
+	seedNames map[string]bool
+	seedKnown bool
 	// a reconcile after a park that failed (retryPark)
 	parkCh      chan struct{}
 	parkPending bool          // its timer waits
@@ -368,6 +373,8 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := s.applySeed(); err != nil {
 			s.logf("seed not applied: %s", errText(err))
 		}
+	} else {
+		s.seedKnown = true
 	}
 	if err := os.MkdirAll(env.ConfigDir, 0o700); err != nil {
 		return err
@@ -491,6 +498,10 @@ func (s *sup) applySeed() error {
 	seed, err := registry.LoadSeed(s.cfg.Env.Seed)
 	if err != nil {
 		return err
+	}
+	s.seedNames, s.seedKnown = map[string]bool{}, true
+	for _, e := range seed.Sessions {
+		s.seedNames[e.Name] = true
 	}
 	var added []string
 	err = registry.Update(context.Background(), s.cfg.Env.Registry(), func(r *registry.Registry) error {
@@ -709,7 +720,9 @@ func (s *sup) reconcile(ctx context.Context) {
 	}
 	for name := range live {
 		if end, why := ended(name); end {
-			s.kill(ctx, name, why)
+			if s.kill(ctx, name, why) {
+				delete(live, name) // gone: its tombstone may go too
+			}
 		} else if _, listed := reg.Find(name); !listed && s.sessions[name] == nil {
 			s.warnOnce("foreign\x00"+name, "tmux session %s was not started by agent-box and is not in the registry: left alone", quote(name))
 		}
@@ -746,6 +759,38 @@ func (s *sup) reconcile(ctx context.Context) {
 	}
 	s.launchNew(ctx, fresh)
 	s.loadExited(reg)
+	s.pruneTombstones(ctx, reg, live)
+}
+
+// pruneTombstones drops the tombstones that keep nothing away, so removed
+// names do not pile up in the registry (each `session rm` leaves one). A
+// tombstone keeps a removed seed session from being seeded again, and a
+// session still live in tmux (this reconcile's kill failed, or it is not
+// the supervisor's to end), or that the supervisor still keeps, from being
+// written back (restore): those stay. A removed session's own tombstone
+// goes in the reconcile that kills it. Without a readable seed nothing is
+// dropped. It writes only when there is one to drop.
+func (s *sup) pruneTombstones(ctx context.Context, reg *registry.Registry, live map[string]tmux.Pane) {
+	if !s.seedKnown {
+		return
+	}
+	keep := func(name string) bool {
+		_, isLive := live[name]
+		return isLive || s.seedNames[name] || s.sessions[name] != nil
+	}
+	if !slices.ContainsFunc(reg.Tombstones, func(n string) bool { return !keep(n) }) {
+		return
+	}
+	dropped := 0
+	err := registry.Update(ctx, s.cfg.Env.Registry(), func(r *registry.Registry) error {
+		if dropped = r.PruneTombstones(keep); dropped == 0 {
+			return registry.ErrNoChange
+		}
+		return nil
+	})
+	if err != nil {
+		s.warnOnce("prune\x00"+err.Error(), "removed names (tombstones) not pruned: %s", errText(err))
+	}
 }
 
 // launchBatch bounds a tmux command list of new sessions (tmux reads a
@@ -943,15 +988,16 @@ func (s *sup) paneOf(ctx context.Context, name string, pid int) (tmux.Pane, bool
 }
 
 // kill ends the tmux session name; why is "stopped" or "removed".
-func (s *sup) kill(ctx context.Context, name, why string) {
+func (s *sup) kill(ctx context.Context, name, why string) bool {
 	if ss := s.sessions[name]; ss != nil {
 		s.unwatch(ss)
 	}
 	if err := s.tm.KillSession(ctx, name); err != nil {
 		s.logf("killing session %s: %s", quote(name), errText(err))
-		return
+		return false
 	}
 	s.logf("session %s killed (%s in the registry)", quote(name), why)
+	return true
 }
 
 // launch starts e in a new session, or respawns pane p when it is given.
