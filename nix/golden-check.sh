@@ -9,7 +9,8 @@
 # internal/flakecheck runs it offline on trees it builds itself.
 #
 # Captured into OUT (same layout as the fixture): every entry of TREE with a
-# path component starting with "agent-box"; files and absolute symlinks by
+# path component starting with "agent-box", and the runtime directories'
+# mount units (run-agent\x2dbox-<user>.mount); files and absolute symlinks by
 # content, relative symlinks (the multi-user.target.wants enablement) as
 # "name -> target" lines; plus the seed and agents files the drop-ins name
 # (AGENT_BOX_SEED, AGENT_BOX_AGENTS, AGENT_BOX_AUTH_CONFIG, AGENT_BOX_HOOKS,
@@ -38,7 +39,7 @@ mkdir -p "$out/files"
 links=() stores=()
 while IFS= read -r rel; do
   case "/$rel" in
-    */agent-box*) ;;
+    */agent-box* | '/run-agent\x2dbox-'*.mount) ;;
     *) continue ;;
   esac
   path="$tree/$rel"

@@ -101,6 +101,7 @@ func TestUnitsHoldTheContractsLiterals(t *testing.T) {
 	has(template(contract.Units.Supervisor), "Environment="+contract.Env.RuntimeDir.Name+"="+contract.For(contract.Dirs.Runtime, "%i"))
 	has(template(contract.Units.Sessions), "Environment="+contract.Env.RuntimeDir.Name+"="+contract.For(contract.Dirs.Runtime, "%i"))
 	has(template(contract.Units.Supervisor), "ReadWritePaths="+contract.For(contract.Dirs.Runtime, "%i"))
+	has(template(contract.Units.Sessions), "RequiresMountsFor="+contract.For(contract.Dirs.Runtime, "%i"))
 	has(template(contract.Units.Supervisor), "Requires="+contract.For(contract.Units.Sessions, "%i"))
 	has(template(contract.Units.Supervisor), "After="+contract.For(contract.Units.Sessions, "%i"))
 	has(template(contract.Units.Term), "After="+contract.For(contract.Units.Sessions, "%i"))

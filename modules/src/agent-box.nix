@@ -113,7 +113,12 @@ let
     concatStrings (
       mapAttrsToList (name: text: ''
         install -D -m 0444 ${pkgs.writeText "agent-box-unit" text} "$out/lib/systemd/system/${name}"
-      '') (units // optionalAttrs n.web.enable webUnits // optionalAttrs (n.apps != [ ]) appUnits)
+      '') (
+        units
+        // optionalAttrs n.web.enable webUnits
+        // optionalAttrs (n.apps != [ ]) appUnits
+        // agentBox.mounts n
+      )
     )
   );
 

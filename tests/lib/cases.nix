@@ -713,6 +713,27 @@ in
     };
   }
   {
+    # systemd-escape --path --suffix=mount /run/agent-box/bob-x (systemd 252):
+    # run-agent\x2dbox-bob\x2dx.mount
+    name = "each user's runtime directory is a tmpfs of its own: a mount unit named as systemd escapes its path";
+    expr =
+      let
+        m = lib.mounts (offline.normalize { users = { alice = { }; "bob-x" = { }; a_b = { }; }; });
+      in
+      {
+        names = builtins.attrNames m;
+        where = builtins.length (builtins.split "\nWhere=/run/agent-box/bob-x\n" m."run-agent\\x2dbox-bob\\x2dx.mount") > 1;
+      };
+    expected = {
+      names = [
+        "run-agent\\x2dbox-a_b.mount"
+        "run-agent\\x2dbox-alice.mount"
+        "run-agent\\x2dbox-bob\\x2dx.mount"
+      ];
+      where = true;
+    };
+  }
+  {
     name = "a bad domain, login name or duration is refused";
     expr = builtins.length (failing (
       webWith {

@@ -3,7 +3,8 @@
 # MemoryMax=384M and TasksMax=256 on her slice): a memory hog in one session
 # is killed by the slice's MemoryMax while the supervisor, the tmux server,
 # the other sessions and the other user survive (OOMPolicy=continue), and is
-# respawned; TasksMax stops a fork bomb in one user's slice only.
+# respawned; TasksMax stops a fork bomb in one user's slice only; an agent
+# filling its runtime directory fills that tmpfs, not /run.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -74,5 +75,32 @@ check "alice's supervisor is still the same" [ "$(main_pid alice)" = "$sup_alice
 ab alice session rm bomb >/dev/null
 drained() { [ "$(cat "$(cg alice)/pids.current")" -lt 64 ]; }
 check "removing the session ends the bomb's processes" wait_until 120 drained
+
+# An agent fills its runtime directory, as it may by accident or on
+# purpose: the directory is a tmpfs of its own (its mount unit), so the
+# write stops there, /run keeps the room systemd needs to reload, and the
+# user's sessions still start.
+rt=$(runtime_dir alice)
+own_tmpfs() {
+  findmnt -n -o TARGET,FSTYPE,SIZE,OPTIONS --target "$1"
+  [ "$(findmnt -n -o FSTYPE --target "$1")" = tmpfs ] && [ "$(findmnt -n -o TARGET --target "$1")" = "$1" ]
+}
+check "alice's runtime directory is a tmpfs of its own" own_tmpfs "$rt"
+# shellcheck disable=SC2016 # the script runs later, inside the session
+check "a session of alice's writes zeros into it until the write fails" \
+  run_session alice fill 'dd if=/dev/zero of='"$rt"'/fill bs=1M 2>~/fill.err; true'
+filled() {
+  local size avail
+  size=$(stat -c %s "$rt/fill")
+  avail=$(findmnt -n -b -o AVAIL --target /run)
+  echo "the fill: $size bytes ($(tail -n 1 /home/alice/fill.err)); /run has $avail bytes free"
+  grep -q 'No space left on device' /home/alice/fill.err && [ "$size" -le $((16 << 20)) ] && [ "$avail" -gt $((16 << 20)) ]
+}
+check "... it stops at the directory's size (16 MiB, ENOSPC), and /run keeps more than systemd's 16 MiB" filled
+note "measure: $(filled | head -n 1)"
+check "systemd reloads meanwhile (what a switch does first)" systemctl daemon-reload
+full_add() { ab alice session add whilefull --agent shell && wait_until 60 has_session alice whilefull; }
+check "alice's new session starts while the directory is full" full_add
+check "the fill goes" rm -f "$rt/fill"
 
 done_testing

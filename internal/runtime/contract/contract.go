@@ -490,6 +490,13 @@ type Contract struct {
 		// RuntimeDirectory=): its tmux socket, token and state.
 		Runtime string `json:"runtime"`
 	} `json:"dirs"`
+	// RuntimeTmpfs bounds the tmpfs of its own that each runtime directory
+	// is (a mount unit per user), so no agent fills /run, where systemd
+	// needs room to reload: Size (tmpfs size=) and Inodes (nr_inodes=).
+	RuntimeTmpfs struct {
+		Size   string `json:"size"`
+		Inodes int    `json:"inodes"`
+	} `json:"runtimeTmpfs"`
 	Sockets struct {
 		AuthVerify  Socket `json:"authVerify"`
 		AuthPages   Socket `json:"authPages"`
@@ -577,6 +584,7 @@ var (
 	Programs      = &c.Programs
 	Units         = &c.Units
 	Dirs          = &c.Dirs
+	RuntimeTmpfs  = &c.RuntimeTmpfs
 	Sockets       = &c.Sockets
 	Env           = &c.Env
 	Routes        = &c.Routes

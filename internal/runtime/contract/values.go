@@ -153,6 +153,8 @@ func init() {
 	c.Units.Notify = "agent-box-notify.service"
 	c.Units.Clients = "agent-box-clients.service"
 	c.Dirs.Runtime = "/run/agent-box/<user>"
+	c.RuntimeTmpfs.Size = "16M"
+	c.RuntimeTmpfs.Inodes = 4096
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
 	c.Sockets.AuthPages = Socket{Path: "/run/agent-box-auth/pages.sock", Unit: "agent-box-auth-pages.socket", FDName: str("pages"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the box origin and /auth/* of every user origin"}
 	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0660"), Group: str("agent-box-status"), Clients: "the web daemon (POST /alive) and the supervisor (PUT the attention report) of every agent user with an origin: the group is their units' supplementary group, so no other process of the user (a session, the terminal, an app) connects; the service checks the peer's uid"}

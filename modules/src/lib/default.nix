@@ -89,6 +89,9 @@ let
       clients =
         @@include:render/clients.nix@@
         ;
+      runtimeMount =
+        @@include:render/runtime-mount.nix@@
+        ;
       auth =
         @@include:render/auth.nix@@
         ;
@@ -152,7 +155,7 @@ in
     runtimeStoreName
     ;
   inherit (self.checks) assertions failures homeMessage;
-  inherit (self.units) dropins etcFiles sysctlFile;
+  inherit (self.units) dropins etcFiles mounts sysctlFile;
   inherit (self.installed) installed;
   web = {
     storeNames = self.build.webStoreNames;

@@ -45,7 +45,8 @@ in
       verbatim =
         verbatimUnits.base
         // (if n.web.enable then verbatimUnits.web else { })
-        // (if n.apps != [ ] then verbatimUnits.apps else { });
+        // (if n.apps != [ ] then verbatimUnits.apps else { })
+        // units.mounts n;
       store = path: text: { "${prim.relative path}" = text; };
       userFiles = map (
         name:

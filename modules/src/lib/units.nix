@@ -117,11 +117,24 @@ let
       else
         { }
     );
+
+  # n: normalized options -> unit file name -> text: the units the module
+  # generates whole (a mount cannot be a template): each user's runtime
+  # directory's mount.
+  mounts =
+    n:
+    listToAttrs (
+      map (u: {
+        name = render.runtimeMount.name u;
+        value = render.runtimeMount.text u;
+      }) n.userNames
+    );
 in
 {
   inherit
     dropins
     etcFiles
+    mounts
     sysctlFile
     ;
   inherit (webUnits) storeTexts;
