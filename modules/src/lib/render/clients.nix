@@ -1,10 +1,11 @@
 # What tells the agents apart from the box's own processes on loopback
 # (docs/web-contract.md, "Logins"): the nftables table that
-# agent-box-clients.service loads (a store text), and that unit's drop-in. Every connection of an agent user to the web port on an address
-# of the box (they all go out on lo) gets the contract's agents' address
-# as its source (IPv4) or is reset (IPv6: lo has no second address to give
-# it), so the auth service counts the agents as one client and the rest of
-# loopback (the operator's SSH tunnel, a local proxy) as another.
+# agent-box-clients.service loads (a store text), and that unit's drop-in.
+# Every connection of an agent user to the web port on an address of the
+# box (they all go out on lo) gets the contract's agents' address as its
+# source (IPv4) or is reset (IPv6: lo has no second address to give it), so
+# the auth service counts the agents as one client and the rest of loopback
+# (the operator's SSH tunnel, a local proxy) as another.
 { contract, ... }:
 let
   inherit (builtins) concatStringsSep map toString;
