@@ -56,11 +56,13 @@ func match(glob, file string) bool {
 // files are the repository's files as a fresh clone has them, and the new
 // ones git does not ignore.
 func files(t *testing.T) []string {
-	out, err := exec.Command("git", "-C", module.Root(), "ls-files", "-co", "--exclude-standard").Output()
+	// -z: names as they are (without it git quotes one with a backslash,
+	// such as a mount unit's run-agent\x2dbox-<user>.mount)
+	out, err := exec.Command("git", "-C", module.Root(), "ls-files", "-z", "-co", "--exclude-standard").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
 	}
-	return strings.Fields(string(out))
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 }
 
 // TestNoRuleIsCopiedOutsideTheContract scans the tree for every contract
