@@ -1423,6 +1423,12 @@ let
 in
 {
   concatMap = f: l: concatLists (map f l);
+  # A drop-in for listToAttrs (units.nix, web-units.nix): unit name ->
+  # { text; wantedBy; }.
+  dropinEntry = name: text: wantedBy: {
+    inherit name;
+    value = { inherit text wantedBy; };
+  };
   unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
   sortStrings = sort (a: b: a < b);
   # Whether s is a string that the regular expression re matches whole.
@@ -3893,15 +3899,10 @@ in
 }:
 let
   inherit (builtins) attrNames filter listToAttrs map;
-  inherit (prim) concatMap forUser;
+  inherit (prim) concatMap forUser dropinEntry;
+  entry = dropinEntry;
   inherit (contract) sockets units;
   names = build.webStoreNames;
-
-  # A drop-in: unit name -> { text; wantedBy; }.
-  entry = name: text: wantedBy: {
-    inherit name;
-    value = { inherit text wantedBy; };
-  };
 in
 {
   # The web surface's drop-ins: the auth service and its sockets, and per
@@ -4010,14 +4011,9 @@ let
     listToAttrs
     map
     ;
-  inherit (prim) concatMap forUser;
+  inherit (prim) concatMap forUser dropinEntry;
+  entry = dropinEntry;
   inherit (contract) units;
-
-  # A drop-in: unit name -> { text; wantedBy; }.
-  entry = name: text: wantedBy: {
-    inherit name;
-    value = { inherit text wantedBy; };
-  };
 
   # The kernel setting's file under /etc (the glue restarts systemd-sysctl
   # when it changes).

@@ -14,6 +14,12 @@ let
 in
 {
   concatMap = f: l: concatLists (map f l);
+  # A drop-in for listToAttrs (units.nix, web-units.nix): unit name ->
+  # { text; wantedBy; }.
+  dropinEntry = name: text: wantedBy: {
+    inherit name;
+    value = { inherit text wantedBy; };
+  };
   unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
   sortStrings = sort (a: b: a < b);
   # Whether s is a string that the regular expression re matches whole.

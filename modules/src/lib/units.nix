@@ -24,14 +24,9 @@ let
     listToAttrs
     map
     ;
-  inherit (prim) concatMap forUser;
+  inherit (prim) concatMap forUser dropinEntry;
+  entry = dropinEntry;
   inherit (contract) units;
-
-  # A drop-in: unit name -> { text; wantedBy; }.
-  entry = name: text: wantedBy: {
-    inherit name;
-    value = { inherit text wantedBy; };
-  };
 
   # The kernel setting's file under /etc (the glue restarts systemd-sysctl
   # when it changes).

@@ -12,15 +12,10 @@
 }:
 let
   inherit (builtins) attrNames filter listToAttrs map;
-  inherit (prim) concatMap forUser;
+  inherit (prim) concatMap forUser dropinEntry;
+  entry = dropinEntry;
   inherit (contract) sockets units;
   names = build.webStoreNames;
-
-  # A drop-in: unit name -> { text; wantedBy; }.
-  entry = name: text: wantedBy: {
-    inherit name;
-    value = { inherit text wantedBy; };
-  };
 in
 {
   # The web surface's drop-ins: the auth service and its sockets, and per
