@@ -58,6 +58,7 @@ func Blocks() []Block {
 		{webDoc, "attention report", attentionReport(c)},
 		{webDoc, "inbox", inbox(c)},
 		{webDoc, "notify", notifyLimits(c)},
+		{webDoc, "agents client", agentsClient(c)},
 		{webDoc, "session events", sessionEvents(c)},
 		{webDoc, "web assets", webAssets(c)},
 		{webDoc, "uploads", uploadLimits(c)},
@@ -253,6 +254,15 @@ func notifyLimits(c *contract.Contract) string {
 	t.row("an event (one datagram)", fmt.Sprintf("at most %d bytes", n.MaxEventBytes))
 	t.row("waiting per login and agent user", fmt.Sprintf("%d; one more drops that user's oldest (logged); the users of a login take turns, so another user's first notification waits behind at most one of each user with some waiting", n.Queue))
 	t.row("tries per notification", fmt.Sprintf("%d, each at most %s; waits %s, doubling up to %s", n.Attempts, code(n.Timeout), code(n.BackoffFirst), code(n.BackoffMax)))
+	return t.b.String()
+}
+
+func agentsClient(c *contract.Contract) string {
+	a := c.Web.AgentsClient
+	t := newTable("Rule", "Value")
+	t.row("the agents' source address (one client of the auth service's limits)", code(a.Address))
+	t.row("the nftables table (`nft list table inet "+a.Table+"` shows it)", code("inet "+a.Table))
+	t.row("the unit that loads it (`systemctl status "+c.Units.Clients+"`)", code(c.Units.Clients))
 	return t.b.String()
 }
 
