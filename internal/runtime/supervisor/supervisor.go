@@ -150,10 +150,10 @@ type sup struct {
 	// tombstones pruneTombstones keeps
 	seedNames map[string]bool
 	seedKnown bool
-	// a reconcile after a park that failed (retryPark)
-	parkCh      chan struct{}
-	parkPending bool          // its timer waits
-	parkDelay   time.Duration // its next wait; 0 after a park that worked
+	// a reconcile after work that failed (again): a park, a start
+	againCh      chan struct{}
+	againPending bool          // its timer waits
+	againDelay   time.Duration // its next wait; 0 after one that worked
 }
 
 type timerMsg struct {
@@ -355,7 +355,7 @@ func Run(ctx context.Context, cfg Config) error {
 		timerCh:      make(chan timerMsg, 16),
 		exitCh:       make(chan pidExit, 16),
 		retryCh:      make(chan struct{}, 1),
-		parkCh:       make(chan struct{}, 1),
+		againCh:      make(chan struct{}, 1),
 		reqCh:        make(chan reqMsg, 16),
 		junkCh:       make(chan struct{}, 1),
 		alertCh:      make(chan alertsMsg, 64),
@@ -458,8 +458,8 @@ func Run(ctx context.Context, cfg Config) error {
 		case <-s.retryCh:
 			s.retryPending = false
 			s.reconcile(ctx)
-		case <-s.parkCh:
-			s.parkPending = false
+		case <-s.againCh:
+			s.againPending = false
 			s.reconcile(ctx)
 		case <-resync.C:
 			// also the only way back after HOME itself was re-created
@@ -750,6 +750,9 @@ func (s *sup) reconcile(ctx context.Context) {
 			fresh = append(fresh, e)
 		case ss.pid == p.PID && ss.unwatch != nil:
 			// watched: its pidfd reports the exit
+		case p.Dead && p.PID <= 0:
+			// its start failed (launch logged why): no death, a retry
+			s.launch(ctx, e, &p, true)
 		case p.Dead:
 			st, sig := paneStatus(p)
 			s.died(ctx, e, p, st, sig)
@@ -993,7 +996,7 @@ func (s *sup) kill(ctx context.Context, name, why string) bool {
 		s.unwatch(ss)
 	}
 	if err := s.tm.KillSession(ctx, name); err != nil {
-		s.logf("killing session %s: %s", quote(name), errText(err))
+		s.logf("killing session %s: %s (trying again in %s)", quote(name), errText(err), s.again())
 		return false
 	}
 	s.logf("session %s killed (%s in the registry)", quote(name), why)
@@ -1007,6 +1010,19 @@ func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, rest
 	}
 	ss := s.get(e)
 	s.unwatch(ss)
+	if p != nil && p.PID <= 0 {
+		// The pane's last start failed (tmux could not fork: the user's
+		// tasks at their cap). tmux 3.5a crashes, taking every agent of
+		// the user with it, when such a pane is respawned again (it frees
+		// the pane's input state a second time); so the session is ended
+		// and created anew. Nothing is lost: the failed respawn had
+		// already cleared the pane.
+		if err := s.tm.KillSession(ctx, e.Name); err != nil {
+			s.logf("starting session %s: ending its pane that could not start: %s (trying again in %s)", quote(e.Name), errText(err), s.again())
+			return
+		}
+		p = nil
+	}
 	var pid int
 	var err error
 	if p != nil {
@@ -1015,9 +1031,10 @@ func (s *sup) launch(ctx context.Context, e registry.Session, p *tmux.Pane, rest
 		pid, err = s.tm.NewSession(ctx, e.Name, s.argv(e))
 	}
 	if err != nil {
-		s.logf("starting session %s: %s", quote(e.Name), errText(err))
+		s.logf("starting session %s: %s (trying again in %s)", quote(e.Name), errText(err), s.again())
 		return
 	}
+	s.againDelay = 0
 	s.started(ss, e.Name, pid, restart)
 }
 
@@ -1156,40 +1173,44 @@ func (s *sup) park(ctx context.Context, e registry.Session) {
 		return r.Add(back)
 	})
 	if err != nil {
-		s.logf("session %s exited 0 but could not be parked: %s (trying again in %s)", quote(e.Name), errText(err), s.retryPark())
+		s.logf("session %s exited 0 but could not be parked: %s (trying again in %s)", quote(e.Name), errText(err), s.again())
 		return
 	}
-	s.parkDelay = 0
+	s.againDelay = 0
 	s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
 	s.kill(ctx, e.Name, "stopped")
 	s.forget(e.Name)
 }
 
-// Park retries: the first after parkFirstRetry, doubling to parkMaxRetry.
+// Retries of failed work: the first after againFirst, doubling to
+// againMax.
 const (
-	parkFirstRetry = time.Second
-	parkMaxRetry   = 30 * time.Second
+	againFirst = time.Second
+	againMax   = 30 * time.Second
 )
 
-// retryPark makes a reconcile run again after a park that failed (the
-// registry could not be written: a full disk, a lock held too long): the
-// session's pane is still dead, so that reconcile parks it, as soon as the
-// registry takes the write rather than at the next registry event or
-// resync. One timer for all sessions; its wait doubles while parks keep
-// failing. It returns the wait.
-func (s *sup) retryPark() time.Duration {
-	if s.parkDelay == 0 {
-		s.parkDelay = parkFirstRetry
+// again makes a reconcile run again after work that failed and that a
+// reconcile redoes: a park the registry did not take (a full disk, a lock
+// held too long; the pane is still dead, so the reconcile parks it), a
+// session tmux could not start (the user's tasks at their cap; the
+// reconcile starts it), a session tmux could not end. So the work is done
+// as soon as it can be rather than at the next registry event or resync.
+// One timer for all sessions; its wait doubles while work keeps failing
+// and starts again from againFirst after work that succeeded. It returns
+// the wait.
+func (s *sup) again() time.Duration {
+	if s.againDelay == 0 {
+		s.againDelay = againFirst
 	}
-	d := s.parkDelay
-	if s.parkPending {
+	d := s.againDelay
+	if s.againPending {
 		return d
 	}
-	s.parkPending = true
-	s.parkDelay = min(2*d, parkMaxRetry)
+	s.againPending = true
+	s.againDelay = min(2*d, againMax)
 	s.clock.AfterFunc(d, func() {
 		select {
-		case s.parkCh <- struct{}{}:
+		case s.againCh <- struct{}{}:
 		case <-s.done:
 		}
 	})
