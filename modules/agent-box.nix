@@ -489,7 +489,7 @@ let
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = 4096;
-        description = "`TasksMax=` of the user's slice `${contract.units.userSlice}`: the most processes and threads of all the user's agent-box units together (a fork bomb stops here); `null` for no limit.";
+        description = "`TasksMax=` of the user's slice `${contract.units.userSlice}`: the most processes and threads of all the user's agent-box units together (a fork bomb stops here); `null` for no limit. Of these, ${toString contract.userTasks.reserve} are kept from the agents (the sessions unit, `${contract.units.sessions}`, gets `TasksMax=` this less ${toString contract.userTasks.reserve}) for the user's supervisor, web daemon and terminal, so a person can still open a terminal and remove a runaway session; at least ${toString (2 * contract.userTasks.reserve)}.";
         example = 8192;
       };
       cpuWeight = mkOption {
@@ -1119,6 +1119,9 @@ let
             },
             "dirs": {
               "runtime": "/run/agent-box/<user>"
+            },
+            "userTasks": {
+              "reserve": 64
             },
             "runtimeTmpfs": {
               "size": "16M",
@@ -2212,6 +2215,7 @@ let
   inherit (contract.conversations) idPlaceholder promptPlaceholder claudeMinVersion;
 
   inherit (prim) matches noNewline;
+  tasksReserve = contract.userTasks.reserve;
   inherit (formats) memoryRe;
 
   # Variables agent-box sets itself; users may not override them.
@@ -2304,6 +2308,12 @@ let
       ++ environmentChecks path u
       ++ envChecks.files path u.environmentFiles
       ++ limitChecks path u
+      ++ [
+        {
+          assertion = u.tasksMax == null || u.tasksMax < 1 || u.tasksMax >= 2 * tasksReserve;
+          message = "${path}.tasksMax = ${toString u.tasksMax}: agent-box keeps ${toString tasksReserve} of a user's tasks from its agents for the user's supervisor, web daemon and terminal; use at least ${toString (2 * tasksReserve)} or null.";
+        }
+      ]
       ++ appChecks path u
     ) n.userNames;
 
@@ -2843,6 +2853,10 @@ in
 # apply that by restarting the unit (it would end every agent): hence
 # X-RestartIfChanged=false. New sessions get the new configuration from the
 # supervisor; a new tmux waits for a deliberate restart of this unit.
+# Its TasksMax= is the agents' budget: the user's tasksMax less the
+# contract's reserve (userTasks.reserve), which stays for the user's other
+# units in the slice, so the supervisor can still run tmux and a person
+# open a terminal while the agents are at their cap.
 # u: a normalized user; paths: { env; } absolute store paths.
 { systemd, contract, prim, ... }:
 u: paths:
@@ -2855,6 +2869,12 @@ u: paths:
   ExecStart=${paths.env}/bin/agent-box tmux-server
   Slice=${prim.userSlice u.name}
 ''
++ systemd.limits {
+  cpuWeight = null;
+  memoryHigh = null;
+  memoryMax = null;
+  tasksMax = if u.tasksMax == null then null else u.tasksMax - contract.userTasks.reserve;
+}
 + systemd.environmentLine "PATH" "${paths.env}/bin"
 + systemd.environmentLine contract.env.tmux.name "${paths.env}/bin/tmux"
         ;
@@ -12285,6 +12305,15 @@ in
           		// RuntimeDirectory=): its tmux socket, token and state.
           		Runtime string `json:"runtime"`
           	} `json:"dirs"`
+          	// UserTasks: of a user's tasksMax (its slice's TasksMax), Reserve tasks
+          	// are kept from the sessions unit (tmux and the agents: TasksMax is
+          	// tasksMax less Reserve) for the user's other agent-box units (the
+          	// supervisor, the web daemon, the terminal), so that while the agents
+          	// are at their cap the supervisor still runs tmux and a person still
+          	// opens a terminal and removes the runaway session.
+          	UserTasks struct {
+          		Reserve int `json:"reserve"`
+          	} `json:"userTasks"`
           	// RuntimeTmpfs bounds the tmpfs of its own that each runtime directory
           	// is (a mount unit per user), so no agent fills /run, where systemd
           	// needs room to reload: Size (tmpfs size=) and Inodes (nr_inodes=).
@@ -12803,6 +12832,9 @@ in
             "dirs": {
               "runtime": "/run/agent-box/<user>"
             },
+            "userTasks": {
+              "reserve": 64
+            },
             "runtimeTmpfs": {
               "size": "16M",
               "inodes": 4096
@@ -13244,6 +13276,7 @@ in
           	c.Units.Notify = "agent-box-notify.service"
           	c.Units.Clients = "agent-box-clients.service"
           	c.Dirs.Runtime = "/run/agent-box/<user>"
+          	c.UserTasks.Reserve = 64
           	c.RuntimeTmpfs.Size = "16M"
           	c.RuntimeTmpfs.Inodes = 4096
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
@@ -20326,10 +20359,10 @@ in
           	// tombstones pruneTombstones keeps
           	seedNames map[string]bool
           	seedKnown bool
-          	// a reconcile after a park that failed (retryPark)
-          	parkCh      chan struct{}
-          	parkPending bool          // its timer waits
-          	parkDelay   time.Duration // its next wait; 0 after a park that worked
+          	// a reconcile after work that failed (again): a park, a start
+          	againCh      chan struct{}
+          	againPending bool          // its timer waits
+          	againDelay   time.Duration // its next wait; 0 after one that worked
           }
 
           type timerMsg struct {
@@ -20531,7 +20564,7 @@ in
           		timerCh:      make(chan timerMsg, 16),
           		exitCh:       make(chan pidExit, 16),
           		retryCh:      make(chan struct{}, 1),
-          		parkCh:       make(chan struct{}, 1),
+          		againCh:      make(chan struct{}, 1),
           		reqCh:        make(chan reqMsg, 16),
           		junkCh:       make(chan struct{}, 1),
           		alertCh:      make(chan alertsMsg, 64),
@@ -20634,8 +20667,8 @@ in
           		case <-s.retryCh:
           			s.retryPending = false
           			s.reconcile(ctx)
-          		case <-s.parkCh:
-          			s.parkPending = false
+          		case <-s.againCh:
+          			s.againPending = false
           			s.reconcile(ctx)
           		case <-resync.C:
           			// also the only way back after HOME itself was re-created
@@ -20926,6 +20959,9 @@ in
           			fresh = append(fresh, e)
           		case ss.pid == p.PID && ss.unwatch != nil:
           			// watched: its pidfd reports the exit
+          		case p.Dead && p.PID <= 0:
+          			// its start failed (launch logged why): no death, a retry
+          			s.launch(ctx, e, &p, true)
           		case p.Dead:
           			st, sig := paneStatus(p)
           			s.died(ctx, e, p, st, sig)
@@ -21169,7 +21205,7 @@ in
           		s.unwatch(ss)
           	}
           	if err := s.tm.KillSession(ctx, name); err != nil {
-          		s.logf("killing session %s: %s", quote(name), errText(err))
+          		s.logf("killing session %s: %s (trying again in %s)", quote(name), errText(err), s.again())
           		return false
           	}
           	s.logf("session %s killed (%s in the registry)", quote(name), why)
@@ -21183,6 +21219,19 @@ in
           	}
           	ss := s.get(e)
           	s.unwatch(ss)
+          	if p != nil && p.PID <= 0 {
+          		// The pane's last start failed (tmux could not fork: the user's
+          		// tasks at their cap). tmux 3.5a crashes, taking every agent of
+          		// the user with it, when such a pane is respawned again (it frees
+          		// the pane's input state a second time); so the session is ended
+          		// and created anew. Nothing is lost: the failed respawn had
+          		// already cleared the pane.
+          		if err := s.tm.KillSession(ctx, e.Name); err != nil {
+          			s.logf("starting session %s: ending its pane that could not start: %s (trying again in %s)", quote(e.Name), errText(err), s.again())
+          			return
+          		}
+          		p = nil
+          	}
           	var pid int
           	var err error
           	if p != nil {
@@ -21191,9 +21240,10 @@ in
           		pid, err = s.tm.NewSession(ctx, e.Name, s.argv(e))
           	}
           	if err != nil {
-          		s.logf("starting session %s: %s", quote(e.Name), errText(err))
+          		s.logf("starting session %s: %s (trying again in %s)", quote(e.Name), errText(err), s.again())
           		return
           	}
+          	s.againDelay = 0
           	s.started(ss, e.Name, pid, restart)
           }
 
@@ -21332,40 +21382,44 @@ in
           		return r.Add(back)
           	})
           	if err != nil {
-          		s.logf("session %s exited 0 but could not be parked: %s (trying again in %s)", quote(e.Name), errText(err), s.retryPark())
+          		s.logf("session %s exited 0 but could not be parked: %s (trying again in %s)", quote(e.Name), errText(err), s.again())
           		return
           	}
-          	s.parkDelay = 0
+          	s.againDelay = 0
           	s.logf("session %s exited 0: parked (stopped)", quote(e.Name))
           	s.kill(ctx, e.Name, "stopped")
           	s.forget(e.Name)
           }
 
-          // Park retries: the first after parkFirstRetry, doubling to parkMaxRetry.
+          // Retries of failed work: the first after againFirst, doubling to
+          // againMax.
           const (
-          	parkFirstRetry = time.Second
-          	parkMaxRetry   = 30 * time.Second
+          	againFirst = time.Second
+          	againMax   = 30 * time.Second
           )
 
-          // retryPark makes a reconcile run again after a park that failed (the
-          // registry could not be written: a full disk, a lock held too long): the
-          // session's pane is still dead, so that reconcile parks it, as soon as the
-          // registry takes the write rather than at the next registry event or
-          // resync. One timer for all sessions; its wait doubles while parks keep
-          // failing. It returns the wait.
-          func (s *sup) retryPark() time.Duration {
-          	if s.parkDelay == 0 {
-          		s.parkDelay = parkFirstRetry
+          // again makes a reconcile run again after work that failed and that a
+          // reconcile redoes: a park the registry did not take (a full disk, a lock
+          // held too long; the pane is still dead, so the reconcile parks it), a
+          // session tmux could not start (the user's tasks at their cap; the
+          // reconcile starts it), a session tmux could not end. So the work is done
+          // as soon as it can be rather than at the next registry event or resync.
+          // One timer for all sessions; its wait doubles while work keeps failing
+          // and starts again from againFirst after work that succeeded. It returns
+          // the wait.
+          func (s *sup) again() time.Duration {
+          	if s.againDelay == 0 {
+          		s.againDelay = againFirst
           	}
-          	d := s.parkDelay
-          	if s.parkPending {
+          	d := s.againDelay
+          	if s.againPending {
           		return d
           	}
-          	s.parkPending = true
-          	s.parkDelay = min(2*d, parkMaxRetry)
+          	s.againPending = true
+          	s.againDelay = min(2*d, againMax)
           	s.clock.AfterFunc(d, func() {
           		select {
-          		case s.parkCh <- struct{}{}:
+          		case s.againCh <- struct{}{}:
           		case <-s.done:
           		}
           	})

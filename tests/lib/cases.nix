@@ -477,26 +477,38 @@ in
     expected = null;
   }
   {
-    name = "the limits are the user's slice's, not the supervisor's or the sessions unit's";
+    name = "the limits are the user's slice's; the sessions unit's tasks are the slice's less the reserve";
     expr =
       let
-        m = offline.normalize { users.u.tasksMax = 77; };
+        m = offline.normalize { users.u.tasksMax = 1000; };
         p = {
           env = "/E";
           seed = "/S";
           agents = "/A";
         };
-        has = text: builtins.match ".*TasksMax=77.*" text != null;
+        tasks = text: builtins.match ".*\nTasksMax=([0-9]+)\n.*" text;
       in
-      map has [
+      map tasks [
         (lib.render.slice.user m.users.u)
         (lib.render.instance m.users.u p m)
         (lib.render.sessions m.users.u p)
       ];
+    # 64: the contract's userTasks.reserve, kept for the supervisor, the
+    # web daemon and the terminal
     expected = [
-      true
-      false
-      false
+      [ "1000" ]
+      null
+      [ "936" ]
+    ];
+  }
+  {
+    name = "a user's tasksMax must leave the agents at least the reserve";
+    expr = failing {
+      users.a.tasksMax = 127;
+      users.b.tasksMax = 128;
+    };
+    expected = [
+      "services.agent-box.users.\"a\".tasksMax = 127: agent-box keeps 64 of a user's tasks from its agents for the user's supervisor, web daemon and terminal; use at least 128 or null."
     ];
   }
   {

@@ -3,8 +3,10 @@
 # MemoryMax=384M and TasksMax=256 on her slice): a memory hog in one session
 # is killed by the slice's MemoryMax while the supervisor, the tmux server,
 # the other sessions and the other user survive (OOMPolicy=continue), and is
-# respawned; TasksMax stops a fork bomb in one user's slice only; an agent
-# filling its runtime directory fills that tmpfs, not /run.
+# respawned; TasksMax stops a fork bomb in one user's agents only, a session
+# that dies meanwhile comes back without crashing tmux, and her supervisor
+# keeps tasks to remove the bomb; an agent filling its runtime directory
+# fills that tmpfs, not /run.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -58,23 +60,51 @@ ab alice session rm hog >/dev/null
 
 # phase: tasks
 check "alice's slice has TasksMax=256" prop_is alice TasksMax 256
+# The agents (the sessions unit: tmux and every session) get her tasks less
+# a reserve for her other units (the contract's userTasks.reserve).
+agents_max=$(systemctl show -P TasksMax "$(sessions_unit alice)")
+kept() { echo "$((256 - agents_max))"; }
+keeps_some() { [ "$agents_max" -lt 256 ] && [ "$(kept)" -gt 0 ]; }
+check "her sessions unit's TasksMax keeps tasks from her agents for her other units" keeps_some
+note "measure: alice's agents may have $agents_max tasks; $(kept) are kept for her supervisor"
+scg() { echo "/sys/fs/cgroup$(systemctl show -P ControlGroup "$(sessions_unit alice)")"; }
 # Each task is a fork of the session's shell that blocks reading a pipe
 # nobody writes to (no exec: under emulation a fork of bash costs a fraction
 # of starting a program).
 # shellcheck disable=SC2016 # the script runs later, inside the session
 bomb='exec 3< <(sleep 300); for i in $(seq 400); do (read -r <&3) & done; wait'
 ab alice session add bomb --agent shell -- -c "$bomb" >/dev/null
-tasks_capped() { [ "$(event alice max pids.events)" -ge 1 ]; }
-check "the fork bomb hits TasksMax in alice's slice" wait_until 180 tasks_capped
-note "measure: alice tasks at the cap: $(cat "$(cg alice)/pids.current")"
-under_cap() { [ "$(cat "$(cg alice)/pids.current")" -le 256 ]; }
-check "alice's tasks stay at or under 256" under_cap
+tasks_capped() { [ "$(sed -n 's/^max //p' "$(scg)/pids.events")" -ge 1 ]; }
+check "the fork bomb hits TasksMax in alice's sessions unit" wait_until 180 tasks_capped
+note "measure: alice's tasks at the cap: $(cat "$(cg alice)/pids.current") in her slice, $(cat "$(scg)/pids.current") in her sessions unit"
+under_cap() { [ "$(cat "$(scg)/pids.current")" -le "$agents_max" ]; }
+check "her agents' tasks stay at or under their cap" under_cap
+# A session dies while the agents are at their cap: tmux cannot fork its
+# restart, and the pane is left without a process. Respawning such a pane
+# again crashed tmux 3.5a's server (SIGSEGV) and with it every agent of hers;
+# the supervisor creates the session anew instead, and tries again.
+since=$(date +%s)
+kill -9 "$(pane_pid alice scratch)"
+starts() { journalctl -q -b --since "@$since" -u "$(unit alice)" -o cat | grep -c 'starting session "scratch"' || true; }
+retries() { [ "$(starts)" -ge 1 ]; }
+check "scratch, killed at the cap, cannot be restarted yet: the supervisor says so" wait_until 60 retries
+note "measure: $(journalctl -q -b --since "@$since" -u "$(unit alice)" -o cat | grep -m1 'starting session "scratch"')"
+ab alice session add extra --agent shell >/dev/null
+handled_again() { [ "$(starts)" -ge 2 ]; }
+check "... and handles its pane again (a retry, the registry event of a new session)" wait_until 60 handled_again
+check "alice's tmux server survived (same MainPID)" [ "$(server_pid alice)" = "$server_alice" ]
+check "alice's agents survived" kill -0 "$main_alice"
 bob_spawns() { ab bob session add fresh --agent shell && wait_until 60 has_session bob fresh; }
 check "bob can still start new sessions meanwhile" bob_spawns
 check "alice's supervisor is still the same" [ "$(main_pid alice)" = "$sup_alice" ]
+rm_at=$(now_ms)
 ab alice session rm bomb >/dev/null
-drained() { [ "$(cat "$(cg alice)/pids.current")" -lt 64 ]; }
-check "removing the session ends the bomb's processes" wait_until 120 drained
+drained() { [ "$(cat "$(scg)/pids.current")" -lt 64 ]; }
+check "removing the bomb applies while her agents are at their cap (her supervisor has tasks)" wait_until 60 drained
+note "measure: the bomb's processes ended $(($(now_ms) - rm_at)) ms after session rm"
+back() { pane_alive alice scratch && pane_alive alice extra; }
+check "scratch and the new session start once tasks are free" wait_until 90 back
+check "alice's tmux server is still the same" [ "$(server_pid alice)" = "$server_alice" ]
 
 # An agent fills its runtime directory, as it may by accident or on
 # purpose: the directory is a tmpfs of its own (its mount unit), so the

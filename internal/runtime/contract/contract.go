@@ -490,6 +490,15 @@ type Contract struct {
 		// RuntimeDirectory=): its tmux socket, token and state.
 		Runtime string `json:"runtime"`
 	} `json:"dirs"`
+	// UserTasks: of a user's tasksMax (its slice's TasksMax), Reserve tasks
+	// are kept from the sessions unit (tmux and the agents: TasksMax is
+	// tasksMax less Reserve) for the user's other agent-box units (the
+	// supervisor, the web daemon, the terminal), so that while the agents
+	// are at their cap the supervisor still runs tmux and a person still
+	// opens a terminal and removes the runaway session.
+	UserTasks struct {
+		Reserve int `json:"reserve"`
+	} `json:"userTasks"`
 	// RuntimeTmpfs bounds the tmpfs of its own that each runtime directory
 	// is (a mount unit per user), so no agent fills /run, where systemd
 	// needs room to reload: Size (tmpfs size=) and Inodes (nr_inodes=).

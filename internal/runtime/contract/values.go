@@ -153,6 +153,7 @@ func init() {
 	c.Units.Notify = "agent-box-notify.service"
 	c.Units.Clients = "agent-box-clients.service"
 	c.Dirs.Runtime = "/run/agent-box/<user>"
+	c.UserTasks.Reserve = 64
 	c.RuntimeTmpfs.Size = "16M"
 	c.RuntimeTmpfs.Inodes = 4096
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}

@@ -29,6 +29,7 @@ let
   inherit (contract.conversations) idPlaceholder promptPlaceholder claudeMinVersion;
 
   inherit (prim) matches noNewline;
+  tasksReserve = contract.userTasks.reserve;
   inherit (formats) memoryRe;
 
   # Variables agent-box sets itself; users may not override them.
@@ -121,6 +122,12 @@ let
       ++ environmentChecks path u
       ++ envChecks.files path u.environmentFiles
       ++ limitChecks path u
+      ++ [
+        {
+          assertion = u.tasksMax == null || u.tasksMax < 1 || u.tasksMax >= 2 * tasksReserve;
+          message = "${path}.tasksMax = ${toString u.tasksMax}: agent-box keeps ${toString tasksReserve} of a user's tasks from its agents for the user's supervisor, web daemon and terminal; use at least ${toString (2 * tasksReserve)} or null.";
+        }
+      ]
       ++ appChecks path u
     ) n.userNames;
 

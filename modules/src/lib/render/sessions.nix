@@ -4,6 +4,10 @@
 # apply that by restarting the unit (it would end every agent): hence
 # X-RestartIfChanged=false. New sessions get the new configuration from the
 # supervisor; a new tmux waits for a deliberate restart of this unit.
+# Its TasksMax= is the agents' budget: the user's tasksMax less the
+# contract's reserve (userTasks.reserve), which stays for the user's other
+# units in the slice, so the supervisor can still run tmux and a person
+# open a terminal while the agents are at their cap.
 # u: a normalized user; paths: { env; } absolute store paths.
 { systemd, contract, prim, ... }:
 u: paths:
@@ -16,5 +20,11 @@ u: paths:
   ExecStart=${paths.env}/bin/agent-box tmux-server
   Slice=${prim.userSlice u.name}
 ''
++ systemd.limits {
+  cpuWeight = null;
+  memoryHigh = null;
+  memoryMax = null;
+  tasksMax = if u.tasksMax == null then null else u.tasksMax - contract.userTasks.reserve;
+}
 + systemd.environmentLine "PATH" "${paths.env}/bin"
 + systemd.environmentLine contract.env.tmux.name "${paths.env}/bin/tmux"
