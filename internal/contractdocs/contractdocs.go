@@ -323,7 +323,7 @@ func sessionLimits(c *contract.Contract) string {
 	t.row("sessions in the registry, and in the seed", fmt.Sprint(l.Max), "bounds the supervisor's work per reconcile")
 	t.row("the seed file ("+code(c.Env.Seed.Name)+", `session add --file`)", fmt.Sprintf("%d bytes (%d MiB)", l.SeedMaxBytes, l.SeedMaxBytes>>20), "its cap")
 	t.row("the runtime directory, a tmpfs of its own", fmt.Sprintf("%s, %d inodes", c.RuntimeTmpfs.Size, c.RuntimeTmpfs.Inodes), "its files take a few KiB; an agent that fills it fills only it, never `/run`")
-	t.row("a user's tasks kept from its agents (the sessions unit's "+code("TasksMax=")+" is the user's "+code("tasksMax")+" less these)", fmt.Sprint(c.UserTasks.Reserve), "the supervisor still runs tmux, and a person still opens a terminal and removes a runaway session, while the agents are at their cap")
+	t.row("a user's tasks kept from its agents (the sessions unit's "+code("TasksMax=")+" is the user's "+code("tasksMax")+" less these)", fmt.Sprint(c.UserTasks.Reserve), "while the agents are at their cap, the supervisor still runs tmux (a `session rm` of the runaway applies) and the terminal's tmux client has room to start")
 	t.row("removed names the registry keeps (tombstones)", fmt.Sprint(l.MaxTombstones), "the supervisor prunes every one that keeps nothing away; a `session rm` beyond is refused, saying why")
 	return t.b.String()
 }

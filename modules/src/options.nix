@@ -282,7 +282,7 @@ let
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = 4096;
-        description = "`TasksMax=` of the user's slice `${contract.units.userSlice}`: the most processes and threads of all the user's agent-box units together (a fork bomb stops here); `null` for no limit. Of these, ${toString contract.userTasks.reserve} are kept from the agents (the sessions unit, `${contract.units.sessions}`, gets `TasksMax=` this less ${toString contract.userTasks.reserve}) for the user's supervisor, web daemon and terminal, so a person can still open a terminal and remove a runaway session; at least ${toString (2 * contract.userTasks.reserve)}.";
+        description = "`TasksMax=` of the user's slice `${contract.units.userSlice}`: the most processes and threads of all the user's agent-box units together (a fork bomb stops here); `null` for no limit. Of these, ${toString contract.userTasks.reserve} are kept from the agents (the sessions unit, `${contract.units.sessions}`, gets `TasksMax=` this less ${toString contract.userTasks.reserve}) for the user's supervisor, web daemon and terminal, so that while the agents are at their cap a person's `session rm` of the runaway still applies; at least ${toString (2 * contract.userTasks.reserve)}.";
         example = 8192;
       };
       cpuWeight = mkOption {
