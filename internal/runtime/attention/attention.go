@@ -38,9 +38,10 @@ var (
 // Reasons the supervisor and tmux give (the agents' come from the
 // contract's attention.agentEvents).
 const (
-	ReasonBell    = "bell"
-	ReasonSilence = "silence"
-	ReasonExit    = "exit"
+	ReasonBell        = "bell"
+	ReasonSilence     = "silence"
+	ReasonExit        = "exit"
+	ReasonOutOfMemory = "memory"
 )
 
 // Status is a session's attention state, why it was entered and when.
@@ -84,6 +85,8 @@ const (
 	Crashing
 	// Stopped: the session was stopped or removed (nothing to say).
 	Stopped
+	// OutOfMemory: an OOM killer ended the program (its restart follows).
+	OutOfMemory
 )
 
 // Event is one thing that happened to a session.
@@ -150,13 +153,16 @@ func Next(cur Status, ev Event, now time.Time) (Status, bool) {
 			to = Status{State: Finished, Reason: ReasonSilence}
 		}
 	case Seen:
-		if cur.State == Finished || cur.State == NeedsYou && cur.Reason == ReasonBell {
+		if cur.State == Finished || cur.State == NeedsYou && (cur.Reason == ReasonBell || cur.Reason == ReasonOutOfMemory) {
 			to = Status{State: Working}
 		}
 	case Started:
-		if cur.State != CrashLooping {
+		// the restart after an OOM kill leaves it said until a person looks
+		if cur.State != CrashLooping && !(cur.State == NeedsYou && cur.Reason == ReasonOutOfMemory) {
 			to = Status{State: Working}
 		}
+	case OutOfMemory:
+		to = Status{State: NeedsYou, Reason: ReasonOutOfMemory}
 	case Healthy:
 		if cur.State == CrashLooping {
 			to = Status{State: Working}

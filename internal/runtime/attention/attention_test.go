@@ -50,6 +50,11 @@ func TestTransitions(t *testing.T) {
 		{"exit 0 is exited", st(NeedsYou, "permission"), Event{Kind: ExitedOK}, st(Exited, ReasonExit)},
 		{"a quick death again is crash-looping", st(Working, ""), Event{Kind: Crashing}, st(CrashLooping, ReasonExit)},
 		{"a stop forgets the state", st(Finished, "turn"), Event{Kind: Stopped}, Status{}},
+		{"an OOM kill needs you", st(Working, ""), Event{Kind: OutOfMemory}, st(NeedsYou, ReasonOutOfMemory)},
+		{"the restart after an OOM kill keeps saying it", st(NeedsYou, ReasonOutOfMemory), Event{Kind: Started}, st(NeedsYou, ReasonOutOfMemory)},
+		{"a person's look ends an OOM kill's needs-you", st(NeedsYou, ReasonOutOfMemory), Event{Kind: Seen}, st(Working, "")},
+		{"the agent working again ends it", st(NeedsYou, ReasonOutOfMemory), agent(Working, ""), st(Working, "")},
+		{"a quick death after an OOM kill is crash-looping", st(NeedsYou, ReasonOutOfMemory), Event{Kind: Crashing}, st(CrashLooping, ReasonExit)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			from := c.from

@@ -247,6 +247,22 @@ func TestTheInboxListsWhatNeedsAPersonOfTheUsersTheLoginMayOpen(t *testing.T) {
 	}
 }
 
+// An agent the kernel killed for memory, and its supervisor restarted, is
+// listed as needing a person, saying why.
+func TestAnAgentKilledForMemoryIsListedSayingSo(t *testing.T) {
+	w := newTW(t)
+	w.fakeUsers()
+	if code := w.report(1001, "hog needs-you memory\n"); code != http.StatusNoContent && code != http.StatusOK {
+		t.Fatalf("the report: %d", code)
+	}
+	box := w.login("ops")
+	page := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{box}}).Body.String()
+	want := "alice needs-you (memory) /term/?arg=hog"
+	if got := items(t, inboxOf(t, page)); strings.Join(got, "\n") != want {
+		t.Errorf("the inbox lists\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+}
+
 // TestTheBoxOriginShowsNoSessionName: a session's name is the agent's
 // words; on the password origin it is never shown, only carried in the
 // Open form, which hands over to that session's terminal.

@@ -32,6 +32,8 @@ type Exit struct {
 	Status int       `json:"status"`
 	Signal string    `json:"signal,omitempty"`
 	At     time.Time `json:"at"`
+	// OutOfMemory: an OOM killer ended the program (the signal is 9).
+	OutOfMemory bool `json:"outOfMemory,omitempty"`
 }
 
 // Session is the observation file of one session.

@@ -47,6 +47,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/filewatch"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/observe"
+	"github.com/agent-box/agent-box/internal/runtime/oomkills"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
@@ -150,6 +151,9 @@ type sup struct {
 	// tombstones pruneTombstones keeps
 	seedNames map[string]bool
 	seedKnown bool
+	// the sessions unit's count of OOM kills when last looked at (oomKilled)
+	oomKills uint64
+	oomKnown bool
 	// a reconcile after work that failed (again): a park, a start
 	againCh      chan struct{}
 	againPending bool          // its timer waits
@@ -575,6 +579,7 @@ func (s *sup) adopt(ctx context.Context) error {
 		}
 	}
 	s.logf("adopted the tmux server (pid %d) on %s", srv.PID, quote(s.cfg.Env.TmuxSocket()))
+	s.oomKilled() // the kills before are no session's of this supervisor
 	if s.state != nil && s.state.Tmux != srv.Bin {
 		s.state.Tmux = srv.Bin
 		if err := state.Write(s.cfg.Env.StateFile(), *s.state); err != nil {
@@ -970,9 +975,44 @@ func (s *sup) restartNow(ctx context.Context, ss *session, e registry.Session, p
 		how = "signal " + escape.String(signal)
 	}
 	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
+	if s.killedForMemory(ss, signal) {
+		how += ", killed: out of memory"
+	}
 	s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))
 	s.started(ss, e.Name, x.NewPID, true)
 	return true
+}
+
+// killedForMemory reports whether a death by signal (as paneStatus and
+// tmux say it) was an OOM kill; if so it records that in ss's last exit
+// and attention state (the restart that follows keeps the state).
+func (s *sup) killedForMemory(ss *session, signal string) bool {
+	if signal != "9" || !s.oomKilled() {
+		return false
+	}
+	ss.obs.LastExit.OutOfMemory = true
+	s.setAttention(ss, attention.Event{Kind: attention.OutOfMemory})
+	return true
+}
+
+// oomKilled reports whether an OOM killer ended a process of the sessions
+// unit since the last look (the oom_kill count of its cgroup grew: a kill
+// for the user's limit, the box's or the machine's), and takes the count
+// as seen. A session that died of SIGKILL at such a moment is taken as
+// killed for memory: the kernel names the process it killed only in its
+// log, so a SIGKILL a person sends in the same moment reads alike.
+func (s *sup) oomKilled() bool {
+	if s.srv == nil {
+		return false
+	}
+	n, err := oomkills.Of("/proc", "/sys/fs/cgroup", s.srv.PID)
+	if err != nil {
+		s.warnOnce("oomkills", "the OOM kills of the sessions unit cannot be read (a death for memory is told as a signal only): %s", errText(err))
+		return false
+	}
+	grew := s.oomKnown && n > s.oomKills
+	s.oomKills, s.oomKnown = n, true
+	return grew
 }
 
 // paneOf returns the pane of session name if its process is pid.
@@ -1117,6 +1157,7 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	s.unwatch(ss)
 	now := s.clock.Now()
 	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
+	oom := s.killedForMemory(ss, signal)
 	if status == 0 {
 		s.setAttention(ss, attention.Event{Kind: attention.ExitedOK})
 		s.saveObs(ss)
@@ -1132,6 +1173,9 @@ func (s *sup) died(ctx context.Context, e registry.Session, p tmux.Pane, status 
 	how := fmt.Sprintf("status %d", status)
 	if status < 0 {
 		how = "signal " + escape.String(signal)
+	}
+	if oom {
+		how += ", killed: out of memory"
 	}
 	if delay == 0 {
 		s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))

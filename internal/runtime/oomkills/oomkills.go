@@ -1,0 +1,72 @@
+// Package oomkills counts the processes of a cgroup that an OOM killer
+// ended: the oom_kill line of the cgroup's memory.events (cgroup v2), which
+// counts kills for the cgroup's own limit, an ancestor's (the user's slice,
+// the box's) and the machine's alike, and its descendants'.
+package oomkills
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// maxFile bounds what is read of /proc/<pid>/cgroup and memory.events
+// (both a few hundred bytes).
+const maxFile = 64 << 10
+
+// Of returns the count of the cgroup process pid is in, reading
+// procRoot/<pid>/cgroup and cgroupRoot/<its path>/memory.events
+// (procRoot and cgroupRoot are /proc and /sys/fs/cgroup but for tests).
+func Of(procRoot, cgroupRoot string, pid int) (uint64, error) {
+	b, err := readSmall(filepath.Join(procRoot, strconv.Itoa(pid), "cgroup"))
+	if err != nil {
+		return 0, err
+	}
+	var path string
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			path = p
+		}
+	}
+	if !strings.HasPrefix(path, "/") || strings.Contains(path, "..") {
+		return 0, fmt.Errorf("process %d: no cgroup v2 path in its cgroup file", pid)
+	}
+	events := filepath.Join(cgroupRoot, path, "memory.events")
+	b, err = readSmall(events)
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "oom_kill "); ok {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s: oom_kill %q: %w", events, v, err)
+			}
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: no oom_kill line", events)
+}
+
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, maxFile+1)
+	n, err := f.Read(b)
+	if err != nil && n == 0 {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if n > maxFile {
+		return nil, errors.New(path + ": too large")
+	}
+	return b[:n], nil
+}
