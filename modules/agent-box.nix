@@ -69,6 +69,7 @@
 #   internal/runtime/notify/serve.go
 #   internal/runtime/notify/urls.go
 #   internal/runtime/observe/observe.go
+#   internal/runtime/oomkills/oomkills.go
 #   internal/runtime/opencodestate/opencodestate.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/peer/peer.go
@@ -233,14 +234,6 @@ let
   inherit (contract) webhooks web;
   inherit (contract.conversations) idPlaceholder promptPlaceholder;
   hooksDir = contract.env.hooksDir.name;
-
-  memoryLimit =
-    what: default: example:
-    mkOption {
-      type = types.nullOr types.str;
-      inherit default example;
-      description = "`${what}=` of the slice: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
-    };
 
   agentModule =
     { name, ... }:
@@ -484,8 +477,18 @@ let
         description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=` of the supervisor, which passes them to every session it starts (read again at each supervisor start); prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
         example = [ "/run/secrets/alice.env" ];
       };
-      memoryHigh = memoryLimit "MemoryHigh" "60%" "8G";
-      memoryMax = memoryLimit "MemoryMax" "75%" "12G";
+      memoryHigh = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        example = "8G";
+        description = "`MemoryHigh=` of the user's agents (the sessions unit `${contract.units.sessions}`: tmux and every session; never the supervisor, web daemon or terminal): a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` (the default) for none. Above it the kernel slows the agents and their tmux server to take memory back; without swap it cannot take an agent's own memory back, so it throttles instead of ending the one that grows, and the user's `session add` and `rm` wait with them (`docs/operating.md`, \"Memory\"). `memoryMax` ends it at once: leave this `null` unless the host has swap or zram.";
+      };
+      memoryMax = mkOption {
+        type = types.nullOr types.str;
+        default = "75%";
+        example = "12G";
+        description = "`MemoryMax=` of the user's slice `${contract.units.userSlice}`: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit. At it the kernel kills the user's process that uses the most, ranked by `OOMScoreAdjust`: an agent (1000) before the supervisor or tmux (-100); the session restarts, and the inbox says it was killed for memory.";
+      };
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = 4096;
@@ -649,8 +652,17 @@ let
 
   sliceModule = {
     options = {
-      memoryHigh = memoryLimit "MemoryHigh" null "80%";
-      memoryMax = memoryLimit "MemoryMax" "90%" "24G";
+      memoryHigh = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "Must stay `null` (an assertion says why): a `MemoryHigh=` of the box's slice throttles every user's supervisor and tmux server, not the agent that uses the memory (`docs/operating.md`, \"Memory\"). The box's line is `memoryMax`.";
+      };
+      memoryMax = mkOption {
+        type = types.nullOr types.str;
+        default = "90%";
+        example = "24G";
+        description = "`MemoryMax=` of the slice, the box's line for all agents together: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit. At it the kernel kills the agent that uses the most (ranked by `OOMScoreAdjust`: agents 1000, the supervisors and tmux servers -100), and every other user's agents and tmux go on.";
+      };
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = null;
@@ -1017,7 +1029,8 @@ let
                 {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"},
                 {"name": "bell", "what": "the terminal bell, while no client shows the session"},
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
-                {"name": "exit", "what": "the supervisor saw the exit"}
+                {"name": "exit", "what": "the supervisor saw the exit"},
+                {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -2343,6 +2356,12 @@ let
     ++ agentChecks n
     ++ userChecks n
     ++ limitChecks "${prefix}.slice" n.slice
+    ++ [
+      {
+        assertion = n.slice.memoryHigh == null;
+        message = "${prefix}.slice.memoryHigh = ${show n.slice.memoryHigh}: a MemoryHigh of the box's slice throttles every user's supervisor and tmux server, not the agent that uses the memory; remove it and set ${prefix}.slice.memoryMax, at which the kernel kills that agent.";
+      }
+    ]
     ++ attentionChecks n.attention
     ++ webChecks n caddyGroup
     ++ appOriginChecks n;
@@ -2853,7 +2872,8 @@ in
 # apply that by restarting the unit (it would end every agent): hence
 # X-RestartIfChanged=false. New sessions get the new configuration from the
 # supervisor; a new tmux waits for a deliberate restart of this unit.
-# Its TasksMax= is the agents' budget: the user's tasksMax less the
+# Its MemoryHigh= is the user's (the slice's would throttle the supervisor
+# too). Its TasksMax= is the agents' budget: the user's tasksMax less the
 # contract's reserve (userTasks.reserve), which stays for the user's other
 # units in the slice, so the supervisor can still run tmux and a person
 # open a terminal while the agents are at their cap.
@@ -2871,7 +2891,7 @@ u: paths:
 ''
 + systemd.limits {
   cpuWeight = null;
-  memoryHigh = null;
+  inherit (u) memoryHigh;
   memoryMax = null;
   tasksMax = if u.tasksMax == null then null else u.tasksMax - contract.userTasks.reserve;
 }
@@ -2903,7 +2923,9 @@ u: paths:
 
       [Slice]
     ''
-    + systemd.limits u;
+    # MemoryHigh is the agents' (render/sessions.nix): here it would throttle
+    # the supervisor, web daemon and terminal with them
+    + systemd.limits (u // { memoryHigh = null; });
 }
         ;
       seed =
@@ -6819,9 +6841,10 @@ in
           // Reasons the supervisor and tmux give (the agents' come from the
           // contract's attention.agentEvents).
           const (
-          	ReasonBell    = "bell"
-          	ReasonSilence = "silence"
-          	ReasonExit    = "exit"
+          	ReasonBell        = "bell"
+          	ReasonSilence     = "silence"
+          	ReasonExit        = "exit"
+          	ReasonOutOfMemory = "memory"
           )
 
           // Status is a session's attention state, why it was entered and when.
@@ -6865,6 +6888,8 @@ in
           	Crashing
           	// Stopped: the session was stopped or removed (nothing to say).
           	Stopped
+          	// OutOfMemory: an OOM killer ended the program (its restart follows).
+          	OutOfMemory
           )
 
           // Event is one thing that happened to a session.
@@ -6931,13 +6956,16 @@ in
           			to = Status{State: Finished, Reason: ReasonSilence}
           		}
           	case Seen:
-          		if cur.State == Finished || cur.State == NeedsYou && cur.Reason == ReasonBell {
+          		if cur.State == Finished || cur.State == NeedsYou && (cur.Reason == ReasonBell || cur.Reason == ReasonOutOfMemory) {
           			to = Status{State: Working}
           		}
           	case Started:
-          		if cur.State != CrashLooping {
+          		// the restart after an OOM kill leaves it said until a person looks
+          		if cur.State != CrashLooping && !(cur.State == NeedsYou && cur.Reason == ReasonOutOfMemory) {
           			to = Status{State: Working}
           		}
+          	case OutOfMemory:
+          		to = Status{State: NeedsYou, Reason: ReasonOutOfMemory}
           	case Healthy:
           		if cur.State == CrashLooping {
           			to = Status{State: Working}
@@ -12729,7 +12757,8 @@ in
                 {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"},
                 {"name": "bell", "what": "the terminal bell, while no client shows the session"},
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
-                {"name": "exit", "what": "the supervisor saw the exit"}
+                {"name": "exit", "what": "the supervisor saw the exit"},
+                {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -13211,7 +13240,7 @@ in
           	c.Attention.States.Finished = Term{Name: "finished", What: "the agent ended its turn (or, with silenceAfter, the terminal fell silent after output); it ends when a person opens the session or the agent works again"}
           	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
           	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
-          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}}
+          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}}
           	c.Attention.Report.Path = "/attention-report"
           	c.Attention.Report.MaxBytes = 131072
           	c.Attention.Report.MaxSessions = 1024
@@ -17112,6 +17141,8 @@ in
           	Status int       `json:"status"`
           	Signal string    `json:"signal,omitempty"`
           	At     time.Time `json:"at"`
+          	// OutOfMemory: an OOM killer ended the program (the signal is 9).
+          	OutOfMemory bool `json:"outOfMemory,omitempty"`
           }
 
           // Session is the observation file of one session.
@@ -17183,6 +17214,80 @@ in
           		s.RecentStarts = append([]time.Time{}, s.RecentStarts[n-maxRecent:]...)
           	}
           	s.NextStart = nil
+          }
+        '';
+        "oomkills/oomkills.go" = ''
+          // Package oomkills counts the processes of a cgroup that an OOM killer
+          // ended: the oom_kill line of the cgroup's memory.events (cgroup v2), which
+          // counts kills for the cgroup's own limit, an ancestor's (the user's slice,
+          // the box's) and the machine's alike, and its descendants'.
+          package oomkills
+
+          import (
+          	"bufio"
+          	"bytes"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"path/filepath"
+          	"strconv"
+          	"strings"
+          )
+
+          // maxFile bounds what is read of /proc/<pid>/cgroup and memory.events
+          // (both a few hundred bytes).
+          const maxFile = 64 << 10
+
+          // Of returns the count of the cgroup process pid is in, reading
+          // procRoot/<pid>/cgroup and cgroupRoot/<its path>/memory.events
+          // (procRoot and cgroupRoot are /proc and /sys/fs/cgroup but for tests).
+          func Of(procRoot, cgroupRoot string, pid int) (uint64, error) {
+          	b, err := readSmall(filepath.Join(procRoot, strconv.Itoa(pid), "cgroup"))
+          	if err != nil {
+          		return 0, err
+          	}
+          	var path string
+          	for _, l := range strings.Split(string(b), "\n") {
+          		if p, ok := strings.CutPrefix(l, "0::"); ok {
+          			path = p
+          		}
+          	}
+          	if !strings.HasPrefix(path, "/") || strings.Contains(path, "..") {
+          		return 0, fmt.Errorf("process %d: no cgroup v2 path in its cgroup file", pid)
+          	}
+          	events := filepath.Join(cgroupRoot, path, "memory.events")
+          	b, err = readSmall(events)
+          	if err != nil {
+          		return 0, err
+          	}
+          	sc := bufio.NewScanner(bytes.NewReader(b))
+          	for sc.Scan() {
+          		if v, ok := strings.CutPrefix(sc.Text(), "oom_kill "); ok {
+          			n, err := strconv.ParseUint(v, 10, 64)
+          			if err != nil {
+          				return 0, fmt.Errorf("%s: oom_kill %q: %w", events, v, err)
+          			}
+          			return n, nil
+          		}
+          	}
+          	return 0, fmt.Errorf("%s: no oom_kill line", events)
+          }
+
+          func readSmall(path string) ([]byte, error) {
+          	f, err := os.Open(path)
+          	if err != nil {
+          		return nil, err
+          	}
+          	defer f.Close()
+          	b := make([]byte, maxFile+1)
+          	n, err := f.Read(b)
+          	if err != nil && n == 0 {
+          		return nil, fmt.Errorf("%s: %w", path, err)
+          	}
+          	if n > maxFile {
+          		return nil, errors.New(path + ": too large")
+          	}
+          	return b[:n], nil
           }
         '';
         "opencodestate/opencodestate.go" = ''
@@ -20256,6 +20361,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/filewatch"
           	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/observe"
+          	"github.com/agent-box/agent-box/internal/runtime/oomkills"
           	"github.com/agent-box/agent-box/internal/runtime/paths"
           	"github.com/agent-box/agent-box/internal/runtime/registry"
           	"github.com/agent-box/agent-box/internal/runtime/sessionsrv"
@@ -20359,6 +20465,9 @@ in
           	// tombstones pruneTombstones keeps
           	seedNames map[string]bool
           	seedKnown bool
+          	// the sessions unit's count of OOM kills when last looked at (oomKilled)
+          	oomKills uint64
+          	oomKnown bool
           	// a reconcile after work that failed (again): a park, a start
           	againCh      chan struct{}
           	againPending bool          // its timer waits
@@ -20784,6 +20893,7 @@ in
           		}
           	}
           	s.logf("adopted the tmux server (pid %d) on %s", srv.PID, quote(s.cfg.Env.TmuxSocket()))
+          	s.oomKilled() // the kills before are no session's of this supervisor
           	if s.state != nil && s.state.Tmux != srv.Bin {
           		s.state.Tmux = srv.Bin
           		if err := state.Write(s.cfg.Env.StateFile(), *s.state); err != nil {
@@ -21179,9 +21289,44 @@ in
           		how = "signal " + escape.String(signal)
           	}
           	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
+          	if s.killedForMemory(ss, signal) {
+          		how += ", killed: out of memory"
+          	}
           	s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))
           	s.started(ss, e.Name, x.NewPID, true)
           	return true
+          }
+
+          // killedForMemory reports whether a death by signal (as paneStatus and
+          // tmux say it) was an OOM kill; if so it records that in ss's last exit
+          // and attention state (the restart that follows keeps the state).
+          func (s *sup) killedForMemory(ss *session, signal string) bool {
+          	if signal != "9" || !s.oomKilled() {
+          		return false
+          	}
+          	ss.obs.LastExit.OutOfMemory = true
+          	s.setAttention(ss, attention.Event{Kind: attention.OutOfMemory})
+          	return true
+          }
+
+          // oomKilled reports whether an OOM killer ended a process of the sessions
+          // unit since the last look (the oom_kill count of its cgroup grew: a kill
+          // for the user's limit, the box's or the machine's), and takes the count
+          // as seen. A session that died of SIGKILL at such a moment is taken as
+          // killed for memory: the kernel names the process it killed only in its
+          // log, so a SIGKILL a person sends in the same moment reads alike.
+          func (s *sup) oomKilled() bool {
+          	if s.srv == nil {
+          		return false
+          	}
+          	n, err := oomkills.Of("/proc", "/sys/fs/cgroup", s.srv.PID)
+          	if err != nil {
+          		s.warnOnce("oomkills", "the OOM kills of the sessions unit cannot be read (a death for memory is told as a signal only): %s", errText(err))
+          		return false
+          	}
+          	grew := s.oomKnown && n > s.oomKills
+          	s.oomKills, s.oomKnown = n, true
+          	return grew
           }
 
           // paneOf returns the pane of session name if its process is pid.
@@ -21326,6 +21471,7 @@ in
           	s.unwatch(ss)
           	now := s.clock.Now()
           	ss.obs.LastExit = &observe.Exit{Status: status, Signal: signal, At: now.UTC()}
+          	oom := s.killedForMemory(ss, signal)
           	if status == 0 {
           		s.setAttention(ss, attention.Event{Kind: attention.ExitedOK})
           		s.saveObs(ss)
@@ -21341,6 +21487,9 @@ in
           	how := fmt.Sprintf("status %d", status)
           	if status < 0 {
           		how = "signal " + escape.String(signal)
+          	}
+          	if oom {
+          		how += ", killed: out of memory"
           	}
           	if delay == 0 {
           		s.logf("session %s died (%s) after %s: restarting", quote(e.Name), how, uptime.Round(time.Millisecond))

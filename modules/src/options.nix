@@ -27,14 +27,6 @@ let
   inherit (contract.conversations) idPlaceholder promptPlaceholder;
   hooksDir = contract.env.hooksDir.name;
 
-  memoryLimit =
-    what: default: example:
-    mkOption {
-      type = types.nullOr types.str;
-      inherit default example;
-      description = "`${what}=` of the slice: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit.";
-    };
-
   agentModule =
     { name, ... }:
     let
@@ -277,8 +269,18 @@ let
         description = "Absolute paths of host-managed secrets files (`KEY=VALUE` lines) read by systemd as `EnvironmentFile=` of the supervisor, which passes them to every session it starts (read again at each supervisor start); prefix `-` to ignore a missing file. Never put secrets in `environment`: it lands in the world-readable Nix store.";
         example = [ "/run/secrets/alice.env" ];
       };
-      memoryHigh = memoryLimit "MemoryHigh" "60%" "8G";
-      memoryMax = memoryLimit "MemoryMax" "75%" "12G";
+      memoryHigh = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        example = "8G";
+        description = "`MemoryHigh=` of the user's agents (the sessions unit `${contract.units.sessions}`: tmux and every session; never the supervisor, web daemon or terminal): a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` (the default) for none. Above it the kernel slows the agents and their tmux server to take memory back; without swap it cannot take an agent's own memory back, so it throttles instead of ending the one that grows, and the user's `session add` and `rm` wait with them (`docs/operating.md`, \"Memory\"). `memoryMax` ends it at once: leave this `null` unless the host has swap or zram.";
+      };
+      memoryMax = mkOption {
+        type = types.nullOr types.str;
+        default = "75%";
+        example = "12G";
+        description = "`MemoryMax=` of the user's slice `${contract.units.userSlice}`: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit. At it the kernel kills the user's process that uses the most, ranked by `OOMScoreAdjust`: an agent (1000) before the supervisor or tmux (-100); the session restarts, and the inbox says it was killed for memory.";
+      };
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = 4096;
@@ -442,8 +444,17 @@ let
 
   sliceModule = {
     options = {
-      memoryHigh = memoryLimit "MemoryHigh" null "80%";
-      memoryMax = memoryLimit "MemoryMax" "90%" "24G";
+      memoryHigh = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        description = "Must stay `null` (an assertion says why): a `MemoryHigh=` of the box's slice throttles every user's supervisor and tmux server, not the agent that uses the memory (`docs/operating.md`, \"Memory\"). The box's line is `memoryMax`.";
+      };
+      memoryMax = mkOption {
+        type = types.nullOr types.str;
+        default = "90%";
+        example = "24G";
+        description = "`MemoryMax=` of the slice, the box's line for all agents together: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit. At it the kernel kills the agent that uses the most (ranked by `OOMScoreAdjust`: agents 1000, the supervisors and tmux servers -100), and every other user's agents and tmux go on.";
+      };
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = null;

@@ -96,7 +96,7 @@ in
         ;
     };
     expected = {
-      memoryHigh = "60%";
+      memoryHigh = null;
       memoryMax = "75%";
       tasksMax = 4096;
       cpuWeight = 100;
@@ -477,18 +477,28 @@ in
     expected = null;
   }
   {
-    name = "the limits are the user's slice's; the sessions unit's tasks are the slice's less the reserve";
+    name = "the limits are the user's slice's, but MemoryHigh is the agents' and their tasks are the slice's less the reserve";
     expr =
       let
-        m = offline.normalize { users.u.tasksMax = 1000; };
+        m = offline.normalize {
+          users.u = {
+            tasksMax = 1000;
+            memoryHigh = "3G";
+            memoryMax = "4G";
+          };
+        };
         p = {
           env = "/E";
           seed = "/S";
           agents = "/A";
         };
-        tasks = text: builtins.match ".*\nTasksMax=([0-9]+)\n.*" text;
+        limits = text: {
+          high = builtins.match ".*\nMemoryHigh=([^\n]+)\n.*" text;
+          max = builtins.match ".*\nMemoryMax=([^\n]+)\n.*" text;
+          tasks = builtins.match ".*\nTasksMax=([0-9]+)\n.*" text;
+        };
       in
-      map tasks [
+      map limits [
         (lib.render.slice.user m.users.u)
         (lib.render.instance m.users.u p m)
         (lib.render.sessions m.users.u p)
@@ -496,9 +506,31 @@ in
     # 64: the contract's userTasks.reserve, kept for the supervisor, the
     # web daemon and the terminal
     expected = [
-      [ "1000" ]
-      null
-      [ "936" ]
+      {
+        high = null;
+        max = [ "4G" ];
+        tasks = [ "1000" ];
+      }
+      {
+        high = null;
+        max = null;
+        tasks = null;
+      }
+      {
+        high = [ "3G" ];
+        max = null;
+        tasks = [ "936" ];
+      }
+    ];
+  }
+  {
+    name = "a MemoryHigh of the box's slice is refused";
+    expr = failing {
+      slice.memoryHigh = "80%";
+      slice.memoryMax = "90%";
+    };
+    expected = [
+      "services.agent-box.slice.memoryHigh = \"80%\": a MemoryHigh of the box's slice throttles every user's supervisor and tmux server, not the agent that uses the memory; remove it and set services.agent-box.slice.memoryMax, at which the kernel kills that agent."
     ];
   }
   {

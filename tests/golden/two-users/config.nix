@@ -1,6 +1,7 @@
 # Two users, a host-defined agent, per-user and box-wide limits,
 # environment and host-managed secrets files. The limits are small enough
-# for the VM tier to hit them (alice: MemoryMax 384M, TasksMax 256).
+# for the VM tier to hit them (alice: MemoryMax 384M, TasksMax 256; the
+# box: MemoryMax 700M).
 { pkgs, ... }:
 {
   enable = true;
@@ -14,9 +15,10 @@
     command = "sleep";
     args = [ "infinity" ];
   };
+  # The box's line is low enough for the VM tier's guest (1.5 GiB) to pass
+  # it with two users' agents (limits.sh).
   slice = {
-    memoryHigh = "80%";
-    memoryMax = "20G";
+    memoryMax = "700M";
     tasksMax = 16384;
     cpuWeight = 50;
   };

@@ -157,6 +157,12 @@ let
     ++ agentChecks n
     ++ userChecks n
     ++ limitChecks "${prefix}.slice" n.slice
+    ++ [
+      {
+        assertion = n.slice.memoryHigh == null;
+        message = "${prefix}.slice.memoryHigh = ${show n.slice.memoryHigh}: a MemoryHigh of the box's slice throttles every user's supervisor and tmux server, not the agent that uses the memory; remove it and set ${prefix}.slice.memoryMax, at which the kernel kills that agent.";
+      }
+    ]
     ++ attentionChecks n.attention
     ++ webChecks n caddyGroup
     ++ appOriginChecks n;

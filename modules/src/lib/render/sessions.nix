@@ -4,7 +4,8 @@
 # apply that by restarting the unit (it would end every agent): hence
 # X-RestartIfChanged=false. New sessions get the new configuration from the
 # supervisor; a new tmux waits for a deliberate restart of this unit.
-# Its TasksMax= is the agents' budget: the user's tasksMax less the
+# Its MemoryHigh= is the user's (the slice's would throttle the supervisor
+# too). Its TasksMax= is the agents' budget: the user's tasksMax less the
 # contract's reserve (userTasks.reserve), which stays for the user's other
 # units in the slice, so the supervisor can still run tmux and a person
 # open a terminal while the agents are at their cap.
@@ -22,7 +23,7 @@ u: paths:
 ''
 + systemd.limits {
   cpuWeight = null;
-  memoryHigh = null;
+  inherit (u) memoryHigh;
   memoryMax = null;
   tasksMax = if u.tasksMax == null then null else u.tasksMax - contract.userTasks.reserve;
 }

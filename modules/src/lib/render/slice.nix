@@ -22,5 +22,7 @@
 
       [Slice]
     ''
-    + systemd.limits u;
+    # MemoryHigh is the agents' (render/sessions.nix): here it would throttle
+    # the supervisor, web daemon and terminal with them
+    + systemd.limits (u // { memoryHigh = null; });
 }
