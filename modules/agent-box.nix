@@ -234,6 +234,8 @@ let
   inherit (contract) webhooks web;
   inherit (contract.conversations) idPlaceholder promptPlaceholder;
   hooksDir = contract.env.hooksDir.name;
+  # what a memory limit may be (formats.memoryRe checks it)
+  memorySize = "a size with K, M, G or T suffix, a percentage of physical memory, `infinity`";
 
   agentModule =
     { name, ... }:
@@ -415,7 +417,7 @@ let
         memoryMax = mkOption {
           type = types.nullOr types.str;
           default = contract.apps.memoryMax;
-          description = "`MemoryMax=` of the app's unit: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit of its own (the user's slice still applies).";
+          description = "`MemoryMax=` of the app's unit: ${memorySize}, or `null` for no limit of its own (the user's slice still applies).";
           example = "256M";
         };
         tasksMax = mkOption {
@@ -481,13 +483,13 @@ let
         type = types.nullOr types.str;
         default = null;
         example = "8G";
-        description = "`MemoryHigh=` of the user's agents (the sessions unit `${contract.units.sessions}`: tmux and every session; never the supervisor, web daemon or terminal): a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` (the default) for none. Above it the kernel slows the agents and their tmux server to take memory back; without swap it cannot take an agent's own memory back, so it throttles instead of ending the one that grows, and the user's `session add` and `rm` wait with them (`docs/operating.md`, \"Memory\"). `memoryMax` ends it at once: leave this `null` unless the host has swap or zram.";
+        description = "`MemoryHigh=` of the user's agents (the sessions unit `${contract.units.sessions}`: tmux and every session; never the supervisor, web daemon or terminal): ${memorySize}, or `null` (the default) for none. Above it the kernel slows the agents and their tmux server to take memory back; without swap it cannot take an agent's own memory back, so it throttles instead of ending the one that grows, and the user's `session add` and `rm` wait with them (`docs/operating.md`, \"Memory\"). `memoryMax` ends it at once: leave this `null` unless the host has swap or zram.";
       };
       memoryMax = mkOption {
         type = types.nullOr types.str;
         default = "75%";
         example = "12G";
-        description = "`MemoryMax=` of the user's slice `${contract.units.userSlice}`: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit. At it the kernel kills the user's process that uses the most, ranked by `OOMScoreAdjust`: an agent (1000) before the supervisor or tmux (-100); the session restarts, and the inbox says it was killed for memory.";
+        description = "`MemoryMax=` of the user's slice `${contract.units.userSlice}`: ${memorySize}, or `null` for no limit. At it the kernel kills the user's process that uses the most, ranked by `OOMScoreAdjust`: an agent (1000) before the supervisor or tmux (-100); the session restarts, and the inbox says it was killed for memory.";
       };
       tasksMax = mkOption {
         type = types.nullOr types.int;
@@ -661,7 +663,7 @@ let
         type = types.nullOr types.str;
         default = "90%";
         example = "24G";
-        description = "`MemoryMax=` of the slice, the box's line for all agents together: a size with K, M, G or T suffix, a percentage of physical memory, `infinity`, or `null` for no limit. At it the kernel kills the agent that uses the most (ranked by `OOMScoreAdjust`: agents 1000, the supervisors and tmux servers -100), and every other user's agents and tmux go on.";
+        description = "`MemoryMax=` of the slice, the box's line for all agents together: ${memorySize}, or `null` for no limit. At it the kernel kills the agent that uses the most (ranked by `OOMScoreAdjust`: agents 1000, the supervisors and tmux servers -100), and every other user's agents and tmux go on.";
       };
       tasksMax = mkOption {
         type = types.nullOr types.int;
