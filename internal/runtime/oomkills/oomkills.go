@@ -1,7 +1,7 @@
-// Package oomkills counts the processes of a cgroup that an OOM killer
-// ended: the oom_kill line of the cgroup's memory.events (cgroup v2), which
-// counts kills for the cgroup's own limit, an ancestor's (the user's slice,
-// the box's) and the machine's alike, and its descendants'.
+// Package oomkills reads how many processes of a cgroup an OOM killer
+// ended. The count is the oom_kill line of the cgroup's memory.events
+// (cgroup v2): kills for the cgroup's own limit, an ancestor's (the user's
+// slice, the box's) and the machine's alike, and its descendants'.
 package oomkills
 
 import (
