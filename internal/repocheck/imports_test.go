@@ -48,7 +48,7 @@ var runtimeImports = map[string][]string{
 	"hooks":         {"badconfig", "clientaddr", "contract", "escape", "httpserve", "journal", "registry"},
 	"notify":        {"attention", "badconfig", "contract", "journal", "userfile"},
 	"observe":       {"atomicfile", "attention", "userfile"},
-	"oomkills":      {},
+	"oomkills":      {"userfile"},
 	"peer":          {"escape"},
 	"paths":         {"contract", "envfile", "escape"},
 	"registry":      {"atomicfile", "contract", "escape", "userfile"},

@@ -5,14 +5,12 @@
 package oomkills
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/agent-box/agent-box/internal/runtime/userfile"
 )
 
 // maxFile bounds what is read of /proc/<pid>/cgroup and memory.events
@@ -23,7 +21,7 @@ const maxFile = 64 << 10
 // procRoot/<pid>/cgroup and cgroupRoot/<its path>/memory.events
 // (procRoot and cgroupRoot are /proc and /sys/fs/cgroup but for tests).
 func Of(procRoot, cgroupRoot string, pid int) (uint64, error) {
-	b, err := readSmall(filepath.Join(procRoot, strconv.Itoa(pid), "cgroup"))
+	b, err := userfile.Read(filepath.Join(procRoot, strconv.Itoa(pid), "cgroup"), maxFile)
 	if err != nil {
 		return 0, err
 	}
@@ -37,13 +35,12 @@ func Of(procRoot, cgroupRoot string, pid int) (uint64, error) {
 		return 0, fmt.Errorf("process %d: no cgroup v2 path in its cgroup file", pid)
 	}
 	events := filepath.Join(cgroupRoot, path, "memory.events")
-	b, err = readSmall(events)
+	b, err = userfile.Read(events, maxFile)
 	if err != nil {
 		return 0, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "oom_kill "); ok {
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "oom_kill "); ok {
 			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
 				return 0, fmt.Errorf("%s: oom_kill %q: %w", events, v, err)
@@ -52,21 +49,4 @@ func Of(procRoot, cgroupRoot string, pid int) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s: no oom_kill line", events)
-}
-
-func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, maxFile+1)
-	n, err := f.Read(b)
-	if err != nil && n == 0 {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if n > maxFile {
-		return nil, errors.New(path + ": too large")
-	}
-	return b[:n], nil
 }
