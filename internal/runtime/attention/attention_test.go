@@ -128,3 +128,14 @@ func TestStatusStringIsWhatTheLogAndSessionLsShow(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// The reasons the supervisor and tmux give are the contract's: the auth
+// service refuses a report with any other, so a reason missing there would
+// never reach the inbox.
+func TestTheSupervisorsReasonsAreTheContracts(t *testing.T) {
+	for _, r := range []string{ReasonBell, ReasonSilence, ReasonExit, ReasonOutOfMemory} {
+		if !KnownReason(r) {
+			t.Errorf("reason %q is not in the contract's attention.reasons", r)
+		}
+	}
+}
