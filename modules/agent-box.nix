@@ -12339,8 +12339,8 @@ in
           	// are kept from the sessions unit (tmux and the agents: TasksMax is
           	// tasksMax less Reserve) for the user's other agent-box units (the
           	// supervisor, the web daemon, the terminal), so that while the agents
-          	// are at their cap the supervisor still runs tmux and a person still
-          	// opens a terminal and removes the runaway session.
+          	// are at their cap the supervisor still runs tmux (a session rm of the
+          	// runaway applies) and the terminal's tmux client has room to start.
           	UserTasks struct {
           		Reserve int `json:"reserve"`
           	} `json:"userTasks"`
@@ -12438,7 +12438,6 @@ in
           	Programs      = &c.Programs
           	Units         = &c.Units
           	Dirs          = &c.Dirs
-          	RuntimeTmpfs  = &c.RuntimeTmpfs
           	Sockets       = &c.Sockets
           	Env           = &c.Env
           	Routes        = &c.Routes
@@ -21335,6 +21334,7 @@ in
           		s.logf("killing session %s: %s (trying again in %s)", quote(name), errText(err), s.again())
           		return false
           	}
+          	s.againDelay = 0
           	s.logf("session %s killed (%s in the registry)", quote(name), why)
           	return true
           }

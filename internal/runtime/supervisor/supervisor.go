@@ -1039,6 +1039,7 @@ func (s *sup) kill(ctx context.Context, name, why string) bool {
 		s.logf("killing session %s: %s (trying again in %s)", quote(name), errText(err), s.again())
 		return false
 	}
+	s.againDelay = 0
 	s.logf("session %s killed (%s in the registry)", quote(name), why)
 	return true
 }
