@@ -10,9 +10,18 @@ import (
 	"strings"
 )
 
+// initrdModules are the modules guestinit loads, in its order, under the
+// kernel's module directory: the disk's driver, and the quota format of
+// the root's ext4 quota feature (without it the mount fails with ESRCH).
+var initrdModules = []string{
+	"drivers/block/virtio_blk.ko.xz",
+	"fs/quota/quota_tree.ko.xz",
+	"fs/quota/quota_v2.ko.xz",
+}
+
 // makeInitrd builds ./internal/vmtest/guestinit for the guest and writes
 // the guest's initrd to work/initrd.cpio: that program as /init and the
-// virtio_blk module of the base image's kernel. Uncompressed (the emulated
+// base image kernel's initrdModules. Uncompressed (the emulated
 // kernel would only spend time unpacking it) and 1.7 MB, where the
 // base image's mkinitramfs initrd is 10 MB of gzip.
 func makeInitrd(ctx context.Context, root, work string, base *Base) (string, error) {
@@ -28,17 +37,18 @@ func makeInitrd(ctx context.Context, root, work string, base *Base) (string, err
 		return "", err
 	}
 	version := strings.TrimPrefix(filepath.Base(base.Kernel), "vmlinuz-")
-	modPath := filepath.Join(base.Root, "lib/modules", version, "kernel/drivers/block/virtio_blk.ko.xz")
-	mod, err := os.ReadFile(modPath)
-	if err != nil {
-		return "", fmt.Errorf("the guest's initrd needs virtio_blk: %w", err)
-	}
 	var c cpio
 	c.dir("dev")
 	c.node("dev/console", 0o020600, 5, 1)
 	c.dir("root")
 	c.file("init", 0o755, initData)
-	c.file("virtio_blk.ko.xz", 0o644, mod)
+	for _, m := range initrdModules {
+		data, err := os.ReadFile(filepath.Join(base.Root, "lib/modules", version, "kernel", m))
+		if err != nil {
+			return "", fmt.Errorf("the guest's initrd needs %s: %w", filepath.Base(m), err)
+		}
+		c.file(filepath.Base(m), 0o644, data)
+	}
 	out := filepath.Join(work, "initrd.cpio")
 	return out, os.WriteFile(out, c.close(), 0o644)
 }

@@ -3,10 +3,10 @@
 // Command guestinit is the whole initrd of the VM tier's guest (harness, not product).
 //
 // It is the whole initrd of the VM tier's guest (harness,
-// not product): as PID 1 it loads the one module the root disk needs
-// (virtio_blk, which Debian's cloud kernel builds as a module; ext4 is
-// built in), mounts /dev/vda read-write on /root, makes it the root and
-// executes systemd. Debian's mkinitramfs initrd did the same with udev and
+// not product): as PID 1 it loads the modules the root disk needs
+// (virtio_blk and the quota format, which Debian's cloud kernel builds as
+// modules; ext4 is built in), mounts /dev/vda read-write on /root, makes
+// it the root and executes systemd. Debian's mkinitramfs initrd did the same with udev and
 // shell scripts in 10 MB that the emulated kernel had to unpack first.
 package main
 
@@ -18,9 +18,13 @@ import (
 	"unsafe"
 )
 
+// modules are the initrd's (initrdModules in ../initrd.go), in the order
+// they load: the disk's driver, and the quota format that the root's ext4
+// quota feature needs at the mount (quota_v2 uses quota_tree).
+var modules = []string{"/virtio_blk.ko.xz", "/quota_tree.ko.xz", "/quota_v2.ko.xz"}
+
 const (
-	module = "/virtio_blk.ko.xz"
-	disk   = "/dev/vda"
+	disk = "/dev/vda"
 	// finit_module(2) flag: the kernel decompresses the module itself
 	// (CONFIG_MODULE_DECOMPRESS).
 	moduleInitCompressedFile = 4
@@ -42,8 +46,10 @@ func run() error {
 	if err := syscall.Mount("devtmpfs", "/dev", "devtmpfs", 0, ""); err != nil {
 		return fmt.Errorf("mounting devtmpfs on /dev: %w", err)
 	}
-	if err := loadModule(module); err != nil {
-		return err
+	for _, m := range modules {
+		if err := loadModule(m); err != nil {
+			return err
+		}
 	}
 	// The disk's node appears when the driver has probed it.
 	deadline := time.Now().Add(30 * time.Second)
@@ -52,7 +58,7 @@ func run() error {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not appear within 30 s of loading %s", disk, module)
+			return fmt.Errorf("%s did not appear within 30 s of loading %s", disk, modules[0])
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
