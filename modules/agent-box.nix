@@ -41,6 +41,7 @@
 #   internal/runtime/cli/apprun.go
 #   internal/runtime/cli/authcmds.go
 #   internal/runtime/cli/cli.go
+#   internal/runtime/cli/disk.go
 #   internal/runtime/cli/notifyserve.go
 #   internal/runtime/cli/web.go
 #   internal/runtime/cli/webserve.go
@@ -51,6 +52,7 @@
 #   internal/runtime/control/control.go
 #   internal/runtime/conversation/conversation.go
 #   internal/runtime/conversation/report.go
+#   internal/runtime/diskquota/diskquota.go
 #   internal/runtime/envfile/envfile.go
 #   internal/runtime/escape/escape.go
 #   internal/runtime/escape/quote.go
@@ -139,6 +141,7 @@
 #   modules/src/lib/render/caddy-apps.nix
 #   modules/src/lib/render/caddy.nix
 #   modules/src/lib/render/clients.nix
+#   modules/src/lib/render/disk.nix
 #   modules/src/lib/render/fail2ban.nix
 #   modules/src/lib/render/guide.nix
 #   modules/src/lib/render/hooks.nix
@@ -157,6 +160,7 @@
 #   modules/src/lib/web-units.nix
 #   modules/src/options.nix
 #   modules/src/units/.assemble-ignore
+#   modules/src/units/agent-box-disk@.service
 #   modules/src/units/agent-box-sessions@.service
 #   modules/src/units/agent-box.slice
 #   modules/src/units/agent-box@.service
@@ -490,6 +494,12 @@ let
         default = "75%";
         example = "12G";
         description = "`MemoryMax=` of the user's slice `${contract.units.userSlice}`: ${memorySize}, or `null` for no limit. At it the kernel kills the user's process that uses the most, ranked by `OOMScoreAdjust`: an agent (1000) before the supervisor or tmux (-100); the session restarts, and the inbox says it was killed for memory.";
+      };
+      diskQuota = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        example = "20G";
+        description = "The most the user may own on the filesystem of its home and on each other filesystem where it writes (its apps' state, its units' temporary files): a size, ${contract.diskQuota.pattern} (powers of 1024), and one file per ${toString contract.diskQuota.bytesPerFile} bytes of it; `null` (the default) for no limit. Past it the user's writes fail with \"Disk quota exceeded\" and every other user keeps its room: without it one agent can fill the disk, and then no user's `session add` or `rm` can write its registry. `${contract.units.disk}` sets it at boot and takes it away when the option is removed. The filesystems must keep user quotas (ext4: `tune2fs -O quota`; XFS: `uquota`), or that unit fails saying which: `docs/operating.md`, \"Disk\".";
       };
       tasksMax = mkOption {
         type = types.nullOr types.int;
@@ -1125,6 +1135,7 @@ let
             "units": {
               "supervisor": "agent-box@<user>.service",
               "sessions": "agent-box-sessions@<user>.service",
+              "disk": "agent-box-disk@<user>.service",
               "userSlice": "agent-box-<user>.slice",
               "auth": "agent-box-auth.service",
               "web": "agent-box-web@<user>.service",
@@ -1141,6 +1152,10 @@ let
             "runtimeTmpfs": {
               "size": "16M",
               "inodes": 4096
+            },
+            "diskQuota": {
+              "pattern": "[1-9][0-9]{0,5}[MGT]",
+              "bytesPerFile": 16384
             },
             "sockets": {
               "authVerify": {
@@ -2116,6 +2131,7 @@ let
         memoryMax
         tasksMax
         cpuWeight
+        diskQuota
         ;
       home = "/home/${name}";
       apps = map (a: app name a u.apps.${a}) (sortStrings (attrNames u.apps));
@@ -2324,6 +2340,10 @@ let
       ++ envChecks.files path u.environmentFiles
       ++ limitChecks path u
       ++ [
+        {
+          assertion = u.diskQuota == null || matches contract.diskQuota.pattern u.diskQuota;
+          message = "${path}.diskQuota = ${show u.diskQuota}: use a size such as \"20G\" (${contract.diskQuota.pattern}: M, G or T, powers of 1024) or null.";
+        }
         {
           assertion = u.tasksMax == null || u.tasksMax < 1 || u.tasksMax >= 2 * tasksReserve;
           message = "${path}.tasksMax = ${toString u.tasksMax}: agent-box keeps ${toString tasksReserve} of a user's tasks from its agents for the user's supervisor, web daemon and terminal; use at least ${toString (2 * tasksReserve)} or null.";
@@ -3194,6 +3214,27 @@ in
     Options=mode=0700,size=${runtimeTmpfs.size},nr_inodes=${toString runtimeTmpfs.inodes},nosuid,nodev,noexec
   '';
 }
+        ;
+      disk =
+        # The instance drop-in agent-box-disk@<user>.service.d/overrides.conf (a
+# user with a diskQuota): the absolute ExecStart that sets the quota and
+# ExecStop that takes it away, so removing the option (a switch stops the
+# unit) leaves no limit behind. A changed size restarts the unit: stop,
+# then start with the new size. The user's apps' state directory (where
+# it exists) is writable here, as quotactl_fd needs where that is another
+# filesystem than the home's and /var/tmp's (`agent-box disk` names each
+# filesystem by the first of those paths on it).
+# u: a normalized user; paths: { env; } absolute store paths.
+{ contract, prim, ... }:
+u: paths: ''
+  # Generated by the agent-box NixOS module for ${prim.forUser contract.units.disk u.name}.
+  [Service]
+  ExecStart=
+  ExecStart=${paths.env}/bin/agent-box disk set ${u.name} ${u.diskQuota}
+  ExecStop=
+  ExecStop=${paths.env}/bin/agent-box disk clear ${u.name}
+  ReadWritePaths=-/var/lib/${builtins.dirOf (prim.forUser contract.apps.stateDirectory u.name)}
+''
         ;
       auth =
         # The auth service (docs/web-contract.md, "The auth service"): its
@@ -4078,7 +4119,8 @@ let
 
   # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
   # Per user: the supervisor (enabled; it pulls in the sessions unit with
-  # Requires=), the sessions unit, the user's slice and the apps.
+  # Requires=), the sessions unit, the user's slice, its disk quota's unit
+  # (enabled, with a diskQuota) and the apps.
   dropins =
     n: host:
     listToAttrs (
@@ -4093,6 +4135,7 @@ let
           (entry (forUser units.sessions name) (render.sessions u p) [ ])
           (entry (prim.userSlice name) (render.slice.user u) [ ])
         ]
+        ++ (if u.diskQuota == null then [ ] else [ (entry (forUser units.disk name) (render.disk u p) [ "multi-user.target" ]) ])
         ++ concatMap (appDropins n host) u.apps
       ) n.userNames
     )
@@ -4299,6 +4342,70 @@ in
   # the apps' (only with some).
   units =
     {
+      "agent-box-disk@.service" = ''
+        # agent-box-disk@<user>.service gives one agent user its disk quota
+        # (services.agent-box.users.<user>.diskQuota): at most that many bytes,
+        # and files, owned by the user on the filesystem of its home and on the
+        # others where it writes (docs/runtime-contract.md, "Limits"), so that one
+        # agent filling the disk fills its quota ("Disk quota exceeded"), and the
+        # other users, their registries and sessions keep their room.
+        #
+        # Verbatim and backend-neutral: the drop-in rendered by the module adds
+        # the absolute ExecStart (`agent-box disk set <user> <size>`) and ExecStop
+        # (`agent-box disk clear <user>`), so that removing the option (the unit
+        # stops) takes the quota away. Where a filesystem keeps users' usage
+        # without enforcing limits (ext4 with the quota feature, mounted without
+        # usrquota), ExecStart turns enforcement on (docs/operating.md, "Disk").
+        # A filesystem that keeps no quotas fails the unit, saying what to do.
+
+        [Unit]
+        Description=agent-box disk quota of %i
+        RequiresMountsFor=/home/%i
+        Before=agent-box@%i.service agent-box-sessions@%i.service
+
+        [Service]
+        Type=oneshot
+        RemainAfterExit=yes
+        # Not root: CAP_SYS_ADMIN is what quotactl_fd(2) needs to set a limit.
+        DynamicUser=yes
+        AmbientCapabilities=CAP_SYS_ADMIN
+        # quotactl_fd's writes need the path's mount writable here (the program
+        # only names the filesystem: it opens the path with O_PATH and writes
+        # nothing; the dynamic user may not write into the home). PrivateTmp's
+        # directories are writable; the drop-in adds the apps' state.
+        ReadWritePaths=/home/%i
+
+        # Hardening (alphabetical).
+        CapabilityBoundingSet=CAP_SYS_ADMIN
+        DevicePolicy=closed
+        IPAddressDeny=any
+        LockPersonality=yes
+        MemoryDenyWriteExecute=yes
+        NoNewPrivileges=yes
+        PrivateDevices=yes
+        PrivateMounts=yes
+        PrivateNetwork=yes
+        PrivateTmp=yes
+        ProcSubset=pid
+        ProtectClock=yes
+        ProtectControlGroups=yes
+        ProtectHome=read-only
+        ProtectHostname=yes
+        ProtectKernelLogs=yes
+        ProtectKernelModules=yes
+        ProtectKernelTunables=yes
+        ProtectProc=invisible
+        ProtectSystem=strict
+        RestrictAddressFamilies=AF_UNIX
+        RestrictNamespaces=yes
+        RestrictRealtime=yes
+        RestrictSUIDSGID=yes
+        SystemCallArchitectures=native
+        SystemCallErrorNumber=EPERM
+        SystemCallFilter=@system-service quotactl_fd
+        SystemCallFilter=~@resources
+        UMask=0077
+      '';
       "agent-box-sessions@.service" = ''
         # agent-box-sessions@<user>.service holds one agent user's tmux server and,
         # as the server's children, every agent of that user.
@@ -10915,6 +11022,8 @@ in
             env set KEY                                  set KEY to the value read from stdin
             env rm KEY                                   remove KEY
                                                          ('session env ...' is a deprecated alias)
+            disk                                         your disk use and quota on each filesystem it binds
+            disk set USER SIZE | disk clear USER         set or take away USER's quota (as root: its unit's ExecStart and ExecStop)
             web hash-password                            read a password from stdin, print its hash
             web revoke LOGIN                             end every web session of LOGIN (as root)
             web serve                                    the web daemon (its unit's ExecStart)
@@ -11062,6 +11171,8 @@ in
           		return p.supervise(ctx)
           	case "app":
           		return p.app(ctx, rest)
+          	case "disk":
+          		return p.disk(rest)
           	case "app-run":
           		return p.appRun(ctx, rest)
           	case "tmux-server":
@@ -11623,6 +11734,130 @@ in
           // (package spawn, Session).
           func (p *Program) execSession(name string) error {
           	return spawn.Session(name, p.Stderr)
+          }
+        '';
+        "cli/disk.go" = ''
+          package cli
+
+          import (
+          	"errors"
+          	"fmt"
+          	"os/user"
+          	"path/filepath"
+          	"strconv"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/diskquota"
+          	"github.com/agent-box/agent-box/internal/runtime/uploads"
+          )
+
+          // diskUsage is `agent-box disk`'s usage line.
+          const diskUsage = "usage: disk | disk set USER SIZE | disk clear USER"
+
+          // disk is `agent-box disk`: the running user's disk use and quota, or, as
+          // root (the user's quota unit), setting and clearing a user's quota.
+          func (p *Program) disk(args []string) error {
+          	switch {
+          	case len(args) == 0:
+          		u, err := user.Current()
+          		if err != nil {
+          			return fmt.Errorf("disk: who is running: %w", err)
+          		}
+          		return p.diskShow(u)
+          	case len(args) == 3 && args[0] == "set":
+          		l, err := diskquota.ParseSize(args[2])
+          		if err != nil {
+          			return usagef("%v", err)
+          		}
+          		return p.diskSet(args[1], l)
+          	case len(args) == 2 && args[0] == "clear":
+          		return p.diskSet(args[1], diskquota.Limit{})
+          	}
+          	return usagef("%s", diskUsage)
+          }
+
+          // diskPlaces returns the user's uid and the first path of each filesystem
+          // the quota binds (diskquota.Filesystems leaves a tmpfs out): where the
+          // user writes, its home, its units' private temporary directories
+          // (systemd's PrivateTmp= makes them under /var/tmp and /tmp) and its
+          // apps' state (contract apps.stateDirectory, under /var/lib), in that
+          // order (the quota unit's drop-in makes the last writable there).
+          func diskPlaces(u *user.User) (int, []string, error) {
+          	uid, err := strconv.Atoi(u.Uid)
+          	if err != nil {
+          		return 0, nil, fmt.Errorf("disk: %s: uid %q: %w", u.Username, u.Uid, err)
+          	}
+          	apps := filepath.Join("/var/lib", filepath.Dir(contract.For(contract.Apps.StateDirectory, u.Username)))
+          	fss, err := diskquota.Filesystems([]string{u.HomeDir, "/var/tmp", "/tmp", apps})
+          	if err != nil {
+          		return 0, nil, fmt.Errorf("disk: %w", err)
+          	}
+          	return uid, fss, nil
+          }
+
+          func (p *Program) diskShow(u *user.User) error {
+          	uid, fss, err := diskPlaces(u)
+          	if err != nil {
+          		return err
+          	}
+          	for _, fs := range fss {
+          		use, err := diskquota.Get(fs, uid)
+          		switch {
+          		case errors.Is(err, diskquota.ErrOff), errors.Is(err, diskquota.ErrUnsupported):
+          			fmt.Fprintf(p.Stdout, "%s: no quota (%v)\n", fs, err)
+          		case err != nil:
+          			return fmt.Errorf("disk: %w", err)
+          		case use.Limit == diskquota.Limit{}:
+          			fmt.Fprintf(p.Stdout, "%s: %s in %d files; no quota\n", fs, uploads.Size(int64(use.Bytes)), use.Files)
+          		default:
+          			fmt.Fprintf(p.Stdout, "%s: %s of %s, %d of %d files\n", fs,
+          				uploads.Size(int64(use.Bytes)), uploads.Size(int64(use.Limit.Bytes)), use.Files, use.Limit.Files)
+          		}
+          	}
+          	return nil
+          }
+
+          // diskSet gives the user the limit l on each filesystem (Limit{}: takes
+          // it away, where quotas are on) and says what the user owns there.
+          func (p *Program) diskSet(name string, l diskquota.Limit) error {
+          	u, err := user.Lookup(name)
+          	if err != nil {
+          		return fmt.Errorf("disk: %w", err)
+          	}
+          	uid, fss, err := diskPlaces(u)
+          	if err != nil {
+          		return err
+          	}
+          	for _, fs := range fss {
+          		if l != (diskquota.Limit{}) {
+          			on, err := diskquota.Enforce(fs)
+          			if err != nil {
+          				return fmt.Errorf("disk: %s: %w", name, err)
+          			}
+          			if on {
+          				fmt.Fprintf(p.Stdout, "%s: turned on the enforcement of user quotas on the filesystem of %s (until it is mounted again)\n", name, fs)
+          			}
+          		}
+          		err := diskquota.Set(fs, uid, l)
+          		if l == (diskquota.Limit{}) && (errors.Is(err, diskquota.ErrOff) || errors.Is(err, diskquota.ErrUnsupported)) {
+          			fmt.Fprintf(p.Stdout, "%s: no quota to clear on the filesystem of %s\n", name, fs)
+          			continue
+          		}
+          		if err != nil {
+          			return fmt.Errorf("disk: %s: %w", name, err)
+          		}
+          		use, err := diskquota.Get(fs, uid)
+          		if err != nil {
+          			return fmt.Errorf("disk: %s: %w", name, err)
+          		}
+          		if l == (diskquota.Limit{}) {
+          			fmt.Fprintf(p.Stdout, "%s: no disk quota on the filesystem of %s (uses %s in %d files)\n", name, fs, uploads.Size(int64(use.Bytes)), use.Files)
+          			continue
+          		}
+          		fmt.Fprintf(p.Stdout, "%s: disk quota %s and %d files on the filesystem of %s (uses %s in %d files)\n", name,
+          			uploads.Size(int64(use.Limit.Bytes)), use.Limit.Files, fs, uploads.Size(int64(use.Bytes)), use.Files)
+          	}
+          	return nil
           }
         '';
         "cli/notifyserve.go" = ''
@@ -12319,6 +12554,9 @@ in
           		// Sessions is the unit of an agent user's tmux server and so of
           		// every agent (the supervisor only drives it).
           		Sessions string `json:"sessions"`
+          		// Disk sets an agent user's disk quota (the user's diskQuota
+          		// option) and clears it when it stops.
+          		Disk string `json:"disk"`
           		// UserSlice holds every unit of an agent user; <user> is the
           		// systemd-escaped user name ('-' is \x2d), so that a user's
           		// slice is never a child of another's. Stopping it stops the user.
@@ -12351,6 +12589,15 @@ in
           		Size   string `json:"size"`
           		Inodes int    `json:"inodes"`
           	} `json:"runtimeTmpfs"`
+          	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
+          	// and M, G or T, powers of 1024) that bounds the bytes the user owns
+          	// on each filesystem where it writes (its home's, its apps' state's,
+          	// its units' private temporary directories'), and, at one file per
+          	// BytesPerFile of it (ext4's default inode ratio), the files.
+          	DiskQuota struct {
+          		Pattern      string `json:"pattern"`
+          		BytesPerFile int    `json:"bytesPerFile"`
+          	} `json:"diskQuota"`
           	Sockets struct {
           		AuthVerify  Socket `json:"authVerify"`
           		AuthPages   Socket `json:"authPages"`
@@ -12442,6 +12689,7 @@ in
           	Env           = &c.Env
           	Routes        = &c.Routes
           	ExitCodes     = &c.ExitCodes
+          	DiskQuota     = &c.DiskQuota
           )
 
           var c Contract // filled by values.go
@@ -12852,6 +13100,7 @@ in
             "units": {
               "supervisor": "agent-box@<user>.service",
               "sessions": "agent-box-sessions@<user>.service",
+              "disk": "agent-box-disk@<user>.service",
               "userSlice": "agent-box-<user>.slice",
               "auth": "agent-box-auth.service",
               "web": "agent-box-web@<user>.service",
@@ -12868,6 +13117,10 @@ in
             "runtimeTmpfs": {
               "size": "16M",
               "inodes": 4096
+            },
+            "diskQuota": {
+              "pattern": "[1-9][0-9]{0,5}[MGT]",
+              "bytesPerFile": 16384
             },
             "sockets": {
               "authVerify": {
@@ -13299,6 +13552,7 @@ in
           	c.Programs.Spawn = Term{Name: "agent-box-exec", What: "what tmux runs in each session's pane (`agent-box-exec exec-session NAME`): agent-box's exec-session in a program of its own, built beside agent-box (cmd/agent-box-exec), which the supervisor finds next to its own executable"}
           	c.Units.Supervisor = "agent-box@<user>.service"
           	c.Units.Sessions = "agent-box-sessions@<user>.service"
+          	c.Units.Disk = "agent-box-disk@<user>.service"
           	c.Units.UserSlice = "agent-box-<user>.slice"
           	c.Units.Auth = "agent-box-auth.service"
           	c.Units.Web = "agent-box-web@<user>.service"
@@ -13309,6 +13563,8 @@ in
           	c.UserTasks.Reserve = 64
           	c.RuntimeTmpfs.Size = "16M"
           	c.RuntimeTmpfs.Inodes = 4096
+          	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
+          	c.DiskQuota.BytesPerFile = 16384
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
           	c.Sockets.AuthPages = Socket{Path: "/run/agent-box-auth/pages.sock", Unit: "agent-box-auth-pages.socket", FDName: str("pages"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the box origin and /auth/* of every user origin"}
           	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0660"), Group: str("agent-box-status"), Clients: "the web daemon (POST /alive) and the supervisor (PUT the attention report) of every agent user with an origin: the group is their units' supplementary group, so no other process of the user (a session, the terminal, an app) connects; the service checks the peer's uid"}
@@ -13932,6 +14188,202 @@ in
           		r.ID, r.Transcript, r.Source, r.Reported = rep.SessionID, rep.TranscriptPath, rep.Source, now
           		return nil
           	})
+          }
+        '';
+        "diskquota/diskquota.go" = ''
+          // Package diskquota sets, clears and reads a user's disk quota (bytes and
+          // files) on the filesystems an agent user writes, through quotactl_fd(2).
+          package diskquota
+
+          import (
+          	"encoding/binary"
+          	"errors"
+          	"fmt"
+          	"os"
+          	"regexp"
+          	"strconv"
+          	"syscall"
+          	"unsafe"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          )
+
+          // Linux's numbers (include/uapi/linux/quota.h and dqblk_xfs.h;
+          // quotactl_fd is 443 on every architecture since Linux 5.14).
+          const (
+          	sysQuotactlFd = 443
+          	qGetQuota     = 0x800007
+          	qSetQuota     = 0x800008
+          	qXQuotaOn     = 0x5801 // Q_XQUOTAON: turn on the enforcement flags given
+          	qXGetQStat    = 0x5805 // Q_XGETQSTAT: struct fs_quota_stat
+          	udqAcct       = 1      // FS_QUOTA_UDQ_ACCT: user usage is kept
+          	udqEnfd       = 2      // FS_QUOTA_UDQ_ENFD: user limits are enforced
+          	usrQuota      = 0
+          	qifLimits     = 1 | 4 // QIF_BLIMITS | QIF_ILIMITS
+          	blockSize     = 1024  // QIF_DQBLKSIZE: the unit of the block limits
+          	tmpfsMagic    = 0x01021994
+          	oPath         = 0x200000 // O_PATH (not in package syscall)
+          )
+
+          // dqblk is struct if_dqblk.
+          type dqblk struct {
+          	bHardLimit uint64 // in blockSize units
+          	bSoftLimit uint64
+          	curSpace   uint64 // bytes
+          	iHardLimit uint64
+          	iSoftLimit uint64
+          	curInodes  uint64
+          	bTime      uint64
+          	iTime      uint64
+          	valid      uint32
+          	_          uint32
+          }
+
+          // Limit is a quota: at most Bytes and Files (0: no limit).
+          type Limit struct {
+          	Bytes uint64
+          	Files uint64
+          }
+
+          // Use is what a user owns on one filesystem and its quota there.
+          type Use struct {
+          	Bytes uint64
+          	Files uint64
+          	Limit Limit
+          }
+
+          var sizeRe = regexp.MustCompile(`^(?:` + contract.DiskQuota.Pattern + `)$`)
+
+          // ParseSize reads a diskQuota option's size (contract.DiskQuota.Pattern)
+          // into its limit: the bytes, and one file per contract BytesPerFile of
+          // them.
+          func ParseSize(s string) (Limit, error) {
+          	if !sizeRe.MatchString(s) {
+          		return Limit{}, fmt.Errorf("disk quota %s: not a size such as 20G (%s)", escape.String(s), contract.DiskQuota.Pattern)
+          	}
+          	n, err := strconv.ParseUint(s[:len(s)-1], 10, 64)
+          	if err != nil {
+          		return Limit{}, fmt.Errorf("disk quota %s: %w", escape.String(s), err)
+          	}
+          	shift := map[byte]uint{'M': 20, 'G': 30, 'T': 40}[s[len(s)-1]]
+          	b := n << shift
+          	per := uint64(contract.DiskQuota.BytesPerFile)
+          	return Limit{Bytes: b, Files: (b + per - 1) / per}, nil
+          }
+
+          // ErrOff: the filesystem keeps no user quotas: ext4 without its quota
+          // feature, XFS mounted without uquota.
+          var ErrOff = errors.New("keeps no user quotas")
+
+          // ErrUnsupported: the filesystem (or the kernel) has no user quotas.
+          var ErrUnsupported = errors.New("has no user quotas")
+
+          // quotactl is quotactl_fd(2); tests replace it.
+          var quotactl = func(fd uintptr, cmd uint32, id int, addr unsafe.Pointer) syscall.Errno {
+          	_, _, e := syscall.Syscall6(sysQuotactlFd, fd, uintptr(cmd), uintptr(id), uintptr(addr), 0, 0)
+          	return e
+          }
+
+          // statfs is statfs(2); tests replace it.
+          var statfs = syscall.Statfs
+
+          // Filesystems returns, of paths, the first path on each filesystem that
+          // is not a tmpfs (what a user writes to a tmpfs is charged to its memory),
+          // in order. A path that does not exist is left out.
+          func Filesystems(paths []string) ([]string, error) {
+          	var out []string
+          	seen := map[uint64]bool{}
+          	for _, p := range paths {
+          		var st syscall.Stat_t
+          		if err := syscall.Stat(p, &st); err != nil {
+          			if errors.Is(err, os.ErrNotExist) {
+          				continue
+          			}
+          			return nil, fmt.Errorf("%s: %w", escape.String(p), err)
+          		}
+          		var fs syscall.Statfs_t
+          		if err := statfs(p, &fs); err != nil {
+          			return nil, fmt.Errorf("%s: %w", escape.String(p), err)
+          		}
+          		if seen[st.Dev] || fs.Type == tmpfsMagic {
+          			continue
+          		}
+          		seen[st.Dev] = true
+          		out = append(out, p)
+          	}
+          	return out, nil
+          }
+
+          // Enforce makes sure the filesystem of path enforces user quota limits:
+          // where it keeps users' usage but does not enforce their limits (ext4 with
+          // the quota feature mounted without usrquota, which needs no quota tools),
+          // it turns enforcement on, until the filesystem is mounted again. It says
+          // whether it did.
+          func Enforce(path string) (bool, error) {
+          	// struct fs_quota_stat: qs_version (s8), then qs_flags (u16) at 2.
+          	var st [128]byte
+          	if err := call(path, qXGetQStat, 0, unsafe.Pointer(&st)); err != nil {
+          		return false, err
+          	}
+          	flags := binary.NativeEndian.Uint16(st[2:4])
+          	switch {
+          	case flags&udqAcct == 0:
+          		return false, fmt.Errorf("the filesystem of %s %w (ext4: tune2fs -O quota; XFS: mount it with uquota; docs/operating.md, \"Disk\")", escape.String(path), ErrOff)
+          	case flags&udqEnfd != 0:
+          		return false, nil
+          	}
+          	on := uint32(udqEnfd)
+          	if err := call(path, qXQuotaOn, 0, unsafe.Pointer(&on)); err != nil {
+          		return false, err
+          	}
+          	return true, nil
+          }
+
+          // Set gives uid the limit l on the filesystem of path (Limit{}: none).
+          // Enforce first: a filesystem that keeps usage takes limits it does not
+          // enforce.
+          func Set(path string, uid int, l Limit) error {
+          	q := dqblk{
+          		bHardLimit: (l.Bytes + blockSize - 1) / blockSize,
+          		iHardLimit: l.Files,
+          		valid:      qifLimits,
+          	}
+          	q.bSoftLimit, q.iSoftLimit = q.bHardLimit, q.iHardLimit
+          	return call(path, qSetQuota, uid, unsafe.Pointer(&q))
+          }
+
+          // Get reads what uid owns on the filesystem of path and its limit there.
+          func Get(path string, uid int) (Use, error) {
+          	var q dqblk
+          	if err := call(path, qGetQuota, uid, unsafe.Pointer(&q)); err != nil {
+          		return Use{}, err
+          	}
+          	return Use{
+          		Bytes: q.curSpace,
+          		Files: q.curInodes,
+          		Limit: Limit{Bytes: q.bHardLimit * blockSize, Files: q.iHardLimit},
+          	}, nil
+          }
+
+          func call(path string, cmd uint32, id int, addr unsafe.Pointer) error {
+          	// O_PATH: the fd only names the filesystem, and needs no permission
+          	// on the user's 0700 home.
+          	fd, err := syscall.Open(path, oPath|syscall.O_CLOEXEC, 0)
+          	if err != nil {
+          		return fmt.Errorf("%s: %w", escape.String(path), err)
+          	}
+          	defer syscall.Close(fd)
+          	switch e := quotactl(uintptr(fd), cmd<<8|usrQuota, id, addr); e {
+          	case 0:
+          		return nil
+          	case syscall.ESRCH:
+          		return fmt.Errorf("the filesystem of %s %w (ext4: tune2fs -O quota; XFS: mount it with uquota; docs/operating.md, \"Disk\")", escape.String(path), ErrOff)
+          	case syscall.ENOSYS, syscall.EINVAL, syscall.ENOTTY, syscall.EOPNOTSUPP, syscall.ENOPKG:
+          		return fmt.Errorf("the filesystem of %s %w (quotactl_fd: %v; ext4 and XFS have them on Linux 5.14 or later: docs/operating.md, \"Disk\")", escape.String(path), ErrUnsupported, e)
+          	default:
+          		return fmt.Errorf("the filesystem of %s: quotactl_fd: %w", escape.String(path), e)
+          	}
           }
         '';
         "envfile/envfile.go" = ''
@@ -26146,6 +26598,14 @@ in
     # reset-failed exactly its own apps' units (the rules file is in
     # environment.etc above; polkitd reads /etc/polkit-1/rules.d).
     security.polkit.enable = mkIf (n.apps != [ ]) true;
+    # A root filesystem that keeps users' quotas (ext4's quota feature, for
+    # users.<u>.diskQuota: docs/operating.md, "Disk") loads the quota
+    # format when it is mounted, in the initrd: a module in many kernels,
+    # which the initrd must hold (where it is built in, makeModulesClosure
+    # finds it builtin and copies nothing).
+    boot.initrd.availableKernelModules = mkIf (builtins.any (u: u.diskQuota != null) (builtins.attrValues n.users)) [
+      "quota_v2"
+    ];
     # `agent-box web hash-password` and `web revoke` for the operator (root).
     environment.systemPackages = mkIf n.web.enable [ cfg.package ];
   };

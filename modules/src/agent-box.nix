@@ -317,6 +317,14 @@ in
     # reset-failed exactly its own apps' units (the rules file is in
     # environment.etc above; polkitd reads /etc/polkit-1/rules.d).
     security.polkit.enable = mkIf (n.apps != [ ]) true;
+    # A root filesystem that keeps users' quotas (ext4's quota feature, for
+    # users.<u>.diskQuota: docs/operating.md, "Disk") loads the quota
+    # format when it is mounted, in the initrd: a module in many kernels,
+    # which the initrd must hold (where it is built in, makeModulesClosure
+    # finds it builtin and copies nothing).
+    boot.initrd.availableKernelModules = mkIf (builtins.any (u: u.diskQuota != null) (builtins.attrValues n.users)) [
+      "quota_v2"
+    ];
     # `agent-box web hash-password` and `web revoke` for the operator (root).
     environment.systemPackages = mkIf n.web.enable [ cfg.package ];
   };

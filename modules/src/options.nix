@@ -283,6 +283,12 @@ let
         example = "12G";
         description = "`MemoryMax=` of the user's slice `${contract.units.userSlice}`: ${memorySize}, or `null` for no limit. At it the kernel kills the user's process that uses the most, ranked by `OOMScoreAdjust`: an agent (1000) before the supervisor or tmux (-100); the session restarts, and the inbox says it was killed for memory.";
       };
+      diskQuota = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        example = "20G";
+        description = "The most the user may own on the filesystem of its home and on each other filesystem where it writes (its apps' state, its units' temporary files): a size, ${contract.diskQuota.pattern} (powers of 1024), and one file per ${toString contract.diskQuota.bytesPerFile} bytes of it; `null` (the default) for no limit. Past it the user's writes fail with \"Disk quota exceeded\" and every other user keeps its room: without it one agent can fill the disk, and then no user's `session add` or `rm` can write its registry. `${contract.units.disk}` sets it at boot and takes it away when the option is removed. The filesystems must keep user quotas (ext4: `tune2fs -O quota`; XFS: `uquota`), or that unit fails saying which: `docs/operating.md`, \"Disk\".";
+      };
       tasksMax = mkOption {
         type = types.nullOr types.int;
         default = 4096;

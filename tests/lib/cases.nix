@@ -90,6 +90,7 @@ in
         memoryMax
         tasksMax
         cpuWeight
+        diskQuota
         sessions
         agentNames
         home
@@ -100,6 +101,7 @@ in
       memoryMax = "75%";
       tasksMax = 4096;
       cpuWeight = 100;
+      diskQuota = null;
       sessions = [ ];
       agentNames = [ "shell" ];
       home = "/home/alice";
@@ -542,6 +544,62 @@ in
     expected = [
       "services.agent-box.users.\"a\".tasksMax = 127: agent-box keeps 64 of a user's tasks from its agents for the user's supervisor, web daemon and terminal; use at least 128 or null."
     ];
+  }
+  {
+    name = "a disk quota is a size in M, G or T";
+    expr = failing {
+      users.a.diskQuota = "20GB";
+      users.b.diskQuota = "1.5G";
+      users.c.diskQuota = "0G";
+      users.d.diskQuota = "20G";
+      users.e.diskQuota = "512M";
+      users.f.diskQuota = "2T";
+    };
+    expected =
+      let
+        refused = u: v: "services.agent-box.users.\"${u}\".diskQuota = \"${v}\": use a size such as \"20G\" ([1-9][0-9]{0,5}[MGT]: M, G or T, powers of 1024) or null.";
+      in
+      [
+        (refused "a" "20GB")
+        (refused "b" "1.5G")
+        (refused "c" "0G")
+      ];
+  }
+  {
+    name = "a user with a disk quota gets its enabled unit, which sets it at start and clears it at stop";
+    expr =
+      let
+        d = lib.dropins
+          (offline.normalize {
+            users.a.diskQuota = "20G";
+            users.b = { };
+          })
+          {
+            pathsOf = _: {
+              env = "/E";
+              seed = "/S";
+              agents = "/A";
+            };
+          };
+      in
+      {
+        units = builtins.filter (u: builtins.match "agent-box-disk@.*" u != null) (builtins.attrNames d);
+        inherit (d."agent-box-disk@a.service") wantedBy;
+        service = builtins.filter (l: builtins.isString l && builtins.match "(Exec|ReadWrite).*" l != null) (
+          builtins.split "\n" d."agent-box-disk@a.service".text
+        );
+      };
+    expected = {
+      units = [ "agent-box-disk@a.service" ];
+      wantedBy = [ "multi-user.target" ];
+      service = [
+        "ExecStart="
+        "ExecStart=/E/bin/agent-box disk set a 20G"
+        "ExecStop="
+        "ExecStop=/E/bin/agent-box disk clear a"
+        "ReadWritePaths=-/var/lib/agent-box-apps/a"
+      ];
+    };
   }
   {
     name = "the home check names the option and the fix";

@@ -8,7 +8,8 @@
 # TasksMax stops a fork bomb in one user's agents only, a session that dies
 # meanwhile comes back without crashing tmux, and her supervisor keeps
 # tasks to remove the bomb; an agent filling its runtime directory fills
-# that tmpfs, not /run.
+# that tmpfs, not /run; one filling the disk fills her disk quota, and
+# bob's add and rm still work.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -206,5 +207,50 @@ check "systemd reloads meanwhile (what a switch does first)" systemctl daemon-re
 full_add() { ab alice session add whilefull --agent shell && wait_until 60 has_session alice whilefull; }
 check "alice's new session starts while the directory is full" full_add
 check "the fill goes" rm -f "$rt/fill"
+
+# phase: disk
+# alice's diskQuota (300M): her unit turns the enforcement of user quotas
+# on (the guest's ext4 keeps usage, mounted without usrquota, as
+# docs/operating.md allows) and sets it; an agent of hers filling the disk
+# stops at it, and bob's add and rm still write his registry. Without the
+# quota, the same fill took the disk's last block and bob's add and rm
+# failed ("no space left on device").
+disk_unit=agent-box-disk@alice.service
+check "alice's disk quota unit is active" systemctl is-active --quiet "$disk_unit"
+set_lines() { journalctl -b -u "$disk_unit" -o cat | grep '^alice: '; }
+note "measure: $(set_lines | tr '\n' ' ')"
+set_right() {
+  set_lines | grep -q '^alice: turned on the enforcement of user quotas on the filesystem of /home/alice' &&
+    set_lines | grep -q '^alice: disk quota 300 MiB and 19200 files on the filesystem of /home/alice '
+}
+check "... it turned enforcement on and set 300 MiB and 19200 files" set_right
+# disk_says PATTERN: alice's `agent-box disk` has a line that matches.
+disk_says() { ab alice disk | grep -q -- "$1"; }
+check "alice's agent-box disk shows her quota" disk_says '^/home/alice: .* of 300 MiB, [0-9]* of 19200 files$'
+fill_rc=0
+fill_err=$(in_unit alice fallocate -l 1G /home/alice/fill 2>&1) || fill_rc=$?
+note "measure: alice's fill: exit $fill_rc, $fill_err; $(ab alice disk | head -n 1); $(df -B1 --output=avail / | tail -n 1) bytes free"
+stopped_at_quota() { [ "$fill_rc" -ne 0 ] && grep -q 'Disk quota exceeded' <<<"$fill_err"; }
+check "an agent of alice's filling the disk stops at her quota (Disk quota exceeded)" stopped_at_quota
+check "... with all of it used" disk_says '^/home/alice: 300 MiB of 300 MiB'
+add_at=$(now_ms)
+check "bob's session add works while alice is at her quota" ab bob session add quota --agent shell
+check "... and goes live" wait_until 20 has_session bob quota
+note "measure: bob's add live after $(($(now_ms) - add_at)) ms"
+check "bob's session rm works" ab bob session rm quota
+gone() { ! has_session bob quota; }
+check "... and applies" wait_until 20 gone
+own_rc=0
+own_err=$(ab alice session add over --agent shell 2>&1) || own_rc=$?
+note "measure: alice's own add at her quota: exit $own_rc: $own_err"
+own_refused() { [ "$own_rc" -ne 0 ] && grep -q 'disk quota exceeded' <<<"$own_err"; }
+check "alice's own add fails, saying her quota is exceeded" own_refused
+rm -f /home/alice/fill
+check "once she frees room, her add works" ab alice session add over --agent shell
+check "... and her rm" ab alice session rm over
+check "stopping the unit (the option removed) takes the quota away" systemctl stop "$disk_unit"
+check "... agent-box disk says so" disk_says '^/home/alice: .*; no quota$'
+check "starting it sets it again" systemctl start "$disk_unit"
+check "... agent-box disk says so" disk_says '^/home/alice: .* of 300 MiB'
 
 done_testing

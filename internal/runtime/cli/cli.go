@@ -87,6 +87,8 @@ commands:
   env set KEY                                  set KEY to the value read from stdin
   env rm KEY                                   remove KEY
                                                ('session env ...' is a deprecated alias)
+  disk                                         your disk use and quota on each filesystem it binds
+  disk set USER SIZE | disk clear USER         set or take away USER's quota (as root: its unit's ExecStart and ExecStop)
   web hash-password                            read a password from stdin, print its hash
   web revoke LOGIN                             end every web session of LOGIN (as root)
   web serve                                    the web daemon (its unit's ExecStart)
@@ -234,6 +236,8 @@ func (p *Program) run(ctx context.Context, args []string) error {
 		return p.supervise(ctx)
 	case "app":
 		return p.app(ctx, rest)
+	case "disk":
+		return p.disk(rest)
 	case "app-run":
 		return p.appRun(ctx, rest)
 	case "tmux-server":

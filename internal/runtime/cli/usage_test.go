@@ -21,6 +21,7 @@ var usageParents = map[string]string{
 	"app":     "app",
 	"web":     "web",
 	"env":     "env",
+	"disk":    "disk",
 }
 
 // usageExempt are the words the dispatch takes that are spellings of

@@ -474,6 +474,9 @@ type Contract struct {
 		// Sessions is the unit of an agent user's tmux server and so of
 		// every agent (the supervisor only drives it).
 		Sessions string `json:"sessions"`
+		// Disk sets an agent user's disk quota (the user's diskQuota
+		// option) and clears it when it stops.
+		Disk string `json:"disk"`
 		// UserSlice holds every unit of an agent user; <user> is the
 		// systemd-escaped user name ('-' is \x2d), so that a user's
 		// slice is never a child of another's. Stopping it stops the user.
@@ -506,6 +509,15 @@ type Contract struct {
 		Size   string `json:"size"`
 		Inodes int    `json:"inodes"`
 	} `json:"runtimeTmpfs"`
+	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
+	// and M, G or T, powers of 1024) that bounds the bytes the user owns
+	// on each filesystem where it writes (its home's, its apps' state's,
+	// its units' private temporary directories'), and, at one file per
+	// BytesPerFile of it (ext4's default inode ratio), the files.
+	DiskQuota struct {
+		Pattern      string `json:"pattern"`
+		BytesPerFile int    `json:"bytesPerFile"`
+	} `json:"diskQuota"`
 	Sockets struct {
 		AuthVerify  Socket `json:"authVerify"`
 		AuthPages   Socket `json:"authPages"`
@@ -597,6 +609,7 @@ var (
 	Env           = &c.Env
 	Routes        = &c.Routes
 	ExitCodes     = &c.ExitCodes
+	DiskQuota     = &c.DiskQuota
 )
 
 var c Contract // filled by values.go

@@ -146,6 +146,7 @@ func init() {
 	c.Programs.Spawn = Term{Name: "agent-box-exec", What: "what tmux runs in each session's pane (`agent-box-exec exec-session NAME`): agent-box's exec-session in a program of its own, built beside agent-box (cmd/agent-box-exec), which the supervisor finds next to its own executable"}
 	c.Units.Supervisor = "agent-box@<user>.service"
 	c.Units.Sessions = "agent-box-sessions@<user>.service"
+	c.Units.Disk = "agent-box-disk@<user>.service"
 	c.Units.UserSlice = "agent-box-<user>.slice"
 	c.Units.Auth = "agent-box-auth.service"
 	c.Units.Web = "agent-box-web@<user>.service"
@@ -156,6 +157,8 @@ func init() {
 	c.UserTasks.Reserve = 64
 	c.RuntimeTmpfs.Size = "16M"
 	c.RuntimeTmpfs.Inodes = 4096
+	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
+	c.DiskQuota.BytesPerFile = 16384
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
 	c.Sockets.AuthPages = Socket{Path: "/run/agent-box-auth/pages.sock", Unit: "agent-box-auth-pages.socket", FDName: str("pages"), Mode: str("0660"), Caddy: true, Clients: "Caddy: the box origin and /auth/* of every user origin"}
 	c.Sockets.AuthStatus = Socket{Path: "/run/agent-box-auth/status.sock", Unit: "agent-box-auth-status.socket", FDName: str("status"), Mode: str("0660"), Group: str("agent-box-status"), Clients: "the web daemon (POST /alive) and the supervisor (PUT the attention report) of every agent user with an origin: the group is their units' supplementary group, so no other process of the user (a session, the terminal, an app) connects; the service checks the peer's uid"}

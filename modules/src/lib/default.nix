@@ -92,6 +92,9 @@ let
       runtimeMount =
         @@include:render/runtime-mount.nix@@
         ;
+      disk =
+        @@include:render/disk.nix@@
+        ;
       auth =
         @@include:render/auth.nix@@
         ;

@@ -114,6 +114,7 @@ let
         memoryMax
         tasksMax
         cpuWeight
+        diskQuota
         ;
       home = "/home/${name}";
       apps = map (a: app name a u.apps.${a}) (sortStrings (attrNames u.apps));

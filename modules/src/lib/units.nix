@@ -47,7 +47,8 @@ let
 
   # n: normalized options -> unit name -> { text (the drop-in); wantedBy; }.
   # Per user: the supervisor (enabled; it pulls in the sessions unit with
-  # Requires=), the sessions unit, the user's slice and the apps.
+  # Requires=), the sessions unit, the user's slice, its disk quota's unit
+  # (enabled, with a diskQuota) and the apps.
   dropins =
     n: host:
     listToAttrs (
@@ -62,6 +63,7 @@ let
           (entry (forUser units.sessions name) (render.sessions u p) [ ])
           (entry (prim.userSlice name) (render.slice.user u) [ ])
         ]
+        ++ (if u.diskQuota == null then [ ] else [ (entry (forUser units.disk name) (render.disk u p) [ "multi-user.target" ]) ])
         ++ concatMap (appDropins n host) u.apps
       ) n.userNames
     )

@@ -41,6 +41,7 @@
     memoryMax = "384M";
     tasksMax = 256;
     cpuWeight = 200;
+    diskQuota = "300M";
   };
   users.bob = {
     agents = [ "sleeper" ];

@@ -124,6 +124,10 @@ let
       ++ limitChecks path u
       ++ [
         {
+          assertion = u.diskQuota == null || matches contract.diskQuota.pattern u.diskQuota;
+          message = "${path}.diskQuota = ${show u.diskQuota}: use a size such as \"20G\" (${contract.diskQuota.pattern}: M, G or T, powers of 1024) or null.";
+        }
+        {
           assertion = u.tasksMax == null || u.tasksMax < 1 || u.tasksMax >= 2 * tasksReserve;
           message = "${path}.tasksMax = ${toString u.tasksMax}: agent-box keeps ${toString tasksReserve} of a user's tasks from its agents for the user's supervisor, web daemon and terminal; use at least ${toString (2 * tasksReserve)} or null.";
         }
