@@ -127,6 +127,19 @@ pkgs.testers.runNixOSTest {
       virtualisation.memorySize = 1536;
       virtualisation.cores = 2;
       virtualisation.diskSize = 4096;
+      # The root filesystem keeps users' usage (ext4's quota feature), as
+      # docs/operating.md ("Disk") asks of a host for users.<u>.diskQuota
+      # and the offline tier's guest has (internal/vmtest: mkfs.ext4 -O
+      # quota): the driver makes the empty root image with host.pkgs'
+      # mkfs.ext4, given the feature here.
+      virtualisation.host.pkgs = lib.mkForce (
+        pkgs
+        // {
+          e2fsprogs = pkgs.writeShellScriptBin "mkfs.ext4" ''
+            exec ${pkgs.e2fsprogs}/bin/mkfs.ext4 -O quota -E quotatype=usrquota "$@"
+          '';
+        }
+      );
     };
 
   testScript = ''
