@@ -92,12 +92,14 @@
 #   internal/runtime/state/state.go
 #   internal/runtime/supervisor/alerts.go
 #   internal/runtime/supervisor/backoff.go
+#   internal/runtime/supervisor/limits.go
 #   internal/runtime/supervisor/pidfd.go
 #   internal/runtime/supervisor/report.go
 #   internal/runtime/supervisor/supervisor.go
 #   internal/runtime/tmux/tmux.go
 #   internal/runtime/tmux/watch.go
 #   internal/runtime/uploads/uploads.go
+#   internal/runtime/usagelimit/usagelimit.go
 #   internal/runtime/userfile/userfile.go
 #   internal/runtime/web/alive.go
 #   internal/runtime/web/apps.go
@@ -1030,7 +1032,8 @@ let
                 "needsYou": {"name": "needs-you", "what": "the agent waits for a person: a permission, a question, an elicitation, an idle prompt after work, a failed turn, or the terminal's bell; it ends when the agent works again (a bell's also when a person opens the session)"},
                 "finished": {"name": "finished", "what": "the agent ended its turn (or, with silenceAfter, the terminal fell silent after output); it ends when a person opens the session or the agent works again"},
                 "exited": {"name": "exited", "what": "the program exited with status 0, so the session was stopped; it ends when the session starts again"},
-                "crashLooping": {"name": "crash-looping", "what": "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
+                "crashLooping": {"name": "crash-looping", "what": "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"},
+                "limited": {"name": "limited", "what": "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
               },
               "reasons": [
                 {"name": "permission", "what": "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"},
@@ -1042,7 +1045,8 @@ let
                 {"name": "bell", "what": "the terminal bell, while no client shows the session"},
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
                 {"name": "exit", "what": "the supervisor saw the exit"},
-                {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}
+                {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"},
+                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -1060,7 +1064,7 @@ let
               },
               "inbox": {
                 "page": "inbox",
-                "states": ["needs-you", "crash-looping", "finished", "exited"],
+                "states": ["needs-you", "crash-looping", "limited", "finished", "exited"],
                 "keepAlive": "25s",
                 "staleAfter": "180s",
                 "maxStreams": 16
@@ -1076,7 +1080,7 @@ let
               },
               "agentEvents": {
                 "claude": {
-                  "detailField": "notification_type",
+                  "detailFields": {"Notification": "notification_type", "StopFailure": "error"},
                   "events": {
                     "Notification:permission_prompt": {"state": "needs-you", "reason": "permission"},
                     "Notification:agent_needs_input": {"state": "needs-you", "reason": "question"},
@@ -1087,17 +1091,18 @@ let
                     "PreToolUse": {"state": "working"},
                     "PostToolUse": {"state": "working"},
                     "Stop": {"state": "finished", "reason": "turn"},
-                    "StopFailure": {"state": "needs-you", "reason": "error"}
+                    "StopFailure": {"state": "needs-you", "reason": "error"},
+                    "StopFailure:rate_limit": {"state": "limited", "reason": "limit"}
                   }
                 },
                 "codex": {
-                  "detailField": "",
+                  "detailFields": {},
                   "events": {
                     "Stop": {"state": "finished", "reason": "turn"}
                   }
                 },
                 "opencode": {
-                  "detailField": "status",
+                  "detailFields": {"session.status": "status"},
                   "events": {
                     "permission.asked": {"state": "needs-you", "reason": "permission"},
                     "permission.replied": {"state": "working"},
@@ -1152,6 +1157,15 @@ let
             "runtimeTmpfs": {
               "size": "16M",
               "inodes": 4096
+            },
+            "usageLimits": {
+              "resumePrompt": "continue",
+              "firstWait": "30m",
+              "growth": 2,
+              "maxWait": "2h",
+              "jitter": "30s",
+              "maxReset": "169h",
+              "perMinute": 4
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -6920,10 +6934,11 @@ in
           // exits, backoff). Next is pure: no clock, no I/O.
           //
           // Invariants: a state is one of the contract's; an agent can only claim
-          // working, needs-you or finished (never exited or crash-looping, which only
-          // the supervisor knows); a person's look (Seen) ends finished and a bell's
-          // needs-you, never an agent's needs-you, which ends when the agent works
-          // again.
+          // working, needs-you, finished or limited (never exited or crash-looping,
+          // which only the supervisor knows); a person's look (Seen) ends finished
+          // and a bell's needs-you, never an agent's needs-you, which ends when the
+          // agent works again; a limit holds across restarts, and once resumed, until
+          // the agent says anything but working (its work on the resume prompt).
           package attention
 
           import (
@@ -6944,7 +6959,8 @@ in
           	Finished     = State(contract.Attention.States.Finished.Name)
           	Exited       = State(contract.Attention.States.Exited.Name)
           	CrashLooping = State(contract.Attention.States.CrashLooping.Name)
-          	states       = []State{Working, NeedsYou, Finished, Exited, CrashLooping}
+          	Limited      = State(contract.Attention.States.Limited.Name)
+          	states       = []State{Working, NeedsYou, Finished, Exited, CrashLooping, Limited}
           )
 
           // Reasons the supervisor and tmux give (the agents' come from the
@@ -6963,10 +6979,29 @@ in
           	State  State     `json:"state"`
           	Reason string    `json:"reason,omitempty"`
           	Since  time.Time `json:"since"`
+          	// Limited only: Try counts the tries of this limit (the next one,
+          	// while it waits); Until is when the next starts, zero once it has
+          	// started (the session was resumed and the limit holds until the
+          	// agent ends a turn, needs a person, or reports the limit again).
+          	Until time.Time `json:"until,omitzero"`
+          	Try   int       `json:"try,omitempty"`
           }
 
-          // String is "STATE" or "STATE (REASON)", as the log and `session ls` show it.
+          // String is "STATE" or "STATE (REASON)", as the log and `session ls` show
+          // it; a limit says when its next try is, or that it was resumed: "limited
+          // until 15:04 (try 2)", "limited, resumed (try 2)" (in the process's local
+          // time; a try on another day gives its date).
           func (s Status) String() string {
+          	if s.State == Limited && s.Try > 0 {
+          		if s.Until.IsZero() {
+          			return fmt.Sprintf("%s, resumed (try %d)", s.State, s.Try)
+          		}
+          		layout := "15:04"
+          		if u, since := s.Until.Local(), s.Since.Local(); u.YearDay() != since.YearDay() || u.Year() != since.Year() {
+          			layout = "Jan 2 15:04"
+          		}
+          		return fmt.Sprintf("%s until %s (try %d)", s.State, s.Until.Local().Format(layout), s.Try)
+          	}
           	if s.Reason == "" {
           		return string(s.State)
           	}
@@ -7006,10 +7041,13 @@ in
           	Kind   Kind
           	State  State  // Agent only
           	Reason string // Agent only
+          	// Until: Agent and Limited only, the reset the agent named (zero: it
+          	// named none); the supervisor's schedule reads it.
+          	Until time.Time
           }
 
           // AgentCan reports whether an agent may report state s.
-          func AgentCan(s State) bool { return s == Working || s == NeedsYou || s == Finished }
+          func AgentCan(s State) bool { return s == Working || s == NeedsYou || s == Finished || s == Limited }
 
           // Known reports whether s is one of the contract's states.
           func Known(s State) bool { return s != "" && slices.Contains(states, s) }
@@ -7052,6 +7090,9 @@ in
           		if !AgentCan(ev.State) || cur.State == Exited {
           			return cur, false // an agent cannot say it, or no program runs that could have
           		}
+          		if cur.State == Limited && cur.Until.IsZero() && cur.Try > 0 && ev.State == Working {
+          			return cur, false // the resume prompt's own work: the limit holds until the turn ends
+          		}
           		to = Status{State: ev.State, Reason: ev.Reason}
           		if ev.State == Working {
           			to.Reason = ""
@@ -7069,8 +7110,9 @@ in
           			to = Status{State: Working}
           		}
           	case Started:
-          		// the restart after an OOM kill leaves it said until a person looks
-          		if cur.State != CrashLooping && !(cur.State == NeedsYou && cur.Reason == ReasonOutOfMemory) {
+          		// the restart after an OOM kill leaves it said until a person
+          		// looks; a limit holds across restarts (the resume is one)
+          		if cur.State != CrashLooping && cur.State != Limited && !(cur.State == NeedsYou && cur.Reason == ReasonOutOfMemory) {
           			to = Status{State: Working}
           		}
           	case OutOfMemory:
@@ -7153,29 +7195,30 @@ in
           	if strings.Contains(name, ":") {
           		return Event{}, fmt.Errorf("%s is not an event agent-box installs a %s hook for", escape.Quote(name, 64), setup)
           	}
-          	if se, ok := ae.Events[name]; ok {
-          		return Event{Kind: Agent, State: State(se.State), Reason: se.Reason}, nil
-          	}
-          	hasDetail := false
-          	for key := range ae.Events {
-          		if n, _, ok := strings.Cut(key, ":"); ok && n == name {
-          			hasDetail = true
+          	plain, hasPlain := ae.Events[name]
+          	field := ae.DetailFields[name]
+          	if field == "" {
+          		if !hasPlain {
+          			return Event{}, fmt.Errorf("%s is not an event agent-box installs a %s hook for", escape.Quote(name, 64), setup)
           		}
-          	}
-          	if !hasDetail {
-          		return Event{}, fmt.Errorf("%s is not an event agent-box installs a %s hook for", escape.Quote(name, 64), setup)
+          		return Event{Kind: Agent, State: State(plain.State), Reason: plain.Reason}, nil
           	}
           	var in map[string]json.RawMessage
-          	if err := json.Unmarshal(input, &in); err != nil {
-          		return Event{}, fmt.Errorf("the %s hook's input is not a JSON object: %w", name, err)
-          	}
           	var detail string
-          	if err := json.Unmarshal(in[ae.DetailField], &detail); err != nil {
-          		return Event{}, fmt.Errorf("the %s hook's input has no string %s", name, ae.DetailField)
+          	if err := json.Unmarshal(input, &in); err != nil {
+          		if !hasPlain {
+          			return Event{}, fmt.Errorf("the %s hook's input is not a JSON object: %w", name, err)
+          		}
+          	} else if err := json.Unmarshal(in[field], &detail); err != nil && !hasPlain {
+          		return Event{}, fmt.Errorf("the %s hook's input has no string %s", name, field)
           	}
           	se, ok := ae.Events[name+":"+detail]
-          	if !ok {
-          		return Event{}, fmt.Errorf("%s %s %s: %w", name, ae.DetailField, escape.Quote(detail, 64), ErrUnmapped)
+          	switch {
+          	case ok:
+          	case hasPlain:
+          		se = plain // a detail without a state of its own: the event's
+          	default:
+          		return Event{}, fmt.Errorf("%s %s %s: %w", name, field, escape.Quote(detail, 64), ErrUnmapped)
           	}
           	return Event{Kind: Agent, State: State(se.State), Reason: se.Reason}, nil
           }
@@ -12238,10 +12281,11 @@ in
           	What string `json:"what"`
           }
 
-          // AgentEvents is what one setup's hooks report.
+          // AgentEvents is what one setup's hooks report. DetailFields names, per
+          // event with details, the field of its input that holds them.
           type AgentEvents struct {
-          	DetailField string                `json:"detailField"`
-          	Events      map[string]StateEvent `json:"events"`
+          	DetailFields map[string]string     `json:"detailFields"`
+          	Events       map[string]StateEvent `json:"events"`
           }
 
           // StateEvent is the state (and the reason) an agent's event means.
@@ -12451,6 +12495,7 @@ in
           			Finished     Term `json:"finished"`
           			Exited       Term `json:"exited"`
           			CrashLooping Term `json:"crashLooping"`
+          			Limited      Term `json:"limited"`
           		} `json:"states"`
           		Reasons []Term `json:"reasons"`
           		// Report: how a supervisor tells the auth service every state
@@ -12518,7 +12563,8 @@ in
           		} `json:"silenceAfter"`
           		// AgentEvents: per setup, the agent's events agent-box installs
           		// hooks for and the state each means. A key "E:D" is event E
-          		// whose input has D in the setup's DetailField.
+          		// whose input has D in its DetailFields[E]; a key "E" alone is
+          		// every other input of E.
           		AgentEvents map[string]AgentEvents `json:"agentEvents"`
           	} `json:"attention"`
           	Cookies CookieNames `json:"cookies"`
@@ -12589,6 +12635,21 @@ in
           		Size   string `json:"size"`
           		Inodes int    `json:"inodes"`
           	} `json:"runtimeTmpfs"`
+          	// UsageLimits: a session whose agent reached its account's usage
+          	// limit (attention state limited) is resumed in its conversation with
+          	// ResumePrompt at the reset the agent named (when within MaxReset),
+          	// else after FirstWait, Growth times longer each try up to MaxWait;
+          	// every try plus up to Jitter, and at most PerMinute resumes a minute
+          	// per supervisor (package usagelimit).
+          	UsageLimits struct {
+          		ResumePrompt string `json:"resumePrompt"`
+          		FirstWait    string `json:"firstWait"`
+          		Growth       int    `json:"growth"`
+          		MaxWait      string `json:"maxWait"`
+          		Jitter       string `json:"jitter"`
+          		MaxReset     string `json:"maxReset"`
+          		PerMinute    int    `json:"perMinute"`
+          	} `json:"usageLimits"`
           	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
           	// and M, G or T, powers of 1024) that bounds the bytes the user owns
           	// on each filesystem where it writes (its home's, its apps' state's,
@@ -12690,6 +12751,7 @@ in
           	Routes        = &c.Routes
           	ExitCodes     = &c.ExitCodes
           	DiskQuota     = &c.DiskQuota
+          	UsageLimits   = &c.UsageLimits
           )
 
           var c Contract // filled by values.go
@@ -12995,7 +13057,8 @@ in
                 "needsYou": {"name": "needs-you", "what": "the agent waits for a person: a permission, a question, an elicitation, an idle prompt after work, a failed turn, or the terminal's bell; it ends when the agent works again (a bell's also when a person opens the session)"},
                 "finished": {"name": "finished", "what": "the agent ended its turn (or, with silenceAfter, the terminal fell silent after output); it ends when a person opens the session or the agent works again"},
                 "exited": {"name": "exited", "what": "the program exited with status 0, so the session was stopped; it ends when the session starts again"},
-                "crashLooping": {"name": "crash-looping", "what": "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
+                "crashLooping": {"name": "crash-looping", "what": "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"},
+                "limited": {"name": "limited", "what": "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
               },
               "reasons": [
                 {"name": "permission", "what": "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"},
@@ -13007,7 +13070,8 @@ in
                 {"name": "bell", "what": "the terminal bell, while no client shows the session"},
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
                 {"name": "exit", "what": "the supervisor saw the exit"},
-                {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}
+                {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"},
+                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -13025,7 +13089,7 @@ in
               },
               "inbox": {
                 "page": "inbox",
-                "states": ["needs-you", "crash-looping", "finished", "exited"],
+                "states": ["needs-you", "crash-looping", "limited", "finished", "exited"],
                 "keepAlive": "25s",
                 "staleAfter": "180s",
                 "maxStreams": 16
@@ -13041,7 +13105,7 @@ in
               },
               "agentEvents": {
                 "claude": {
-                  "detailField": "notification_type",
+                  "detailFields": {"Notification": "notification_type", "StopFailure": "error"},
                   "events": {
                     "Notification:permission_prompt": {"state": "needs-you", "reason": "permission"},
                     "Notification:agent_needs_input": {"state": "needs-you", "reason": "question"},
@@ -13052,17 +13116,18 @@ in
                     "PreToolUse": {"state": "working"},
                     "PostToolUse": {"state": "working"},
                     "Stop": {"state": "finished", "reason": "turn"},
-                    "StopFailure": {"state": "needs-you", "reason": "error"}
+                    "StopFailure": {"state": "needs-you", "reason": "error"},
+                    "StopFailure:rate_limit": {"state": "limited", "reason": "limit"}
                   }
                 },
                 "codex": {
-                  "detailField": "",
+                  "detailFields": {},
                   "events": {
                     "Stop": {"state": "finished", "reason": "turn"}
                   }
                 },
                 "opencode": {
-                  "detailField": "status",
+                  "detailFields": {"session.status": "status"},
                   "events": {
                     "permission.asked": {"state": "needs-you", "reason": "permission"},
                     "permission.replied": {"state": "working"},
@@ -13117,6 +13182,15 @@ in
             "runtimeTmpfs": {
               "size": "16M",
               "inodes": 4096
+            },
+            "usageLimits": {
+              "resumePrompt": "continue",
+              "firstWait": "30m",
+              "growth": 2,
+              "maxWait": "2h",
+              "jitter": "30s",
+              "maxReset": "169h",
+              "perMinute": 4
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -13494,7 +13568,8 @@ in
           	c.Attention.States.Finished = Term{Name: "finished", What: "the agent ended its turn (or, with silenceAfter, the terminal fell silent after output); it ends when a person opens the session or the agent works again"}
           	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
           	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
-          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}}
+          	c.Attention.States.Limited = Term{Name: "limited", What: "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
+          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit"}}
           	c.Attention.Report.Path = "/attention-report"
           	c.Attention.Report.MaxBytes = 131072
           	c.Attention.Report.MaxSessions = 1024
@@ -13502,7 +13577,7 @@ in
           	c.Attention.Report.PerSecond = 10
           	c.Attention.Report.ResendEvery = "60s"
           	c.Attention.Inbox.Page = "inbox"
-          	c.Attention.Inbox.States = []string{"needs-you", "crash-looping", "finished", "exited"}
+          	c.Attention.Inbox.States = []string{"needs-you", "crash-looping", "limited", "finished", "exited"}
           	c.Attention.Inbox.KeepAlive = "25s"
           	c.Attention.Inbox.StaleAfter = "180s"
           	c.Attention.Inbox.MaxStreams = 16
@@ -13518,7 +13593,10 @@ in
           	c.Attention.SilenceAfter.Min = "1s"
           	c.Attention.SilenceAfter.Max = "24h"
           	c.Attention.AgentEvents = map[string]AgentEvents{
-          		"claude": AgentEvents{DetailField: "notification_type", Events: map[string]StateEvent{
+          		"claude": AgentEvents{DetailFields: map[string]string{
+          			"Notification": "notification_type",
+          			"StopFailure":  "error",
+          		}, Events: map[string]StateEvent{
           			"Notification:agent_needs_input":  StateEvent{State: "needs-you", Reason: "question"},
           			"Notification:elicitation_dialog": StateEvent{State: "needs-you", Reason: "elicitation"},
           			"Notification:idle_prompt":        StateEvent{State: "needs-you", Reason: "idle"},
@@ -13528,12 +13606,15 @@ in
           			"PreToolUse":                      StateEvent{State: "working"},
           			"Stop":                            StateEvent{State: "finished", Reason: "turn"},
           			"StopFailure":                     StateEvent{State: "needs-you", Reason: "error"},
+          			"StopFailure:rate_limit":          StateEvent{State: "limited", Reason: "limit"},
           			"UserPromptSubmit":                StateEvent{State: "working"},
           		}},
-          		"codex": AgentEvents{Events: map[string]StateEvent{
+          		"codex": AgentEvents{DetailFields: map[string]string{}, Events: map[string]StateEvent{
           			"Stop": StateEvent{State: "finished", Reason: "turn"},
           		}},
-          		"opencode": AgentEvents{DetailField: "status", Events: map[string]StateEvent{
+          		"opencode": AgentEvents{DetailFields: map[string]string{
+          			"session.status": "status",
+          		}, Events: map[string]StateEvent{
           			"permission.asked":    StateEvent{State: "needs-you", Reason: "permission"},
           			"permission.replied":  StateEvent{State: "working"},
           			"session.idle":        StateEvent{State: "finished", Reason: "turn"},
@@ -13563,6 +13644,13 @@ in
           	c.UserTasks.Reserve = 64
           	c.RuntimeTmpfs.Size = "16M"
           	c.RuntimeTmpfs.Inodes = 4096
+          	c.UsageLimits.ResumePrompt = "continue"
+          	c.UsageLimits.FirstWait = "30m"
+          	c.UsageLimits.Growth = 2
+          	c.UsageLimits.MaxWait = "2h"
+          	c.UsageLimits.Jitter = "30s"
+          	c.UsageLimits.MaxReset = "169h"
+          	c.UsageLimits.PerMinute = 4
           	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
           	c.DiskQuota.BytesPerFile = 16384
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
@@ -13622,7 +13710,9 @@ in
           //	restart NAME                    restart one session (NAME a valid session name)
           //	restart-all                     restart every session
           //	attention NAME STATE [REASON]   the session's agent reports an attention state
-          //	                                (working, needs-you or finished; a reason of the contract's)
+          //	                                (working, needs-you, finished or limited; a reason of the contract's)
+          //	attention NAME limited REASON UNIX
+          //	                                a usage limit that the agent said resets at UNIX (seconds)
           //
           // Anything else is not a request. A datagram is at most MaxDatagram bytes;
           // the longest valid one ("attention ", a 64-byte name and the longest
@@ -13632,6 +13722,7 @@ in
           import (
           	"errors"
           	"net"
+          	"strconv"
           	"strings"
           	"syscall"
           	"time"
@@ -13643,6 +13734,10 @@ in
           // MaxDatagram is the most the supervisor reads of one datagram; a longer
           // one is cut there and is not a request.
           const MaxDatagram = 128
+
+          // maxUnix bounds a reset time: the year 9999 (a time past it does not
+          // round-trip through the observation file's RFC 3339).
+          const maxUnix = 253402300799
 
           // Request is one request: a restart of the session Name, or of all; or,
           // with Attention set, the attention state Name's agent reports.
@@ -13657,6 +13752,16 @@ in
           	return Request{Name: name, Attention: &attention.Event{Kind: attention.Agent, State: s, Reason: reason}}
           }
 
+          // AttendLimit is the report that session name's agent reached a usage
+          // limit (reason) that it said resets at reset (zero: it did not say).
+          func AttendLimit(name, reason string, reset time.Time) Request {
+          	r := Attend(name, attention.Limited, reason)
+          	if !reset.IsZero() {
+          		r.Attention.Until = time.Unix(reset.Unix(), 0).UTC()
+          	}
+          	return r
+          }
+
           // Restart is the request to restart session name ("" for every session).
           func Restart(name string) Request {
           	if name == "" {
@@ -13668,6 +13773,9 @@ in
           // Format is the datagram of r.
           func (r Request) Format() []byte {
           	if a := r.Attention; a != nil {
+          		if a.State == attention.Limited && !a.Until.IsZero() {
+          			return []byte("attention " + r.Name + " " + string(a.State) + " " + a.Reason + " " + strconv.FormatInt(a.Until.Unix(), 10))
+          		}
           		return []byte(strings.TrimSuffix("attention "+r.Name+" "+string(a.State)+" "+a.Reason, " "))
           	}
           	if r.All {
@@ -13693,6 +13801,12 @@ in
           			return Request{}, false
           		}
           		return Attend(f[1], st, reason), true
+          	case len(f) == 5 && f[0] == "attention" && registry.ValidName(f[1]) && f[2] == string(attention.Limited) && attention.KnownReason(f[3]):
+          		unix, err := strconv.ParseInt(f[4], 10, 64)
+          		if err != nil || unix <= 0 || unix > maxUnix {
+          			return Request{}, false
+          		}
+          		return AttendLimit(f[1], f[3], time.Unix(unix, 0)), true
           	}
           	return Request{}, false
           }
@@ -13792,6 +13906,10 @@ in
           	// Notice is what the last spawn found that the person should know
           	// (a rejected API key, a ~/.claude.json left alone), or "".
           	Notice string `json:"notice,omitempty"`
+          	// Resume is the prompt the next spawn gives the conversation it
+          	// resumes (the supervisor's resume after a usage limit); one spawn
+          	// takes it, resuming or not.
+          	Resume string `json:"resume,omitempty"`
           }
 
           // Fresh is a new conversation started although one was recorded.
@@ -19643,7 +19761,7 @@ in
           		return logs
           	}
           	var d conversation.Decision
-          	var prompt string
+          	var prompt, resume string
           	err := conversation.Update(ctx, e.ConversationsDir(), name, func(r *conversation.Record) error {
           		newID := func() string { return "" }
           		if len(ag.NewArgs) > 0 {
@@ -19657,7 +19775,8 @@ in
           			r.ID = "" // nothing to resume: every spawn is new
           		}
           		d = conversation.Decide(r, gone, newID, now)
-          		prompt = r.Prompt
+          		prompt, resume = r.Prompt, r.Resume
+          		r.Resume = ""
           		if len(ag.ResumeArgs) == 0 {
           			r.Prompt = "" // the first spawn only: it cannot be resumed
           			r.Fresh = nil
@@ -19681,9 +19800,18 @@ in
           			logf("started a new conversation %s: %s", d.ID, d.Reason)
           		}
           	}
-          	if d.Prompt && len(ag.PromptArgs) > 0 {
+          	switch {
+          	case d.Prompt && len(ag.PromptArgs) > 0:
           		plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", prompt)...)
           		logf("gave the kickoff prompt (%d bytes)", len(prompt))
+          		if resume != "" {
+          			logf("did not give the resume prompt: the conversation is a new one")
+          		}
+          	case resume != "" && d.Resume && len(ag.PromptArgs) > 0:
+          		plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", resume)...)
+          		logf("gave the resume prompt (%d bytes)", len(resume))
+          	case resume != "":
+          		logf("did not give the resume prompt: the conversation is a new one")
           	}
           	return logs
           }
@@ -20444,6 +20572,157 @@ in
           	return time.AfterFunc(d, f).Stop
           }
         '';
+        "supervisor/limits.go" = ''
+          package supervisor
+
+          import (
+          	"context"
+          	"math/rand/v2"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/conversation"
+          	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
+          )
+
+          // A session whose agent reached its account's usage limit is limited
+          // (package attention) and waits for its next try (package usagelimit);
+          // then the supervisor restarts it in its conversation with the resume
+          // prompt (the spawn gives it, package conversation), and the state holds
+          // until the agent ends a turn, needs a person or reports the limit again
+          // (the next try, waiting longer). The schedule is the observation file's
+          // (Status.Until and Try): a restart of the supervisor, of the sessions
+          // unit or of the machine keeps it.
+
+          // limitMsg is a limited session's next try that is due.
+          type limitMsg struct {
+          	name  string
+          	until time.Time
+          }
+
+          // Limits is the usage limits' schedule and resume prompt.
+          type Limits struct {
+          	Policy usagelimit.Policy
+          	Prompt string
+          }
+
+          // DefaultLimits is the contract's schedule (contract usageLimits).
+          func DefaultLimits() Limits {
+          	u := contract.UsageLimits
+          	return Limits{
+          		Prompt: u.ResumePrompt,
+          		Policy: usagelimit.Policy{
+          			FirstWait: contract.Duration(u.FirstWait), Growth: u.Growth, MaxWait: contract.Duration(u.MaxWait),
+          			Jitter: contract.Duration(u.Jitter), MaxReset: contract.Duration(u.MaxReset), PerMinute: u.PerMinute,
+          		},
+          	}
+          }
+
+          // jitter draws a duration in [0, max].
+          func jitter(max time.Duration) time.Duration { return rand.N(max + 1) }
+
+          // limited schedules ss's next try after its agent reported the usage
+          // limit (ev.Until: the reset it named). A report while a try waits
+          // changes nothing; one after a resume is the next try.
+          func (s *sup) limited(ss *session, ev attention.Event) {
+          	a := ss.obs.Attention
+          	if a == nil || a.State != attention.Limited || !a.Until.IsZero() {
+          		return
+          	}
+          	if !s.canResume(ss) {
+          		s.logf("session %s: reached its usage limit; its agent %s cannot resume a conversation with a prompt, so it waits for a person", quote(ss.name), quote(ss.entry.Agent))
+          		return
+          	}
+          	now := s.clock.Now()
+          	a.Try++
+          	a.Until = s.slots.Take(s.cfg.Limits.Policy.At(now, a.Try, ev.Until, s.draw), now).UTC()
+          	named := "no reset named"
+          	if !ev.Until.IsZero() {
+          		named = "the agent named " + ev.Until.UTC().Format(time.RFC3339)
+          	}
+          	s.logf("session %s: %s (%s)", quote(ss.name), a, named)
+          	s.saveObs(ss)
+          	s.armLimit(ss)
+          }
+
+          // canResume: ss's agent can be restarted in its conversation with a prompt.
+          func (s *sup) canResume(ss *session) bool {
+          	ag, ok := s.cfg.Agents[ss.entry.Agent]
+          	return ok && len(ag.ResumeArgs) > 0 && len(ag.PromptArgs) > 0
+          }
+
+          // armLimit sets the timer of ss's waiting try (a new one replaces it).
+          func (s *sup) armLimit(ss *session) {
+          	if ss.limitStop != nil {
+          		ss.limitStop()
+          	}
+          	m := limitMsg{name: ss.name, until: ss.obs.Attention.Until}
+          	ss.limitStop = s.clock.AfterFunc(max(m.until.Sub(s.clock.Now()), 0), func() {
+          		select {
+          		case s.limitCh <- m:
+          		case <-s.done:
+          		}
+          	})
+          }
+
+          // rearmLimit takes up the schedule of a session the supervisor finds
+          // limited in its observations (after a restart of the supervisor or of
+          // the machine): a try that is due goes at once, within the cap.
+          func (s *sup) rearmLimit(ss *session) {
+          	a := ss.obs.Attention
+          	if a == nil || a.State != attention.Limited || a.Until.IsZero() {
+          		return
+          	}
+          	now := s.clock.Now()
+          	at := a.Until
+          	if at.Before(now) {
+          		at = now
+          	}
+          	if t := s.slots.Take(at, now); !t.Equal(a.Until) {
+          		a.Until = t.UTC()
+          		s.saveObs(ss)
+          	}
+          	s.armLimit(ss)
+          }
+
+          // unlimit drops the schedule of a session that is no longer limited.
+          func (s *sup) unlimit(ss *session, was attention.Status) {
+          	if ss.limitStop != nil {
+          		ss.limitStop()
+          		ss.limitStop = nil
+          	}
+          	if was.State == attention.Limited && !was.Until.IsZero() {
+          		s.slots.Release(was.Until)
+          	}
+          }
+
+          // limitDue resumes a limited session whose try has come: the resume
+          // prompt for its conversation, then a restart.
+          func (s *sup) limitDue(ctx context.Context, m limitMsg) {
+          	ss := s.sessions[m.name]
+          	if ss == nil {
+          		return
+          	}
+          	a := ss.obs.Attention
+          	if a == nil || a.State != attention.Limited || !a.Until.Equal(m.until) {
+          		return // it ended or moved meanwhile
+          	}
+          	ss.limitStop = nil
+          	prompt := s.cfg.Limits.Prompt
+          	if err := conversation.Update(ctx, s.cfg.Env.ConversationsDir(), ss.name, func(r *conversation.Record) error {
+          		r.Resume = prompt
+          		return nil
+          	}); err != nil {
+          		s.logf("session %s: cannot give the resume prompt: %s (restarting it without)", quote(ss.name), errText(err))
+          	}
+          	late := s.clock.Now().Sub(m.until).Round(time.Millisecond)
+          	a.Until = time.Time{}
+          	s.logf("session %s: resuming its conversation after the usage limit (try %d, %s after its time)", quote(ss.name), a.Try, late)
+          	s.saveObs(ss)
+          	s.restart(ctx, ss.name)
+          }
+        '';
         "supervisor/pidfd.go" = ''
           package supervisor
 
@@ -20801,6 +21080,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/spawn"
           	"github.com/agent-box/agent-box/internal/runtime/state"
           	"github.com/agent-box/agent-box/internal/runtime/tmux"
+          	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
           )
 
           // errAlreadyRunning means another supervisor holds the lock.
@@ -20839,6 +21119,9 @@ in
           	// AuthStatus is the auth service's status socket, where the
           	// supervisor reports its user's attention states ("": not reported).
           	AuthStatus string
+          	// Limits: when and how a session limited by its account's usage
+          	// limit resumes (limits.go); the zero value is DefaultLimits.
+          	Limits Limits
           }
 
           // session is what the supervisor keeps for one session it supervises:
@@ -20856,6 +21139,8 @@ in
           	obs     observe.Session
           	req     gate        // requested restarts
           	healthy func() bool // stops the timer that ends crash-looping
+          	// stops the timer of the next try of a usage limit (limits.go)
+          	limitStop func() bool
           }
 
           type sup struct {
@@ -20905,6 +21190,10 @@ in
           	againCh      chan struct{}
           	againPending bool          // its timer waits
           	againDelay   time.Duration // its next wait; 0 after one that worked
+          	// usage limits (limits.go): due tries, the resumes' slots, the jitter
+          	limitCh chan limitMsg
+          	slots   *usagelimit.Slots
+          	draw    func(time.Duration) time.Duration
           }
 
           type timerMsg struct {
@@ -21095,6 +21384,12 @@ in
           		return fmt.Errorf("%w (lock %s is held)", errAlreadyRunning, env.SupervisorLock())
           	}
           	defer unlock()
+          	if cfg.Limits == (Limits{}) {
+          		cfg.Limits = DefaultLimits()
+          	}
+          	if err := cfg.Limits.Policy.Check(); err != nil {
+          		return fmt.Errorf("usage limits: %w", err)
+          	}
           	s := &sup{
           		cfg:          cfg,
           		log:          journal.New(cfg.Log, "agent-box"),
@@ -21113,6 +21408,9 @@ in
           		watchRetryCh: make(chan struct{}, 1),
           		done:         make(chan struct{}),
           		warned:       map[string]bool{},
+          		limitCh:      make(chan limitMsg, 16),
+          		slots:        usagelimit.NewSlots(cfg.Limits.Policy.PerMinute),
+          		draw:         jitter,
           	}
           	defer close(s.done)
           	if cfg.AuthStatus != "" {
@@ -21212,6 +21510,8 @@ in
           		case <-s.againCh:
           			s.againPending = false
           			s.reconcile(ctx)
+          		case m := <-s.limitCh:
+          			s.limitDue(ctx, m)
           		case <-resync.C:
           			// also the only way back after HOME itself was re-created
           			s.regWatch.Arm()
@@ -21371,6 +21671,8 @@ in
           		ss.obs = obs
           		ss.started = startedAt(obs.LastStart, s.clock.Now())
           		s.sessions[e.Name] = ss
+          		ss.entry = e
+          		s.rearmLimit(ss)
           	}
           	ss.entry = e
           	return ss
@@ -21405,6 +21707,9 @@ in
           	}
           	if ss.healthy != nil {
           		ss.healthy()
+          	}
+          	if ss.limitStop != nil {
+          		ss.limitStop()
           	}
           	s.unwatch(ss)
           	delete(s.sessions, name)
@@ -21877,6 +22182,9 @@ in
           	if !changed {
           		return false
           	}
+          	if next.State != attention.Limited {
+          		s.unlimit(ss, cur)
+          	}
           	defer func() { s.noteAttention(ss.name, ss.obs.Attention) }()
           	if next.State == "" {
           		ss.obs.Attention = nil
@@ -21896,6 +22204,9 @@ in
           	}
           	if s.setAttention(ss, ev) {
           		s.saveObs(ss)
+          	}
+          	if ev.Kind == attention.Agent && ev.State == attention.Limited {
+          		s.limited(ss, ev)
           	}
           }
 
@@ -23239,6 +23550,120 @@ in
           	}
           	s := strconv.FormatFloat(v, 'f', 1, 64)
           	return strings.TrimSuffix(s, ".0") + " " + units[u]
+          }
+        '';
+        "usagelimit/usagelimit.go" = ''
+          // Package usagelimit decides when a session whose agent reached its account's usage limit tries again: at the reset the agent named, else after a wait that grows with each try, plus jitter, and never more resumes a minute than the cap.
+          //
+          // It is pure (no clock, no I/O: the caller passes the time and the
+          // random draw), so the supervisor's schedule can be proven with a fake
+          // clock (docs/runtime-contract.md, "Usage limits").
+          package usagelimit
+
+          import (
+          	"fmt"
+          	"slices"
+          	"time"
+          )
+
+          // Policy is the schedule of tries.
+          type Policy struct {
+          	// FirstWait is the wait before the first try when the agent named
+          	// no reset; each try after waits Growth times longer, up to MaxWait.
+          	FirstWait time.Duration
+          	Growth    int
+          	MaxWait   time.Duration
+          	// Jitter: at most this much is added to every try, drawn anew.
+          	Jitter time.Duration
+          	// MaxReset: a reset the agent names further ahead than this is not
+          	// believed (the schedule's wait is used).
+          	MaxReset time.Duration
+          	// PerMinute caps the resumes of one supervisor in any minute.
+          	PerMinute int
+          }
+
+          // Check says what is wrong with p, if anything.
+          func (p Policy) Check() error {
+          	switch {
+          	case p.FirstWait <= 0:
+          		return fmt.Errorf("the first wait %s is not positive", p.FirstWait)
+          	case p.Growth < 1:
+          		return fmt.Errorf("the growth %d is less than 1", p.Growth)
+          	case p.MaxWait < p.FirstWait:
+          		return fmt.Errorf("the longest wait %s is shorter than the first, %s", p.MaxWait, p.FirstWait)
+          	case p.Jitter < 0 || p.MaxReset <= 0:
+          		return fmt.Errorf("the jitter %s or the longest reset %s is out of range", p.Jitter, p.MaxReset)
+          	case p.PerMinute < 1:
+          		return fmt.Errorf("the cap of %d resumes a minute is less than 1", p.PerMinute)
+          	}
+          	return nil
+          }
+
+          // Wait is the schedule's wait before try n (1 is the first): FirstWait,
+          // growing Growth times each try, at most MaxWait.
+          func (p Policy) Wait(n int) time.Duration {
+          	d := p.FirstWait
+          	for i := 1; i < n && d < p.MaxWait; i++ {
+          		d *= time.Duration(p.Growth)
+          		if p.Growth == 1 {
+          			break
+          		}
+          	}
+          	return min(d, p.MaxWait)
+          }
+
+          // At is when try n starts, reported at now: at reset (what the agent
+          // said; zero: nothing) when it lies after now and within MaxReset of it,
+          // else after the schedule's Wait(n); plus a jitter of draw(Jitter) (draw
+          // returns a duration in [0, its argument]).
+          func (p Policy) At(now time.Time, n int, reset time.Time, draw func(time.Duration) time.Duration) time.Time {
+          	at := now.Add(p.Wait(n))
+          	if reset.After(now) && reset.Sub(now) <= p.MaxReset {
+          		at = reset
+          	}
+          	if p.Jitter > 0 {
+          		at = at.Add(draw(p.Jitter))
+          	}
+          	return at
+          }
+
+          // Slots spaces one supervisor's resumes at least a minute / PerMinute
+          // apart, so that no minute holds more than PerMinute of them, whatever
+          // order they are asked for in.
+          type Slots struct {
+          	gap   time.Duration
+          	taken []time.Time // sorted
+          }
+
+          // NewSlots makes the slots of at most perMinute resumes a minute.
+          func NewSlots(perMinute int) *Slots {
+          	return &Slots{gap: time.Minute / time.Duration(max(perMinute, 1))}
+          }
+
+          // Take books the earliest time at or after at that keeps the gap to
+          // every slot taken, and returns it. Slots before now (done) are dropped.
+          func (s *Slots) Take(at, now time.Time) time.Time {
+          	s.taken = slices.DeleteFunc(s.taken, func(t time.Time) bool { return t.Add(s.gap).Before(now) })
+          	t := at
+          	for _, o := range s.taken {
+          		if o.Add(s.gap).Compare(t) <= 0 {
+          			continue // far enough before
+          		}
+          		if t.Add(s.gap).Compare(o) <= 0 {
+          			break // far enough before o, and so before every later one
+          		}
+          		t = o.Add(s.gap)
+          	}
+          	i, _ := slices.BinarySearchFunc(s.taken, t, time.Time.Compare)
+          	s.taken = slices.Insert(s.taken, i, t)
+          	return t
+          }
+
+          // Release frees the slot at t (a try cancelled before it came).
+          func (s *Slots) Release(t time.Time) {
+          	if i, ok := slices.BinarySearchFunc(s.taken, t, time.Time.Compare); ok {
+          		s.taken = slices.Delete(s.taken, i, i+1)
+          	}
           }
         '';
         "userfile/userfile.go" = ''

@@ -155,7 +155,7 @@ func attentionEvents(c *contract.Contract) string {
 			e := ae.Events[k]
 			name, detail, _ := strings.Cut(k, ":")
 			if detail != "" {
-				detail = code(ae.DetailField + " = " + detail)
+				detail = code(ae.DetailFields[name] + " = " + detail)
 			}
 			what := code(e.State)
 			if e.Reason != "" {

@@ -8,10 +8,11 @@
 // exits, backoff). Next is pure: no clock, no I/O.
 //
 // Invariants: a state is one of the contract's; an agent can only claim
-// working, needs-you or finished (never exited or crash-looping, which only
-// the supervisor knows); a person's look (Seen) ends finished and a bell's
-// needs-you, never an agent's needs-you, which ends when the agent works
-// again.
+// working, needs-you, finished or limited (never exited or crash-looping,
+// which only the supervisor knows); a person's look (Seen) ends finished
+// and a bell's needs-you, never an agent's needs-you, which ends when the
+// agent works again; a limit holds across restarts, and once resumed, until
+// the agent says anything but working (its work on the resume prompt).
 package attention
 
 import (
@@ -32,7 +33,8 @@ var (
 	Finished     = State(contract.Attention.States.Finished.Name)
 	Exited       = State(contract.Attention.States.Exited.Name)
 	CrashLooping = State(contract.Attention.States.CrashLooping.Name)
-	states       = []State{Working, NeedsYou, Finished, Exited, CrashLooping}
+	Limited      = State(contract.Attention.States.Limited.Name)
+	states       = []State{Working, NeedsYou, Finished, Exited, CrashLooping, Limited}
 )
 
 // Reasons the supervisor and tmux give (the agents' come from the
@@ -51,10 +53,29 @@ type Status struct {
 	State  State     `json:"state"`
 	Reason string    `json:"reason,omitempty"`
 	Since  time.Time `json:"since"`
+	// Limited only: Try counts the tries of this limit (the next one,
+	// while it waits); Until is when the next starts, zero once it has
+	// started (the session was resumed and the limit holds until the
+	// agent ends a turn, needs a person, or reports the limit again).
+	Until time.Time `json:"until,omitzero"`
+	Try   int       `json:"try,omitempty"`
 }
 
-// String is "STATE" or "STATE (REASON)", as the log and `session ls` show it.
+// String is "STATE" or "STATE (REASON)", as the log and `session ls` show
+// it; a limit says when its next try is, or that it was resumed: "limited
+// until 15:04 (try 2)", "limited, resumed (try 2)" (in the process's local
+// time; a try on another day gives its date).
 func (s Status) String() string {
+	if s.State == Limited && s.Try > 0 {
+		if s.Until.IsZero() {
+			return fmt.Sprintf("%s, resumed (try %d)", s.State, s.Try)
+		}
+		layout := "15:04"
+		if u, since := s.Until.Local(), s.Since.Local(); u.YearDay() != since.YearDay() || u.Year() != since.Year() {
+			layout = "Jan 2 15:04"
+		}
+		return fmt.Sprintf("%s until %s (try %d)", s.State, s.Until.Local().Format(layout), s.Try)
+	}
 	if s.Reason == "" {
 		return string(s.State)
 	}
@@ -94,10 +115,13 @@ type Event struct {
 	Kind   Kind
 	State  State  // Agent only
 	Reason string // Agent only
+	// Until: Agent and Limited only, the reset the agent named (zero: it
+	// named none); the supervisor's schedule reads it.
+	Until time.Time
 }
 
 // AgentCan reports whether an agent may report state s.
-func AgentCan(s State) bool { return s == Working || s == NeedsYou || s == Finished }
+func AgentCan(s State) bool { return s == Working || s == NeedsYou || s == Finished || s == Limited }
 
 // Known reports whether s is one of the contract's states.
 func Known(s State) bool { return s != "" && slices.Contains(states, s) }
@@ -140,6 +164,9 @@ func Next(cur Status, ev Event, now time.Time) (Status, bool) {
 		if !AgentCan(ev.State) || cur.State == Exited {
 			return cur, false // an agent cannot say it, or no program runs that could have
 		}
+		if cur.State == Limited && cur.Until.IsZero() && cur.Try > 0 && ev.State == Working {
+			return cur, false // the resume prompt's own work: the limit holds until the turn ends
+		}
 		to = Status{State: ev.State, Reason: ev.Reason}
 		if ev.State == Working {
 			to.Reason = ""
@@ -157,8 +184,9 @@ func Next(cur Status, ev Event, now time.Time) (Status, bool) {
 			to = Status{State: Working}
 		}
 	case Started:
-		// the restart after an OOM kill leaves it said until a person looks
-		if cur.State != CrashLooping && !(cur.State == NeedsYou && cur.Reason == ReasonOutOfMemory) {
+		// the restart after an OOM kill leaves it said until a person
+		// looks; a limit holds across restarts (the resume is one)
+		if cur.State != CrashLooping && cur.State != Limited && !(cur.State == NeedsYou && cur.Reason == ReasonOutOfMemory) {
 			to = Status{State: Working}
 		}
 	case OutOfMemory:

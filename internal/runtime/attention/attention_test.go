@@ -12,6 +12,12 @@ func agent(s State, reason string) Event { return Event{Kind: Agent, State: s, R
 
 func st(s State, reason string) Status { return Status{State: s, Reason: reason} }
 
+// A limit that waits for its second try, and one whose second try started.
+var (
+	waiting = Status{State: Limited, Reason: "limit", Until: t0.Add(time.Hour), Try: 2}
+	resumed = Status{State: Limited, Reason: "limit", Try: 2}
+)
+
 // TestTransitions: one row per behaviour of the contract's "Attention"
 // table: the state before, what happened, the state after.
 func TestTransitions(t *testing.T) {
@@ -55,6 +61,20 @@ func TestTransitions(t *testing.T) {
 		{"a person's look ends an OOM kill's needs-you", st(NeedsYou, ReasonOutOfMemory), Event{Kind: Seen}, st(Working, "")},
 		{"the agent working again ends it", st(NeedsYou, ReasonOutOfMemory), agent(Working, ""), st(Working, "")},
 		{"a quick death after an OOM kill is crash-looping", st(NeedsYou, ReasonOutOfMemory), Event{Kind: Crashing}, st(CrashLooping, ReasonExit)},
+		{"a usage limit is limited", st(Working, ""), agent(Limited, "limit"), st(Limited, "limit")},
+		{"a limit again stays limited (its schedule is the supervisor's)", waiting, agent(Limited, "limit"), waiting},
+		{"a limit after a resume stays limited", resumed, agent(Limited, "limit"), resumed},
+		{"while it waits, the agent working (a person's prompt) ends it", waiting, agent(Working, ""), st(Working, "")},
+		{"once resumed, the agent working on the resume prompt keeps it", resumed, agent(Working, ""), resumed},
+		{"once resumed, a turn's end ends it", resumed, agent(Finished, "turn"), st(Finished, "turn")},
+		{"once resumed, a question ends it", resumed, agent(NeedsYou, "question"), st(NeedsYou, "question")},
+		{"a limit holds across a restart", waiting, Event{Kind: Started}, waiting},
+		{"a person's look leaves it", waiting, Event{Kind: Seen}, waiting},
+		{"a bell leaves it", waiting, Event{Kind: Bell}, waiting},
+		{"silence leaves it", resumed, Event{Kind: Silence}, resumed},
+		{"an exit 0 ends it", waiting, Event{Kind: ExitedOK}, st(Exited, ReasonExit)},
+		{"a stop ends it", waiting, Event{Kind: Stopped}, Status{}},
+		{"a limit never scheduled (an agent that cannot resume) ends when the agent works", st(Limited, "limit"), agent(Working, ""), st(Working, "")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			from := c.from
@@ -74,16 +94,20 @@ func TestTransitions(t *testing.T) {
 				t.Errorf("Since = %v, want the event's time", got.Since)
 			case !moved && !got.Since.Equal(from.Since):
 				t.Errorf("Since moved to %v without a change", got.Since)
+			case !moved && (!got.Until.Equal(from.Until) || got.Try != from.Try):
+				t.Errorf("a limit's schedule changed without a change: %+v", got)
+			case moved && (!got.Until.IsZero() || got.Try != 0):
+				t.Errorf("a new state kept a schedule: %+v", got)
 			}
 		})
 	}
 }
 
-// TestEveryStateAndReasonIsTheContracts: the five states are distinct
+// TestEveryStateAndReasonIsTheContracts: the six states are distinct
 // names; the reasons the code gives are the contract's.
 func TestEveryStateAndReasonIsTheContracts(t *testing.T) {
 	seen := map[State]bool{}
-	for _, s := range []State{Working, NeedsYou, Finished, Exited, CrashLooping} {
+	for _, s := range []State{Working, NeedsYou, Finished, Exited, CrashLooping, Limited} {
 		if s == "" || seen[s] || !Known(s) {
 			t.Errorf("state %q: empty, twice or unknown", s)
 		}
@@ -97,8 +121,8 @@ func TestEveryStateAndReasonIsTheContracts(t *testing.T) {
 	if Known("sleeping") || Known("") || KnownReason("nap") {
 		t.Error("an unknown name is known")
 	}
-	if !AgentCan(NeedsYou) || AgentCan(Exited) || AgentCan(CrashLooping) {
-		t.Error("AgentCan: an agent may report working, needs-you and finished only")
+	if !AgentCan(NeedsYou) || !AgentCan(Limited) || AgentCan(Exited) || AgentCan(CrashLooping) {
+		t.Error("AgentCan: an agent may report working, needs-you, finished and limited only")
 	}
 }
 
@@ -126,6 +150,22 @@ func TestStatusStringIsWhatTheLogAndSessionLsShow(t *testing.T) {
 	}
 	if got := st(Working, "").String(); got != "working" {
 		t.Errorf("%q", got)
+	}
+	local := time.Local
+	time.Local = time.FixedZone("CET", 3600)
+	t.Cleanup(func() { time.Local = local })
+	for _, c := range []struct {
+		s    Status
+		want string
+	}{
+		{Status{State: Limited, Reason: "limit", Since: t0, Until: t0.Add(5*time.Hour + 4*time.Minute), Try: 2}, "limited until 16:04 (try 2)"},
+		{Status{State: Limited, Reason: "limit", Since: t0, Until: t0.Add(20 * time.Hour), Try: 1}, "limited until Dec 4 07:00 (try 1)"},
+		{Status{State: Limited, Reason: "limit", Since: t0, Try: 3}, "limited, resumed (try 3)"},
+		{Status{State: Limited, Reason: "limit", Since: t0}, "limited (limit)"},
+	} {
+		if got := c.s.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.s, got, c.want)
+		}
 	}
 }
 

@@ -55,29 +55,30 @@ func FromHook(setup, name string, input []byte) (Event, error) {
 	if strings.Contains(name, ":") {
 		return Event{}, fmt.Errorf("%s is not an event agent-box installs a %s hook for", escape.Quote(name, 64), setup)
 	}
-	if se, ok := ae.Events[name]; ok {
-		return Event{Kind: Agent, State: State(se.State), Reason: se.Reason}, nil
-	}
-	hasDetail := false
-	for key := range ae.Events {
-		if n, _, ok := strings.Cut(key, ":"); ok && n == name {
-			hasDetail = true
+	plain, hasPlain := ae.Events[name]
+	field := ae.DetailFields[name]
+	if field == "" {
+		if !hasPlain {
+			return Event{}, fmt.Errorf("%s is not an event agent-box installs a %s hook for", escape.Quote(name, 64), setup)
 		}
-	}
-	if !hasDetail {
-		return Event{}, fmt.Errorf("%s is not an event agent-box installs a %s hook for", escape.Quote(name, 64), setup)
+		return Event{Kind: Agent, State: State(plain.State), Reason: plain.Reason}, nil
 	}
 	var in map[string]json.RawMessage
-	if err := json.Unmarshal(input, &in); err != nil {
-		return Event{}, fmt.Errorf("the %s hook's input is not a JSON object: %w", name, err)
-	}
 	var detail string
-	if err := json.Unmarshal(in[ae.DetailField], &detail); err != nil {
-		return Event{}, fmt.Errorf("the %s hook's input has no string %s", name, ae.DetailField)
+	if err := json.Unmarshal(input, &in); err != nil {
+		if !hasPlain {
+			return Event{}, fmt.Errorf("the %s hook's input is not a JSON object: %w", name, err)
+		}
+	} else if err := json.Unmarshal(in[field], &detail); err != nil && !hasPlain {
+		return Event{}, fmt.Errorf("the %s hook's input has no string %s", name, field)
 	}
 	se, ok := ae.Events[name+":"+detail]
-	if !ok {
-		return Event{}, fmt.Errorf("%s %s %s: %w", name, ae.DetailField, escape.Quote(detail, 64), ErrUnmapped)
+	switch {
+	case ok:
+	case hasPlain:
+		se = plain // a detail without a state of its own: the event's
+	default:
+		return Event{}, fmt.Errorf("%s %s %s: %w", name, field, escape.Quote(detail, 64), ErrUnmapped)
 	}
 	return Event{Kind: Agent, State: State(se.State), Reason: se.Reason}, nil
 }

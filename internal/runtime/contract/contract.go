@@ -158,10 +158,11 @@ type Term struct {
 	What string `json:"what"`
 }
 
-// AgentEvents is what one setup's hooks report.
+// AgentEvents is what one setup's hooks report. DetailFields names, per
+// event with details, the field of its input that holds them.
 type AgentEvents struct {
-	DetailField string                `json:"detailField"`
-	Events      map[string]StateEvent `json:"events"`
+	DetailFields map[string]string     `json:"detailFields"`
+	Events       map[string]StateEvent `json:"events"`
 }
 
 // StateEvent is the state (and the reason) an agent's event means.
@@ -371,6 +372,7 @@ type Contract struct {
 			Finished     Term `json:"finished"`
 			Exited       Term `json:"exited"`
 			CrashLooping Term `json:"crashLooping"`
+			Limited      Term `json:"limited"`
 		} `json:"states"`
 		Reasons []Term `json:"reasons"`
 		// Report: how a supervisor tells the auth service every state
@@ -438,7 +440,8 @@ type Contract struct {
 		} `json:"silenceAfter"`
 		// AgentEvents: per setup, the agent's events agent-box installs
 		// hooks for and the state each means. A key "E:D" is event E
-		// whose input has D in the setup's DetailField.
+		// whose input has D in its DetailFields[E]; a key "E" alone is
+		// every other input of E.
 		AgentEvents map[string]AgentEvents `json:"agentEvents"`
 	} `json:"attention"`
 	Cookies CookieNames `json:"cookies"`
@@ -509,6 +512,21 @@ type Contract struct {
 		Size   string `json:"size"`
 		Inodes int    `json:"inodes"`
 	} `json:"runtimeTmpfs"`
+	// UsageLimits: a session whose agent reached its account's usage
+	// limit (attention state limited) is resumed in its conversation with
+	// ResumePrompt at the reset the agent named (when within MaxReset),
+	// else after FirstWait, Growth times longer each try up to MaxWait;
+	// every try plus up to Jitter, and at most PerMinute resumes a minute
+	// per supervisor (package usagelimit).
+	UsageLimits struct {
+		ResumePrompt string `json:"resumePrompt"`
+		FirstWait    string `json:"firstWait"`
+		Growth       int    `json:"growth"`
+		MaxWait      string `json:"maxWait"`
+		Jitter       string `json:"jitter"`
+		MaxReset     string `json:"maxReset"`
+		PerMinute    int    `json:"perMinute"`
+	} `json:"usageLimits"`
 	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
 	// and M, G or T, powers of 1024) that bounds the bytes the user owns
 	// on each filesystem where it writes (its home's, its apps' state's,
@@ -610,6 +628,7 @@ var (
 	Routes        = &c.Routes
 	ExitCodes     = &c.ExitCodes
 	DiskQuota     = &c.DiskQuota
+	UsageLimits   = &c.UsageLimits
 )
 
 var c Contract // filled by values.go

@@ -242,7 +242,7 @@ func TestAgentEventsMeanKnownStates(t *testing.T) {
 		t.Errorf("watchSession %q could be a registry session's name", Attention.WatchSession)
 	}
 	st := Attention.States
-	states, reasons := terms([]Term{st.Working, st.NeedsYou, st.Finished, st.Exited, st.CrashLooping}), terms(Attention.Reasons)
+	states, reasons := terms([]Term{st.Working, st.NeedsYou, st.Finished, st.Exited, st.CrashLooping, st.Limited}), terms(Attention.Reasons)
 	in := Attention.Inbox
 	for _, s := range in.States {
 		if !states[s] || s == st.Working.Name {
@@ -266,8 +266,8 @@ func TestAgentEventsMeanKnownStates(t *testing.T) {
 			if !states[ev.State] || ev.Reason != "" && !reasons[ev.Reason] {
 				t.Errorf("agentEvents.%s.%s = %+v: not a state and reason of the contract", setup, key, ev)
 			}
-			if strings.Contains(key, ":") && ae.DetailField == "" {
-				t.Errorf("agentEvents.%s.%s has a detail, but the setup has no detailField", setup, key)
+			if name, _, ok := strings.Cut(key, ":"); ok && ae.DetailFields[name] == "" {
+				t.Errorf("agentEvents.%s.%s has a detail, but detailFields has no field for %s", setup, key, name)
 			}
 		}
 	}

@@ -88,7 +88,8 @@ func init() {
 	c.Attention.States.Finished = Term{Name: "finished", What: "the agent ended its turn (or, with silenceAfter, the terminal fell silent after output); it ends when a person opens the session or the agent works again"}
 	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
 	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
-	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}}
+	c.Attention.States.Limited = Term{Name: "limited", What: "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
+	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit"}}
 	c.Attention.Report.Path = "/attention-report"
 	c.Attention.Report.MaxBytes = 131072
 	c.Attention.Report.MaxSessions = 1024
@@ -96,7 +97,7 @@ func init() {
 	c.Attention.Report.PerSecond = 10
 	c.Attention.Report.ResendEvery = "60s"
 	c.Attention.Inbox.Page = "inbox"
-	c.Attention.Inbox.States = []string{"needs-you", "crash-looping", "finished", "exited"}
+	c.Attention.Inbox.States = []string{"needs-you", "crash-looping", "limited", "finished", "exited"}
 	c.Attention.Inbox.KeepAlive = "25s"
 	c.Attention.Inbox.StaleAfter = "180s"
 	c.Attention.Inbox.MaxStreams = 16
@@ -112,7 +113,10 @@ func init() {
 	c.Attention.SilenceAfter.Min = "1s"
 	c.Attention.SilenceAfter.Max = "24h"
 	c.Attention.AgentEvents = map[string]AgentEvents{
-		"claude": AgentEvents{DetailField: "notification_type", Events: map[string]StateEvent{
+		"claude": AgentEvents{DetailFields: map[string]string{
+			"Notification": "notification_type",
+			"StopFailure":  "error",
+		}, Events: map[string]StateEvent{
 			"Notification:agent_needs_input":  StateEvent{State: "needs-you", Reason: "question"},
 			"Notification:elicitation_dialog": StateEvent{State: "needs-you", Reason: "elicitation"},
 			"Notification:idle_prompt":        StateEvent{State: "needs-you", Reason: "idle"},
@@ -122,12 +126,15 @@ func init() {
 			"PreToolUse":                      StateEvent{State: "working"},
 			"Stop":                            StateEvent{State: "finished", Reason: "turn"},
 			"StopFailure":                     StateEvent{State: "needs-you", Reason: "error"},
+			"StopFailure:rate_limit":          StateEvent{State: "limited", Reason: "limit"},
 			"UserPromptSubmit":                StateEvent{State: "working"},
 		}},
-		"codex": AgentEvents{Events: map[string]StateEvent{
+		"codex": AgentEvents{DetailFields: map[string]string{}, Events: map[string]StateEvent{
 			"Stop": StateEvent{State: "finished", Reason: "turn"},
 		}},
-		"opencode": AgentEvents{DetailField: "status", Events: map[string]StateEvent{
+		"opencode": AgentEvents{DetailFields: map[string]string{
+			"session.status": "status",
+		}, Events: map[string]StateEvent{
 			"permission.asked":    StateEvent{State: "needs-you", Reason: "permission"},
 			"permission.replied":  StateEvent{State: "working"},
 			"session.idle":        StateEvent{State: "finished", Reason: "turn"},
@@ -157,6 +164,13 @@ func init() {
 	c.UserTasks.Reserve = 64
 	c.RuntimeTmpfs.Size = "16M"
 	c.RuntimeTmpfs.Inodes = 4096
+	c.UsageLimits.ResumePrompt = "continue"
+	c.UsageLimits.FirstWait = "30m"
+	c.UsageLimits.Growth = 2
+	c.UsageLimits.MaxWait = "2h"
+	c.UsageLimits.Jitter = "30s"
+	c.UsageLimits.MaxReset = "169h"
+	c.UsageLimits.PerMinute = 4
 	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
 	c.DiskQuota.BytesPerFile = 16384
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}

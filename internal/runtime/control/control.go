@@ -6,7 +6,9 @@
 //	restart NAME                    restart one session (NAME a valid session name)
 //	restart-all                     restart every session
 //	attention NAME STATE [REASON]   the session's agent reports an attention state
-//	                                (working, needs-you or finished; a reason of the contract's)
+//	                                (working, needs-you, finished or limited; a reason of the contract's)
+//	attention NAME limited REASON UNIX
+//	                                a usage limit that the agent said resets at UNIX (seconds)
 //
 // Anything else is not a request. A datagram is at most MaxDatagram bytes;
 // the longest valid one ("attention ", a 64-byte name and the longest
@@ -16,6 +18,7 @@ package control
 import (
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +30,10 @@ import (
 // MaxDatagram is the most the supervisor reads of one datagram; a longer
 // one is cut there and is not a request.
 const MaxDatagram = 128
+
+// maxUnix bounds a reset time: the year 9999 (a time past it does not
+// round-trip through the observation file's RFC 3339).
+const maxUnix = 253402300799
 
 // Request is one request: a restart of the session Name, or of all; or,
 // with Attention set, the attention state Name's agent reports.
@@ -41,6 +48,16 @@ func Attend(name string, s attention.State, reason string) Request {
 	return Request{Name: name, Attention: &attention.Event{Kind: attention.Agent, State: s, Reason: reason}}
 }
 
+// AttendLimit is the report that session name's agent reached a usage
+// limit (reason) that it said resets at reset (zero: it did not say).
+func AttendLimit(name, reason string, reset time.Time) Request {
+	r := Attend(name, attention.Limited, reason)
+	if !reset.IsZero() {
+		r.Attention.Until = time.Unix(reset.Unix(), 0).UTC()
+	}
+	return r
+}
+
 // Restart is the request to restart session name ("" for every session).
 func Restart(name string) Request {
 	if name == "" {
@@ -52,6 +69,9 @@ func Restart(name string) Request {
 // Format is the datagram of r.
 func (r Request) Format() []byte {
 	if a := r.Attention; a != nil {
+		if a.State == attention.Limited && !a.Until.IsZero() {
+			return []byte("attention " + r.Name + " " + string(a.State) + " " + a.Reason + " " + strconv.FormatInt(a.Until.Unix(), 10))
+		}
 		return []byte(strings.TrimSuffix("attention "+r.Name+" "+string(a.State)+" "+a.Reason, " "))
 	}
 	if r.All {
@@ -77,6 +97,12 @@ func Parse(b []byte) (r Request, ok bool) {
 			return Request{}, false
 		}
 		return Attend(f[1], st, reason), true
+	case len(f) == 5 && f[0] == "attention" && registry.ValidName(f[1]) && f[2] == string(attention.Limited) && attention.KnownReason(f[3]):
+		unix, err := strconv.ParseInt(f[4], 10, 64)
+		if err != nil || unix <= 0 || unix > maxUnix {
+			return Request{}, false
+		}
+		return AttendLimit(f[1], f[3], time.Unix(unix, 0)), true
 	}
 	return Request{}, false
 }

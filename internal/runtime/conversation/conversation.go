@@ -74,6 +74,10 @@ type Record struct {
 	// Notice is what the last spawn found that the person should know
 	// (a rejected API key, a ~/.claude.json left alone), or "".
 	Notice string `json:"notice,omitempty"`
+	// Resume is the prompt the next spawn gives the conversation it
+	// resumes (the supervisor's resume after a usage limit); one spawn
+	// takes it, resuming or not.
+	Resume string `json:"resume,omitempty"`
 }
 
 // Fresh is a new conversation started although one was recorded.

@@ -38,7 +38,7 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 		return logs
 	}
 	var d conversation.Decision
-	var prompt string
+	var prompt, resume string
 	err := conversation.Update(ctx, e.ConversationsDir(), name, func(r *conversation.Record) error {
 		newID := func() string { return "" }
 		if len(ag.NewArgs) > 0 {
@@ -52,7 +52,8 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 			r.ID = "" // nothing to resume: every spawn is new
 		}
 		d = conversation.Decide(r, gone, newID, now)
-		prompt = r.Prompt
+		prompt, resume = r.Prompt, r.Resume
+		r.Resume = ""
 		if len(ag.ResumeArgs) == 0 {
 			r.Prompt = "" // the first spawn only: it cannot be resumed
 			r.Fresh = nil
@@ -76,9 +77,18 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 			logf("started a new conversation %s: %s", d.ID, d.Reason)
 		}
 	}
-	if d.Prompt && len(ag.PromptArgs) > 0 {
+	switch {
+	case d.Prompt && len(ag.PromptArgs) > 0:
 		plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", prompt)...)
 		logf("gave the kickoff prompt (%d bytes)", len(prompt))
+		if resume != "" {
+			logf("did not give the resume prompt: the conversation is a new one")
+		}
+	case resume != "" && d.Resume && len(ag.PromptArgs) > 0:
+		plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", resume)...)
+		logf("gave the resume prompt (%d bytes)", len(resume))
+	case resume != "":
+		logf("did not give the resume prompt: the conversation is a new one")
 	}
 	return logs
 }

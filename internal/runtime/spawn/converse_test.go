@@ -212,3 +212,47 @@ func TestConverseTurnsOffOpenCodesFetchesUnlessTheSessionSetsThem(t *testing.T) 
 		t.Errorf("another agent's env got %q", plan.Env)
 	}
 }
+
+// TestTheResumePromptGoesWithTheResumedConversationOnce: the supervisor's
+// resume after a usage limit reaches the resumed conversation as its
+// prompt, on one spawn only; a spawn that cannot resume drops it, saying so.
+func TestTheResumePromptGoesWithTheResumedConversationOnce(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	tr := filepath.Join(e.Home, "t.jsonl")
+	os.WriteFile(tr, []byte("{}\n"), 0o600)
+	resume := func(text string) {
+		t.Helper()
+		if err := conversation.Update(ctx, e.ConversationsDir(), "s", func(r *conversation.Record) error {
+			r.ID, r.Transcript, r.Resume = "c1", tr, text
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spawn := func() ([]string, string) {
+		plan := Plan{Argv: []string{"/bin/claude"}, Dir: "/tmp"}
+		logs := Converse(ctx, e, claudeLike, "s", &plan, time.Now())
+		return plan.Argv, strings.Join(logs, "\n")
+	}
+	resume("continue; then -x")
+	argv, logs := spawn()
+	if d := cmp.Diff([]string{"/bin/claude", "--resume", "c1", "--", "continue; then -x"}, argv); d != "" {
+		t.Errorf("the resume (-want +got):\n%s", d)
+	}
+	if !strings.Contains(logs, "gave the resume prompt (17 bytes)") {
+		t.Errorf("logs %q", logs)
+	}
+	if argv, _ := spawn(); len(argv) != 3 {
+		t.Errorf("the spawn after: %q, want the conversation without a prompt", argv)
+	}
+	resume("continue")
+	os.Remove(tr)
+	argv, logs = spawn()
+	if len(argv) != 3 || argv[1] != "--session-id" || !strings.Contains(logs, "did not give the resume prompt: the conversation is a new one") {
+		t.Errorf("no transcript: %q, %q; want a new conversation without the resume prompt, saying so", argv, logs)
+	}
+	if r, _ := conversation.Load(e.ConversationsDir(), "s"); r.Resume != "" {
+		t.Errorf("the resume prompt %q stayed for another spawn", r.Resume)
+	}
+}

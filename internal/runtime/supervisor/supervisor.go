@@ -54,6 +54,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/spawn"
 	"github.com/agent-box/agent-box/internal/runtime/state"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
+	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
 )
 
 // errAlreadyRunning means another supervisor holds the lock.
@@ -92,6 +93,9 @@ type Config struct {
 	// AuthStatus is the auth service's status socket, where the
 	// supervisor reports its user's attention states ("": not reported).
 	AuthStatus string
+	// Limits: when and how a session limited by its account's usage
+	// limit resumes (limits.go); the zero value is DefaultLimits.
+	Limits Limits
 }
 
 // session is what the supervisor keeps for one session it supervises:
@@ -109,6 +113,8 @@ type session struct {
 	obs     observe.Session
 	req     gate        // requested restarts
 	healthy func() bool // stops the timer that ends crash-looping
+	// stops the timer of the next try of a usage limit (limits.go)
+	limitStop func() bool
 }
 
 type sup struct {
@@ -158,6 +164,10 @@ type sup struct {
 	againCh      chan struct{}
 	againPending bool          // its timer waits
 	againDelay   time.Duration // its next wait; 0 after one that worked
+	// usage limits (limits.go): due tries, the resumes' slots, the jitter
+	limitCh chan limitMsg
+	slots   *usagelimit.Slots
+	draw    func(time.Duration) time.Duration
 }
 
 type timerMsg struct {
@@ -348,6 +358,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (lock %s is held)", errAlreadyRunning, env.SupervisorLock())
 	}
 	defer unlock()
+	if cfg.Limits == (Limits{}) {
+		cfg.Limits = DefaultLimits()
+	}
+	if err := cfg.Limits.Policy.Check(); err != nil {
+		return fmt.Errorf("usage limits: %w", err)
+	}
 	s := &sup{
 		cfg:          cfg,
 		log:          journal.New(cfg.Log, "agent-box"),
@@ -366,6 +382,9 @@ func Run(ctx context.Context, cfg Config) error {
 		watchRetryCh: make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		warned:       map[string]bool{},
+		limitCh:      make(chan limitMsg, 16),
+		slots:        usagelimit.NewSlots(cfg.Limits.Policy.PerMinute),
+		draw:         jitter,
 	}
 	defer close(s.done)
 	if cfg.AuthStatus != "" {
@@ -465,6 +484,8 @@ func Run(ctx context.Context, cfg Config) error {
 		case <-s.againCh:
 			s.againPending = false
 			s.reconcile(ctx)
+		case m := <-s.limitCh:
+			s.limitDue(ctx, m)
 		case <-resync.C:
 			// also the only way back after HOME itself was re-created
 			s.regWatch.Arm()
@@ -624,6 +645,8 @@ func (s *sup) get(e registry.Session) *session {
 		ss.obs = obs
 		ss.started = startedAt(obs.LastStart, s.clock.Now())
 		s.sessions[e.Name] = ss
+		ss.entry = e
+		s.rearmLimit(ss)
 	}
 	ss.entry = e
 	return ss
@@ -658,6 +681,9 @@ func (s *sup) forget(name string) {
 	}
 	if ss.healthy != nil {
 		ss.healthy()
+	}
+	if ss.limitStop != nil {
+		ss.limitStop()
 	}
 	s.unwatch(ss)
 	delete(s.sessions, name)
@@ -1130,6 +1156,9 @@ func (s *sup) setAttention(ss *session, ev attention.Event) bool {
 	if !changed {
 		return false
 	}
+	if next.State != attention.Limited {
+		s.unlimit(ss, cur)
+	}
 	defer func() { s.noteAttention(ss.name, ss.obs.Attention) }()
 	if next.State == "" {
 		ss.obs.Attention = nil
@@ -1149,6 +1178,9 @@ func (s *sup) attend(name string, ev attention.Event) {
 	}
 	if s.setAttention(ss, ev) {
 		s.saveObs(ss)
+	}
+	if ev.Kind == attention.Agent && ev.State == attention.Limited {
+		s.limited(ss, ev)
 	}
 }
 

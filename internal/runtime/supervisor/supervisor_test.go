@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
 	"github.com/agent-box/agent-box/internal/runtime/tmux"
+	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -58,7 +60,11 @@ func testSup(t *testing.T) (*sup, *fakeClock) {
 		againCh:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		warned:   map[string]bool{},
+		limitCh:  make(chan limitMsg, 16),
+		slots:    usagelimit.NewSlots(contract.UsageLimits.PerMinute),
+		draw:     func(time.Duration) time.Duration { return 0 },
 	}
+	s.cfg.Limits = DefaultLimits()
 	t.Cleanup(func() { close(s.done) })
 	return s, clock
 }

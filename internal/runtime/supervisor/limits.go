@@ -1,0 +1,149 @@
+package supervisor
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/attention"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/conversation"
+	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
+)
+
+// A session whose agent reached its account's usage limit is limited
+// (package attention) and waits for its next try (package usagelimit);
+// then the supervisor restarts it in its conversation with the resume
+// prompt (the spawn gives it, package conversation), and the state holds
+// until the agent ends a turn, needs a person or reports the limit again
+// (the next try, waiting longer). The schedule is the observation file's
+// (Status.Until and Try): a restart of the supervisor, of the sessions
+// unit or of the machine keeps it.
+
+// limitMsg is a limited session's next try that is due.
+type limitMsg struct {
+	name  string
+	until time.Time
+}
+
+// Limits is the usage limits' schedule and resume prompt.
+type Limits struct {
+	Policy usagelimit.Policy
+	Prompt string
+}
+
+// DefaultLimits is the contract's schedule (contract usageLimits).
+func DefaultLimits() Limits {
+	u := contract.UsageLimits
+	return Limits{
+		Prompt: u.ResumePrompt,
+		Policy: usagelimit.Policy{
+			FirstWait: contract.Duration(u.FirstWait), Growth: u.Growth, MaxWait: contract.Duration(u.MaxWait),
+			Jitter: contract.Duration(u.Jitter), MaxReset: contract.Duration(u.MaxReset), PerMinute: u.PerMinute,
+		},
+	}
+}
+
+// jitter draws a duration in [0, max].
+func jitter(max time.Duration) time.Duration { return rand.N(max + 1) }
+
+// limited schedules ss's next try after its agent reported the usage
+// limit (ev.Until: the reset it named). A report while a try waits
+// changes nothing; one after a resume is the next try.
+func (s *sup) limited(ss *session, ev attention.Event) {
+	a := ss.obs.Attention
+	if a == nil || a.State != attention.Limited || !a.Until.IsZero() {
+		return
+	}
+	if !s.canResume(ss) {
+		s.logf("session %s: reached its usage limit; its agent %s cannot resume a conversation with a prompt, so it waits for a person", quote(ss.name), quote(ss.entry.Agent))
+		return
+	}
+	now := s.clock.Now()
+	a.Try++
+	a.Until = s.slots.Take(s.cfg.Limits.Policy.At(now, a.Try, ev.Until, s.draw), now).UTC()
+	named := "no reset named"
+	if !ev.Until.IsZero() {
+		named = "the agent named " + ev.Until.UTC().Format(time.RFC3339)
+	}
+	s.logf("session %s: %s (%s)", quote(ss.name), a, named)
+	s.saveObs(ss)
+	s.armLimit(ss)
+}
+
+// canResume: ss's agent can be restarted in its conversation with a prompt.
+func (s *sup) canResume(ss *session) bool {
+	ag, ok := s.cfg.Agents[ss.entry.Agent]
+	return ok && len(ag.ResumeArgs) > 0 && len(ag.PromptArgs) > 0
+}
+
+// armLimit sets the timer of ss's waiting try (a new one replaces it).
+func (s *sup) armLimit(ss *session) {
+	if ss.limitStop != nil {
+		ss.limitStop()
+	}
+	m := limitMsg{name: ss.name, until: ss.obs.Attention.Until}
+	ss.limitStop = s.clock.AfterFunc(max(m.until.Sub(s.clock.Now()), 0), func() {
+		select {
+		case s.limitCh <- m:
+		case <-s.done:
+		}
+	})
+}
+
+// rearmLimit takes up the schedule of a session the supervisor finds
+// limited in its observations (after a restart of the supervisor or of
+// the machine): a try that is due goes at once, within the cap.
+func (s *sup) rearmLimit(ss *session) {
+	a := ss.obs.Attention
+	if a == nil || a.State != attention.Limited || a.Until.IsZero() {
+		return
+	}
+	now := s.clock.Now()
+	at := a.Until
+	if at.Before(now) {
+		at = now
+	}
+	if t := s.slots.Take(at, now); !t.Equal(a.Until) {
+		a.Until = t.UTC()
+		s.saveObs(ss)
+	}
+	s.armLimit(ss)
+}
+
+// unlimit drops the schedule of a session that is no longer limited.
+func (s *sup) unlimit(ss *session, was attention.Status) {
+	if ss.limitStop != nil {
+		ss.limitStop()
+		ss.limitStop = nil
+	}
+	if was.State == attention.Limited && !was.Until.IsZero() {
+		s.slots.Release(was.Until)
+	}
+}
+
+// limitDue resumes a limited session whose try has come: the resume
+// prompt for its conversation, then a restart.
+func (s *sup) limitDue(ctx context.Context, m limitMsg) {
+	ss := s.sessions[m.name]
+	if ss == nil {
+		return
+	}
+	a := ss.obs.Attention
+	if a == nil || a.State != attention.Limited || !a.Until.Equal(m.until) {
+		return // it ended or moved meanwhile
+	}
+	ss.limitStop = nil
+	prompt := s.cfg.Limits.Prompt
+	if err := conversation.Update(ctx, s.cfg.Env.ConversationsDir(), ss.name, func(r *conversation.Record) error {
+		r.Resume = prompt
+		return nil
+	}); err != nil {
+		s.logf("session %s: cannot give the resume prompt: %s (restarting it without)", quote(ss.name), errText(err))
+	}
+	late := s.clock.Now().Sub(m.until).Round(time.Millisecond)
+	a.Until = time.Time{}
+	s.logf("session %s: resuming its conversation after the usage limit (try %d, %s after its time)", quote(ss.name), a.Try, late)
+	s.saveObs(ss)
+	s.restart(ctx, ss.name)
+}
