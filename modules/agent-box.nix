@@ -99,6 +99,7 @@
 #   internal/runtime/tmux/tmux.go
 #   internal/runtime/tmux/watch.go
 #   internal/runtime/uploads/uploads.go
+#   internal/runtime/usagelimit/claude.go
 #   internal/runtime/usagelimit/usagelimit.go
 #   internal/runtime/userfile/userfile.go
 #   internal/runtime/web/alive.go
@@ -127,6 +128,7 @@
 #   modules/src/lib/build.nix
 #   modules/src/lib/checks/app-origins.nix
 #   modules/src/lib/checks/apps.nix
+#   modules/src/lib/checks/attention.nix
 #   modules/src/lib/checks/core.nix
 #   modules/src/lib/checks/env.nix
 #   modules/src/lib/checks/sessions.nix
@@ -738,6 +740,49 @@ in
     description = "How agent-box decides that a session needs a person (docs/runtime-contract.md, \"Attention\").";
   };
 
+  usageLimits =
+    let
+      u = contract.usageLimits;
+    in
+    mkOption {
+      type = types.submodule {
+        options = {
+          resumePrompt = mkOption {
+            type = types.str;
+            default = u.resumePrompt;
+            description = "What a session limited by its account's usage limit is given when it resumes, in the same conversation (as its agent's prompt argument, like a kickoff prompt): one line.";
+            example = "The usage limit has reset: carry on with the task.";
+          };
+          firstWait = mkOption {
+            type = types.str;
+            default = u.firstWait;
+            description = "When the agent names no reset time: the wait before a limited session's first try (a Go duration). A reset the agent names (up to ${u.maxReset} ahead) is used instead; every try waits up to ${u.jitter} more, drawn anew.";
+            example = "1h";
+          };
+          growth = mkOption {
+            type = types.int;
+            default = u.growth;
+            description = "Each next try of a limit waits this many times longer than the one before (1: always `firstWait`), up to `maxWait`.";
+            example = 3;
+          };
+          maxWait = mkOption {
+            type = types.str;
+            default = u.maxWait;
+            description = "The longest wait between two tries (a Go duration, at least `firstWait`). The defaults try after 30 minutes, 1 hour, then every 2 hours, which finds a 5-hour window's reset within 2 hours.";
+            example = "5h";
+          };
+          perMinute = mkOption {
+            type = types.int;
+            default = u.perMinute;
+            description = "The most resumes of one agent user's sessions in any minute (they share the user's account): twenty sessions limited together resume spread out, not in the same second.";
+            example = 2;
+          };
+        };
+      };
+      default = { };
+      description = "How a session whose agent reached its account's usage limit resumes by itself (docs/operating.md, \"What happens at a usage limit\").";
+    };
+
   claude = mkOption {
     type = types.submodule {
       options = {
@@ -1046,7 +1091,7 @@ let
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
                 {"name": "exit", "what": "the supervisor saw the exit"},
                 {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"},
-                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit"}
+                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key)"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -1358,6 +1403,31 @@ let
                 "name": "AGENT_BOX_SILENCE_AFTER",
                 "reader": "`agent-box supervise` (never passed to sessions)",
                 "what": "`services.agent-box.attention.silenceAfter`: a session whose output stops for this long, while no client shows it, is finished (a Go duration, whole seconds; unset: silence is not watched)"
+              },
+              "resumePrompt": {
+                "name": "AGENT_BOX_RESUME_PROMPT",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.resumePrompt`: what a session limited by its account's usage limit is given when it resumes (unset: the contract's)"
+              },
+              "limitFirstWait": {
+                "name": "AGENT_BOX_LIMIT_FIRST_WAIT",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.firstWait`: the wait before a limited session's first try when its agent named no reset (a Go duration; unset: the contract's)"
+              },
+              "limitGrowth": {
+                "name": "AGENT_BOX_LIMIT_GROWTH",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.growth`: each next try waits this many times longer (unset: the contract's)"
+              },
+              "limitMaxWait": {
+                "name": "AGENT_BOX_LIMIT_MAX_WAIT",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.maxWait`: the longest wait between tries (a Go duration; unset: the contract's)"
+              },
+              "limitPerMinute": {
+                "name": "AGENT_BOX_LIMIT_PER_MINUTE",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.perMinute`: the most resumes of the user's sessions in any minute (unset: the contract's)"
               },
               "webCheckInterval": {
                 "name": "AGENT_BOX_WEB_CHECK_INTERVAL",
@@ -2217,6 +2287,7 @@ in
     slice
     agents
     attention
+    usageLimits
     claude
     codex
     guide
@@ -2234,7 +2305,7 @@ in
 # the option and the fix. This file checks the users, agents and limits;
 # checks/sessions.nix the sessions, checks/web.nix the web surface and the
 # webhooks, checks/apps.nix the apps, checks/app-origins.nix the apps'
-# origins.
+# origins, checks/attention.nix the attention and usage limits' settings.
 {
   prim,
   formats,
@@ -2243,6 +2314,7 @@ in
   appChecks,
   envChecks,
   sessionChecks,
+  attentionChecks,
   contract,
   ...
 }:
@@ -2366,19 +2438,6 @@ let
       ++ appChecks path u
     ) n.userNames;
 
-  silence = contract.attention.silenceAfter;
-  attentionChecks = a: [
-    {
-      assertion =
-        let
-          s = formats.durationSeconds a.silenceAfter;
-        in
-        a.silenceAfter == null
-        || (s != null && s >= formats.durationSeconds silence.min && s <= formats.durationSeconds silence.max);
-      message = "${prefix}.attention.silenceAfter = ${show a.silenceAfter}: use a Go duration from ${silence.min} to ${silence.max}, such as \"30s\", or null (silence not watched).";
-    }
-  ];
-
   # n: the normalized options; caddyGroup: services.caddy.group (the web
   # checks refuse agent users in it).
   assertions =
@@ -2398,7 +2457,7 @@ let
         message = "${prefix}.slice.memoryHigh = ${show n.slice.memoryHigh}: a MemoryHigh of the box's slice throttles every user's supervisor and tmux server, not the agent that uses the memory; remove it and set ${prefix}.slice.memoryMax, at which the kernel kills that agent.";
       }
     ]
-    ++ attentionChecks n.attention
+    ++ attentionChecks n
     ++ webChecks n caddyGroup
     ++ appOriginChecks n;
 in
@@ -2855,6 +2914,60 @@ n: path: u:
   ]
 ) u.sessions
       ;
+    attentionChecks =
+      # The checks of the settings of attention states: silence, and how a
+# session limited by its account's usage limit resumes (the supervisor
+# refuses the same: attention.SilenceAfter, supervisor.LimitsFromEnv).
+{
+  prim,
+  formats,
+  contract,
+  ...
+}:
+let
+  inherit (prim) noNewline show;
+  prefix = "services.agent-box";
+  silence = contract.attention.silenceAfter;
+  silenceChecks = a: [
+    {
+      assertion =
+        let
+          s = formats.durationSeconds a.silenceAfter;
+        in
+        a.silenceAfter == null
+        || (s != null && s >= formats.durationSeconds silence.min && s <= formats.durationSeconds silence.max);
+      message = "${prefix}.attention.silenceAfter = ${show a.silenceAfter}: use a Go duration from ${silence.min} to ${silence.max}, such as \"30s\", or null (silence not watched).";
+    }
+  ];
+
+  usageLimitChecks =
+    u:
+    let
+      first = formats.durationSeconds u.firstWait;
+      longest = formats.durationSeconds u.maxWait;
+    in
+    [
+      {
+        assertion = first != null && first > 0;
+        message = "${prefix}.usageLimits.firstWait = ${show u.firstWait}: use a positive Go duration such as \"30m\".";
+      }
+      {
+        assertion = longest != null && (first == null || longest >= first);
+        message = "${prefix}.usageLimits.maxWait = ${show u.maxWait}: use a Go duration such as \"2h\", at least firstWait (${u.firstWait}).";
+      }
+      {
+        assertion = u.growth >= 1 && u.perMinute >= 1;
+        message = "${prefix}.usageLimits: growth (${toString u.growth}) and perMinute (${toString u.perMinute}) must be at least 1.";
+      }
+      {
+        assertion = u.resumePrompt != "" && noNewline u.resumePrompt && builtins.stringLength u.resumePrompt <= contract.conversations.promptMaxBytes;
+        message = "${prefix}.usageLimits.resumePrompt: use one line of at most ${toString contract.conversations.promptMaxBytes} bytes.";
+      }
+    ];
+in
+# n: the normalized options
+n: silenceChecks n.attention ++ usageLimitChecks n.usageLimits
+      ;
     render = {
       instance =
         # The instance drop-in agent-box@<user>.service.d/overrides.conf: absolute
@@ -2890,6 +3003,17 @@ in
 + env v.seed.name paths.seed
 + env v.tmux.name "${paths.env}/bin/tmux"
 + (if n.attention.silenceAfter == null then "" else env v.silenceAfter.name n.attention.silenceAfter)
+# The usage limits' settings that differ from the contract's (the
+# supervisor's defaults).
++ concatStringsSep "" (
+  map (s: if n.usageLimits.${s.option} == contract.usageLimits.${s.option} then "" else env s.var.name (toString n.usageLimits.${s.option})) [
+    { option = "resumePrompt"; var = v.resumePrompt; }
+    { option = "firstWait"; var = v.limitFirstWait; }
+    { option = "growth"; var = v.limitGrowth; }
+    { option = "maxWait"; var = v.limitMaxWait; }
+    { option = "perMinute"; var = v.limitPerMinute; }
+  ]
+)
 # With an origin: the status socket's group, so the supervisor (and no
 # session of the user) may report the sessions' attention states.
 + (
@@ -5714,6 +5838,7 @@ in
           	"fmt"
           	"sort"
           	"strings"
+          	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
           )
@@ -5737,6 +5862,13 @@ in
           	// transcript (or database) its report named at path: "" when it can,
           	// else why not. logf logs what it could not tell.
           	Gone(ctx context.Context, id, path string, logf func(format string, a ...any)) string
+          }
+
+          // LimitReporter is a Setup whose agent's report of a usage limit (its
+          // hook's input) can say when the limit resets: LimitReset returns the reset
+          // (zero: the report carries none) or why it cannot tell.
+          type LimitReporter interface {
+          	LimitReset(input []byte) (time.Time, error)
           }
 
           var setups = map[string]Setup{}
@@ -5789,16 +5921,26 @@ in
 
           import (
           	"context"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"path/filepath"
           	"strings"
+          	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/claudestate"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
           )
 
           // Claude Code (docs/runtime-contract.md, "Claude Code"): before each spawn
           // the few keys that let it start headless are merged into ~/.claude.json
           // (package claudestate: onboarding done, the session's folder trusted, the
           // API key in the environment approved unless the user rejected it); its
-          // SessionStart hook reports the transcript file it resumes from.
+          // SessionStart hook reports the transcript file it resumes from, and its
+          // transcript says when an account's usage limit resets (LimitReset).
           func init() { Register("claude", claude{}) }
 
           type claude struct{ transcriptFile }
@@ -5817,6 +5959,35 @@ in
           		return "", []string{"set " + strings.Join(res.Changed, ", ") + " in ~/.claude.json"}
           	}
           	return "", nil
+          }
+
+          // LimitReset reads when the usage limit a StopFailure reported resets,
+          // from the end of the transcript its input names (package usagelimit,
+          // ClaudeReset: only the account's own limit carries one). The transcript
+          // is the user's file, read as the user, at most its last
+          // usagelimit.ClaudeTail bytes.
+          func (claude) LimitReset(input []byte) (time.Time, error) {
+          	var in struct {
+          		Transcript string `json:"transcript_path"`
+          	}
+          	if err := json.Unmarshal(input, &in); err != nil || !filepath.IsAbs(in.Transcript) {
+          		return time.Time{}, errors.New("the StopFailure input names no transcript")
+          	}
+          	f, err := userfile.Open(in.Transcript, -1)
+          	if err != nil {
+          		return time.Time{}, err
+          	}
+          	defer f.Close()
+          	fi, err := f.Stat()
+          	if err != nil {
+          		return time.Time{}, err
+          	}
+          	tail, err := io.ReadAll(io.NewSectionReader(f, max(fi.Size()-usagelimit.ClaudeTail, 0), usagelimit.ClaudeTail))
+          	if err != nil {
+          		return time.Time{}, fmt.Errorf("reading the transcript %s: %w", escape.Quote(in.Transcript, 128), err)
+          	}
+          	reset, _ := usagelimit.ClaudeReset(tail)
+          	return reset, nil
           }
         '';
         "agentsetup/codex.go" = ''
@@ -11000,6 +11171,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/actions"
           	"github.com/agent-box/agent-box/internal/runtime/agents"
+          	"github.com/agent-box/agent-box/internal/runtime/agentsetup"
           	"github.com/agent-box/agent-box/internal/runtime/appctl"
           	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/badconfig"
@@ -11546,7 +11718,17 @@ in
           		log.Printf("agent-hook: %v", err)
           		return
           	}
-          	if err := control.Send(e.SupervisorSocket(), control.Attend(name, ev.State, ev.Reason).Format()); err != nil {
+          	req := control.Attend(name, ev.State, ev.Reason)
+          	if ev.State == attention.Limited {
+          		var reset time.Time
+          		if r, ok := agentsetup.For(setup).(agentsetup.LimitReporter); ok {
+          			if reset, err = r.LimitReset(input); err != nil {
+          				log.Printf("session %s: the usage limit's reset is unknown: %v", escape.Quote(name, 64), err)
+          			}
+          		}
+          		req = control.AttendLimit(name, ev.Reason, reset)
+          	}
+          	if err := control.Send(e.SupervisorSocket(), req.Format()); err != nil {
           		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
           	}
           }
@@ -11753,9 +11935,14 @@ in
           	if err != nil {
           		return badconfig.Wrap("supervise", err)
           	}
+          	limits, err := supervisor.LimitsFromEnv(os.Getenv)
+          	if err != nil {
+          		return badconfig.Wrap("supervise", err)
+          	}
           	return supervisor.Run(ctx, supervisor.Config{
           		Env: e, Spawn: spawnProg, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
           		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence, AuthStatus: AuthStatus,
+          		Limits: limits,
           	})
           }
 
@@ -12687,6 +12874,11 @@ in
           		TTYDSocket       Var `json:"ttydSocket"`
           		Hooks            Var `json:"hooks"`
           		SilenceAfter     Var `json:"silenceAfter"`
+          		ResumePrompt     Var `json:"resumePrompt"`
+          		LimitFirstWait   Var `json:"limitFirstWait"`
+          		LimitGrowth      Var `json:"limitGrowth"`
+          		LimitMaxWait     Var `json:"limitMaxWait"`
+          		LimitPerMinute   Var `json:"limitPerMinute"`
           		WebCheckInterval Var `json:"webCheckInterval"`
           	} `json:"env"`
           	Routes struct {
@@ -13071,7 +13263,7 @@ in
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
                 {"name": "exit", "what": "the supervisor saw the exit"},
                 {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"},
-                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit"}
+                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key)"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -13384,6 +13576,31 @@ in
                 "reader": "`agent-box supervise` (never passed to sessions)",
                 "what": "`services.agent-box.attention.silenceAfter`: a session whose output stops for this long, while no client shows it, is finished (a Go duration, whole seconds; unset: silence is not watched)"
               },
+              "resumePrompt": {
+                "name": "AGENT_BOX_RESUME_PROMPT",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.resumePrompt`: what a session limited by its account's usage limit is given when it resumes (unset: the contract's)"
+              },
+              "limitFirstWait": {
+                "name": "AGENT_BOX_LIMIT_FIRST_WAIT",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.firstWait`: the wait before a limited session's first try when its agent named no reset (a Go duration; unset: the contract's)"
+              },
+              "limitGrowth": {
+                "name": "AGENT_BOX_LIMIT_GROWTH",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.growth`: each next try waits this many times longer (unset: the contract's)"
+              },
+              "limitMaxWait": {
+                "name": "AGENT_BOX_LIMIT_MAX_WAIT",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.maxWait`: the longest wait between tries (a Go duration; unset: the contract's)"
+              },
+              "limitPerMinute": {
+                "name": "AGENT_BOX_LIMIT_PER_MINUTE",
+                "reader": "`agent-box supervise` (never passed to sessions)",
+                "what": "`services.agent-box.usageLimits.perMinute`: the most resumes of the user's sessions in any minute (unset: the contract's)"
+              },
               "webCheckInterval": {
                 "name": "AGENT_BOX_WEB_CHECK_INTERVAL",
                 "reader": "`agent-box web serve`",
@@ -13569,7 +13786,7 @@ in
           	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
           	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
           	c.Attention.States.Limited = Term{Name: "limited", What: "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
-          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit"}}
+          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key)"}}
           	c.Attention.Report.Path = "/attention-report"
           	c.Attention.Report.MaxBytes = 131072
           	c.Attention.Report.MaxSessions = 1024
@@ -13678,6 +13895,11 @@ in
           	c.Env.TTYDSocket = Var{Name: "AGENT_BOX_TTYD_SOCKET", Reader: "`agent-box web serve`", What: "the user's ttyd socket; default: the ttyd socket (`docs/web-contract.md`, \"Sockets\")"}
           	c.Env.Hooks = Var{Name: "AGENT_BOX_HOOKS", Reader: "`agent-box web serve`", What: "the hooks' configuration (a store file); unset: the user has no hooks"}
           	c.Env.SilenceAfter = Var{Name: "AGENT_BOX_SILENCE_AFTER", Reader: "`agent-box supervise` (never passed to sessions)", What: "`services.agent-box.attention.silenceAfter`: a session whose output stops for this long, while no client shows it, is finished (a Go duration, whole seconds; unset: silence is not watched)"}
+          	c.Env.ResumePrompt = Var{Name: "AGENT_BOX_RESUME_PROMPT", Reader: "`agent-box supervise` (never passed to sessions)", What: "`services.agent-box.usageLimits.resumePrompt`: what a session limited by its account's usage limit is given when it resumes (unset: the contract's)"}
+          	c.Env.LimitFirstWait = Var{Name: "AGENT_BOX_LIMIT_FIRST_WAIT", Reader: "`agent-box supervise` (never passed to sessions)", What: "`services.agent-box.usageLimits.firstWait`: the wait before a limited session's first try when its agent named no reset (a Go duration; unset: the contract's)"}
+          	c.Env.LimitGrowth = Var{Name: "AGENT_BOX_LIMIT_GROWTH", Reader: "`agent-box supervise` (never passed to sessions)", What: "`services.agent-box.usageLimits.growth`: each next try waits this many times longer (unset: the contract's)"}
+          	c.Env.LimitMaxWait = Var{Name: "AGENT_BOX_LIMIT_MAX_WAIT", Reader: "`agent-box supervise` (never passed to sessions)", What: "`services.agent-box.usageLimits.maxWait`: the longest wait between tries (a Go duration; unset: the contract's)"}
+          	c.Env.LimitPerMinute = Var{Name: "AGENT_BOX_LIMIT_PER_MINUTE", Reader: "`agent-box supervise` (never passed to sessions)", What: "`services.agent-box.usageLimits.perMinute`: the most resumes of the user's sessions in any minute (unset: the contract's)"}
           	c.Env.WebCheckInterval = Var{Name: "AGENT_BOX_WEB_CHECK_INTERVAL", Reader: "`agent-box web serve`", What: "`services.agent-box.web.terminalCheckInterval`: how often the login sessions of open terminals are checked"}
           	c.Routes.AuthPages = Route{Path: "/auth/*", What: "every user origin and every app origin behind the login: the auth service's pages (hand-over, login, logout), through the pages socket; the box origin serves them at the same paths"}
           	c.Routes.Verify = Route{Path: "/verify", What: "the auth service's forward_auth endpoint (`?user=<user>`; on an app's origin `?user=<user>&app=<app>`), through the verify socket"}
@@ -20577,7 +20799,9 @@ in
 
           import (
           	"context"
+          	"fmt"
           	"math/rand/v2"
+          	"strconv"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/attention"
@@ -20617,6 +20841,49 @@ in
           			Jitter: contract.Duration(u.Jitter), MaxReset: contract.Duration(u.MaxReset), PerMinute: u.PerMinute,
           		},
           	}
+          }
+
+          // LimitsFromEnv is DefaultLimits with the settings of
+          // services.agent-box.usageLimits that getenv has (the supervisor's unit sets
+          // only those that differ from the contract's); a value that is not one, or
+          // a schedule that cannot work, is an error naming the variable.
+          func LimitsFromEnv(getenv func(string) string) (Limits, error) {
+          	l := DefaultLimits()
+          	v := contract.Env
+          	if p := getenv(v.ResumePrompt.Name); p != "" {
+          		if err := conversation.CheckPrompt(p); err != nil {
+          			return l, fmt.Errorf("%s: %w", v.ResumePrompt.Name, err)
+          		}
+          		l.Prompt = p
+          	}
+          	for _, d := range []struct {
+          		name string
+          		to   *time.Duration
+          	}{{v.LimitFirstWait.Name, &l.Policy.FirstWait}, {v.LimitMaxWait.Name, &l.Policy.MaxWait}} {
+          		if s := getenv(d.name); s != "" {
+          			t, err := contract.ParseDuration(s)
+          			if err != nil {
+          				return l, fmt.Errorf("%s: %w", d.name, err)
+          			}
+          			*d.to = t
+          		}
+          	}
+          	for _, n := range []struct {
+          		name string
+          		to   *int
+          	}{{v.LimitGrowth.Name, &l.Policy.Growth}, {v.LimitPerMinute.Name, &l.Policy.PerMinute}} {
+          		if s := getenv(n.name); s != "" {
+          			i, err := strconv.Atoi(s)
+          			if err != nil {
+          				return l, fmt.Errorf("%s=%q: not a whole number", n.name, s)
+          			}
+          			*n.to = i
+          		}
+          	}
+          	if err := l.Policy.Check(); err != nil {
+          		return l, fmt.Errorf("services.agent-box.usageLimits (%s and the others): %w", v.LimitFirstWait.Name, err)
+          	}
+          	return l, nil
           }
 
           // jitter draws a duration in [0, max].
@@ -23552,12 +23819,58 @@ in
           	return strings.TrimSuffix(s, ".0") + " " + units[u]
           }
         '';
+        "usagelimit/claude.go" = ''
+          package usagelimit
+
+          import (
+          	"bytes"
+          	"encoding/json"
+          	"time"
+          )
+
+          // ClaudeTail is how much of the end of Claude Code's transcript
+          // ClaudeReset reads: the refusal is its newest assistant record, a few KiB
+          // with the informational record after it.
+          const ClaudeTail = 256 << 10
+
+          // ClaudeReset reads, from the end of Claude Code's transcript (JSON lines;
+          // tail may start inside a line), when the account's usage limit resets:
+          // the newest assistant record's apiErrorParams.rate_limit_info.resetsAt
+          // (unix seconds) when its apiError is usage_limit_reached. Measured with
+          // 2.1.328: Claude writes that record for the account's own limit (a
+          // subscription's 5-hour, weekly or model window); the other refusals that
+          // share StopFailure's error rate_limit (a 429 on an API key, a server's
+          // throttle) carry no reset, and then ok is false (the schedule's wait).
+          func ClaudeReset(tail []byte) (reset time.Time, ok bool) {
+          	lines := bytes.Split(tail, []byte("\n"))
+          	for i := len(lines) - 1; i >= 0; i-- {
+          		var r struct {
+          			Type           string `json:"type"`
+          			APIError       string `json:"apiError"`
+          			APIErrorParams struct {
+          				RateLimitInfo struct {
+          					ResetsAt int64 `json:"resetsAt"`
+          				} `json:"rate_limit_info"`
+          			} `json:"apiErrorParams"`
+          		}
+          		if json.Unmarshal(lines[i], &r) != nil || r.Type != "assistant" {
+          			continue
+          		}
+          		at := r.APIErrorParams.RateLimitInfo.ResetsAt
+          		if r.APIError != "usage_limit_reached" || at <= 0 || time.Unix(at, 0).UTC().Year() > 9999 {
+          			return time.Time{}, false // the newest answer: no limit with a reset
+          		}
+          		return time.Unix(at, 0).UTC(), true
+          	}
+          	return time.Time{}, false
+          }
+        '';
         "usagelimit/usagelimit.go" = ''
           // Package usagelimit decides when a session whose agent reached its account's usage limit tries again: at the reset the agent named, else after a wait that grows with each try, plus jitter, and never more resumes a minute than the cap.
           //
           // It is pure (no clock, no I/O: the caller passes the time and the
           // random draw), so the supervisor's schedule can be proven with a fake
-          // clock (docs/runtime-contract.md, "Usage limits").
+          // clock (the defaults: docs/runtime-contract.md, "Limits").
           package usagelimit
 
           import (

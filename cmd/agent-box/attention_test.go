@@ -226,3 +226,48 @@ func TestTheSupervisorReportsItsUsersStatesToTheAuthService(t *testing.T) {
 	t.Logf("%d reports for 5 changes", reports)
 	mu.Unlock()
 }
+
+// TestAUsageLimitIsScheduledAtTheResetClaudesTranscriptHolds: a session's
+// agent reports Claude's StopFailure (error rate_limit) through agent-box's
+// hook, naming a transcript whose newest refusal is the account's 5-hour
+// limit (the record Claude Code 2.1.328 writes); the real supervisor makes
+// the session limited, its next try at that reset plus the jitter, try 1,
+// and says so in its log and in session ls.
+func TestAUsageLimitIsScheduledAtTheResetClaudesTranscriptHolds(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "")
+	reset := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	tr := filepath.Join(b.dir, "transcript.jsonl")
+	record := `{"type":"user","message":{"content":"go"}}` + "\n" +
+		`{"type":"assistant","apiError":"usage_limit_reached","apiErrorParams":{"rate_limit_info":{"status":"rejected","resetsAt":` + strconv.FormatInt(reset.Unix(), 10) + `,"rateLimitType":"five_hour"}},"error":"rate_limit","isApiErrorMessage":true,"apiErrorStatus":429}` + "\n"
+	if err := os.WriteFile(tr, []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := `printf '{"hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"You have hit your 5-hour limit","transcript_path":"%s"}' "$2" | "$1" agent-hook claude event StopFailure
+exec sleep 100000`
+	b.startSupervisor()
+	b.ok("session", "add", "a", "--agent", "shr", "--", script, "agent", testBinary(t), tr)
+	b.waitRunning("a")
+	b.waitAttention("a", "limited (limit)")
+
+	var ls []sessionstate.Entry
+	if err := json.Unmarshal([]byte(b.ok("session", "ls", "--json")), &ls); err != nil {
+		t.Fatal(err)
+	}
+	var a *attention.Status
+	for _, e := range ls {
+		if e.Name == "a" {
+			a = e.Attention
+		}
+	}
+	jitter := 30 * time.Second // contract usageLimits.jitter
+	if a == nil || a.Try != 1 || a.Until.Before(reset) || a.Until.After(reset.Add(jitter)) {
+		t.Fatalf("attention %+v, want try 1 at the reset %s plus at most %s", a, reset, jitter)
+	}
+	if !strings.Contains(b.supLog.String(), "(the agent named "+reset.UTC().Format(time.RFC3339)+")") {
+		t.Errorf("the supervisor's log does not say the reset the agent named:\n%s", b.supLog)
+	}
+	if out := b.ok("session", "ls"); !strings.Contains(out, "limited until "+a.Until.Local().Format("15:04")+" (try 1)") {
+		t.Errorf("session ls does not say when the try is:\n%s", out)
+	}
+}

@@ -200,6 +200,9 @@ func newBox(t testing.TB, seed string) *box {
 		"sh":     {Command: shBin, Args: []string{"-c"}},
 		"false":  {Command: falseBin},
 		"report": {Command: self, Args: []string{"test-agent", "report"}},
+		// sh that could resume a conversation with a prompt (a usage
+		// limit's try is scheduled for it)
+		"shr": {Command: shBin, Args: []string{"-c"}, ResumeArgs: []string{contract.Conversations.IDPlaceholder}, PromptArgs: []string{contract.Conversations.PromptPlaceholder}},
 	}
 	data, _ := json.Marshal(table)
 	agentsFile := filepath.Join(dir, "agents.json")

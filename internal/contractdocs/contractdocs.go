@@ -325,6 +325,8 @@ func sessionLimits(c *contract.Contract) string {
 	t.row("the runtime directory, a tmpfs of its own", fmt.Sprintf("%s, %d inodes", c.RuntimeTmpfs.Size, c.RuntimeTmpfs.Inodes), "its files take a few KiB; an agent that fills it fills only it, never `/run`")
 	t.row("a user's tasks kept from its agents (the sessions unit's "+code("TasksMax=")+" is the user's "+code("tasksMax")+" less these)", fmt.Sprint(c.UserTasks.Reserve), "while the agents are at their cap, the supervisor still runs tmux (a `session rm` of the runaway applies) and the terminal's tmux client has room to start")
 	t.row("a user's "+code("diskQuota")+" (its unit "+code(c.Units.Disk)+")", code(c.DiskQuota.Pattern)+fmt.Sprintf(" (M, G or T: powers of 1024), and one file per %d bytes of it", c.DiskQuota.BytesPerFile), "the bytes and files the user may own on each filesystem where it writes (its home, its units' private temporary directories, its apps' state; a tmpfs is charged to its memory instead): ext4's default share of inodes")
+	u := c.UsageLimits
+	t.row("a session limited by its account's usage limit tries again (services.agent-box.usageLimits)", fmt.Sprintf("at the reset its agent named, if within %s; else after %s, %d times longer each try up to %s; each try up to %s later; at most %d resumes a minute per user", code(u.MaxReset), code(u.FirstWait), u.Growth, code(u.MaxWait), code(u.Jitter), u.PerMinute), "the restart gives the resumed conversation the resume prompt, "+code(u.ResumePrompt)+" by default (docs/operating.md, \"What happens at a usage limit\")")
 	t.row("removed names the registry keeps (tombstones)", fmt.Sprint(l.MaxTombstones), "the supervisor prunes every one that keeps nothing away; a `session rm` beyond is refused, saying why")
 	return t.b.String()
 }

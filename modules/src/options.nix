@@ -524,6 +524,49 @@ in
     description = "How agent-box decides that a session needs a person (docs/runtime-contract.md, \"Attention\").";
   };
 
+  usageLimits =
+    let
+      u = contract.usageLimits;
+    in
+    mkOption {
+      type = types.submodule {
+        options = {
+          resumePrompt = mkOption {
+            type = types.str;
+            default = u.resumePrompt;
+            description = "What a session limited by its account's usage limit is given when it resumes, in the same conversation (as its agent's prompt argument, like a kickoff prompt): one line.";
+            example = "The usage limit has reset: carry on with the task.";
+          };
+          firstWait = mkOption {
+            type = types.str;
+            default = u.firstWait;
+            description = "When the agent names no reset time: the wait before a limited session's first try (a Go duration). A reset the agent names (up to ${u.maxReset} ahead) is used instead; every try waits up to ${u.jitter} more, drawn anew.";
+            example = "1h";
+          };
+          growth = mkOption {
+            type = types.int;
+            default = u.growth;
+            description = "Each next try of a limit waits this many times longer than the one before (1: always `firstWait`), up to `maxWait`.";
+            example = 3;
+          };
+          maxWait = mkOption {
+            type = types.str;
+            default = u.maxWait;
+            description = "The longest wait between two tries (a Go duration, at least `firstWait`). The defaults try after 30 minutes, 1 hour, then every 2 hours, which finds a 5-hour window's reset within 2 hours.";
+            example = "5h";
+          };
+          perMinute = mkOption {
+            type = types.int;
+            default = u.perMinute;
+            description = "The most resumes of one agent user's sessions in any minute (they share the user's account): twenty sessions limited together resume spread out, not in the same second.";
+            example = 2;
+          };
+        };
+      };
+      default = { };
+      description = "How a session whose agent reached its account's usage limit resumes by itself (docs/operating.md, \"What happens at a usage limit\").";
+    };
+
   claude = mkOption {
     type = types.submodule {
       options = {

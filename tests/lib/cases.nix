@@ -546,6 +546,67 @@ in
     ];
   }
   {
+    name = "the usage limits' settings reach the supervisor only where they differ from the contract's";
+    expr =
+      let
+        lines =
+          cfg:
+          let
+            m = offline.normalize cfg;
+            text = lib.render.instance m.users.u {
+              env = "/E";
+              seed = "/S";
+              agents = "/A";
+            } m;
+          in
+          builtins.filter (l: builtins.isString l && builtins.match ".*AGENT_BOX_(RESUME|LIMIT)_.*" l != null) (builtins.split "\n" text);
+      in
+      {
+        defaults = lines { users.u = { }; };
+        same = lines {
+          users.u = { };
+          usageLimits.growth = 2;
+        };
+        set = lines {
+          users.u = { };
+          usageLimits = {
+            resumePrompt = "Go on: it's 100% reset";
+            firstWait = "5h";
+            growth = 1;
+            maxWait = "5h";
+            perMinute = 1;
+          };
+        };
+      };
+    expected = {
+      defaults = [ ];
+      same = [ ];
+      set = [
+        ''Environment="AGENT_BOX_RESUME_PROMPT=Go on: it's 100%% reset"''
+        ''Environment="AGENT_BOX_LIMIT_FIRST_WAIT=5h"''
+        ''Environment="AGENT_BOX_LIMIT_GROWTH=1"''
+        ''Environment="AGENT_BOX_LIMIT_MAX_WAIT=5h"''
+        ''Environment="AGENT_BOX_LIMIT_PER_MINUTE=1"''
+      ];
+    };
+  }
+  {
+    name = "a usage limits' schedule that cannot work is refused";
+    expr = failing {
+      usageLimits = {
+        firstWait = "3h";
+        maxWait = "2h";
+        growth = 0;
+        resumePrompt = "two\nlines";
+      };
+    };
+    expected = [
+      "services.agent-box.usageLimits.maxWait = \"2h\": use a Go duration such as \"2h\", at least firstWait (3h)."
+      "services.agent-box.usageLimits: growth (0) and perMinute (4) must be at least 1."
+      "services.agent-box.usageLimits.resumePrompt: use one line of at most 65536 bytes."
+    ];
+  }
+  {
     name = "a disk quota is a size in M, G or T";
     expr = failing {
       users.a.diskQuota = "20GB";

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
 )
@@ -37,6 +38,13 @@ type Setup interface {
 	// transcript (or database) its report named at path: "" when it can,
 	// else why not. logf logs what it could not tell.
 	Gone(ctx context.Context, id, path string, logf func(format string, a ...any)) string
+}
+
+// LimitReporter is a Setup whose agent's report of a usage limit (its
+// hook's input) can say when the limit resets: LimitReset returns the reset
+// (zero: the report carries none) or why it cannot tell.
+type LimitReporter interface {
+	LimitReset(input []byte) (time.Time, error)
 }
 
 var setups = map[string]Setup{}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/actions"
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/agentsetup"
 	"github.com/agent-box/agent-box/internal/runtime/appctl"
 	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
@@ -568,7 +569,17 @@ func (p *Program) agentEvent(setup, event string) {
 		log.Printf("agent-hook: %v", err)
 		return
 	}
-	if err := control.Send(e.SupervisorSocket(), control.Attend(name, ev.State, ev.Reason).Format()); err != nil {
+	req := control.Attend(name, ev.State, ev.Reason)
+	if ev.State == attention.Limited {
+		var reset time.Time
+		if r, ok := agentsetup.For(setup).(agentsetup.LimitReporter); ok {
+			if reset, err = r.LimitReset(input); err != nil {
+				log.Printf("session %s: the usage limit's reset is unknown: %v", escape.Quote(name, 64), err)
+			}
+		}
+		req = control.AttendLimit(name, ev.Reason, reset)
+	}
+	if err := control.Send(e.SupervisorSocket(), req.Format()); err != nil {
 		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
 	}
 }
@@ -775,9 +786,14 @@ func (p *Program) supervise(ctx context.Context) error {
 	if err != nil {
 		return badconfig.Wrap("supervise", err)
 	}
+	limits, err := supervisor.LimitsFromEnv(os.Getenv)
+	if err != nil {
+		return badconfig.Wrap("supervise", err)
+	}
 	return supervisor.Run(ctx, supervisor.Config{
 		Env: e, Spawn: spawnProg, TmuxBin: bin, ProcEnv: os.Environ(), SpawnEnv: spawn.ForSessions(os.Environ()), Agents: table,
 		DefaultAgent: e.DefaultAgent, Version: p.Version, Log: p.Stderr, SilenceAfter: silence, AuthStatus: AuthStatus,
+		Limits: limits,
 	})
 }
 

@@ -564,6 +564,11 @@ type Contract struct {
 		TTYDSocket       Var `json:"ttydSocket"`
 		Hooks            Var `json:"hooks"`
 		SilenceAfter     Var `json:"silenceAfter"`
+		ResumePrompt     Var `json:"resumePrompt"`
+		LimitFirstWait   Var `json:"limitFirstWait"`
+		LimitGrowth      Var `json:"limitGrowth"`
+		LimitMaxWait     Var `json:"limitMaxWait"`
+		LimitPerMinute   Var `json:"limitPerMinute"`
 		WebCheckInterval Var `json:"webCheckInterval"`
 	} `json:"env"`
 	Routes struct {

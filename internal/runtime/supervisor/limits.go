@@ -2,7 +2,9 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/attention"
@@ -42,6 +44,49 @@ func DefaultLimits() Limits {
 			Jitter: contract.Duration(u.Jitter), MaxReset: contract.Duration(u.MaxReset), PerMinute: u.PerMinute,
 		},
 	}
+}
+
+// LimitsFromEnv is DefaultLimits with the settings of
+// services.agent-box.usageLimits that getenv has (the supervisor's unit sets
+// only those that differ from the contract's); a value that is not one, or
+// a schedule that cannot work, is an error naming the variable.
+func LimitsFromEnv(getenv func(string) string) (Limits, error) {
+	l := DefaultLimits()
+	v := contract.Env
+	if p := getenv(v.ResumePrompt.Name); p != "" {
+		if err := conversation.CheckPrompt(p); err != nil {
+			return l, fmt.Errorf("%s: %w", v.ResumePrompt.Name, err)
+		}
+		l.Prompt = p
+	}
+	for _, d := range []struct {
+		name string
+		to   *time.Duration
+	}{{v.LimitFirstWait.Name, &l.Policy.FirstWait}, {v.LimitMaxWait.Name, &l.Policy.MaxWait}} {
+		if s := getenv(d.name); s != "" {
+			t, err := contract.ParseDuration(s)
+			if err != nil {
+				return l, fmt.Errorf("%s: %w", d.name, err)
+			}
+			*d.to = t
+		}
+	}
+	for _, n := range []struct {
+		name string
+		to   *int
+	}{{v.LimitGrowth.Name, &l.Policy.Growth}, {v.LimitPerMinute.Name, &l.Policy.PerMinute}} {
+		if s := getenv(n.name); s != "" {
+			i, err := strconv.Atoi(s)
+			if err != nil {
+				return l, fmt.Errorf("%s=%q: not a whole number", n.name, s)
+			}
+			*n.to = i
+		}
+	}
+	if err := l.Policy.Check(); err != nil {
+		return l, fmt.Errorf("services.agent-box.usageLimits (%s and the others): %w", v.LimitFirstWait.Name, err)
+	}
+	return l, nil
 }
 
 // jitter draws a duration in [0, max].

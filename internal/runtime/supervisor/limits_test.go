@@ -217,3 +217,35 @@ func TestAnAgentThatCannotResumeWaitsForAPerson(t *testing.T) {
 		t.Errorf("log:\n%s", log)
 	}
 }
+
+// TestLimitsFromEnvReadsTheSettingsTheUnitSets: unset is the contract's;
+// each setting overrides its own; a bad value or a schedule that cannot
+// work is an error naming the variable.
+func TestLimitsFromEnvReadsTheSettingsTheUnitSets(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	got, err := LimitsFromEnv(env(nil))
+	if err != nil || got != DefaultLimits() {
+		t.Fatalf("unset: %+v, %v; want the contract's", got, err)
+	}
+	got, err = LimitsFromEnv(env(map[string]string{
+		"AGENT_BOX_RESUME_PROMPT": "go on where you stopped", "AGENT_BOX_LIMIT_FIRST_WAIT": "5h",
+		"AGENT_BOX_LIMIT_GROWTH": "1", "AGENT_BOX_LIMIT_MAX_WAIT": "5h", "AGENT_BOX_LIMIT_PER_MINUTE": "1",
+	}))
+	want := DefaultLimits()
+	want.Prompt = "go on where you stopped"
+	want.Policy.FirstWait, want.Policy.Growth, want.Policy.MaxWait, want.Policy.PerMinute = 5*time.Hour, 1, 5*time.Hour, 1
+	if err != nil || got != want {
+		t.Fatalf("set: %+v, %v; want %+v", got, err, want)
+	}
+	for _, bad := range []map[string]string{
+		{"AGENT_BOX_LIMIT_FIRST_WAIT": "soon"},
+		{"AGENT_BOX_LIMIT_GROWTH": "2.5"},
+		{"AGENT_BOX_LIMIT_PER_MINUTE": "0"},
+		{"AGENT_BOX_LIMIT_FIRST_WAIT": "3h"}, // longer than the longest wait, 2h
+		{"AGENT_BOX_RESUME_PROMPT": "a\x00b"},
+	} {
+		if _, err := LimitsFromEnv(env(bad)); err == nil || !strings.Contains(err.Error(), "AGENT_BOX_") {
+			t.Errorf("%v: %v, want an error naming the variable", bad, err)
+		}
+	}
+}

@@ -2,7 +2,7 @@
 //
 // It is pure (no clock, no I/O: the caller passes the time and the
 // random draw), so the supervisor's schedule can be proven with a fake
-// clock (docs/runtime-contract.md, "Usage limits").
+// clock (the defaults: docs/runtime-contract.md, "Limits").
 package usagelimit
 
 import (

@@ -61,6 +61,9 @@ let
     sessionChecks =
       @@include:checks/sessions.nix@@
       ;
+    attentionChecks =
+      @@include:checks/attention.nix@@
+      ;
     render = {
       instance =
         @@include:render/instance.nix@@

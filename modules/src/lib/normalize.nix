@@ -186,6 +186,7 @@ in
     slice
     agents
     attention
+    usageLimits
     claude
     codex
     guide

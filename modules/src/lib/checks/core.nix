@@ -3,7 +3,7 @@
 # the option and the fix. This file checks the users, agents and limits;
 # checks/sessions.nix the sessions, checks/web.nix the web surface and the
 # webhooks, checks/apps.nix the apps, checks/app-origins.nix the apps'
-# origins.
+# origins, checks/attention.nix the attention and usage limits' settings.
 {
   prim,
   formats,
@@ -12,6 +12,7 @@
   appChecks,
   envChecks,
   sessionChecks,
+  attentionChecks,
   contract,
   ...
 }:
@@ -135,19 +136,6 @@ let
       ++ appChecks path u
     ) n.userNames;
 
-  silence = contract.attention.silenceAfter;
-  attentionChecks = a: [
-    {
-      assertion =
-        let
-          s = formats.durationSeconds a.silenceAfter;
-        in
-        a.silenceAfter == null
-        || (s != null && s >= formats.durationSeconds silence.min && s <= formats.durationSeconds silence.max);
-      message = "${prefix}.attention.silenceAfter = ${show a.silenceAfter}: use a Go duration from ${silence.min} to ${silence.max}, such as \"30s\", or null (silence not watched).";
-    }
-  ];
-
   # n: the normalized options; caddyGroup: services.caddy.group (the web
   # checks refuse agent users in it).
   assertions =
@@ -167,7 +155,7 @@ let
         message = "${prefix}.slice.memoryHigh = ${show n.slice.memoryHigh}: a MemoryHigh of the box's slice throttles every user's supervisor and tmux server, not the agent that uses the memory; remove it and set ${prefix}.slice.memoryMax, at which the kernel kills that agent.";
       }
     ]
-    ++ attentionChecks n.attention
+    ++ attentionChecks n
     ++ webChecks n caddyGroup
     ++ appOriginChecks n;
 in

@@ -31,6 +31,17 @@ in
 + env v.seed.name paths.seed
 + env v.tmux.name "${paths.env}/bin/tmux"
 + (if n.attention.silenceAfter == null then "" else env v.silenceAfter.name n.attention.silenceAfter)
+# The usage limits' settings that differ from the contract's (the
+# supervisor's defaults).
++ concatStringsSep "" (
+  map (s: if n.usageLimits.${s.option} == contract.usageLimits.${s.option} then "" else env s.var.name (toString n.usageLimits.${s.option})) [
+    { option = "resumePrompt"; var = v.resumePrompt; }
+    { option = "firstWait"; var = v.limitFirstWait; }
+    { option = "growth"; var = v.limitGrowth; }
+    { option = "maxWait"; var = v.limitMaxWait; }
+    { option = "perMinute"; var = v.limitPerMinute; }
+  ]
+)
 # With an origin: the status socket's group, so the supervisor (and no
 # session of the user) may report the sessions' attention states.
 + (
