@@ -17,7 +17,16 @@
 //   - a message that carries tool results is answered with the text
 //     "tool done";
 //   - anything else is answered with the text "reply N: " and the first line
-//     of the message (N counts the requests answered so far).
+//     of the message (N counts the requests answered so far);
+//   - a message that holds a line "limit: K" (the first request that
+//     carries that line: Claude Code 2.1.328 resumed after a refused turn
+//     sends the refused prompt again, joined with the new one, in one
+//     message) makes the account reach its usage limit: that agent's
+//     turn (a Messages request that offers tools) and the K-1 after it,
+//     whatever they say, are refused with HTTP 429 as the API refuses a
+//     subscription at its limit (rate_limit_error, with the unified
+//     rate-limit headers: Claude Code 2.1.328 then asks once and ends the
+//     turn with StopFailure, error rate_limit, measured).
 //
 // Every request is recorded (Record: its path, the authentication header's
 // kind and the whole body), one JSON object per line, so that a test reads
@@ -29,8 +38,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // MaxBody is the largest request body the server reads.
@@ -60,6 +71,45 @@ type Server struct {
 	mu  sync.Mutex
 	n   int
 	Log io.Writer
+	// the usage limit: turns still to refuse, and the lines that set it
+	limitLeft int
+	limitSeen map[string]bool
+}
+
+// limitReset is how far ahead a refusal says the limit resets.
+const limitReset = time.Hour
+
+// limited reports whether a turn whose newest user message is last is
+// refused for the usage limit (s.mu held).
+func (s *Server) limited(last string) bool {
+	for _, line := range strings.Split(last, "\n") {
+		k, ok := strings.CutPrefix(strings.TrimSpace(line), "limit: ")
+		if n, err := strconv.Atoi(k); ok && err == nil && n > 0 && !s.limitSeen[line] {
+			if s.limitSeen == nil {
+				s.limitSeen = map[string]bool{}
+			}
+			s.limitSeen[line], s.limitLeft = true, n
+		}
+	}
+	if s.limitLeft == 0 {
+		return false
+	}
+	s.limitLeft--
+	return true
+}
+
+// refuse answers as the Messages API does at an account's usage limit.
+func refuse(w http.ResponseWriter, now time.Time) {
+	reset := strconv.FormatInt(now.Add(limitReset).Unix(), 10)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("anthropic-ratelimit-unified-status", "rejected")
+	h.Set("anthropic-ratelimit-unified-reset", reset)
+	h.Set("anthropic-ratelimit-unified-5h-status", "rejected")
+	h.Set("anthropic-ratelimit-unified-5h-reset", reset)
+	h.Set("retry-after", strconv.Itoa(int(limitReset/time.Second)))
+	w.WriteHeader(http.StatusTooManyRequests)
+	io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}`)
 }
 
 type request struct {
@@ -148,6 +198,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		last, tr := LastUser(req.Messages)
+		rec.Last, rec.Tools = last, len(req.Tools)
+		s.mu.Lock()
+		refused := len(req.Tools) > 0 && s.limited(last)
+		s.mu.Unlock()
+		if refused {
+			status, rec.Reply = http.StatusTooManyRequests, "usage limit"
+			refuse(w, time.Now())
+			break
+		}
 		text, cmd := answer(rec.N, last, tr, len(req.Tools) > 0)
 		rec.Last, rec.Reply, rec.Tool, rec.Tools = last, text, cmd, len(req.Tools)
 		msg := reply(rec.N, req.Model, text, cmd)

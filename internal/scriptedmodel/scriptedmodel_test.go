@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,45 @@ func TestCountTokensAndUnknownPaths(t *testing.T) {
 	}
 	if resp := post(t, srv.URL+"/v1/other", `{}`); resp.StatusCode != 404 {
 		t.Errorf("unknown path: %d", resp.StatusCode)
+	}
+}
+
+// TestALimitLineRefusesThatTurnAndTheNextOnesAsTheAccountsLimit: "limit:
+// 2" refuses the agent's turn that carries it and the next one, whatever it
+// says, with the API's 429 and unified headers; side requests (no tools)
+// are answered; the same line again (alone, or joined with a new prompt as
+// a resumed Claude sends it) does not set the limit again.
+func TestALimitLineRefusesThatTurnAndTheNextOnesAsTheAccountsLimit(t *testing.T) {
+	var log bytes.Buffer
+	srv := httptest.NewServer(&Server{Log: &log})
+	defer srv.Close()
+	turn := func(text string, tools bool) *http.Response {
+		tl := ""
+		if tools {
+			tl = `,"tools":[{"name":"Bash"}]`
+		}
+		return post(t, srv.URL+"/v1/messages", `{"model":"m","messages":[{"role":"user","content":`+strings.ReplaceAll(`"TEXT"`, "TEXT", text)+`}]`+tl+`}`)
+	}
+	var got []int
+	for _, r := range []struct {
+		text  string
+		tools bool
+	}{{`do it\nlimit: 2`, true}, {"a title", false}, {"continue", true}, {"continue", true}, {`do it\nlimit: 2`, true}, {`do it\nlimit: 2\n\ncontinue`, true}} {
+		resp := turn(r.text, r.tools)
+		got = append(got, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			body, _ := io.ReadAll(resp.Body)
+			if resp.Header.Get("anthropic-ratelimit-unified-status") != "rejected" || resp.Header.Get("anthropic-ratelimit-unified-reset") == "" ||
+				!strings.Contains(string(body), `"type":"rate_limit_error"`) {
+				t.Errorf("a refusal without the account limit's headers or body: %v %s", resp.Header, body)
+			}
+		}
+		resp.Body.Close()
+	}
+	if want := []int{429, 200, 429, 200, 200, 200}; !slices.Equal(got, want) {
+		t.Errorf("statuses %v, want %v", got, want)
+	}
+	if !strings.Contains(log.String(), `"reply":"usage limit"`) {
+		t.Errorf("the log does not record the refusals:\n%s", log.String())
 	}
 }

@@ -193,6 +193,39 @@ wait_until 30 no_claude
 rm -f /home/$u/.claude.json
 mv /home/$u/.claude.json.saved /home/$u/.claude.json
 
+# phase: a usage limit (services.agent-box.usageLimits: 10 s here). The
+# scripted model refuses the kickoff's turn as the API refuses an account
+# at its limit (429, rate_limit_error): Claude ends the turn (StopFailure,
+# rate_limit); the session is limited, and at its try the supervisor
+# restarts it in its conversation with the resume prompt, no keypress.
+s=lim
+ab $u session add lim --agent claude --prompt "$(printf 'limited task\nlimit: 1')" >/dev/null
+lim_line() { ab $u session ls | awk '$1 == "lim"'; }
+is_limited() { lim_line | grep -q 'limited until .* (try 1)'; }
+check "a turn refused at the account's usage limit makes the session limited" wait_until 240 is_limited
+note "measure: $(lim_line)"
+lim_id=$(field id)
+check "it resumes with no keypress: the resume prompt reaches the model" wait_until 240 requests_with continue
+resumed_same() {
+  python3 - "$(conv)" "$lim_id" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sys.argv[2] and r["id"] == sys.argv[2] and r["last"]["resume"] and r["last"]["id"] == sys.argv[2], r
+PY
+}
+check "... in the same conversation (the spawn resumed the limited one)" resumed_same
+check "... which carries the refused task (Claude sends it again with the resume prompt)" model carries continue "limited task"
+finished_again() { lim_line | grep -q 'finished (turn)'; }
+check "... and the agent ends its turn: finished" wait_until 60 finished_again
+if ! finished_again; then # what the supervisor and the model saw
+  journalctl -q -b SYSLOG_IDENTIFIER=agent-box _UID="$(id -u $u)" | grep -F 'session "lim"' | tail -n 12 | sed 's/^/# lim: /'
+  python3 "$here/model.py" "$log" grep "limited task" >/dev/null && grep -F '"reply":"usage limit"' "$log" | cut -c1-200 | sed 's/^/# model: /'
+fi
+resumed_line() { journalctl -q -b SYSLOG_IDENTIFIER=agent-box _UID="$(id -u $u)" | grep -F 'session "lim": resuming its conversation after the usage limit (try 1, '; }
+check "the supervisor logged the resume and how late it came" resumed_line
+note "measure: $(resumed_line | sed 's/.*(try/(try/')"
+ab $u session rm lim >/dev/null
+
 # phase: before the power cut
 s=cx
 check "Codex: a prompt before the power cut reaches the model" say "codex before the power cut"

@@ -46,4 +46,10 @@
   guide.extraText = "Guide marker for the tests: the host's own line.";
   # a shell session that printed and fell silent for 2 s is finished
   attention.silenceAfter = "2s";
+  # a session limited by the scripted model's usage limit tries again after
+  # 10 s (and up to the contract's jitter), not half an hour
+  usageLimits = {
+    firstWait = "10s";
+    maxWait = "10s";
+  };
 }
