@@ -148,8 +148,11 @@ func TestLoginFilesCarryTheirInstancesValues(t *testing.T) {
 				for _, m := range envLine.FindAllStringSubmatch(dropin, -1) {
 					want[m[1]] = m[2]
 				}
-				// the supervisor's own setting: no command of a login reads it
-				delete(want, contract.Env.SilenceAfter.Name)
+				// the supervisor's own settings: no command of a login reads them
+				for _, v := range []contract.Var{contract.Env.SilenceAfter, contract.Env.ResumePrompt, contract.Env.LimitFirstWait,
+					contract.Env.LimitGrowth, contract.Env.LimitMaxWait, contract.Env.LimitPerMinute} {
+					delete(want, v.Name)
+				}
 				got := map[string]string{}
 				for _, line := range strings.Split(data, "\n") {
 					if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
