@@ -11,8 +11,9 @@
 //	                                a usage limit that the agent said resets at UNIX (seconds)
 //
 // Anything else is not a request. A datagram is at most MaxDatagram bytes;
-// the longest valid one ("attention ", a 64-byte name and the longest
-// state and reason) has well under 128 (the test says how many).
+// the longest valid one ("attention ", a 64-byte name, "limited", the
+// longest reason and a reset in the year 9999) has under 128 (the test
+// checks it).
 package control
 
 import (
