@@ -536,9 +536,10 @@ func TestAnAdoptedServerIsDrivenWithItsOwnTmux(t *testing.T) {
 	b.sup = nil
 	b.setEnv("AGENT_BOX_TMUX", tmuxBin)
 	b.startSupervisor()
-	if want := fmt.Sprintf("the tmux server runs %q; %q is installed", older, tmuxBin); !strings.Contains(b.supLog.String(), want) {
-		t.Errorf("log lacks %s:\n%s", want, b.supLog)
-	}
+	// The line is written before state.json, but reaches the log through
+	// the supervisor's stderr pipe, which a loaded host copies later.
+	want := fmt.Sprintf("the tmux server runs %q; %q is installed", older, tmuxBin)
+	b.waitFor(10*time.Second, "the log line on the adopted server's tmux", func() bool { return strings.Contains(b.supLog.String(), want) })
 	if st, err := state.Read(filepath.Join(b.runtime, "state.json")); err != nil || st.Tmux != older || st.TmuxInstalled != tmuxBin {
 		t.Errorf("state.json names tmux %q, installed %q (%v), want the server's %q and %q", st.Tmux, st.TmuxInstalled, err, older, tmuxBin)
 	}
