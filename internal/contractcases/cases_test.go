@@ -5,7 +5,8 @@
 // values: the module's assertions (through the offline evaluation of the
 // lib as embedded in the generated module, tests/lib/contract-cases.nix)
 // and the runtime's configuration loaders (the auth service's, the web
-// daemon's, the webhooks', the seed's). Each case must be accepted by both or refused
+// daemon's, the webhooks', the seed's, the disk quota's, the supervisor's
+// usage limits). Each case must be accepted by both or refused
 // by both, as the table says; a refusal's message must name the value.
 package contractcases
 
@@ -24,9 +25,11 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/auth"
 	"github.com/agent-box/agent-box/internal/runtime/cli"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/runtime/diskquota"
 	"github.com/agent-box/agent-box/internal/runtime/hooks"
 	"github.com/agent-box/agent-box/internal/runtime/paths"
 	"github.com/agent-box/agent-box/internal/runtime/registry"
+	"github.com/agent-box/agent-box/internal/runtime/supervisor"
 	"github.com/agent-box/agent-box/internal/runtime/web"
 )
 
@@ -191,6 +194,31 @@ var goSides = map[string]goSide{
 		_, err := attention.SilenceAfter(v)
 		return err, v
 	},
+	// A user's disk quota: its unit's program reads the size.
+	"diskQuota": func(t *testing.T, c tcase) (error, string) {
+		v := c.str(t)
+		_, err := diskquota.ParseSize(v)
+		return err, v
+	},
+	// The usage limits' schedule: the supervisor reads it from its
+	// unit's environment; a refusal names the wait that is wrong (the
+	// first, unless only the longest is).
+	"usageLimitWaits": func(t *testing.T, c tcase) (error, string) {
+		var w struct{ FirstWait, MaxWait string }
+		if err := json.Unmarshal(c.Value, &w); err != nil {
+			t.Fatal(err)
+		}
+		_, err := supervisor.LimitsFromEnv(envOf(map[string]string{contract.Env.LimitFirstWait.Name: w.FirstWait, contract.Env.LimitMaxWait.Name: w.MaxWait}))
+		if d, perr := contract.ParseDuration(w.FirstWait); perr != nil || d <= 0 {
+			return err, w.FirstWait
+		}
+		return err, w.MaxWait
+	},
+	"usageLimitGrowth": func(t *testing.T, c tcase) (error, string) {
+		n := strconv.FormatInt(c.int(t), 10)
+		_, err := supervisor.LimitsFromEnv(envOf(map[string]string{contract.Env.LimitGrowth.Name: n}))
+		return err, n
+	},
 	// The session limits: the seed's loader, which checks every entry as
 	// the registry does.
 	"sessionArgs": func(t *testing.T, c tcase) (error, string) {
@@ -300,6 +328,9 @@ func TestBothSidesAcceptExactlyTheTablesValues(t *testing.T) {
 		}
 	}
 }
+
+// envOf is a getenv of m.
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func anyContains(msgs []string, s string) bool {
 	for _, m := range msgs {

@@ -110,6 +110,15 @@ let
       users.alice = { };
       attention.silenceAfter = v;
     };
+    diskQuota = v: { users.alice.diskQuota = v; };
+    usageLimitWaits = v: {
+      users.alice = { };
+      usageLimits = { inherit (v) firstWait maxWait; };
+    };
+    usageLimitGrowth = v: {
+      users.alice = { };
+      usageLimits.growth = v;
+    };
     domain = v: web { domain = v; };
     # The session limits: v lists the lengths of the arguments of alice's
     # session main; the length of its working directory; how many sessions
