@@ -14617,6 +14617,9 @@ in
           // feature, XFS mounted without uquota.
           var ErrOff = errors.New("keeps no user quotas")
 
+          // offHint says how a filesystem comes to keep user quotas.
+          const offHint = "(ext4: tune2fs -O quota; XFS: mount it with uquota; docs/operating.md, \"Disk\")"
+
           // ErrUnsupported: the filesystem (or the kernel) has no user quotas.
           var ErrUnsupported = errors.New("has no user quotas")
 
@@ -14670,7 +14673,7 @@ in
           	flags := binary.NativeEndian.Uint16(st[2:4])
           	switch {
           	case flags&udqAcct == 0:
-          		return false, fmt.Errorf("the filesystem of %s %w (ext4: tune2fs -O quota; XFS: mount it with uquota; docs/operating.md, \"Disk\")", escape.String(path), ErrOff)
+          		return false, fmt.Errorf("the filesystem of %s %w "+offHint, escape.String(path), ErrOff)
           	case flags&udqEnfd != 0:
           		return false, nil
           	}
@@ -14719,7 +14722,7 @@ in
           	case 0:
           		return nil
           	case syscall.ESRCH:
-          		return fmt.Errorf("the filesystem of %s %w (ext4: tune2fs -O quota; XFS: mount it with uquota; docs/operating.md, \"Disk\")", escape.String(path), ErrOff)
+          		return fmt.Errorf("the filesystem of %s %w "+offHint, escape.String(path), ErrOff)
           	case syscall.ENOSYS, syscall.EINVAL, syscall.ENOTTY, syscall.EOPNOTSUPP, syscall.ENOPKG:
           		return fmt.Errorf("the filesystem of %s %w (quotactl_fd: %v; ext4 and XFS have them on Linux 5.14 or later: docs/operating.md, \"Disk\")", escape.String(path), ErrUnsupported, e)
           	default:
@@ -21939,7 +21942,6 @@ in
           		ss.obs = obs
           		ss.started = startedAt(obs.LastStart, s.clock.Now())
           		s.sessions[e.Name] = ss
-          		ss.entry = e
           		s.rearmLimit(ss)
           	}
           	ss.entry = e
@@ -21976,8 +21978,8 @@ in
           	if ss.healthy != nil {
           		ss.healthy()
           	}
-          	if ss.limitStop != nil {
-          		ss.limitStop()
+          	if a := ss.obs.Attention; a != nil {
+          		s.unlimit(ss, *a)
           	}
           	s.unwatch(ss)
           	delete(s.sessions, name)
@@ -23917,11 +23919,11 @@ in
           // growing Growth times each try, at most MaxWait.
           func (p Policy) Wait(n int) time.Duration {
           	d := p.FirstWait
-          	for i := 1; i < n && d < p.MaxWait; i++ {
-          		d *= time.Duration(p.Growth)
-          		if p.Growth == 1 {
-          			break
+          	for i := 1; i < n && d < p.MaxWait && p.Growth > 1; i++ {
+          		if d > p.MaxWait/time.Duration(p.Growth) {
+          			return p.MaxWait // the product would pass it (or overflow)
           		}
+          		d *= time.Duration(p.Growth)
           	}
           	return min(d, p.MaxWait)
           }

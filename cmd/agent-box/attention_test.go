@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/attention"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
 )
 
@@ -260,7 +261,7 @@ exec sleep 100000`
 			a = e.Attention
 		}
 	}
-	jitter := 30 * time.Second // contract usageLimits.jitter
+	jitter := contract.Duration(contract.UsageLimits.Jitter)
 	if a == nil || a.Try != 1 || a.Until.Before(reset) || a.Until.After(reset.Add(jitter)) {
 		t.Fatalf("attention %+v, want try 1 at the reset %s plus at most %s", a, reset, jitter)
 	}

@@ -83,6 +83,9 @@ func ParseSize(s string) (Limit, error) {
 // feature, XFS mounted without uquota.
 var ErrOff = errors.New("keeps no user quotas")
 
+// offHint says how a filesystem comes to keep user quotas.
+const offHint = "(ext4: tune2fs -O quota; XFS: mount it with uquota; docs/operating.md, \"Disk\")"
+
 // ErrUnsupported: the filesystem (or the kernel) has no user quotas.
 var ErrUnsupported = errors.New("has no user quotas")
 
@@ -136,7 +139,7 @@ func Enforce(path string) (bool, error) {
 	flags := binary.NativeEndian.Uint16(st[2:4])
 	switch {
 	case flags&udqAcct == 0:
-		return false, fmt.Errorf("the filesystem of %s %w (ext4: tune2fs -O quota; XFS: mount it with uquota; docs/operating.md, \"Disk\")", escape.String(path), ErrOff)
+		return false, fmt.Errorf("the filesystem of %s %w "+offHint, escape.String(path), ErrOff)
 	case flags&udqEnfd != 0:
 		return false, nil
 	}
@@ -185,7 +188,7 @@ func call(path string, cmd uint32, id int, addr unsafe.Pointer) error {
 	case 0:
 		return nil
 	case syscall.ESRCH:
-		return fmt.Errorf("the filesystem of %s %w (ext4: tune2fs -O quota; XFS: mount it with uquota; docs/operating.md, \"Disk\")", escape.String(path), ErrOff)
+		return fmt.Errorf("the filesystem of %s %w "+offHint, escape.String(path), ErrOff)
 	case syscall.ENOSYS, syscall.EINVAL, syscall.ENOTTY, syscall.EOPNOTSUPP, syscall.ENOPKG:
 		return fmt.Errorf("the filesystem of %s %w (quotactl_fd: %v; ext4 and XFS have them on Linux 5.14 or later: docs/operating.md, \"Disk\")", escape.String(path), ErrUnsupported, e)
 	default:

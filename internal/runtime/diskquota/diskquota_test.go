@@ -195,6 +195,16 @@ func TestEnforceTurnsOnLimitsWhereUsageIsKeptAndOnlyThere(t *testing.T) {
 
 func TestFilesystemsKeepsTheFirstPathOfEachAndLeavesOutMissingAndTmpfs(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
+	old := statfs
+	t.Cleanup(func() { statfs = old })
+	as := func(fsType int64) {
+		statfs = func(p string, st *syscall.Statfs_t) error {
+			err := old(p, st)
+			st.Type = fsType
+			return err
+		}
+	}
+	as(0xef53) // ext4, whatever the host's temporary directory is
 	got, err := Filesystems([]string{a, filepath.Join(a, "missing"), b})
 	if err != nil {
 		t.Fatal(err)
@@ -202,13 +212,7 @@ func TestFilesystemsKeepsTheFirstPathOfEachAndLeavesOutMissingAndTmpfs(t *testin
 	if diff := cmp.Diff([]string{a}, got); diff != "" {
 		t.Errorf("one filesystem (-want +got):\n%s", diff)
 	}
-	old := statfs
-	statfs = func(p string, st *syscall.Statfs_t) error {
-		err := old(p, st)
-		st.Type = tmpfsMagic
-		return err
-	}
-	t.Cleanup(func() { statfs = old })
+	as(tmpfsMagic)
 	if got, err := Filesystems([]string{a, b}); err != nil || len(got) != 0 {
 		t.Errorf("tmpfs: %q, %v, want none", got, err)
 	}

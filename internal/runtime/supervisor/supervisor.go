@@ -645,7 +645,6 @@ func (s *sup) get(e registry.Session) *session {
 		ss.obs = obs
 		ss.started = startedAt(obs.LastStart, s.clock.Now())
 		s.sessions[e.Name] = ss
-		ss.entry = e
 		s.rearmLimit(ss)
 	}
 	ss.entry = e
@@ -682,8 +681,8 @@ func (s *sup) forget(name string) {
 	if ss.healthy != nil {
 		ss.healthy()
 	}
-	if ss.limitStop != nil {
-		ss.limitStop()
+	if a := ss.obs.Attention; a != nil {
+		s.unlimit(ss, *a)
 	}
 	s.unwatch(ss)
 	delete(s.sessions, name)

@@ -48,11 +48,11 @@ func (p Policy) Check() error {
 // growing Growth times each try, at most MaxWait.
 func (p Policy) Wait(n int) time.Duration {
 	d := p.FirstWait
-	for i := 1; i < n && d < p.MaxWait; i++ {
-		d *= time.Duration(p.Growth)
-		if p.Growth == 1 {
-			break
+	for i := 1; i < n && d < p.MaxWait && p.Growth > 1; i++ {
+		if d > p.MaxWait/time.Duration(p.Growth) {
+			return p.MaxWait // the product would pass it (or overflow)
 		}
+		d *= time.Duration(p.Growth)
 	}
 	return min(d, p.MaxWait)
 }

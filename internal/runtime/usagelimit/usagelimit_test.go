@@ -28,6 +28,11 @@ func TestTheWaitGrowsEachTryUpToTheLongest(t *testing.T) {
 	if w := flat.Wait(9); w != 30*time.Minute {
 		t.Errorf("growth 1: try 9 waits %s, want the first wait", w)
 	}
+	steep := policy
+	steep.Growth, steep.MaxWait = 1_000_000_000_000, 2562047*time.Hour // the option's ceiling: no overflow
+	if w := steep.Wait(3); w != steep.MaxWait {
+		t.Errorf("a growth whose product overflows: try 3 waits %s, want the longest wait", w)
+	}
 }
 
 func TestAResetTheAgentNamesWinsWhenItIsAheadAndBelievable(t *testing.T) {
