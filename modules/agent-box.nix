@@ -7401,25 +7401,42 @@ in
           	"bytes"
           	"fmt"
           	"sort"
+          	"strconv"
           	"strings"
+          	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           )
 
-          // Entry is one session's state in a report.
+          // Entry is one session's state in a report; a limited one's schedule too
+          // (Status.Until and Try: Try 0 for every other state).
           type Entry struct {
           	Session string
           	State   State
           	Reason  string
+          	Until   time.Time
+          	Try     int
           }
+
+          // Plain is e without its schedule: what stays while a limited session
+          // waits from try to try.
+          func (e Entry) Plain() Entry { return Entry{Session: e.Session, State: e.State, Reason: e.Reason} }
 
           // A report is what a supervisor tells the auth service: every session of
           // its user that has a state, one line each, "NAME STATE" or "NAME STATE
-          // REASON", sorted by name; at most the contract's report.maxSessions lines
-          // and report.maxBytes bytes. Only the contract's names can be in it: a
-          // session name of the contract's pattern, a state and a reason of the
-          // contract. The auth service replaces the user's states with it.
+          // REASON", and a limited session with tries "NAME limited REASON UNTIL
+          // TRY" (UNTIL in Unix seconds, 0 once resumed), sorted by name; at most
+          // the contract's report.maxSessions lines and report.maxBytes bytes. Only
+          // the contract's names and numbers can be in it: a session name of the
+          // contract's pattern, a state and a reason of the contract. The auth
+          // service replaces the user's states with it.
+
+          // maxUnix is the end of year 9999 in Unix seconds.
+          const maxUnix = 253402300799
+
+          // maxTry bounds a report's try (a try a minute for ever is fewer).
+          const maxTry = 999999
 
           // EncodeReport is the report of es (sorted by session; entries without a
           // state are left out).
@@ -7434,6 +7451,13 @@ in
           		b.WriteString(e.Session + " " + string(e.State))
           		if e.Reason != "" {
           			b.WriteString(" " + e.Reason)
+          			if e.State == Limited && e.Try > 0 {
+          				until := int64(0)
+          				if !e.Until.IsZero() {
+          					until = e.Until.Unix()
+          				}
+          				fmt.Fprintf(&b, " %d %d", until, e.Try)
+          			}
           		}
           		b.WriteByte('\n')
           	}
@@ -7464,19 +7488,31 @@ in
           		bad := func(what string) error {
           			return fmt.Errorf("line %d: %s: %s", i+1, escape.Quote(line, 80), what)
           		}
-          		if len(f) < 2 || len(f) > 3 {
-          			return nil, bad(`want "NAME STATE" or "NAME STATE REASON"`)
+          		if len(f) < 2 || len(f) > 5 || len(f) == 4 {
+          			return nil, bad(`want "NAME STATE", "NAME STATE REASON" or "NAME limited REASON UNTIL TRY"`)
           		}
           		e := Entry{Session: f[0], State: State(f[1])}
-          		if len(f) == 3 {
+          		if len(f) >= 3 {
           			e.Reason = f[2]
+          		}
+          		if len(f) == 5 {
+          			until, err1 := strconv.ParseInt(f[3], 10, 64)
+          			try, err2 := strconv.Atoi(f[4])
+          			if e.State != Limited || err1 != nil || err2 != nil || until < 0 || until > maxUnix || try < 1 || try > maxTry ||
+          				strconv.FormatInt(until, 10) != f[3] || strconv.Itoa(try) != f[4] {
+          				return nil, bad("not a limited session's try")
+          			}
+          			if until > 0 {
+          				e.Until = time.Unix(until, 0).UTC()
+          			}
+          			e.Try = try
           		}
           		switch {
           		case !contract.Names.Session.Match(e.Session):
           			return nil, bad("not a session name")
           		case !Known(e.State):
           			return nil, bad("not a state")
-          		case len(f) == 3 && !KnownReason(e.Reason):
+          		case len(f) >= 3 && !KnownReason(e.Reason):
           			return nil, bad("not a reason")
           		case seen[e.Session]:
           			return nil, bad("the session twice")
@@ -8253,10 +8289,37 @@ in
           }
 
           // Key tells entries apart for the page's script (a new key is a new
-          // notification): an attribute, never shown.
+          // notification): an attribute, never shown. A limited session's tries are
+          // not in it: one notification when it is parked.
           func (e inboxEntry) Key() string {
-          	return e.User + " " + e.Session + " " + e.Status.String()
+          	return e.User + " " + e.Session + " " + attention.Status{State: e.Status.State, Reason: e.Status.Reason}.String()
           }
+
+          // State is what the page shows of the entry's state: its state and
+          // reason; a limited session's tries are shown by Try and Until.
+          func (e inboxEntry) State() string {
+          	if e.Status.Try > 0 {
+          		return string(e.Status.State)
+          	}
+          	return e.Status.String()
+          }
+
+          // UntilUTC is a limited session's next try for the page, like SinceUTC
+          // (with the day when it is not the day of the entry's time); "" when it
+          // waits for none.
+          func (e inboxEntry) UntilUTC() string {
+          	u := e.Status.Until.UTC()
+          	if u.IsZero() || e.Status.Try == 0 {
+          		return ""
+          	}
+          	if u.YearDay() != e.Since.UTC().YearDay() || u.Year() != e.Since.UTC().Year() {
+          		return u.Format("Jan 2 15:04 UTC")
+          	}
+          	return u.Format("15:04 UTC")
+          }
+
+          // UntilISO is UntilUTC for a <time datetime>.
+          func (e inboxEntry) UntilISO() string { return e.Status.Until.UTC().Format(time.RFC3339) }
 
           // Next is the local path the entry's Open form hands over to.
           func (e inboxEntry) Next() string { return contract.TerminalLink(e.Session) }
@@ -8282,7 +8345,8 @@ in
           	for _, u := range s.cfg.Logins[login].Users {
           		for _, e := range s.board.Listing(u, now) {
           			if board.Rank[e.State] > 0 {
-          				out = append(out, inboxEntry{User: u, Session: e.Session, Status: attention.Status{State: e.State, Reason: e.Reason}, Since: e.Since})
+          				st := attention.Status{State: e.State, Reason: e.Reason, Until: e.Until, Try: e.Try}
+          				out = append(out, inboxEntry{User: u, Session: e.Session, Status: st, Since: e.Since})
           			}
           		}
           	}
@@ -9949,7 +10013,9 @@ in
           // inboxScript is the box page's one inline script: it keeps the inbox
           // live from its event stream. The items are the auth service's own
           // html/template output (user names, the contract's state and reason
-          // names, times), so they are set as HTML; an "end" event (the session
+          // names, times: each <time> shown in the browser's zone after its first
+          // word, "since" or "until", with the day when it is not today), so they
+          // are set as HTML; an "end" event (the session
           // ended) reloads the page, which then asks for a login; a "closed" event
           // (too many pages of the login) stops it with a note. With the person's
           // permission (asked for by a button: browsers grant it only on a click),
@@ -9960,7 +10026,8 @@ in
           const ask = document.getElementById("inbox-notify");
           const local = () => {
             for (const t of list.querySelectorAll("time")) {
-              t.textContent = "since " + new Date(t.dateTime).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+              const d = new Date(t.dateTime), day = d.toDateString() === new Date().toDateString() ? {} : {month: "short", day: "numeric"};
+              t.textContent = t.textContent.split(" ")[0] + " " + d.toLocaleString([], {...day, hour: "2-digit", minute: "2-digit"});
             }
           };
           const keys = () => new Set([...list.querySelectorAll("li[data-key]")].map((li) => li.dataset.key));
@@ -10038,7 +10105,7 @@ in
           {{with .Target}}<p class="quiet">Then on to {{.}}.</p>
           {{end}}{{template "foot" .}}{{end}}
 
-          {{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+          {{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
           {{else}}<li class="quiet">Nothing needs you.</li>
           {{end}}{{end}}
 
@@ -10262,7 +10329,7 @@ in
 
           // report is one user's last report: when it came, and each state with the
           // time the service first saw it (a session's entry keeps its time while
-          // its state and reason stay).
+          // its state and reason stay, a limited one's from try to try).
           type report struct {
           	at      time.Time
           	entries []Listed
@@ -10312,17 +10379,22 @@ in
           	defer b.mu.Unlock()
           	old, had := b.users[user]
           	since := map[attention.Entry]time.Time{}
+          	was := map[attention.Entry]attention.Entry{}
           	if had {
           		for _, e := range old.entries {
-          			since[e.Entry] = e.Since
+          			since[e.Plain()], was[e.Plain()] = e.Since, e.Entry
           		}
           	}
           	r := &report{at: now, entries: make([]Listed, len(es))}
           	changed := !had || len(es) != len(old.entries)
           	for i, e := range es {
-          		t, ok := since[e]
+          		// a limited session's next try is a change, not a new state
+          		t, ok := since[e.Plain()]
           		if !ok {
           			t, changed = now, true
+          		}
+          		if was[e.Plain()] != e {
+          			changed = true
           		}
           		r.entries[i] = Listed{Entry: e, Since: t}
           		if !ok && had && Rank[e.State] > 0 {
@@ -20890,6 +20962,11 @@ in
           	return l, nil
           }
 
+          // tryTime is how the log gives a try's time: exact to the millisecond (a
+          // session's state says only the minute), so that the spacing of tries can
+          // be read from the journal.
+          const tryTime = "2006-01-02T15:04:05.000Z07:00"
+
           // jitter draws a duration in [0, max].
           func jitter(max time.Duration) time.Duration { return rand.N(max + 1) }
 
@@ -20912,9 +20989,16 @@ in
           	if !ev.Until.IsZero() {
           		named = "the agent named " + ev.Until.UTC().Format(time.RFC3339)
           	}
-          	s.logf("session %s: %s (%s)", quote(ss.name), a, named)
-          	s.saveObs(ss)
+          	s.logf("session %s: %s (%s; the try at %s)", quote(ss.name), a, named, a.Until.Format(tryTime))
+          	s.scheduled(ss)
           	s.armLimit(ss)
+          }
+
+          // scheduled keeps a change of ss's try: in its observation file and in
+          // the report to the auth service (whose inbox shows the try).
+          func (s *sup) scheduled(ss *session) {
+          	s.saveObs(ss)
+          	s.noteAttention(ss.name, ss.obs.Attention)
           }
 
           // canResume: ss's agent can be restarted in its conversation with a prompt.
@@ -20952,8 +21036,9 @@ in
           	}
           	if t := s.slots.Take(at, now); !t.Equal(a.Until) {
           		a.Until = t.UTC()
-          		s.saveObs(ss)
+          		s.scheduled(ss)
           	}
+          	s.logf("session %s: %s, kept from before the supervisor started (the try at %s)", quote(ss.name), a, a.Until.Format(tryTime))
           	s.armLimit(ss)
           }
 
@@ -20990,7 +21075,7 @@ in
           	late := s.clock.Now().Sub(m.until).Round(time.Millisecond)
           	a.Until = time.Time{}
           	s.logf("session %s: resuming its conversation after the usage limit (try %d, %s after its time)", quote(ss.name), a.Try, late)
-          	s.saveObs(ss)
+          	s.scheduled(ss)
           	s.restart(ctx, ss.name)
           }
         '';
@@ -21267,7 +21352,7 @@ in
           	}
           	es := make([]attention.Entry, 0, len(s.attn))
           	for n, a := range s.attn {
-          		es = append(es, attention.Entry{Session: n, State: a.State, Reason: a.Reason})
+          		es = append(es, attention.Entry{Session: n, State: a.State, Reason: a.Reason, Until: a.Until, Try: a.Try})
           	}
           	s.report.push(attention.EncodeReport(es))
           }

@@ -265,8 +265,8 @@ exec sleep 100000`
 	if a == nil || a.Try != 1 || a.Until.Before(reset) || a.Until.After(reset.Add(jitter)) {
 		t.Fatalf("attention %+v, want try 1 at the reset %s plus at most %s", a, reset, jitter)
 	}
-	if !strings.Contains(b.supLog.String(), "(the agent named "+reset.UTC().Format(time.RFC3339)+")") {
-		t.Errorf("the supervisor's log does not say the reset the agent named:\n%s", b.supLog)
+	if !strings.Contains(b.supLog.String(), "(the agent named "+reset.UTC().Format(time.RFC3339)+"; the try at "+a.Until.UTC().Format("2006-01-02T15:04:05.000Z")+")") {
+		t.Errorf("the supervisor's log does not say the reset the agent named and the try's exact time:\n%s", b.supLog)
 	}
 	if out := b.ok("session", "ls"); !strings.Contains(out, "limited until "+a.Until.Local().Format("15:04")+" (try 1)") {
 		t.Errorf("session ls does not say when the try is:\n%s", out)

@@ -8,7 +8,8 @@
 # silenceAfter, 2 s) and bell, ended by a person attaching; a Claude Code
 # session in a mode that asks (`--permission-mode manual` after the
 # profile's) waiting for a permission, then working and finished once
-# the person says yes.
+# the person says yes. Last, a session limited before the power cut
+# resumes after it (the stand-in agent `limiter`).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -18,6 +19,7 @@ saved_id() { cat /var/lib/agent-box-test/claude-id; }
 resumed() { journal_has "resuming conversation $(saved_id)"; }
 
 wait_active 60 "$(sessions_unit $u)"
+note "measure: the stand-in limited before the power cut, at the boot: $(ab $u session ls | awk '$1 == "lp"')"
 check "after the power cut the agent resumes its conversation" wait_until 120 resumed
 check "... and is ready for input" wait_until 120 ready
 check "the agent takes a prompt after the power cut" say "after the power cut"
@@ -74,4 +76,18 @@ ask_states_are() { [ "$(ask_states)" = "$1" ]; }
 check "the supervisor logged needs-you, working (the tool ran after the yes), finished" wait_until 10 ask_states_are "needs-you (permission)|working|finished (turn)"
 ab $u session rm ask
 ab $u session rm att
+
+# phase: a usage limit's try across the power cut (claude.pre.sh's last
+# session, lp, limited by the stand-in agent with a reset Tp a minute
+# after): this boot's supervisor took the schedule from the observation
+# file and resumed lp in its conversation, once, not before Tp.
+read -r Tp lp_id </var/lib/agent-box-test/limited-lp
+kept() { journal_has 'session "lp": limited until' && journal_has 'kept from before the supervisor started (the try at '; }
+check "the supervisor kept the try booked before the power cut" kept
+lp_resumed() {
+  [ "$(awk -v id="$lp_id" '$2 == "lp" && $3 == id && $4 == "resume" && $5 == "continue" && $1 >= '"$Tp"'' /home/$u/.limiter/log | wc -l)" = 1 ]
+}
+check "... and resumed lp after the boot, in its conversation, once, not before its reset" wait_until 90 lp_resumed
+check "... which this boot's supervisor logged" journal_has 'session "lp": resuming its conversation after the usage limit (try 1, '
+ab $u session rm lp
 done_testing

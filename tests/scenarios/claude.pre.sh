@@ -193,6 +193,36 @@ wait_until 30 no_claude
 rm -f /home/$u/.claude.json
 mv /home/$u/.claude.json.saved /home/$u/.claude.json
 
+# phase: a dozen limited sessions (the stand-in agent `limiter`, which
+# reports a usage limit as Claude's hooks do, with a reset T it names):
+# eleven are limited at once; a person types into one (lk) while its try
+# waits, which ends the limit; the other ten resume, each once, in its
+# conversation, with the resume prompt, their tries at least a minute /
+# perMinute (20 here: 3 s) apart. They wait while the next phase runs.
+mkdir -p /usr/local/bin
+sed "s|@AGENT_BOX@|$(agent_box_bin $u)|" "$here/limiter" >/usr/local/bin/agent-box-limiter
+chmod 755 /usr/local/bin/agent-box-limiter
+stand_ins="l0 l1 l2 l3 l4 l5 l6 l7 l8 l9"
+t0=$(date +%s)
+T=$((t0 + 45))
+for n in $stand_ins lk; do
+  ab $u session add "$n" --agent limiter --prompt "limit $T" >/dev/null
+done
+# limited_until NAME...: session ls says each waits for its first try.
+limited_until() {
+  local n ls
+  ls=$(ab $u session ls)
+  for n in "$@"; do
+    awk -v n="$n" '$1 == n' <<<"$ls" | grep -q 'limited until .* (try 1)' || return 1
+  done
+}
+# shellcheck disable=SC2086 # the list splits on purpose
+check "eleven stand-in sessions are limited at once, waiting for the reset they named" wait_until 90 limited_until $stand_ins lk
+note "measure: eleven stand-in sessions added and limited in $(($(date +%s) - t0)) s"
+tm $u send-keys -t "=lk:" -l "a person's line" && nap 0.5 && tm $u send-keys -t "=lk:" Enter
+lk_done() { ab $u session ls | awk '$1 == "lk"' | grep -q 'finished (turn)'; }
+check "a person's line into a limited session while its try waits ends the limit" wait_until 30 lk_done
+
 # phase: a usage limit (services.agent-box.usageLimits: 10 s here). The
 # scripted model refuses the kickoff's turn as the API refuses an account
 # at its limit (429, rate_limit_error): Claude ends the turn (StopFailure,
@@ -224,7 +254,32 @@ fi
 resumed_line() { journalctl -q -b SYSLOG_IDENTIFIER=agent-box _UID="$(id -u $u)" | grep -F 'session "lim": resuming its conversation after the usage limit (try 1, '; }
 check "the supervisor logged the resume and how late it came" resumed_line
 note "measure: $(resumed_line | sed 's/.*(try/(try/')"
-ab $u session rm lim >/dev/null
+
+# The stand-ins: every one limited together resumed, each once, the way
+# lim did; the supervisor's tries (its log gives each to the millisecond)
+# were 3 s apart or more, none before the reset; lk never resumed.
+limiter_log=/home/$u/.limiter/log
+# resumed_once NAME: the stand-in's log has one resume of the session, in
+# the conversation its file names, with the resume prompt, at or after T.
+resumed_once() {
+  local s=$1 id
+  id=$(field id)
+  [ -n "$id" ] && [ "$(awk -v n="$1" -v id="$id" '$2 == n && $3 == id && $4 == "resume" && $5 == "continue" && $1 >= '"$T"'' "$limiter_log" | wc -l)" = 1 ]
+}
+all_resumed() {
+  local n
+  for n in $stand_ins; do resumed_once "$n" || return 1; done
+}
+check "the ten stand-ins resume with no keypress, each once, in its conversation, not before the reset" wait_until 120 all_resumed
+tries() {
+  journalctl -q -b SYSLOG_IDENTIFIER=agent-box _UID="$(id -u $u)" -o cat |
+    python3 "$here/limittries.py" "$stand_ins lim" 3
+}
+check "the supervisor spaced their tries and lim's 3 s apart or more (perMinute 20)" tries
+note "measure: $(tries)"
+lk_not_resumed() { ! journal_has 'session "lk": resuming' && ! grep -q ' lk .* resume ' "$limiter_log"; }
+check "the session a person typed into was never resumed" lk_not_resumed
+for n in $stand_ins lk lim; do ab $u session rm "$n" >/dev/null; done
 
 # phase: before the power cut
 s=cx
@@ -245,6 +300,13 @@ check "... in a new conversation" wait_until 10 moved_from "$id2"
 check "a prompt before the power cut reaches the model" say "before the power cut"
 check "... and its reply is in the transcript" wait_until 30 grep -q "before the power cut" "$(field transcript)"
 field id > /var/lib/agent-box-test/claude-id
+# A stand-in session limited until a minute from now: the power cut comes
+# first, and the next boot must keep its try (claude.post.sh).
+Tp=$(($(date +%s) + 60))
+ab $u session add lp --agent limiter --prompt "limit $Tp" >/dev/null
+check "a stand-in session is limited before the power cut, its try after it" wait_until 60 limited_until lp
+s="lp"
+echo "$Tp $(field id)" >/var/lib/agent-box-test/limited-lp
 # Claude Code's transcript is the vendor's to make durable; agent-box's
 # conversation file is fsynced on every write. Flush the rest so that the
 # next boot tests the resume, not Claude's write-back.

@@ -4,25 +4,42 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 )
 
-// Entry is one session's state in a report.
+// Entry is one session's state in a report; a limited one's schedule too
+// (Status.Until and Try: Try 0 for every other state).
 type Entry struct {
 	Session string
 	State   State
 	Reason  string
+	Until   time.Time
+	Try     int
 }
+
+// Plain is e without its schedule: what stays while a limited session
+// waits from try to try.
+func (e Entry) Plain() Entry { return Entry{Session: e.Session, State: e.State, Reason: e.Reason} }
 
 // A report is what a supervisor tells the auth service: every session of
 // its user that has a state, one line each, "NAME STATE" or "NAME STATE
-// REASON", sorted by name; at most the contract's report.maxSessions lines
-// and report.maxBytes bytes. Only the contract's names can be in it: a
-// session name of the contract's pattern, a state and a reason of the
-// contract. The auth service replaces the user's states with it.
+// REASON", and a limited session with tries "NAME limited REASON UNTIL
+// TRY" (UNTIL in Unix seconds, 0 once resumed), sorted by name; at most
+// the contract's report.maxSessions lines and report.maxBytes bytes. Only
+// the contract's names and numbers can be in it: a session name of the
+// contract's pattern, a state and a reason of the contract. The auth
+// service replaces the user's states with it.
+
+// maxUnix is the end of year 9999 in Unix seconds.
+const maxUnix = 253402300799
+
+// maxTry bounds a report's try (a try a minute for ever is fewer).
+const maxTry = 999999
 
 // EncodeReport is the report of es (sorted by session; entries without a
 // state are left out).
@@ -37,6 +54,13 @@ func EncodeReport(es []Entry) []byte {
 		b.WriteString(e.Session + " " + string(e.State))
 		if e.Reason != "" {
 			b.WriteString(" " + e.Reason)
+			if e.State == Limited && e.Try > 0 {
+				until := int64(0)
+				if !e.Until.IsZero() {
+					until = e.Until.Unix()
+				}
+				fmt.Fprintf(&b, " %d %d", until, e.Try)
+			}
 		}
 		b.WriteByte('\n')
 	}
@@ -67,19 +91,31 @@ func ParseReport(data []byte) ([]Entry, error) {
 		bad := func(what string) error {
 			return fmt.Errorf("line %d: %s: %s", i+1, escape.Quote(line, 80), what)
 		}
-		if len(f) < 2 || len(f) > 3 {
-			return nil, bad(`want "NAME STATE" or "NAME STATE REASON"`)
+		if len(f) < 2 || len(f) > 5 || len(f) == 4 {
+			return nil, bad(`want "NAME STATE", "NAME STATE REASON" or "NAME limited REASON UNTIL TRY"`)
 		}
 		e := Entry{Session: f[0], State: State(f[1])}
-		if len(f) == 3 {
+		if len(f) >= 3 {
 			e.Reason = f[2]
+		}
+		if len(f) == 5 {
+			until, err1 := strconv.ParseInt(f[3], 10, 64)
+			try, err2 := strconv.Atoi(f[4])
+			if e.State != Limited || err1 != nil || err2 != nil || until < 0 || until > maxUnix || try < 1 || try > maxTry ||
+				strconv.FormatInt(until, 10) != f[3] || strconv.Itoa(try) != f[4] {
+				return nil, bad("not a limited session's try")
+			}
+			if until > 0 {
+				e.Until = time.Unix(until, 0).UTC()
+			}
+			e.Try = try
 		}
 		switch {
 		case !contract.Names.Session.Match(e.Session):
 			return nil, bad("not a session name")
 		case !Known(e.State):
 			return nil, bad("not a state")
-		case len(f) == 3 && !KnownReason(e.Reason):
+		case len(f) >= 3 && !KnownReason(e.Reason):
 			return nil, bad("not a reason")
 		case seen[e.Session]:
 			return nil, bad("the session twice")

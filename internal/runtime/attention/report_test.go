@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/google/go-cmp/cmp"
@@ -13,16 +14,21 @@ import (
 // writes, ParseReport reads back, sorted by name; a session without a
 // state is not in it; no sessions is an empty report.
 func TestAReportRoundTripsSortedWithoutStatelessSessions(t *testing.T) {
-	es := []Entry{{"zed", Finished, "turn"}, {"a-1", NeedsYou, "permission"}, {"none", "", ""}, {"main", Working, ""}}
+	until := time.Date(2026, 12, 5, 15, 4, 0, 0, time.UTC)
+	e := func(n string, st State, r string) Entry { return Entry{Session: n, State: st, Reason: r} }
+	es := []Entry{e("zed", Finished, "turn"), e("a-1", NeedsYou, "permission"), e("none", "", ""), e("main", Working, ""),
+		{Session: "lim", State: Limited, Reason: "limit", Until: until, Try: 2}, {Session: "lim2", State: Limited, Reason: "limit", Try: 1},
+		e("lim3", Limited, "limit")}
 	data := EncodeReport(es)
-	if want := "a-1 needs-you permission\nmain working\nzed finished turn\n"; string(data) != want {
+	if want := "a-1 needs-you permission\nlim limited limit 1796483040 2\nlim2 limited limit 0 1\nlim3 limited limit\nmain working\nzed finished turn\n"; string(data) != want {
 		t.Fatalf("EncodeReport = %q, want %q", data, want)
 	}
 	got, err := ParseReport(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Entry{{"a-1", NeedsYou, "permission"}, {"main", Working, ""}, {"zed", Finished, "turn"}}
+	want := []Entry{e("a-1", NeedsYou, "permission"), {Session: "lim", State: Limited, Reason: "limit", Until: until, Try: 2},
+		{Session: "lim2", State: Limited, Reason: "limit", Try: 1}, e("lim3", Limited, "limit"), e("main", Working, ""), e("zed", Finished, "turn")}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseReport (-want +got):\n%s", diff)
 	}
@@ -43,6 +49,14 @@ func TestParseReportRefusesAnythingButTheContractsNames(t *testing.T) {
 		"no final newline":        {"main working", "newline"},
 		"one field":               {"main\n", "line 1"},
 		"four fields":             {"main needs-you permission x\n", "line 1"},
+		"a try of another state":  {"main needs-you permission 1796483040 1\n", "not a limited session's try"},
+		"a try of zero":           {"main limited limit 1796483040 0\n", "not a limited session's try"},
+		"a negative time":         {"main limited limit -1 1\n", "not a limited session's try"},
+		"a time past 9999":        {"main limited limit 253402300800 1\n", "not a limited session's try"},
+		"a time with a sign":      {"main limited limit +1796483040 1\n", "not a limited session's try"},
+		"a try with zeros":        {"main limited limit 1796483040 01\n", "not a limited session's try"},
+		"a try too high":          {"main limited limit 1796483040 1000000\n", "not a limited session's try"},
+		"six fields":              {"main limited limit 1796483040 1 x\n", "line 1"},
 		"a name with a slash":     {"a/b working\n", "not a session name"},
 		"a name too long":         {strings.Repeat("n", 65) + " working\n", "not a session name"},
 		"an unknown state":        {"main sleeping\n", "not a state"},
@@ -60,7 +74,7 @@ func TestParseReportRefusesAnythingButTheContractsNames(t *testing.T) {
 	}
 	full := strings.Repeat("x", 0)
 	for i := range lim.MaxSessions {
-		full += fmt.Sprintf("%s working\n", fmt.Sprintf("%064d", i))
+		full += fmt.Sprintf("%s limited limit 253402300799 999999\n", fmt.Sprintf("%064d", i))
 	}
 	if len(full) > lim.MaxBytes {
 		t.Errorf("maxSessions sessions of the longest name take %d bytes, more than maxBytes %d", len(full), lim.MaxBytes)

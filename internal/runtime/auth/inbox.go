@@ -29,10 +29,37 @@ type inboxEntry struct {
 }
 
 // Key tells entries apart for the page's script (a new key is a new
-// notification): an attribute, never shown.
+// notification): an attribute, never shown. A limited session's tries are
+// not in it: one notification when it is parked.
 func (e inboxEntry) Key() string {
-	return e.User + " " + e.Session + " " + e.Status.String()
+	return e.User + " " + e.Session + " " + attention.Status{State: e.Status.State, Reason: e.Status.Reason}.String()
 }
+
+// State is what the page shows of the entry's state: its state and
+// reason; a limited session's tries are shown by Try and Until.
+func (e inboxEntry) State() string {
+	if e.Status.Try > 0 {
+		return string(e.Status.State)
+	}
+	return e.Status.String()
+}
+
+// UntilUTC is a limited session's next try for the page, like SinceUTC
+// (with the day when it is not the day of the entry's time); "" when it
+// waits for none.
+func (e inboxEntry) UntilUTC() string {
+	u := e.Status.Until.UTC()
+	if u.IsZero() || e.Status.Try == 0 {
+		return ""
+	}
+	if u.YearDay() != e.Since.UTC().YearDay() || u.Year() != e.Since.UTC().Year() {
+		return u.Format("Jan 2 15:04 UTC")
+	}
+	return u.Format("15:04 UTC")
+}
+
+// UntilISO is UntilUTC for a <time datetime>.
+func (e inboxEntry) UntilISO() string { return e.Status.Until.UTC().Format(time.RFC3339) }
 
 // Next is the local path the entry's Open form hands over to.
 func (e inboxEntry) Next() string { return contract.TerminalLink(e.Session) }
@@ -58,7 +85,8 @@ func (s *Server) inbox(login string, now time.Time) []inboxEntry {
 	for _, u := range s.cfg.Logins[login].Users {
 		for _, e := range s.board.Listing(u, now) {
 			if board.Rank[e.State] > 0 {
-				out = append(out, inboxEntry{User: u, Session: e.Session, Status: attention.Status{State: e.State, Reason: e.Reason}, Since: e.Since})
+				st := attention.Status{State: e.State, Reason: e.Reason, Until: e.Until, Try: e.Try}
+				out = append(out, inboxEntry{User: u, Session: e.Session, Status: st, Since: e.Since})
 			}
 		}
 	}

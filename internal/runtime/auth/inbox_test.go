@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"io"
 	"net"
 	"net/http"
@@ -260,6 +262,37 @@ func TestAnAgentKilledForMemoryIsListedSayingSo(t *testing.T) {
 	want := "alice needs-you (memory) /term/?arg=hog"
 	if got := items(t, inboxOf(t, page)); strings.Join(got, "\n") != want {
 		t.Errorf("the inbox lists\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+}
+
+// TestALimitedSessionIsListedWithItsNextTry: a session limited by its
+// account's usage limit says when it tries again (in UTC, with a
+// <time datetime> the page's script shows in the browser's zone; the day
+// when it is another), and which try, or that it resumed; its key (a new
+// one is a browser notification) does not change from try to try.
+func TestALimitedSessionIsListedWithItsNextTry(t *testing.T) {
+	w := newTW(t)
+	w.fakeUsers()
+	soon, later := t0.Add(5*time.Hour+4*time.Minute), t0.Add(72*time.Hour)
+	w.report(1001, fmt.Sprintf("a limited limit %d 2\nb limited limit 0 1\nc limited limit %d 1\n", soon.Unix(), later.Unix()))
+	box := w.login("ops")
+	list := inboxOf(t, w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{box}}).Body.String())
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		got = append(got, strings.Join(strings.Fields(shown(line)), " "))
+	}
+	want := []string{
+		"alice limited until 15:04 UTC (try 2) since 10:00 UTC Open",
+		"alice limited, resumed (try 1) since 10:00 UTC Open",
+		"alice limited until Dec 4 10:00 UTC (try 1) since 10:00 UTC Open",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the inbox (-want +got):\n%s\n%s", diff, list)
+	}
+	for _, s := range []string{`<time datetime="2026-12-01T15:04:00Z">until 15:04 UTC</time>`, `data-key="alice a limited (limit)"`} {
+		if !strings.Contains(list, s) {
+			t.Errorf("the inbox lacks %s:\n%s", s, list)
+		}
 	}
 }
 

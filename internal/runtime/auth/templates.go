@@ -16,7 +16,9 @@ const handoverScript = `document.getElementById("handover").submit();`
 // inboxScript is the box page's one inline script: it keeps the inbox
 // live from its event stream. The items are the auth service's own
 // html/template output (user names, the contract's state and reason
-// names, times), so they are set as HTML; an "end" event (the session
+// names, times: each <time> shown in the browser's zone after its first
+// word, "since" or "until", with the day when it is not today), so they
+// are set as HTML; an "end" event (the session
 // ended) reloads the page, which then asks for a login; a "closed" event
 // (too many pages of the login) stops it with a note. With the person's
 // permission (asked for by a button: browsers grant it only on a click),
@@ -27,7 +29,8 @@ const note = document.getElementById("inbox-note");
 const ask = document.getElementById("inbox-notify");
 const local = () => {
   for (const t of list.querySelectorAll("time")) {
-    t.textContent = "since " + new Date(t.dateTime).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+    const d = new Date(t.dateTime), day = d.toDateString() === new Date().toDateString() ? {} : {month: "short", day: "numeric"};
+    t.textContent = t.textContent.split(" ")[0] + " " + d.toLocaleString([], {...day, hour: "2-digit", minute: "2-digit"});
   }
 };
 const keys = () => new Set([...list.querySelectorAll("li[data-key]")].map((li) => li.dataset.key));
@@ -105,7 +108,7 @@ var pages = sync.OnceValue(func() *template.Template {
 {{with .Target}}<p class="quiet">Then on to {{.}}.</p>
 {{end}}{{template "foot" .}}{{end}}
 
-{{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.Status}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+{{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
 {{else}}<li class="quiet">Nothing needs you.</li>
 {{end}}{{end}}
 

@@ -24,7 +24,7 @@ type Board struct {
 
 // report is one user's last report: when it came, and each state with the
 // time the service first saw it (a session's entry keeps its time while
-// its state and reason stay).
+// its state and reason stay, a limited one's from try to try).
 type report struct {
 	at      time.Time
 	entries []Listed
@@ -74,17 +74,22 @@ func (b *Board) Set(user string, es []attention.Entry, now time.Time) (first boo
 	defer b.mu.Unlock()
 	old, had := b.users[user]
 	since := map[attention.Entry]time.Time{}
+	was := map[attention.Entry]attention.Entry{}
 	if had {
 		for _, e := range old.entries {
-			since[e.Entry] = e.Since
+			since[e.Plain()], was[e.Plain()] = e.Since, e.Entry
 		}
 	}
 	r := &report{at: now, entries: make([]Listed, len(es))}
 	changed := !had || len(es) != len(old.entries)
 	for i, e := range es {
-		t, ok := since[e]
+		// a limited session's next try is a change, not a new state
+		t, ok := since[e.Plain()]
 		if !ok {
 			t, changed = now, true
+		}
+		if was[e.Plain()] != e {
+			changed = true
 		}
 		r.entries[i] = Listed{Entry: e, Since: t}
 		if !ok && had && Rank[e.State] > 0 {

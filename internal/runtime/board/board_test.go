@@ -56,6 +56,37 @@ func TestAReportReplacesTheUsersStatesAndSaysWhatIsNew(t *testing.T) {
 	}
 }
 
+// TestALimitedSessionsNextTryIsAChangeButNothingNew: a limited session
+// that waits for its next try keeps its entry's time and is not fresh
+// again (one notification when it is parked, not one per try), while the
+// new try wakes the streams (the inbox shows it).
+func TestALimitedSessionsNextTryIsAChangeButNothingNew(t *testing.T) {
+	w := NewWakeup()
+	b := New(w)
+	b.Set("alice", nil, t0)
+	try1 := attention.Entry{Session: "main", State: attention.Limited, Reason: "limit", Until: t0.Add(30 * time.Minute), Try: 1}
+	if _, fresh := b.Set("alice", []attention.Entry{try1}, t0.Add(time.Minute)); len(fresh) != 1 {
+		t.Fatalf("a session newly limited: fresh %+v, want it", fresh)
+	}
+	for i, e := range []attention.Entry{
+		{Session: "main", State: attention.Limited, Reason: "limit", Try: 1},                               // resumed
+		{Session: "main", State: attention.Limited, Reason: "limit", Until: t0.Add(2 * time.Hour), Try: 2}, // limited again
+	} {
+		wake, at := w.Wait(), t0.Add(time.Duration(i+2)*time.Minute)
+		if _, fresh := b.Set("alice", []attention.Entry{e}, at); len(fresh) != 0 {
+			t.Errorf("try %+v: fresh %+v, want none", e, fresh)
+		}
+		select {
+		case <-wake:
+		default:
+			t.Errorf("try %+v did not wake the streams", e)
+		}
+		if l := b.Listing("alice", at); len(l) != 1 || l[0].Entry != e || !l[0].Since.Equal(t0.Add(time.Minute)) {
+			t.Errorf("listing %+v; want %+v since it was first limited", l, e)
+		}
+	}
+}
+
 // TestReportsAreRateLimitedPerUser: Burst at once, then PerSecond.
 func TestReportsAreRateLimitedPerUser(t *testing.T) {
 	lim := contract.Attention.Report

@@ -89,6 +89,11 @@ func LimitsFromEnv(getenv func(string) string) (Limits, error) {
 	return l, nil
 }
 
+// tryTime is how the log gives a try's time: exact to the millisecond (a
+// session's state says only the minute), so that the spacing of tries can
+// be read from the journal.
+const tryTime = "2006-01-02T15:04:05.000Z07:00"
+
 // jitter draws a duration in [0, max].
 func jitter(max time.Duration) time.Duration { return rand.N(max + 1) }
 
@@ -111,9 +116,16 @@ func (s *sup) limited(ss *session, ev attention.Event) {
 	if !ev.Until.IsZero() {
 		named = "the agent named " + ev.Until.UTC().Format(time.RFC3339)
 	}
-	s.logf("session %s: %s (%s)", quote(ss.name), a, named)
-	s.saveObs(ss)
+	s.logf("session %s: %s (%s; the try at %s)", quote(ss.name), a, named, a.Until.Format(tryTime))
+	s.scheduled(ss)
 	s.armLimit(ss)
+}
+
+// scheduled keeps a change of ss's try: in its observation file and in
+// the report to the auth service (whose inbox shows the try).
+func (s *sup) scheduled(ss *session) {
+	s.saveObs(ss)
+	s.noteAttention(ss.name, ss.obs.Attention)
 }
 
 // canResume: ss's agent can be restarted in its conversation with a prompt.
@@ -151,8 +163,9 @@ func (s *sup) rearmLimit(ss *session) {
 	}
 	if t := s.slots.Take(at, now); !t.Equal(a.Until) {
 		a.Until = t.UTC()
-		s.saveObs(ss)
+		s.scheduled(ss)
 	}
+	s.logf("session %s: %s, kept from before the supervisor started (the try at %s)", quote(ss.name), a, a.Until.Format(tryTime))
 	s.armLimit(ss)
 }
 
@@ -189,6 +202,6 @@ func (s *sup) limitDue(ctx context.Context, m limitMsg) {
 	late := s.clock.Now().Sub(m.until).Round(time.Millisecond)
 	a.Until = time.Time{}
 	s.logf("session %s: resuming its conversation after the usage limit (try %d, %s after its time)", quote(ss.name), a.Try, late)
-	s.saveObs(ss)
+	s.scheduled(ss)
 	s.restart(ctx, ss.name)
 }

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -86,6 +87,16 @@ func resumePrompt(t *testing.T, s *sup, name string) string {
 // nothing), and a reset the agent named.
 func TestALimitedSessionWaitsResumesAndWaitsLongerEachTry(t *testing.T) {
 	s, clock, log := limitSup(t, "x")
+	s.report, s.attn = &reporter{latest: make(chan []byte, 1)}, map[string]attention.Status{}
+	// report is the newest report to the auth service.
+	report := func() string {
+		select {
+		case r := <-s.report.latest:
+			return string(r)
+		default:
+			return "(none)"
+		}
+	}
 	e := registry.Session{Name: "x", Agent: "c", Cwd: "/"}
 	t0 := clock.now
 	s.started(s.get(e), "x", os.Getpid(), false)
@@ -94,6 +105,9 @@ func TestALimitedSessionWaitsResumesAndWaitsLongerEachTry(t *testing.T) {
 	st := status(t, s, "x")
 	if st.State != attention.Limited || st.Try != 1 || !st.Until.Equal(t0.Add(30*time.Minute)) {
 		t.Fatalf("after the limit: %+v, want limited, try 1, until the first wait (30m)", st)
+	}
+	if r, want := report(), fmt.Sprintf("x limited limit %d 1\n", t0.Add(30*time.Minute).Unix()); r != want {
+		t.Errorf("the report to the auth service is %q, want %q (the try, for the inbox)", r, want)
 	}
 	first := len(clock.fns) - 1
 	if clock.delays[first] != 30*time.Minute {
@@ -111,6 +125,9 @@ func TestALimitedSessionWaitsResumesAndWaitsLongerEachTry(t *testing.T) {
 	}
 	if p := resumePrompt(t, s, "x"); p != "continue" {
 		t.Fatalf("the conversation's resume prompt is %q, want the contract's \"continue\"", p)
+	}
+	if r := report(); r != "x limited limit 0 1\n" {
+		t.Errorf("the report after the try is %q, want the session resumed (try 1)", r)
 	}
 	if !strings.Contains(log.String(), `session "x": resuming its conversation after the usage limit (try 1, 0s after its time)`) {
 		t.Errorf("log:\n%s", log)
@@ -160,6 +177,8 @@ func TestTheScheduleOutlivesTheSupervisor(t *testing.T) {
 
 	// the next supervisor, 10 minutes later, on the same home
 	s2, clock2 := testSup(t)
+	var log2 bytes.Buffer
+	s2.log = journal.New(&log2, "agent-box")
 	s2.cfg.Env, s2.cfg.Agents = s.cfg.Env, s.cfg.Agents
 	clock2.now = clock.now.Add(10 * time.Minute)
 	s2.get(e)
@@ -168,6 +187,9 @@ func TestTheScheduleOutlivesTheSupervisor(t *testing.T) {
 	}
 	if st := status(t, s2, "x"); !st.Until.Equal(until) || st.Try != 1 {
 		t.Fatalf("the schedule moved: %+v", st)
+	}
+	if want := `session "x": ` + status(t, s2, "x").String() + `, kept from before the supervisor started (the try at 2026-01-01T00:30:00.000Z)`; !strings.Contains(log2.String(), want) {
+		t.Errorf("the next supervisor's log does not say it kept the try:\n%s\nwant %s", log2.String(), want)
 	}
 
 	// one a day later: the try is due, and goes at once

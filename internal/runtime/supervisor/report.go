@@ -157,7 +157,7 @@ func (s *sup) noteAttention(name string, st *attention.Status) {
 	}
 	es := make([]attention.Entry, 0, len(s.attn))
 	for n, a := range s.attn {
-		es = append(es, attention.Entry{Session: n, State: a.State, Reason: a.Reason})
+		es = append(es, attention.Entry{Session: n, State: a.State, Reason: a.Reason, Until: a.Until, Try: a.Try})
 	}
 	s.report.push(attention.EncodeReport(es))
 }

@@ -33,6 +33,26 @@
     agents = [
       "shell"
       "opencode"
+      "limiter"
+    ];
+  };
+  # a stand-in agent that reports a usage limit as Claude's hooks do
+  # (tests/scenarios/limiter, which claude.pre.sh installs): a dozen limited
+  # sessions at the cost of a shell's
+  agents.limiter = {
+    package = pkgs.bashInteractive;
+    command = "/usr/local/bin/agent-box-limiter";
+    newArgs = [
+      "--session-id"
+      "{id}"
+    ];
+    resumeArgs = [
+      "--resume"
+      "{id}"
+    ];
+    promptArgs = [
+      "--"
+      "{prompt}"
     ];
   };
   agents.codex.args = [
@@ -47,9 +67,11 @@
   # a shell session that printed and fell silent for 2 s is finished
   attention.silenceAfter = "2s";
   # a session limited by the scripted model's usage limit tries again after
-  # 10 s (and up to the contract's jitter), not half an hour
+  # 10 s (and up to the contract's jitter), not half an hour; tries 3 s
+  # apart, so that a dozen limited sessions resume within a minute
   usageLimits = {
     firstWait = "10s";
     maxWait = "10s";
+    perMinute = 20;
   };
 }
