@@ -1085,13 +1085,13 @@ let
                 {"name": "question", "what": "Claude's agent_needs_input notification"},
                 {"name": "elicitation", "what": "Claude's elicitation_dialog notification"},
                 {"name": "idle", "what": "Claude's idle_prompt notification (it waits after work)"},
-                {"name": "error", "what": "Claude's StopFailure hook (a turn failed)"},
-                {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"},
+                {"name": "error", "what": "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort)"},
+                {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"},
                 {"name": "bell", "what": "the terminal bell, while no client shows the session"},
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
                 {"name": "exit", "what": "the supervisor saw the exit"},
                 {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"},
-                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key)"}
+                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent)"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -1147,11 +1147,14 @@ let
                   }
                 },
                 "opencode": {
-                  "detailFields": {"session.status": "status"},
+                  "detailFields": {"session.status": "status", "session.error": "httpStatus"},
                   "events": {
                     "permission.asked": {"state": "needs-you", "reason": "permission"},
                     "permission.replied": {"state": "working"},
                     "session.status:busy": {"state": "working"},
+                    "session.status:retry": {"state": "limited", "reason": "limit"},
+                    "session.error": {"state": "needs-you", "reason": "error"},
+                    "session.error:429": {"state": "limited", "reason": "limit"},
                     "session.idle": {"state": "finished", "reason": "turn"}
                   }
                 }
@@ -1210,7 +1213,8 @@ let
               "maxWait": "2h",
               "jitter": "30s",
               "maxReset": "169h",
-              "perMinute": 4
+              "perMinute": 4,
+              "agentRetry": "1m"
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -1363,6 +1367,11 @@ let
                 "name": "AGENT_BOX_AGENT_PID",
                 "reader": "`agent-box agent-hook`",
                 "what": "set by `exec-session` for the agent: its own pid, which the agent process has (exec); a hook accepts a report only from that process or its direct child running another program"
+              },
+              "agentPrompt": {
+                "name": "AGENT_BOX_PROMPT",
+                "reader": "agent-box's OpenCode plugin",
+                "what": "set by `exec-session` when it resumes an OpenCode conversation with a prompt (the resume prompt after a usage limit): `{\"session\":ID,\"prompt\":TEXT}`, which the plugin gives that session once and removes from its environment (OpenCode 1.18.33's TUI ignores `--prompt` beside `--session`)"
               },
               "hooksDir": {
                 "name": "AGENT_BOX_HOOKS_DIR",
@@ -1838,13 +1847,23 @@ in
 # release channel change its name); on the events of
 # contract.attention.agentEvents.opencode of that session (not of a
 # subagent's) it runs `agent-box agent-hook opencode event TYPE` with the
-# event's status. Outside a supervised session it does nothing.
+# event's status (a retry's with its time, `next`: a long one is the usage
+# limit, agentsetup/opencode.go) or an error's HTTP status; the session.idle
+# that follows a session.error (measured: OpenCode ends a failed turn with
+# both) is not a finished turn, and a person's abort is no error. A
+# resumed session's prompt (the resume prompt after a usage limit) comes in
+# contract.env.agentPrompt; the plugin sends it through OpenCode's client.
+# Outside a supervised session it does nothing.
 { contract, prim, ... }:
 let
   inherit (contract.conversations) idPlaceholder promptPlaceholder;
   pluginFile = "opencode/agent-box.js";
   guideFile = "opencode/AGENTS.md";
   configFile = "opencode/opencode.json";
+  # the plugin's report of a session.error: OpenCode's HTTP status in it
+  errorField = contract.attention.agentEvents.opencode.detailFields."session.error";
+  # a resumed session's prompt, from exec-session
+  promptVar = contract.env.agentPrompt.name;
 
   config = builtins.toJSON {
     autoupdate = false;
@@ -1899,9 +1918,32 @@ let
       );
     }
 
-    export const AgentBox = async () => {
+    // givePrompt sends the prompt exec-session gives a resumed session (its
+    // TUI ignores --prompt beside --session) once OpenCode runs, and takes it
+    // out of the environment the agent's tools inherit. The client's calls
+    // have two shapes (the SDK's second, then its first).
+    function givePrompt(client) {
+      const given = process.env[${builtins.toJSON promptVar}];
+      delete process.env[${builtins.toJSON promptVar}];
+      let p;
+      try {
+        p = JSON.parse(given ?? "null");
+      } catch {}
+      if (typeof p?.session !== "string" || typeof p?.prompt !== "string" || !client?.session) return;
+      const parts = [{ type: "text", text: p.prompt }];
+      setTimeout(async () => {
+        try {
+          const r = await client.session.promptAsync({ sessionID: p.session, parts });
+          if (!r?.response?.ok) await client.session.promptAsync({ path: { id: p.session }, body: { parts } });
+        } catch {}
+      }, 0);
+    }
+
+    export const AgentBox = async ({ client } = {}) => {
       if (!process.env[${builtins.toJSON contract.env.session.name}]) return {};
+      givePrompt(client);
       const subagents = new Set(); // sessions with a parent: not the session's own
+      const failed = new Set(); // sessions whose turn failed, until they work again
       return {
         event: async ({ event }) => {
           const props = event.properties ?? {};
@@ -1917,8 +1959,20 @@ let
             return;
           }
           if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+          if (event.type === "session.error") {
+            if (props.error?.name === "MessageAbortedError") return; // a person's Esc
+            failed.add(props.sessionID);
+            const code = props.error?.data?.statusCode;
+            hook(["event", event.type], { ${builtins.toJSON errorField}: Number.isInteger(code) ? String(code) : "" });
+            return;
+          }
           const status = typeof props.status === "string" ? props.status : props.status?.type;
-          hook(["event", event.type], { status: typeof status === "string" ? status : "" });
+          if (status === "busy") failed.delete(props.sessionID);
+          // a failed turn ends with session.idle too: its error said it
+          if (event.type === "session.idle" && failed.has(props.sessionID)) return;
+          const input = { status: typeof status === "string" ? status : "" };
+          if (status === "retry" && Number.isFinite(props.status.next)) input.next = Math.round(props.status.next);
+          hook(["event", event.type], input);
         },
       };
     };
@@ -5835,6 +5889,7 @@ in
 
           import (
           	"context"
+          	"errors"
           	"fmt"
           	"sort"
           	"strings"
@@ -5865,11 +5920,23 @@ in
           }
 
           // LimitReporter is a Setup whose agent's report of a usage limit (its
-          // hook's input) can say when the limit resets: LimitReset returns the reset
-          // (zero: the report carries none) or why it cannot tell.
+          // hook's input, at now) can say when the limit resets: LimitReset returns
+          // the reset (zero: the report carries none), ErrNotALimit for a report
+          // that is no limit after all (a short retry the agent makes itself), or
+          // why it cannot tell.
           type LimitReporter interface {
-          	LimitReset(input []byte) (time.Time, error)
+          	LimitReset(input []byte, now time.Time) (time.Time, error)
           }
+
+          // PromptGiver is a Setup whose agent takes a prompt for a resumed
+          // conversation another way than its promptArgs (OpenCode's TUI ignores
+          // --prompt beside --session): GivePrompt changes the spawn to give it.
+          type PromptGiver interface {
+          	GivePrompt(s *Spawn, id, prompt string)
+          }
+
+          // ErrNotALimit: the report is not a usage limit; nothing changes.
+          var ErrNotALimit = errors.New("not a usage limit")
 
           var setups = map[string]Setup{}
 
@@ -5966,7 +6033,7 @@ in
           // ClaudeReset: only the account's own limit carries one). The transcript
           // is the user's file, read as the user, at most its last
           // usagelimit.ClaudeTail bytes.
-          func (claude) LimitReset(input []byte) (time.Time, error) {
+          func (claude) LimitReset(input []byte, _ time.Time) (time.Time, error) {
           	var in struct {
           		Transcript string `json:"transcript_path"`
           	}
@@ -6051,10 +6118,14 @@ in
 
           import (
           	"context"
+          	"encoding/json"
+          	"errors"
           	"fmt"
           	"os/exec"
           	"strings"
+          	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/opencodestate"
@@ -6111,6 +6182,52 @@ in
           	}
           	logf("cannot tell whether OpenCode still holds session %s (%v): resuming while %s exists", escape.Quote(id, 64), err, escape.Quote(db, 200))
           	return conversation.TranscriptGone(id, db)
+          }
+
+          // LimitReset reads the plugin's report of a usage limit: OpenCode's retry
+          // (session.status retry; "next", when it tries again, in Unix
+          // milliseconds) waits for the reset itself, honouring the API's
+          // retry-after in full (measured with 1.18.33: 7200 s), so its next try is
+          // the reset; one sooner than the contract's usageLimits.agentRetry is a
+          // transient error that OpenCode retries within its own backoff (at most
+          // 5 tries, 2 s doubling, measured): ErrNotALimit. Its session.error with
+          // status 429 (its retries spent) names no reset.
+          func (opencode) LimitReset(input []byte, now time.Time) (time.Time, error) {
+          	var in struct {
+          		Status string `json:"status"`
+          		Next   *int64 `json:"next"`
+          	}
+          	if err := json.Unmarshal(input, &in); err != nil {
+          		return time.Time{}, fmt.Errorf("the plugin's report is not a JSON object: %w", err)
+          	}
+          	if in.Status != "retry" {
+          		return time.Time{}, nil
+          	}
+          	if in.Next == nil || *in.Next <= 0 || *in.Next > maxUnixMilli {
+          		return time.Time{}, errors.New("OpenCode's retry names no time")
+          	}
+          	next := time.UnixMilli(*in.Next).UTC()
+          	if next.Sub(now) < contract.Duration(contract.UsageLimits.AgentRetry) {
+          		return time.Time{}, ErrNotALimit
+          	}
+          	return next, nil
+          }
+
+          // maxUnixMilli is the end of year 9999, in Unix milliseconds.
+          const maxUnixMilli = 253402300799999
+
+          // GivePrompt gives a resumed OpenCode conversation its prompt through
+          // agent-box's plugin (contract env agentPrompt: the session and the text,
+          // as JSON), which sends it to that session once OpenCode runs: its TUI
+          // 1.18.33 submits --prompt only on its home screen, which --session skips
+          // (measured: the resumed session showed nothing and the model got no
+          // request).
+          func (opencode) GivePrompt(s *Spawn, id, prompt string) {
+          	v, _ := json.Marshal(struct {
+          		Session string `json:"session"`
+          		Prompt  string `json:"prompt"`
+          	}{id, prompt})
+          	s.Env = append(s.Env, contract.Env.AgentPrompt.Name+"="+string(v))
           }
         '';
         "appctl/appctl.go" = ''
@@ -11794,7 +11911,11 @@ in
           	if ev.State == attention.Limited {
           		var reset time.Time
           		if r, ok := agentsetup.For(setup).(agentsetup.LimitReporter); ok {
-          			if reset, err = r.LimitReset(input); err != nil {
+          			reset, err = r.LimitReset(input, time.Now())
+          			switch {
+          			case errors.Is(err, agentsetup.ErrNotALimit):
+          				return
+          			case err != nil:
           				log.Printf("session %s: the usage limit's reset is unknown: %v", escape.Quote(name, 64), err)
           			}
           		}
@@ -12908,6 +13029,11 @@ in
           		Jitter       string `json:"jitter"`
           		MaxReset     string `json:"maxReset"`
           		PerMinute    int    `json:"perMinute"`
+          		// AgentRetry: an agent's own retry that waits at least this long
+          		// (OpenCode's session.status retry, which honours the API's
+          		// retry-after) is the usage limit; a shorter one is a transient
+          		// error it retries itself, not reported.
+          		AgentRetry string `json:"agentRetry"`
           	} `json:"usageLimits"`
           	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
           	// and M, G or T, powers of 1024) that bounds the bytes the user owns
@@ -12938,6 +13064,7 @@ in
           		DefaultAgent     Var `json:"defaultAgent"`
           		Session          Var `json:"session"`
           		AgentPid         Var `json:"agentPid"`
+          		AgentPrompt      Var `json:"agentPrompt"`
           		HooksDir         Var `json:"hooksDir"`
           		AuthConfig       Var `json:"authConfig"`
           		WebDomain        Var `json:"webDomain"`
@@ -13329,13 +13456,13 @@ in
                 {"name": "question", "what": "Claude's agent_needs_input notification"},
                 {"name": "elicitation", "what": "Claude's elicitation_dialog notification"},
                 {"name": "idle", "what": "Claude's idle_prompt notification (it waits after work)"},
-                {"name": "error", "what": "Claude's StopFailure hook (a turn failed)"},
-                {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"},
+                {"name": "error", "what": "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort)"},
+                {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"},
                 {"name": "bell", "what": "the terminal bell, while no client shows the session"},
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
                 {"name": "exit", "what": "the supervisor saw the exit"},
                 {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"},
-                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key)"}
+                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent)"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -13391,11 +13518,14 @@ in
                   }
                 },
                 "opencode": {
-                  "detailFields": {"session.status": "status"},
+                  "detailFields": {"session.status": "status", "session.error": "httpStatus"},
                   "events": {
                     "permission.asked": {"state": "needs-you", "reason": "permission"},
                     "permission.replied": {"state": "working"},
                     "session.status:busy": {"state": "working"},
+                    "session.status:retry": {"state": "limited", "reason": "limit"},
+                    "session.error": {"state": "needs-you", "reason": "error"},
+                    "session.error:429": {"state": "limited", "reason": "limit"},
                     "session.idle": {"state": "finished", "reason": "turn"}
                   }
                 }
@@ -13454,7 +13584,8 @@ in
               "maxWait": "2h",
               "jitter": "30s",
               "maxReset": "169h",
-              "perMinute": 4
+              "perMinute": 4,
+              "agentRetry": "1m"
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -13607,6 +13738,11 @@ in
                 "name": "AGENT_BOX_AGENT_PID",
                 "reader": "`agent-box agent-hook`",
                 "what": "set by `exec-session` for the agent: its own pid, which the agent process has (exec); a hook accepts a report only from that process or its direct child running another program"
+              },
+              "agentPrompt": {
+                "name": "AGENT_BOX_PROMPT",
+                "reader": "agent-box's OpenCode plugin",
+                "what": "set by `exec-session` when it resumes an OpenCode conversation with a prompt (the resume prompt after a usage limit): `{\"session\":ID,\"prompt\":TEXT}`, which the plugin gives that session once and removes from its environment (OpenCode 1.18.33's TUI ignores `--prompt` beside `--session`)"
               },
               "hooksDir": {
                 "name": "AGENT_BOX_HOOKS_DIR",
@@ -13858,7 +13994,7 @@ in
           	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
           	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
           	c.Attention.States.Limited = Term{Name: "limited", What: "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
-          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key)"}}
+          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent)"}}
           	c.Attention.Report.Path = "/attention-report"
           	c.Attention.Report.MaxBytes = 131072
           	c.Attention.Report.MaxSessions = 1024
@@ -13902,12 +14038,16 @@ in
           			"Stop": StateEvent{State: "finished", Reason: "turn"},
           		}},
           		"opencode": AgentEvents{DetailFields: map[string]string{
+          			"session.error":  "httpStatus",
           			"session.status": "status",
           		}, Events: map[string]StateEvent{
-          			"permission.asked":    StateEvent{State: "needs-you", Reason: "permission"},
-          			"permission.replied":  StateEvent{State: "working"},
-          			"session.idle":        StateEvent{State: "finished", Reason: "turn"},
-          			"session.status:busy": StateEvent{State: "working"},
+          			"permission.asked":     StateEvent{State: "needs-you", Reason: "permission"},
+          			"permission.replied":   StateEvent{State: "working"},
+          			"session.error":        StateEvent{State: "needs-you", Reason: "error"},
+          			"session.error:429":    StateEvent{State: "limited", Reason: "limit"},
+          			"session.idle":         StateEvent{State: "finished", Reason: "turn"},
+          			"session.status:busy":  StateEvent{State: "working"},
+          			"session.status:retry": StateEvent{State: "limited", Reason: "limit"},
           		}},
           	}
           	c.Cookies = CookieNames{Session: "__Host-agentbox", HandoverPath: "/auth/handover", Bind: "__Host-agentbox-bind"}
@@ -13940,6 +14080,7 @@ in
           	c.UsageLimits.Jitter = "30s"
           	c.UsageLimits.MaxReset = "169h"
           	c.UsageLimits.PerMinute = 4
+          	c.UsageLimits.AgentRetry = "1m"
           	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
           	c.DiskQuota.BytesPerFile = 16384
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
@@ -13959,6 +14100,7 @@ in
           	c.Env.DefaultAgent = Var{Name: "AGENT_BOX_DEFAULT_AGENT", Reader: "`agent-box` (every command)", What: "the agent of `session add` without `--agent`; default: the login file's, else none (`--agent` is required)"}
           	c.Env.Session = Var{Name: "AGENT_BOX_SESSION", Reader: "the agent; `agent-box agent-hook`", What: "set by `exec-session` for the agent: the session's name"}
           	c.Env.AgentPid = Var{Name: "AGENT_BOX_AGENT_PID", Reader: "`agent-box agent-hook`", What: "set by `exec-session` for the agent: its own pid, which the agent process has (exec); a hook accepts a report only from that process or its direct child running another program"}
+          	c.Env.AgentPrompt = Var{Name: "AGENT_BOX_PROMPT", Reader: "agent-box's OpenCode plugin", What: "set by `exec-session` when it resumes an OpenCode conversation with a prompt (the resume prompt after a usage limit): `{\"session\":ID,\"prompt\":TEXT}`, which the plugin gives that session once and removes from its environment (OpenCode 1.18.33's TUI ignores `--prompt` beside `--session`)"}
           	c.Env.HooksDir = Var{Name: "AGENT_BOX_HOOKS_DIR", Reader: "the agent", What: "set for every session: the folder of the user's webhook deliveries (one folder per hook)"}
           	c.Env.AuthConfig = Var{Name: "AGENT_BOX_AUTH_CONFIG", Reader: "`agent-box auth serve`", What: "the auth service's configuration (a store file); required"}
           	c.Env.WebDomain = Var{Name: "AGENT_BOX_WEB_DOMAIN", Reader: "`agent-box web serve`", What: "the box's domain D (`host[:port]`); required"}
@@ -20106,7 +20248,13 @@ in
           			logf("did not give the resume prompt: the conversation is a new one")
           		}
           	case resume != "" && d.Resume && len(ag.PromptArgs) > 0:
-          		plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", resume)...)
+          		if g, ok := setup.(agentsetup.PromptGiver); ok {
+          			sp := agentsetup.Spawn{Home: e.Home, Dir: plan.Dir, Argv: plan.Argv, Env: plan.Env}
+          			g.GivePrompt(&sp, d.ID, resume)
+          			plan.Argv, plan.Env = sp.Argv, sp.Env
+          		} else {
+          			plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", resume)...)
+          		}
           		logf("gave the resume prompt (%d bytes)", len(resume))
           	case resume != "":
           		logf("did not give the resume prompt: the conversation is a new one")

@@ -123,13 +123,19 @@ func testAgent(args []string) int {
 	}
 	if len(args) == 3 && args[0] == "scripted-model" {
 		// scripted-model ADDRESS LOG: the scripted model (package
-		// scriptedmodel), for a network namespace of an agent's own.
-		f, err := os.OpenFile(args[2], os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		// scriptedmodel), for a network namespace of an agent's own: one
+		// per spawn, each remembering the limits the log shows spent.
+		f, err := os.OpenFile(args[2], os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		fmt.Fprintln(os.Stderr, http.ListenAndServe(args[1], &scriptedmodel.Server{Log: f}))
+		srv := &scriptedmodel.Server{Log: f}
+		if err := srv.Remember(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, http.ListenAndServe(args[1], srv))
 		return 1
 	}
 	return 2

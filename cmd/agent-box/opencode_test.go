@@ -17,8 +17,11 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/attention"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
 	"github.com/agent-box/agent-box/internal/runtime/opencodestate"
+	"github.com/agent-box/agent-box/internal/runtime/sessionstate"
 	"github.com/agent-box/agent-box/internal/scriptedmodel"
 	"github.com/agent-box/agent-box/internal/vmtest"
 )
@@ -238,6 +241,89 @@ exec %s -f -qq -e trace=connect -o %s.$$ %s "$@"
 	}
 	oc.say(t, "opencode fresh")
 	b.waitFor(30*time.Second, "the new session reported", func() bool { r := record(); return r.ID != "" && r.ID != id })
+
+	// A usage limit: the scripted model refuses a new session's kickoff
+	// turn as the API refuses an account at its limit (429 with
+	// retry-after an hour). OpenCode waits that hour itself (its retry,
+	// measured with 1.18.33); the plugin's report of the retry makes the
+	// session limited until OpenCode's own next try (plus the jitter), and
+	// the session.idle OpenCode does not send makes nothing finished.
+	before := time.Now()
+	b.ok("session", "add", "ocl", "--agent", "opencode", "--prompt", "opencode limited\nlimit: 1")
+	limited := func() *attention.Status {
+		var ls []sessionstate.Entry
+		json.Unmarshal([]byte(b.ok("session", "ls", "--json")), &ls)
+		for _, e := range ls {
+			if e.Name == "ocl" && e.Attention != nil && e.Attention.State == attention.Limited {
+				return e.Attention
+			}
+		}
+		return nil
+	}
+	b.waitFor(3*time.Minute, "session ocl limited", func() bool { return limited() != nil })
+	a := limited()
+	jitter := contract.Duration(contract.UsageLimits.Jitter)
+	if a.Try != 1 || a.Until.Before(before.Add(time.Hour)) || a.Until.After(time.Now().Add(time.Hour+jitter)) {
+		t.Errorf("attention %+v, want try 1 an hour from the refusal (OpenCode's retry) plus at most %s", a, jitter)
+	}
+	if !strings.Contains(b.supLog.String(), `session "ocl": `+a.String()+" (the agent named ") {
+		t.Errorf("the supervisor's log does not say the reset OpenCode's retry named:\n%s", b.supLog)
+	}
+	oclID := ""
+	if r, _ := conversation.Load(convDir, "ocl"); r.ID != "" {
+		oclID = r.ID
+	} else {
+		t.Fatal("the limited session reported no conversation")
+	}
+	// The hour passes while the supervisor is down (its observation file
+	// holds the try: moved to now, as the wait would): the next supervisor
+	// takes the try up at once, restarts OpenCode (still in its own wait) in
+	// its conversation with the resume prompt, and the resumed turn ends.
+	b.stopSupervisor()
+	obs := filepath.Join(b.home, ".local/state/agent-box/sessions/ocl.json")
+	var o map[string]any
+	data, err = os.ReadFile(obs)
+	if err == nil {
+		err = json.Unmarshal(data, &o)
+	}
+	att, _ := o["attention"].(map[string]any)
+	if err != nil || att == nil || att["until"] == nil {
+		t.Fatalf("the observation file holds no try: %v %s", err, data)
+	}
+	att["until"] = time.Now().UTC().Format(time.RFC3339Nano)
+	data, _ = json.Marshal(o)
+	if err := os.WriteFile(obs, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.startSupervisor()
+	resumed := func() bool {
+		for _, r := range oc.records() {
+			if r.Tools > 0 && r.Reply != "usage limit" && strings.Contains(r.Last, "continue") && strings.Contains(string(r.Body), "opencode limited") {
+				return true
+			}
+		}
+		return false
+	}
+	for end := time.Now().Add(3 * time.Minute); !resumed() && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !resumed() {
+		recs := oc.records()
+		for _, r := range recs[max(len(recs)-6, 0):] {
+			t.Logf("model: #%d tools %d reply %q last %q", r.N, r.Tools, r.Reply, r.Last)
+		}
+		pane, _ := (&ocSession{b: b, name: "ocl"}).tmux("capture-pane", "-p", "-t", "=ocl:")
+		t.Fatalf("the resume prompt, with the limited turn, did not reach the model in 3 minutes; ocl's pane:\n%s\nsupervisor log:\n%s", pane, b.supLog)
+	}
+	b.waitAttention("ocl", "finished (turn)")
+	if r, _ := conversation.Load(convDir, "ocl"); r.ID != oclID || r.Last == nil || !r.Last.Resume {
+		t.Errorf("the try did not resume conversation %s: %+v", oclID, r)
+	}
+	for _, line := range []string{"(try 1), kept from before the supervisor started", `session "ocl": resuming its conversation after the usage limit (try 1, `} {
+		if !strings.Contains(b.supLog.String(), line) {
+			t.Errorf("the supervisor's log lacks %q:\n%s", line, b.supLog)
+		}
+	}
 
 	// Every connection OpenCode tried, in every spawn: the scripted model
 	// only (no models list, no update check, no plugin from the registry,

@@ -27,7 +27,7 @@ var runtimeImports = map[string][]string{
 	"attention":     {"contract", "escape"},
 	"badconfig":     {},
 	"auth":          {"atomicfile", "attention", "badconfig", "board", "clientaddr", "contract", "httpserve", "journal", "loginlimit", "notify", "pwhash", "userfile", "webui"},
-	"agentsetup":    {"claudestate", "conversation", "escape", "opencodestate", "usagelimit", "userfile"},
+	"agentsetup":    {"claudestate", "contract", "conversation", "escape", "opencodestate", "usagelimit", "userfile"},
 	"pwhash":        {},
 	"loginlimit":    {},
 	"board":         {"attention", "contract"},

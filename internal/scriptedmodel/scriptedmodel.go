@@ -34,6 +34,7 @@
 package scriptedmodel
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -75,6 +76,36 @@ type Server struct {
 	limitLeft int
 	limitSeen map[string]bool
 }
+
+// Remember takes up the usage limits an earlier server refused with (its
+// log: the lines "limit: K" of its refused turns are spent), so that a
+// model started again for the next spawn of an agent, as a test's network
+// namespace per spawn does, does not refuse the same line again. Lines
+// that are not records are skipped.
+func (s *Server) Remember(log io.Reader) error {
+	sc := bufio.NewScanner(log)
+	sc.Buffer(nil, MaxBody+4096)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sc.Scan() {
+		var r Record
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Reply != refusedReply {
+			continue
+		}
+		for _, line := range strings.Split(r.Last, "\n") {
+			if _, ok := strings.CutPrefix(strings.TrimSpace(line), "limit: "); ok {
+				if s.limitSeen == nil {
+					s.limitSeen = map[string]bool{}
+				}
+				s.limitSeen[line] = true
+			}
+		}
+	}
+	return sc.Err()
+}
+
+// refusedReply is a refused turn's Reply in the log.
+const refusedReply = "usage limit"
 
 // limitReset is how far ahead a refusal says the limit resets.
 const limitReset = time.Hour
@@ -203,7 +234,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refused := len(req.Tools) > 0 && s.limited(last)
 		s.mu.Unlock()
 		if refused {
-			status, rec.Reply = http.StatusTooManyRequests, "usage limit"
+			status, rec.Reply = http.StatusTooManyRequests, refusedReply
 			refuse(w, time.Now())
 			break
 		}

@@ -142,3 +142,33 @@ func TestALimitLineRefusesThatTurnAndTheNextOnesAsTheAccountsLimit(t *testing.T)
 		t.Errorf("the log does not record the refusals:\n%s", log.String())
 	}
 }
+
+// TestAServerStartedAgainRemembersTheLimitsItsLogSpent: a model started
+// with an earlier one's log (a new network namespace per spawn) does not
+// refuse a limit line that log shows refused; a line it never refused
+// still sets the limit.
+func TestAServerStartedAgainRemembersTheLimitsItsLogSpent(t *testing.T) {
+	var log bytes.Buffer
+	first := httptest.NewServer(&Server{Log: &log})
+	turn := func(url, text string) int {
+		resp := post(t, url+"/v1/messages", `{"model":"m","messages":[{"role":"user","content":"`+text+`"}],"tools":[{"name":"Bash"}]}`)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := turn(first.URL, `do it\nlimit: 1`); got != 429 {
+		t.Fatalf("the first server answered the limit line with %d", got)
+	}
+	first.Close()
+	next := &Server{Log: io.Discard}
+	if err := next.Remember(strings.NewReader("not a record\n" + log.String())); err != nil {
+		t.Fatal(err)
+	}
+	second := httptest.NewServer(next)
+	defer second.Close()
+	if got := turn(second.URL, `do it\nlimit: 1\ncontinue`); got != 200 {
+		t.Errorf("the next server refused a spent limit line again: %d", got)
+	}
+	if got := turn(second.URL, `other\nlimit: 1 `); got != 429 {
+		t.Errorf("a limit line it never refused was answered: %d", got)
+	}
+}

@@ -11,6 +11,7 @@ package agentsetup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -41,11 +42,23 @@ type Setup interface {
 }
 
 // LimitReporter is a Setup whose agent's report of a usage limit (its
-// hook's input) can say when the limit resets: LimitReset returns the reset
-// (zero: the report carries none) or why it cannot tell.
+// hook's input, at now) can say when the limit resets: LimitReset returns
+// the reset (zero: the report carries none), ErrNotALimit for a report
+// that is no limit after all (a short retry the agent makes itself), or
+// why it cannot tell.
 type LimitReporter interface {
-	LimitReset(input []byte) (time.Time, error)
+	LimitReset(input []byte, now time.Time) (time.Time, error)
 }
+
+// PromptGiver is a Setup whose agent takes a prompt for a resumed
+// conversation another way than its promptArgs (OpenCode's TUI ignores
+// --prompt beside --session): GivePrompt changes the spawn to give it.
+type PromptGiver interface {
+	GivePrompt(s *Spawn, id, prompt string)
+}
+
+// ErrNotALimit: the report is not a usage limit; nothing changes.
+var ErrNotALimit = errors.New("not a usage limit")
 
 var setups = map[string]Setup{}
 

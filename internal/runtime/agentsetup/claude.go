@@ -47,7 +47,7 @@ func (claude) Prepare(_ context.Context, s *Spawn) (notice string, logs []string
 // ClaudeReset: only the account's own limit carries one). The transcript
 // is the user's file, read as the user, at most its last
 // usagelimit.ClaudeTail bytes.
-func (claude) LimitReset(input []byte) (time.Time, error) {
+func (claude) LimitReset(input []byte, _ time.Time) (time.Time, error) {
 	var in struct {
 		Transcript string `json:"transcript_path"`
 	}

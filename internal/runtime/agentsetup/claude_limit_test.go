@@ -23,7 +23,7 @@ func TestClaudesLimitResetIsReadFromTheEndOfItsTranscript(t *testing.T) {
 	if !ok {
 		t.Fatal("the claude setup reads no limit reset")
 	}
-	got, err := r.LimitReset([]byte(`{"hook_event_name":"StopFailure","error":"rate_limit","transcript_path":"` + tr + `"}`))
+	got, err := r.LimitReset([]byte(`{"hook_event_name":"StopFailure","error":"rate_limit","transcript_path":"`+tr+`"}`), time.Now())
 	if err != nil || !got.Equal(time.Unix(1796467187, 0)) {
 		t.Fatalf("LimitReset = %s, %v; want the record's resetsAt", got, err)
 	}
@@ -33,7 +33,7 @@ func TestClaudesLimitResetIsReadFromTheEndOfItsTranscript(t *testing.T) {
 		`{"transcript_path":"` + dir + `"}`:               "not a regular file",
 		`{"transcript_path":"` + dir + `/missing.jsonl"}`: "no such file",
 	} {
-		if got, err := r.LimitReset([]byte(input)); err == nil || !got.IsZero() || !strings.Contains(err.Error(), says) {
+		if got, err := r.LimitReset([]byte(input), time.Now()); err == nil || !got.IsZero() || !strings.Contains(err.Error(), says) {
 			t.Errorf("%s: %s, %v; want an error saying %q", input, got, err, says)
 		}
 	}

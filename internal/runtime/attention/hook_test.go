@@ -42,6 +42,12 @@ func TestHookInputsMapToStates(t *testing.T) {
 		{name: "opencode replied", setup: "opencode", event: "permission.replied", want: agent(Working, "")},
 		{name: "opencode busy", setup: "opencode", event: "session.status", input: `{"status":"busy"}`, want: agent(Working, "")},
 		{name: "opencode idle turn", setup: "opencode", event: "session.idle", want: agent(Finished, "turn")},
+		{name: "opencode waits for its retry (the plugin's report of session.status retry)", setup: "opencode", event: "session.status",
+			input: `{"status":"retry","next":1796468519315}`, want: agent(Limited, "limit")},
+		{name: "opencode's retries spent on a 429 (the plugin's report of session.error)", setup: "opencode", event: "session.error",
+			input: `{"httpStatus":"429"}`, want: agent(Limited, "limit")},
+		{name: "opencode's retries spent on a 500", setup: "opencode", event: "session.error", input: `{"httpStatus":"500"}`, want: agent(NeedsYou, "error")},
+		{name: "opencode's error without a status", setup: "opencode", event: "session.error", input: `{"httpStatus":""}`, want: agent(NeedsYou, "error")},
 		{name: "a new notification type", setup: "claude", event: "Notification", input: `{"notification_type":"auth_success"}`, unmapped: true},
 		{name: "opencode idle status", setup: "opencode", event: "session.status", input: `{"status":"idle"}`, unmapped: true},
 		{name: "a detail that is no string", setup: "claude", event: "Notification", input: `{"notification_type":7}`, err: "has no string notification_type"},
@@ -81,7 +87,7 @@ func TestHookEventsAreTheNamesHooksAreInstalledFor(t *testing.T) {
 	for setup, want := range map[string][]string{
 		"claude":   {"Notification", "PermissionRequest", "PostToolUse", "PreToolUse", "Stop", "StopFailure", "UserPromptSubmit"},
 		"codex":    {"Stop"},
-		"opencode": {"permission.asked", "permission.replied", "session.idle", "session.status"},
+		"opencode": {"permission.asked", "permission.replied", "session.error", "session.idle", "session.status"},
 		"none":     nil,
 	} {
 		if diff := cmp.Diff(want, HookEvents(setup)); diff != "" {

@@ -573,7 +573,11 @@ func (p *Program) agentEvent(setup, event string) {
 	if ev.State == attention.Limited {
 		var reset time.Time
 		if r, ok := agentsetup.For(setup).(agentsetup.LimitReporter); ok {
-			if reset, err = r.LimitReset(input); err != nil {
+			reset, err = r.LimitReset(input, time.Now())
+			switch {
+			case errors.Is(err, agentsetup.ErrNotALimit):
+				return
+			case err != nil:
 				log.Printf("session %s: the usage limit's reset is unknown: %v", escape.Quote(name, 64), err)
 			}
 		}

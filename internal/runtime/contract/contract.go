@@ -526,6 +526,11 @@ type Contract struct {
 		Jitter       string `json:"jitter"`
 		MaxReset     string `json:"maxReset"`
 		PerMinute    int    `json:"perMinute"`
+		// AgentRetry: an agent's own retry that waits at least this long
+		// (OpenCode's session.status retry, which honours the API's
+		// retry-after) is the usage limit; a shorter one is a transient
+		// error it retries itself, not reported.
+		AgentRetry string `json:"agentRetry"`
 	} `json:"usageLimits"`
 	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
 	// and M, G or T, powers of 1024) that bounds the bytes the user owns
@@ -556,6 +561,7 @@ type Contract struct {
 		DefaultAgent     Var `json:"defaultAgent"`
 		Session          Var `json:"session"`
 		AgentPid         Var `json:"agentPid"`
+		AgentPrompt      Var `json:"agentPrompt"`
 		HooksDir         Var `json:"hooksDir"`
 		AuthConfig       Var `json:"authConfig"`
 		WebDomain        Var `json:"webDomain"`

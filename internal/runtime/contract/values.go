@@ -89,7 +89,7 @@ func init() {
 	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
 	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
 	c.Attention.States.Limited = Term{Name: "limited", What: "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
-	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "Claude's StopFailure hook (a turn failed)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key)"}}
+	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent)"}}
 	c.Attention.Report.Path = "/attention-report"
 	c.Attention.Report.MaxBytes = 131072
 	c.Attention.Report.MaxSessions = 1024
@@ -133,12 +133,16 @@ func init() {
 			"Stop": StateEvent{State: "finished", Reason: "turn"},
 		}},
 		"opencode": AgentEvents{DetailFields: map[string]string{
+			"session.error":  "httpStatus",
 			"session.status": "status",
 		}, Events: map[string]StateEvent{
-			"permission.asked":    StateEvent{State: "needs-you", Reason: "permission"},
-			"permission.replied":  StateEvent{State: "working"},
-			"session.idle":        StateEvent{State: "finished", Reason: "turn"},
-			"session.status:busy": StateEvent{State: "working"},
+			"permission.asked":     StateEvent{State: "needs-you", Reason: "permission"},
+			"permission.replied":   StateEvent{State: "working"},
+			"session.error":        StateEvent{State: "needs-you", Reason: "error"},
+			"session.error:429":    StateEvent{State: "limited", Reason: "limit"},
+			"session.idle":         StateEvent{State: "finished", Reason: "turn"},
+			"session.status:busy":  StateEvent{State: "working"},
+			"session.status:retry": StateEvent{State: "limited", Reason: "limit"},
 		}},
 	}
 	c.Cookies = CookieNames{Session: "__Host-agentbox", HandoverPath: "/auth/handover", Bind: "__Host-agentbox-bind"}
@@ -171,6 +175,7 @@ func init() {
 	c.UsageLimits.Jitter = "30s"
 	c.UsageLimits.MaxReset = "169h"
 	c.UsageLimits.PerMinute = 4
+	c.UsageLimits.AgentRetry = "1m"
 	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
 	c.DiskQuota.BytesPerFile = 16384
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
@@ -190,6 +195,7 @@ func init() {
 	c.Env.DefaultAgent = Var{Name: "AGENT_BOX_DEFAULT_AGENT", Reader: "`agent-box` (every command)", What: "the agent of `session add` without `--agent`; default: the login file's, else none (`--agent` is required)"}
 	c.Env.Session = Var{Name: "AGENT_BOX_SESSION", Reader: "the agent; `agent-box agent-hook`", What: "set by `exec-session` for the agent: the session's name"}
 	c.Env.AgentPid = Var{Name: "AGENT_BOX_AGENT_PID", Reader: "`agent-box agent-hook`", What: "set by `exec-session` for the agent: its own pid, which the agent process has (exec); a hook accepts a report only from that process or its direct child running another program"}
+	c.Env.AgentPrompt = Var{Name: "AGENT_BOX_PROMPT", Reader: "agent-box's OpenCode plugin", What: "set by `exec-session` when it resumes an OpenCode conversation with a prompt (the resume prompt after a usage limit): `{\"session\":ID,\"prompt\":TEXT}`, which the plugin gives that session once and removes from its environment (OpenCode 1.18.33's TUI ignores `--prompt` beside `--session`)"}
 	c.Env.HooksDir = Var{Name: "AGENT_BOX_HOOKS_DIR", Reader: "the agent", What: "set for every session: the folder of the user's webhook deliveries (one folder per hook)"}
 	c.Env.AuthConfig = Var{Name: "AGENT_BOX_AUTH_CONFIG", Reader: "`agent-box auth serve`", What: "the auth service's configuration (a store file); required"}
 	c.Env.WebDomain = Var{Name: "AGENT_BOX_WEB_DOMAIN", Reader: "`agent-box web serve`", What: "the box's domain D (`host[:port]`); required"}

@@ -85,7 +85,13 @@ func Converse(ctx context.Context, e paths.Env, ag agents.Agent, name string, pl
 			logf("did not give the resume prompt: the conversation is a new one")
 		}
 	case resume != "" && d.Resume && len(ag.PromptArgs) > 0:
-		plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", resume)...)
+		if g, ok := setup.(agentsetup.PromptGiver); ok {
+			sp := agentsetup.Spawn{Home: e.Home, Dir: plan.Dir, Argv: plan.Argv, Env: plan.Env}
+			g.GivePrompt(&sp, d.ID, resume)
+			plan.Argv, plan.Env = sp.Argv, sp.Env
+		} else {
+			plan.Argv = append(plan.Argv, agents.Fill(ag.PromptArgs, "", resume)...)
+		}
 		logf("gave the resume prompt (%d bytes)", len(resume))
 	case resume != "":
 		logf("did not give the resume prompt: the conversation is a new one")

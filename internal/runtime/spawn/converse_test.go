@@ -2,9 +2,11 @@ package spawn
 
 import (
 	"context"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +173,37 @@ func TestConverseResumesAnOpenCodeSessionWhileItsDatabaseHoldsIt(t *testing.T) {
 	want := `started fresh: OpenCode's database "` + db + `" no longer holds session "ses_a"`
 	if got := rec.FreshNote(); got != want {
 		t.Errorf("fresh note %q, want %q (logs %q)", got, want, logs)
+	}
+}
+
+// TestAResumedOpenCodeGetsItsResumePromptThroughThePlugin: OpenCode's TUI
+// ignores --prompt beside --session, so the resume prompt of a resumed
+// OpenCode conversation goes in the plugin's variable (the session and
+// the text), not in its arguments; once.
+func TestAResumedOpenCodeGetsItsResumePromptThroughThePlugin(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	db := filepath.Join(e.Home, "opencode.db")
+	openCodeDB(t, db, "ses_a")
+	conversation.Update(ctx, e.ConversationsDir(), "s", func(r *conversation.Record) error {
+		r.ID, r.Transcript, r.Resume = "ses_a", db, `continue "now"`
+		return nil
+	})
+	plan := Plan{Argv: []string{"/bin/opencode"}, Env: []string{"HOME=/home/ada"}}
+	logs := Converse(ctx, e, openCodeLike, "s", &plan, time.Now())
+	if d := cmp.Diff([]string{"/bin/opencode", "--session=ses_a"}, plan.Argv); d != "" {
+		t.Errorf("argv (-want +got):\n%s", d)
+	}
+	want := contract.Env.AgentPrompt.Name + `={"session":"ses_a","prompt":"continue \"now\""}`
+	if !slices.Contains(plan.Env, want) || !strings.Contains(strings.Join(logs, "\n"), "gave the resume prompt (14 bytes)") {
+		t.Errorf("env %q, logs %q; want %s", plan.Env, logs, want)
+	}
+	plan = Plan{Argv: []string{"/bin/opencode"}}
+	Converse(ctx, e, openCodeLike, "s", &plan, time.Now())
+	for _, kv := range plan.Env {
+		if strings.HasPrefix(kv, contract.Env.AgentPrompt.Name+"=") {
+			t.Errorf("the next spawn gave the resume prompt again: %s", kv)
+		}
 	}
 }
 

@@ -22,13 +22,23 @@
 # release channel change its name); on the events of
 # contract.attention.agentEvents.opencode of that session (not of a
 # subagent's) it runs `agent-box agent-hook opencode event TYPE` with the
-# event's status. Outside a supervised session it does nothing.
+# event's status (a retry's with its time, `next`: a long one is the usage
+# limit, agentsetup/opencode.go) or an error's HTTP status; the session.idle
+# that follows a session.error (measured: OpenCode ends a failed turn with
+# both) is not a finished turn, and a person's abort is no error. A
+# resumed session's prompt (the resume prompt after a usage limit) comes in
+# contract.env.agentPrompt; the plugin sends it through OpenCode's client.
+# Outside a supervised session it does nothing.
 { contract, prim, ... }:
 let
   inherit (contract.conversations) idPlaceholder promptPlaceholder;
   pluginFile = "opencode/agent-box.js";
   guideFile = "opencode/AGENTS.md";
   configFile = "opencode/opencode.json";
+  # the plugin's report of a session.error: OpenCode's HTTP status in it
+  errorField = contract.attention.agentEvents.opencode.detailFields."session.error";
+  # a resumed session's prompt, from exec-session
+  promptVar = contract.env.agentPrompt.name;
 
   config = builtins.toJSON {
     autoupdate = false;
@@ -83,9 +93,32 @@ let
       );
     }
 
-    export const AgentBox = async () => {
+    // givePrompt sends the prompt exec-session gives a resumed session (its
+    // TUI ignores --prompt beside --session) once OpenCode runs, and takes it
+    // out of the environment the agent's tools inherit. The client's calls
+    // have two shapes (the SDK's second, then its first).
+    function givePrompt(client) {
+      const given = process.env[${builtins.toJSON promptVar}];
+      delete process.env[${builtins.toJSON promptVar}];
+      let p;
+      try {
+        p = JSON.parse(given ?? "null");
+      } catch {}
+      if (typeof p?.session !== "string" || typeof p?.prompt !== "string" || !client?.session) return;
+      const parts = [{ type: "text", text: p.prompt }];
+      setTimeout(async () => {
+        try {
+          const r = await client.session.promptAsync({ sessionID: p.session, parts });
+          if (!r?.response?.ok) await client.session.promptAsync({ path: { id: p.session }, body: { parts } });
+        } catch {}
+      }, 0);
+    }
+
+    export const AgentBox = async ({ client } = {}) => {
       if (!process.env[${builtins.toJSON contract.env.session.name}]) return {};
+      givePrompt(client);
       const subagents = new Set(); // sessions with a parent: not the session's own
+      const failed = new Set(); // sessions whose turn failed, until they work again
       return {
         event: async ({ event }) => {
           const props = event.properties ?? {};
@@ -101,8 +134,20 @@ let
             return;
           }
           if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+          if (event.type === "session.error") {
+            if (props.error?.name === "MessageAbortedError") return; // a person's Esc
+            failed.add(props.sessionID);
+            const code = props.error?.data?.statusCode;
+            hook(["event", event.type], { ${builtins.toJSON errorField}: Number.isInteger(code) ? String(code) : "" });
+            return;
+          }
           const status = typeof props.status === "string" ? props.status : props.status?.type;
-          hook(["event", event.type], { status: typeof status === "string" ? status : "" });
+          if (status === "busy") failed.delete(props.sessionID);
+          // a failed turn ends with session.idle too: its error said it
+          if (event.type === "session.idle" && failed.has(props.sessionID)) return;
+          const input = { status: typeof status === "string" ? status : "" };
+          if (status === "retry" && Number.isFinite(props.status.next)) input.next = Math.round(props.status.next);
+          hook(["event", event.type], input);
         },
       };
     };

@@ -21,7 +21,7 @@ function database() {
 
 // The events that report an attention state
 // (contract.attention.agentEvents.opencode).
-const attention = new Set(["permission.asked","permission.replied","session.idle","session.status"]);
+const attention = new Set(["permission.asked","permission.replied","session.error","session.idle","session.status"]);
 
 // hook runs agent-box with args and input on stdin (no shell), one at
 // a time in the order of the events (a turn's busy and idle come
@@ -42,9 +42,32 @@ function hook(args, input) {
   );
 }
 
-export const AgentBox = async () => {
+// givePrompt sends the prompt exec-session gives a resumed session (its
+// TUI ignores --prompt beside --session) once OpenCode runs, and takes it
+// out of the environment the agent's tools inherit. The client's calls
+// have two shapes (the SDK's second, then its first).
+function givePrompt(client) {
+  const given = process.env["AGENT_BOX_PROMPT"];
+  delete process.env["AGENT_BOX_PROMPT"];
+  let p;
+  try {
+    p = JSON.parse(given ?? "null");
+  } catch {}
+  if (typeof p?.session !== "string" || typeof p?.prompt !== "string" || !client?.session) return;
+  const parts = [{ type: "text", text: p.prompt }];
+  setTimeout(async () => {
+    try {
+      const r = await client.session.promptAsync({ sessionID: p.session, parts });
+      if (!r?.response?.ok) await client.session.promptAsync({ path: { id: p.session }, body: { parts } });
+    } catch {}
+  }, 0);
+}
+
+export const AgentBox = async ({ client } = {}) => {
   if (!process.env["AGENT_BOX_SESSION"]) return {};
+  givePrompt(client);
   const subagents = new Set(); // sessions with a parent: not the session's own
+  const failed = new Set(); // sessions whose turn failed, until they work again
   return {
     event: async ({ event }) => {
       const props = event.properties ?? {};
@@ -60,8 +83,20 @@ export const AgentBox = async () => {
         return;
       }
       if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+      if (event.type === "session.error") {
+        if (props.error?.name === "MessageAbortedError") return; // a person's Esc
+        failed.add(props.sessionID);
+        const code = props.error?.data?.statusCode;
+        hook(["event", event.type], { "httpStatus": Number.isInteger(code) ? String(code) : "" });
+        return;
+      }
       const status = typeof props.status === "string" ? props.status : props.status?.type;
-      hook(["event", event.type], { status: typeof status === "string" ? status : "" });
+      if (status === "busy") failed.delete(props.sessionID);
+      // a failed turn ends with session.idle too: its error said it
+      if (event.type === "session.idle" && failed.has(props.sessionID)) return;
+      const input = { status: typeof status === "string" ? status : "" };
+      if (status === "retry" && Number.isFinite(props.status.next)) input.next = Math.round(props.status.next);
+      hook(["event", event.type], input);
     },
   };
 };
