@@ -92,6 +92,7 @@
 #   internal/runtime/state/state.go
 #   internal/runtime/supervisor/alerts.go
 #   internal/runtime/supervisor/backoff.go
+#   internal/runtime/supervisor/codexturn.go
 #   internal/runtime/supervisor/limits.go
 #   internal/runtime/supervisor/pidfd.go
 #   internal/runtime/supervisor/report.go
@@ -100,6 +101,7 @@
 #   internal/runtime/tmux/watch.go
 #   internal/runtime/uploads/uploads.go
 #   internal/runtime/usagelimit/claude.go
+#   internal/runtime/usagelimit/codex.go
 #   internal/runtime/usagelimit/usagelimit.go
 #   internal/runtime/userfile/userfile.go
 #   internal/runtime/web/alive.go
@@ -1085,13 +1087,13 @@ let
                 {"name": "question", "what": "Claude's agent_needs_input notification"},
                 {"name": "elicitation", "what": "Claude's elicitation_dialog notification"},
                 {"name": "idle", "what": "Claude's idle_prompt notification (it waits after work)"},
-                {"name": "error", "what": "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort)"},
+                {"name": "error", "what": "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort), the end of a Codex turn with an error in its rollout file (read by the supervisor: no hook tells it)"},
                 {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"},
                 {"name": "bell", "what": "the terminal bell, while no client shows the session"},
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
                 {"name": "exit", "what": "the supervisor saw the exit"},
                 {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"},
-                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent)"}
+                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent); the end of a Codex turn whose rollout file says usage_limit_exceeded or 429 (read by the supervisor while Codex works)"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -1143,6 +1145,7 @@ let
                 "codex": {
                   "detailFields": {},
                   "events": {
+                    "UserPromptSubmit": {"state": "working"},
                     "Stop": {"state": "finished", "reason": "turn"}
                   }
                 },
@@ -7258,6 +7261,9 @@ in
           	ReasonSilence     = "silence"
           	ReasonExit        = "exit"
           	ReasonOutOfMemory = "memory"
+          	// the supervisor's reading of a Codex turn's end (no hook tells it)
+          	ReasonError = "error"
+          	ReasonLimit = "limit"
           )
 
           // Status is a session's attention state, why it was entered and when.
@@ -13456,13 +13462,13 @@ in
                 {"name": "question", "what": "Claude's agent_needs_input notification"},
                 {"name": "elicitation", "what": "Claude's elicitation_dialog notification"},
                 {"name": "idle", "what": "Claude's idle_prompt notification (it waits after work)"},
-                {"name": "error", "what": "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort)"},
+                {"name": "error", "what": "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort), the end of a Codex turn with an error in its rollout file (read by the supervisor: no hook tells it)"},
                 {"name": "turn", "what": "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"},
                 {"name": "bell", "what": "the terminal bell, while no client shows the session"},
                 {"name": "silence", "what": "no output for silenceAfter after output, while no client shows the session"},
                 {"name": "exit", "what": "the supervisor saw the exit"},
                 {"name": "memory", "what": "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"},
-                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent)"}
+                {"name": "limit", "what": "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent); the end of a Codex turn whose rollout file says usage_limit_exceeded or 429 (read by the supervisor while Codex works)"}
               ],
               "eventMaxBytes": 65536,
               "watchSession": "agent-box+watch",
@@ -13514,6 +13520,7 @@ in
                 "codex": {
                   "detailFields": {},
                   "events": {
+                    "UserPromptSubmit": {"state": "working"},
                     "Stop": {"state": "finished", "reason": "turn"}
                   }
                 },
@@ -13994,7 +14001,7 @@ in
           	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
           	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
           	c.Attention.States.Limited = Term{Name: "limited", What: "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
-          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent)"}}
+          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort), the end of a Codex turn with an error in its rollout file (read by the supervisor: no hook tells it)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent); the end of a Codex turn whose rollout file says usage_limit_exceeded or 429 (read by the supervisor while Codex works)"}}
           	c.Attention.Report.Path = "/attention-report"
           	c.Attention.Report.MaxBytes = 131072
           	c.Attention.Report.MaxSessions = 1024
@@ -14035,7 +14042,8 @@ in
           			"UserPromptSubmit":                StateEvent{State: "working"},
           		}},
           		"codex": AgentEvents{DetailFields: map[string]string{}, Events: map[string]StateEvent{
-          			"Stop": StateEvent{State: "finished", Reason: "turn"},
+          			"Stop":             StateEvent{State: "finished", Reason: "turn"},
+          			"UserPromptSubmit": StateEvent{State: "working"},
           		}},
           		"opencode": AgentEvents{DetailFields: map[string]string{
           			"session.error":  "httpStatus",
@@ -21018,6 +21026,120 @@ in
           	return time.AfterFunc(d, f).Stop
           }
         '';
+        "supervisor/codexturn.go" = ''
+          package supervisor
+
+          import (
+          	"bytes"
+          	"io"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/conversation"
+          	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          // A Codex turn that fails reaches no hook and no notify (measured with
+          // 0.171.0): only its rollout file, the transcript its SessionStart hook
+          // reported, says how the turn ended. While a Codex session works (its
+          // UserPromptSubmit hook) or works on a resume, the supervisor reads the end
+          // of that file every codexPoll, from the newest turn's start, for the
+          // turn's end (usagelimit.CodexTurn): the usage limit is limited (its reset
+          // the 100 % window's, when the provider sent one), another error needs
+          // you, an end without error is the Stop hook's to tell. Each turn is told
+          // once.
+
+          // codexPoll is how often a working Codex session's rollout is read; a
+          // read costs a stat while the file does not grow.
+          const codexPoll = 2 * time.Second
+
+          // codexTail is how much of the rollout's end is read: a turn's end follows
+          // its start by the turn's own lines (a refused turn's, about 30 KiB).
+          const codexTail = 1 << 20
+
+          // watchTurn arms the next read of ss's turn while its Codex works.
+          func (s *sup) watchTurn(ss *session) {
+          	if ss.turnStop != nil || !s.codexWorks(ss) {
+          		return
+          	}
+          	name := ss.name
+          	ss.turnStop = s.clock.AfterFunc(codexPoll, func() {
+          		select {
+          		case s.turnCh <- name:
+          		case <-s.done:
+          		}
+          	})
+          }
+
+          // codexWorks: ss runs Codex, which works on a turn (or on a resume).
+          func (s *sup) codexWorks(ss *session) bool {
+          	ag, ok := s.cfg.Agents[ss.entry.Agent]
+          	a := ss.obs.Attention
+          	return ok && ag.Setup == "codex" && ss.pid != 0 && a != nil &&
+          		(a.State == attention.Working || a.State == attention.Limited && a.Try > 0 && a.Until.IsZero())
+          }
+
+          // turnDue reads how session name's Codex turn ended, tells it once, and
+          // reads again later while it works.
+          func (s *sup) turnDue(name string) {
+          	ss := s.sessions[name]
+          	if ss == nil {
+          		return
+          	}
+          	ss.turnStop = nil
+          	if !s.codexWorks(ss) {
+          		return
+          	}
+          	turn, end, reset := s.codexTurn(ss)
+          	if turn != "" && turn != ss.turnTold && (end == usagelimit.CodexLimited || end == usagelimit.CodexFailed) {
+          		ss.turnTold = turn
+          		ev := attention.Event{Kind: attention.Agent, State: attention.NeedsYou, Reason: attention.ReasonError}
+          		if end == usagelimit.CodexLimited {
+          			ev = attention.Event{Kind: attention.Agent, State: attention.Limited, Reason: attention.ReasonLimit, Until: reset}
+          		}
+          		s.logf("session %s: Codex's rollout says the turn ended: %s", quote(name), codexEnds[end])
+          		s.attend(name, ev)
+          	}
+          	s.watchTurn(ss)
+          }
+
+          var codexEnds = map[usagelimit.CodexEnd]string{
+          	usagelimit.CodexLimited: "at the account's usage limit",
+          	usagelimit.CodexFailed:  "with an error",
+          }
+
+          // codexTurn reads the newest turn of ss's rollout: its id (the
+          // task_started line's turn_id) and how it ended.
+          func (s *sup) codexTurn(ss *session) (turn string, end usagelimit.CodexEnd, reset time.Time) {
+          	r, err := conversation.Load(s.cfg.Env.ConversationsDir(), ss.name)
+          	if err != nil || r.Transcript == "" {
+          		return "", usagelimit.CodexOpen, time.Time{}
+          	}
+          	f, err := userfile.Open(r.Transcript, -1)
+          	if err != nil {
+          		return "", usagelimit.CodexOpen, time.Time{}
+          	}
+          	defer f.Close()
+          	fi, err := f.Stat()
+          	if err != nil || fi.Size() == ss.turnSize {
+          		return "", usagelimit.CodexOpen, time.Time{}
+          	}
+          	ss.turnSize = fi.Size()
+          	tail, err := io.ReadAll(io.NewSectionReader(f, max(fi.Size()-codexTail, 0), codexTail))
+          	if err != nil {
+          		return "", usagelimit.CodexOpen, time.Time{}
+          	}
+          	i := bytes.LastIndex(tail, []byte(`"payload":{"type":"task_started"`))
+          	if i < 0 {
+          		return "", usagelimit.CodexOpen, time.Time{}
+          	}
+          	start := bytes.LastIndexByte(tail[:i], '\n') + 1
+          	turn = usagelimit.CodexTurnID(tail[start:])
+          	end, reset, _ = usagelimit.CodexTurn(tail[start:])
+          	return turn, end, reset
+          }
+        '';
         "supervisor/limits.go" = ''
           package supervisor
 
@@ -21645,6 +21767,11 @@ in
           	healthy func() bool // stops the timer that ends crash-looping
           	// stops the timer of the next try of a usage limit (limits.go)
           	limitStop func() bool
+          	// stops the timer of the next read of a Codex turn's end, and the last
+          	// turn whose end was told (codexturn.go)
+          	turnStop func() bool
+          	turnTold string
+          	turnSize int64 // the rollout's size at the last read
           }
 
           type sup struct {
@@ -21696,6 +21823,7 @@ in
           	againDelay   time.Duration // its next wait; 0 after one that worked
           	// usage limits (limits.go): due tries, the resumes' slots, the jitter
           	limitCh chan limitMsg
+          	turnCh  chan string // a Codex session whose turn's end is to be read
           	slots   *usagelimit.Slots
           	draw    func(time.Duration) time.Duration
           }
@@ -21913,6 +22041,7 @@ in
           		done:         make(chan struct{}),
           		warned:       map[string]bool{},
           		limitCh:      make(chan limitMsg, 16),
+          		turnCh:       make(chan string, 16),
           		slots:        usagelimit.NewSlots(cfg.Limits.Policy.PerMinute),
           		draw:         jitter,
           	}
@@ -22016,6 +22145,8 @@ in
           			s.reconcile(ctx)
           		case m := <-s.limitCh:
           			s.limitDue(ctx, m)
+          		case name := <-s.turnCh:
+          			s.turnDue(name)
           		case <-resync.C:
           			// also the only way back after HOME itself was re-created
           			s.regWatch.Arm()
@@ -22711,6 +22842,7 @@ in
           	if ev.Kind == attention.Agent && ev.State == attention.Limited {
           		s.limited(ss, ev)
           	}
+          	s.watchTurn(ss)
           }
 
           // died handles the death of desired session e's process in pane p.
@@ -24100,6 +24232,128 @@ in
           	}
           	return time.Time{}, false
           }
+        '';
+        "usagelimit/codex.go" = ''
+          package usagelimit
+
+          import (
+          	"bytes"
+          	"encoding/json"
+          	"time"
+          )
+
+          // CodexEnd is how a Codex turn ended, as its rollout file says.
+          type CodexEnd int
+
+          const (
+          	// CodexOpen: no end of a turn in what was read (it still works).
+          	CodexOpen CodexEnd = iota
+          	// CodexDone: the turn ended without an error (its Stop hook says so).
+          	CodexDone
+          	// CodexFailed: the turn ended with an error that is no usage limit.
+          	CodexFailed
+          	// CodexLimited: the turn was refused at the account's usage limit.
+          	CodexLimited
+          )
+
+          // CodexTurn reads appended, the lines Codex appended to its rollout file
+          // since a turn began (JSON lines; a last line still being written is left
+          // for the next read: used is how many bytes were whole lines), for how the
+          // turn ended. Measured with Codex 0.171.0, which reports a failed turn to
+          // no hook and no notify: the turn's end is an event_msg task_complete
+          // whose payload has an error when it failed, its codex_error_info
+          // "usage_limit_exceeded" at the account's usage limit (a 429
+          // usage_limit_reached) and {"response_too_many_failed_attempts":
+          // {"http_status_code":429}} for a 429 its retries did not get past. The
+          // reset, when the provider sent it (its x-codex-primary-reset-at and
+          // -secondary- headers), is in the token_count event before: the
+          // rate_limits window at 100 % used, its resets_at in Unix seconds.
+          func CodexTurn(appended []byte) (end CodexEnd, reset time.Time, used int) {
+          	for {
+          		i := bytes.IndexByte(appended[used:], '\n')
+          		if i < 0 {
+          			return end, reset, used
+          		}
+          		line := appended[used : used+i]
+          		used += i + 1
+          		if end != CodexOpen {
+          			continue // the turn's end is the first; later lines are the next turn's
+          		}
+          		var r struct {
+          			Type    string `json:"type"`
+          			Payload struct {
+          				Type       string `json:"type"`
+          				RateLimits *struct {
+          					Primary, Secondary *struct {
+          						UsedPercent float64 `json:"used_percent"`
+          						ResetsAt    int64   `json:"resets_at"`
+          					}
+          				} `json:"rate_limits"`
+          				Error *struct {
+          					Info json.RawMessage `json:"codex_error_info"`
+          				} `json:"error"`
+          			} `json:"payload"`
+          		}
+          		if json.Unmarshal(line, &r) != nil || r.Type != "event_msg" {
+          			continue
+          		}
+          		switch p := r.Payload; {
+          		case p.Type == "token_count" && p.RateLimits != nil:
+          			reset = time.Time{}
+          			for _, w := range []*struct {
+          				UsedPercent float64 `json:"used_percent"`
+          				ResetsAt    int64   `json:"resets_at"`
+          			}{p.RateLimits.Primary, p.RateLimits.Secondary} {
+          				if w != nil && w.UsedPercent >= 100 && w.ResetsAt > 0 && w.ResetsAt <= maxUnix {
+          					if t := time.Unix(w.ResetsAt, 0).UTC(); t.After(reset) {
+          						reset = t // the later window decides
+          					}
+          				}
+          			}
+          		case p.Type == "task_complete" && p.Error == nil:
+          			end = CodexDone
+          		case p.Type == "task_complete":
+          			end = CodexFailed
+          			if codexLimit(p.Error.Info) {
+          				end = CodexLimited
+          			}
+          		}
+          	}
+          }
+
+          // CodexTurnID is the turn_id of the line line starts with (a task_started
+          // event's), or "".
+          func CodexTurnID(line []byte) string {
+          	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+          		line = line[:i]
+          	}
+          	var r struct {
+          		Payload struct {
+          			TurnID string `json:"turn_id"`
+          		} `json:"payload"`
+          	}
+          	if json.Unmarshal(line, &r) != nil {
+          		return ""
+          	}
+          	return r.Payload.TurnID
+          }
+
+          // codexLimit: a task_complete error's codex_error_info is the usage limit.
+          func codexLimit(info json.RawMessage) bool {
+          	var name string
+          	if json.Unmarshal(info, &name) == nil {
+          		return name == "usage_limit_exceeded"
+          	}
+          	var attempts struct {
+          		Failed *struct {
+          			Status int `json:"http_status_code"`
+          		} `json:"response_too_many_failed_attempts"`
+          	}
+          	return json.Unmarshal(info, &attempts) == nil && attempts.Failed != nil && attempts.Failed.Status == 429
+          }
+
+          // maxUnix is the end of year 9999 in Unix seconds.
+          const maxUnix = 253402300799
         '';
         "usagelimit/usagelimit.go" = ''
           // Package usagelimit decides when a session whose agent reached its account's usage limit tries again: at the reset the agent named, else after a wait that grows with each try, plus jitter, and never more resumes a minute than the cap.

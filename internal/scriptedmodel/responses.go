@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // The OpenAI Responses API (POST /v1/responses, streamed as server-sent
@@ -94,6 +96,14 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, rec *Record) int 
 		return http.StatusBadRequest
 	}
 	last, tr := LastInput(req.Input)
+	s.mu.Lock()
+	refused := len(req.Tools) > 0 && s.limited(last)
+	s.mu.Unlock()
+	if refused {
+		rec.Last, rec.Reply, rec.Tools = last, refusedReply, len(req.Tools)
+		refuseResponses(w, time.Now())
+		return http.StatusTooManyRequests
+	}
 	text, cmd := answer(rec.N, last, tr, len(req.Tools) > 0)
 	rec.Last, rec.Reply, rec.Tool, rec.Tools = last, text, cmd, len(req.Tools)
 	id := fmt.Sprintf("resp_%04d", rec.N)
@@ -136,4 +146,17 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, rec *Record) int 
 	event("response.output_item.done", map[string]any{"output_index": 0, "item": item})
 	event("response.completed", map[string]any{"response": done})
 	return http.StatusOK
+}
+
+// refuseResponses answers as OpenAI's API does at a ChatGPT plan's usage
+// limit (measured with Codex 0.171.0: one request, no retry, the turn ends
+// with the error usage_limit_exceeded in its rollout). Without the
+// x-codex-primary-reset-at header Codex records no reset: the box's
+// schedule decides the try.
+func refuseResponses(w http.ResponseWriter, now time.Time) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("retry-after", strconv.Itoa(int(limitReset/time.Second)))
+	w.WriteHeader(http.StatusTooManyRequests)
+	fmt.Fprintf(w, `{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":%d,"resets_in_seconds":%d}}`,
+		now.Add(limitReset).Unix(), int(limitReset/time.Second))
 }

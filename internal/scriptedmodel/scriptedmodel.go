@@ -19,14 +19,18 @@
 //   - anything else is answered with the text "reply N: " and the first line
 //     of the message (N counts the requests answered so far);
 //   - a message that holds a line "limit: K" (the first request that
-//     carries that line: Claude Code 2.1.328 resumed after a refused turn
-//     sends the refused prompt again, joined with the new one, in one
-//     message) makes the account reach its usage limit: that agent's
+//     carries that line under that first line, its task: Claude Code
+//     2.1.328 resumed after a refused turn sends the refused prompt again,
+//     joined with the new one, in one message) makes the account reach
+//     its usage limit: that agent's
 //     turn (a Messages request that offers tools) and the K-1 after it,
 //     whatever they say, are refused with HTTP 429 as the API refuses a
 //     subscription at its limit (rate_limit_error, with the unified
 //     rate-limit headers: Claude Code 2.1.328 then asks once and ends the
-//     turn with StopFailure, error rate_limit, measured).
+//     turn with StopFailure, error rate_limit, measured), or, on the
+//     Responses API, as OpenAI's refuses a plan at its limit
+//     (usage_limit_reached: Codex 0.171.0 asks once and ends the turn
+//     with usage_limit_exceeded in its rollout, measured).
 //
 // Every request is recorded (Record: its path, the authentication header's
 // kind and the whole body), one JSON object per line, so that a test reads
@@ -97,7 +101,7 @@ func (s *Server) Remember(log io.Reader) error {
 				if s.limitSeen == nil {
 					s.limitSeen = map[string]bool{}
 				}
-				s.limitSeen[line] = true
+				s.limitSeen[limitKey(r.Last, line)] = true
 			}
 		}
 	}
@@ -115,11 +119,11 @@ const limitReset = time.Hour
 func (s *Server) limited(last string) bool {
 	for _, line := range strings.Split(last, "\n") {
 		k, ok := strings.CutPrefix(strings.TrimSpace(line), "limit: ")
-		if n, err := strconv.Atoi(k); ok && err == nil && n > 0 && !s.limitSeen[line] {
+		if n, err := strconv.Atoi(k); ok && err == nil && n > 0 && !s.limitSeen[limitKey(last, line)] {
 			if s.limitSeen == nil {
 				s.limitSeen = map[string]bool{}
 			}
-			s.limitSeen[line], s.limitLeft = true, n
+			s.limitSeen[limitKey(last, line)], s.limitLeft = true, n
 		}
 	}
 	if s.limitLeft == 0 {
@@ -127,6 +131,13 @@ func (s *Server) limited(last string) bool {
 	}
 	s.limitLeft--
 	return true
+}
+
+// limitKey tells a limit line apart by the message's first line (its
+// task), so that two agents' tasks with the same "limit: 1" each set it.
+func limitKey(message, line string) string {
+	first, _, _ := strings.Cut(message, "\n")
+	return first + "\n" + line
 }
 
 // refuse answers as the Messages API does at an account's usage limit.

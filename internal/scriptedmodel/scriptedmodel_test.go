@@ -172,3 +172,47 @@ func TestAServerStartedAgainRemembersTheLimitsItsLogSpent(t *testing.T) {
 		t.Errorf("a limit line it never refused was answered: %d", got)
 	}
 }
+
+// TestALimitLineRefusesAResponsesTurnAsAPlanAtItsLimit: on the Responses
+// API a limit line refuses the agent's turn with OpenAI's 429
+// usage_limit_reached (Codex's usage limit), side requests answered.
+func TestALimitLineRefusesAResponsesTurnAsAPlanAtItsLimit(t *testing.T) {
+	var log bytes.Buffer
+	srv := httptest.NewServer(&Server{Log: &log})
+	defer srv.Close()
+	turn := func(text string, tools bool) (int, string) {
+		tl := ""
+		if tools {
+			tl = `,"tools":[{"type":"function","name":"shell"}]`
+		}
+		resp := post(t, srv.URL+"/v1/responses", `{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"`+text+`"}]}]`+tl+`}`)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := turn(`do it\nlimit: 1`, true); code != 429 || !strings.Contains(body, `"type":"usage_limit_reached"`) || !strings.Contains(body, `"resets_in_seconds":3600`) {
+		t.Errorf("the limited turn: %d %s", code, body)
+	}
+	if code, _ := turn("a title", false); code != 200 {
+		t.Errorf("a side request: %d", code)
+	}
+	if code, _ := turn("continue", true); code != 200 {
+		t.Errorf("the turn after the limit's one refusal: %d", code)
+	}
+}
+
+// TestTwoTasksWithTheSameLimitLineEachSetIt: "limit: 1" under two tasks
+// (two agents limited at once) refuses each task's turn once.
+func TestTwoTasksWithTheSameLimitLineEachSetIt(t *testing.T) {
+	srv := httptest.NewServer(&Server{Log: io.Discard})
+	defer srv.Close()
+	var got []int
+	for _, text := range []string{`codex task\nlimit: 1`, `claude task\nlimit: 1`, `codex task\nlimit: 1\n\ncontinue`, `claude task\nlimit: 1\n\ncontinue`} {
+		resp := post(t, srv.URL+"/v1/messages", `{"model":"m","messages":[{"role":"user","content":"`+text+`"}],"tools":[{"name":"Bash"}]}`)
+		resp.Body.Close()
+		got = append(got, resp.StatusCode)
+	}
+	if want := []int{429, 429, 200, 200}; !slices.Equal(got, want) {
+		t.Errorf("statuses %v, want %v", got, want)
+	}
+}

@@ -230,12 +230,21 @@ check "a person's line into a limited session while its try waits ends the limit
 # restarts it in its conversation with the resume prompt, no keypress.
 s=lim
 ab $u session add lim --agent claude --prompt "$(printf 'limited task\nlimit: 1')" >/dev/null
+# Codex too (session cxl, at once, so that the waits overlap): the model
+# refuses its turn as OpenAI's API refuses a plan at its limit; no hook
+# tells it, the supervisor reads it from Codex's rollout file.
+ab $u session add cxl --agent codex --prompt "$(printf 'codex limited task\nlimit: 1')" >/dev/null
 lim_line() { ab $u session ls | awk '$1 == "lim"'; }
 is_limited() { lim_line | grep -q 'limited until .* (try 1)'; }
 check "a turn refused at the account's usage limit makes the session limited" wait_until 240 is_limited
 note "measure: $(lim_line)"
 lim_id=$(field id)
-check "it resumes with no keypress: the resume prompt reaches the model" wait_until 240 requests_with continue
+# resumed_in PATH EARLIER: a turn to PATH whose newest message is the
+# resume prompt carries EARLIER (a grep first: python3 costs the guest's
+# one vCPU, which the agent being waited for needs).
+resumed_in() { grep -qF 'continue"' "$log" && model carries continue "$2" "$1" >/dev/null; }
+lim_resumed() { resumed_in /v1/messages "limited task"; }
+check "it resumes with no keypress: the resume prompt reaches the model" wait_until 240 lim_resumed
 resumed_same() {
   python3 - "$(conv)" "$lim_id" <<'PY'
 import json, sys
@@ -244,7 +253,7 @@ assert sys.argv[2] and r["id"] == sys.argv[2] and r["last"]["resume"] and r["las
 PY
 }
 check "... in the same conversation (the spawn resumed the limited one)" resumed_same
-check "... which carries the refused task (Claude sends it again with the resume prompt)" model carries continue "limited task"
+check "... which carries the refused task (Claude sends it again with the resume prompt)" model carries continue "limited task" /v1/messages
 finished_again() { lim_line | grep -q 'finished (turn)'; }
 check "... and the agent ends its turn: finished" wait_until 60 finished_again
 if ! finished_again; then # what the supervisor and the model saw
@@ -254,6 +263,19 @@ fi
 resumed_line() { journalctl -q -b SYSLOG_IDENTIFIER=agent-box _UID="$(id -u $u)" | grep -F 'session "lim": resuming its conversation after the usage limit (try 1, '; }
 check "the supervisor logged the resume and how late it came" resumed_line
 note "measure: $(resumed_line | sed 's/.*(try/(try/')"
+
+s=cxl
+cxl_line() { ab $u session ls | awk '$1 == "cxl"'; }
+cxl_told() { journal_has 'session "cxl": Codex'"'"'s rollout says the turn ended: at the account'"'"'s usage limit'; }
+check "Codex: its turn refused at the usage limit is read from its rollout" wait_until 60 cxl_told
+cxl_id=$(field id)
+cxl_resumed() { journal_has 'session "cxl": resuming its conversation after the usage limit (try 1, '; }
+check "... and resumed with no keypress" wait_until 60 cxl_resumed
+check "... the resume prompt reaches the model with the refused task, in Codex's conversation" wait_until 60 resumed_in /v1/responses "codex limited task"
+cxl_same() { [ -n "$cxl_id" ] && [ "$(field id)" = "$cxl_id" ]; }
+check "... which is the same conversation" cxl_same
+cxl_finished() { cxl_line | grep -q 'finished (turn)'; }
+check "... and the turn ends: finished" wait_until 60 cxl_finished
 
 # The stand-ins: every one limited together resumed, each once, the way
 # lim did; the supervisor's tries (its log gives each to the millisecond)
@@ -273,13 +295,13 @@ all_resumed() {
 check "the ten stand-ins resume with no keypress, each once, in its conversation, not before the reset" wait_until 120 all_resumed
 tries() {
   journalctl -q -b SYSLOG_IDENTIFIER=agent-box _UID="$(id -u $u)" -o cat |
-    python3 "$here/limittries.py" "$stand_ins lim" 3
+    python3 "$here/limittries.py" "$stand_ins lim cxl" 3
 }
-check "the supervisor spaced their tries and lim's 3 s apart or more (perMinute 20)" tries
+check "the supervisor spaced their tries, lim's and cxl's 3 s apart or more (perMinute 20)" tries
 note "measure: $(tries)"
 lk_not_resumed() { ! journal_has 'session "lk": resuming' && ! grep -q ' lk .* resume ' "$limiter_log"; }
 check "the session a person typed into was never resumed" lk_not_resumed
-for n in $stand_ins lk lim; do ab $u session rm "$n" >/dev/null; done
+for n in $stand_ins lk lim cxl; do ab $u session rm "$n" >/dev/null; done
 
 # phase: before the power cut
 s=cx

@@ -8,7 +8,8 @@ some, its side requests, such as Codex's title of a conversation, none) and
   model.py LOG count TEXT          turns whose newest user message is TEXT
                                    (or ends with a line TEXT: Claude puts a note
                                    before the first prompt after /clear)
-  model.py LOG carries TEXT EARLIER   exit 0 if the newest turn whose
+  model.py LOG carries TEXT EARLIER [PATH]   exit 0 if the newest turn
+                                   (to PATH, such as /v1/responses) whose
                                    newest user message is TEXT carries EARLIER
                                    anywhere in its messages (Claude's
                                    "messages", Codex's "input")
@@ -41,7 +42,8 @@ def main():
         print(sum(1 for r in recs if newest_is(r, args[0])))
         return 0
     if cmd == "carries":
-        hits = [r for r in recs if newest_is(r, args[0])]
+        path = args[2] if len(args) > 2 else None
+        hits = [r for r in recs if newest_is(r, args[0]) and path in (None, r.get("path"))]
         if not hits:
             print("no request with that newest message")
             return 1

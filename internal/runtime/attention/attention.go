@@ -44,6 +44,9 @@ const (
 	ReasonSilence     = "silence"
 	ReasonExit        = "exit"
 	ReasonOutOfMemory = "memory"
+	// the supervisor's reading of a Codex turn's end (no hook tells it)
+	ReasonError = "error"
+	ReasonLimit = "limit"
 )
 
 // Status is a session's attention state, why it was entered and when.

@@ -38,6 +38,7 @@ func TestHookInputsMapToStates(t *testing.T) {
 		{name: "claude failed turn of another kind", setup: "claude", event: "StopFailure", input: `{"error":"server_error"}`, want: agent(NeedsYou, "error")},
 		{name: "claude failed turn without an error field", setup: "claude", event: "StopFailure", input: `{"error":7}`, want: agent(NeedsYou, "error")},
 		{name: "codex stop", setup: "codex", event: "Stop", input: `{"last_assistant_message":"done"}`, want: agent(Finished, "turn")},
+		{name: "codex prompt", setup: "codex", event: "UserPromptSubmit", input: `{"hook_event_name":"UserPromptSubmit","prompt":"hi"}`, want: agent(Working, "")},
 		{name: "opencode permission", setup: "opencode", event: "permission.asked", want: agent(NeedsYou, "permission")},
 		{name: "opencode replied", setup: "opencode", event: "permission.replied", want: agent(Working, "")},
 		{name: "opencode busy", setup: "opencode", event: "session.status", input: `{"status":"busy"}`, want: agent(Working, "")},
@@ -86,7 +87,7 @@ func TestHookInputsMapToStates(t *testing.T) {
 func TestHookEventsAreTheNamesHooksAreInstalledFor(t *testing.T) {
 	for setup, want := range map[string][]string{
 		"claude":   {"Notification", "PermissionRequest", "PostToolUse", "PreToolUse", "Stop", "StopFailure", "UserPromptSubmit"},
-		"codex":    {"Stop"},
+		"codex":    {"Stop", "UserPromptSubmit"},
 		"opencode": {"permission.asked", "permission.replied", "session.error", "session.idle", "session.status"},
 		"none":     nil,
 	} {

@@ -55,6 +55,8 @@ func (s *sup) fire(clock *fakeClock, i int) {
 		select {
 		case m := <-s.limitCh:
 			s.limitDue(context.Background(), m)
+		case name := <-s.turnCh:
+			s.turnDue(name)
 		default:
 			return
 		}

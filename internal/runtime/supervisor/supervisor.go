@@ -115,6 +115,11 @@ type session struct {
 	healthy func() bool // stops the timer that ends crash-looping
 	// stops the timer of the next try of a usage limit (limits.go)
 	limitStop func() bool
+	// stops the timer of the next read of a Codex turn's end, and the last
+	// turn whose end was told (codexturn.go)
+	turnStop func() bool
+	turnTold string
+	turnSize int64 // the rollout's size at the last read
 }
 
 type sup struct {
@@ -166,6 +171,7 @@ type sup struct {
 	againDelay   time.Duration // its next wait; 0 after one that worked
 	// usage limits (limits.go): due tries, the resumes' slots, the jitter
 	limitCh chan limitMsg
+	turnCh  chan string // a Codex session whose turn's end is to be read
 	slots   *usagelimit.Slots
 	draw    func(time.Duration) time.Duration
 }
@@ -383,6 +389,7 @@ func Run(ctx context.Context, cfg Config) error {
 		done:         make(chan struct{}),
 		warned:       map[string]bool{},
 		limitCh:      make(chan limitMsg, 16),
+		turnCh:       make(chan string, 16),
 		slots:        usagelimit.NewSlots(cfg.Limits.Policy.PerMinute),
 		draw:         jitter,
 	}
@@ -486,6 +493,8 @@ func Run(ctx context.Context, cfg Config) error {
 			s.reconcile(ctx)
 		case m := <-s.limitCh:
 			s.limitDue(ctx, m)
+		case name := <-s.turnCh:
+			s.turnDue(name)
 		case <-resync.C:
 			// also the only way back after HOME itself was re-created
 			s.regWatch.Arm()
@@ -1181,6 +1190,7 @@ func (s *sup) attend(name string, ev attention.Event) {
 	if ev.Kind == attention.Agent && ev.State == attention.Limited {
 		s.limited(ss, ev)
 	}
+	s.watchTurn(ss)
 }
 
 // died handles the death of desired session e's process in pane p.

@@ -61,6 +61,7 @@ func testSup(t *testing.T) (*sup, *fakeClock) {
 		done:     make(chan struct{}),
 		warned:   map[string]bool{},
 		limitCh:  make(chan limitMsg, 16),
+		turnCh:   make(chan string, 16),
 		slots:    usagelimit.NewSlots(contract.UsageLimits.PerMinute),
 		draw:     func(time.Duration) time.Duration { return 0 },
 	}
