@@ -1963,7 +1963,8 @@ let
           }
           if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
           if (event.type === "session.error") {
-            if (props.error?.name === "MessageAbortedError") return; // a person's Esc
+            // a person's Esc is no failure; an error of no session is not the turn's
+            if (props.error?.name === "MessageAbortedError" || typeof props.sessionID !== "string") return;
             failed.add(props.sessionID);
             const code = props.error?.data?.statusCode;
             hook(["event", event.type], { ${builtins.toJSON errorField}: Number.isInteger(code) ? String(code) : "" });
@@ -18180,6 +18181,10 @@ in
           	// Attention is the session's attention state (package attention);
           	// nil until the supervisor first started it.
           	Attention *attention.Status `json:"attention,omitempty"`
+          	// CodexTold is the newest Codex turn whose failed end the supervisor
+          	// told from the rollout file (supervisor, codexturn.go): a restarted
+          	// supervisor does not tell it again.
+          	CodexTold string `json:"codexTold,omitempty"`
           }
 
           // path is the observation file of name in dir.
@@ -21030,7 +21035,6 @@ in
           package supervisor
 
           import (
-          	"bytes"
           	"io"
           	"time"
 
@@ -21043,19 +21047,26 @@ in
           // A Codex turn that fails reaches no hook and no notify (measured with
           // 0.171.0): only its rollout file, the transcript its SessionStart hook
           // reported, says how the turn ended. While a Codex session works (its
-          // UserPromptSubmit hook) or works on a resume, the supervisor reads the end
-          // of that file every codexPoll, from the newest turn's start, for the
-          // turn's end (usagelimit.CodexTurn): the usage limit is limited (its reset
-          // the 100 % window's, when the provider sent one), another error needs
-          // you, an end without error is the Stop hook's to tell. Each turn is told
-          // once.
+          // UserPromptSubmit hook; an adopted one) or works on a resume, the
+          // supervisor reads the end of that file every codexPoll while it grows, for
+          // the newest turn's end (usagelimit.CodexLastTurn): the usage limit is
+          // limited (its reset the 100 % window's, when the provider sent one),
+          // another error needs you, an end without error is the Stop hook's to
+          // tell. Each turn is told once (the observation file keeps which). The
+          // reads go on while the newest turn is open, and for codexGrace after the
+          // event that began them (Codex may write the turn's start after its
+          // hook); then the next event begins them again.
 
           // codexPoll is how often a working Codex session's rollout is read; a
           // read costs a stat while the file does not grow.
           const codexPoll = 2 * time.Second
 
-          // codexTail is how much of the rollout's end is read: a turn's end follows
-          // its start by the turn's own lines (a refused turn's, about 30 KiB).
+          // codexGrace is how long the reads go on after the event that began them
+          // when the newest turn is not open.
+          const codexGrace = 30 * time.Second
+
+          // codexTail is how much of the rollout's end is read: a turn's end is
+          // its last lines, whatever the turn wrote before.
           const codexTail = 1 << 20
 
           // watchTurn arms the next read of ss's turn while its Codex works.
@@ -21063,6 +21074,11 @@ in
           	if ss.turnStop != nil || !s.codexWorks(ss) {
           		return
           	}
+          	ss.turnFrom, ss.turnOpen = s.clock.Now(), true
+          	s.armTurn(ss)
+          }
+
+          func (s *sup) armTurn(ss *session) {
           	name := ss.name
           	ss.turnStop = s.clock.AfterFunc(codexPoll, func() {
           		select {
@@ -21081,7 +21097,7 @@ in
           }
 
           // turnDue reads how session name's Codex turn ended, tells it once, and
-          // reads again later while it works.
+          // reads again while the turn is open (or the grace lasts) and Codex works.
           func (s *sup) turnDue(name string) {
           	ss := s.sessions[name]
           	if ss == nil {
@@ -21091,17 +21107,22 @@ in
           	if !s.codexWorks(ss) {
           		return
           	}
-          	turn, end, reset := s.codexTurn(ss)
-          	if turn != "" && turn != ss.turnTold && (end == usagelimit.CodexLimited || end == usagelimit.CodexFailed) {
-          		ss.turnTold = turn
-          		ev := attention.Event{Kind: attention.Agent, State: attention.NeedsYou, Reason: attention.ReasonError}
-          		if end == usagelimit.CodexLimited {
-          			ev = attention.Event{Kind: attention.Agent, State: attention.Limited, Reason: attention.ReasonLimit, Until: reset}
+          	if turn, end, reset, read := s.codexTurn(ss); read {
+          		ss.turnOpen = end == usagelimit.CodexOpen
+          		if turn != "" && turn != ss.obs.CodexTold && (end == usagelimit.CodexLimited || end == usagelimit.CodexFailed) {
+          			ss.obs.CodexTold = turn
+          			s.saveObs(ss)
+          			ev := attention.Event{Kind: attention.Agent, State: attention.NeedsYou, Reason: attention.ReasonError}
+          			if end == usagelimit.CodexLimited {
+          				ev = attention.Event{Kind: attention.Agent, State: attention.Limited, Reason: attention.ReasonLimit, Until: reset}
+          			}
+          			s.logf("session %s: Codex's rollout says the turn ended: %s", quote(name), codexEnds[end])
+          			s.attend(name, ev)
           		}
-          		s.logf("session %s: Codex's rollout says the turn ended: %s", quote(name), codexEnds[end])
-          		s.attend(name, ev)
           	}
-          	s.watchTurn(ss)
+          	if ss.turnStop == nil && s.codexWorks(ss) && (ss.turnOpen || s.clock.Now().Sub(ss.turnFrom) < codexGrace) {
+          		s.armTurn(ss)
+          	}
           }
 
           var codexEnds = map[usagelimit.CodexEnd]string{
@@ -21109,35 +21130,30 @@ in
           	usagelimit.CodexFailed:  "with an error",
           }
 
-          // codexTurn reads the newest turn of ss's rollout: its id (the
-          // task_started line's turn_id) and how it ended.
-          func (s *sup) codexTurn(ss *session) (turn string, end usagelimit.CodexEnd, reset time.Time) {
+          // codexTurn reads the newest turn of ss's rollout: its id and how it
+          // ended; read is false when there was nothing new to read (no transcript
+          // yet, or the file did not grow).
+          func (s *sup) codexTurn(ss *session) (turn string, end usagelimit.CodexEnd, reset time.Time, read bool) {
           	r, err := conversation.Load(s.cfg.Env.ConversationsDir(), ss.name)
           	if err != nil || r.Transcript == "" {
-          		return "", usagelimit.CodexOpen, time.Time{}
+          		return "", usagelimit.CodexOpen, time.Time{}, false
           	}
           	f, err := userfile.Open(r.Transcript, -1)
           	if err != nil {
-          		return "", usagelimit.CodexOpen, time.Time{}
+          		return "", usagelimit.CodexOpen, time.Time{}, false
           	}
           	defer f.Close()
           	fi, err := f.Stat()
           	if err != nil || fi.Size() == ss.turnSize {
-          		return "", usagelimit.CodexOpen, time.Time{}
+          		return "", usagelimit.CodexOpen, time.Time{}, false
           	}
           	ss.turnSize = fi.Size()
           	tail, err := io.ReadAll(io.NewSectionReader(f, max(fi.Size()-codexTail, 0), codexTail))
           	if err != nil {
-          		return "", usagelimit.CodexOpen, time.Time{}
+          		return "", usagelimit.CodexOpen, time.Time{}, false
           	}
-          	i := bytes.LastIndex(tail, []byte(`"payload":{"type":"task_started"`))
-          	if i < 0 {
-          		return "", usagelimit.CodexOpen, time.Time{}
-          	}
-          	start := bytes.LastIndexByte(tail[:i], '\n') + 1
-          	turn = usagelimit.CodexTurnID(tail[start:])
-          	end, reset, _ = usagelimit.CodexTurn(tail[start:])
-          	return turn, end, reset
+          	turn, end, reset = usagelimit.CodexLastTurn(tail, fi.Size() <= codexTail)
+          	return turn, end, reset, true
           }
         '';
         "supervisor/limits.go" = ''
@@ -21770,8 +21786,9 @@ in
           	// stops the timer of the next read of a Codex turn's end, and the last
           	// turn whose end was told (codexturn.go)
           	turnStop func() bool
-          	turnTold string
-          	turnSize int64 // the rollout's size at the last read
+          	turnFrom time.Time // when the reads began (an agent's event, an adoption)
+          	turnSize int64     // the rollout's size at the last read
+          	turnOpen bool      // the last read found the newest turn open
           }
 
           type sup struct {
@@ -22345,6 +22362,9 @@ in
           	if a := ss.obs.Attention; a != nil {
           		s.unlimit(ss, *a)
           	}
+          	if ss.turnStop != nil {
+          		ss.turnStop()
+          	}
           	s.unwatch(ss)
           	delete(s.sessions, name)
           }
@@ -22449,6 +22469,7 @@ in
           			s.died(ctx, e, p, st, sig)
           		default:
           			s.watch(ss, e.Name, p.PID)
+          			s.watchTurn(ss) // an adopted Codex may be in a turn
           		}
           	}
           	s.launchNew(ctx, fresh)
@@ -24256,38 +24277,42 @@ in
           	CodexLimited
           )
 
-          // CodexTurn reads appended, the lines Codex appended to its rollout file
-          // since a turn began (JSON lines; a last line still being written is left
-          // for the next read: used is how many bytes were whole lines), for how the
-          // turn ended. Measured with Codex 0.171.0, which reports a failed turn to
-          // no hook and no notify: the turn's end is an event_msg task_complete
-          // whose payload has an error when it failed, its codex_error_info
+          // CodexLastTurn reads the end of a Codex rollout file (JSON lines; tail
+          // is the whole file when fromStart, else its end, whose first line may be
+          // cut and is skipped; a last line still being written is left out) for its
+          // newest turn: the turn's id and how it ended. Measured with Codex 0.171.0,
+          // which reports a failed turn to no hook and no notify: a turn begins with
+          // an event_msg task_started and ends with a task_complete (both carry its
+          // turn_id) whose payload has an error when it failed, its codex_error_info
           // "usage_limit_exceeded" at the account's usage limit (a 429
           // usage_limit_reached) and {"response_too_many_failed_attempts":
           // {"http_status_code":429}} for a 429 its retries did not get past. The
           // reset, when the provider sent it (its x-codex-primary-reset-at and
-          // -secondary- headers), is in the token_count event before: the
-          // rate_limits window at 100 % used, its resets_at in Unix seconds.
-          func CodexTurn(appended []byte) (end CodexEnd, reset time.Time, used int) {
-          	for {
-          		i := bytes.IndexByte(appended[used:], '\n')
+          // -secondary- headers), is in the turn's token_count events: the
+          // rate_limits window at 100 % used, its resets_at in Unix seconds. A long
+          // turn's start may be out of the tail: its end still counts.
+          func CodexLastTurn(tail []byte, fromStart bool) (turn string, end CodexEnd, reset time.Time) {
+          	if !fromStart {
+          		i := bytes.IndexByte(tail, '\n')
           		if i < 0 {
-          			return end, reset, used
+          			return "", CodexOpen, time.Time{}
           		}
-          		line := appended[used : used+i]
-          		used += i + 1
-          		if end != CodexOpen {
-          			continue // the turn's end is the first; later lines are the next turn's
+          		tail = tail[i+1:]
+          	}
+          	for {
+          		i := bytes.IndexByte(tail, '\n')
+          		if i < 0 {
+          			return turn, end, reset
           		}
+          		line := tail[:i]
+          		tail = tail[i+1:]
           		var r struct {
           			Type    string `json:"type"`
           			Payload struct {
           				Type       string `json:"type"`
+          				TurnID     string `json:"turn_id"`
           				RateLimits *struct {
-          					Primary, Secondary *struct {
-          						UsedPercent float64 `json:"used_percent"`
-          						ResetsAt    int64   `json:"resets_at"`
-          					}
+          					Primary, Secondary *window
           				} `json:"rate_limits"`
           				Error *struct {
           					Info json.RawMessage `json:"codex_error_info"`
@@ -24297,46 +24322,46 @@ in
           		if json.Unmarshal(line, &r) != nil || r.Type != "event_msg" {
           			continue
           		}
-          		switch p := r.Payload; {
-          		case p.Type == "token_count" && p.RateLimits != nil:
+          		p := r.Payload
+          		id := p.TurnID
+          		if len(id) > maxTurnID {
+          			id = ""
+          		}
+          		switch {
+          		case p.Type == "task_started":
+          			turn, end, reset = id, CodexOpen, time.Time{}
+          		case p.Type == "token_count" && p.RateLimits != nil && end == CodexOpen:
           			reset = time.Time{}
-          			for _, w := range []*struct {
-          				UsedPercent float64 `json:"used_percent"`
-          				ResetsAt    int64   `json:"resets_at"`
-          			}{p.RateLimits.Primary, p.RateLimits.Secondary} {
+          			for _, w := range []*window{p.RateLimits.Primary, p.RateLimits.Secondary} {
           				if w != nil && w.UsedPercent >= 100 && w.ResetsAt > 0 && w.ResetsAt <= maxUnix {
           					if t := time.Unix(w.ResetsAt, 0).UTC(); t.After(reset) {
           						reset = t // the later window decides
           					}
           				}
           			}
-          		case p.Type == "task_complete" && p.Error == nil:
-          			end = CodexDone
           		case p.Type == "task_complete":
-          			end = CodexFailed
-          			if codexLimit(p.Error.Info) {
-          				end = CodexLimited
+          			if id != "" {
+          				turn = id
+          			}
+          			end = CodexDone
+          			if p.Error != nil {
+          				end = CodexFailed
+          				if codexLimit(p.Error.Info) {
+          					end = CodexLimited
+          				}
           			}
           		}
           	}
           }
 
-          // CodexTurnID is the turn_id of the line line starts with (a task_started
-          // event's), or "".
-          func CodexTurnID(line []byte) string {
-          	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-          		line = line[:i]
-          	}
-          	var r struct {
-          		Payload struct {
-          			TurnID string `json:"turn_id"`
-          		} `json:"payload"`
-          	}
-          	if json.Unmarshal(line, &r) != nil {
-          		return ""
-          	}
-          	return r.Payload.TurnID
+          // window is one of a token_count's rate-limit windows.
+          type window struct {
+          	UsedPercent float64 `json:"used_percent"`
+          	ResetsAt    int64   `json:"resets_at"`
           }
+
+          // maxTurnID bounds a turn id kept (Codex's are UUIDs).
+          const maxTurnID = 128
 
           // codexLimit: a task_complete error's codex_error_info is the usage limit.
           func codexLimit(info json.RawMessage) bool {

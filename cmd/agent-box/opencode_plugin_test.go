@@ -20,7 +20,8 @@ import (
 // the report), a turn whose retries were spent on a 429 (session.error,
 // then session.status idle and session.idle twice: the idles are not a
 // finished turn, until the session works again), a person's abort (no
-// error: its idle is the turn's end), and a subagent's events (none).
+// error: its idle is the turn's end), a subagent's events and an error of
+// no session (none).
 // Each hook runs in order, one at a time.
 func TestThePluginReportsWhatOpenCodesEventsMean(t *testing.T) {
 	node, dir, plugin, calls := goldenPlugin(t)
@@ -45,6 +46,7 @@ func TestThePluginReportsWhatOpenCodesEventsMean(t *testing.T) {
 		st("ses_1", "busy"), ev("session.idle", "ses_1"),
 		st("ses_1", "busy"), aborted, ev("session.idle", "ses_1"),
 		st("ses_sub", "busy"), ev("session.idle", "ses_sub"),
+		{"type": "session.error", "properties": map[string]any{"error": map[string]any{"name": "APIError", "data": map[string]any{"statusCode": 429}}}}, // no session: not the turn's
 		ev("permission.asked", "ses_1"), // the last: the test waits for it
 	}
 	js, _ := json.Marshal(events)

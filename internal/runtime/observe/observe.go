@@ -52,6 +52,10 @@ type Session struct {
 	// Attention is the session's attention state (package attention);
 	// nil until the supervisor first started it.
 	Attention *attention.Status `json:"attention,omitempty"`
+	// CodexTold is the newest Codex turn whose failed end the supervisor
+	// told from the rollout file (supervisor, codexturn.go): a restarted
+	// supervisor does not tell it again.
+	CodexTold string `json:"codexTold,omitempty"`
 }
 
 // path is the observation file of name in dir.

@@ -94,3 +94,52 @@ func TestACodexTurnsEndIsReadFromItsRollout(t *testing.T) {
 		t.Errorf("a session that does not work was read again (timers %d, want %d)", len(clock.fns), n)
 	}
 }
+
+// TestACodexTurnsEndIsToldOnceAcrossSupervisorsAndLongTurns: the turn
+// told is kept in the observation file, so the next supervisor does not
+// tell it again; a turn whose start is more than codexTail back still
+// counts by its end; once the newest turn has ended and the grace after
+// the event is over, the reads stop until the next event.
+func TestACodexTurnsEndIsToldOnceAcrossSupervisorsAndLongTurns(t *testing.T) {
+	s, clock, _ := limitSup(t)
+	s.cfg.Agents["cx"] = agents.Agent{Command: "/bin/codex", ResumeArgs: []string{"resume", "{id}"}, PromptArgs: []string{"--", "{prompt}"}, Setup: "codex"}
+	e := registry.Session{Name: "x", Agent: "cx", Cwd: "/"}
+	registry.Update(context.Background(), s.cfg.Env.Registry(), func(r *registry.Registry) error { return r.Add(e) })
+	rollout := filepath.Join(s.cfg.Env.Home, "rollout.jsonl")
+	conversation.Update(context.Background(), s.cfg.Env.ConversationsDir(), "x", func(r *conversation.Record) error {
+		r.ID, r.Transcript = "019a", rollout
+		return nil
+	})
+	filler := codexLine(`{"type":"agent_reasoning","text":"` + strings.Repeat("x", 4000) + `"}`)
+	data := codexLine(`{"type":"task_started","turn_id":"t1"}`) + strings.Repeat(filler, 300) + // 1.2 MB of the turn
+		codexLine(`{"type":"task_complete","turn_id":"t1","error":{"message":"x","codex_error_info":"internal_server_error"}}`)
+	os.WriteFile(rollout, []byte(data), 0o600)
+	s.started(s.get(e), "x", os.Getpid(), false)
+	s.say(t, control.Attend("x", attention.Working, ""))
+	s.fire(clock, len(clock.fns)-1)
+	if st := status(t, s, "x"); st.State != attention.NeedsYou || st.Reason != attention.ReasonError {
+		t.Fatalf("a long turn's failed end: %+v, want needs-you (error)", st)
+	}
+
+	// the next supervisor, on the same home, finds x working again (a
+	// person's prompt) with the rollout still ending with t1
+	s2, clock2 := testSup(t)
+	s2.cfg.Env, s2.cfg.Agents = s.cfg.Env, s.cfg.Agents
+	ss := s2.get(e)
+	s2.started(ss, "x", os.Getpid(), false)
+	s2.say(t, control.Attend("x", attention.Working, ""))
+	if len(clock2.fns) == 0 || clock2.delays[len(clock2.fns)-1] != codexPoll {
+		t.Fatalf("no read armed: %v", clock2.delays)
+	}
+	s2.fire(clock2, len(clock2.fns)-1)
+	if st := status(t, s2, "x"); st.State != attention.Working {
+		t.Fatalf("the next supervisor told t1 again: %+v", st)
+	}
+	// the grace over, the newest turn ended: no more reads
+	clock2.now = clock2.now.Add(codexGrace)
+	n := len(clock2.fns)
+	s2.fire(clock2, n-1)
+	if len(clock2.fns) != n {
+		t.Errorf("reads go on after the grace with no open turn (timers %d, want %d)", len(clock2.fns), n)
+	}
+}

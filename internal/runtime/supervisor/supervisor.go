@@ -118,8 +118,9 @@ type session struct {
 	// stops the timer of the next read of a Codex turn's end, and the last
 	// turn whose end was told (codexturn.go)
 	turnStop func() bool
-	turnTold string
-	turnSize int64 // the rollout's size at the last read
+	turnFrom time.Time // when the reads began (an agent's event, an adoption)
+	turnSize int64     // the rollout's size at the last read
+	turnOpen bool      // the last read found the newest turn open
 }
 
 type sup struct {
@@ -693,6 +694,9 @@ func (s *sup) forget(name string) {
 	if a := ss.obs.Attention; a != nil {
 		s.unlimit(ss, *a)
 	}
+	if ss.turnStop != nil {
+		ss.turnStop()
+	}
 	s.unwatch(ss)
 	delete(s.sessions, name)
 }
@@ -797,6 +801,7 @@ func (s *sup) reconcile(ctx context.Context) {
 			s.died(ctx, e, p, st, sig)
 		default:
 			s.watch(ss, e.Name, p.PID)
+			s.watchTurn(ss) // an adopted Codex may be in a turn
 		}
 	}
 	s.launchNew(ctx, fresh)

@@ -20,38 +20,42 @@ const (
 	CodexLimited
 )
 
-// CodexTurn reads appended, the lines Codex appended to its rollout file
-// since a turn began (JSON lines; a last line still being written is left
-// for the next read: used is how many bytes were whole lines), for how the
-// turn ended. Measured with Codex 0.171.0, which reports a failed turn to
-// no hook and no notify: the turn's end is an event_msg task_complete
-// whose payload has an error when it failed, its codex_error_info
+// CodexLastTurn reads the end of a Codex rollout file (JSON lines; tail
+// is the whole file when fromStart, else its end, whose first line may be
+// cut and is skipped; a last line still being written is left out) for its
+// newest turn: the turn's id and how it ended. Measured with Codex 0.171.0,
+// which reports a failed turn to no hook and no notify: a turn begins with
+// an event_msg task_started and ends with a task_complete (both carry its
+// turn_id) whose payload has an error when it failed, its codex_error_info
 // "usage_limit_exceeded" at the account's usage limit (a 429
 // usage_limit_reached) and {"response_too_many_failed_attempts":
 // {"http_status_code":429}} for a 429 its retries did not get past. The
 // reset, when the provider sent it (its x-codex-primary-reset-at and
-// -secondary- headers), is in the token_count event before: the
-// rate_limits window at 100 % used, its resets_at in Unix seconds.
-func CodexTurn(appended []byte) (end CodexEnd, reset time.Time, used int) {
-	for {
-		i := bytes.IndexByte(appended[used:], '\n')
+// -secondary- headers), is in the turn's token_count events: the
+// rate_limits window at 100 % used, its resets_at in Unix seconds. A long
+// turn's start may be out of the tail: its end still counts.
+func CodexLastTurn(tail []byte, fromStart bool) (turn string, end CodexEnd, reset time.Time) {
+	if !fromStart {
+		i := bytes.IndexByte(tail, '\n')
 		if i < 0 {
-			return end, reset, used
+			return "", CodexOpen, time.Time{}
 		}
-		line := appended[used : used+i]
-		used += i + 1
-		if end != CodexOpen {
-			continue // the turn's end is the first; later lines are the next turn's
+		tail = tail[i+1:]
+	}
+	for {
+		i := bytes.IndexByte(tail, '\n')
+		if i < 0 {
+			return turn, end, reset
 		}
+		line := tail[:i]
+		tail = tail[i+1:]
 		var r struct {
 			Type    string `json:"type"`
 			Payload struct {
 				Type       string `json:"type"`
+				TurnID     string `json:"turn_id"`
 				RateLimits *struct {
-					Primary, Secondary *struct {
-						UsedPercent float64 `json:"used_percent"`
-						ResetsAt    int64   `json:"resets_at"`
-					}
+					Primary, Secondary *window
 				} `json:"rate_limits"`
 				Error *struct {
 					Info json.RawMessage `json:"codex_error_info"`
@@ -61,46 +65,46 @@ func CodexTurn(appended []byte) (end CodexEnd, reset time.Time, used int) {
 		if json.Unmarshal(line, &r) != nil || r.Type != "event_msg" {
 			continue
 		}
-		switch p := r.Payload; {
-		case p.Type == "token_count" && p.RateLimits != nil:
+		p := r.Payload
+		id := p.TurnID
+		if len(id) > maxTurnID {
+			id = ""
+		}
+		switch {
+		case p.Type == "task_started":
+			turn, end, reset = id, CodexOpen, time.Time{}
+		case p.Type == "token_count" && p.RateLimits != nil && end == CodexOpen:
 			reset = time.Time{}
-			for _, w := range []*struct {
-				UsedPercent float64 `json:"used_percent"`
-				ResetsAt    int64   `json:"resets_at"`
-			}{p.RateLimits.Primary, p.RateLimits.Secondary} {
+			for _, w := range []*window{p.RateLimits.Primary, p.RateLimits.Secondary} {
 				if w != nil && w.UsedPercent >= 100 && w.ResetsAt > 0 && w.ResetsAt <= maxUnix {
 					if t := time.Unix(w.ResetsAt, 0).UTC(); t.After(reset) {
 						reset = t // the later window decides
 					}
 				}
 			}
-		case p.Type == "task_complete" && p.Error == nil:
-			end = CodexDone
 		case p.Type == "task_complete":
-			end = CodexFailed
-			if codexLimit(p.Error.Info) {
-				end = CodexLimited
+			if id != "" {
+				turn = id
+			}
+			end = CodexDone
+			if p.Error != nil {
+				end = CodexFailed
+				if codexLimit(p.Error.Info) {
+					end = CodexLimited
+				}
 			}
 		}
 	}
 }
 
-// CodexTurnID is the turn_id of the line line starts with (a task_started
-// event's), or "".
-func CodexTurnID(line []byte) string {
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	var r struct {
-		Payload struct {
-			TurnID string `json:"turn_id"`
-		} `json:"payload"`
-	}
-	if json.Unmarshal(line, &r) != nil {
-		return ""
-	}
-	return r.Payload.TurnID
+// window is one of a token_count's rate-limit windows.
+type window struct {
+	UsedPercent float64 `json:"used_percent"`
+	ResetsAt    int64   `json:"resets_at"`
 }
+
+// maxTurnID bounds a turn id kept (Codex's are UUIDs).
+const maxTurnID = 128
 
 // codexLimit: a task_complete error's codex_error_info is the usage limit.
 func codexLimit(info json.RawMessage) bool {

@@ -8,24 +8,26 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
-// TestCodexTurnReadsHowTheTurnEndedFromTheRollout: the rollouts Codex
+// TestCodexLastTurnReadsHowTheTurnEndedFromTheRollout: the rollouts Codex
 // 0.171.0 wrote for each refusal (testdata, measured): the account's
 // usage limit with the x-codex reset headers (the 100 % window's
 // resets_at is the reset), without them (no reset), a 429 its retries did
-// not get past (a limit too), a 500 (failed, not a limit).
-func TestCodexTurnReadsHowTheTurnEndedFromTheRollout(t *testing.T) {
+// not get past (a limit too), a 500 (failed, not a limit); each with its
+// turn's id.
+func TestCodexLastTurnReadsHowTheTurnEndedFromTheRollout(t *testing.T) {
 	ar, err := txtar.ParseFile("testdata/codex-rollouts.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]struct {
+		turn  string
 		end   CodexEnd
 		reset time.Time
 	}{
-		"429-usage-hdr-json.jsonl":     {CodexLimited, time.Unix(1796468313, 0).UTC()},
-		"429-usage-noreset-json.jsonl": {CodexLimited, time.Time{}},
-		"429-rl-json.jsonl":            {CodexLimited, time.Time{}},
-		"500-exec.jsonl":               {CodexFailed, time.Time{}},
+		"429-usage-hdr-json.jsonl":     {"01a2456d-33cb-7f62-962b-356817cf2f00", CodexLimited, time.Unix(1796468313, 0).UTC()},
+		"429-usage-noreset-json.jsonl": {"01a2456d-423b-7a03-94e0-2210896e7a30", CodexLimited, time.Time{}},
+		"429-rl-json.jsonl":            {"01a2456d-788b-7b10-a03e-99d05aea649c", CodexLimited, time.Time{}},
+		"500-exec.jsonl":               {"01a2456b-caaa-7f70-80b3-dc3b80e2b54a", CodexFailed, time.Time{}},
 	}
 	if len(ar.Files) != len(want) {
 		t.Fatalf("%d rollouts in testdata, %d expected", len(ar.Files), len(want))
@@ -35,40 +37,47 @@ func TestCodexTurnReadsHowTheTurnEndedFromTheRollout(t *testing.T) {
 		if !ok {
 			t.Fatalf("unexpected rollout %s", f.Name)
 		}
-		end, reset, used := CodexTurn(f.Data)
-		if end != w.end || !reset.Equal(w.reset) || used != len(f.Data) {
-			t.Errorf("%s: %v, %s, %d bytes used; want %v, %s, %d", f.Name, end, reset, used, w.end, w.reset, len(f.Data))
+		turn, end, reset := CodexLastTurn(f.Data, true)
+		if turn != w.turn || end != w.end || !reset.Equal(w.reset) {
+			t.Errorf("%s: %q, %v, %s; want %q, %v, %s", f.Name, turn, end, reset, w.turn, w.end, w.reset)
 		}
 	}
 }
 
-// TestCodexTurnTakesTheFirstEndAndWholeLinesOnly: a turn that ended well
-// (crafted: the task_complete without an error), a turn still open, a
-// line still being written (left for the next read), the turn's end
-// before the next turn's lines, and lines that are not Codex's.
-func TestCodexTurnTakesTheFirstEndAndWholeLinesOnly(t *testing.T) {
+// TestCodexLastTurnIsTheNewestWholeTurn: a turn that ended well (crafted:
+// the task_complete without an error), a turn still open, a line still
+// being written (left out), the newest of two turns, a long turn whose
+// start is out of the tail (its end counts), a tail cut inside a line
+// (that line skipped), both windows full, lines that are not Codex's.
+func TestCodexLastTurnIsTheNewestWholeTurn(t *testing.T) {
+	started := func(id string) string {
+		return `{"type":"event_msg","payload":{"type":"task_started","turn_id":"` + id + `"}}` + "\n"
+	}
 	done := `{"type":"event_msg","payload":{"type":"task_complete","turn_id":"a","last_agent_message":"done"}}` + "\n"
 	limit := `{"type":"event_msg","payload":{"type":"task_complete","turn_id":"b","error":{"message":"x","codex_error_info":"usage_limit_exceeded"}}}` + "\n"
-	started := `{"type":"event_msg","payload":{"type":"task_started","turn_id":"a"}}` + "\n"
 	other := strings.Replace(limit, `"usage_limit_exceeded"`, `{"response_too_many_failed_attempts":{"http_status_code":503}}`, 1)
 	full := `{"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":100.0,"resets_at":1796468313},"secondary":{"used_percent":100.0,"resets_at":1797000000}}}}` + "\n"
 	for _, c := range []struct {
-		name, data string
+		name, tail string
+		fromStart  bool
+		turn       string
 		end        CodexEnd
 		reset      time.Time
-		used       int
 	}{
-		{"a turn that ended well", started + done, CodexDone, time.Time{}, len(started + done)},
-		{"a turn still open", started, CodexOpen, time.Time{}, len(started)},
-		{"a line still being written", started + strings.TrimSuffix(limit, "\n"), CodexOpen, time.Time{}, len(started)},
-		{"the first end decides", done + limit, CodexDone, time.Time{}, len(done + limit)},
-		{"both windows full: the later reset", full + limit, CodexLimited, time.Unix(1797000000, 0).UTC(), len(full + limit)},
-		{"not Codex's lines", "garbage\n{\"type\":\"response_item\"}\n" + limit, CodexLimited, time.Time{}, len("garbage\n{\"type\":\"response_item\"}\n" + limit)},
-		{"retries spent on a 503", other, CodexFailed, time.Time{}, len(other)},
+		{"a turn that ended well", started("a") + done, true, "a", CodexDone, time.Time{}},
+		{"a turn still open", started("a"), true, "a", CodexOpen, time.Time{}},
+		{"a line still being written", started("b") + strings.TrimSuffix(limit, "\n"), true, "b", CodexOpen, time.Time{}},
+		{"the newest of two turns", started("a") + done + started("b") + limit, true, "b", CodexLimited, time.Time{}},
+		{"a new turn after a limited one", started("b") + limit + started("c"), true, "c", CodexOpen, time.Time{}},
+		{"a long turn's start out of the tail", `{"type":"response_item"}` + "\n" + full + limit, false, "b", CodexLimited, time.Unix(1797000000, 0).UTC()},
+		{"a tail cut inside a line", limit[20:] + started("c"), false, "c", CodexOpen, time.Time{}},
+		{"retries spent on a 503", started("b") + other, true, "b", CodexFailed, time.Time{}},
+		{"not Codex's lines", "garbage\n{\"type\":\"response_item\"}\n" + limit, true, "b", CodexLimited, time.Time{}},
+		{"a turn id too long", strings.Replace(limit, `"turn_id":"b"`, `"turn_id":"`+strings.Repeat("x", 129)+`"`, 1), true, "", CodexLimited, time.Time{}},
 	} {
-		end, reset, used := CodexTurn([]byte(c.data))
-		if end != c.end || !reset.Equal(c.reset) || used != c.used {
-			t.Errorf("%s: %v, %s, %d; want %v, %s, %d", c.name, end, reset, used, c.end, c.reset, c.used)
+		turn, end, reset := CodexLastTurn([]byte(c.tail), c.fromStart)
+		if turn != c.turn || end != c.end || !reset.Equal(c.reset) {
+			t.Errorf("%s: %q, %v, %s; want %q, %v, %s", c.name, turn, end, reset, c.turn, c.end, c.reset)
 		}
 	}
 }

@@ -135,7 +135,8 @@ let
           }
           if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
           if (event.type === "session.error") {
-            if (props.error?.name === "MessageAbortedError") return; // a person's Esc
+            // a person's Esc is no failure; an error of no session is not the turn's
+            if (props.error?.name === "MessageAbortedError" || typeof props.sessionID !== "string") return;
             failed.add(props.sessionID);
             const code = props.error?.data?.statusCode;
             hook(["event", event.type], { ${builtins.toJSON errorField}: Number.isInteger(code) ? String(code) : "" });

@@ -84,7 +84,8 @@ export const AgentBox = async ({ client } = {}) => {
       }
       if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
       if (event.type === "session.error") {
-        if (props.error?.name === "MessageAbortedError") return; // a person's Esc
+        // a person's Esc is no failure; an error of no session is not the turn's
+        if (props.error?.name === "MessageAbortedError" || typeof props.sessionID !== "string") return;
         failed.add(props.sessionID);
         const code = props.error?.data?.statusCode;
         hook(["event", event.type], { "httpStatus": Number.isInteger(code) ? String(code) : "" });
