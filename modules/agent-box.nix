@@ -92,11 +92,11 @@
 #   internal/runtime/state/state.go
 #   internal/runtime/supervisor/alerts.go
 #   internal/runtime/supervisor/backoff.go
-#   internal/runtime/supervisor/codexturn.go
 #   internal/runtime/supervisor/limits.go
 #   internal/runtime/supervisor/pidfd.go
 #   internal/runtime/supervisor/report.go
 #   internal/runtime/supervisor/supervisor.go
+#   internal/runtime/supervisor/turnlog.go
 #   internal/runtime/tmux/tmux.go
 #   internal/runtime/tmux/watch.go
 #   internal/runtime/uploads/uploads.go
@@ -1105,6 +1105,7 @@ let
                 "path": "/attention-report",
                 "maxBytes": 131072,
                 "maxSessions": 1024,
+                "maxTry": 999999,
                 "burst": 20,
                 "perSecond": 10,
                 "resendEvery": "60s"
@@ -1217,7 +1218,8 @@ let
               "jitter": "30s",
               "maxReset": "169h",
               "perMinute": 4,
-              "agentRetry": "1m"
+              "agentRetry": "1m",
+              "turnRead": {"every": "2s", "grace": "30s", "tailBytes": 1048576}
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -5900,6 +5902,7 @@ in
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/conversation"
+          	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
           )
 
           // Spawn is what a Setup may change of a spawn before its agent starts.
@@ -5937,6 +5940,15 @@ in
           // --prompt beside --session): GivePrompt changes the spawn to give it.
           type PromptGiver interface {
           	GivePrompt(s *Spawn, id, prompt string)
+          }
+
+          // TurnReader is a Setup whose agent tells a failed turn to no hook, only
+          // to its log (the transcript its report named; Codex's rollout file):
+          // LastTurn reads that log's end (tail; the whole log when fromStart) for
+          // the newest turn, its id and how it ended. The supervisor reads it while
+          // the agent works (contract usageLimits.turnRead).
+          type TurnReader interface {
+          	LastTurn(tail []byte, fromStart bool) (turn string, end usagelimit.TurnEnd, reset time.Time)
           }
 
           // ErrNotALimit: the report is not a usage limit; nothing changes.
@@ -6069,11 +6081,15 @@ in
           	"fmt"
           	"slices"
           	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
           )
 
           // Codex (docs/runtime-contract.md, "Codex"): the session's folder is
           // trusted on its command line, for that process only; its SessionStart
-          // hook reports the transcript file it resumes from.
+          // hook reports the transcript file it resumes from, whose end says how a
+          // turn ended (LastTurn: no hook tells a failed one).
           func init() { Register("codex", codex{}) }
 
           type codex struct{ transcriptFile }
@@ -6115,6 +6131,11 @@ in
           	}
           	b.WriteByte('"')
           	return b.String()
+          }
+
+          // LastTurn reads the end of Codex's rollout file (usagelimit.CodexLastTurn).
+          func (codex) LastTurn(tail []byte, fromStart bool) (string, usagelimit.TurnEnd, time.Time) {
+          	return usagelimit.CodexLastTurn(tail, fromStart)
           }
         '';
         "agentsetup/opencode.go" = ''
@@ -7550,7 +7571,7 @@ in
           // A report is what a supervisor tells the auth service: every session of
           // its user that has a state, one line each, "NAME STATE" or "NAME STATE
           // REASON", and a limited session with tries "NAME limited REASON UNTIL
-          // TRY" (UNTIL in Unix seconds, 0 once resumed), sorted by name; at most
+          // TRY" (UNTIL in Unix seconds, 0 once resumed; TRY at most report.maxTry), sorted by name; at most
           // the contract's report.maxSessions lines and report.maxBytes bytes. Only
           // the contract's names and numbers can be in it: a session name of the
           // contract's pattern, a state and a reason of the contract. The auth
@@ -7559,8 +7580,6 @@ in
           // maxUnix is the end of year 9999 in Unix seconds.
           const maxUnix = 253402300799
 
-          // maxTry bounds a report's try (a try a minute for ever is fewer).
-          const maxTry = 999999
 
           // EncodeReport is the report of es (sorted by session; entries without a
           // state are left out).
@@ -7622,7 +7641,7 @@ in
           		if len(f) == 5 {
           			until, err1 := strconv.ParseInt(f[3], 10, 64)
           			try, err2 := strconv.Atoi(f[4])
-          			if e.State != Limited || err1 != nil || err2 != nil || until < 0 || until > maxUnix || try < 1 || try > maxTry ||
+          			if e.State != Limited || err1 != nil || err2 != nil || until < 0 || until > maxUnix || try < 1 || try > lim.MaxTry ||
           				strconv.FormatInt(until, 10) != f[3] || strconv.Itoa(try) != f[4] {
           				return nil, bad("not a limited session's try")
           			}
@@ -12892,6 +12911,8 @@ in
           			Path        string `json:"path"`
           			MaxBytes    int    `json:"maxBytes"`
           			MaxSessions int    `json:"maxSessions"`
+          			// MaxTry bounds a limited session's try in a report line.
+          			MaxTry int `json:"maxTry"`
           			// Burst and PerSecond: the auth service's token bucket per
           			// user; a report beyond it gets 429.
           			Burst     int `json:"burst"`
@@ -13041,6 +13062,15 @@ in
           		// retry-after) is the usage limit; a shorter one is a transient
           		// error it retries itself, not reported.
           		AgentRetry string `json:"agentRetry"`
+          		// TurnRead: how the supervisor reads the end of a turn that no
+          		// hook tells (Codex's failed turn, from its rollout file): Every
+          		// while the file grows, its last TailBytes, while the newest turn
+          		// is open and for Grace after the event that began the reads.
+          		TurnRead struct {
+          			Every     string `json:"every"`
+          			Grace     string `json:"grace"`
+          			TailBytes int    `json:"tailBytes"`
+          		} `json:"turnRead"`
           	} `json:"usageLimits"`
           	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
           	// and M, G or T, powers of 1024) that bounds the bytes the user owns
@@ -13481,6 +13511,7 @@ in
                 "path": "/attention-report",
                 "maxBytes": 131072,
                 "maxSessions": 1024,
+                "maxTry": 999999,
                 "burst": 20,
                 "perSecond": 10,
                 "resendEvery": "60s"
@@ -13593,7 +13624,8 @@ in
               "jitter": "30s",
               "maxReset": "169h",
               "perMinute": 4,
-              "agentRetry": "1m"
+              "agentRetry": "1m",
+              "turnRead": {"every": "2s", "grace": "30s", "tailBytes": 1048576}
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -14006,6 +14038,7 @@ in
           	c.Attention.Report.Path = "/attention-report"
           	c.Attention.Report.MaxBytes = 131072
           	c.Attention.Report.MaxSessions = 1024
+          	c.Attention.Report.MaxTry = 999999
           	c.Attention.Report.Burst = 20
           	c.Attention.Report.PerSecond = 10
           	c.Attention.Report.ResendEvery = "60s"
@@ -14090,6 +14123,9 @@ in
           	c.UsageLimits.MaxReset = "169h"
           	c.UsageLimits.PerMinute = 4
           	c.UsageLimits.AgentRetry = "1m"
+          	c.UsageLimits.TurnRead.Every = "2s"
+          	c.UsageLimits.TurnRead.Grace = "30s"
+          	c.UsageLimits.TurnRead.TailBytes = 1048576
           	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
           	c.DiskQuota.BytesPerFile = 16384
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
@@ -18181,10 +18217,10 @@ in
           	// Attention is the session's attention state (package attention);
           	// nil until the supervisor first started it.
           	Attention *attention.Status `json:"attention,omitempty"`
-          	// CodexTold is the newest Codex turn whose failed end the supervisor
-          	// told from the rollout file (supervisor, codexturn.go): a restarted
-          	// supervisor does not tell it again.
-          	CodexTold string `json:"codexTold,omitempty"`
+          	// TurnTold is the newest turn whose failed end the supervisor told
+          	// from the agent's log (supervisor, turnlog.go: Codex's rollout file),
+          	// so that a restarted supervisor does not tell it again.
+          	TurnTold string `json:"turnTold,omitempty"`
           }
 
           // path is the observation file of name in dir.
@@ -21031,131 +21067,6 @@ in
           	return time.AfterFunc(d, f).Stop
           }
         '';
-        "supervisor/codexturn.go" = ''
-          package supervisor
-
-          import (
-          	"io"
-          	"time"
-
-          	"github.com/agent-box/agent-box/internal/runtime/attention"
-          	"github.com/agent-box/agent-box/internal/runtime/conversation"
-          	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
-          	"github.com/agent-box/agent-box/internal/runtime/userfile"
-          )
-
-          // A Codex turn that fails reaches no hook and no notify (measured with
-          // 0.171.0): only its rollout file, the transcript its SessionStart hook
-          // reported, says how the turn ended. While a Codex session works (its
-          // UserPromptSubmit hook; an adopted one) or works on a resume, the
-          // supervisor reads the end of that file every codexPoll while it grows, for
-          // the newest turn's end (usagelimit.CodexLastTurn): the usage limit is
-          // limited (its reset the 100 % window's, when the provider sent one),
-          // another error needs you, an end without error is the Stop hook's to
-          // tell. Each turn is told once (the observation file keeps which). The
-          // reads go on while the newest turn is open, and for codexGrace after the
-          // event that began them (Codex may write the turn's start after its
-          // hook); then the next event begins them again.
-
-          // codexPoll is how often a working Codex session's rollout is read; a
-          // read costs a stat while the file does not grow.
-          const codexPoll = 2 * time.Second
-
-          // codexGrace is how long the reads go on after the event that began them
-          // when the newest turn is not open.
-          const codexGrace = 30 * time.Second
-
-          // codexTail is how much of the rollout's end is read: a turn's end is
-          // its last lines, whatever the turn wrote before.
-          const codexTail = 1 << 20
-
-          // watchTurn arms the next read of ss's turn while its Codex works.
-          func (s *sup) watchTurn(ss *session) {
-          	if ss.turnStop != nil || !s.codexWorks(ss) {
-          		return
-          	}
-          	ss.turnFrom, ss.turnOpen = s.clock.Now(), true
-          	s.armTurn(ss)
-          }
-
-          func (s *sup) armTurn(ss *session) {
-          	name := ss.name
-          	ss.turnStop = s.clock.AfterFunc(codexPoll, func() {
-          		select {
-          		case s.turnCh <- name:
-          		case <-s.done:
-          		}
-          	})
-          }
-
-          // codexWorks: ss runs Codex, which works on a turn (or on a resume).
-          func (s *sup) codexWorks(ss *session) bool {
-          	ag, ok := s.cfg.Agents[ss.entry.Agent]
-          	a := ss.obs.Attention
-          	return ok && ag.Setup == "codex" && ss.pid != 0 && a != nil &&
-          		(a.State == attention.Working || a.State == attention.Limited && a.Try > 0 && a.Until.IsZero())
-          }
-
-          // turnDue reads how session name's Codex turn ended, tells it once, and
-          // reads again while the turn is open (or the grace lasts) and Codex works.
-          func (s *sup) turnDue(name string) {
-          	ss := s.sessions[name]
-          	if ss == nil {
-          		return
-          	}
-          	ss.turnStop = nil
-          	if !s.codexWorks(ss) {
-          		return
-          	}
-          	if turn, end, reset, read := s.codexTurn(ss); read {
-          		ss.turnOpen = end == usagelimit.CodexOpen
-          		if turn != "" && turn != ss.obs.CodexTold && (end == usagelimit.CodexLimited || end == usagelimit.CodexFailed) {
-          			ss.obs.CodexTold = turn
-          			s.saveObs(ss)
-          			ev := attention.Event{Kind: attention.Agent, State: attention.NeedsYou, Reason: attention.ReasonError}
-          			if end == usagelimit.CodexLimited {
-          				ev = attention.Event{Kind: attention.Agent, State: attention.Limited, Reason: attention.ReasonLimit, Until: reset}
-          			}
-          			s.logf("session %s: Codex's rollout says the turn ended: %s", quote(name), codexEnds[end])
-          			s.attend(name, ev)
-          		}
-          	}
-          	if ss.turnStop == nil && s.codexWorks(ss) && (ss.turnOpen || s.clock.Now().Sub(ss.turnFrom) < codexGrace) {
-          		s.armTurn(ss)
-          	}
-          }
-
-          var codexEnds = map[usagelimit.CodexEnd]string{
-          	usagelimit.CodexLimited: "at the account's usage limit",
-          	usagelimit.CodexFailed:  "with an error",
-          }
-
-          // codexTurn reads the newest turn of ss's rollout: its id and how it
-          // ended; read is false when there was nothing new to read (no transcript
-          // yet, or the file did not grow).
-          func (s *sup) codexTurn(ss *session) (turn string, end usagelimit.CodexEnd, reset time.Time, read bool) {
-          	r, err := conversation.Load(s.cfg.Env.ConversationsDir(), ss.name)
-          	if err != nil || r.Transcript == "" {
-          		return "", usagelimit.CodexOpen, time.Time{}, false
-          	}
-          	f, err := userfile.Open(r.Transcript, -1)
-          	if err != nil {
-          		return "", usagelimit.CodexOpen, time.Time{}, false
-          	}
-          	defer f.Close()
-          	fi, err := f.Stat()
-          	if err != nil || fi.Size() == ss.turnSize {
-          		return "", usagelimit.CodexOpen, time.Time{}, false
-          	}
-          	ss.turnSize = fi.Size()
-          	tail, err := io.ReadAll(io.NewSectionReader(f, max(fi.Size()-codexTail, 0), codexTail))
-          	if err != nil {
-          		return "", usagelimit.CodexOpen, time.Time{}, false
-          	}
-          	turn, end, reset = usagelimit.CodexLastTurn(tail, fi.Size() <= codexTail)
-          	return turn, end, reset, true
-          }
-        '';
         "supervisor/limits.go" = ''
           package supervisor
 
@@ -21784,7 +21695,7 @@ in
           	// stops the timer of the next try of a usage limit (limits.go)
           	limitStop func() bool
           	// stops the timer of the next read of a Codex turn's end, and the last
-          	// turn whose end was told (codexturn.go)
+          	// turn whose end was told (turnlog.go)
           	turnStop func() bool
           	turnFrom time.Time // when the reads began (an agent's event, an adoption)
           	turnSize int64     // the rollout's size at the last read
@@ -23206,6 +23117,140 @@ in
           	}
           }
         '';
+        "supervisor/turnlog.go" = ''
+          package supervisor
+
+          import (
+          	"io"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/agentsetup"
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/conversation"
+          	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          // A Codex turn that fails reaches no hook and no notify (measured with
+          // 0.171.0): only its rollout file, the transcript its SessionStart hook
+          // reported, says how the turn ended (agentsetup.TurnReader: an agent whose
+          // setup reads its log). While a Codex session works (its
+          // UserPromptSubmit hook; an adopted one) or works on a resume, the
+          // supervisor reads the end of that file every turnEvery while it grows, for
+          // the newest turn's end: the usage limit is
+          // limited (its reset the 100 % window's, when the provider sent one),
+          // another error needs you, an end without error is the Stop hook's to
+          // tell. Each turn is told once (the observation file keeps which). The
+          // reads go on while the newest turn is open, and for turnGrace after the
+          // event that began them (Codex may write the turn's start after its
+          // hook); then the next event begins them again.
+
+          // The reads' pace, tail and grace: the contract's usageLimits.turnRead.
+          var (
+          	turnEvery = contract.Duration(contract.UsageLimits.TurnRead.Every)
+          	turnGrace = contract.Duration(contract.UsageLimits.TurnRead.Grace)
+          	turnTail  = int64(contract.UsageLimits.TurnRead.TailBytes)
+          )
+
+          // watchTurn arms the next read of ss's turn while its Codex works.
+          func (s *sup) watchTurn(ss *session) {
+          	if ss.turnStop != nil || !s.turnWatched(ss) {
+          		return
+          	}
+          	ss.turnFrom, ss.turnOpen = s.clock.Now(), true
+          	s.armTurn(ss)
+          }
+
+          func (s *sup) armTurn(ss *session) {
+          	name := ss.name
+          	ss.turnStop = s.clock.AfterFunc(turnEvery, func() {
+          		select {
+          		case s.turnCh <- name:
+          		case <-s.done:
+          		}
+          	})
+          }
+
+          // turnReader is ss's agent's reader of its log, if it needs one (no hook
+          // tells its failed turn: Codex).
+          func (s *sup) turnReader(ss *session) agentsetup.TurnReader {
+          	ag, ok := s.cfg.Agents[ss.entry.Agent]
+          	if !ok {
+          		return nil
+          	}
+          	r, _ := agentsetup.For(ag.Setup).(agentsetup.TurnReader)
+          	return r
+          }
+
+          // turnWatched: ss's agent tells a failed turn only to its log (Codex), and
+          // works on a turn (or on a resume).
+          func (s *sup) turnWatched(ss *session) bool {
+          	a := ss.obs.Attention
+          	return ss.pid != 0 && a != nil && (a.State == attention.Working || a.State == attention.Limited && a.Try > 0 && a.Until.IsZero()) &&
+          		s.turnReader(ss) != nil
+          }
+
+          // turnDue reads how session name's Codex turn ended, tells it once, and
+          // reads again while the turn is open (or the grace lasts) and Codex works.
+          func (s *sup) turnDue(name string) {
+          	ss := s.sessions[name]
+          	if ss == nil {
+          		return
+          	}
+          	ss.turnStop = nil
+          	if !s.turnWatched(ss) {
+          		return
+          	}
+          	if turn, end, reset, read := s.codexTurn(ss); read {
+          		ss.turnOpen = end == usagelimit.TurnOpen
+          		if turn != "" && turn != ss.obs.TurnTold && (end == usagelimit.TurnLimited || end == usagelimit.TurnFailed) {
+          			ss.obs.TurnTold = turn
+          			s.saveObs(ss)
+          			ev := attention.Event{Kind: attention.Agent, State: attention.NeedsYou, Reason: attention.ReasonError}
+          			if end == usagelimit.TurnLimited {
+          				ev = attention.Event{Kind: attention.Agent, State: attention.Limited, Reason: attention.ReasonLimit, Until: reset}
+          			}
+          			s.logf("session %s: its agent's log says the turn ended: %s", quote(name), turnEnds[end])
+          			s.attend(name, ev)
+          		}
+          	}
+          	if ss.turnStop == nil && s.turnWatched(ss) && (ss.turnOpen || s.clock.Now().Sub(ss.turnFrom) < turnGrace) {
+          		s.armTurn(ss)
+          	}
+          }
+
+          var turnEnds = map[usagelimit.TurnEnd]string{
+          	usagelimit.TurnLimited: "at the account's usage limit",
+          	usagelimit.TurnFailed:  "with an error",
+          }
+
+          // codexTurn reads the newest turn of ss's rollout: its id and how it
+          // ended; read is false when there was nothing new to read (no transcript
+          // yet, or the file did not grow).
+          func (s *sup) codexTurn(ss *session) (turn string, end usagelimit.TurnEnd, reset time.Time, read bool) {
+          	r, err := conversation.Load(s.cfg.Env.ConversationsDir(), ss.name)
+          	if err != nil || r.Transcript == "" {
+          		return "", usagelimit.TurnOpen, time.Time{}, false
+          	}
+          	f, err := userfile.Open(r.Transcript, -1)
+          	if err != nil {
+          		return "", usagelimit.TurnOpen, time.Time{}, false
+          	}
+          	defer f.Close()
+          	fi, err := f.Stat()
+          	if err != nil || fi.Size() == ss.turnSize {
+          		return "", usagelimit.TurnOpen, time.Time{}, false
+          	}
+          	ss.turnSize = fi.Size()
+          	tail, err := io.ReadAll(io.NewSectionReader(f, max(fi.Size()-turnTail, 0), turnTail))
+          	if err != nil {
+          		return "", usagelimit.TurnOpen, time.Time{}, false
+          	}
+          	turn, end, reset = s.turnReader(ss).LastTurn(tail, fi.Size() <= turnTail)
+          	return turn, end, reset, true
+          }
+        '';
         "tmux/tmux.go" = ''
           // Package tmux is a thin wrapper over the tmux command line. Every command
           // names the server's socket explicitly (-S) and runs with an explicit
@@ -24263,18 +24308,19 @@ in
           	"time"
           )
 
-          // CodexEnd is how a Codex turn ended, as its rollout file says.
-          type CodexEnd int
+          // TurnEnd is how an agent's turn ended, as its own log says (for an agent
+          // whose failed turn no hook tells: Codex's rollout file).
+          type TurnEnd int
 
           const (
-          	// CodexOpen: no end of a turn in what was read (it still works).
-          	CodexOpen CodexEnd = iota
-          	// CodexDone: the turn ended without an error (its Stop hook says so).
-          	CodexDone
-          	// CodexFailed: the turn ended with an error that is no usage limit.
-          	CodexFailed
-          	// CodexLimited: the turn was refused at the account's usage limit.
-          	CodexLimited
+          	// TurnOpen: no end of a turn in what was read (it still works).
+          	TurnOpen TurnEnd = iota
+          	// TurnDone: the turn ended without an error (its Stop hook says so).
+          	TurnDone
+          	// TurnFailed: the turn ended with an error that is no usage limit.
+          	TurnFailed
+          	// TurnLimited: the turn was refused at the account's usage limit.
+          	TurnLimited
           )
 
           // CodexLastTurn reads the end of a Codex rollout file (JSON lines; tail
@@ -24291,11 +24337,11 @@ in
           // -secondary- headers), is in the turn's token_count events: the
           // rate_limits window at 100 % used, its resets_at in Unix seconds. A long
           // turn's start may be out of the tail: its end still counts.
-          func CodexLastTurn(tail []byte, fromStart bool) (turn string, end CodexEnd, reset time.Time) {
+          func CodexLastTurn(tail []byte, fromStart bool) (turn string, end TurnEnd, reset time.Time) {
           	if !fromStart {
           		i := bytes.IndexByte(tail, '\n')
           		if i < 0 {
-          			return "", CodexOpen, time.Time{}
+          			return "", TurnOpen, time.Time{}
           		}
           		tail = tail[i+1:]
           	}
@@ -24329,8 +24375,8 @@ in
           		}
           		switch {
           		case p.Type == "task_started":
-          			turn, end, reset = id, CodexOpen, time.Time{}
-          		case p.Type == "token_count" && p.RateLimits != nil && end == CodexOpen:
+          			turn, end, reset = id, TurnOpen, time.Time{}
+          		case p.Type == "token_count" && p.RateLimits != nil && end == TurnOpen:
           			reset = time.Time{}
           			for _, w := range []*window{p.RateLimits.Primary, p.RateLimits.Secondary} {
           				if w != nil && w.UsedPercent >= 100 && w.ResetsAt > 0 && w.ResetsAt <= maxUnix {
@@ -24343,11 +24389,11 @@ in
           			if id != "" {
           				turn = id
           			}
-          			end = CodexDone
+          			end = TurnDone
           			if p.Error != nil {
-          				end = CodexFailed
+          				end = TurnFailed
           				if codexLimit(p.Error.Info) {
-          					end = CodexLimited
+          					end = TurnLimited
           				}
           			}
           		}

@@ -226,6 +226,7 @@ func attentionReport(c *contract.Contract) string {
 	t := newTable("Rule", "Value")
 	t.row("path (PUT, status listener)", code(r.Path))
 	t.row("at most", fmt.Sprintf("%d bytes, %d sessions", r.MaxBytes, r.MaxSessions))
+	t.row("a limited session's try (`NAME limited REASON UNTIL TRY`)", fmt.Sprintf("1 to %d", r.MaxTry))
 	t.row("rate per agent user (a token bucket)", fmt.Sprintf("%d at once, %d more per second; beyond: 429 with `Retry-After: 1`", r.Burst, r.PerSecond))
 	t.row("a supervisor sends it again without a change", "every "+code(r.ResendEvery))
 	return t.b.String()
@@ -327,6 +328,8 @@ func sessionLimits(c *contract.Contract) string {
 	t.row("a user's "+code("diskQuota")+" (its unit "+code(c.Units.Disk)+")", code(c.DiskQuota.Pattern)+fmt.Sprintf(" (M, G or T: powers of 1024), and one file per %d bytes of it", c.DiskQuota.BytesPerFile), "the bytes and files the user may own on each filesystem where it writes (its home, its units' private temporary directories, its apps' state; a tmpfs is charged to its memory instead): ext4's default share of inodes")
 	u := c.UsageLimits
 	t.row("a session limited by its account's usage limit tries again (services.agent-box.usageLimits)", fmt.Sprintf("at the reset its agent named, if within %s (an agent's own retry at least %s ahead, OpenCode's, names its time; a sooner one is no limit); else after %s, %d times longer each try up to %s; each try up to %s later; at most %d resumes a minute per user", code(u.MaxReset), code(u.AgentRetry), code(u.FirstWait), u.Growth, code(u.MaxWait), code(u.Jitter), u.PerMinute), "the restart gives the resumed conversation the resume prompt, "+code(u.ResumePrompt)+" by default (docs/operating.md, \"What happens at a usage limit\")")
+	tr := u.TurnRead
+	t.row("the end of a turn no hook tells, read from the agent's log (Codex's rollout file)", fmt.Sprintf("every %s while the file grows, its last %d bytes (%d MiB); while the newest turn is open, and for %s after the event that began the reads", code(tr.Every), tr.TailBytes, tr.TailBytes>>20, code(tr.Grace)), "a failed Codex turn fires no hook (\"Codex\"); a read costs a stat while the file does not grow")
 	t.row("removed names the registry keeps (tombstones)", fmt.Sprint(l.MaxTombstones), "the supervisor prunes every one that keeps nothing away; a `session rm` beyond is refused, saying why")
 	return t.b.String()
 }

@@ -266,7 +266,7 @@ note "measure: $(resumed_line | sed 's/.*(try/(try/')"
 
 s=cxl
 cxl_line() { ab $u session ls | awk '$1 == "cxl"'; }
-cxl_told() { journal_has 'session "cxl": Codex'"'"'s rollout says the turn ended: at the account'"'"'s usage limit'; }
+cxl_told() { journal_has 'session "cxl": its agent'"'"'s log says the turn ended: at the account'"'"'s usage limit'; }
 check "Codex: its turn refused at the usage limit is read from its rollout" wait_until 60 cxl_told
 cxl_id=$(field id)
 cxl_resumed() { journal_has 'session "cxl": resuming its conversation after the usage limit (try 1, '; }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/conversation"
+	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
 )
 
 // Spawn is what a Setup may change of a spawn before its agent starts.
@@ -55,6 +56,15 @@ type LimitReporter interface {
 // --prompt beside --session): GivePrompt changes the spawn to give it.
 type PromptGiver interface {
 	GivePrompt(s *Spawn, id, prompt string)
+}
+
+// TurnReader is a Setup whose agent tells a failed turn to no hook, only
+// to its log (the transcript its report named; Codex's rollout file):
+// LastTurn reads that log's end (tail; the whole log when fromStart) for
+// the newest turn, its id and how it ended. The supervisor reads it while
+// the agent works (contract usageLimits.turnRead).
+type TurnReader interface {
+	LastTurn(tail []byte, fromStart bool) (turn string, end usagelimit.TurnEnd, reset time.Time)
 }
 
 // ErrNotALimit: the report is not a usage limit; nothing changes.

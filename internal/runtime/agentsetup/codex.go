@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/usagelimit"
 )
 
 // Codex (docs/runtime-contract.md, "Codex"): the session's folder is
 // trusted on its command line, for that process only; its SessionStart
-// hook reports the transcript file it resumes from.
+// hook reports the transcript file it resumes from, whose end says how a
+// turn ended (LastTurn: no hook tells a failed one).
 func init() { Register("codex", codex{}) }
 
 type codex struct{ transcriptFile }
@@ -51,4 +55,9 @@ func tomlString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// LastTurn reads the end of Codex's rollout file (usagelimit.CodexLastTurn).
+func (codex) LastTurn(tail []byte, fromStart bool) (string, usagelimit.TurnEnd, time.Time) {
+	return usagelimit.CodexLastTurn(tail, fromStart)
 }

@@ -51,3 +51,14 @@ func TestOpenCodesLongRetryIsTheResetAndAShortOneNoLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyCodexTellsAFailedTurnInItsLogAlone: the supervisor reads the log
+// of an agent whose failed turn reaches no hook (Codex 0.171.0, measured);
+// Claude's StopFailure and OpenCode's session.error need no reading.
+func TestOnlyCodexTellsAFailedTurnInItsLogAlone(t *testing.T) {
+	for setup, want := range map[string]bool{"codex": true, "claude": false, "opencode": false} {
+		if _, ok := For(setup).(TurnReader); ok != want {
+			t.Errorf("%s reads its log: %v, want %v", setup, ok, want)
+		}
+	}
+}

@@ -173,7 +173,7 @@ func TestStatusStringIsWhatTheLogAndSessionLsShow(t *testing.T) {
 // service refuses a report with any other, so a reason missing there would
 // never reach the inbox.
 func TestTheSupervisorsReasonsAreTheContracts(t *testing.T) {
-	for _, r := range []string{ReasonBell, ReasonSilence, ReasonExit, ReasonOutOfMemory} {
+	for _, r := range []string{ReasonBell, ReasonSilence, ReasonExit, ReasonOutOfMemory, ReasonError, ReasonLimit} {
 		if !KnownReason(r) {
 			t.Errorf("reason %q is not in the contract's attention.reasons", r)
 		}

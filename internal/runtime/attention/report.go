@@ -29,7 +29,7 @@ func (e Entry) Plain() Entry { return Entry{Session: e.Session, State: e.State, 
 // A report is what a supervisor tells the auth service: every session of
 // its user that has a state, one line each, "NAME STATE" or "NAME STATE
 // REASON", and a limited session with tries "NAME limited REASON UNTIL
-// TRY" (UNTIL in Unix seconds, 0 once resumed), sorted by name; at most
+// TRY" (UNTIL in Unix seconds, 0 once resumed; TRY at most report.maxTry), sorted by name; at most
 // the contract's report.maxSessions lines and report.maxBytes bytes. Only
 // the contract's names and numbers can be in it: a session name of the
 // contract's pattern, a state and a reason of the contract. The auth
@@ -38,8 +38,6 @@ func (e Entry) Plain() Entry { return Entry{Session: e.Session, State: e.State, 
 // maxUnix is the end of year 9999 in Unix seconds.
 const maxUnix = 253402300799
 
-// maxTry bounds a report's try (a try a minute for ever is fewer).
-const maxTry = 999999
 
 // EncodeReport is the report of es (sorted by session; entries without a
 // state are left out).
@@ -101,7 +99,7 @@ func ParseReport(data []byte) ([]Entry, error) {
 		if len(f) == 5 {
 			until, err1 := strconv.ParseInt(f[3], 10, 64)
 			try, err2 := strconv.Atoi(f[4])
-			if e.State != Limited || err1 != nil || err2 != nil || until < 0 || until > maxUnix || try < 1 || try > maxTry ||
+			if e.State != Limited || err1 != nil || err2 != nil || until < 0 || until > maxUnix || try < 1 || try > lim.MaxTry ||
 				strconv.FormatInt(until, 10) != f[3] || strconv.Itoa(try) != f[4] {
 				return nil, bad("not a limited session's try")
 			}

@@ -55,7 +55,7 @@ func TestParseReportRefusesAnythingButTheContractsNames(t *testing.T) {
 		"a time past 9999":        {"main limited limit 253402300800 1\n", "not a limited session's try"},
 		"a time with a sign":      {"main limited limit +1796483040 1\n", "not a limited session's try"},
 		"a try with zeros":        {"main limited limit 1796483040 01\n", "not a limited session's try"},
-		"a try too high":          {"main limited limit 1796483040 1000000\n", "not a limited session's try"},
+		"a try too high":          {fmt.Sprintf("main limited limit 1796483040 %d\n", lim.MaxTry+1), "not a limited session's try"},
 		"six fields":              {"main limited limit 1796483040 1 x\n", "line 1"},
 		"a name with a slash":     {"a/b working\n", "not a session name"},
 		"a name too long":         {strings.Repeat("n", 65) + " working\n", "not a session name"},
@@ -74,7 +74,7 @@ func TestParseReportRefusesAnythingButTheContractsNames(t *testing.T) {
 	}
 	full := strings.Repeat("x", 0)
 	for i := range lim.MaxSessions {
-		full += fmt.Sprintf("%s limited limit 253402300799 999999\n", fmt.Sprintf("%064d", i))
+		full += fmt.Sprintf("%s limited limit 253402300799 %d\n", fmt.Sprintf("%064d", i), lim.MaxTry)
 	}
 	if len(full) > lim.MaxBytes {
 		t.Errorf("maxSessions sessions of the longest name take %d bytes, more than maxBytes %d", len(full), lim.MaxBytes)

@@ -382,6 +382,8 @@ type Contract struct {
 			Path        string `json:"path"`
 			MaxBytes    int    `json:"maxBytes"`
 			MaxSessions int    `json:"maxSessions"`
+			// MaxTry bounds a limited session's try in a report line.
+			MaxTry int `json:"maxTry"`
 			// Burst and PerSecond: the auth service's token bucket per
 			// user; a report beyond it gets 429.
 			Burst     int `json:"burst"`
@@ -531,6 +533,15 @@ type Contract struct {
 		// retry-after) is the usage limit; a shorter one is a transient
 		// error it retries itself, not reported.
 		AgentRetry string `json:"agentRetry"`
+		// TurnRead: how the supervisor reads the end of a turn that no
+		// hook tells (Codex's failed turn, from its rollout file): Every
+		// while the file grows, its last TailBytes, while the newest turn
+		// is open and for Grace after the event that began the reads.
+		TurnRead struct {
+			Every     string `json:"every"`
+			Grace     string `json:"grace"`
+			TailBytes int    `json:"tailBytes"`
+		} `json:"turnRead"`
 	} `json:"usageLimits"`
 	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
 	// and M, G or T, powers of 1024) that bounds the bytes the user owns

@@ -156,7 +156,7 @@ func TestLimitsAreOrdered(t *testing.T) {
 	if lo, hi := Duration(c.Attention.SilenceAfter.Min), Duration(c.Attention.SilenceAfter.Max); !(time.Second <= lo && lo < hi) || lo%time.Second != 0 || hi%time.Second != 0 {
 		t.Errorf("attention.silenceAfter: want whole seconds, 1s <= min < max (tmux counts seconds), got %+v", c.Attention.SilenceAfter)
 	}
-	for _, d := range []string{c.Web.SessionLifetime.Default, c.Web.SessionLifetime.Min, c.Web.IdleTimeout.Default, c.Web.IdleTimeout.Min, c.Webhooks.RetentionMin, c.UsageLimits.AgentRetry} {
+	for _, d := range []string{c.Web.SessionLifetime.Default, c.Web.SessionLifetime.Min, c.Web.IdleTimeout.Default, c.Web.IdleTimeout.Min, c.Webhooks.RetentionMin, c.UsageLimits.AgentRetry, c.UsageLimits.TurnRead.Every, c.UsageLimits.TurnRead.Grace} {
 		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
 			t.Errorf("%q is not a positive Go duration", d)
 		}

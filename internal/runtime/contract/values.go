@@ -93,6 +93,7 @@ func init() {
 	c.Attention.Report.Path = "/attention-report"
 	c.Attention.Report.MaxBytes = 131072
 	c.Attention.Report.MaxSessions = 1024
+	c.Attention.Report.MaxTry = 999999
 	c.Attention.Report.Burst = 20
 	c.Attention.Report.PerSecond = 10
 	c.Attention.Report.ResendEvery = "60s"
@@ -177,6 +178,9 @@ func init() {
 	c.UsageLimits.MaxReset = "169h"
 	c.UsageLimits.PerMinute = 4
 	c.UsageLimits.AgentRetry = "1m"
+	c.UsageLimits.TurnRead.Every = "2s"
+	c.UsageLimits.TurnRead.Grace = "30s"
+	c.UsageLimits.TurnRead.TailBytes = 1048576
 	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
 	c.DiskQuota.BytesPerFile = 16384
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}

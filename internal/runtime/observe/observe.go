@@ -52,10 +52,10 @@ type Session struct {
 	// Attention is the session's attention state (package attention);
 	// nil until the supervisor first started it.
 	Attention *attention.Status `json:"attention,omitempty"`
-	// CodexTold is the newest Codex turn whose failed end the supervisor
-	// told from the rollout file (supervisor, codexturn.go): a restarted
-	// supervisor does not tell it again.
-	CodexTold string `json:"codexTold,omitempty"`
+	// TurnTold is the newest turn whose failed end the supervisor told
+	// from the agent's log (supervisor, turnlog.go: Codex's rollout file),
+	// so that a restarted supervisor does not tell it again.
+	TurnTold string `json:"turnTold,omitempty"`
 }
 
 // path is the observation file of name in dir.

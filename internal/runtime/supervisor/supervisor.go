@@ -116,7 +116,7 @@ type session struct {
 	// stops the timer of the next try of a usage limit (limits.go)
 	limitStop func() bool
 	// stops the timer of the next read of a Codex turn's end, and the last
-	// turn whose end was told (codexturn.go)
+	// turn whose end was told (turnlog.go)
 	turnStop func() bool
 	turnFrom time.Time // when the reads began (an agent's event, an adoption)
 	turnSize int64     // the rollout's size at the last read

@@ -6,18 +6,19 @@ import (
 	"time"
 )
 
-// CodexEnd is how a Codex turn ended, as its rollout file says.
-type CodexEnd int
+// TurnEnd is how an agent's turn ended, as its own log says (for an agent
+// whose failed turn no hook tells: Codex's rollout file).
+type TurnEnd int
 
 const (
-	// CodexOpen: no end of a turn in what was read (it still works).
-	CodexOpen CodexEnd = iota
-	// CodexDone: the turn ended without an error (its Stop hook says so).
-	CodexDone
-	// CodexFailed: the turn ended with an error that is no usage limit.
-	CodexFailed
-	// CodexLimited: the turn was refused at the account's usage limit.
-	CodexLimited
+	// TurnOpen: no end of a turn in what was read (it still works).
+	TurnOpen TurnEnd = iota
+	// TurnDone: the turn ended without an error (its Stop hook says so).
+	TurnDone
+	// TurnFailed: the turn ended with an error that is no usage limit.
+	TurnFailed
+	// TurnLimited: the turn was refused at the account's usage limit.
+	TurnLimited
 )
 
 // CodexLastTurn reads the end of a Codex rollout file (JSON lines; tail
@@ -34,11 +35,11 @@ const (
 // -secondary- headers), is in the turn's token_count events: the
 // rate_limits window at 100 % used, its resets_at in Unix seconds. A long
 // turn's start may be out of the tail: its end still counts.
-func CodexLastTurn(tail []byte, fromStart bool) (turn string, end CodexEnd, reset time.Time) {
+func CodexLastTurn(tail []byte, fromStart bool) (turn string, end TurnEnd, reset time.Time) {
 	if !fromStart {
 		i := bytes.IndexByte(tail, '\n')
 		if i < 0 {
-			return "", CodexOpen, time.Time{}
+			return "", TurnOpen, time.Time{}
 		}
 		tail = tail[i+1:]
 	}
@@ -72,8 +73,8 @@ func CodexLastTurn(tail []byte, fromStart bool) (turn string, end CodexEnd, rese
 		}
 		switch {
 		case p.Type == "task_started":
-			turn, end, reset = id, CodexOpen, time.Time{}
-		case p.Type == "token_count" && p.RateLimits != nil && end == CodexOpen:
+			turn, end, reset = id, TurnOpen, time.Time{}
+		case p.Type == "token_count" && p.RateLimits != nil && end == TurnOpen:
 			reset = time.Time{}
 			for _, w := range []*window{p.RateLimits.Primary, p.RateLimits.Secondary} {
 				if w != nil && w.UsedPercent >= 100 && w.ResetsAt > 0 && w.ResetsAt <= maxUnix {
@@ -86,11 +87,11 @@ func CodexLastTurn(tail []byte, fromStart bool) (turn string, end CodexEnd, rese
 			if id != "" {
 				turn = id
 			}
-			end = CodexDone
+			end = TurnDone
 			if p.Error != nil {
-				end = CodexFailed
+				end = TurnFailed
 				if codexLimit(p.Error.Info) {
-					end = CodexLimited
+					end = TurnLimited
 				}
 			}
 		}

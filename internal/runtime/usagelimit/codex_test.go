@@ -21,13 +21,13 @@ func TestCodexLastTurnReadsHowTheTurnEndedFromTheRollout(t *testing.T) {
 	}
 	want := map[string]struct {
 		turn  string
-		end   CodexEnd
+		end   TurnEnd
 		reset time.Time
 	}{
-		"429-usage-hdr-json.jsonl":     {"01a2456d-33cb-7f62-962b-356817cf2f00", CodexLimited, time.Unix(1796468313, 0).UTC()},
-		"429-usage-noreset-json.jsonl": {"01a2456d-423b-7a03-94e0-2210896e7a30", CodexLimited, time.Time{}},
-		"429-rl-json.jsonl":            {"01a2456d-788b-7b10-a03e-99d05aea649c", CodexLimited, time.Time{}},
-		"500-exec.jsonl":               {"01a2456b-caaa-7f70-80b3-dc3b80e2b54a", CodexFailed, time.Time{}},
+		"429-usage-hdr-json.jsonl":     {"01a2456d-33cb-7f62-962b-356817cf2f00", TurnLimited, time.Unix(1796468313, 0).UTC()},
+		"429-usage-noreset-json.jsonl": {"01a2456d-423b-7a03-94e0-2210896e7a30", TurnLimited, time.Time{}},
+		"429-rl-json.jsonl":            {"01a2456d-788b-7b10-a03e-99d05aea649c", TurnLimited, time.Time{}},
+		"500-exec.jsonl":               {"01a2456b-caaa-7f70-80b3-dc3b80e2b54a", TurnFailed, time.Time{}},
 	}
 	if len(ar.Files) != len(want) {
 		t.Fatalf("%d rollouts in testdata, %d expected", len(ar.Files), len(want))
@@ -61,19 +61,19 @@ func TestCodexLastTurnIsTheNewestWholeTurn(t *testing.T) {
 		name, tail string
 		fromStart  bool
 		turn       string
-		end        CodexEnd
+		end        TurnEnd
 		reset      time.Time
 	}{
-		{"a turn that ended well", started("a") + done, true, "a", CodexDone, time.Time{}},
-		{"a turn still open", started("a"), true, "a", CodexOpen, time.Time{}},
-		{"a line still being written", started("b") + strings.TrimSuffix(limit, "\n"), true, "b", CodexOpen, time.Time{}},
-		{"the newest of two turns", started("a") + done + started("b") + limit, true, "b", CodexLimited, time.Time{}},
-		{"a new turn after a limited one", started("b") + limit + started("c"), true, "c", CodexOpen, time.Time{}},
-		{"a long turn's start out of the tail", `{"type":"response_item"}` + "\n" + full + limit, false, "b", CodexLimited, time.Unix(1797000000, 0).UTC()},
-		{"a tail cut inside a line", limit[20:] + started("c"), false, "c", CodexOpen, time.Time{}},
-		{"retries spent on a 503", started("b") + other, true, "b", CodexFailed, time.Time{}},
-		{"not Codex's lines", "garbage\n{\"type\":\"response_item\"}\n" + limit, true, "b", CodexLimited, time.Time{}},
-		{"a turn id too long", strings.Replace(limit, `"turn_id":"b"`, `"turn_id":"`+strings.Repeat("x", 129)+`"`, 1), true, "", CodexLimited, time.Time{}},
+		{"a turn that ended well", started("a") + done, true, "a", TurnDone, time.Time{}},
+		{"a turn still open", started("a"), true, "a", TurnOpen, time.Time{}},
+		{"a line still being written", started("b") + strings.TrimSuffix(limit, "\n"), true, "b", TurnOpen, time.Time{}},
+		{"the newest of two turns", started("a") + done + started("b") + limit, true, "b", TurnLimited, time.Time{}},
+		{"a new turn after a limited one", started("b") + limit + started("c"), true, "c", TurnOpen, time.Time{}},
+		{"a long turn's start out of the tail", `{"type":"response_item"}` + "\n" + full + limit, false, "b", TurnLimited, time.Unix(1797000000, 0).UTC()},
+		{"a tail cut inside a line", limit[20:] + started("c"), false, "c", TurnOpen, time.Time{}},
+		{"retries spent on a 503", started("b") + other, true, "b", TurnFailed, time.Time{}},
+		{"not Codex's lines", "garbage\n{\"type\":\"response_item\"}\n" + limit, true, "b", TurnLimited, time.Time{}},
+		{"a turn id too long", strings.Replace(limit, `"turn_id":"b"`, `"turn_id":"`+strings.Repeat("x", 129)+`"`, 1), true, "", TurnLimited, time.Time{}},
 	} {
 		turn, end, reset := CodexLastTurn([]byte(c.tail), c.fromStart)
 		if turn != c.turn || end != c.end || !reset.Equal(c.reset) {

@@ -21,7 +21,7 @@ func codexLine(payload string) string { return `{"type":"event_msg","payload":` 
 
 // TestACodexTurnsEndIsReadFromItsRollout: Codex tells no hook of a failed
 // turn, so while its session works the supervisor reads the rollout the
-// conversation names every codexPoll: a turn refused at the usage limit
+// conversation names every turnEvery: a turn refused at the usage limit
 // makes it limited with the reset its 100 % window names, and is told
 // once; after the resume, the resumed turn's end without error is left to
 // the Stop hook; a turn failing otherwise needs a person; a session that
@@ -50,7 +50,7 @@ func TestACodexTurnsEndIsReadFromItsRollout(t *testing.T) {
 	next := func() {
 		t.Helper()
 		i := len(clock.fns) - 1
-		if i < 0 || clock.delays[i] != codexPoll {
+		if i < 0 || clock.delays[i] != turnEvery {
 			t.Fatalf("no read of the turn armed (timers %v)", clock.delays)
 		}
 		s.fire(clock, i)
@@ -70,7 +70,7 @@ func TestACodexTurnsEndIsReadFromItsRollout(t *testing.T) {
 	if st.State != attention.Limited || st.Try != 1 || !st.Until.Equal(reset) {
 		t.Fatalf("a turn refused at the usage limit: %+v, want limited, try 1 at the reset the rollout names", st)
 	}
-	if !strings.Contains(log.String(), `session "x": Codex's rollout says the turn ended: at the account's usage limit`) {
+	if !strings.Contains(log.String(), `session "x": its agent's log says the turn ended: at the account's usage limit`) {
 		t.Errorf("log:\n%s", log)
 	}
 	n := len(clock.fns)
@@ -128,7 +128,7 @@ func TestACodexTurnsEndIsToldOnceAcrossSupervisorsAndLongTurns(t *testing.T) {
 	ss := s2.get(e)
 	s2.started(ss, "x", os.Getpid(), false)
 	s2.say(t, control.Attend("x", attention.Working, ""))
-	if len(clock2.fns) == 0 || clock2.delays[len(clock2.fns)-1] != codexPoll {
+	if len(clock2.fns) == 0 || clock2.delays[len(clock2.fns)-1] != turnEvery {
 		t.Fatalf("no read armed: %v", clock2.delays)
 	}
 	s2.fire(clock2, len(clock2.fns)-1)
@@ -136,7 +136,7 @@ func TestACodexTurnsEndIsToldOnceAcrossSupervisorsAndLongTurns(t *testing.T) {
 		t.Fatalf("the next supervisor told t1 again: %+v", st)
 	}
 	// the grace over, the newest turn ended: no more reads
-	clock2.now = clock2.now.Add(codexGrace)
+	clock2.now = clock2.now.Add(turnGrace)
 	n := len(clock2.fns)
 	s2.fire(clock2, n-1)
 	if len(clock2.fns) != n {
