@@ -7580,7 +7580,6 @@ in
           // maxUnix is the end of year 9999 in Unix seconds.
           const maxUnix = 253402300799
 
-
           // EncodeReport is the report of es (sorted by session; entries without a
           // state are left out).
           func EncodeReport(es []Entry) []byte {
