@@ -543,6 +543,35 @@ type Contract struct {
 			TailBytes int    `json:"tailBytes"`
 		} `json:"turnRead"`
 	} `json:"usageLimits"`
+	// Approvals: a waiting agent's permission request, answered from the
+	// box origin (docs/web-contract.md, "Approvals"). The hook of an
+	// agent's AgentEvents[setup] event POSTs the request to Path on the
+	// auth service's status socket and waits there (retrying every
+	// RetryEvery while the service restarts) until a person decides, Wait
+	// passes (then the agent's own prompt takes over) or the hook goes;
+	// Claude's hook timeout is HookTimeoutSeconds, beyond Wait.Max. A
+	// user has at most MaxPending requests; a request's tool name and
+	// shown input are at most MaxToolBytes and MaxInputBytes (its body
+	// MaxBodyBytes). The box origin decides with a POST of
+	// authPage(DecidePage); a notification's action URL ActPrefix<token>
+	// decides once, within ActionLifetime. A request whose hook is gone
+	// is dropped; after a restart of the service the hooks have
+	// ReattachGrace to come back.
+	Approvals struct {
+		Path               string            `json:"path"`
+		DecidePage         string            `json:"decidePage"`
+		ActPrefix          string            `json:"actPrefix"`
+		AgentEvents        map[string]string `json:"agentEvents"`
+		MaxPending         int               `json:"maxPending"`
+		MaxToolBytes       int               `json:"maxToolBytes"`
+		MaxInputBytes      int               `json:"maxInputBytes"`
+		MaxBodyBytes       int               `json:"maxBodyBytes"`
+		Wait               Interval          `json:"wait"`
+		HookTimeoutSeconds int               `json:"hookTimeoutSeconds"`
+		ActionLifetime     Interval          `json:"actionLifetime"`
+		ReattachGrace      string            `json:"reattachGrace"`
+		RetryEvery         string            `json:"retryEvery"`
+	} `json:"approvals"`
 	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
 	// and M, G or T, powers of 1024) that bounds the bytes the user owns
 	// on each filesystem where it writes (its home's, its apps' state's,
@@ -651,6 +680,7 @@ var (
 	ExitCodes     = &c.ExitCodes
 	DiskQuota     = &c.DiskQuota
 	UsageLimits   = &c.UsageLimits
+	Approvals     = &c.Approvals
 )
 
 var c Contract // filled by values.go

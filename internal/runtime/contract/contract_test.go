@@ -161,6 +161,23 @@ func TestLimitsAreOrdered(t *testing.T) {
 			t.Errorf("%q is not a positive Go duration", d)
 		}
 	}
+	for name, iv := range map[string]Interval{"wait": c.Approvals.Wait, "actionLifetime": c.Approvals.ActionLifetime} {
+		lo, def, hi := Duration(iv.Min), Duration(iv.Default), Duration(iv.Max)
+		if !(0 < lo && lo <= def && def <= hi) {
+			t.Errorf("approvals.%s: want 0 < min <= default <= max, got %+v", name, iv)
+		}
+	}
+	// Claude kills a hook at its timeout: the hook's own wait (the
+	// service answers at the request's deadline) must end first, with time
+	// to print its answer, whatever wait a host chose.
+	if to := time.Duration(c.Approvals.HookTimeoutSeconds) * time.Second; to < Duration(c.Approvals.Wait.Max)+time.Minute {
+		t.Errorf("approvals.hookTimeoutSeconds %d: want at least wait.max (%s) and a minute", c.Approvals.HookTimeoutSeconds, c.Approvals.Wait.Max)
+	}
+	for _, d := range []string{c.Approvals.ReattachGrace, c.Approvals.RetryEvery} {
+		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
+			t.Errorf("approvals: %q is not a positive Go duration", d)
+		}
+	}
 	for name, r := range map[string]IntRange{"maxBodySize": c.Webhooks.MaxBodySize, "concurrency": c.Webhooks.Concurrency} {
 		if !(0 < r.Min && r.Min <= r.Default && r.Default <= r.Max) {
 			t.Errorf("webhooks.%s: want 0 < min <= default <= max, got %+v", name, r)

@@ -181,6 +181,21 @@ func init() {
 	c.UsageLimits.TurnRead.Every = "2s"
 	c.UsageLimits.TurnRead.Grace = "30s"
 	c.UsageLimits.TurnRead.TailBytes = 1048576
+	c.Approvals.Path = "/permission-request"
+	c.Approvals.DecidePage = "decide"
+	c.Approvals.ActPrefix = "/auth/act/"
+	c.Approvals.AgentEvents = map[string]string{
+		"claude": "PermissionRequest",
+	}
+	c.Approvals.MaxPending = 32
+	c.Approvals.MaxToolBytes = 128
+	c.Approvals.MaxInputBytes = 4096
+	c.Approvals.MaxBodyBytes = 65536
+	c.Approvals.Wait = Interval{Default: "2m", Min: "5s", Max: "1h"}
+	c.Approvals.HookTimeoutSeconds = 3720
+	c.Approvals.ActionLifetime = Interval{Default: "15m", Min: "1m", Max: "24h"}
+	c.Approvals.ReattachGrace = "20s"
+	c.Approvals.RetryEvery = "500ms"
 	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
 	c.DiskQuota.BytesPerFile = 16384
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}

@@ -1,0 +1,228 @@
+// Package approval is an agent's permission request on its way from the agent's hook to the auth service, and the answer back.
+//
+// It holds (docs/web-contract.md, "Approvals") the wire format both sides
+// check, what an agent's hook input becomes, what the hook prints for each
+// answer, and the hook's wait.
+//
+// Invariants: a request's tool and input are the agent's text, cleaned
+// (no control, escape or bidirectional-override character; at most the
+// contract's bytes, cut at a character) before they leave the hook, and
+// checked again by the service: whatever shows them shows plain text. An
+// answer is one of the four decisions; anything else is no decision, and
+// the agent's own prompt takes over.
+package approval
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+)
+
+// The decisions a person can take; None is the service's answer when the
+// wait ended without one.
+const (
+	Allow        = "allow"
+	AllowSession = "allow-session"
+	Deny         = "deny"
+	None         = "none"
+)
+
+// Decisions are the decisions a person can take, in the page's order.
+var Decisions = []string{Allow, AllowSession, Deny}
+
+// Request is what a hook sends: its own random ID (it sends the same
+// again after a restart of the service), its session and agent setup,
+// the tool and its input as text, and whether the agent can allow the
+// tool for the rest of the session.
+type Request struct {
+	ID           string `json:"id"`
+	Session      string `json:"session"`
+	Agent        string `json:"agent"`
+	Tool         string `json:"tool"`
+	Input        string `json:"input"`
+	AllowSession bool   `json:"allowSession,omitempty"`
+}
+
+// Answer is the service's answer: a decision (or None) and who took it
+// (a login, with "(notification)" when it came through an action URL).
+type Answer struct {
+	Decision string `json:"decision"`
+	By       string `json:"by,omitempty"`
+}
+
+// Check reports whether r is a request of the contract: an ID of 32 hex
+// digits, a session name, an agent setup that asks, a tool and an input
+// within their bounds that are clean text.
+func (r Request) Check() error {
+	lim := contract.Approvals
+	switch {
+	case len(r.ID) != 32 || !isHex(r.ID):
+		return errors.New("the id is not 32 hex digits")
+	case !contract.Names.Session.Match(r.Session):
+		return errors.New("not a session name")
+	case lim.AgentEvents[r.Agent] == "":
+		return errors.New("not an agent setup that asks for permissions")
+	case r.Tool == "" || len(r.Tool) > lim.MaxToolBytes || Clean(r.Tool, lim.MaxToolBytes) != r.Tool || strings.ContainsAny(r.Tool, "\n\t"):
+		return fmt.Errorf("the tool is not one line of clean text of 1 to %d bytes", lim.MaxToolBytes)
+	case len(r.Input) > lim.MaxInputBytes || Clean(r.Input, lim.MaxInputBytes) != r.Input:
+		return fmt.Errorf("the input is not clean text of at most %d bytes", lim.MaxInputBytes)
+	}
+	return nil
+}
+
+// CheckAnswer reports whether a is an answer the service can give.
+func (a Answer) Check() error {
+	if a.Decision != None && !IsDecision(a.Decision) {
+		return fmt.Errorf("%q is not a decision", a.Decision)
+	}
+	if len(a.By) > 128 || Clean(a.By, 128) != a.By || strings.ContainsAny(a.By, "\n\t") {
+		return errors.New("the answer's author is not one line of clean text")
+	}
+	return nil
+}
+
+// IsDecision reports whether d is one of Decisions.
+func IsDecision(d string) bool { return d == Allow || d == AllowSession || d == Deny }
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+// ellipsis ends a text Clean cut.
+const ellipsis = "…"
+
+// Clean is s as plain text for a person: invalid UTF-8 replaced, every
+// control character but newline and tab, every format character (the
+// bidirectional overrides and isolates, zero-width characters) and every
+// private-use or unassigned one left out, and at most max bytes, cut at
+// a character with an ellipsis at the end.
+func Clean(s string, limit int) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\n' || r == '\t':
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), unicode.Is(unicode.Co, r), !unicode.IsPrint(r) && !unicode.IsSpace(r) && r != utf8.RuneError:
+			continue
+		case unicode.IsSpace(r) && r != ' ':
+			r = ' ' // a line or paragraph separator, no-break spaces: a space
+		}
+		b.WriteRune(r)
+	}
+	out := b.String()
+	if len(out) <= limit {
+		return out
+	}
+	cut := limit - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(out[cut]) {
+		cut--
+	}
+	return out[:max(cut, 0)] + ellipsis
+}
+
+// Asks reports whether setup's hook for event waits for a person's
+// decision (the contract's approvals.agentEvents).
+func Asks(setup, event string) bool {
+	e, ok := contract.Approvals.AgentEvents[setup]
+	return ok && e == event
+}
+
+// FromClaude is the request of Claude Code's permission hook input
+// (measured with 2.1.328: tool_name, tool_input, permission_suggestions):
+// the tool's input as "key: value" lines in key order, a Bash command
+// first; AllowSession when Claude suggested rules for the session.
+func FromClaude(id, session string, input []byte) (Request, error) {
+	var in struct {
+		Tool        string                     `json:"tool_name"`
+		Input       map[string]json.RawMessage `json:"tool_input"`
+		Suggestions []json.RawMessage          `json:"permission_suggestions"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return Request{}, fmt.Errorf("the permission hook's input is not JSON: %w", err)
+	}
+	if in.Tool == "" {
+		return Request{}, errors.New("the permission hook's input names no tool")
+	}
+	lim := contract.Approvals
+	tool := strings.Join(strings.Fields(Clean(in.Tool, lim.MaxToolBytes)), " ")
+	return Request{
+		ID: id, Session: session, Agent: "claude", Tool: tool,
+		Input:        Clean(inputText(in.Input), lim.MaxInputBytes),
+		AllowSession: len(in.Suggestions) > 0,
+	}, nil
+}
+
+// inputText is a tool's input as text: "command" (a shell command) first
+// as it is, then every other key in order as "key: value" (a string as it
+// is, anything else as its JSON).
+func inputText(in map[string]json.RawMessage) string {
+	var lines []string
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sortFirst(keys, "command")
+	for _, k := range keys {
+		v := in[k]
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = string(v)
+		}
+		if k == "command" && len(lines) == 0 {
+			lines = append(lines, s)
+			continue
+		}
+		lines = append(lines, k+": "+s)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sortFirst sorts keys with first, when present, in front.
+func sortFirst(keys []string, first string) {
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && less(keys[j], keys[j-1], first); j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+}
+
+func less(a, b, first string) bool {
+	if a == first || b == first {
+		return a == first && b != first
+	}
+	return a < b
+}
+
+// ClaudeOutput is what Claude Code's permission hook prints for an
+// answer (measured with 2.1.328): allow runs the tool; allow-session also
+// adds Claude's own suggestions (the input's permission_suggestions) as
+// the session's rules; deny refuses it and tells the model why; no
+// decision prints nothing, and Claude's own prompt stays.
+func ClaudeOutput(a Answer, input []byte) []byte {
+	decision := map[string]any{}
+	switch a.Decision {
+	case Allow:
+		decision["behavior"] = "allow"
+	case AllowSession:
+		decision["behavior"] = "allow"
+		var in struct {
+			Suggestions []json.RawMessage `json:"permission_suggestions"`
+		}
+		if json.Unmarshal(input, &in) == nil && len(in.Suggestions) > 0 {
+			decision["updatedPermissions"] = in.Suggestions
+		}
+	case Deny:
+		decision["behavior"] = "deny"
+		decision["message"] = "A person denied this from agent-box (" + a.By + ")."
+	default:
+		return nil
+	}
+	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": contract.Approvals.AgentEvents["claude"], "decision": decision}})
+	return append(out, '\n')
+}
