@@ -14,11 +14,14 @@
 #   internal/runtime/agentsetup/codex.go
 #   internal/runtime/agentsetup/opencode.go
 #   internal/runtime/appctl/appctl.go
+#   internal/runtime/approval/approval.go
+#   internal/runtime/approval/wait.go
 #   internal/runtime/apprun/apprun.go
 #   internal/runtime/atomicfile/atomicfile.go
 #   internal/runtime/attention/attention.go
 #   internal/runtime/attention/hook.go
 #   internal/runtime/attention/report.go
+#   internal/runtime/auth/approvals.go
 #   internal/runtime/auth/attention.go
 #   internal/runtime/auth/change.go
 #   internal/runtime/auth/client.go
@@ -75,6 +78,7 @@
 #   internal/runtime/opencodestate/opencodestate.go
 #   internal/runtime/paths/paths.go
 #   internal/runtime/peer/peer.go
+#   internal/runtime/pending/pending.go
 #   internal/runtime/pwhash/hash.go
 #   internal/runtime/pwhash/read.go
 #   internal/runtime/registry/registry.go
@@ -557,9 +561,15 @@ let
             description = "Absolute path of a root-only file (outside the Nix store) holding one URL: an ntfy topic or any HTTPS endpoint that takes a JSON POST. When set, each session of this login's users that newly needs you, keeps crashing, has finished or exited is POSTed there (user, session, state, reason, a link; never terminal contents) by `${contract.units.notify}`, the only unit of the web surface with outbound network. The URL usually carries a token, so systemd hands the file to that unit as a credential; it is never copied into the store or an environment. See `docs/operating.md`, \"Notifications\".";
             example = "/var/lib/secrets/agent-box-ops.notify";
           };
+          options.actions = mkOption {
+            type = types.bool;
+            default = true;
+            description = "Whether a notification of an agent's permission request carries Allow and Deny buttons (ntfy's `Actions`: an HTTP POST each). Each button's URL decides that one request once, within `web.approvals.actionLifetime`, and is a secret in the notification: whoever reads the notification can answer the agent. `false` leaves only the link to the box.";
+            example = false;
+          };
         };
         default = { };
-        description = "Notifications out for this login (see `urlFile`).";
+        description = "Notifications out for this login (see `urlFile` and `actions`).";
         example = literalExpression ''{ urlFile = "/var/lib/secrets/agent-box-ops.notify"; }'';
       };
     };
@@ -635,6 +645,26 @@ let
         inherit (web.idleTimeout) default;
         description = "A session with no request (and no open terminal) for this long ends, as a Go duration.";
         example = "8h";
+      };
+      approvals = mkOption {
+        type = types.submodule {
+          options = {
+            wait = mkOption {
+              type = types.str;
+              inherit (contract.approvals.wait) default;
+              description = "How long an agent's permission request (Claude Code's permission hook) waits for a person's decision in the inbox or from a notification, as a Go duration from `${contract.approvals.wait.min}` to `${contract.approvals.wait.max}`. Then the agent's own prompt in its terminal takes over, as without agent-box. See `docs/operating.md`, \"Approvals\".";
+              example = "10m";
+            };
+            actionLifetime = mkOption {
+              type = types.str;
+              inherit (contract.approvals.actionLifetime) default;
+              description = "How long a notification's Allow and Deny buttons work (their URLs decide one request, once), as a Go duration from `${contract.approvals.actionLifetime.min}` to `${contract.approvals.actionLifetime.max}`.";
+              example = "5m";
+            };
+          };
+        };
+        default = { };
+        description = "Permission requests of the agents, answered from the box origin (docs/web-contract.md, \"Approvals\").";
       };
       terminalCheckInterval = mkOption {
         type = types.str;
@@ -1221,6 +1251,21 @@ let
               "agentRetry": "1m",
               "turnRead": {"every": "2s", "grace": "30s", "tailBytes": 1048576}
             },
+            "approvals": {
+              "path": "/permission-request",
+              "decidePage": "decide",
+              "actPrefix": "/auth/act/",
+              "agentEvents": {"claude": "PermissionRequest"},
+              "maxPending": 32,
+              "maxToolBytes": 128,
+              "maxInputBytes": 4096,
+              "maxBodyBytes": 65536,
+              "wait": {"default": "2m", "min": "5s", "max": "1h"},
+              "hookTimeoutSeconds": 3720,
+              "actionLifetime": {"default": "15m", "min": "1m", "max": "24h"},
+              "reattachGrace": "20s",
+              "retryEvery": "500ms"
+            },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
               "bytesPerFile": 16384
@@ -1696,16 +1741,23 @@ let
   inherit (contract.conversations) idPlaceholder promptPlaceholder;
   # Claude runs a hook under /bin/sh -c: exec makes it a child of the
   # agent itself (conversation.CheckReporter).
-  hook = command: [
+  hook = command: hookWith command { };
+  hookWith = command: extra: [
     {
       hooks = [
-        {
-          type = "command";
-          inherit command;
-        }
+        (
+          {
+            type = "command";
+            inherit command;
+          }
+          // extra
+        )
       ];
     }
   ];
+  # The hook that waits for a person's decision (contract.approvals) ends
+  # its own wait before Claude's timeout for it.
+  waits = e: contract.approvals.agentEvents.claude or null == e;
   settingsFile = "claude-code/managed-settings.d/50-agent-box.json";
   guideFile = "claude-code/CLAUDE.md";
 
@@ -1718,7 +1770,9 @@ let
         builtins.listToAttrs (
           map (e: {
             name = e;
-            value = hook "exec ${runtime} agent-hook claude event ${e}";
+            value = hookWith "exec ${runtime} agent-hook claude event ${e}" (
+              if waits e then { timeout = contract.approvals.hookTimeoutSeconds; } else { }
+            );
           }) (prim.attentionHooks "claude")
         )
         // {
@@ -2299,8 +2353,7 @@ let
       appsDomain = if w.appsDomain == null then w.domain else w.appsDomain;
     in
     {
-      inherit (w) enable tls openFirewall;
-      domain = w.domain;
+      inherit (w) enable tls openFirewall domain;
       # The apps' domain (the box's unless set), and whether it was set.
       inherit appsDomain;
       appsDomainSet = w.appsDomain != null;
@@ -2315,6 +2368,7 @@ let
         name = l;
         inherit (w.logins.${l}) hashedPasswordFile;
         notifyUrlFile = w.logins.${l}.notify.urlFile;
+        notifyActions = w.logins.${l}.notify.actions;
         users = sortStrings (unique w.logins.${l}.users);
       }) loginNames;
       # Agent users with a web origin: those some login may open.
@@ -2322,6 +2376,7 @@ let
       inherit (w)
         sessionLifetime
         idleTimeout
+        approvals
         terminalCheckInterval
         webhookConcurrency
         ptraceScope
@@ -2569,6 +2624,13 @@ let
   inherit (contract) names;
   hookLimits = contract.webhooks;
   checkInterval = contract.web.terminalCheckInterval;
+  # v is a Go duration within the contract's interval iv
+  within =
+    iv: v:
+    let
+      s = durationSeconds v;
+    in
+    s != null && s >= durationSeconds iv.min && s <= durationSeconds iv.max;
 
   prefix = "services.agent-box.web";
 
@@ -2661,12 +2723,16 @@ let
           message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration of at least ${contract.web.idleTimeout.min}, such as \"24h\".";
         }
         {
-          assertion =
-            let
-              s = durationSeconds w.terminalCheckInterval;
-            in
-            s != null && s >= durationSeconds checkInterval.min && s <= durationSeconds checkInterval.max;
+          assertion = within checkInterval w.terminalCheckInterval;
           message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from ${checkInterval.min} to ${checkInterval.max}, such as ${show checkInterval.default}.";
+        }
+        {
+          assertion = within contract.approvals.wait w.approvals.wait;
+          message = "${prefix}.approvals.wait = ${show w.approvals.wait}: use a Go duration from ${contract.approvals.wait.min} to ${contract.approvals.wait.max}, such as ${show contract.approvals.wait.default}.";
+        }
+        {
+          assertion = within contract.approvals.actionLifetime w.approvals.actionLifetime;
+          message = "${prefix}.approvals.actionLifetime = ${show w.approvals.actionLifetime}: use a Go duration from ${contract.approvals.actionLifetime.min} to ${contract.approvals.actionLifetime.max}, such as ${show contract.approvals.actionLifetime.default}.";
         }
         {
           assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);
@@ -3465,13 +3531,20 @@ in
     toJSON (
       {
         inherit (w) domain users sessionLifetime idleTimeout;
+        approvalWait = w.approvals.wait;
+        inherit (w.approvals) actionLifetime;
       logins = listToAttrs (
         map (l: {
           inherit (l) name;
           value = {
             inherit (l) users;
           }
-          // (if l.notifyUrlFile != null then { notify = true; } else { });
+          // (
+            if l.notifyUrlFile != null then
+              { notify = true; } // (if l.notifyActions then { actions = true; } else { })
+            else
+              { }
+          );
         }) w.logins
       );
     }
@@ -6430,6 +6503,323 @@ in
           	return c.run(ctx, "journalctl", "--no-pager", "--quiet", "--output=short-iso", "--lines="+strconv.Itoa(n), "--unit="+s.Unit)
           }
         '';
+        "approval/approval.go" = ''
+          // Package approval is an agent's permission request on its way from the agent's hook to the auth service, and the answer back.
+          //
+          // It holds (docs/web-contract.md, "Approvals") the wire format both sides
+          // check, what an agent's hook input becomes, what the hook prints for each
+          // answer, and the hook's wait.
+          //
+          // Invariants: a request's tool and input are the agent's text, cleaned
+          // (no control, escape or bidirectional-override character; at most the
+          // contract's bytes, cut at a character) before they leave the hook, and
+          // checked again by the service: whatever shows them shows plain text. An
+          // answer is one of the four decisions; anything else is no decision, and
+          // the agent's own prompt takes over.
+          package approval
+
+          import (
+          	"encoding/hex"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"strings"
+          	"unicode"
+          	"unicode/utf8"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // The decisions a person can take; None is the service's answer when the
+          // wait ended without one.
+          const (
+          	Allow        = "allow"
+          	AllowSession = "allow-session"
+          	Deny         = "deny"
+          	None         = "none"
+          )
+
+          // Decisions are the decisions a person can take, in the page's order.
+          var Decisions = []string{Allow, AllowSession, Deny}
+
+          // Request is what a hook sends: its own random ID (it sends the same
+          // again after a restart of the service), its session and agent setup,
+          // the tool and its input as text, and whether the agent can allow the
+          // tool for the rest of the session.
+          type Request struct {
+          	ID           string `json:"id"`
+          	Session      string `json:"session"`
+          	Agent        string `json:"agent"`
+          	Tool         string `json:"tool"`
+          	Input        string `json:"input"`
+          	AllowSession bool   `json:"allowSession,omitempty"`
+          }
+
+          // Answer is the service's answer: a decision (or None) and who took it
+          // (a login, with "(notification)" when it came through an action URL).
+          type Answer struct {
+          	Decision string `json:"decision"`
+          	By       string `json:"by,omitempty"`
+          }
+
+          // Check reports whether r is a request of the contract: an ID of 32 hex
+          // digits, a session name, an agent setup that asks, a tool and an input
+          // within their bounds that are clean text.
+          func (r Request) Check() error {
+          	lim := contract.Approvals
+          	switch {
+          	case len(r.ID) != 32 || !isHex(r.ID):
+          		return errors.New("the id is not 32 hex digits")
+          	case !contract.Names.Session.Match(r.Session):
+          		return errors.New("not a session name")
+          	case lim.AgentEvents[r.Agent] == "":
+          		return errors.New("not an agent setup that asks for permissions")
+          	case r.Tool == "" || len(r.Tool) > lim.MaxToolBytes || Clean(r.Tool, lim.MaxToolBytes) != r.Tool || strings.ContainsAny(r.Tool, "\n\t"):
+          		return fmt.Errorf("the tool is not one line of clean text of 1 to %d bytes", lim.MaxToolBytes)
+          	case len(r.Input) > lim.MaxInputBytes || Clean(r.Input, lim.MaxInputBytes) != r.Input:
+          		return fmt.Errorf("the input is not clean text of at most %d bytes", lim.MaxInputBytes)
+          	}
+          	return nil
+          }
+
+          // CheckAnswer reports whether a is an answer the service can give.
+          func (a Answer) Check() error {
+          	if a.Decision != None && !IsDecision(a.Decision) {
+          		return fmt.Errorf("%q is not a decision", a.Decision)
+          	}
+          	if len(a.By) > 128 || Clean(a.By, 128) != a.By || strings.ContainsAny(a.By, "\n\t") {
+          		return errors.New("the answer's author is not one line of clean text")
+          	}
+          	return nil
+          }
+
+          // IsDecision reports whether d is one of Decisions.
+          func IsDecision(d string) bool { return d == Allow || d == AllowSession || d == Deny }
+
+          func isHex(s string) bool {
+          	_, err := hex.DecodeString(s)
+          	return err == nil && strings.ToLower(s) == s
+          }
+
+          // ellipsis ends a text Clean cut.
+          const ellipsis = "…"
+
+          // Clean is s as plain text for a person: invalid UTF-8 replaced, every
+          // control character but newline and tab, every format character (the
+          // bidirectional overrides and isolates, zero-width characters) and every
+          // private-use or unassigned one left out, and at most max bytes, cut at
+          // a character with an ellipsis at the end.
+          func Clean(s string, limit int) string {
+          	var b strings.Builder
+          	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+          		switch {
+          		case r == '\n' || r == '\t':
+          		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), unicode.Is(unicode.Co, r), !unicode.IsPrint(r) && !unicode.IsSpace(r) && r != utf8.RuneError:
+          			continue
+          		case unicode.IsSpace(r) && r != ' ':
+          			r = ' ' // a line or paragraph separator, no-break spaces: a space
+          		}
+          		b.WriteRune(r)
+          	}
+          	out := b.String()
+          	if len(out) <= limit {
+          		return out
+          	}
+          	cut := limit - len(ellipsis)
+          	for cut > 0 && !utf8.RuneStart(out[cut]) {
+          		cut--
+          	}
+          	return out[:max(cut, 0)] + ellipsis
+          }
+
+          // Asks reports whether setup's hook for event waits for a person's
+          // decision (the contract's approvals.agentEvents).
+          func Asks(setup, event string) bool {
+          	e, ok := contract.Approvals.AgentEvents[setup]
+          	return ok && e == event
+          }
+
+          // FromClaude is the request of Claude Code's permission hook input
+          // (measured with 2.1.328: tool_name, tool_input, permission_suggestions):
+          // the tool's input as "key: value" lines in key order, a Bash command
+          // first; AllowSession when Claude suggested rules for the session.
+          func FromClaude(id, session string, input []byte) (Request, error) {
+          	var in struct {
+          		Tool        string                     `json:"tool_name"`
+          		Input       map[string]json.RawMessage `json:"tool_input"`
+          		Suggestions []json.RawMessage          `json:"permission_suggestions"`
+          	}
+          	if err := json.Unmarshal(input, &in); err != nil {
+          		return Request{}, fmt.Errorf("the permission hook's input is not JSON: %w", err)
+          	}
+          	if in.Tool == "" {
+          		return Request{}, errors.New("the permission hook's input names no tool")
+          	}
+          	lim := contract.Approvals
+          	tool := strings.Join(strings.Fields(Clean(in.Tool, lim.MaxToolBytes)), " ")
+          	return Request{
+          		ID: id, Session: session, Agent: "claude", Tool: tool,
+          		Input:        Clean(inputText(in.Input), lim.MaxInputBytes),
+          		AllowSession: len(in.Suggestions) > 0,
+          	}, nil
+          }
+
+          // inputText is a tool's input as text: "command" (a shell command) first
+          // as it is, then every other key in order as "key: value" (a string as it
+          // is, anything else as its JSON).
+          func inputText(in map[string]json.RawMessage) string {
+          	var lines []string
+          	keys := make([]string, 0, len(in))
+          	for k := range in {
+          		keys = append(keys, k)
+          	}
+          	sortFirst(keys, "command")
+          	for _, k := range keys {
+          		v := in[k]
+          		var s string
+          		if json.Unmarshal(v, &s) != nil {
+          			s = string(v)
+          		}
+          		if k == "command" && len(lines) == 0 {
+          			lines = append(lines, s)
+          			continue
+          		}
+          		lines = append(lines, k+": "+s)
+          	}
+          	return strings.Join(lines, "\n")
+          }
+
+          // sortFirst sorts keys with first, when present, in front.
+          func sortFirst(keys []string, first string) {
+          	for i := 1; i < len(keys); i++ {
+          		for j := i; j > 0 && less(keys[j], keys[j-1], first); j-- {
+          			keys[j], keys[j-1] = keys[j-1], keys[j]
+          		}
+          	}
+          }
+
+          func less(a, b, first string) bool {
+          	if a == first || b == first {
+          		return a == first && b != first
+          	}
+          	return a < b
+          }
+
+          // ClaudeOutput is what Claude Code's permission hook prints for an
+          // answer (measured with 2.1.328): allow runs the tool; allow-session also
+          // adds Claude's own suggestions (the input's permission_suggestions) as
+          // the session's rules; deny refuses it and tells the model why; no
+          // decision prints nothing, and Claude's own prompt stays.
+          func ClaudeOutput(a Answer, input []byte) []byte {
+          	decision := map[string]any{}
+          	switch a.Decision {
+          	case Allow:
+          		decision["behavior"] = "allow"
+          	case AllowSession:
+          		decision["behavior"] = "allow"
+          		var in struct {
+          			Suggestions []json.RawMessage `json:"permission_suggestions"`
+          		}
+          		if json.Unmarshal(input, &in) == nil && len(in.Suggestions) > 0 {
+          			decision["updatedPermissions"] = in.Suggestions
+          		}
+          	case Deny:
+          		decision["behavior"] = "deny"
+          		decision["message"] = "A person denied this from agent-box (" + a.By + ")."
+          	default:
+          		return nil
+          	}
+          	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": contract.Approvals.AgentEvents["claude"], "decision": decision}})
+          	return append(out, '\n')
+          }
+        '';
+        "approval/wait.go" = ''
+          package approval
+
+          import (
+          	"bytes"
+          	"context"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"io"
+          	"io/fs"
+          	"net"
+          	"net/http"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // ErrNoService: the auth service's status socket does not exist (the box
+          // has no web surface): nobody can answer, the agent's own prompt takes
+          // over at once.
+          var ErrNoService = errors.New("no auth service to ask")
+
+          // Wait sends r to the auth service's status socket and waits for its
+          // answer, until ctx ends. A connection that fails or breaks (the service
+          // restarts) is tried again every retryEvery with the same request, which
+          // the service knows again by its ID; a refusal (4xx) is final. A missing
+          // socket is ErrNoService.
+          func Wait(ctx context.Context, socket string, r Request, retryEvery time.Duration) (Answer, error) {
+          	body, err := json.Marshal(r)
+          	if err != nil {
+          		return Answer{}, err
+          	}
+          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+          		var d net.Dialer
+          		return d.DialContext(ctx, "unix", socket)
+          	}, DisableKeepAlives: true}
+          	defer tr.CloseIdleConnections()
+          	client := &http.Client{Transport: tr}
+          	for {
+          		a, final, err := ask(ctx, client, body)
+          		if err == nil || final {
+          			return a, err
+          		}
+          		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
+          			return Answer{}, ErrNoService
+          		}
+          		select {
+          		case <-ctx.Done():
+          			return Answer{}, fmt.Errorf("no answer before the hook's time ran out (last: %w)", err)
+          		case <-time.After(retryEvery):
+          		}
+          	}
+          }
+
+          // ask is one POST: its answer, or an error and whether it is final.
+          func ask(ctx context.Context, client *http.Client, body []byte) (Answer, bool, error) {
+          	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://agent-box-auth"+contract.Approvals.Path, bytes.NewReader(body))
+          	if err != nil {
+          		return Answer{}, true, err
+          	}
+          	req.Header.Set("Content-Type", "application/json")
+          	resp, err := client.Do(req)
+          	if err != nil {
+          		return Answer{}, false, err
+          	}
+          	defer resp.Body.Close()
+          	data, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+          	switch {
+          	case err != nil:
+          		return Answer{}, false, err
+          	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+          		return Answer{}, true, fmt.Errorf("the auth service refused the request: %s: %s", resp.Status, bytes.TrimSpace(data))
+          	case resp.StatusCode != http.StatusOK:
+          		return Answer{}, false, fmt.Errorf("the auth service answered %s", resp.Status)
+          	}
+          	var a Answer
+          	if err := json.Unmarshal(data, &a); err != nil {
+          		return Answer{}, true, fmt.Errorf("the auth service's answer is not JSON: %w", err)
+          	}
+          	if err := a.Check(); err != nil {
+          		return Answer{}, true, fmt.Errorf("the auth service's answer: %w", err)
+          	}
+          	return a, true, nil
+          }
+        '';
         "apprun/apprun.go" = ''
           // Package apprun is an app's launcher (docs/runtime-contract.md, "Apps"):
           // the main process of the app's unit. A slot may exist before its program:
@@ -7665,6 +8055,262 @@ in
           	return out, nil
           }
         '';
+        "auth/approvals.go" = ''
+          package auth
+
+          import (
+          	"bytes"
+          	"encoding/json"
+          	"errors"
+          	"io"
+          	"net/http"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/approval"
+          	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
+          	"github.com/agent-box/agent-box/internal/runtime/notify"
+          	"github.com/agent-box/agent-box/internal/runtime/pending"
+          )
+
+          // Approvals (docs/web-contract.md, "Approvals"): an agent's hook asks on
+          // the status listener and waits; a person answers on the box origin (the
+          // inbox's forms) or through a notification's action URL.
+
+          // approvalPost is the status listener's POST of approvals.path from
+          // user's uid: the request (approval.Request, JSON) is registered, or
+          // found again by its id, and the answer is the decision (200, JSON) once
+          // a person takes it, or "none" at the request's deadline. A hook that
+          // goes away ends its request; a shutdown leaves it for the restarted
+          // service (the connection is cut, and the hook asks again). 400 for a
+          // body that is not a request, 409 for an id of another user or content,
+          // 410 for an ended one, 429 beyond the user's pending requests.
+          func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user string) {
+          	data, err := io.ReadAll(io.LimitReader(r.Body, int64(contract.Approvals.MaxBodyBytes)+1))
+          	if err != nil || len(data) > contract.Approvals.MaxBodyBytes {
+          		http.Error(w, "bad body", http.StatusBadRequest)
+          		return
+          	}
+          	var req approval.Request
+          	dec := json.NewDecoder(bytes.NewReader(data))
+          	dec.DisallowUnknownFields()
+          	if err := dec.Decode(&req); err != nil {
+          		http.Error(w, "not a request: "+err.Error(), http.StatusBadRequest)
+          		return
+          	}
+          	if err := req.Check(); err != nil {
+          		http.Error(w, "not a request: "+err.Error(), http.StatusBadRequest)
+          		return
+          	}
+          	var actions []string
+          	for _, l := range s.notifyLogins {
+          		if s.cfg.Logins[l].Actions && s.cfg.mayOpen(l, user) {
+          			actions = append(actions, l)
+          		}
+          	}
+          	now := s.clock.Now()
+          	asked, err := s.pending.Ask(user, req, now, s.cfg.ApprovalWait, s.cfg.ActionLifetime, actions)
+          	switch {
+          	case errors.Is(err, pending.ErrFull):
+          		http.Error(w, err.Error(), http.StatusTooManyRequests)
+          		return
+          	case errors.Is(err, pending.ErrSpent):
+          		http.Error(w, err.Error(), http.StatusGone)
+          		return
+          	case errors.Is(err, pending.ErrNotYours), errors.Is(err, pending.ErrChanged):
+          		http.Error(w, err.Error(), http.StatusConflict)
+          		return
+          	case err != nil:
+          		s.log.Printf("%v", err) // written in memory; the next change writes again
+          	}
+          	if asked.Fresh {
+          		s.log.Printf("%s: session %s's agent asks to use %s (request %s)", user, req.Session, escape.Quote(req.Tool, 64), req.ID)
+          		s.notifyRequest(user, req, now, asked.Secrets)
+          	}
+          	timer := time.NewTimer(asked.Deadline.Sub(now))
+          	defer timer.Stop()
+          	var a approval.Answer
+          	select {
+          	case <-asked.Done:
+          		a = s.pending.Answer(req.ID)
+          	case <-timer.C:
+          		a = approval.Answer{Decision: approval.None}
+          		s.log.Printf("%s: request %s: no decision within %s; the agent's own prompt takes over", user, req.ID, s.cfg.ApprovalWait)
+          	case <-r.Context().Done():
+          		s.pending.Leave(req.ID, false, false, s.clock.Now())
+          		s.log.Printf("%s: request %s: its hook went away", user, req.ID)
+          		return
+          	case <-s.stopping:
+          		// no answer: the hook sees the connection cut and asks the
+          		// restarted service, which has the request
+          		panic(http.ErrAbortHandler)
+          	}
+          	body, _ := json.Marshal(a)
+          	w.Header().Set("Content-Type", "application/json")
+          	w.Write(append(body, '\n'))
+          	if err := s.pending.Leave(req.ID, true, false, s.clock.Now()); err != nil {
+          		s.log.Printf("%v", err)
+          	}
+          }
+
+          // requestView is one waiting request in the inbox.
+          type requestView struct {
+          	User string
+          	pending.Request
+          }
+
+          // Key is the request's key for the page's script (a new one is a new
+          // notification).
+          func (v requestView) Key() string { return "request " + v.ID }
+
+          // SinceUTC and SinceISO are the request's time, as an entry's.
+          func (v requestView) SinceUTC() string { return v.Created.UTC().Format("15:04 UTC") }
+          func (v requestView) SinceISO() string { return v.Created.UTC().Format(time.RFC3339) }
+
+          // Agent is how the page names the agent.
+          func (v requestView) Agent() string {
+          	if v.Request.Agent == "claude" {
+          		return "Claude Code"
+          	}
+          	return v.Request.Agent
+          }
+
+          // requests is login's waiting requests at now: of the users the login
+          // may open, and no other.
+          func (s *Server) requests(login string, now time.Time) []requestView {
+          	var out []requestView
+          	for _, u := range s.cfg.Logins[login].Users {
+          		for _, r := range s.pending.Waiting(u, now) {
+          			out = append(out, requestView{User: u, Request: r})
+          		}
+          	}
+          	return out
+          }
+
+          // decide is POST authPage(decidePage) of the box origin: a logged-in
+          // person's decision on a request of a user the login may open (the
+          // form's user, request and decision); then back to the box page.
+          func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
+          	now := s.clock.Now()
+          	sess, ok := s.session(r, "", now)
+          	if !ok {
+          		s.message(w, http.StatusForbidden, "Not logged in", "Log in to answer an agent.")
+          		return
+          	}
+          	if err := r.ParseForm(); err != nil {
+          		s.message(w, http.StatusBadRequest, "Bad request", "The form could not be read.")
+          		return
+          	}
+          	user, id, d := r.PostForm.Get("user"), r.PostForm.Get("request"), r.PostForm.Get("decision")
+          	if !s.cfg.mayOpen(sess.Login, user) {
+          		s.message(w, http.StatusForbidden, "Not allowed", "This login may not answer that user's agents.")
+          		return
+          	}
+          	if err := s.pending.Decide(user, id, d, sess.Login, now); err != nil {
+          		s.log.Printf("login %s: a decision %s on %s's request %s refused: %v", sess.Login, escape.Quote(d, 16), user, escape.Quote(id, 40), err)
+          		s.message(w, http.StatusConflict, "Not answered", refusal(err))
+          		return
+          	}
+          	s.log.Printf("login %s: %s on %s's request %s", sess.Login, d, user, id)
+          	redirect(w, http.StatusSeeOther, "/")
+          }
+
+          // act is POST of a notification's action URL (approvals.actPrefix and
+          // the token's secret) on the box origin: no login, the URL is the
+          // capability; it decides its one request, once, before it expires, while
+          // its login may still open the user and still has actions. The answer is
+          // plain text (the notifying app shows it).
+          func (s *Server) act(w http.ResponseWriter, r *http.Request) {
+          	now := s.clock.Now()
+          	secret := strings.TrimPrefix(r.URL.Path, contract.Approvals.ActPrefix)
+          	if !pending.ValidSecret(secret) {
+          		httpserve.Plain(w, http.StatusNotFound, "no such action")
+          		return
+          	}
+          	a, err := s.pending.ByToken(secret, now)
+          	switch {
+          	case errors.Is(err, pending.ErrExpired):
+          		s.log.Printf("an expired action URL was used (from %s)", clientOf(r))
+          		httpserve.Plain(w, http.StatusGone, "this action has expired")
+          		return
+          	case err != nil:
+          		s.log.Printf("an action URL of no waiting request was used (from %s)", clientOf(r))
+          		httpserve.Plain(w, http.StatusGone, "this request was already answered, or no longer waits")
+          		return
+          	}
+          	l, ok := s.cfg.Logins[a.Login]
+          	if !ok || !l.Notify || !l.Actions || !s.cfg.mayOpen(a.Login, a.User) {
+          		httpserve.Plain(w, http.StatusForbidden, "this login may no longer answer that user's agents")
+          		return
+          	}
+          	if err := s.pending.Decide(a.User, a.ID, a.Decision, a.Login+" (notification)", now); err != nil {
+          		s.log.Printf("login %s: the action URL's %s on %s's request %s refused: %v", a.Login, a.Decision, a.User, a.ID, err)
+          		httpserve.Plain(w, http.StatusGone, refusal(err))
+          		return
+          	}
+          	s.log.Printf("login %s: %s on %s's request %s, through a notification's action (from %s)", a.Login, a.Decision, a.User, a.ID, clientOf(r))
+          	httpserve.Plain(w, http.StatusOK, decidedText[a.Decision])
+          }
+
+          var decidedText = map[string]string{
+          	approval.Allow:        "allowed",
+          	approval.AllowSession: "allowed for the session",
+          	approval.Deny:         "denied",
+          }
+
+          // refusal is a refused decision's text for a person.
+          func refusal(err error) string {
+          	if errors.Is(err, pending.ErrAnswered) {
+          		return "This request was already answered."
+          	}
+          	if errors.Is(err, pending.ErrNoRequest) {
+          		return "This request no longer waits: its agent was answered in its terminal, or its time ran out."
+          	}
+          	return "The decision was refused: " + err.Error()
+          }
+
+          // clientOf is the client's address as Caddy's route sets it.
+          func clientOf(r *http.Request) string {
+          	if c := r.Header.Get(contract.Headers.Client); c != "" {
+          		return escape.Quote(c, 64)
+          	}
+          	return "an unknown address"
+          }
+
+          // actionLabels are the notification's button labels per decision.
+          var actionLabels = map[string]string{
+          	approval.Allow:        "Allow",
+          	approval.AllowSession: "Allow for session",
+          	approval.Deny:         "Deny",
+          }
+
+          // notifyRequest sends, for every login with notifications that may open
+          // user, the request's notification: its session entered needs-you
+          // (permission), with the request's tool and input (cut short) and, for a
+          // login with actions, an action URL per decision.
+          func (s *Server) notifyRequest(user string, req approval.Request, now time.Time, secrets map[string]map[string]string) {
+          	for _, l := range s.notifyLogins {
+          		if !s.cfg.mayOpen(l, user) {
+          			continue
+          		}
+          		e := notify.Event{
+          			Login: l, User: user, Session: req.Session, State: string(attention.NeedsYou), Reason: "permission",
+          			Link:    s.cfg.originURL(origin{User: user}) + contract.TerminalLink(req.Session),
+          			Time:    now.UTC().Format(time.RFC3339),
+          			Request: approval.Clean(req.Tool+": "+req.Input, notify.RequestMaxBytes),
+          		}
+          		for _, d := range approval.Decisions {
+          			if secret := secrets[l][d]; secret != "" {
+          				e.Actions = append(e.Actions, notify.Action{Decision: d, Label: actionLabels[d], URL: "https://" + s.cfg.Domain + contract.Approvals.ActPrefix + secret})
+          			}
+          		}
+          		s.feed.Send(e.Feed())
+          	}
+          }
+        '';
         "auth/attention.go" = ''
           package auth
 
@@ -8166,6 +8812,9 @@ in
           	Logins          map[string]Login    // login name -> what it may open
           	SessionLifetime time.Duration       // absolute
           	IdleTimeout     time.Duration
+          	// ApprovalWait: how long a permission request waits for a decision;
+          	// ActionLifetime: how long a notification's action URL decides.
+          	ApprovalWait, ActionLifetime time.Duration
 
           	hashes map[string]pwhash.Hash // login -> its password hash
           }
@@ -8175,6 +8824,9 @@ in
           type Login struct {
           	Users  []string `json:"users"`
           	Notify bool     `json:"notify,omitempty"`
+          	// Actions: its notifications carry the action URLs of permission
+          	// requests (with Notify only).
+          	Actions bool `json:"actions,omitempty"`
           }
 
           // configWhat names this configuration in a *badconfig.Error (exit 12).
@@ -8193,6 +8845,8 @@ in
           	Logins          map[string]Login    `json:"logins"`
           	SessionLifetime *string             `json:"sessionLifetime"`
           	IdleTimeout     *string             `json:"idleTimeout"`
+          	ApprovalWait    *string             `json:"approvalWait"`
+          	ActionLifetime  *string             `json:"actionLifetime"`
           }
 
           // LoadConfig reads the configuration file at path and each login's hash
@@ -8277,6 +8931,17 @@ in
           	if c.IdleTimeout, err = duration("idleTimeout", raw.IdleTimeout, contract.Web.IdleTimeout); err != nil {
           		return nil, err
           	}
+          	if c.ApprovalWait, err = interval("approvalWait", raw.ApprovalWait, contract.Approvals.Wait); err != nil {
+          		return nil, err
+          	}
+          	if c.ActionLifetime, err = interval("actionLifetime", raw.ActionLifetime, contract.Approvals.ActionLifetime); err != nil {
+          		return nil, err
+          	}
+          	for name, l := range c.Logins {
+          		if l.Actions && !l.Notify {
+          			return nil, fmt.Errorf("logins.%s: actions without notify", name)
+          		}
+          	}
           	return c, nil
           }
 
@@ -8312,7 +8977,7 @@ in
           	if err := json.Unmarshal(data, &top); err != nil {
           		return fmt.Errorf("invalid JSON: %w", err)
           	}
-          	known := map[string]bool{"domain": true, "appsDomain": true, "users": true, "apps": true, "logins": true, "sessionLifetime": true, "idleTimeout": true}
+          	known := map[string]bool{"domain": true, "appsDomain": true, "users": true, "apps": true, "logins": true, "sessionLifetime": true, "idleTimeout": true, "approvalWait": true, "actionLifetime": true}
           	for k := range top {
           		if !known[k] {
           			return fmt.Errorf("unknown field %q", k)
@@ -8322,7 +8987,7 @@ in
           	if l, ok := top["logins"]; ok && json.Unmarshal(l, &logins) == nil {
           		for name, fields := range logins {
           			for k := range fields {
-          				if k != "users" && k != "notify" {
+          				if k != "users" && k != "notify" && k != "actions" {
           					return fmt.Errorf("logins.%s: unknown field %q", name, k)
           				}
           			}
@@ -8345,6 +9010,15 @@ in
           		return 0, fmt.Errorf("%s: %q is shorter than %s", field, *s, l.Min)
           	}
           	return d, nil
+          }
+
+          // interval parses a bounded duration setting; absent, it is the default.
+          func interval(field string, s *string, iv contract.Interval) (time.Duration, error) {
+          	d, err := duration(field, s, contract.Lifetime{Default: iv.Default, Min: iv.Min})
+          	if err == nil && d > contract.Duration(iv.Max) {
+          		err = fmt.Errorf("%s: %q is longer than %s", field, *s, iv.Max)
+          	}
+          	return d, err
           }
 
           // checkDomain accepts a lowercase DNS name with an optional port: what a
@@ -8508,11 +9182,22 @@ in
           	return out
           }
 
+          // inboxList is what the inbox's list shows: the waiting permission
+          // requests first, then the sessions' entries.
+          type inboxList struct {
+          	Requests []requestView
+          	Entries  []inboxEntry
+          }
+
+          func (s *Server) inboxData(login string, now time.Time) inboxList {
+          	return inboxList{Requests: s.requests(login, now), Entries: s.inbox(login, now)}
+          }
+
           // inboxItems is the inbox's list items, as the page and the stream carry
           // them (html/template, so the stream's script may set them as HTML).
           func (s *Server) inboxItems(login string, now time.Time) ([]byte, error) {
           	var b bytes.Buffer
-          	err := pages().ExecuteTemplate(&b, "inbox", s.inbox(login, now))
+          	err := pages().ExecuteTemplate(&b, "inbox", s.inboxData(login, now))
           	return b.Bytes(), err
           }
 
@@ -8877,7 +9562,17 @@ in
           		if allow(w, r, http.MethodGet) {
           			s.inboxStream(w, r)
           		}
+          	case authPage(contract.Approvals.DecidePage):
+          		if allow(w, r, http.MethodPost) {
+          			s.decide(w, r)
+          		}
           	default:
+          		if strings.HasPrefix(r.URL.Path, contract.Approvals.ActPrefix) {
+          			if allow(w, r, http.MethodPost) {
+          				s.act(w, r)
+          			}
+          			return
+          		}
           		s.notFound(w)
           	}
           }
@@ -9059,7 +9754,7 @@ in
           		s.render(w, http.StatusOK, "login", pageData{Title: "Log in", Next: "/"})
           		return
           	}
-          	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inbox(sess.Login, s.clock.Now())})
+          	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inboxData(sess.Login, s.clock.Now())})
           }
 
           // target is the origin a box-origin form names (user, and app with the
@@ -9332,6 +10027,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/journal"
           	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
           	"github.com/agent-box/agent-box/internal/runtime/notify"
+          	"github.com/agent-box/agent-box/internal/runtime/pending"
           	"github.com/agent-box/agent-box/internal/runtime/pwhash"
           )
 
@@ -9361,6 +10057,8 @@ in
           	queue  *loginlimit.Queue
           	board  *board.Board
           	dummy  pwhash.Hash
+          	// pending is the agents' permission requests that wait for a person.
+          	pending *pending.Store
 
           	// changed wakes the inbox streams: a state reported, a session ended.
           	changed *board.Wakeup
@@ -9421,6 +10119,14 @@ in
           	}
           	st.ended = changed
           	s.store = st
+          	ps, warn, err := pending.Open(filepath.Join(o.StateDir, "approvals.json"), s.clock.Now(), changed.Fire)
+          	if err != nil {
+          		return nil, err
+          	}
+          	if warn != nil {
+          		s.log.Printf("warning: %v", warn)
+          	}
+          	s.pending = ps
           	now := s.clock.Now()
           	if n := st.reconcile(s.cfg, now); n > 0 {
           		s.log.Printf("ended %d sessions the configuration no longer allows", n)
@@ -9551,12 +10257,13 @@ in
           // (SO_PEERCRED) must be a configured user U: POST /alive from U's web
           // daemon (the session must be a live child session of U's origin); PUT
           // of the contract's attention report path from U's supervisor (U's
-          // attention states).
+          // attention states); POST of approvals.path from the hook of one of U's
+          // agents (a permission request, answered when a person decides).
           func (s *Server) Status() http.Handler { return http.HandlerFunc(s.status) }
 
           func (s *Server) status(w http.ResponseWriter, r *http.Request) {
           	report := contract.Attention.Report.Path
-          	if r.URL.Path != "/alive" && r.URL.Path != report {
+          	if r.URL.Path != "/alive" && r.URL.Path != report && r.URL.Path != contract.Approvals.Path {
           		http.NotFound(w, r)
           		return
           	}
@@ -9574,6 +10281,10 @@ in
           	}
           	if r.URL.Path == report {
           		s.attentionPut(w, r, name)
+          		return
+          	}
+          	if r.URL.Path == contract.Approvals.Path {
+          		s.approvalPost(w, r, name)
           		return
           	}
           	s.alive(w, r, name)
@@ -10145,6 +10856,7 @@ in
           	"html/template"
           	"sync"
 
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/webui"
           )
 
@@ -10227,14 +10939,14 @@ in
           	Users   []string // what the login may open
           	Code    string
           	May     bool // the login may open User
-          	Inbox   []inboxEntry
+          	Inbox   inboxList
           }
 
           // Page is what the one page layout reads of an auth page.
           func (d pageData) Page() webui.Page { return webui.Page{Title: d.Title} }
 
           var pages = sync.OnceValue(func() *template.Template {
-          	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(webui.Layout() + layout + `
+          	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage, "decide": func() string { return authPage(contract.Approvals.DecidePage) }}).Parse(webui.Layout() + layout + `
           {{define "login"}}{{template "head" .}}<form method="post" action="{{auth "login"}}">
           <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
           <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
@@ -10247,9 +10959,12 @@ in
           {{with .Target}}<p class="quiet">Then on to {{.}}.</p>
           {{end}}{{template "foot" .}}{{end}}
 
-          {{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
-          {{else}}<li class="quiet">Nothing needs you.</li>
-          {{end}}{{end}}
+          {{define "inbox"}}{{range .Requests}}<li class="urgent request" data-key="{{.Key}}"><span><b>{{.User}}</b> asks for a permission <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span>
+          <figure class="agent-text"><figcaption>{{.Agent}} in session <code>{{.Session}}</code> asks to use <code>{{.Tool}}</code>: the agent's words, not agent-box's</figcaption><pre>{{.Input}}</pre></figure>
+          <form method="post" action="{{decide}}" class="decide"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="request" value="{{.ID}}"><button name="decision" value="allow">Allow</button>{{if .AllowSession}}<button name="decision" value="allow-session">Allow for this session</button>{{end}}<button name="decision" value="deny" class="danger">Deny</button></form></li>
+          {{end}}{{range .Entries}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+          {{else}}{{if not .Requests}}<li class="quiet">Nothing needs you.</li>
+          {{end}}{{end}}{{end}}
 
           {{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
           {{if .Users}}<h2>Inbox</h2>
@@ -11369,6 +12084,8 @@ in
 
           import (
           	"context"
+          	"crypto/rand"
+          	"encoding/hex"
           	"encoding/json"
           	"errors"
           	"fmt"
@@ -11387,6 +12104,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/agents"
           	"github.com/agent-box/agent-box/internal/runtime/agentsetup"
           	"github.com/agent-box/agent-box/internal/runtime/appctl"
+          	"github.com/agent-box/agent-box/internal/runtime/approval"
           	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/badconfig"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
@@ -11949,6 +12667,45 @@ in
           	if err := control.Send(e.SupervisorSocket(), req.Format()); err != nil {
           		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
           	}
+          	if approval.Asks(setup, event) {
+          		p.askApproval(log, setup, name, input)
+          	}
+          }
+
+          // askApproval is the hook of an event that waits for a person's decision
+          // (the contract's approvals.agentEvents: Claude's permission hook): the
+          // request goes to the auth service, and the decision, when one comes
+          // before the service's deadline, is printed for the agent. No decision,
+          // no web surface or any failure prints nothing: the agent's own prompt
+          // stays, as without agent-box.
+          func (p *Program) askApproval(log *journal.Logger, setup, name string, input []byte) {
+          	id := make([]byte, 16)
+          	rand.Read(id)
+          	req, err := approval.FromClaude(hex.EncodeToString(id), name, input)
+          	if err != nil {
+          		log.Printf("session %s: no permission request to ask: %v", escape.Quote(name, 64), err)
+          		return
+          	}
+          	lim := contract.Approvals
+          	ctx, cancel := context.WithTimeout(context.Background(), contract.Duration(lim.Wait.Max)+time.Minute)
+          	defer cancel()
+          	a, err := approval.Wait(ctx, AuthStatus, req, contract.Duration(lim.RetryEvery))
+          	switch {
+          	case errors.Is(err, approval.ErrNoService):
+          		return
+          	case err != nil:
+          		log.Printf("session %s: permission request %s: %v", escape.Quote(name, 64), req.ID, err)
+          		return
+          	}
+          	log.Printf("session %s: permission request %s (%s): %s%s", escape.Quote(name, 64), req.ID, escape.Quote(req.Tool, 64), a.Decision, byWhom(a.By))
+          	p.Stdout.Write(approval.ClaudeOutput(a, input))
+          }
+
+          func byWhom(by string) string {
+          	if by == "" {
+          		return ""
+          	}
+          	return " by " + by
           }
 
           // readPrompt reads a kickoff prompt from file ("-": stdin), at most the
@@ -13071,6 +13828,35 @@ in
           			TailBytes int    `json:"tailBytes"`
           		} `json:"turnRead"`
           	} `json:"usageLimits"`
+          	// Approvals: a waiting agent's permission request, answered from the
+          	// box origin (docs/web-contract.md, "Approvals"). The hook of an
+          	// agent's AgentEvents[setup] event POSTs the request to Path on the
+          	// auth service's status socket and waits there (retrying every
+          	// RetryEvery while the service restarts) until a person decides, Wait
+          	// passes (then the agent's own prompt takes over) or the hook goes;
+          	// Claude's hook timeout is HookTimeoutSeconds, beyond Wait.Max. A
+          	// user has at most MaxPending requests; a request's tool name and
+          	// shown input are at most MaxToolBytes and MaxInputBytes (its body
+          	// MaxBodyBytes). The box origin decides with a POST of
+          	// authPage(DecidePage); a notification's action URL ActPrefix<token>
+          	// decides once, within ActionLifetime. A request whose hook is gone
+          	// is dropped; after a restart of the service the hooks have
+          	// ReattachGrace to come back.
+          	Approvals struct {
+          		Path               string            `json:"path"`
+          		DecidePage         string            `json:"decidePage"`
+          		ActPrefix          string            `json:"actPrefix"`
+          		AgentEvents        map[string]string `json:"agentEvents"`
+          		MaxPending         int               `json:"maxPending"`
+          		MaxToolBytes       int               `json:"maxToolBytes"`
+          		MaxInputBytes      int               `json:"maxInputBytes"`
+          		MaxBodyBytes       int               `json:"maxBodyBytes"`
+          		Wait               Interval          `json:"wait"`
+          		HookTimeoutSeconds int               `json:"hookTimeoutSeconds"`
+          		ActionLifetime     Interval          `json:"actionLifetime"`
+          		ReattachGrace      string            `json:"reattachGrace"`
+          		RetryEvery         string            `json:"retryEvery"`
+          	} `json:"approvals"`
           	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
           	// and M, G or T, powers of 1024) that bounds the bytes the user owns
           	// on each filesystem where it writes (its home's, its apps' state's,
@@ -13179,6 +13965,7 @@ in
           	ExitCodes     = &c.ExitCodes
           	DiskQuota     = &c.DiskQuota
           	UsageLimits   = &c.UsageLimits
+          	Approvals     = &c.Approvals
           )
 
           var c Contract // filled by values.go
@@ -13625,6 +14412,21 @@ in
               "perMinute": 4,
               "agentRetry": "1m",
               "turnRead": {"every": "2s", "grace": "30s", "tailBytes": 1048576}
+            },
+            "approvals": {
+              "path": "/permission-request",
+              "decidePage": "decide",
+              "actPrefix": "/auth/act/",
+              "agentEvents": {"claude": "PermissionRequest"},
+              "maxPending": 32,
+              "maxToolBytes": 128,
+              "maxInputBytes": 4096,
+              "maxBodyBytes": 65536,
+              "wait": {"default": "2m", "min": "5s", "max": "1h"},
+              "hookTimeoutSeconds": 3720,
+              "actionLifetime": {"default": "15m", "min": "1m", "max": "24h"},
+              "reattachGrace": "20s",
+              "retryEvery": "500ms"
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -14125,6 +14927,21 @@ in
           	c.UsageLimits.TurnRead.Every = "2s"
           	c.UsageLimits.TurnRead.Grace = "30s"
           	c.UsageLimits.TurnRead.TailBytes = 1048576
+          	c.Approvals.Path = "/permission-request"
+          	c.Approvals.DecidePage = "decide"
+          	c.Approvals.ActPrefix = "/auth/act/"
+          	c.Approvals.AgentEvents = map[string]string{
+          		"claude": "PermissionRequest",
+          	}
+          	c.Approvals.MaxPending = 32
+          	c.Approvals.MaxToolBytes = 128
+          	c.Approvals.MaxInputBytes = 4096
+          	c.Approvals.MaxBodyBytes = 65536
+          	c.Approvals.Wait = Interval{Default: "2m", Min: "5s", Max: "1h"}
+          	c.Approvals.HookTimeoutSeconds = 3720
+          	c.Approvals.ActionLifetime = Interval{Default: "15m", Min: "1m", Max: "24h"}
+          	c.Approvals.ReattachGrace = "20s"
+          	c.Approvals.RetryEvery = "500ms"
           	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
           	c.DiskQuota.BytesPerFile = 16384
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
@@ -17609,8 +18426,10 @@ in
           // with outbound network) POSTs it as JSON to that login's URL, retrying
           // with backoff from a bounded queue per login.
           //
-          // An event holds only names the contract checks and what the auth service
-          // made of them: never text from a hook or a terminal.
+          // An event holds names the contract checks and what the auth service
+          // made of them, never text from a terminal; the one text of an agent's is
+          // a permission request's tool and input, cleaned plain text
+          // (approval.Clean), so that a person can decide from the notification.
           package notify
 
           import (
@@ -17622,6 +18441,7 @@ in
           	"strings"
           	"time"
 
+          	"github.com/agent-box/agent-box/internal/runtime/approval"
           	"github.com/agent-box/agent-box/internal/runtime/attention"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           )
@@ -17637,7 +18457,25 @@ in
           	Reason  string `json:"reason,omitempty"`
           	Link    string `json:"link"`
           	Time    string `json:"time"`
+          	// Request: a permission request's tool and input (the agent's text,
+          	// approval.Clean: plain, at most RequestMaxBytes); Actions: its
+          	// action URLs, one per decision, each deciding once (docs/web-contract.md,
+          	// "Approvals").
+          	Request string   `json:"request,omitempty"`
+          	Actions []Action `json:"actions,omitempty"`
           }
+
+          // Action is one button of a notification: an HTTP POST to URL takes
+          // Decision.
+          type Action struct {
+          	Decision string `json:"decision"`
+          	Label    string `json:"label"`
+          	URL      string `json:"url"`
+          }
+
+          // RequestMaxBytes bounds a notification's request text: a few lines on a
+          // phone's lock screen, and the event within the feed's datagram.
+          const RequestMaxBytes = 512
 
           // Feed is e as the auth service sends it: its JSON, Login included.
           func (e Event) Feed() []byte {
@@ -17650,6 +18488,17 @@ in
           	e.Login = ""
           	b, _ := json.Marshal(e)
           	return b
+          }
+
+          // NtfyActions is ntfy's Actions header of e's actions ("" for none): one
+          // HTTP POST button each, which clears the notification once it worked
+          // (ParseFeed keeps ',', ';' and quotes out of labels and URLs).
+          func (e Event) NtfyActions() string {
+          	var parts []string
+          	for _, a := range e.Actions {
+          		parts = append(parts, "http, "+a.Label+", "+a.URL+", method=POST, clear=true")
+          	}
+          	return strings.Join(parts, "; ")
           }
 
           // Title is a one-line summary (ntfy shows it as the title).
@@ -17692,6 +18541,25 @@ in
           	}
           	if _, err := time.Parse(time.RFC3339, e.Time); err != nil {
           		return Event{}, errors.New("the time is not RFC 3339")
+          	}
+          	if len(e.Request) > RequestMaxBytes || approval.Clean(e.Request, RequestMaxBytes) != e.Request {
+          		return Event{}, errors.New("the request is not clean text within its bound")
+          	}
+          	if len(e.Actions) > 0 && e.Request == "" {
+          		return Event{}, errors.New("actions without a request")
+          	}
+          	seen := map[string]bool{}
+          	for _, a := range e.Actions {
+          		u, err := url.Parse(a.URL)
+          		switch {
+          		case !approval.IsDecision(a.Decision) || seen[a.Decision]:
+          			return Event{}, errors.New("an action of no decision, or one twice")
+          		case a.Label == "" || len(a.Label) > 32 || strings.ContainsAny(a.Label, ",;\"\\\r\n") || approval.Clean(a.Label, 32) != a.Label:
+          			return Event{}, errors.New("an action's label is not a short plain text")
+          		case err != nil || u.Scheme != "https" || u.Host == "" || strings.ContainsAny(a.URL, " \t\r\n,;\""):
+          			return Event{}, errors.New("an action's URL is not an https URL")
+          		}
+          		seen[a.Decision] = true
           	}
           	return e, nil
           }
@@ -18005,6 +18873,9 @@ in
           	// ntfy's headers (others ignore them): its title and where a tap goes
           	req.Header.Set("Title", e.Title())
           	req.Header.Set("Click", e.Link)
+          	if h := e.NtfyActions(); h != "" {
+          		req.Header.Set("Actions", h)
+          	}
           	res, err := s.client.Do(req)
           	if err != nil {
           		return stripURL(err), false
@@ -18836,6 +19707,422 @@ in
           		return "", fmt.Errorf("pid %d runs %s, removed since it started", pid, escape.Quote(strings.TrimSuffix(p, " (deleted)"), 256))
           	}
           	return p, nil
+          }
+        '';
+        "pending/pending.go" = ''
+          // Package pending is the auth service's store of agents' permission
+          // requests that wait for a person (docs/web-contract.md, "Approvals").
+          //
+          // A request lives while its hook waits: the hook's connection holds it
+          // (Ask, then Leave when the handler returns). It ends, once, when a person
+          // decides (Decide, or a notification's action token through ByToken), when
+          // its wait passes (the hook is answered "none"), or when its hook goes
+          // away; an ended request's id is spent and never comes back. The store is
+          // written to a file on every change, so a restarted service knows its
+          // requests (and their decisions not yet delivered) again, and gives their
+          // hooks, which ask again with the same id, the reattach grace to come
+          // back.
+          //
+          // Invariants: at most the contract's maxPending undecided requests per
+          // user; a request belongs to one user (an id asked by another is
+          // refused); a decision is taken once; an action token is stored only as
+          // its hash, decides only its own request with its own decision, and only
+          // before it expires.
+          package pending
+
+          import (
+          	"crypto/rand"
+          	"crypto/sha256"
+          	"encoding/base64"
+          	"encoding/hex"
+          	"encoding/json"
+          	"errors"
+          	"fmt"
+          	"io/fs"
+          	"sort"
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/approval"
+          	"github.com/agent-box/agent-box/internal/runtime/atomicfile"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/userfile"
+          )
+
+          // Errors of Ask, Decide and ByToken.
+          var (
+          	ErrFull       = errors.New("the user has too many requests waiting")
+          	ErrSpent      = errors.New("the request has ended")
+          	ErrNotYours   = errors.New("the request is another's")
+          	ErrChanged    = errors.New("the request was asked with other content")
+          	ErrNoRequest  = errors.New("no such request waits")
+          	ErrAnswered   = errors.New("the request was already answered")
+          	ErrNoToken    = errors.New("no such action")
+          	ErrExpired    = errors.New("the action has expired")
+          	errBadStorage = errors.New("not a store of requests")
+          )
+
+          // Request is one waiting request as the store holds it.
+          type Request struct {
+          	User string `json:"user"`
+          	approval.Request
+          	Created  time.Time       `json:"created"`
+          	Deadline time.Time       `json:"deadline"`
+          	Answer   approval.Answer `json:"answer,omitzero"`
+          	Tokens   []Token         `json:"tokens,omitempty"`
+
+          	attached int
+          	gone     time.Time
+          	done     chan struct{}
+          }
+
+          // Token is a notification's action: the hash of its secret, whose
+          // notification it was, the decision it takes and until when.
+          type Token struct {
+          	Hash     string    `json:"hash"`
+          	Login    string    `json:"login"`
+          	Decision string    `json:"decision"`
+          	Expires  time.Time `json:"expires"`
+          }
+
+          // Store holds the requests; the zero Store is not usable (Open).
+          type Store struct {
+          	mu    sync.Mutex
+          	path  string
+          	reqs  map[string]*Request
+          	spent map[string]time.Time // ended ids, until when remembered
+          	grace time.Duration
+          	// changed is called (without the lock) after every change the inbox
+          	// shows.
+          	changed func()
+          	// gen counts snapshots; wmu orders the writes, so an older snapshot
+          	// never replaces a newer one.
+          	gen, written uint64
+          	wmu          sync.Mutex
+          }
+
+          type file struct {
+          	Requests []*Request           `json:"requests"`
+          	Spent    map[string]time.Time `json:"spent"`
+          }
+
+          const fileLimit = 16 << 20
+
+          // Open loads the store at path (none yet: an empty one). Requests whose
+          // wait has passed are dropped; the others wait for their hooks for the
+          // contract's reattach grace from now. An unreadable file is warned about
+          // and the store starts empty.
+          func Open(path string, now time.Time, changed func()) (st *Store, warn error, err error) {
+          	st = &Store{path: path, reqs: map[string]*Request{}, spent: map[string]time.Time{}, changed: changed,
+          		grace: contract.Duration(contract.Approvals.ReattachGrace)}
+          	data, err := userfile.Read(path, fileLimit)
+          	if errors.Is(err, fs.ErrNotExist) {
+          		return st, nil, nil
+          	}
+          	if err != nil && !userfile.Bad(err) {
+          		return nil, nil, fmt.Errorf("read requests: %w", err)
+          	}
+          	var f file
+          	if err == nil {
+          		err = json.Unmarshal(data, &f)
+          	}
+          	if err != nil {
+          		return st, fmt.Errorf("%q: %w: %v: starting with no requests", path, errBadStorage, err), nil
+          	}
+          	bad := 0
+          	for _, r := range f.Requests {
+          		if r == nil || r.Check() != nil || !contract.Names.WebUser.Match(r.User) || st.reqs[r.ID] != nil {
+          			bad++
+          			continue
+          		}
+          		if !now.Before(r.Deadline) && r.Answer.Decision == "" {
+          			continue
+          		}
+          		r.gone, r.done = now, make(chan struct{})
+          		if r.Answer.Decision != "" {
+          			close(r.done)
+          		}
+          		st.reqs[r.ID] = r
+          	}
+          	for id, until := range f.Spent {
+          		if now.Before(until) {
+          			st.spent[id] = until
+          		}
+          	}
+          	if bad > 0 {
+          		warn = fmt.Errorf("%q: dropped %d invalid requests", path, bad)
+          	}
+          	return st, warn, nil
+          }
+
+          // Asked is what Ask gives a hook: the request's end (closed when it is
+          // answered), its deadline and, for a request new to the store, the
+          // secrets of its action tokens by login and decision (for the
+          // notifications; the store keeps only their hashes).
+          type Asked struct {
+          	Done     <-chan struct{}
+          	Deadline time.Time
+          	Fresh    bool
+          	Secrets  map[string]map[string]string
+          }
+
+          // Ask registers user's request r at now, or attaches to it again (a hook
+          // that asks again after a restart of the service or a broken connection:
+          // the same id, user and content). A new request waits until now+wait;
+          // actions is the logins whose notifications carry action URLs, each gets
+          // a token per decision that lives actionLife.
+          func (st *Store) Ask(user string, r approval.Request, now time.Time, wait, actionLife time.Duration, actions []string) (Asked, error) {
+          	st.mu.Lock()
+          	if _, ok := st.spent[r.ID]; ok {
+          		st.mu.Unlock()
+          		return Asked{}, ErrSpent
+          	}
+          	if old := st.reqs[r.ID]; old != nil {
+          		defer st.mu.Unlock()
+          		switch {
+          		case old.User != user:
+          			return Asked{}, ErrNotYours
+          		case old.Request != r:
+          			return Asked{}, ErrChanged
+          		}
+          		old.attached++
+          		return Asked{Done: old.done, Deadline: old.Deadline}, nil
+          	}
+          	n := 0
+          	for _, o := range st.reqs {
+          		if o.User == user && o.Answer.Decision == "" {
+          			n++
+          		}
+          	}
+          	if n >= contract.Approvals.MaxPending {
+          		st.mu.Unlock()
+          		return Asked{}, ErrFull
+          	}
+          	nr := &Request{User: user, Request: r, Created: now.UTC(), Deadline: now.Add(wait).UTC(), attached: 1, done: make(chan struct{})}
+          	secrets := map[string]map[string]string{}
+          	for _, l := range actions {
+          		secrets[l] = map[string]string{}
+          		for _, d := range approval.Decisions {
+          			if d == approval.AllowSession && !r.AllowSession {
+          				continue
+          			}
+          			secret := newSecret()
+          			secrets[l][d] = secret
+          			nr.Tokens = append(nr.Tokens, Token{Hash: tokenHash(secret), Login: l, Decision: d, Expires: now.Add(actionLife).UTC()})
+          		}
+          	}
+          	st.reqs[r.ID] = nr
+          	data := st.snapshotLocked(now)
+          	st.mu.Unlock()
+          	err := st.write(data)
+          	st.changed()
+          	return Asked{Done: nr.done, Deadline: nr.Deadline, Fresh: true, Secrets: secrets}, err
+          }
+
+          // Leave is a hook's handler returning: delivered says the hook got its
+          // answer (a decision, or none at the deadline); else the hook went away
+          // (its connection closed). Either ends the request, unless another
+          // connection of the same hook still waits on it; stopping (the service
+          // shuts down) changes nothing, so the restarted service has it.
+          func (st *Store) Leave(id string, delivered, stopping bool, now time.Time) error {
+          	if stopping {
+          		return nil
+          	}
+          	st.mu.Lock()
+          	r := st.reqs[id]
+          	if r == nil {
+          		st.mu.Unlock()
+          		return nil
+          	}
+          	r.attached--
+          	if r.attached > 0 && !delivered {
+          		st.mu.Unlock()
+          		return nil
+          	}
+          	st.endLocked(r, now)
+          	data := st.snapshotLocked(now)
+          	st.mu.Unlock()
+          	err := st.write(data)
+          	st.changed()
+          	return err
+          }
+
+          // endLocked removes r and spends its id until its last token would have
+          // expired (so no replay and no second ask can revive it).
+          func (st *Store) endLocked(r *Request, now time.Time) {
+          	until := r.Deadline
+          	for _, t := range r.Tokens {
+          		if t.Expires.After(until) {
+          			until = t.Expires
+          		}
+          	}
+          	st.spent[r.ID] = maxTime(until, now).Add(time.Minute)
+          	delete(st.reqs, r.ID)
+          }
+
+          func maxTime(a, b time.Time) time.Time {
+          	if a.After(b) {
+          		return a
+          	}
+          	return b
+          }
+
+          // Answer is the answer r's hook gets once Done is closed.
+          func (st *Store) Answer(id string) approval.Answer {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	if r := st.reqs[id]; r != nil && r.Answer.Decision != "" {
+          		return r.Answer
+          	}
+          	return approval.Answer{Decision: approval.None}
+          }
+
+          // Decide takes decision d of user's request id at now, by whom: once, and
+          // only while it waits (before its deadline).
+          func (st *Store) Decide(user, id, d, by string, now time.Time) error {
+          	if !approval.IsDecision(d) {
+          		return fmt.Errorf("%q is not a decision", d)
+          	}
+          	st.mu.Lock()
+          	r := st.reqs[id]
+          	switch {
+          	case r == nil || r.User != user:
+          		_, spent := st.spent[id]
+          		st.mu.Unlock()
+          		if spent {
+          			return ErrAnswered
+          		}
+          		return ErrNoRequest
+          	case r.Answer.Decision != "":
+          		st.mu.Unlock()
+          		return ErrAnswered
+          	case !now.Before(r.Deadline) || !st.waitedLocked(r, now):
+          		st.mu.Unlock()
+          		return ErrNoRequest
+          	case d == approval.AllowSession && !r.AllowSession:
+          		st.mu.Unlock()
+          		return fmt.Errorf("the agent cannot allow this for the session")
+          	}
+          	r.Answer = approval.Answer{Decision: d, By: by}
+          	r.Tokens = nil
+          	close(r.done)
+          	data := st.snapshotLocked(now)
+          	st.mu.Unlock()
+          	err := st.write(data)
+          	st.changed()
+          	return err
+          }
+
+          // Action is what an action token decides.
+          type Action struct {
+          	User, ID, Login, Decision string
+          }
+
+          // ByToken is the action of token secret at now: ErrNoToken for a secret
+          // no waiting request has (never given, or its request has ended: a
+          // replay), ErrExpired past its lifetime.
+          func (st *Store) ByToken(secret string, now time.Time) (Action, error) {
+          	h := tokenHash(secret)
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	for _, r := range st.reqs {
+          		for _, t := range r.Tokens {
+          			if t.Hash != h {
+          				continue
+          			}
+          			if !now.Before(t.Expires) {
+          				return Action{}, ErrExpired
+          			}
+          			return Action{User: r.User, ID: r.ID, Login: t.Login, Decision: t.Decision}, nil
+          		}
+          	}
+          	return Action{}, ErrNoToken
+          }
+
+          // Waiting is user's requests that wait for a decision at now, the oldest
+          // first: undecided, before their deadline, with a hook attached or within
+          // the reattach grace of their hook's leaving.
+          func (st *Store) Waiting(user string, now time.Time) []Request {
+          	st.mu.Lock()
+          	defer st.mu.Unlock()
+          	var out []Request
+          	for _, r := range st.reqs {
+          		if r.User == user && r.Answer.Decision == "" && now.Before(r.Deadline) && st.waitedLocked(r, now) {
+          			c := *r
+          			c.Tokens = nil
+          			out = append(out, c)
+          		}
+          	}
+          	sort.Slice(out, func(i, j int) bool {
+          		if !out[i].Created.Equal(out[j].Created) {
+          			return out[i].Created.Before(out[j].Created)
+          		}
+          		return out[i].ID < out[j].ID
+          	})
+          	return out
+          }
+
+          // waitedLocked: a hook waits on r, or left it less than the grace ago.
+          func (st *Store) waitedLocked(r *Request, now time.Time) bool {
+          	return r.attached > 0 || now.Sub(r.gone) < st.grace
+          }
+
+          // snapshotLocked prunes what has ended by now and returns the file.
+          func (st *Store) snapshotLocked(now time.Time) snapshot {
+          	for id, until := range st.spent {
+          		if !now.Before(until) {
+          			delete(st.spent, id)
+          		}
+          	}
+          	for _, r := range st.reqs {
+          		if r.attached == 0 && !st.waitedLocked(r, now) || r.Answer.Decision == "" && !now.Before(r.Deadline) && r.attached == 0 {
+          			st.endLocked(r, now)
+          		}
+          	}
+          	f := file{Requests: make([]*Request, 0, len(st.reqs)), Spent: st.spent}
+          	for _, r := range st.reqs {
+          		f.Requests = append(f.Requests, r)
+          	}
+          	sort.Slice(f.Requests, func(i, j int) bool { return f.Requests[i].ID < f.Requests[j].ID })
+          	data, _ := json.MarshalIndent(f, "", "  ")
+          	st.gen++
+          	return snapshot{data: append(data, '\n'), gen: st.gen}
+          }
+
+          type snapshot struct {
+          	data []byte
+          	gen  uint64
+          }
+
+          func (st *Store) write(s snapshot) error {
+          	st.wmu.Lock()
+          	defer st.wmu.Unlock()
+          	if s.gen <= st.written {
+          		return nil
+          	}
+          	if err := atomicfile.WriteFile(st.path, s.data, 0o600); err != nil {
+          		return fmt.Errorf("write requests %q: %w", st.path, err)
+          	}
+          	st.written = s.gen
+          	return nil
+          }
+
+          // newSecret is an action token's secret: 32 random bytes, base64url.
+          func newSecret() string {
+          	b := make([]byte, 32)
+          	rand.Read(b)
+          	return base64.RawURLEncoding.EncodeToString(b)
+          }
+
+          // ValidSecret reports whether s has the shape of a token's secret.
+          func ValidSecret(s string) bool {
+          	b, err := base64.RawURLEncoding.DecodeString(s)
+          	return err == nil && len(b) == 32
+          }
+
+          func tokenHash(secret string) string {
+          	sum := sha256.Sum256([]byte(secret))
+          	return hex.EncodeToString(sum[:])
           }
         '';
         "pwhash/hash.go" = ''
@@ -27606,6 +28893,12 @@ in
           ul{list-style:none;padding:0;margin:0}
           li form,li.quiet{display:flex;justify-content:space-between;align-items:center;gap:.5rem;border-top:1px solid #2c313c;padding:.5rem 0;margin:0}
           li.urgent b{color:` + Danger + `}
+          li.request{border-top:1px solid #2c313c;padding:.5rem 0}
+          li.request form{border:none;justify-content:flex-start;flex-wrap:wrap;padding:.2rem 0 0}
+          li.request button{min-height:2.6rem;min-width:5rem}
+          figure.agent-text{margin:.4rem 0;padding:.4rem .6rem;border:1px dashed #5c6370;border-radius:.35rem;background:#1b1e24}
+          figure.agent-text figcaption{color:` + Muted + `;font-size:.85rem;margin:0 0 .3rem}
+          figure.agent-text pre{margin:0;font:.9rem/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12rem;overflow:auto}
           time{color:` + Muted + `;font-size:.9rem}
           table{border-collapse:collapse;width:100%}
           th{color:` + Muted + `;font-weight:600;font-size:.9rem}

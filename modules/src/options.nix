@@ -339,9 +339,15 @@ let
             description = "Absolute path of a root-only file (outside the Nix store) holding one URL: an ntfy topic or any HTTPS endpoint that takes a JSON POST. When set, each session of this login's users that newly needs you, keeps crashing, has finished or exited is POSTed there (user, session, state, reason, a link; never terminal contents) by `${contract.units.notify}`, the only unit of the web surface with outbound network. The URL usually carries a token, so systemd hands the file to that unit as a credential; it is never copied into the store or an environment. See `docs/operating.md`, \"Notifications\".";
             example = "/var/lib/secrets/agent-box-ops.notify";
           };
+          options.actions = mkOption {
+            type = types.bool;
+            default = true;
+            description = "Whether a notification of an agent's permission request carries Allow and Deny buttons (ntfy's `Actions`: an HTTP POST each). Each button's URL decides that one request once, within `web.approvals.actionLifetime`, and is a secret in the notification: whoever reads the notification can answer the agent. `false` leaves only the link to the box.";
+            example = false;
+          };
         };
         default = { };
-        description = "Notifications out for this login (see `urlFile`).";
+        description = "Notifications out for this login (see `urlFile` and `actions`).";
         example = literalExpression ''{ urlFile = "/var/lib/secrets/agent-box-ops.notify"; }'';
       };
     };
@@ -417,6 +423,26 @@ let
         inherit (web.idleTimeout) default;
         description = "A session with no request (and no open terminal) for this long ends, as a Go duration.";
         example = "8h";
+      };
+      approvals = mkOption {
+        type = types.submodule {
+          options = {
+            wait = mkOption {
+              type = types.str;
+              inherit (contract.approvals.wait) default;
+              description = "How long an agent's permission request (Claude Code's permission hook) waits for a person's decision in the inbox or from a notification, as a Go duration from `${contract.approvals.wait.min}` to `${contract.approvals.wait.max}`. Then the agent's own prompt in its terminal takes over, as without agent-box. See `docs/operating.md`, \"Approvals\".";
+              example = "10m";
+            };
+            actionLifetime = mkOption {
+              type = types.str;
+              inherit (contract.approvals.actionLifetime) default;
+              description = "How long a notification's Allow and Deny buttons work (their URLs decide one request, once), as a Go duration from `${contract.approvals.actionLifetime.min}` to `${contract.approvals.actionLifetime.max}`.";
+              example = "5m";
+            };
+          };
+        };
+        default = { };
+        description = "Permission requests of the agents, answered from the box origin (docs/web-contract.md, \"Approvals\").";
       };
       terminalCheckInterval = mkOption {
         type = types.str;

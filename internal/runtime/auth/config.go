@@ -58,6 +58,9 @@ type Config struct {
 	Logins          map[string]Login    // login name -> what it may open
 	SessionLifetime time.Duration       // absolute
 	IdleTimeout     time.Duration
+	// ApprovalWait: how long a permission request waits for a decision;
+	// ActionLifetime: how long a notification's action URL decides.
+	ApprovalWait, ActionLifetime time.Duration
 
 	hashes map[string]pwhash.Hash // login -> its password hash
 }
@@ -67,6 +70,9 @@ type Config struct {
 type Login struct {
 	Users  []string `json:"users"`
 	Notify bool     `json:"notify,omitempty"`
+	// Actions: its notifications carry the action URLs of permission
+	// requests (with Notify only).
+	Actions bool `json:"actions,omitempty"`
 }
 
 // configWhat names this configuration in a *badconfig.Error (exit 12).
@@ -85,6 +91,8 @@ type rawConfig struct {
 	Logins          map[string]Login    `json:"logins"`
 	SessionLifetime *string             `json:"sessionLifetime"`
 	IdleTimeout     *string             `json:"idleTimeout"`
+	ApprovalWait    *string             `json:"approvalWait"`
+	ActionLifetime  *string             `json:"actionLifetime"`
 }
 
 // LoadConfig reads the configuration file at path and each login's hash
@@ -169,6 +177,17 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.IdleTimeout, err = duration("idleTimeout", raw.IdleTimeout, contract.Web.IdleTimeout); err != nil {
 		return nil, err
 	}
+	if c.ApprovalWait, err = interval("approvalWait", raw.ApprovalWait, contract.Approvals.Wait); err != nil {
+		return nil, err
+	}
+	if c.ActionLifetime, err = interval("actionLifetime", raw.ActionLifetime, contract.Approvals.ActionLifetime); err != nil {
+		return nil, err
+	}
+	for name, l := range c.Logins {
+		if l.Actions && !l.Notify {
+			return nil, fmt.Errorf("logins.%s: actions without notify", name)
+		}
+	}
 	return c, nil
 }
 
@@ -204,7 +223,7 @@ func exactKeys(data []byte) error {
 	if err := json.Unmarshal(data, &top); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
-	known := map[string]bool{"domain": true, "appsDomain": true, "users": true, "apps": true, "logins": true, "sessionLifetime": true, "idleTimeout": true}
+	known := map[string]bool{"domain": true, "appsDomain": true, "users": true, "apps": true, "logins": true, "sessionLifetime": true, "idleTimeout": true, "approvalWait": true, "actionLifetime": true}
 	for k := range top {
 		if !known[k] {
 			return fmt.Errorf("unknown field %q", k)
@@ -214,7 +233,7 @@ func exactKeys(data []byte) error {
 	if l, ok := top["logins"]; ok && json.Unmarshal(l, &logins) == nil {
 		for name, fields := range logins {
 			for k := range fields {
-				if k != "users" && k != "notify" {
+				if k != "users" && k != "notify" && k != "actions" {
 					return fmt.Errorf("logins.%s: unknown field %q", name, k)
 				}
 			}
@@ -237,6 +256,15 @@ func duration(field string, s *string, l contract.Lifetime) (time.Duration, erro
 		return 0, fmt.Errorf("%s: %q is shorter than %s", field, *s, l.Min)
 	}
 	return d, nil
+}
+
+// interval parses a bounded duration setting; absent, it is the default.
+func interval(field string, s *string, iv contract.Interval) (time.Duration, error) {
+	d, err := duration(field, s, contract.Lifetime{Default: iv.Default, Min: iv.Min})
+	if err == nil && d > contract.Duration(iv.Max) {
+		err = fmt.Errorf("%s: %q is longer than %s", field, *s, iv.Max)
+	}
+	return d, err
 }
 
 // checkDomain accepts a lowercase DNS name with an optional port: what a

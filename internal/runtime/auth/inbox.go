@@ -106,11 +106,22 @@ func (s *Server) inbox(login string, now time.Time) []inboxEntry {
 	return out
 }
 
+// inboxList is what the inbox's list shows: the waiting permission
+// requests first, then the sessions' entries.
+type inboxList struct {
+	Requests []requestView
+	Entries  []inboxEntry
+}
+
+func (s *Server) inboxData(login string, now time.Time) inboxList {
+	return inboxList{Requests: s.requests(login, now), Entries: s.inbox(login, now)}
+}
+
 // inboxItems is the inbox's list items, as the page and the stream carry
 // them (html/template, so the stream's script may set them as HTML).
 func (s *Server) inboxItems(login string, now time.Time) ([]byte, error) {
 	var b bytes.Buffer
-	err := pages().ExecuteTemplate(&b, "inbox", s.inbox(login, now))
+	err := pages().ExecuteTemplate(&b, "inbox", s.inboxData(login, now))
 	return b.Bytes(), err
 }
 

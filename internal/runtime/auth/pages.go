@@ -117,7 +117,17 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			s.inboxStream(w, r)
 		}
+	case authPage(contract.Approvals.DecidePage):
+		if allow(w, r, http.MethodPost) {
+			s.decide(w, r)
+		}
 	default:
+		if strings.HasPrefix(r.URL.Path, contract.Approvals.ActPrefix) {
+			if allow(w, r, http.MethodPost) {
+				s.act(w, r)
+			}
+			return
+		}
 		s.notFound(w)
 	}
 }
@@ -299,7 +309,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusOK, "login", pageData{Title: "Log in", Next: "/"})
 		return
 	}
-	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inbox(sess.Login, s.clock.Now())})
+	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inboxData(sess.Login, s.clock.Now())})
 }
 
 // target is the origin a box-origin form names (user, and app with the

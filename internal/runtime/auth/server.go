@@ -20,6 +20,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/journal"
 	"github.com/agent-box/agent-box/internal/runtime/loginlimit"
 	"github.com/agent-box/agent-box/internal/runtime/notify"
+	"github.com/agent-box/agent-box/internal/runtime/pending"
 	"github.com/agent-box/agent-box/internal/runtime/pwhash"
 )
 
@@ -49,6 +50,8 @@ type Server struct {
 	queue  *loginlimit.Queue
 	board  *board.Board
 	dummy  pwhash.Hash
+	// pending is the agents' permission requests that wait for a person.
+	pending *pending.Store
 
 	// changed wakes the inbox streams: a state reported, a session ended.
 	changed *board.Wakeup
@@ -109,6 +112,14 @@ func New(o Options) (*Server, error) {
 	}
 	st.ended = changed
 	s.store = st
+	ps, warn, err := pending.Open(filepath.Join(o.StateDir, "approvals.json"), s.clock.Now(), changed.Fire)
+	if err != nil {
+		return nil, err
+	}
+	if warn != nil {
+		s.log.Printf("warning: %v", warn)
+	}
+	s.pending = ps
 	now := s.clock.Now()
 	if n := st.reconcile(s.cfg, now); n > 0 {
 		s.log.Printf("ended %d sessions the configuration no longer allows", n)

@@ -16,12 +16,13 @@ const bodyLimit = 4 << 10 // a status or control request body
 // (SO_PEERCRED) must be a configured user U: POST /alive from U's web
 // daemon (the session must be a live child session of U's origin); PUT
 // of the contract's attention report path from U's supervisor (U's
-// attention states).
+// attention states); POST of approvals.path from the hook of one of U's
+// agents (a permission request, answered when a person decides).
 func (s *Server) Status() http.Handler { return http.HandlerFunc(s.status) }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	report := contract.Attention.Report.Path
-	if r.URL.Path != "/alive" && r.URL.Path != report {
+	if r.URL.Path != "/alive" && r.URL.Path != report && r.URL.Path != contract.Approvals.Path {
 		http.NotFound(w, r)
 		return
 	}
@@ -39,6 +40,10 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == report {
 		s.attentionPut(w, r, name)
+		return
+	}
+	if r.URL.Path == contract.Approvals.Path {
+		s.approvalPost(w, r, name)
 		return
 	}
 	s.alive(w, r, name)

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"sync"
 
+	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/webui"
 )
 
@@ -88,14 +89,14 @@ type pageData struct {
 	Users   []string // what the login may open
 	Code    string
 	May     bool // the login may open User
-	Inbox   []inboxEntry
+	Inbox   inboxList
 }
 
 // Page is what the one page layout reads of an auth page.
 func (d pageData) Page() webui.Page { return webui.Page{Title: d.Title} }
 
 var pages = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage}).Parse(webui.Layout() + layout + `
+	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage, "decide": func() string { return authPage(contract.Approvals.DecidePage) }}).Parse(webui.Layout() + layout + `
 {{define "login"}}{{template "head" .}}<form method="post" action="{{auth "login"}}">
 <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
@@ -108,9 +109,12 @@ var pages = sync.OnceValue(func() *template.Template {
 {{with .Target}}<p class="quiet">Then on to {{.}}.</p>
 {{end}}{{template "foot" .}}{{end}}
 
-{{define "inbox"}}{{range .}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
-{{else}}<li class="quiet">Nothing needs you.</li>
-{{end}}{{end}}
+{{define "inbox"}}{{range .Requests}}<li class="urgent request" data-key="{{.Key}}"><span><b>{{.User}}</b> asks for a permission <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span>
+<figure class="agent-text"><figcaption>{{.Agent}} in session <code>{{.Session}}</code> asks to use <code>{{.Tool}}</code>: the agent's words, not agent-box's</figcaption><pre>{{.Input}}</pre></figure>
+<form method="post" action="{{decide}}" class="decide"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="request" value="{{.ID}}"><button name="decision" value="allow">Allow</button>{{if .AllowSession}}<button name="decision" value="allow-session">Allow for this session</button>{{end}}<button name="decision" value="deny" class="danger">Deny</button></form></li>
+{{end}}{{range .Entries}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+{{else}}{{if not .Requests}}<li class="quiet">Nothing needs you.</li>
+{{end}}{{end}}{{end}}
 
 {{define "home"}}{{template "head" .}}<p>Logged in as {{.Login}}.</p>
 {{if .Users}}<h2>Inbox</h2>

@@ -6,6 +6,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/agents"
 	"github.com/agent-box/agent-box/internal/runtime/agentsetup"
 	"github.com/agent-box/agent-box/internal/runtime/appctl"
+	"github.com/agent-box/agent-box/internal/runtime/approval"
 	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/badconfig"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
@@ -586,6 +589,45 @@ func (p *Program) agentEvent(setup, event string) {
 	if err := control.Send(e.SupervisorSocket(), req.Format()); err != nil {
 		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
 	}
+	if approval.Asks(setup, event) {
+		p.askApproval(log, setup, name, input)
+	}
+}
+
+// askApproval is the hook of an event that waits for a person's decision
+// (the contract's approvals.agentEvents: Claude's permission hook): the
+// request goes to the auth service, and the decision, when one comes
+// before the service's deadline, is printed for the agent. No decision,
+// no web surface or any failure prints nothing: the agent's own prompt
+// stays, as without agent-box.
+func (p *Program) askApproval(log *journal.Logger, setup, name string, input []byte) {
+	id := make([]byte, 16)
+	rand.Read(id)
+	req, err := approval.FromClaude(hex.EncodeToString(id), name, input)
+	if err != nil {
+		log.Printf("session %s: no permission request to ask: %v", escape.Quote(name, 64), err)
+		return
+	}
+	lim := contract.Approvals
+	ctx, cancel := context.WithTimeout(context.Background(), contract.Duration(lim.Wait.Max)+time.Minute)
+	defer cancel()
+	a, err := approval.Wait(ctx, AuthStatus, req, contract.Duration(lim.RetryEvery))
+	switch {
+	case errors.Is(err, approval.ErrNoService):
+		return
+	case err != nil:
+		log.Printf("session %s: permission request %s: %v", escape.Quote(name, 64), req.ID, err)
+		return
+	}
+	log.Printf("session %s: permission request %s (%s): %s%s", escape.Quote(name, 64), req.ID, escape.Quote(req.Tool, 64), a.Decision, byWhom(a.By))
+	p.Stdout.Write(approval.ClaudeOutput(a, input))
+}
+
+func byWhom(by string) string {
+	if by == "" {
+		return ""
+	}
+	return " by " + by
 }
 
 // readPrompt reads a kickoff prompt from file ("-": stdin), at most the

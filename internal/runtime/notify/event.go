@@ -7,8 +7,10 @@
 // with outbound network) POSTs it as JSON to that login's URL, retrying
 // with backoff from a bounded queue per login.
 //
-// An event holds only names the contract checks and what the auth service
-// made of them: never text from a hook or a terminal.
+// An event holds names the contract checks and what the auth service
+// made of them, never text from a terminal; the one text of an agent's is
+// a permission request's tool and input, cleaned plain text
+// (approval.Clean), so that a person can decide from the notification.
 package notify
 
 import (
@@ -20,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-box/agent-box/internal/runtime/approval"
 	"github.com/agent-box/agent-box/internal/runtime/attention"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 )
@@ -35,7 +38,25 @@ type Event struct {
 	Reason  string `json:"reason,omitempty"`
 	Link    string `json:"link"`
 	Time    string `json:"time"`
+	// Request: a permission request's tool and input (the agent's text,
+	// approval.Clean: plain, at most RequestMaxBytes); Actions: its
+	// action URLs, one per decision, each deciding once (docs/web-contract.md,
+	// "Approvals").
+	Request string   `json:"request,omitempty"`
+	Actions []Action `json:"actions,omitempty"`
 }
+
+// Action is one button of a notification: an HTTP POST to URL takes
+// Decision.
+type Action struct {
+	Decision string `json:"decision"`
+	Label    string `json:"label"`
+	URL      string `json:"url"`
+}
+
+// RequestMaxBytes bounds a notification's request text: a few lines on a
+// phone's lock screen, and the event within the feed's datagram.
+const RequestMaxBytes = 512
 
 // Feed is e as the auth service sends it: its JSON, Login included.
 func (e Event) Feed() []byte {
@@ -48,6 +69,17 @@ func (e Event) Payload() []byte {
 	e.Login = ""
 	b, _ := json.Marshal(e)
 	return b
+}
+
+// NtfyActions is ntfy's Actions header of e's actions ("" for none): one
+// HTTP POST button each, which clears the notification once it worked
+// (ParseFeed keeps ',', ';' and quotes out of labels and URLs).
+func (e Event) NtfyActions() string {
+	var parts []string
+	for _, a := range e.Actions {
+		parts = append(parts, "http, "+a.Label+", "+a.URL+", method=POST, clear=true")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Title is a one-line summary (ntfy shows it as the title).
@@ -90,6 +122,25 @@ func ParseFeed(data []byte) (Event, error) {
 	}
 	if _, err := time.Parse(time.RFC3339, e.Time); err != nil {
 		return Event{}, errors.New("the time is not RFC 3339")
+	}
+	if len(e.Request) > RequestMaxBytes || approval.Clean(e.Request, RequestMaxBytes) != e.Request {
+		return Event{}, errors.New("the request is not clean text within its bound")
+	}
+	if len(e.Actions) > 0 && e.Request == "" {
+		return Event{}, errors.New("actions without a request")
+	}
+	seen := map[string]bool{}
+	for _, a := range e.Actions {
+		u, err := url.Parse(a.URL)
+		switch {
+		case !approval.IsDecision(a.Decision) || seen[a.Decision]:
+			return Event{}, errors.New("an action of no decision, or one twice")
+		case a.Label == "" || len(a.Label) > 32 || strings.ContainsAny(a.Label, ",;\"\\\r\n") || approval.Clean(a.Label, 32) != a.Label:
+			return Event{}, errors.New("an action's label is not a short plain text")
+		case err != nil || u.Scheme != "https" || u.Host == "" || strings.ContainsAny(a.URL, " \t\r\n,;\""):
+			return Event{}, errors.New("an action's URL is not an https URL")
+		}
+		seen[a.Decision] = true
 	}
 	return e, nil
 }

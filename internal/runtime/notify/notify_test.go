@@ -33,27 +33,62 @@ var ev = Event{
 // TestTheFeedTakesOnlyEventsOfTheContractsNames: the auth service's
 // datagram round-trips; anything else is refused.
 func TestTheFeedTakesOnlyEventsOfTheContractsNames(t *testing.T) {
-	got, err := ParseFeed(ev.Feed())
-	if err != nil || got != ev {
-		t.Fatalf("round trip: %+v, %v", got, err)
+	asks := ev
+	asks.Request = "Bash: rm -rf build"
+	asks.Actions = []Action{{Decision: "allow", Label: "Allow", URL: "https://box.test/auth/act/abc"}, {Decision: "deny", Label: "Deny", URL: "https://box.test/auth/act/def"}}
+	for _, e := range []Event{ev, asks} {
+		got, err := ParseFeed(e.Feed())
+		if err != nil || !cmp.Equal(got, e) {
+			t.Fatalf("round trip: %+v, %v", got, err)
+		}
 	}
 	edit := func(f func(*Event)) []byte { e := ev; f(&e); return e.Feed() }
+	editAsks := func(f func(*Event)) []byte {
+		e := asks
+		e.Actions = append([]Action(nil), asks.Actions...)
+		f(&e)
+		return e.Feed()
+	}
 	for name, data := range map[string][]byte{
-		"a hook's text as the reason": edit(func(e *Event) { e.Reason = "Claude needs your permission" }),
-		"an unknown state":            edit(func(e *Event) { e.State = "sleeping" }),
-		"a session name with a space": edit(func(e *Event) { e.Session = "rm -rf" }),
-		"no login":                    edit(func(e *Event) { e.Login = "" }),
-		"a user that is no DNS label": edit(func(e *Event) { e.User = "Alice_1" }),
-		"a javascript: link":          edit(func(e *Event) { e.Link = "javascript:alert(1)" }),
-		"an http link":                edit(func(e *Event) { e.Link = "http://alice.box.test/" }),
-		"a time that is no time":      edit(func(e *Event) { e.Time = "now" }),
-		"an unknown field":            []byte(`{"login":"ops","user":"alice","session":"main","state":"working","link":"https://a.b/","time":"2026-12-03T10:00:00Z","text":"x"}`),
-		"two events":                  append(ev.Feed(), ev.Feed()...),
-		"too long":                    append(ev.Feed(), bytes.Repeat([]byte(" "), contract.Attention.Notify.MaxEventBytes)...),
+		"a hook's text as the reason":    edit(func(e *Event) { e.Reason = "Claude needs your permission" }),
+		"an unknown state":               edit(func(e *Event) { e.State = "sleeping" }),
+		"a session name with a space":    edit(func(e *Event) { e.Session = "rm -rf" }),
+		"no login":                       edit(func(e *Event) { e.Login = "" }),
+		"a user that is no DNS label":    edit(func(e *Event) { e.User = "Alice_1" }),
+		"a javascript: link":             edit(func(e *Event) { e.Link = "javascript:alert(1)" }),
+		"an http link":                   edit(func(e *Event) { e.Link = "http://alice.box.test/" }),
+		"a time that is no time":         edit(func(e *Event) { e.Time = "now" }),
+		"an unknown field":               []byte(`{"login":"ops","user":"alice","session":"main","state":"working","link":"https://a.b/","time":"2026-12-03T10:00:00Z","text":"x"}`),
+		"two events":                     append(ev.Feed(), ev.Feed()...),
+		"too long":                       append(ev.Feed(), bytes.Repeat([]byte(" "), contract.Attention.Notify.MaxEventBytes)...),
+		"a request with an escape":       editAsks(func(e *Event) { e.Request = "Bash: \x1b]52;c;x\x07" }),
+		"a request with a bidi override": editAsks(func(e *Event) { e.Request = "Bash: ls \u202e" }),
+		"a request over its bound":       editAsks(func(e *Event) { e.Request = strings.Repeat("x", RequestMaxBytes+1) }),
+		"actions without a request":      editAsks(func(e *Event) { e.Request = "" }),
+		"an action of no decision":       editAsks(func(e *Event) { e.Actions[0].Decision = "run" }),
+		"a decision twice":               editAsks(func(e *Event) { e.Actions[1].Decision = "allow" }),
+		"an http action":                 editAsks(func(e *Event) { e.Actions[0].URL = "http://box.test/auth/act/abc" }),
+		"an action URL with a comma":     editAsks(func(e *Event) { e.Actions[0].URL = "https://box.test/a,clear=false" }),
+		"a label with a semicolon":       editAsks(func(e *Event) { e.Actions[0].Label = "Allow; http, x, https://evil.test/" }),
 	} {
 		if _, err := ParseFeed(data); err == nil {
 			t.Errorf("%s: taken", name)
 		}
+	}
+}
+
+// TestActionsBecomeNtfysActionsHeader: one POST button per action that
+// clears the notification; none without actions.
+func TestActionsBecomeNtfysActionsHeader(t *testing.T) {
+	e := ev
+	if got := e.NtfyActions(); got != "" {
+		t.Errorf("no actions: %q", got)
+	}
+	e.Request = "Bash: ls"
+	e.Actions = []Action{{Decision: "allow", Label: "Allow", URL: "https://box.test/auth/act/abc"}, {Decision: "deny", Label: "Deny", URL: "https://box.test/auth/act/def"}}
+	want := "http, Allow, https://box.test/auth/act/abc, method=POST, clear=true; http, Deny, https://box.test/auth/act/def, method=POST, clear=true"
+	if got := e.NtfyActions(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
 

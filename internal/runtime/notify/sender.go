@@ -224,6 +224,9 @@ func (s *Sender) post(ctx context.Context, target string, e Event) (err error, f
 	// ntfy's headers (others ignore them): its title and where a tap goes
 	req.Header.Set("Title", e.Title())
 	req.Header.Set("Click", e.Link)
+	if h := e.NtfyActions(); h != "" {
+		req.Header.Set("Actions", h)
+	}
 	res, err := s.client.Do(req)
 	if err != nil {
 		return stripURL(err), false

@@ -82,6 +82,12 @@ button[value=remove]:hover{border-color:` + Danger + `}
 ul{list-style:none;padding:0;margin:0}
 li form,li.quiet{display:flex;justify-content:space-between;align-items:center;gap:.5rem;border-top:1px solid #2c313c;padding:.5rem 0;margin:0}
 li.urgent b{color:` + Danger + `}
+li.request{border-top:1px solid #2c313c;padding:.5rem 0}
+li.request form{border:none;justify-content:flex-start;flex-wrap:wrap;padding:.2rem 0 0}
+li.request button{min-height:2.6rem;min-width:5rem}
+figure.agent-text{margin:.4rem 0;padding:.4rem .6rem;border:1px dashed #5c6370;border-radius:.35rem;background:#1b1e24}
+figure.agent-text figcaption{color:` + Muted + `;font-size:.85rem;margin:0 0 .3rem}
+figure.agent-text pre{margin:0;font:.9rem/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12rem;overflow:auto}
 time{color:` + Muted + `;font-size:.9rem}
 table{border-collapse:collapse;width:100%}
 th{color:` + Muted + `;font-weight:600;font-size:.9rem}

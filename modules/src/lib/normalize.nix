@@ -138,8 +138,7 @@ let
       appsDomain = if w.appsDomain == null then w.domain else w.appsDomain;
     in
     {
-      inherit (w) enable tls openFirewall;
-      domain = w.domain;
+      inherit (w) enable tls openFirewall domain;
       # The apps' domain (the box's unless set), and whether it was set.
       inherit appsDomain;
       appsDomainSet = w.appsDomain != null;
@@ -154,6 +153,7 @@ let
         name = l;
         inherit (w.logins.${l}) hashedPasswordFile;
         notifyUrlFile = w.logins.${l}.notify.urlFile;
+        notifyActions = w.logins.${l}.notify.actions;
         users = sortStrings (unique w.logins.${l}.users);
       }) loginNames;
       # Agent users with a web origin: those some login may open.
@@ -161,6 +161,7 @@ let
       inherit (w)
         sessionLifetime
         idleTimeout
+        approvals
         terminalCheckInterval
         webhookConcurrency
         ptraceScope

@@ -19,16 +19,23 @@ let
   inherit (contract.conversations) idPlaceholder promptPlaceholder;
   # Claude runs a hook under /bin/sh -c: exec makes it a child of the
   # agent itself (conversation.CheckReporter).
-  hook = command: [
+  hook = command: hookWith command { };
+  hookWith = command: extra: [
     {
       hooks = [
-        {
-          type = "command";
-          inherit command;
-        }
+        (
+          {
+            type = "command";
+            inherit command;
+          }
+          // extra
+        )
       ];
     }
   ];
+  # The hook that waits for a person's decision (contract.approvals) ends
+  # its own wait before Claude's timeout for it.
+  waits = e: contract.approvals.agentEvents.claude or null == e;
   settingsFile = "claude-code/managed-settings.d/50-agent-box.json";
   guideFile = "claude-code/CLAUDE.md";
 
@@ -41,7 +48,9 @@ let
         builtins.listToAttrs (
           map (e: {
             name = e;
-            value = hook "exec ${runtime} agent-hook claude event ${e}";
+            value = hookWith "exec ${runtime} agent-hook claude event ${e}" (
+              if waits e then { timeout = contract.approvals.hookTimeoutSeconds; } else { }
+            );
           }) (prim.attentionHooks "claude")
         )
         // {

