@@ -30,8 +30,11 @@ import (
 // of a logged-in login shows the request; Allow runs the command; Deny
 // does not, and Claude tells the model the person's reason; a request
 // left alone ends at the wait and Claude's own dialog is in the pane.
-// The test runs as the user "root", which it makes an agent user of the
-// auth service (the status socket knows its peers by uid).
+// The hook asks through the supervisor's approval socket, which relays to
+// the auth service's status socket; both restart while a request waits,
+// and nothing is lost. The test runs as the user "root", which it makes
+// an agent user of the auth service (the status socket knows its peers by
+// uid).
 func TestClaudeAsksThePersonThroughTheAuthService(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("this test needs root: the auth service knows the hook's user by its uid, and root is the agent user here; CI and `make test` run as root")
@@ -85,7 +88,7 @@ func TestClaudeAsksThePersonThroughTheAuthService(t *testing.T) {
 	os.WriteFile(settingsFile, []byte(strings.ReplaceAll(string(settings), goldenRT, testBinary(t))), 0o644)
 	wrapper := filepath.Join(dir, "claude")
 	os.WriteFile(wrapper, []byte(`#!/bin/sh
-export AGENT_BOX_TEST_PROGRAM=1 AGENT_BOX_TEST_AUTH_STATUS=`+shellQuote(a.socks[*contract.Sockets.AuthStatus.FDName])+`
+export AGENT_BOX_TEST_PROGRAM=1
 export ANTHROPIC_BASE_URL=`+model.URL+` ANTHROPIC_AUTH_TOKEN=sk-test CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
 exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 `), 0o755)
@@ -97,6 +100,8 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 	ag := golden["claude"]
 	ag.Command, ag.Args = wrapper, []string{"--permission-mode", "manual"}
 	b.addAgent("claude", ag)
+	// the supervisor relays the hook's request to the status socket
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.socks[*contract.Sockets.AuthStatus.FDName])
 	b.startSupervisor()
 	s := &ocSession{b: b, name: "c"}
 
@@ -150,6 +155,16 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 		}
 		return false
 	})
+	// The supervisor and then the auth service restart while it waits:
+	// the hook asks again (the same id), and the page still has it.
+	b.stopSupervisor()
+	b.startSupervisor()
+	a.stop()
+	a.start()
+	b.waitFor(30*time.Second, "the request on the page after the restarts", func() bool {
+		m := idRe.FindStringSubmatch(page())
+		return m != nil && m[1] == id
+	})
 	if ans := decide(id, "deny"); ans.code != 303 {
 		t.Fatalf("deny: %d %s", ans.code, ans.body)
 	}
@@ -183,7 +198,8 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 		t.Error("the command left alone ran")
 	}
 	a.stop()
-	if log := a.log.String(); !strings.Contains(log, "login ops: allow on root's request") || !strings.Contains(log, "no decision within 8s") {
+	// the restarted service's log
+	if log := a.log.String(); !strings.Contains(log, "login ops: deny on root's request "+id) || !strings.Contains(log, "no decision within 8s") {
 		t.Errorf("the auth service's log:\n%s", log)
 	}
 }

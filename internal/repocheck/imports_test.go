@@ -62,7 +62,7 @@ var runtimeImports = map[string][]string{
 	"sessionstate":  {"attention", "conversation", "observe", "paths", "registry", "sessionsrv", "state", "tmux"},
 	"spawn":         {"agents", "agentsetup", "atomicfile", "contract", "conversation", "envfile", "escape", "journal", "paths", "registry", "userfile"},
 	"state":         {"agents", "atomicfile", "escape", "userfile"},
-	"supervisor":    {"agents", "agentsetup", "atomicfile", "attention", "contract", "control", "conversation", "escape", "filewatch", "journal", "observe", "oomkills", "paths", "registry", "sessionsrv", "spawn", "state", "tmux", "usagelimit", "userfile"},
+	"supervisor":    {"agents", "agentsetup", "approval", "atomicfile", "attention", "contract", "control", "conversation", "escape", "filewatch", "journal", "observe", "oomkills", "paths", "registry", "sessionsrv", "spawn", "state", "tmux", "usagelimit", "userfile"},
 	"tmux":          {"contract"},
 	"uploads":       {"contract"},
 	"userfile":      {},

@@ -108,7 +108,8 @@ func TestTheHookPrintsClaudesDecisionShapes(t *testing.T) {
 
 // TestTheHookWaitsAcrossARestartOfTheService: the first connection is cut
 // (the service stops), the hook asks again with the same request and gets
-// the answer; a missing socket is no service at once; a refusal is final.
+// the answer; a missing socket (the supervisor restarts) is tried again;
+// the supervisor's 404 is no service, at once; a refusal is final.
 func TestTheHookWaitsAcrossARestartOfTheService(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "status.sock")
@@ -153,8 +154,15 @@ func TestTheHookWaitsAcrossARestartOfTheService(t *testing.T) {
 		t.Errorf("answer %+v", a)
 	}
 
-	if _, err := Wait(ctx, filepath.Join(dir, "none.sock"), r, time.Millisecond); !errors.Is(err, ErrNoService) {
-		t.Errorf("no socket: %v", err)
+	short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelShort()
+	if _, err := Wait(short, filepath.Join(dir, "none.sock"), r, 10*time.Millisecond); err == nil || errors.Is(err, ErrNoService) {
+		t.Errorf("no socket (the supervisor restarts): %v, want tries until the hook's time runs out", err)
+	}
+	stop()
+	stop = serve(func(w http.ResponseWriter, req *http.Request) { http.Error(w, "no auth service", http.StatusNotFound) })
+	if _, err := Wait(ctx, sock, r, time.Hour); !errors.Is(err, ErrNoService) {
+		t.Errorf("the supervisor says there is no auth service: %v", err)
 	}
 	stop()
 	stop = serve(func(w http.ResponseWriter, req *http.Request) {

@@ -7,25 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 )
 
-// ErrNoService: the auth service's status socket does not exist (the box
-// has no web surface): nobody can answer, the agent's own prompt takes
-// over at once.
+// ErrNoService: the supervisor answers that there is no auth service (the
+// box has no web surface): nobody can answer, the agent's own prompt
+// takes over at once.
 var ErrNoService = errors.New("no auth service to ask")
 
-// Wait sends r to the auth service's status socket and waits for its
-// answer, until ctx ends. A connection that fails or breaks (the service
-// restarts) is tried again every retryEvery with the same request, which
-// the service knows again by its ID; a refusal (4xx) is final. A missing
-// socket is ErrNoService.
+// Wait sends r to the supervisor's approval socket, which relays it to the
+// auth service, and waits for the answer until ctx ends. A connection
+// that fails or breaks (the supervisor or the service restarts) is tried
+// again every retryEvery with the same request, which the service knows
+// again by its ID; a refusal (4xx) is final, 404 being ErrNoService.
 func Wait(ctx context.Context, socket string, r Request, retryEvery time.Duration) (Answer, error) {
 	body, err := json.Marshal(r)
 	if err != nil {
@@ -41,9 +39,6 @@ func Wait(ctx context.Context, socket string, r Request, retryEvery time.Duratio
 		a, final, err := ask(ctx, client, body)
 		if err == nil || final {
 			return a, err
-		}
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
-			return Answer{}, ErrNoService
 		}
 		select {
 		case <-ctx.Done():
@@ -69,6 +64,8 @@ func ask(ctx context.Context, client *http.Client, body []byte) (Answer, bool, e
 	switch {
 	case err != nil:
 		return Answer{}, false, err
+	case resp.StatusCode == http.StatusNotFound:
+		return Answer{}, true, ErrNoService
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return Answer{}, true, fmt.Errorf("the auth service refused the request: %s: %s", resp.Status, bytes.TrimSpace(data))
 	case resp.StatusCode != http.StatusOK:

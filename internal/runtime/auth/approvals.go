@@ -25,9 +25,11 @@ import (
 // approvalPost is the status listener's POST of approvals.path from
 // user's uid: the request (approval.Request, JSON) is registered, or
 // found again by its id, and the answer is the decision (200, JSON) once
-// a person takes it, or "none" at the request's deadline. A hook that
-// goes away ends its request; a shutdown leaves it for the restarted
-// service (the connection is cut, and the hook asks again). 400 for a
+// a person takes it, or "none" at the request's deadline. A hook whose
+// connection closes (it went away, or the supervisor that relays it
+// restarts) has the reattach grace to ask again, then its request ends; a
+// shutdown leaves it for the restarted service (the connection is cut,
+// and the hook asks again). 400 for a
 // body that is not a request, 409 for an id of another user or content,
 // 410 for an ended one, 429 beyond the user's pending requests.
 func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user string) {
@@ -83,7 +85,7 @@ func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user strin
 		s.log.Printf("%s: request %s: no decision within %s; the agent's own prompt takes over", user, req.ID, s.cfg.ApprovalWait)
 	case <-r.Context().Done():
 		s.pending.Leave(req.ID, false, false, s.clock.Now())
-		s.log.Printf("%s: request %s: its hook went away", user, req.ID)
+		s.log.Printf("%s: request %s: its hook's connection closed (it has %s to ask again)", user, req.ID, contract.Approvals.ReattachGrace)
 		return
 	case <-s.stopping:
 		// no answer: the hook sees the connection cut and asks the

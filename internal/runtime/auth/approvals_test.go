@@ -206,7 +206,7 @@ func TestANotificationsActionURLDecidesOnceBeforeItExpires(t *testing.T) {
 
 // TestAHookIsAnsweredNoneAtTheDeadlineAndItsGoingEndsTheRequest: the
 // agent's own prompt takes over at the wait's end; a hook that goes away
-// takes its request out of the inbox.
+// takes its request out of the inbox once the reattach grace has passed.
 func TestAHookIsAnsweredNoneAtTheDeadlineAndItsGoingEndsTheRequest(t *testing.T) {
 	w := newTW(t)
 	w.restart(strings.Replace(testConfig, `"idleTimeout"`, `"approvalWait": "5s", "idleTimeout"`, 1))
@@ -215,7 +215,13 @@ func TestAHookIsAnsweredNoneAtTheDeadlineAndItsGoingEndsTheRequest(t *testing.T)
 	w.waitFor("the request", func() bool { return len(w.waitingOf("alice")) == 1 })
 	leave()
 	<-gone
-	w.waitFor("the request's end", func() bool { return len(w.waitingOf("alice")) == 0 })
+	if len(w.waitingOf("alice")) != 1 {
+		t.Error("the request ended at once: a supervisor that restarts could not ask again")
+	}
+	w.clock.Advance(contract.Duration(contract.Approvals.ReattachGrace))
+	if len(w.waitingOf("alice")) != 0 {
+		t.Error("the request outlived its hook's grace")
+	}
 
 	start := time.Now()
 	late, _ := w.ask(1001, areq(2, "ls")) // the real clock times the wait: 5 s

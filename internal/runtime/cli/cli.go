@@ -590,17 +590,18 @@ func (p *Program) agentEvent(setup, event string) {
 		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
 	}
 	if approval.Asks(setup, event) {
-		p.askApproval(log, setup, name, input)
+		p.askApproval(log, e, name, input)
 	}
 }
 
 // askApproval is the hook of an event that waits for a person's decision
 // (the contract's approvals.agentEvents: Claude's permission hook): the
-// request goes to the auth service, and the decision, when one comes
+// request goes to the auth service through the supervisor (which has the
+// status socket's group; the session's unit has not), and the decision, when one comes
 // before the service's deadline, is printed for the agent. No decision,
 // no web surface or any failure prints nothing: the agent's own prompt
 // stays, as without agent-box.
-func (p *Program) askApproval(log *journal.Logger, setup, name string, input []byte) {
+func (p *Program) askApproval(log *journal.Logger, e paths.Env, name string, input []byte) {
 	id := make([]byte, 16)
 	rand.Read(id)
 	req, err := approval.FromClaude(hex.EncodeToString(id), name, input)
@@ -611,7 +612,7 @@ func (p *Program) askApproval(log *journal.Logger, setup, name string, input []b
 	lim := contract.Approvals
 	ctx, cancel := context.WithTimeout(context.Background(), contract.Duration(lim.Wait.Max)+time.Minute)
 	defer cancel()
-	a, err := approval.Wait(ctx, AuthStatus, req, contract.Duration(lim.RetryEvery))
+	a, err := approval.Wait(ctx, e.ApprovalSocket(), req, contract.Duration(lim.RetryEvery))
 	switch {
 	case errors.Is(err, approval.ErrNoService):
 		return

@@ -205,5 +205,9 @@ func (e Env) TokenFile() string { return filepath.Join(e.RuntimeDir, "tmux.token
 // SupervisorSocket is the datagram socket the supervisor reads.
 func (e Env) SupervisorSocket() string { return filepath.Join(e.RuntimeDir, "supervisor.sock") }
 
+// ApprovalSocket is the stream socket where the supervisor takes its
+// sessions' permission requests (package supervisor, approvals.go).
+func (e Env) ApprovalSocket() string { return filepath.Join(e.RuntimeDir, "approval.sock") }
+
 // SupervisorLock is held (flock) by the running supervisor.
 func (e Env) SupervisorLock() string { return filepath.Join(e.RuntimeDir, "supervisor.lock") }

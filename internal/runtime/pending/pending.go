@@ -2,10 +2,11 @@
 // requests that wait for a person (docs/web-contract.md, "Approvals").
 //
 // A request lives while its hook waits: the hook's connection holds it
-// (Ask, then Leave when the handler returns). It ends, once, when a person
-// decides (Decide, or a notification's action token through ByToken), when
-// its wait passes (the hook is answered "none"), or when its hook goes
-// away; an ended request's id is spent and never comes back. The store is
+// (Ask, then Leave when the handler returns). It ends, once, when its hook
+// gets the answer to a person's decision (Decide, or a notification's
+// action token through ByToken) or "none" at the end of its wait, or when
+// its hook has not come back within the reattach grace; an ended
+// request's id is spent and never comes back. The store is
 // written to a file on every change, so a restarted service knows its
 // requests (and their decisions not yet delivered) again, and gives their
 // hooks, which ask again with the same id, the reattach grace to come
@@ -208,10 +209,11 @@ func (st *Store) Ask(user string, r approval.Request, now time.Time, wait, actio
 }
 
 // Leave is a hook's handler returning: delivered says the hook got its
-// answer (a decision, or none at the deadline); else the hook went away
-// (its connection closed). Either ends the request, unless another
-// connection of the same hook still waits on it; stopping (the service
-// shuts down) changes nothing, so the restarted service has it.
+// answer (a decision, or none at the deadline), which ends the request;
+// else the connection closed (the hook went away, or the supervisor that
+// relays it restarts): the request stays for the reattach grace, and ends
+// then unless its hook asks again. stopping (the service shuts down)
+// changes nothing, so the restarted service has it.
 func (st *Store) Leave(id string, delivered, stopping bool, now time.Time) error {
 	if stopping {
 		return nil
@@ -223,7 +225,10 @@ func (st *Store) Leave(id string, delivered, stopping bool, now time.Time) error
 		return nil
 	}
 	r.attached--
-	if r.attached > 0 && !delivered {
+	if !delivered {
+		if r.attached <= 0 {
+			r.attached, r.gone = 0, now
+		}
 		st.mu.Unlock()
 		return nil
 	}

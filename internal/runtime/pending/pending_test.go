@@ -74,8 +74,8 @@ func TestADecisionIsTakenOnceAndReachesTheWaitingHook(t *testing.T) {
 }
 
 // TestARequestPastItsWaitOrWithoutItsHookTakesNoDecision: at the
-// deadline, and once the hook went away, the request is gone from the
-// inbox and refuses decisions.
+// deadline, and once the hook has been away for the reattach grace, the
+// request is gone from the inbox and refuses decisions.
 func TestARequestPastItsWaitOrWithoutItsHookTakesNoDecision(t *testing.T) {
 	st := open(t, filepath.Join(t.TempDir(), "a.json"), t0)
 	st.Ask("alice", req(1), t0, time.Minute, time.Minute, nil)
@@ -90,11 +90,16 @@ func TestARequestPastItsWaitOrWithoutItsHookTakesNoDecision(t *testing.T) {
 		t.Errorf("%d waiting at the deadline", n)
 	}
 	st.Leave(req(2).ID, false, false, t0.Add(time.Second))
-	if err := st.Decide("alice", req(2).ID, approval.Allow, "ops", t0.Add(2*time.Second)); err == nil {
-		t.Error("a decision on a request whose hook went away was taken")
+	grace := contract.Duration(contract.Approvals.ReattachGrace)
+	if w := st.Waiting("alice", t0.Add(2*time.Second)); len(w) != 2 {
+		t.Errorf("within the grace after request 2's hook left, both wait: %+v", w)
 	}
-	if w := st.Waiting("alice", t0.Add(2*time.Second)); len(w) != 1 || w[0].ID != req(1).ID {
-		t.Errorf("after request 2's hook went away: %+v", w)
+	gone := t0.Add(time.Second + grace)
+	if err := st.Decide("alice", req(2).ID, approval.Allow, "ops", gone); err == nil {
+		t.Error("a decision on a request whose hook went away for good was taken")
+	}
+	if w := st.Waiting("alice", gone); len(w) != 1 || w[0].ID != req(1).ID {
+		t.Errorf("past the grace after request 2's hook went away: %+v", w)
 	}
 }
 

@@ -435,6 +435,14 @@ func Run(ctx context.Context, cfg Config) error {
 	msgs := make(chan datagram, 64)
 	go readDatagrams(conn, msgs, s.done)
 
+	os.Remove(env.ApprovalSocket())
+	al, err := net.Listen("unix", env.ApprovalSocket())
+	if err != nil {
+		return err
+	}
+	defer os.Remove(env.ApprovalSocket())
+	go s.serveApprovals(al, s.done)
+
 	watch, err := filewatch.Watch(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
 	if err != nil {
 		return err
