@@ -303,6 +303,88 @@ lk_not_resumed() { ! journal_has 'session "lk": resuming' && ! grep -q ' lk .* r
 check "the session a person typed into was never resumed" lk_not_resumed
 for n in $stand_ins lk lim cxl; do ab $u session rm "$n" >/dev/null; done
 
+# phase: approvals (docs/web-contract.md, "Approvals"): session ask runs
+# Claude Code in manual mode, which asks before each command; its
+# permission hook waits for ops's decision, given on the box page through
+# Caddy, through a notification's action URL, or not at all (then Claude's
+# own dialog, after the golden's 20 s). ops's notifications go to a
+# receiver in a client namespace, as in the web scenario.
+D=box.localhost:8443
+web() { curl -sk --connect-timeout 10 --resolve "$D:127.0.0.1" "$@"; }
+jar=$(mktemp)
+login_code() {
+  web -c "$jar" -o /dev/null -w '%{http_code}' -d login=ops -d "password=$(awk '$1 == "ops" { print $2 }' "$here/demo-logins")" "https://$D/auth/login"
+}
+logged_in() { [ "$(login_code)" = 303 ]; }
+check "ops logs in on the box origin, through Caddy" wait_until 60 logged_in
+netns_up() {
+  ip netns add abcl && ip link add ab-host type veth peer name ab-client &&
+    ip link set ab-client netns abcl && ip addr add 10.99.0.1/24 dev ab-host && ip link set ab-host up &&
+    ip netns exec abcl ip addr add 10.99.0.2/24 dev ab-client &&
+    ip netns exec abcl ip link set ab-client up && ip netns exec abcl ip link set lo up
+}
+check "a client network namespace for the receiver" netns_up
+received=$(mktemp -u)
+notify_url=$(awk '$1 == "ops" { print $2 }' "$here/demo-notify")
+notify_addr=${notify_url#http://}
+notify_addr=${notify_addr%%/*}
+ip netns exec abcl python3 "$here/receiver.py" "${notify_addr%:*}" "${notify_addr#*:}" "$received" &
+receiver_pid=$!
+check "a receiver listens at ops's notify URL" wait_until 20 test -e "$received.ready"
+request_id() { web -b "$jar" "https://$D/" | grep -o 'name="request" value="[0-9a-f]*"' | head -n 1 | cut -d'"' -f4; }
+# asked [OLD]: a request other than OLD is on ops's page; its id in $rid
+asked() { rid=$(request_id) && [ -n "$rid" ] && [ "$rid" != "${1:-}" ]; }
+decide() { web -b "$jar" -o /dev/null -w '%{http_code}' -d user=$u -d "request=$1" -d "decision=$2" "https://$D/auth/decide"; }
+s=ask
+ab $u session add ask --agent claude-manual --prompt "run: echo approved > /home/$u/approved.txt" >/dev/null
+check "Claude in manual mode asks before its command: the request is on ops's box page" wait_until 240 asked
+shown() { web -b "$jar" "https://$D/" | grep -qF "<pre>echo approved &gt; /home/$u/approved.txt"; }
+check "... with the command shown as the agent's text" shown
+check "... and the command has not run" test ! -e /home/$u/approved.txt
+# one notification per request: the POST (the request's text, one action
+# URL per decision, ntfy's Actions header)
+actions_of() { python3 -c 'import json, sys; recs = [json.loads(l) for l in open(sys.argv[1])]; r = [x for x in recs if sys.argv[2] in x["body"]]; a = json.loads(r[-1]["body"])["actions"]; assert "method=POST" in r[-1]["headers"]["Actions"]; print(" ".join(x["decision"] + "=" + x["url"] for x in a))' "$received" "$1"; }
+check "the receiver got the request with an action URL per decision" wait_until 30 actions_of "echo approved"
+t_allow=${EPOCHREALTIME}
+check "Allow on the box page is taken" [ "$(decide "$rid" allow)" = 303 ]
+check "... and the command runs" wait_until 60 grep -qx approved /home/$u/approved.txt
+first=$rid
+ran=$(stat -c %.6Y /home/$u/approved.txt)
+note "measure: Allow posted -> the command's file written: $(python3 -c "print(round($ran - $t_allow, 3))") s"
+hook_time() { journalctl -q -b -o short-unix SYSLOG_IDENTIFIER=agent-box _UID="$(id -u $u)" | grep -F "session \"$s\": needs-you (permission)" | head -n 1 | cut -d' ' -f1; }
+auth_time() { journalctl -q -b -o short-unix -u agent-box-auth.service | grep -F "$first" | grep -F 'asks to use' | head -n 1 | cut -d' ' -f1; }
+recv_time() { python3 -c 'import json, sys; print(min(json.loads(l)["ms"] for l in open(sys.argv[1]) if "echo approved" in l) / 1000)' "$received"; }
+note "measure: the hook's event (supervisor) -> the request at the auth service: $(python3 -c "print(round($(auth_time) - $(hook_time), 3))") s; -> the receiver's POST: $(python3 -c "print(round($(recv_time) - $(hook_time), 3))") s"
+check "a second decision on it is refused" [ "$(decide "$first" deny)" = 409 ]
+
+# Deny through the notification's action URL: once; a replay is refused.
+ask_finished() { ab $u session ls | awk '$1 == "ask"' | grep -q 'finished (turn)'; }
+check "the agent ends its turn" wait_until 60 ask_finished
+type_line "run: echo denied > /home/$u/denied.txt"
+check "the second request is on the page" wait_until 120 asked "$first"
+deny_url=$(actions_of "echo denied" | tr ' ' '\n' | sed -n 's/^deny=//p')
+act() { web -o /dev/null -w '%{http_code}' -X POST "$1"; }
+check "the notification's Deny URL decides" [ "$(act "$deny_url")" = 200 ]
+check "... the model is told the person denied it" wait_until 60 model grep "A person denied this from agent-box (ops (notification))"
+check "... the command did not run" test ! -e /home/$u/denied.txt
+check "... and the same URL again is refused" [ "$(act "$deny_url")" = 410 ]
+second=$rid
+
+# Left alone: after the 20 s wait Claude's own dialog takes over.
+check "the agent ends that turn too" wait_until 60 ask_finished
+type_line "run: echo late > /home/$u/late.txt"
+check "the third request is on the page" wait_until 120 asked "$second"
+gone() { ! asked "$second"; }
+check "... and gone from the page after the wait" wait_until 60 gone
+dialog() { tmq $u capture-pane -p -t "=$s:" | grep -q 'Do you want to proceed?'; }
+check "... Claude's own dialog is in the pane" wait_until 30 dialog
+check "... the command has not run" test ! -e /home/$u/late.txt
+allow_url=$(actions_of "echo late" | tr ' ' '\n' | sed -n 's/^allow=//p')
+check "... and its Allow URL is refused once the request ended" [ "$(act "$allow_url")" = 410 ]
+kill "$receiver_pid" 2>/dev/null || true
+ip link del ab-host && ip netns del abcl
+ab $u session rm ask >/dev/null
+
 # phase: before the power cut
 s=cx
 check "Codex: a prompt before the power cut reaches the model" say "codex before the power cut"

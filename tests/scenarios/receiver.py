@@ -4,7 +4,7 @@ service's receiver in the web scenario (in a network namespace of its own).
 
 Usage: receiver.py ADDR PORT OUT
 Each request becomes one JSON line in OUT: its time (ms, this machine's
-clock), method, path, the headers Content-Type, Title and Click, and its
+clock), method, path, the headers Content-Type, Title, Click and Actions, and its
 body. OUT.ready appears once it listens. Every request gets 200.
 """
 
@@ -22,7 +22,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "ms": int(time.time() * 1000),
             "method": self.command,
             "path": self.path,
-            "headers": {k: self.headers.get(k) for k in ("Content-Type", "Title", "Click")},
+            "headers": {k: self.headers.get(k) for k in ("Content-Type", "Title", "Click", "Actions")},
             "body": body,
         }
         with open(OUT, "a") as f:

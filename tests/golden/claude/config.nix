@@ -13,7 +13,8 @@
 # a custom provider (its args), without a key. OpenCode is too heavy for
 # the TCG guests: the host test cmd/agent-box TestOpenCodeUnattended runs
 # it with this golden's /etc/opencode files and agents table. Attention:
-# silence after output is watched (2 s) for ada's shell sessions.
+# silence after output is watched (2 s) for ada's shell sessions. The web
+# surface is on for the approvals (below).
 { pkgs, ... }:
 {
   enable = true;
@@ -34,7 +35,47 @@
       "shell"
       "opencode"
       "limiter"
+      "claude-manual"
     ];
+  };
+  # Approvals (claude.pre.sh, "approvals"): Claude Code in manual permission
+  # mode (an agent's own args come after the host-wide mode's, and Claude
+  # takes the last), and the web surface with one login whose notifications
+  # carry the action URLs (tests/scenarios/demo-logins, demo-notify); a
+  # request waits 20 s for a decision. No fail2ban: this boot tests no
+  # failed logins.
+  agents.claude-manual = {
+    package = pkgs.claude-code;
+    command = "claude";
+    setup = "claude";
+    args = [
+      "--permission-mode"
+      "manual"
+    ];
+    newArgs = [
+      "--session-id"
+      "{id}"
+    ];
+    resumeArgs = [
+      "--resume"
+      "{id}"
+    ];
+    promptArgs = [
+      "--"
+      "{prompt}"
+    ];
+  };
+  web = {
+    enable = true;
+    domain = "box.localhost:8443";
+    tls = "internal";
+    fail2ban.enable = false;
+    approvals.wait = "20s";
+    logins.ops = {
+      hashedPasswordFile = "/etc/agent-box-demo/ops.hash";
+      notify.urlFile = "/etc/agent-box-demo/ops.notify";
+      users = [ "ada" ];
+    };
   };
   # a stand-in agent that reports a usage limit as Claude's hooks do
   # (tests/scenarios/limiter, which claude.pre.sh installs): a dozen limited
