@@ -190,6 +190,8 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 		return m != nil && m[1] != id
 	})
 	b.waitFor(30*time.Second, "the request gone from the page at the wait's end", func() bool { return !idRe.MatchString(page()) })
+	// the page leaves it out from its deadline on; the hook's answer comes a moment later
+	b.waitFor(10*time.Second, "the auth service's answer none", func() bool { return strings.Contains(a.log.String(), "no decision within 8s") })
 	if !s.screenHas(`Do you want to proceed\?`) {
 		out, _ := s.tmux("capture-pane", "-p", "-t", "=c:")
 		t.Errorf("Claude's own dialog is not in the pane:\n%s", out)
@@ -199,7 +201,7 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 	}
 	a.stop()
 	// the restarted service's log
-	if log := a.log.String(); !strings.Contains(log, "login ops: deny on root's request "+id) || !strings.Contains(log, "no decision within 8s") {
+	if log := a.log.String(); !strings.Contains(log, "login ops: deny on root's request "+id) {
 		t.Errorf("the auth service's log:\n%s", log)
 	}
 }
@@ -207,3 +209,57 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestAReplyFromTheInboxIsTypedIntoTheSession: a session whose agent said
+// it waits for a person (its hook: needs-you) gets a reply field on the
+// box page of the real auth service; a reply sent there reaches the
+// real supervisor, which types it into the session, where the agent
+// reads it as a line. A reply to a session that does not wait for one,
+// and one with a control character, are refused.
+func TestAReplyFromTheInboxIsTypedIntoTheSession(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test needs root: the auth service knows the supervisor's user by its uid, and root is the agent user here; CI and `make test` run as root")
+	}
+	const config = `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}}`
+	a := newAuthBox(t, config, nil)
+	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
+	a.start()
+	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
+	if login.cookie == "" {
+		t.Fatalf("login: %d %s", login.code, login.body)
+	}
+	b := newBox(t, "")
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.socks[*contract.Sockets.AuthStatus.FDName])
+	b.startSupervisor()
+	got := filepath.Join(b.dir, "got.txt")
+	script := `printf '%s' '{"notification_type":"idle_prompt"}' | "$1" agent-hook claude event Notification; read -r x; printf '%s\n' "$x" > "$2"; read -r y`
+	b.ok("session", "add", "q", "--agent", "sh", "--", script, "agent", testBinary(t), got)
+	b.ok("session", "add", "z", "--agent", "sleep")
+	reply := func(session, text string) answer {
+		return a.do("pages", "POST", "box.test", "/auth/reply", url.Values{"user": {"root"}, "session": {session}, "text": {text}}, login.cookie)
+	}
+	b.waitFor(20*time.Second, "the reply field of session q on the box page", func() bool {
+		return strings.Contains(a.do("pages", "GET", "box.test", "/", nil, login.cookie).body, `name="session" value="q"`)
+	})
+	if p := a.do("pages", "GET", "box.test", "/", nil, login.cookie).body; strings.Contains(p, `name="session" value="z"`) {
+		t.Errorf("session z works, yet the page offers it a reply:\n%s", p)
+	}
+	if ans := reply("z", "hello"); ans.code != 409 {
+		t.Errorf("a reply to a working session: %d", ans.code)
+	}
+	if ans := reply("q", "hello\x1b[2J"); ans.code != 400 {
+		t.Errorf("a reply with an escape: %d", ans.code)
+	}
+	start := time.Now()
+	if ans := reply("q", "hello from the inbox; rm -rf is just text here"); ans.code != 303 {
+		t.Fatalf("the reply: %d %s", ans.code, ans.body)
+	}
+	b.waitFor(20*time.Second, "the reply read by the session's agent", func() bool {
+		data, _ := os.ReadFile(got)
+		return string(data) == "hello from the inbox; rm -rf is just text here\n"
+	})
+	t.Logf("measure: the reply posted -> read in the session %s", time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(b.supLog.String(), `session "q": typing a person's reply from the inbox (46 bytes)`) {
+		t.Errorf("the supervisor's log:\n%s", b.supLog)
+	}
+}

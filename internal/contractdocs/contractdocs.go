@@ -58,6 +58,7 @@ func Blocks() []Block {
 		{webDoc, "attention report", attentionReport(c)},
 		{webDoc, "inbox", inbox(c)},
 		{webDoc, "notify", notifyLimits(c)},
+		{webDoc, "approvals", approvals(c)},
 		{webDoc, "agents client", agentsClient(c)},
 		{webDoc, "session events", sessionEvents(c)},
 		{webDoc, "web assets", webAssets(c)},
@@ -255,6 +256,33 @@ func notifyLimits(c *contract.Contract) string {
 	t.row("an event (one datagram)", fmt.Sprintf("at most %d bytes", n.MaxEventBytes))
 	t.row("waiting per login and agent user", fmt.Sprintf("%d; one more drops that user's oldest (logged); the users of a login take turns, so another user's first notification waits behind at most one of each user with some waiting", n.Queue))
 	t.row("tries per notification", fmt.Sprintf("%d, each at most %s; waits %s, doubling up to %s", n.Attempts, code(n.Timeout), code(n.BackoffFirst), code(n.BackoffMax)))
+	return t.b.String()
+}
+
+func approvals(c *contract.Contract) string {
+	a := c.Approvals
+	t := newTable("Rule", "Value")
+	var events []string
+	for setup, e := range a.AgentEvents {
+		events = append(events, code(setup)+": "+code(e))
+	}
+	sort.Strings(events)
+	t.row("the agents' hooks that wait for a decision", strings.Join(events, ", "))
+	t.row("a request (POST: the supervisor's approval socket, then the status listener)", fmt.Sprintf("%s; a body of at most %d bytes; the tool at most %d bytes, its input at most %d (cut with an ellipsis)", code(a.Path), a.MaxBodyBytes, a.MaxToolBytes, a.MaxInputBytes))
+	t.row("waiting requests per agent user", fmt.Sprintf("%d; one more: 429", a.MaxPending))
+	t.row("the wait for a decision (`web.approvals.wait`)", fmt.Sprintf("%s by default, %s to %s; then the answer is `none` and the agent's own prompt takes over", code(a.Wait.Default), code(a.Wait.Min), code(a.Wait.Max)))
+	t.row("Claude's timeout of its hook", fmt.Sprintf("%d s (beyond the longest wait)", a.HookTimeoutSeconds))
+	t.row("a hook's retry while the supervisor or the service restarts", "every "+code(a.RetryEvery))
+	t.row("a request whose hook's connection closed", fmt.Sprintf("waits %s for its hook to ask again, then ends", code(a.ReattachGrace)))
+	t.row("the decision on the box origin (POST)", code(contract.AuthPage(a.DecidePage))+" (`user`, `request`, `decision`)")
+	rp := a.Reply
+	states := make([]string, len(rp.States))
+	for i, s := range rp.States {
+		states[i] = code(s)
+	}
+	t.row("a reply (POST, box origin)", fmt.Sprintf("%s (`user`, `session`, `text`): to a session in %s; one line, at most %d bytes (the prompt's bound); at most %d waiting per agent user", code(contract.AuthPage(rp.Page)), strings.Join(states, " or "), c.Conversations.PromptMaxBytes, rp.MaxPending))
+	t.row("the supervisor's poll for replies (GET, status listener)", fmt.Sprintf("%s; answered at once when one waits, else `[]` after %s; Enter typed %s after the text", code(rp.Path), code(rp.Poll), code(rp.EnterAfter)))
+	t.row("a notification's action URL (POST, no login)", fmt.Sprintf("%s<token>; lives %s by default (`web.approvals.actionLifetime`, %s to %s); decides once", code(a.ActPrefix), code(a.ActionLifetime.Default), code(a.ActionLifetime.Min), code(a.ActionLifetime.Max)))
 	return t.b.String()
 }
 

@@ -25,7 +25,11 @@ Last, the workspace: two tabs stay connected while switching, the wheel
 scrolls tmux's history without an arrow key to the program, a tmux copy
 reaches the clipboard (OSC 52), a URL over five rows opens and copies
 whole, and at 390x844 the key bar's ^C interrupts a command (screenshots
-browser-workspace.png and browser-phone.png). Then alice's app behind the
+browser-workspace.png and browser-phone.png). Still at 390x844, a
+permission request (made in the session the way an agent's hook makes
+one, through alice's supervisor) shows on the box's page with its text
+inert, and one tap on Allow answers it (screenshot browser-approval.png).
+Then alice's app behind the
 login opens on its own origin, through the box's Open button, and her public
 app with no login (screenshot browser-app.png).
 
@@ -314,6 +318,47 @@ def workspace(driver, wait):
     return 0
 
 
+def approval_on_phone(driver, wait):
+    """At 390x844: a permission request for the session (what Claude's
+    hook sends, POSTed by the session's shell to alice's supervisor, which
+    relays it to the auth service) is on the box's page, the agent's text
+    shown as text; one tap on Allow answers the waiting request, whose
+    answer the session's shell prints (screenshot browser-approval.png)."""
+    rid = f"{random.getrandbits(128):032x}"
+    text = f"echo phone-{N} <script>alert(1)</script>"
+    body = '{"id":"%s","session":"%s","agent":"claude","tool":"Bash","input":"%s"}' % (rid, SESSION, text)
+    answer = f"~/approval-{N}.json"
+    driver.get(ALICE + "/")
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#workspace[data-ready=true]")))
+    click_session(driver, wait, SESSION)
+    area = open_tab(driver, wait, SESSION)
+    area.send_keys(f"clear; curl -s --unix-socket /run/agent-box/$(id -un)/approval.sock -d '{body}' http://supervisor/permission-request > {answer} &\n")
+    step("a permission request from the session; to the box's page")
+    driver.get(BOX + "/")
+    item = (By.XPATH, f"//ul[@id='inbox']/li[contains(@class, 'request')][form/input[@name='request' and @value='{rid}']]")
+    WebDriverWait(driver, 60).until(EC.presence_of_element_located(item))
+    li = driver.find_element(*item)
+    shown = li.find_element(By.TAG_NAME, "pre").text
+    alerts = driver.execute_script("return document.querySelectorAll('#inbox script').length;")
+    if shown != text or alerts != 0:
+        print(f"browser: the request shows {shown!r} ({alerts} scripts in the list); want the agent's text as text", file=sys.stderr)
+        return 1
+    driver.save_screenshot(APPROVAL_SHOT)
+    step(f"the request is on the page, its text inert; screenshot {APPROVAL_SHOT}")
+    li.find_element(By.CSS_SELECTOR, "button[value=allow]").click()
+    wait.until(EC.invisibility_of_element_located(item))
+    step("one tap on Allow; the request left the page")
+    driver.get(ALICE + "/")
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#workspace[data-ready=true]")))
+    click_session(driver, wait, SESSION)
+    area = open_tab(driver, wait, SESSION)
+    area.send_keys(f"clear; cat {answer}\n")
+    if not wait_text(driver, SESSION, '{"decision":"allow","by":"ops"}'):
+        return 1
+    step("the waiting request got the decision: allow, by ops")
+    return 0
+
+
 def upload(driver, wait):
     """Uploads a file on the session's upload page (picked, as a person
     picks one), has its path typed into the session, runs sha256sum on it
@@ -475,7 +520,7 @@ def screenshots(directory):
 
 
 def main(login, password, shot):
-    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT, LIST_SHOT, WORKSPACE_SHOT, PHONE_SHOT, APP_SHOT
+    global SETTINGS_SHOT, INBOX_SHOT, UPLOAD_SHOT, LIST_SHOT, WORKSPACE_SHOT, PHONE_SHOT, APP_SHOT, APPROVAL_SHOT
     shots = screenshots(os.path.dirname(shot))
     if shots["browser-terminal.png"] != shot:
         print(f"browser: SCREENSHOT must be browser-terminal.png, the list's name: {shot}", file=sys.stderr)
@@ -486,6 +531,7 @@ def main(login, password, shot):
     LIST_SHOT = shots["browser-list.png"]
     WORKSPACE_SHOT = shots["browser-workspace.png"]
     PHONE_SHOT = shots["browser-phone.png"]
+    APPROVAL_SHOT = shots["browser-approval.png"]
     INBOX_SHOT = shots["browser-inbox.png"]
     args = (
         "--headless=new",
@@ -603,7 +649,7 @@ def main(login, password, shot):
         if not driver.current_url.endswith("=" + SESSION):
             print(f"browser: Open led to {driver.current_url}, not session {SESSION}'s terminal", file=sys.stderr)
             return 1
-        return upload(driver, wait) or live_list(driver, wait) or workspace(driver, wait) or app_origins(driver, wait)
+        return upload(driver, wait) or live_list(driver, wait) or workspace(driver, wait) or approval_on_phone(driver, wait) or app_origins(driver, wait)
     except WebDriverException as e:
         try:
             driver.save_screenshot(shot)

@@ -303,12 +303,13 @@ lk_not_resumed() { ! journal_has 'session "lk": resuming' && ! grep -q ' lk .* r
 check "the session a person typed into was never resumed" lk_not_resumed
 for n in $stand_ins lk lim cxl; do ab $u session rm "$n" >/dev/null; done
 
-# phase: approvals (docs/web-contract.md, "Approvals"): session ask runs
-# Claude Code in manual mode, which asks before each command; its
+# phase: approvals (docs/web-contract.md, "Approvals", "Replies"): session
+# ask runs Claude Code in manual mode, which asks before each command; its
 # permission hook waits for ops's decision, given on the box page through
 # Caddy, through a notification's action URL, or not at all (then Claude's
-# own dialog, after the golden's 20 s). ops's notifications go to a
-# receiver in a client namespace, as in the web scenario.
+# own dialog, after the golden's 20 s); the last prompt is a reply typed
+# on the box page. ops's notifications go to a receiver in a client
+# namespace, as in the web scenario.
 D=box.localhost:8443
 web() { curl -sk --connect-timeout 10 --resolve "$D:127.0.0.1" "$@"; }
 jar=$(mktemp)
@@ -370,9 +371,12 @@ check "... the command did not run" test ! -e /home/$u/denied.txt
 check "... and the same URL again is refused" [ "$(act "$deny_url")" = 410 ]
 second=$rid
 
-# Left alone: after the 20 s wait Claude's own dialog takes over.
+# A reply from the inbox is the next prompt: the supervisor types it.
 check "the agent ends that turn too" wait_until 60 ask_finished
-type_line "run: echo late > /home/$u/late.txt"
+reply() { web -b "$jar" -o /dev/null -w '%{http_code}' -d user=$u -d session=ask --data-urlencode "text=$1" "https://$D/auth/reply"; }
+check "a reply to the finished session, from the box page, is taken" [ "$(reply "run: echo late > /home/$u/late.txt")" = 303 ]
+check "... and reaches the agent as its next prompt (the model's log)" wait_until 60 requests_with "run: echo late > /home/$u/late.txt"
+# Left alone: after the 20 s wait Claude's own dialog takes over.
 check "the third request is on the page" wait_until 120 asked "$second"
 gone() { ! asked "$second"; }
 check "... and gone from the page after the wait" wait_until 60 gone

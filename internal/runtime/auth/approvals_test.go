@@ -246,3 +246,100 @@ func TestAHookIsAnsweredNoneAtTheDeadlineAndItsGoingEndsTheRequest(t *testing.T)
 		}
 	}
 }
+
+// TestAReplyGoesToTheUsersSupervisorOnlyForASessionThatWaits: the inbox
+// offers a reply field to a session in needs-you or finished, not to one
+// that works; a reply is queued for the user's supervisor, whose poll
+// gets it; another login's, another site's, a working session's and a
+// reply with a control character or a newline are refused.
+func TestAReplyGoesToTheUsersSupervisorOnlyForASessionThatWaits(t *testing.T) {
+	w := newTW(t)
+	w.fakeUsers()
+	ops, al := w.login("ops"), w.login("al")
+	if got := w.report(1002, "asks needs-you question\nbusy working\n"); got != 204 {
+		t.Fatalf("bob's report: %d", got)
+	}
+	page := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{ops}}).Body.String()
+	if !strings.Contains(page, `name="session" value="asks"`) || strings.Contains(page, `name="session" value="busy"`) {
+		t.Errorf("the reply fields: want asks's, not busy's:\n%s", page)
+	}
+	reply := func(cookie, session, text string, header map[string]string) int {
+		return w.pages(rq{method: "POST", host: "box.test", target: authPage(contract.Approvals.Reply.Page), cookies: []string{cookie}, header: header,
+			form: url.Values{"user": {"bob"}, "session": {session}, "text": {text}}}).Code
+	}
+	for name, c := range map[string]struct {
+		cookie, session, text string
+		header                map[string]string
+		want                  int
+	}{
+		"al, who may not open bob": {al, "asks", "yes", nil, http.StatusForbidden},
+		"a form from another site": {ops, "asks", "yes", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		"a working session":        {ops, "busy", "yes", nil, http.StatusConflict},
+		"an unknown session":       {ops, "gone", "yes", nil, http.StatusConflict},
+		"an escape":                {ops, "asks", "yes\x1b[2J", nil, http.StatusBadRequest},
+		"two lines":                {ops, "asks", "yes\nrm -rf ~", nil, http.StatusBadRequest},
+		"nothing":                  {ops, "asks", "  ", nil, http.StatusBadRequest},
+	} {
+		if got := reply(c.cookie, c.session, c.text, c.header); got != c.want {
+			t.Errorf("%s: %d, want %d", name, got, c.want)
+		}
+	}
+	if got := reply(ops, "asks", " go on with the plan ", nil); got != http.StatusSeeOther {
+		t.Fatalf("the reply: %d", got)
+	}
+	uid := 1002
+	rec := w.do(w.s.Status(), rq{method: "GET", host: "status", target: contract.Approvals.Reply.Path, uid: &uid})
+	var got []Reply
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil || len(got) != 1 || got[0] != (Reply{Session: "asks", Text: "go on with the plan"}) {
+		t.Fatalf("bob's supervisor's poll: %d %s", rec.Code, rec.Body)
+	}
+	alice := 1001
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		done <- w.do(w.s.Status(), rq{method: "GET", host: "status", target: contract.Approvals.Reply.Path, uid: &alice})
+	}()
+	w.report(1001, "main finished turn\n") // alice's poll waits meanwhile, or finds it queued
+	if got := w.pages(rq{method: "POST", host: "box.test", target: authPage(contract.Approvals.Reply.Page), cookies: []string{al},
+		form: url.Values{"user": {"alice"}, "session": {"main"}, "text": {"next task"}}}).Code; got != http.StatusSeeOther {
+		t.Fatalf("al's reply to alice's finished session: %d", got)
+	}
+	select {
+	case rec := <-done:
+		if !strings.Contains(rec.Body.String(), `"text":"next task"`) || strings.Contains(rec.Body.String(), "go on") {
+			t.Errorf("alice's waiting poll: %s", rec.Body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("alice's waiting poll did not get the reply")
+	}
+}
+
+// TestTheBoxPageIsAnInstallableApp: the box page (and no other) names the
+// web app manifest, which the box origin serves and its CSP lets load:
+// the inbox as an app, starting at the box page, with the box's icon.
+func TestTheBoxPageIsAnInstallableApp(t *testing.T) {
+	w := newTW(t)
+	ops := w.login("ops")
+	home := w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{ops}})
+	link := `<link rel="manifest" href="/auth/manifest.webmanifest">`
+	if !strings.Contains(home.Body.String(), link) || !strings.Contains(home.Header().Get("Content-Security-Policy"), "manifest-src 'self'") {
+		t.Errorf("the box page: no manifest link, or a CSP that blocks it (%q)", home.Header().Get("Content-Security-Policy"))
+	}
+	if login := w.pages(rq{method: "GET", host: "box.test", target: "/"}); strings.Contains(login.Body.String(), link) {
+		t.Error("the login page names the manifest")
+	}
+	rec := w.pages(rq{method: "GET", host: "box.test", target: "/auth/manifest.webmanifest"})
+	var m struct {
+		Name, StartURL, Display string
+		Icons                   []struct{ Src, Sizes, Type string }
+	}
+	body := strings.NewReplacer(`"start_url"`, `"StartURL"`).Replace(rec.Body.String())
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/manifest+json" || json.Unmarshal([]byte(body), &m) != nil {
+		t.Fatalf("the manifest: %d %q %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	if m.Name != "agent-box · box.test" || m.StartURL != "/" || m.Display != "standalone" || len(m.Icons) != 1 || m.Icons[0].Src != "/auth/favicon.svg" {
+		t.Errorf("the manifest: %+v", m)
+	}
+	if rec := w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/manifest.webmanifest"}); rec.Code != http.StatusNotFound {
+		t.Errorf("a user origin serves the manifest: %d", rec.Code)
+	}
+}

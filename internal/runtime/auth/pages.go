@@ -113,6 +113,10 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			asset(w, "image/svg+xml", webui.Favicon)
 		}
+	case authPage(manifestName):
+		if allow(w, r, http.MethodGet) {
+			asset(w, "application/manifest+json", string(manifest(s.cfg.Domain)))
+		}
 	case authPage(contract.Attention.Inbox.Page):
 		if allow(w, r, http.MethodGet) {
 			s.inboxStream(w, r)
@@ -120,6 +124,10 @@ func (s *Server) boxOrigin(w http.ResponseWriter, r *http.Request) {
 	case authPage(contract.Approvals.DecidePage):
 		if allow(w, r, http.MethodPost) {
 			s.decide(w, r)
+		}
+	case authPage(contract.Approvals.Reply.Page):
+		if allow(w, r, http.MethodPost) {
+			s.replyPost(w, r)
 		}
 	default:
 		if strings.HasPrefix(r.URL.Path, contract.Approvals.ActPrefix) {
@@ -309,7 +317,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusOK, "login", pageData{Title: "Log in", Next: "/"})
 		return
 	}
-	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inboxData(sess.Login, s.clock.Now())})
+	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Home: true, Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inboxData(sess.Login, s.clock.Now())})
 }
 
 // target is the origin a box-origin form names (user, and app with the

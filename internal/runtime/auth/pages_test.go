@@ -451,7 +451,7 @@ func TestPageHeaders(t *testing.T) {
 	f := w.family()
 	handover := onlyScriptHash(t, w.pages(rq{method: "GET", host: "alice.box.test", target: "/auth/handover?code=" + w.code(f.box, "alice")}).Body.String())
 	inbox := onlyScriptHash(t, w.pages(rq{method: "GET", host: "box.test", target: "/", cookies: []string{f.box}}).Body.String())
-	boxCSP := "default-src 'none'; form-action 'self' https://alice.box.test https://bob.box.test; style-src 'self'; img-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+	boxCSP := "default-src 'none'; form-action 'self' https://alice.box.test https://bob.box.test; style-src 'self'; img-src 'self'; manifest-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
 	userCSP := "default-src 'none'; form-action 'self' https://box.test; style-src 'self'; img-src 'self'; script-src " + handover
 	for _, r := range []rq{
 		{method: "GET", host: "box.test", target: "/"},

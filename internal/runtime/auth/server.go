@@ -50,8 +50,10 @@ type Server struct {
 	queue  *loginlimit.Queue
 	board  *board.Board
 	dummy  pwhash.Hash
-	// pending is the agents' permission requests that wait for a person.
+	// pending is the agents' permission requests that wait for a person;
+	// replies the persons' replies that wait for the supervisors.
 	pending *pending.Store
+	replies *replies
 
 	// changed wakes the inbox streams: a state reported, a session ended.
 	changed *board.Wakeup
@@ -119,7 +121,7 @@ func New(o Options) (*Server, error) {
 	if warn != nil {
 		s.log.Printf("warning: %v", warn)
 	}
-	s.pending = ps
+	s.pending, s.replies = ps, newReplies()
 	now := s.clock.Now()
 	if n := st.reconcile(s.cfg, now); n > 0 {
 		s.log.Printf("ended %d sessions the configuration no longer allows", n)
@@ -146,7 +148,7 @@ func csp(c *Config) (box, usr string) {
 		}
 	}
 	handover, inbox := scriptHash(handoverScript), scriptHash(inboxScript)
-	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; img-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; img-src 'self'; manifest-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
 	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + "; style-src 'self'; img-src 'self'; script-src " + handover
 	return box, usr
 }

@@ -16,19 +16,24 @@ const bodyLimit = 4 << 10 // a status or control request body
 // (SO_PEERCRED) must be a configured user U: POST /alive from U's web
 // daemon (the session must be a live child session of U's origin); PUT
 // of the contract's attention report path from U's supervisor (U's
-// attention states); POST of approvals.path from the hook of one of U's
-// agents (a permission request, answered when a person decides).
+// attention states); POST of approvals.path from U's supervisor (a
+// permission request of one of its sessions, answered when a person
+// decides); GET of the reply path from U's supervisor (the persons'
+// replies to U's sessions).
 func (s *Server) Status() http.Handler { return http.HandlerFunc(s.status) }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	report := contract.Attention.Report.Path
-	if r.URL.Path != "/alive" && r.URL.Path != report && r.URL.Path != contract.Approvals.Path {
+	if r.URL.Path != "/alive" && r.URL.Path != report && r.URL.Path != contract.Approvals.Path && r.URL.Path != contract.Approvals.Reply.Path {
 		http.NotFound(w, r)
 		return
 	}
 	method := http.MethodPost
-	if r.URL.Path == report {
+	switch r.URL.Path {
+	case report:
 		method = http.MethodPut
+	case contract.Approvals.Reply.Path:
+		method = http.MethodGet
 	}
 	if !allow(w, r, method) {
 		return
@@ -44,6 +49,10 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == contract.Approvals.Path {
 		s.approvalPost(w, r, name)
+		return
+	}
+	if r.URL.Path == contract.Approvals.Reply.Path {
+		s.repliesGet(w, r, name)
 		return
 	}
 	s.alive(w, r, name)

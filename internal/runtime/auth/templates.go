@@ -3,6 +3,7 @@ package auth
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"html/template"
 	"sync"
 
@@ -24,7 +25,8 @@ const handoverScript = `document.getElementById("handover").submit();`
 // (too many pages of the login) stops it with a note. With the person's
 // permission (asked for by a button: browsers grant it only on a click),
 // an entry that was not in the list before becomes a browser notification
-// (its shown text: user, state, time; never the session's name).
+// (its shown text: user, state, time; never the session's name). A reply
+// being typed into an entry's field is kept across the list's updates.
 const inboxScript = `const list = document.getElementById("inbox");
 const note = document.getElementById("inbox-note");
 const ask = document.getElementById("inbox-notify");
@@ -43,7 +45,18 @@ if ("Notification" in window && Notification.permission === "default") {
 }
 const events = new EventSource(list.dataset.events);
 events.addEventListener("inbox", (e) => {
+  const typed = new Map();
+  for (const i of list.querySelectorAll("li[data-key] input[name=text]")) {
+    if (i.value) typed.set(i.closest("li").dataset.key, [i.value, i === document.activeElement]);
+  }
   list.innerHTML = e.data;
+  for (const li of list.querySelectorAll("li[data-key]")) {
+    const t = typed.get(li.dataset.key), i = li.querySelector("input[name=text]");
+    if (t && i) {
+      i.value = t[0];
+      if (t[1]) i.focus();
+    }
+  }
   local();
   note.textContent = "Live.";
   const before = seen;
@@ -90,13 +103,38 @@ type pageData struct {
 	Code    string
 	May     bool // the login may open User
 	Inbox   inboxList
+	// Home: the box page, which names the manifest (the box origin is an
+	// installable app)
+	Home bool
 }
 
 // Page is what the one page layout reads of an auth page.
-func (d pageData) Page() webui.Page { return webui.Page{Title: d.Title} }
+func (d pageData) Page() webui.Page {
+	p := webui.Page{Title: d.Title}
+	if d.Home {
+		p.Manifest = authPage(manifestName)
+	}
+	return p
+}
+
+// manifestName is the box origin's web app manifest under /auth/.
+const manifestName = "manifest.webmanifest"
+
+// manifest is the box origin's web app manifest: the inbox as an app a
+// phone can put on its home screen (the box's name, its start page and
+// icon).
+func manifest(domain string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"name": "agent-box · " + domain, "short_name": "agent-box", "id": "/", "start_url": "/", "scope": "/",
+		"display": "standalone", "background_color": webui.Background, "theme_color": webui.Surface,
+		"icons": []map[string]string{{"src": authPage("favicon.svg"), "sizes": "any", "type": "image/svg+xml", "purpose": "any"}},
+	})
+	return append(b, '\n')
+}
 
 var pages = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage, "decide": func() string { return authPage(contract.Approvals.DecidePage) }}).Parse(webui.Layout() + layout + `
+	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage, "decide": func() string { return authPage(contract.Approvals.DecidePage) },
+		"reply": func() string { return authPage(contract.Approvals.Reply.Page) }, "replyMax": func() int { return contract.Conversations.PromptMaxBytes }}).Parse(webui.Layout() + layout + `
 {{define "login"}}{{template "head" .}}<form method="post" action="{{auth "login"}}">
 <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
@@ -112,7 +150,8 @@ var pages = sync.OnceValue(func() *template.Template {
 {{define "inbox"}}{{range .Requests}}<li class="urgent request" data-key="{{.Key}}"><span><b>{{.User}}</b> asks for a permission <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span>
 <figure class="agent-text"><figcaption>{{.Agent}} in session <code>{{.Session}}</code> asks to use <code>{{.Tool}}</code>: the agent's words, not agent-box's</figcaption><pre>{{.Input}}</pre></figure>
 <form method="post" action="{{decide}}" class="decide"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="request" value="{{.ID}}"><button name="decision" value="allow">Allow</button>{{if .AllowSession}}<button name="decision" value="allow-session">Allow for this session</button>{{end}}<button name="decision" value="deny" class="danger">Deny</button></form></li>
-{{end}}{{range .Entries}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+{{end}}{{range .Entries}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form>{{if .CanReply}}
+<form method="post" action="{{reply}}" class="reply"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="session" value="{{.Session}}"><input type="text" name="text" maxlength="{{replyMax}}" placeholder="Reply: typed into the session, then Enter" aria-label="Reply to {{.User}}'s agent" autocomplete="off" required><button>Send</button></form>{{end}}</li>
 {{else}}{{if not .Requests}}<li class="quiet">Nothing needs you.</li>
 {{end}}{{end}}{{end}}
 

@@ -571,6 +571,20 @@ type Contract struct {
 		ActionLifetime     Interval          `json:"actionLifetime"`
 		ReattachGrace      string            `json:"reattachGrace"`
 		RetryEvery         string            `json:"retryEvery"`
+		// Reply: a person's reply to a session in one of States, from the
+		// box origin (POST authPage(Page)): one line of clean text of at
+		// most conversations.promptMaxBytes, at most MaxPending per user
+		// waiting; the user's supervisor takes them with a GET of Path on
+		// the status listener (answered when one waits, or empty after
+		// Poll) and types each into its session, Enter EnterAfter later.
+		Reply struct {
+			Page       string   `json:"page"`
+			Path       string   `json:"path"`
+			States     []string `json:"states"`
+			MaxPending int      `json:"maxPending"`
+			Poll       string   `json:"poll"`
+			EnterAfter string   `json:"enterAfter"`
+		} `json:"reply"`
 	} `json:"approvals"`
 	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
 	// and M, G or T, powers of 1024) that bounds the bytes the user owns

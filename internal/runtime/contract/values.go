@@ -196,6 +196,12 @@ func init() {
 	c.Approvals.ActionLifetime = Interval{Default: "15m", Min: "1m", Max: "24h"}
 	c.Approvals.ReattachGrace = "20s"
 	c.Approvals.RetryEvery = "500ms"
+	c.Approvals.Reply.Page = "reply"
+	c.Approvals.Reply.Path = "/replies"
+	c.Approvals.Reply.States = []string{"needs-you", "finished"}
+	c.Approvals.Reply.MaxPending = 16
+	c.Approvals.Reply.Poll = "25s"
+	c.Approvals.Reply.EnterAfter = "300ms"
 	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
 	c.DiskQuota.BytesPerFile = 16384
 	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}

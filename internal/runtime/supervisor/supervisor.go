@@ -172,7 +172,8 @@ type sup struct {
 	againDelay   time.Duration // its next wait; 0 after one that worked
 	// usage limits (limits.go): due tries, the resumes' slots, the jitter
 	limitCh chan limitMsg
-	turnCh  chan string // a Codex session whose turn's end is to be read
+	turnCh  chan string   // a Codex session whose turn's end is to be read
+	replyCh chan replyMsg // a person's reply from the inbox (replies.go)
 	slots   *usagelimit.Slots
 	draw    func(time.Duration) time.Duration
 }
@@ -391,6 +392,7 @@ func Run(ctx context.Context, cfg Config) error {
 		warned:       map[string]bool{},
 		limitCh:      make(chan limitMsg, 16),
 		turnCh:       make(chan string, 16),
+		replyCh:      make(chan replyMsg, 16),
 		slots:        usagelimit.NewSlots(cfg.Limits.Policy.PerMinute),
 		draw:         jitter,
 	}
@@ -398,6 +400,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.AuthStatus != "" {
 		s.report, s.attn = newReporter(cfg.AuthStatus, s.log), map[string]attention.Status{}
 		go s.report.run(s.done)
+		go s.pollReplies(s.done)
 	}
 
 	if env.Seed != "" {
@@ -504,6 +507,8 @@ func Run(ctx context.Context, cfg Config) error {
 			s.limitDue(ctx, m)
 		case name := <-s.turnCh:
 			s.turnDue(name)
+		case m := <-s.replyCh:
+			s.replied(ctx, m)
 		case <-resync.C:
 			// also the only way back after HOME itself was re-created
 			s.regWatch.Arm()

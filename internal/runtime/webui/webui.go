@@ -22,6 +22,9 @@ type Page struct {
 	Wide    bool     // a page of tables: main class "wide"
 	Styles  []string // stylesheets the page adds before the product's own (its own origin's paths)
 	Modules []string // module scripts the page adds (its own origin's paths)
+	// Manifest: the web app manifest that makes the page's origin an
+	// installable app (the box page only).
+	Manifest string
 }
 
 // Layout is the one page layout of every page on every origin, for
@@ -36,6 +39,7 @@ func Layout() string {
 <title>{{.Title}} · agent-box</title>
 {{range .Styles}}<link rel="stylesheet" href="{{.}}">
 {{end}}{{range .Modules}}<script type="module" src="{{.}}"></script>
+{{end}}{{with .Manifest}}<link rel="manifest" href="{{.}}"><meta name="theme-color" content="` + Surface + `">
 {{end}}<link rel="stylesheet" href="` + contract.AuthPage("style.css") + `"><link rel="icon" href="` + contract.AuthPage("favicon.svg") + `">
 </head>
 <body>
@@ -85,6 +89,8 @@ li.urgent b{color:` + Danger + `}
 li.request{border-top:1px solid #2c313c;padding:.5rem 0}
 li.request form{border:none;justify-content:flex-start;flex-wrap:wrap;padding:.2rem 0 0}
 li.request button{min-height:2.6rem;min-width:5rem}
+li form.reply{border-top:none;padding:0 0 .5rem;justify-content:flex-start}
+li form.reply input[name=text]{flex:1;min-width:0}
 figure.agent-text{margin:.4rem 0;padding:.4rem .6rem;border:1px dashed #5c6370;border-radius:.35rem;background:#1b1e24}
 figure.agent-text figcaption{color:` + Muted + `;font-size:.85rem;margin:0 0 .3rem}
 figure.agent-text pre{margin:0;font:.9rem/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12rem;overflow:auto}
