@@ -32,6 +32,7 @@
 #   internal/runtime/auth/notify.go
 #   internal/runtime/auth/origin.go
 #   internal/runtime/auth/pages.go
+#   internal/runtime/auth/replies.go
 #   internal/runtime/auth/server.go
 #   internal/runtime/auth/status.go
 #   internal/runtime/auth/store.go
@@ -95,9 +96,11 @@
 #   internal/runtime/spawn/spawn.go
 #   internal/runtime/state/state.go
 #   internal/runtime/supervisor/alerts.go
+#   internal/runtime/supervisor/approvals.go
 #   internal/runtime/supervisor/backoff.go
 #   internal/runtime/supervisor/limits.go
 #   internal/runtime/supervisor/pidfd.go
+#   internal/runtime/supervisor/replies.go
 #   internal/runtime/supervisor/report.go
 #   internal/runtime/supervisor/supervisor.go
 #   internal/runtime/supervisor/turnlog.go
@@ -1113,7 +1116,7 @@ let
                 "limited": {"name": "limited", "what": "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
               },
               "reasons": [
-                {"name": "permission", "what": "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"},
+                {"name": "permission", "what": "Claude's permission_prompt notification or PermissionRequest hook; Codex's PermissionRequest hook; OpenCode's permission.asked"},
                 {"name": "question", "what": "Claude's agent_needs_input notification"},
                 {"name": "elicitation", "what": "Claude's elicitation_dialog notification"},
                 {"name": "idle", "what": "Claude's idle_prompt notification (it waits after work)"},
@@ -1176,6 +1179,7 @@ let
                 "codex": {
                   "detailFields": {},
                   "events": {
+                    "PermissionRequest": {"state": "needs-you", "reason": "permission"},
                     "UserPromptSubmit": {"state": "working"},
                     "Stop": {"state": "finished", "reason": "turn"}
                   }
@@ -1255,7 +1259,7 @@ let
               "path": "/permission-request",
               "decidePage": "decide",
               "actPrefix": "/auth/act/",
-              "agentEvents": {"claude": "PermissionRequest"},
+              "agentEvents": {"claude": "PermissionRequest", "codex": "PermissionRequest"},
               "maxPending": 32,
               "maxToolBytes": 128,
               "maxInputBytes": 4096,
@@ -1264,7 +1268,8 @@ let
               "hookTimeoutSeconds": 3720,
               "actionLifetime": {"default": "15m", "min": "1m", "max": "24h"},
               "reattachGrace": "20s",
-              "retryEvery": "500ms"
+              "retryEvery": "500ms",
+              "reply": {"page": "reply", "path": "/replies", "states": ["needs-you", "finished"], "maxPending": 16, "poll": "25s", "enterAfter": "300ms"}
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -1839,13 +1844,17 @@ let
     let
       str =
         s: builtins.replaceStrings [ (builtins.fromJSON ''"\u007f"'') ] [ "\\u007F" ] (builtins.toJSON s);
+      # the hook that waits for a person's decision (contract.approvals)
+      # ends its own wait before Codex's timeout for it
+      waits = e: contract.approvals.agentEvents.codex or null == e;
       hook = event: command: ''
 
         [[hooks.${event}]]
         [[hooks.${event}.hooks]]
         type = "command"
         command = ${str command}
-      '';
+      ''
+      + (if waits event then "timeout = ${toString contract.approvals.hookTimeoutSeconds}\n" else "");
     in
     ''
       # Written by agent-box (services.agent-box); Codex's system layer.
@@ -6639,11 +6648,14 @@ in
           	return ok && e == event
           }
 
-          // FromClaude is the request of Claude Code's permission hook input
-          // (measured with 2.1.328: tool_name, tool_input, permission_suggestions):
-          // the tool's input as "key: value" lines in key order, a Bash command
-          // first; AllowSession when Claude suggested rules for the session.
-          func FromClaude(id, session string, input []byte) (Request, error) {
+          // FromHook is the request of setup's permission hook input: Claude Code's
+          // (measured with 2.1.328: tool_name, tool_input, permission_suggestions)
+          // and Codex's (measured with 0.171.0: tool_name, tool_input with the
+          // command and the model's justification as its description; no
+          // suggestions) have one shape. The tool's input becomes "key: value"
+          // lines in key order, a shell command first; AllowSession when the agent
+          // suggested rules for the session (Claude only).
+          func FromHook(setup, id, session string, input []byte) (Request, error) {
           	var in struct {
           		Tool        string                     `json:"tool_name"`
           		Input       map[string]json.RawMessage `json:"tool_input"`
@@ -6658,7 +6670,7 @@ in
           	lim := contract.Approvals
           	tool := strings.Join(strings.Fields(Clean(in.Tool, lim.MaxToolBytes)), " ")
           	return Request{
-          		ID: id, Session: session, Agent: "claude", Tool: tool,
+          		ID: id, Session: session, Agent: setup, Tool: tool,
           		Input:        Clean(inputText(in.Input), lim.MaxInputBytes),
           		AllowSession: len(in.Suggestions) > 0,
           	}, nil
@@ -6705,18 +6717,23 @@ in
           	return a < b
           }
 
-          // ClaudeOutput is what Claude Code's permission hook prints for an
-          // answer (measured with 2.1.328): allow runs the tool; allow-session also
-          // adds Claude's own suggestions (the input's permission_suggestions) as
-          // the session's rules; deny refuses it and tells the model why; no
-          // decision prints nothing, and Claude's own prompt stays.
-          func ClaudeOutput(a Answer, input []byte) []byte {
+          // Output is what setup's permission hook prints for an answer (measured
+          // with Claude Code 2.1.328 and Codex 0.171.0, which take the same shape):
+          // allow runs the tool; allow-session (Claude only: a request of Codex
+          // never offers it, and Codex refuses a hook that sets rules) also adds
+          // the agent's own suggestions (the input's permission_suggestions) as the
+          // session's rules; deny refuses it and tells the model why; no decision
+          // prints nothing, and the agent's own prompt takes over.
+          func Output(setup string, a Answer, input []byte) []byte {
           	decision := map[string]any{}
           	switch a.Decision {
           	case Allow:
           		decision["behavior"] = "allow"
           	case AllowSession:
           		decision["behavior"] = "allow"
+          		if setup != "claude" {
+          			break
+          		}
           		var in struct {
           			Suggestions []json.RawMessage `json:"permission_suggestions"`
           		}
@@ -6729,7 +6746,7 @@ in
           	default:
           		return nil
           	}
-          	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": contract.Approvals.AgentEvents["claude"], "decision": decision}})
+          	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": contract.Approvals.AgentEvents[setup], "decision": decision}})
           	return append(out, '\n')
           }
         '';
@@ -6743,25 +6760,23 @@ in
           	"errors"
           	"fmt"
           	"io"
-          	"io/fs"
           	"net"
           	"net/http"
-          	"syscall"
           	"time"
 
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           )
 
-          // ErrNoService: the auth service's status socket does not exist (the box
-          // has no web surface): nobody can answer, the agent's own prompt takes
-          // over at once.
+          // ErrNoService: the supervisor answers that there is no auth service (the
+          // box has no web surface): nobody can answer, the agent's own prompt
+          // takes over at once.
           var ErrNoService = errors.New("no auth service to ask")
 
-          // Wait sends r to the auth service's status socket and waits for its
-          // answer, until ctx ends. A connection that fails or breaks (the service
-          // restarts) is tried again every retryEvery with the same request, which
-          // the service knows again by its ID; a refusal (4xx) is final. A missing
-          // socket is ErrNoService.
+          // Wait sends r to the supervisor's approval socket, which relays it to the
+          // auth service, and waits for the answer until ctx ends. A connection
+          // that fails or breaks (the supervisor or the service restarts) is tried
+          // again every retryEvery with the same request, which the service knows
+          // again by its ID; a refusal (4xx) is final, 404 being ErrNoService.
           func Wait(ctx context.Context, socket string, r Request, retryEvery time.Duration) (Answer, error) {
           	body, err := json.Marshal(r)
           	if err != nil {
@@ -6777,9 +6792,6 @@ in
           		a, final, err := ask(ctx, client, body)
           		if err == nil || final {
           			return a, err
-          		}
-          		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
-          			return Answer{}, ErrNoService
           		}
           		select {
           		case <-ctx.Done():
@@ -6805,6 +6817,8 @@ in
           	switch {
           	case err != nil:
           		return Answer{}, false, err
+          	case resp.StatusCode == http.StatusNotFound:
+          		return Answer{}, true, ErrNoService
           	case resp.StatusCode >= 400 && resp.StatusCode < 500:
           		return Answer{}, true, fmt.Errorf("the auth service refused the request: %s: %s", resp.Status, bytes.TrimSpace(data))
           	case resp.StatusCode != http.StatusOK:
@@ -8083,9 +8097,11 @@ in
           // approvalPost is the status listener's POST of approvals.path from
           // user's uid: the request (approval.Request, JSON) is registered, or
           // found again by its id, and the answer is the decision (200, JSON) once
-          // a person takes it, or "none" at the request's deadline. A hook that
-          // goes away ends its request; a shutdown leaves it for the restarted
-          // service (the connection is cut, and the hook asks again). 400 for a
+          // a person takes it, or "none" at the request's deadline. A hook whose
+          // connection closes (it went away, or the supervisor that relays it
+          // restarts) has the reattach grace to ask again, then its request ends; a
+          // shutdown leaves it for the restarted service (the connection is cut,
+          // and the hook asks again). 400 for a
           // body that is not a request, 409 for an id of another user or content,
           // 410 for an ended one, 429 beyond the user's pending requests.
           func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user string) {
@@ -8141,7 +8157,7 @@ in
           		s.log.Printf("%s: request %s: no decision within %s; the agent's own prompt takes over", user, req.ID, s.cfg.ApprovalWait)
           	case <-r.Context().Done():
           		s.pending.Leave(req.ID, false, false, s.clock.Now())
-          		s.log.Printf("%s: request %s: its hook went away", user, req.ID)
+          		s.log.Printf("%s: request %s: its hook's connection closed (it has %s to ask again)", user, req.ID, contract.Approvals.ReattachGrace)
           		return
           	case <-s.stopping:
           		// no answer: the hook sees the connection cut and asks the
@@ -8172,8 +8188,11 @@ in
 
           // Agent is how the page names the agent.
           func (v requestView) Agent() string {
-          	if v.Request.Agent == "claude" {
+          	switch v.Request.Agent {
+          	case "claude":
           		return "Claude Code"
+          	case "codex":
+          		return "Codex"
           	}
           	return v.Request.Agent
           }
@@ -9558,6 +9577,10 @@ in
           		if allow(w, r, http.MethodGet) {
           			asset(w, "image/svg+xml", webui.Favicon)
           		}
+          	case authPage(manifestName):
+          		if allow(w, r, http.MethodGet) {
+          			asset(w, "application/manifest+json", string(manifest(s.cfg.Domain)))
+          		}
           	case authPage(contract.Attention.Inbox.Page):
           		if allow(w, r, http.MethodGet) {
           			s.inboxStream(w, r)
@@ -9565,6 +9588,10 @@ in
           	case authPage(contract.Approvals.DecidePage):
           		if allow(w, r, http.MethodPost) {
           			s.decide(w, r)
+          		}
+          	case authPage(contract.Approvals.Reply.Page):
+          		if allow(w, r, http.MethodPost) {
+          			s.replyPost(w, r)
           		}
           	default:
           		if strings.HasPrefix(r.URL.Path, contract.Approvals.ActPrefix) {
@@ -9754,7 +9781,7 @@ in
           		s.render(w, http.StatusOK, "login", pageData{Title: "Log in", Next: "/"})
           		return
           	}
-          	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inboxData(sess.Login, s.clock.Now())})
+          	s.render(w, http.StatusOK, "home", pageData{Title: "agent-box", Home: true, Login: sess.Login, Users: s.cfg.Logins[sess.Login].Users, Inbox: s.inboxData(sess.Login, s.clock.Now())})
           }
 
           // target is the origin a box-origin form names (user, and app with the
@@ -10004,6 +10031,162 @@ in
           	redirect(w, http.StatusSeeOther, "https://"+s.cfg.Domain+"/")
           }
         '';
+        "auth/replies.go" = ''
+          package auth
+
+          import (
+          	"encoding/json"
+          	"net/http"
+          	"slices"
+          	"strings"
+          	"sync"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/approval"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/escape"
+          )
+
+          // Replies (docs/web-contract.md, "Replies"): a person types a reply to a
+          // session that waits for one (the inbox's reply field); the user's
+          // supervisor takes it (a long GET on the status listener) and types it
+          // into the session, as a person at its terminal would.
+
+          // Reply is one reply on its way to a supervisor.
+          type Reply struct {
+          	Session string `json:"session"`
+          	Text    string `json:"text"`
+          }
+
+          // replies are the replies waiting for their users' supervisors, in
+          // memory: a supervisor polls all the time, so one waits milliseconds, or
+          // until the supervisor runs again.
+          type replies struct {
+          	mu   sync.Mutex
+          	q    map[string][]Reply
+          	wake map[string]chan struct{}
+          }
+
+          func newReplies() *replies {
+          	return &replies{q: map[string][]Reply{}, wake: map[string]chan struct{}{}}
+          }
+
+          // add queues r for user; false when the user has the contract's most
+          // waiting.
+          func (rs *replies) add(user string, r Reply) bool {
+          	rs.mu.Lock()
+          	defer rs.mu.Unlock()
+          	if len(rs.q[user]) >= contract.Approvals.Reply.MaxPending {
+          		return false
+          	}
+          	rs.q[user] = append(rs.q[user], r)
+          	if ch := rs.wake[user]; ch != nil {
+          		close(ch)
+          		delete(rs.wake, user)
+          	}
+          	return true
+          }
+
+          // take is user's waiting replies (removed), or none and a channel closed
+          // when one comes.
+          func (rs *replies) take(user string) ([]Reply, <-chan struct{}) {
+          	rs.mu.Lock()
+          	defer rs.mu.Unlock()
+          	if q := rs.q[user]; len(q) > 0 {
+          		delete(rs.q, user)
+          		return q, nil
+          	}
+          	ch := rs.wake[user]
+          	if ch == nil {
+          		ch = make(chan struct{})
+          		rs.wake[user] = ch
+          	}
+          	return nil, ch
+          }
+
+          // repliesGet is the status listener's GET of the reply path from user's
+          // supervisor: the user's waiting replies as a JSON array, as soon as
+          // there is one, or an empty one after the poll time.
+          func (s *Server) repliesGet(w http.ResponseWriter, r *http.Request, user string) {
+          	timer := time.NewTimer(contract.Duration(contract.Approvals.Reply.Poll))
+          	defer timer.Stop()
+          	var got []Reply
+          	for got == nil {
+          		var wake <-chan struct{}
+          		if got, wake = s.replies.take(user); got != nil {
+          			break
+          		}
+          		select {
+          		case <-wake:
+          		case <-timer.C:
+          			got = []Reply{}
+          		case <-r.Context().Done():
+          			return
+          		case <-s.stopping:
+          			got = []Reply{}
+          		}
+          	}
+          	body, _ := json.Marshal(got)
+          	w.Header().Set("Content-Type", "application/json")
+          	w.Write(append(body, '\n'))
+          }
+
+          // mayReply reports whether user's session is in one of the reply states
+          // by its supervisor's last report.
+          func (s *Server) mayReply(user, session string) bool {
+          	for _, e := range s.board.States(user) {
+          		if e.Session == session {
+          			return slices.Contains(contract.Approvals.Reply.States, string(e.State))
+          		}
+          	}
+          	return false
+          }
+
+          // CanReply: the entry's session takes a reply from the inbox.
+          func (e inboxEntry) CanReply() bool {
+          	return slices.Contains(contract.Approvals.Reply.States, string(e.Status.State))
+          }
+
+          // replyPost is POST authPage(reply page) of the box origin: a logged-in
+          // person's reply (the form's user, session and text) to a session of a
+          // user the login may open that waits for one; then back to the box page.
+          // The text is one line of clean text, at most the prompt's bound.
+          func (s *Server) replyPost(w http.ResponseWriter, r *http.Request) {
+          	now := s.clock.Now()
+          	sess, ok := s.session(r, "", now)
+          	if !ok {
+          		s.message(w, http.StatusForbidden, "Not logged in", "Log in to reply to an agent.")
+          		return
+          	}
+          	if err := r.ParseForm(); err != nil {
+          		s.message(w, http.StatusBadRequest, "Bad request", "The form could not be read.")
+          		return
+          	}
+          	user, session, text := r.PostForm.Get("user"), r.PostForm.Get("session"), strings.TrimSpace(r.PostForm.Get("text"))
+          	if !s.cfg.mayOpen(sess.Login, user) {
+          		s.message(w, http.StatusForbidden, "Not allowed", "This login may not reply to that user's agents.")
+          		return
+          	}
+          	limit := contract.Conversations.PromptMaxBytes
+          	switch {
+          	case text == "":
+          		s.message(w, http.StatusBadRequest, "Nothing sent", "The reply is empty.")
+          		return
+          	case len(text) > limit || approval.Clean(text, limit) != text || strings.ContainsAny(text, "\n\t"):
+          		s.message(w, http.StatusBadRequest, "Nothing sent", "A reply is one line of text, without control characters.")
+          		return
+          	case !contract.Names.Session.Match(session) || !s.mayReply(user, session):
+          		s.message(w, http.StatusConflict, "Nothing sent", "That session no longer waits for a reply.")
+          		return
+          	}
+          	if !s.replies.add(user, Reply{Session: session, Text: text}) {
+          		s.message(w, http.StatusTooManyRequests, "Nothing sent", "Too many replies wait for that user's supervisor; try again in a moment.")
+          		return
+          	}
+          	s.log.Printf("login %s: a reply of %d bytes to %s's session %s", sess.Login, len(text), user, escape.Quote(session, 64))
+          	redirect(w, http.StatusSeeOther, "/")
+          }
+        '';
         "auth/server.go" = ''
           package auth
 
@@ -10057,8 +10240,10 @@ in
           	queue  *loginlimit.Queue
           	board  *board.Board
           	dummy  pwhash.Hash
-          	// pending is the agents' permission requests that wait for a person.
+          	// pending is the agents' permission requests that wait for a person;
+          	// replies the persons' replies that wait for the supervisors.
           	pending *pending.Store
+          	replies *replies
 
           	// changed wakes the inbox streams: a state reported, a session ended.
           	changed *board.Wakeup
@@ -10126,7 +10311,7 @@ in
           	if warn != nil {
           		s.log.Printf("warning: %v", warn)
           	}
-          	s.pending = ps
+          	s.pending, s.replies = ps, newReplies()
           	now := s.clock.Now()
           	if n := st.reconcile(s.cfg, now); n > 0 {
           		s.log.Printf("ended %d sessions the configuration no longer allows", n)
@@ -10153,7 +10338,7 @@ in
           		}
           	}
           	handover, inbox := scriptHash(handoverScript), scriptHash(inboxScript)
-          	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; img-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
+          	box = "default-src 'none'; form-action 'self'" + fa.String() + "; style-src 'self'; img-src 'self'; manifest-src 'self'; script-src " + handover + " " + inbox + "; connect-src 'self'"
           	usr = "default-src 'none'; form-action 'self' https://" + c.Domain + "; style-src 'self'; img-src 'self'; script-src " + handover
           	return box, usr
           }
@@ -10257,19 +10442,24 @@ in
           // (SO_PEERCRED) must be a configured user U: POST /alive from U's web
           // daemon (the session must be a live child session of U's origin); PUT
           // of the contract's attention report path from U's supervisor (U's
-          // attention states); POST of approvals.path from the hook of one of U's
-          // agents (a permission request, answered when a person decides).
+          // attention states); POST of approvals.path from U's supervisor (a
+          // permission request of one of its sessions, answered when a person
+          // decides); GET of the reply path from U's supervisor (the persons'
+          // replies to U's sessions).
           func (s *Server) Status() http.Handler { return http.HandlerFunc(s.status) }
 
           func (s *Server) status(w http.ResponseWriter, r *http.Request) {
           	report := contract.Attention.Report.Path
-          	if r.URL.Path != "/alive" && r.URL.Path != report && r.URL.Path != contract.Approvals.Path {
+          	if r.URL.Path != "/alive" && r.URL.Path != report && r.URL.Path != contract.Approvals.Path && r.URL.Path != contract.Approvals.Reply.Path {
           		http.NotFound(w, r)
           		return
           	}
           	method := http.MethodPost
-          	if r.URL.Path == report {
+          	switch r.URL.Path {
+          	case report:
           		method = http.MethodPut
+          	case contract.Approvals.Reply.Path:
+          		method = http.MethodGet
           	}
           	if !allow(w, r, method) {
           		return
@@ -10285,6 +10475,10 @@ in
           	}
           	if r.URL.Path == contract.Approvals.Path {
           		s.approvalPost(w, r, name)
+          		return
+          	}
+          	if r.URL.Path == contract.Approvals.Reply.Path {
+          		s.repliesGet(w, r, name)
           		return
           	}
           	s.alive(w, r, name)
@@ -10853,6 +11047,7 @@ in
           import (
           	"crypto/sha256"
           	"encoding/base64"
+          	"encoding/json"
           	"html/template"
           	"sync"
 
@@ -10874,7 +11069,8 @@ in
           // (too many pages of the login) stops it with a note. With the person's
           // permission (asked for by a button: browsers grant it only on a click),
           // an entry that was not in the list before becomes a browser notification
-          // (its shown text: user, state, time; never the session's name).
+          // (its shown text: user, state, time; never the session's name). A reply
+          // being typed into an entry's field is kept across the list's updates.
           const inboxScript = `const list = document.getElementById("inbox");
           const note = document.getElementById("inbox-note");
           const ask = document.getElementById("inbox-notify");
@@ -10893,7 +11089,18 @@ in
           }
           const events = new EventSource(list.dataset.events);
           events.addEventListener("inbox", (e) => {
+            const typed = new Map();
+            for (const i of list.querySelectorAll("li[data-key] input[name=text]")) {
+              if (i.value) typed.set(i.closest("li").dataset.key, [i.value, i === document.activeElement]);
+            }
             list.innerHTML = e.data;
+            for (const li of list.querySelectorAll("li[data-key]")) {
+              const t = typed.get(li.dataset.key), i = li.querySelector("input[name=text]");
+              if (t && i) {
+                i.value = t[0];
+                if (t[1]) i.focus();
+              }
+            }
             local();
             note.textContent = "Live.";
             const before = seen;
@@ -10940,13 +11147,38 @@ in
           	Code    string
           	May     bool // the login may open User
           	Inbox   inboxList
+          	// Home: the box page, which names the manifest (the box origin is an
+          	// installable app)
+          	Home bool
           }
 
           // Page is what the one page layout reads of an auth page.
-          func (d pageData) Page() webui.Page { return webui.Page{Title: d.Title} }
+          func (d pageData) Page() webui.Page {
+          	p := webui.Page{Title: d.Title}
+          	if d.Home {
+          		p.Manifest = authPage(manifestName)
+          	}
+          	return p
+          }
+
+          // manifestName is the box origin's web app manifest under /auth/.
+          const manifestName = "manifest.webmanifest"
+
+          // manifest is the box origin's web app manifest: the inbox as an app a
+          // phone can put on its home screen (the box's name, its start page and
+          // icon).
+          func manifest(domain string) []byte {
+          	b, _ := json.Marshal(map[string]any{
+          		"name": "agent-box · " + domain, "short_name": "agent-box", "id": "/", "start_url": "/", "scope": "/",
+          		"display": "standalone", "background_color": webui.Background, "theme_color": webui.Surface,
+          		"icons": []map[string]string{{"src": authPage("favicon.svg"), "sizes": "any", "type": "image/svg+xml", "purpose": "any"}},
+          	})
+          	return append(b, '\n')
+          }
 
           var pages = sync.OnceValue(func() *template.Template {
-          	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage, "decide": func() string { return authPage(contract.Approvals.DecidePage) }}).Parse(webui.Layout() + layout + `
+          	return template.Must(template.New("pages").Funcs(template.FuncMap{"auth": authPage, "decide": func() string { return authPage(contract.Approvals.DecidePage) },
+          		"reply": func() string { return authPage(contract.Approvals.Reply.Page) }, "replyMax": func() int { return contract.Conversations.PromptMaxBytes }}).Parse(webui.Layout() + layout + `
           {{define "login"}}{{template "head" .}}<form method="post" action="{{auth "login"}}">
           <label>Login <input type="text" name="login" value="{{.Login}}" autocomplete="username" autocapitalize="none" required autofocus></label>
           <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
@@ -10962,7 +11194,8 @@ in
           {{define "inbox"}}{{range .Requests}}<li class="urgent request" data-key="{{.Key}}"><span><b>{{.User}}</b> asks for a permission <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span>
           <figure class="agent-text"><figcaption>{{.Agent}} in session <code>{{.Session}}</code> asks to use <code>{{.Tool}}</code>: the agent's words, not agent-box's</figcaption><pre>{{.Input}}</pre></figure>
           <form method="post" action="{{decide}}" class="decide"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="request" value="{{.ID}}"><button name="decision" value="allow">Allow</button>{{if .AllowSession}}<button name="decision" value="allow-session">Allow for this session</button>{{end}}<button name="decision" value="deny" class="danger">Deny</button></form></li>
-          {{end}}{{range .Entries}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form></li>
+          {{end}}{{range .Entries}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form>{{if .CanReply}}
+          <form method="post" action="{{reply}}" class="reply"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="session" value="{{.Session}}"><input type="text" name="text" maxlength="{{replyMax}}" placeholder="Reply: typed into the session, then Enter" aria-label="Reply to {{.User}}'s agent" autocomplete="off" required><button>Send</button></form>{{end}}</li>
           {{else}}{{if not .Requests}}<li class="quiet">Nothing needs you.</li>
           {{end}}{{end}}{{end}}
 
@@ -12668,20 +12901,22 @@ in
           		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
           	}
           	if approval.Asks(setup, event) {
-          		p.askApproval(log, setup, name, input)
+          		p.askApproval(log, e, setup, name, input)
           	}
           }
 
           // askApproval is the hook of an event that waits for a person's decision
-          // (the contract's approvals.agentEvents: Claude's permission hook): the
-          // request goes to the auth service, and the decision, when one comes
+          // (the contract's approvals.agentEvents: Claude's and Codex's permission
+          // hooks): the
+          // request goes to the auth service through the supervisor (which has the
+          // status socket's group; the session's unit has not), and the decision, when one comes
           // before the service's deadline, is printed for the agent. No decision,
           // no web surface or any failure prints nothing: the agent's own prompt
           // stays, as without agent-box.
-          func (p *Program) askApproval(log *journal.Logger, setup, name string, input []byte) {
+          func (p *Program) askApproval(log *journal.Logger, e paths.Env, setup, name string, input []byte) {
           	id := make([]byte, 16)
           	rand.Read(id)
-          	req, err := approval.FromClaude(hex.EncodeToString(id), name, input)
+          	req, err := approval.FromHook(setup, hex.EncodeToString(id), name, input)
           	if err != nil {
           		log.Printf("session %s: no permission request to ask: %v", escape.Quote(name, 64), err)
           		return
@@ -12689,7 +12924,7 @@ in
           	lim := contract.Approvals
           	ctx, cancel := context.WithTimeout(context.Background(), contract.Duration(lim.Wait.Max)+time.Minute)
           	defer cancel()
-          	a, err := approval.Wait(ctx, AuthStatus, req, contract.Duration(lim.RetryEvery))
+          	a, err := approval.Wait(ctx, e.ApprovalSocket(), req, contract.Duration(lim.RetryEvery))
           	switch {
           	case errors.Is(err, approval.ErrNoService):
           		return
@@ -12698,7 +12933,7 @@ in
           		return
           	}
           	log.Printf("session %s: permission request %s (%s): %s%s", escape.Quote(name, 64), req.ID, escape.Quote(req.Tool, 64), a.Decision, byWhom(a.By))
-          	p.Stdout.Write(approval.ClaudeOutput(a, input))
+          	p.Stdout.Write(approval.Output(setup, a, input))
           }
 
           func byWhom(by string) string {
@@ -13856,6 +14091,20 @@ in
           		ActionLifetime     Interval          `json:"actionLifetime"`
           		ReattachGrace      string            `json:"reattachGrace"`
           		RetryEvery         string            `json:"retryEvery"`
+          		// Reply: a person's reply to a session in one of States, from the
+          		// box origin (POST authPage(Page)): one line of clean text of at
+          		// most conversations.promptMaxBytes, at most MaxPending per user
+          		// waiting; the user's supervisor takes them with a GET of Path on
+          		// the status listener (answered when one waits, or empty after
+          		// Poll) and types each into its session, Enter EnterAfter later.
+          		Reply struct {
+          			Page       string   `json:"page"`
+          			Path       string   `json:"path"`
+          			States     []string `json:"states"`
+          			MaxPending int      `json:"maxPending"`
+          			Poll       string   `json:"poll"`
+          			EnterAfter string   `json:"enterAfter"`
+          		} `json:"reply"`
           	} `json:"approvals"`
           	// DiskQuota is a user's diskQuota option: a size (Pattern: a number
           	// and M, G or T, powers of 1024) that bounds the bytes the user owns
@@ -14275,7 +14524,7 @@ in
                 "limited": {"name": "limited", "what": "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
               },
               "reasons": [
-                {"name": "permission", "what": "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"},
+                {"name": "permission", "what": "Claude's permission_prompt notification or PermissionRequest hook; Codex's PermissionRequest hook; OpenCode's permission.asked"},
                 {"name": "question", "what": "Claude's agent_needs_input notification"},
                 {"name": "elicitation", "what": "Claude's elicitation_dialog notification"},
                 {"name": "idle", "what": "Claude's idle_prompt notification (it waits after work)"},
@@ -14338,6 +14587,7 @@ in
                 "codex": {
                   "detailFields": {},
                   "events": {
+                    "PermissionRequest": {"state": "needs-you", "reason": "permission"},
                     "UserPromptSubmit": {"state": "working"},
                     "Stop": {"state": "finished", "reason": "turn"}
                   }
@@ -14417,7 +14667,7 @@ in
               "path": "/permission-request",
               "decidePage": "decide",
               "actPrefix": "/auth/act/",
-              "agentEvents": {"claude": "PermissionRequest"},
+              "agentEvents": {"claude": "PermissionRequest", "codex": "PermissionRequest"},
               "maxPending": 32,
               "maxToolBytes": 128,
               "maxInputBytes": 4096,
@@ -14426,7 +14676,8 @@ in
               "hookTimeoutSeconds": 3720,
               "actionLifetime": {"default": "15m", "min": "1m", "max": "24h"},
               "reattachGrace": "20s",
-              "retryEvery": "500ms"
+              "retryEvery": "500ms",
+              "reply": {"page": "reply", "path": "/replies", "states": ["needs-you", "finished"], "maxPending": 16, "poll": "25s", "enterAfter": "300ms"}
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -14835,7 +15086,7 @@ in
           	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
           	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
           	c.Attention.States.Limited = Term{Name: "limited", What: "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
-          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort), the end of a Codex turn with an error in its rollout file (read by the supervisor: no hook tells it)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent); the end of a Codex turn whose rollout file says usage_limit_exceeded or 429 (read by the supervisor while Codex works)"}}
+          	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; Codex's PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort), the end of a Codex turn with an error in its rollout file (read by the supervisor: no hook tells it)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent); the end of a Codex turn whose rollout file says usage_limit_exceeded or 429 (read by the supervisor while Codex works)"}}
           	c.Attention.Report.Path = "/attention-report"
           	c.Attention.Report.MaxBytes = 131072
           	c.Attention.Report.MaxSessions = 1024
@@ -14877,8 +15128,9 @@ in
           			"UserPromptSubmit":                StateEvent{State: "working"},
           		}},
           		"codex": AgentEvents{DetailFields: map[string]string{}, Events: map[string]StateEvent{
-          			"Stop":             StateEvent{State: "finished", Reason: "turn"},
-          			"UserPromptSubmit": StateEvent{State: "working"},
+          			"PermissionRequest": StateEvent{State: "needs-you", Reason: "permission"},
+          			"Stop":              StateEvent{State: "finished", Reason: "turn"},
+          			"UserPromptSubmit":  StateEvent{State: "working"},
           		}},
           		"opencode": AgentEvents{DetailFields: map[string]string{
           			"session.error":  "httpStatus",
@@ -14932,6 +15184,7 @@ in
           	c.Approvals.ActPrefix = "/auth/act/"
           	c.Approvals.AgentEvents = map[string]string{
           		"claude": "PermissionRequest",
+          		"codex":  "PermissionRequest",
           	}
           	c.Approvals.MaxPending = 32
           	c.Approvals.MaxToolBytes = 128
@@ -14942,6 +15195,12 @@ in
           	c.Approvals.ActionLifetime = Interval{Default: "15m", Min: "1m", Max: "24h"}
           	c.Approvals.ReattachGrace = "20s"
           	c.Approvals.RetryEvery = "500ms"
+          	c.Approvals.Reply.Page = "reply"
+          	c.Approvals.Reply.Path = "/replies"
+          	c.Approvals.Reply.States = []string{"needs-you", "finished"}
+          	c.Approvals.Reply.MaxPending = 16
+          	c.Approvals.Reply.Poll = "25s"
+          	c.Approvals.Reply.EnterAfter = "300ms"
           	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
           	c.DiskQuota.BytesPerFile = 16384
           	c.Sockets.AuthVerify = Socket{Path: "/run/agent-box-auth/verify.sock", Unit: "agent-box-auth-verify.socket", FDName: str("verify"), Mode: str("0660"), Caddy: true, Clients: "Caddy's forward_auth"}
@@ -19478,6 +19737,10 @@ in
           // SupervisorSocket is the datagram socket the supervisor reads.
           func (e Env) SupervisorSocket() string { return filepath.Join(e.RuntimeDir, "supervisor.sock") }
 
+          // ApprovalSocket is the stream socket where the supervisor takes its
+          // sessions' permission requests (package supervisor, approvals.go).
+          func (e Env) ApprovalSocket() string { return filepath.Join(e.RuntimeDir, "approval.sock") }
+
           // SupervisorLock is held (flock) by the running supervisor.
           func (e Env) SupervisorLock() string { return filepath.Join(e.RuntimeDir, "supervisor.lock") }
         '';
@@ -19714,10 +19977,11 @@ in
           // requests that wait for a person (docs/web-contract.md, "Approvals").
           //
           // A request lives while its hook waits: the hook's connection holds it
-          // (Ask, then Leave when the handler returns). It ends, once, when a person
-          // decides (Decide, or a notification's action token through ByToken), when
-          // its wait passes (the hook is answered "none"), or when its hook goes
-          // away; an ended request's id is spent and never comes back. The store is
+          // (Ask, then Leave when the handler returns). It ends, once, when its hook
+          // gets the answer to a person's decision (Decide, or a notification's
+          // action token through ByToken) or "none" at the end of its wait, or when
+          // its hook has not come back within the reattach grace; an ended
+          // request's id is spent and never comes back. The store is
           // written to a file on every change, so a restarted service knows its
           // requests (and their decisions not yet delivered) again, and gives their
           // hooks, which ask again with the same id, the reattach grace to come
@@ -19920,10 +20184,11 @@ in
           }
 
           // Leave is a hook's handler returning: delivered says the hook got its
-          // answer (a decision, or none at the deadline); else the hook went away
-          // (its connection closed). Either ends the request, unless another
-          // connection of the same hook still waits on it; stopping (the service
-          // shuts down) changes nothing, so the restarted service has it.
+          // answer (a decision, or none at the deadline), which ends the request;
+          // else the connection closed (the hook went away, or the supervisor that
+          // relays it restarts): the request stays for the reattach grace, and ends
+          // then unless its hook asks again. stopping (the service shuts down)
+          // changes nothing, so the restarted service has it.
           func (st *Store) Leave(id string, delivered, stopping bool, now time.Time) error {
           	if stopping {
           		return nil
@@ -19935,7 +20200,10 @@ in
           		return nil
           	}
           	r.attached--
-          	if r.attached > 0 && !delivered {
+          	if !delivered {
+          		if r.attached <= 0 {
+          			r.attached, r.gone = 0, now
+          		}
           		st.mu.Unlock()
           		return nil
           	}
@@ -22251,6 +22519,124 @@ in
           	return ok && len(attention.HookEvents(a.Setup)) > 0
           }
         '';
+        "supervisor/approvals.go" = ''
+          package supervisor
+
+          import (
+          	"bytes"
+          	"context"
+          	"encoding/json"
+          	"errors"
+          	"io"
+          	"io/fs"
+          	"net"
+          	"net/http"
+          	"os"
+          	"syscall"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/approval"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          	"github.com/agent-box/agent-box/internal/runtime/registry"
+          )
+
+          // The supervisor relays its sessions' permission requests
+          // (docs/web-contract.md, "Approvals"): an agent's hook cannot reach the
+          // auth service's status socket (its group is the supervisor's unit's, not
+          // the sessions unit's), so it POSTs the request to the supervisor's
+          // approval socket in the runtime directory (0700: the user's processes
+          // only), and the supervisor sends it on and the answer back. A request
+          // names a session of the registry, or it is refused; without an auth
+          // service the answer is 404 at once (nobody can decide, the agent's own
+          // prompt stays). The relay holds no state: a hook whose connection breaks
+          // (the supervisor restarts) asks again, and the service knows the
+          // request by its id.
+
+          // serveApprovals answers on l until done is closed.
+          func (s *sup) serveApprovals(l net.Listener, done <-chan struct{}) {
+          	var d net.Dialer
+          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+          		return d.DialContext(ctx, "unix", s.cfg.AuthStatus)
+          	}, DisableKeepAlives: true}
+          	client := &http.Client{Transport: tr}
+          	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.relayApproval(w, r, client) }),
+          		ReadHeaderTimeout: 5 * time.Second}
+          	go func() {
+          		<-done
+          		srv.Close()
+          	}()
+          	srv.Serve(l)
+          }
+
+          func (s *sup) relayApproval(w http.ResponseWriter, r *http.Request, client *http.Client) {
+          	if r.URL.Path != contract.Approvals.Path || r.Method != http.MethodPost {
+          		http.Error(w, "not found", http.StatusNotFound)
+          		return
+          	}
+          	data, err := io.ReadAll(io.LimitReader(r.Body, int64(contract.Approvals.MaxBodyBytes)+1))
+          	if err != nil || len(data) > contract.Approvals.MaxBodyBytes {
+          		http.Error(w, "bad body", http.StatusBadRequest)
+          		return
+          	}
+          	var req approval.Request
+          	if err := json.Unmarshal(data, &req); err != nil || req.Check() != nil {
+          		http.Error(w, "not a permission request", http.StatusBadRequest)
+          		return
+          	}
+          	reg, err := registry.Load(s.cfg.Env.Registry())
+          	if err != nil {
+          		http.Error(w, "the registry cannot be read", http.StatusServiceUnavailable)
+          		return
+          	}
+          	if _, ok := reg.Find(req.Session); !ok {
+          		http.Error(w, "no such session", http.StatusForbidden)
+          		return
+          	}
+          	if s.cfg.AuthStatus == "" {
+          		http.Error(w, "no auth service", http.StatusNotFound)
+          		return
+          	}
+          	up, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "http://agent-box-auth"+contract.Approvals.Path, bytes.NewReader(data))
+          	if err != nil {
+          		http.Error(w, "internal error", http.StatusInternalServerError)
+          		return
+          	}
+          	up.Header.Set("Content-Type", "application/json")
+          	resp, err := client.Do(up)
+          	switch {
+          	case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT)):
+          		if _, serr := os.Stat(s.cfg.AuthStatus); errors.Is(serr, fs.ErrNotExist) {
+          			http.Error(w, "no auth service", http.StatusNotFound)
+          			return
+          		}
+          		fallthrough
+          	case err != nil:
+          		if r.Context().Err() == nil {
+          			s.logf("session %s: permission request %s: the auth service: %s", quote(req.Session), req.ID, errText(err))
+          		}
+          		http.Error(w, "the auth service did not answer", http.StatusBadGateway)
+          		return
+          	}
+          	defer resp.Body.Close()
+          	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+          	if resp.StatusCode == http.StatusOK {
+          		var a approval.Answer
+          		if json.Unmarshal(body, &a) == nil && a.Check() == nil {
+          			s.logf("session %s: permission request %s (%s): %s%s", quote(req.Session), req.ID, quote(req.Tool), a.Decision, by(a.By))
+          		}
+          	}
+          	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+          	w.WriteHeader(resp.StatusCode)
+          	w.Write(body)
+          }
+
+          func by(who string) string {
+          	if who == "" {
+          		return ""
+          	}
+          	return " by " + quote(who)
+          }
+        '';
         "supervisor/backoff.go" = ''
           package supervisor
 
@@ -22675,6 +23061,132 @@ in
           	return syscall.WaitStatus(n), true
           }
         '';
+        "supervisor/replies.go" = ''
+          package supervisor
+
+          import (
+          	"context"
+          	"encoding/json"
+          	"io"
+          	"net"
+          	"net/http"
+          	"strings"
+          	"time"
+
+          	"github.com/agent-box/agent-box/internal/runtime/approval"
+          	"github.com/agent-box/agent-box/internal/runtime/contract"
+          )
+
+          // A person's reply from the inbox (docs/web-contract.md, "Replies"): the
+          // supervisor keeps one GET of the reply path open on the auth service's
+          // status socket (answered at once when a reply waits, else empty after
+          // the contract's poll time) and types each reply into its session's
+          // pane, then Enter, as a person at the terminal would: the agent takes
+          // it as its next prompt. Without an auth service it does not poll.
+
+          // replyMsg is one reply as the auth service gives it.
+          type replyMsg struct {
+          	Session string `json:"session"`
+          	Text    string `json:"text"`
+          }
+
+          // replyBackoff bounds the wait after a failed poll (the auth service
+          // restarts, or is stopped).
+          const replyBackoff = 30 * time.Second
+
+          // pollReplies hands every reply to the event loop until done is closed.
+          func (s *sup) pollReplies(done <-chan struct{}) {
+          	var d net.Dialer
+          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+          		return d.DialContext(ctx, "unix", s.cfg.AuthStatus)
+          	}, MaxIdleConns: 1}
+          	poll := contract.Duration(contract.Approvals.Reply.Poll)
+          	client := &http.Client{Transport: tr, Timeout: poll + 10*time.Second}
+          	ctx, cancel := context.WithCancel(context.Background())
+          	defer cancel()
+          	go func() {
+          		<-done
+          		cancel()
+          	}()
+          	wait := time.Second
+          	for ctx.Err() == nil {
+          		got, err := s.pollOnce(ctx, client)
+          		if err != nil {
+          			select {
+          			case <-done:
+          				return
+          			case <-time.After(wait):
+          			}
+          			wait = min(2*wait, replyBackoff)
+          			continue
+          		}
+          		wait = time.Second
+          		for _, m := range got {
+          			select {
+          			case s.replyCh <- m:
+          			case <-done:
+          				return
+          			}
+          		}
+          	}
+          }
+
+          // pollOnce is one GET: the replies it brought (each checked: a session
+          // name, one line of clean text within the prompt's bound).
+          func (s *sup) pollOnce(ctx context.Context, client *http.Client) ([]replyMsg, error) {
+          	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://agent-box-auth"+contract.Approvals.Reply.Path, nil)
+          	if err != nil {
+          		return nil, err
+          	}
+          	resp, err := client.Do(req)
+          	if err != nil {
+          		return nil, err
+          	}
+          	defer resp.Body.Close()
+          	limit := contract.Approvals.Reply.MaxPending * (contract.Conversations.PromptMaxBytes*6 + 256)
+          	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)))
+          	if err != nil || resp.StatusCode != http.StatusOK {
+          		return nil, &http.ProtocolError{ErrorString: "the reply poll: " + resp.Status}
+          	}
+          	var got []replyMsg
+          	if err := json.Unmarshal(data, &got); err != nil {
+          		return nil, err
+          	}
+          	out := got[:0]
+          	limit = contract.Conversations.PromptMaxBytes
+          	for _, m := range got {
+          		if contract.Names.Session.Match(m.Session) && m.Text != "" && len(m.Text) <= limit && approval.Clean(m.Text, limit) == m.Text && !strings.ContainsAny(m.Text, "\n\t") {
+          			out = append(out, m)
+          		}
+          	}
+          	return out, nil
+          }
+
+          // replied types m into its session (the event loop: the session must be
+          // one of the registry's, with a running pane); the typing runs beside
+          // the loop.
+          func (s *sup) replied(ctx context.Context, m replyMsg) {
+          	ss, ok := s.sessions[m.Session]
+          	if !ok || ss.pid == 0 {
+          		s.logf("session %s: a person's reply from the inbox was not typed: the session does not run", quote(m.Session))
+          		return
+          	}
+          	s.logf("session %s: typing a person's reply from the inbox (%d bytes)", quote(m.Session), len(m.Text))
+          	enter := contract.Duration(contract.Approvals.Reply.EnterAfter)
+          	go func() {
+          		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+          		defer cancel()
+          		err := s.tm.TypeText(tctx, m.Session, m.Text)
+          		if err == nil {
+          			time.Sleep(enter) // an agent's input takes text and Enter apart, as a person types them
+          			_, err = s.tm.Run(tctx, "send-keys", "-t", "="+m.Session+":", "Enter")
+          		}
+          		if err != nil {
+          			s.logf("session %s: typing a person's reply: %s", quote(m.Session), errText(err))
+          		}
+          	}()
+          }
+        '';
         "supervisor/report.go" = ''
           package supervisor
 
@@ -23037,7 +23549,8 @@ in
           	againDelay   time.Duration // its next wait; 0 after one that worked
           	// usage limits (limits.go): due tries, the resumes' slots, the jitter
           	limitCh chan limitMsg
-          	turnCh  chan string // a Codex session whose turn's end is to be read
+          	turnCh  chan string   // a Codex session whose turn's end is to be read
+          	replyCh chan replyMsg // a person's reply from the inbox (replies.go)
           	slots   *usagelimit.Slots
           	draw    func(time.Duration) time.Duration
           }
@@ -23256,6 +23769,7 @@ in
           		warned:       map[string]bool{},
           		limitCh:      make(chan limitMsg, 16),
           		turnCh:       make(chan string, 16),
+          		replyCh:      make(chan replyMsg, 16),
           		slots:        usagelimit.NewSlots(cfg.Limits.Policy.PerMinute),
           		draw:         jitter,
           	}
@@ -23263,6 +23777,7 @@ in
           	if cfg.AuthStatus != "" {
           		s.report, s.attn = newReporter(cfg.AuthStatus, s.log), map[string]attention.Status{}
           		go s.report.run(s.done)
+          		go s.pollReplies(s.done)
           	}
 
           	if env.Seed != "" {
@@ -23299,6 +23814,14 @@ in
           	defer conn.Close()
           	msgs := make(chan datagram, 64)
           	go readDatagrams(conn, msgs, s.done)
+
+          	os.Remove(env.ApprovalSocket())
+          	al, err := net.Listen("unix", env.ApprovalSocket())
+          	if err != nil {
+          		return err
+          	}
+          	defer os.Remove(env.ApprovalSocket())
+          	go s.serveApprovals(al, s.done)
 
           	watch, err := filewatch.Watch(env.Home, env.ConfigDir, filepath.Base(env.Registry()))
           	if err != nil {
@@ -23361,6 +23884,8 @@ in
           			s.limitDue(ctx, m)
           		case name := <-s.turnCh:
           			s.turnDue(name)
+          		case m := <-s.replyCh:
+          			s.replied(ctx, m)
           		case <-resync.C:
           			// also the only way back after HOME itself was re-created
           			s.regWatch.Arm()
@@ -28833,6 +29358,9 @@ in
           	Wide    bool     // a page of tables: main class "wide"
           	Styles  []string // stylesheets the page adds before the product's own (its own origin's paths)
           	Modules []string // module scripts the page adds (its own origin's paths)
+          	// Manifest: the web app manifest that makes the page's origin an
+          	// installable app (the box page only).
+          	Manifest string
           }
 
           // Layout is the one page layout of every page on every origin, for
@@ -28847,6 +29375,7 @@ in
           <title>{{.Title}} · agent-box</title>
           {{range .Styles}}<link rel="stylesheet" href="{{.}}">
           {{end}}{{range .Modules}}<script type="module" src="{{.}}"></script>
+          {{end}}{{with .Manifest}}<link rel="manifest" href="{{.}}"><meta name="theme-color" content="` + Surface + `">
           {{end}}<link rel="stylesheet" href="` + contract.AuthPage("style.css") + `"><link rel="icon" href="` + contract.AuthPage("favicon.svg") + `">
           </head>
           <body>
@@ -28896,6 +29425,8 @@ in
           li.request{border-top:1px solid #2c313c;padding:.5rem 0}
           li.request form{border:none;justify-content:flex-start;flex-wrap:wrap;padding:.2rem 0 0}
           li.request button{min-height:2.6rem;min-width:5rem}
+          li form.reply{border-top:none;padding:0 0 .5rem;justify-content:flex-start}
+          li form.reply input[name=text]{flex:1;min-width:0}
           figure.agent-text{margin:.4rem 0;padding:.4rem .6rem;border:1px dashed #5c6370;border-radius:.35rem;background:#1b1e24}
           figure.agent-text figcaption{color:` + Muted + `;font-size:.85rem;margin:0 0 .3rem}
           figure.agent-text pre{margin:0;font:.9rem/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12rem;overflow:auto}

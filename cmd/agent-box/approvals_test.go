@@ -263,3 +263,122 @@ func TestAReplyFromTheInboxIsTypedIntoTheSession(t *testing.T) {
 		t.Errorf("the supervisor's log:\n%s", b.supLog)
 	}
 }
+
+// TestCodexAsksThePersonThroughTheAuthService: the real, pinned Codex
+// with --ask-for-approval on-request and its workspace-write sandbox, the
+// module's hooks (the golden /etc/codex/config.toml, as the user layer
+// with --dangerously-bypass-hook-trust: the system layer is /etc), against
+// the scripted model, whose "escalate:" line asks to run a command
+// outside the sandbox. Codex's permission hook asks the real auth service
+// through the supervisor: Allow runs the command; Deny does not, and the
+// model is told why.
+func TestCodexAsksThePersonThroughTheAuthService(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test needs root: the auth service knows the supervisor's user by its uid, and root is the agent user here; CI and `make test` run as root")
+	}
+	ctx := context.Background()
+	codex, err := vmtest.CLIs[1].Ensure(ctx, io.Discard)
+	if err != nil {
+		t.Fatalf("the pinned Codex: %v", err)
+	}
+	t.Cleanup(func() { killAll(codex) })
+	const config = `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}}`
+	a := newAuthBox(t, config, nil)
+	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
+	a.start()
+	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
+	if login.cookie == "" {
+		t.Fatalf("login: %d %s", login.code, login.body)
+	}
+	page := func() string { return a.do("pages", "GET", "box.test", "/", nil, login.cookie).body }
+
+	var mu sync.Mutex
+	var modelLog strings.Builder
+	model := httptest.NewServer(&scriptedmodel.Server{Log: writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return modelLog.Write(p)
+	})})
+	defer model.Close()
+
+	b := newBox(t, "")
+	dir := t.TempDir()
+	home := filepath.Join(dir, "codex-home")
+	os.MkdirAll(home, 0o700)
+	golden, err := os.ReadFile(filepath.Join(goldenFiles, "etc/codex/config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.ReplaceAll(string(golden), goldenRT, testBinary(t))
+	if !strings.Contains(cfg, "agent-hook codex event PermissionRequest") {
+		t.Fatalf("the golden Codex config has no permission hook:\n%s", golden)
+	}
+	os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
+	wrapper := filepath.Join(dir, "codex")
+	os.WriteFile(wrapper, []byte(`#!/bin/sh
+export AGENT_BOX_TEST_PROGRAM=1 CODEX_HOME=`+shellQuote(home)+`
+exec `+shellQuote(codex)+` "$@"
+`), 0o755)
+	var table map[string]agents.Agent
+	data, _ := os.ReadFile(filepath.Join(goldenFiles, goldenAgents))
+	if err := json.Unmarshal(data, &table); err != nil || table["codex"].Setup != "codex" {
+		t.Fatalf("the golden agents table has no codex profile: %v %s", err, data)
+	}
+	ag := table["codex"]
+	ag.Command = wrapper
+	ag.Args = []string{"--dangerously-bypass-hook-trust", "--ask-for-approval", "on-request", "--sandbox", "workspace-write",
+		"-c", "model_provider=scripted", "-c", `model_providers.scripted={name="scripted model",base_url="` + model.URL + `/v1",wire_api="responses"}`, "-m", "gpt-5.1"}
+	b.addAgent("codex", ag)
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.socks[*contract.Sockets.AuthStatus.FDName])
+	b.startSupervisor()
+	s := &ocSession{b: b, name: "cx"}
+
+	idRe := regexp.MustCompile(`name="request" value="([0-9a-f]{32})"`)
+	request := func(not string) string {
+		var id string
+		b.waitFor(2*time.Minute, "a request of Codex on the box page", func() bool {
+			m := idRe.FindStringSubmatch(page())
+			if m != nil && m[1] != not {
+				id = m[1]
+			}
+			return id != ""
+		})
+		return id
+	}
+	decide := func(id, d string) int {
+		return a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {d}}, login.cookie).code
+	}
+	allowed := filepath.Join(b.home, "codex-allowed.txt")
+	b.ok("session", "add", "cx", "--agent", "codex", "--prompt", "escalate: touch "+allowed)
+	id := request("")
+	if p := page(); !strings.Contains(p, "Codex in session <code>cx</code>") || !strings.Contains(p, "<pre>touch "+allowed) || strings.Contains(p, `value="allow-session"`) {
+		t.Errorf("the page does not show Codex's request, or offers a session rule Codex cannot take:\n%s", p)
+	}
+	if got := decide(id, "allow"); got != 303 {
+		t.Fatalf("allow: %d", got)
+	}
+	b.waitFor(time.Minute, "the allowed command's file", func() bool { _, err := os.Stat(allowed); return err == nil })
+
+	denied := filepath.Join(b.home, "codex-denied.txt")
+	b.waitAttention("cx", "finished (turn)")
+	s.tmux("send-keys", "-t", "=cx:", "-l", "escalate: touch "+denied)
+	time.Sleep(300 * time.Millisecond)
+	s.tmux("send-keys", "-t", "=cx:", "Enter")
+	id = request(id)
+	if got := decide(id, "deny"); got != 303 {
+		t.Fatalf("deny: %d", got)
+	}
+	b.waitFor(time.Minute, "the model told of the denial", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(modelLog.String(), "A person denied this from agent-box (ops).")
+	})
+	if _, err := os.Stat(denied); err == nil {
+		t.Error("the denied command ran")
+	}
+	for _, want := range []string{`session "cx": needs-you (permission)`, `("Bash"): allow by "ops"`, `("Bash"): deny by "ops"`} {
+		if !strings.Contains(b.supLog.String(), want) {
+			t.Errorf("the supervisor's log lacks %q:\n%s", want, b.supLog)
+		}
+	}
+}

@@ -71,12 +71,14 @@ func LastInput(items []json.RawMessage) (text string, toolResult bool) {
 
 // shellCall returns the name and arguments of a call running cmd through
 // the shell tool the request offers (Codex names it after its mode).
-func shellCall(tools []responsesTool, cmd string) (name, args string) {
+// An escalated call asks to run outside Codex's sandbox (measured with
+// 0.171.0: sandbox_permissions and a justification).
+func shellCall(tools []responsesTool, cmd string, escalated bool) (name, args string) {
 	has := map[string]bool{}
 	for _, t := range tools {
 		has[t.Name] = true
 	}
-	var v any
+	var v map[string]any
 	switch {
 	case has["shell_command"]:
 		name, v = "shell_command", map[string]any{"command": cmd}
@@ -84,6 +86,9 @@ func shellCall(tools []responsesTool, cmd string) (name, args string) {
 		name, v = "exec_command", map[string]any{"cmd": cmd}
 	default:
 		name, v = "shell", map[string]any{"command": []string{"bash", "-lc", cmd}}
+	}
+	if escalated {
+		v["sandbox_permissions"], v["justification"] = "require_escalated", "the scripted model asks to run this outside the sandbox"
 	}
 	data, _ := json.Marshal(v)
 	return name, string(data)
@@ -109,7 +114,7 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, rec *Record) int 
 	id := fmt.Sprintf("resp_%04d", rec.N)
 	var item map[string]any
 	if cmd != "" {
-		name, args := shellCall(req.Tools, cmd)
+		name, args := shellCall(req.Tools, cmd, escalated(last))
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", rec.N),
 			"call_id": fmt.Sprintf("call_%04d", rec.N), "name": name, "arguments": args, "status": "completed"}
 	} else {

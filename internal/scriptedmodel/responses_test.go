@@ -46,6 +46,22 @@ func TestARunLineIsAnsweredWithOneCallOfTheOfferedShellToolStreamed(t *testing.T
 	}
 }
 
+// TestAnEscalateLineAsksToRunOutsideTheSandbox: Codex's call carries
+// sandbox_permissions require_escalated and a justification (what makes
+// Codex with --ask-for-approval on-request ask a person).
+func TestAnEscalateLineAsksToRunOutsideTheSandbox(t *testing.T) {
+	srv := httptest.NewServer(&Server{})
+	defer srv.Close()
+	resp := post(t, srv.URL+"/v1/responses", strings.Replace(codexTurn, "run: echo hi", "escalate: echo hi", 1))
+	defer resp.Body.Close()
+	_, data := events(t, resp.Body)
+	item := data[2]["item"].(map[string]any)
+	var args map[string]string
+	if err := json.Unmarshal([]byte(item["arguments"].(string)), &args); err != nil || args["cmd"] != "echo hi > /tmp/f" || args["sandbox_permissions"] != "require_escalated" || args["justification"] == "" {
+		t.Errorf("call %v", item)
+	}
+}
+
 func TestResponsesReplies(t *testing.T) {
 	srv := httptest.NewServer(&Server{})
 	defer srv.Close()

@@ -199,6 +199,23 @@ func LastUser(msgs []message) (text string, toolResult bool) {
 	return "", false
 }
 
+// escalate starts a line like "run: " whose command Codex is asked to run
+// outside its sandbox (the Responses API's call carries
+// sandbox_permissions require_escalated), which makes a Codex with
+// --ask-for-approval on-request ask for a person's approval; for the
+// Messages API it is a "run: " line.
+const escalate = "escalate: "
+
+// escalated reports whether last asks for an escalated command.
+func escalated(last string) bool {
+	for _, line := range strings.Split(last, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), escalate) {
+			return true
+		}
+	}
+	return false
+}
+
 // answer picks the scripted reply: a text, or a shell command to call
 // when the request offers tools.
 func answer(n int, last string, toolResult, tools bool) (text, command string) {
@@ -207,6 +224,9 @@ func answer(n int, last string, toolResult, tools bool) (text, command string) {
 	}
 	for _, line := range strings.Split(last, "\n") {
 		if c, ok := strings.CutPrefix(strings.TrimSpace(line), "run: "); ok && tools {
+			return "", c
+		}
+		if c, ok := strings.CutPrefix(strings.TrimSpace(line), escalate); ok && tools {
 			return "", c
 		}
 	}

@@ -133,11 +133,14 @@ func Asks(setup, event string) bool {
 	return ok && e == event
 }
 
-// FromClaude is the request of Claude Code's permission hook input
-// (measured with 2.1.328: tool_name, tool_input, permission_suggestions):
-// the tool's input as "key: value" lines in key order, a Bash command
-// first; AllowSession when Claude suggested rules for the session.
-func FromClaude(id, session string, input []byte) (Request, error) {
+// FromHook is the request of setup's permission hook input: Claude Code's
+// (measured with 2.1.328: tool_name, tool_input, permission_suggestions)
+// and Codex's (measured with 0.171.0: tool_name, tool_input with the
+// command and the model's justification as its description; no
+// suggestions) have one shape. The tool's input becomes "key: value"
+// lines in key order, a shell command first; AllowSession when the agent
+// suggested rules for the session (Claude only).
+func FromHook(setup, id, session string, input []byte) (Request, error) {
 	var in struct {
 		Tool        string                     `json:"tool_name"`
 		Input       map[string]json.RawMessage `json:"tool_input"`
@@ -152,7 +155,7 @@ func FromClaude(id, session string, input []byte) (Request, error) {
 	lim := contract.Approvals
 	tool := strings.Join(strings.Fields(Clean(in.Tool, lim.MaxToolBytes)), " ")
 	return Request{
-		ID: id, Session: session, Agent: "claude", Tool: tool,
+		ID: id, Session: session, Agent: setup, Tool: tool,
 		Input:        Clean(inputText(in.Input), lim.MaxInputBytes),
 		AllowSession: len(in.Suggestions) > 0,
 	}, nil
@@ -199,18 +202,23 @@ func less(a, b, first string) bool {
 	return a < b
 }
 
-// ClaudeOutput is what Claude Code's permission hook prints for an
-// answer (measured with 2.1.328): allow runs the tool; allow-session also
-// adds Claude's own suggestions (the input's permission_suggestions) as
-// the session's rules; deny refuses it and tells the model why; no
-// decision prints nothing, and Claude's own prompt stays.
-func ClaudeOutput(a Answer, input []byte) []byte {
+// Output is what setup's permission hook prints for an answer (measured
+// with Claude Code 2.1.328 and Codex 0.171.0, which take the same shape):
+// allow runs the tool; allow-session (Claude only: a request of Codex
+// never offers it, and Codex refuses a hook that sets rules) also adds
+// the agent's own suggestions (the input's permission_suggestions) as the
+// session's rules; deny refuses it and tells the model why; no decision
+// prints nothing, and the agent's own prompt takes over.
+func Output(setup string, a Answer, input []byte) []byte {
 	decision := map[string]any{}
 	switch a.Decision {
 	case Allow:
 		decision["behavior"] = "allow"
 	case AllowSession:
 		decision["behavior"] = "allow"
+		if setup != "claude" {
+			break
+		}
 		var in struct {
 			Suggestions []json.RawMessage `json:"permission_suggestions"`
 		}
@@ -223,6 +231,6 @@ func ClaudeOutput(a Answer, input []byte) []byte {
 	default:
 		return nil
 	}
-	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": contract.Approvals.AgentEvents["claude"], "decision": decision}})
+	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": contract.Approvals.AgentEvents[setup], "decision": decision}})
 	return append(out, '\n')
 }

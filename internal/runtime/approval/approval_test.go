@@ -26,7 +26,7 @@ const claudeInput = `{"session_id":"5b0e","transcript_path":"/home/ada/.claude/p
 // gone; long input cut at its bound.
 func TestClaudesInputBecomesARequestOfCleanText(t *testing.T) {
 	id := strings.Repeat("ab", 16)
-	r, err := FromClaude(id, "main", []byte(claudeInput))
+	r, err := FromHook("claude", id, "main", []byte(claudeInput))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestClaudesInputBecomesARequestOfCleanText(t *testing.T) {
 		t.Errorf("check: %v", err)
 	}
 	hostile := `{"tool_name":"Bash\u001b[2J\u202e","tool_input":{"command":"ls \u001b]8;;https://evil.test\u0007click\u001b]8;;\u0007 \u2066x\u2069 \u200bok\r\n` + strings.Repeat("y", 9000) + `"}}`
-	r, err = FromClaude(id, "main", []byte(hostile))
+	r, err = FromHook("claude", id, "main", []byte(hostile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,37 @@ func TestClaudesInputBecomesARequestOfCleanText(t *testing.T) {
 		t.Errorf("check: %v", err)
 	}
 	for name, in := range map[string]string{"not JSON": "{", "no tool": `{"tool_input":{}}`} {
-		if _, err := FromClaude(id, "main", []byte(in)); err == nil {
+		if _, err := FromHook("claude", id, "main", []byte(in)); err == nil {
 			t.Errorf("%s: taken", name)
+		}
+	}
+}
+
+// codexInput is Codex 0.171.0's permission hook input for an escalated
+// shell call, as measured (the ids shortened): no suggestions, the model's
+// justification as the description.
+const codexInput = `{"session_id":"019a","turn_id":"t1","transcript_path":"/home/ada/.codex/sessions/r.jsonl","cwd":"/home/ada","hook_event_name":"PermissionRequest","model":"gpt-5.1","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"touch /home/ada/x","description":"needs to write outside the sandbox"}}`
+
+// TestCodexsInputAndOutputAreClaudesShapeWithoutSessionRules: the same
+// request text; no "allow for this session" (Codex suggests none, and
+// fails a hook that sets rules: an allow-session answer is a plain allow).
+func TestCodexsInputAndOutputAreClaudesShapeWithoutSessionRules(t *testing.T) {
+	id := strings.Repeat("cd", 16)
+	r, err := FromHook("codex", id, "cx", []byte(codexInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Request{ID: id, Session: "cx", Agent: "codex", Tool: "Bash", Input: "touch /home/ada/x\ndescription: needs to write outside the sandbox"}
+	if diff := cmp.Diff(want, r); diff != "" || r.Check() != nil {
+		t.Errorf("(-want +got):\n%s%v", diff, r.Check())
+	}
+	for d, want := range map[string]string{
+		Allow:        `{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"PermissionRequest"}}`,
+		AllowSession: `{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"PermissionRequest"}}`,
+		Deny:         `{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"A person denied this from agent-box (ops)."},"hookEventName":"PermissionRequest"}}`,
+	} {
+		if got := strings.TrimSpace(string(Output("codex", Answer{Decision: d, By: "ops"}, []byte(codexInput)))); got != want {
+			t.Errorf("%s:\ngot  %s\nwant %s", d, got, want)
 		}
 	}
 }
@@ -99,7 +128,7 @@ func TestTheHookPrintsClaudesDecisionShapes(t *testing.T) {
 		{Answer{Decision: Deny, By: "ops (notification)"}, `{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"A person denied this from agent-box (ops (notification))."},"hookEventName":"PermissionRequest"}}`},
 		{Answer{Decision: None}, ``},
 	} {
-		got := strings.TrimSuffix(string(ClaudeOutput(c.a, []byte(claudeInput))), "\n")
+		got := strings.TrimSuffix(string(Output("claude", c.a, []byte(claudeInput))), "\n")
 		if got != c.want {
 			t.Errorf("%s:\ngot  %s\nwant %s", c.a.Decision, got, c.want)
 		}

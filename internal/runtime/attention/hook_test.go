@@ -87,7 +87,7 @@ func TestHookInputsMapToStates(t *testing.T) {
 func TestHookEventsAreTheNamesHooksAreInstalledFor(t *testing.T) {
 	for setup, want := range map[string][]string{
 		"claude":   {"Notification", "PermissionRequest", "PostToolUse", "PreToolUse", "Stop", "StopFailure", "UserPromptSubmit"},
-		"codex":    {"Stop", "UserPromptSubmit"},
+		"codex":    {"PermissionRequest", "Stop", "UserPromptSubmit"},
 		"opencode": {"permission.asked", "permission.replied", "session.error", "session.idle", "session.status"},
 		"none":     nil,
 	} {

@@ -116,8 +116,11 @@ func (v requestView) SinceISO() string { return v.Created.UTC().Format(time.RFC3
 
 // Agent is how the page names the agent.
 func (v requestView) Agent() string {
-	if v.Request.Agent == "claude" {
+	switch v.Request.Agent {
+	case "claude":
 		return "Claude Code"
+	case "codex":
+		return "Codex"
 	}
 	return v.Request.Agent
 }

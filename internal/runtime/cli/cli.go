@@ -590,21 +590,22 @@ func (p *Program) agentEvent(setup, event string) {
 		log.Printf("agent-hook: session %s: telling the supervisor: %v", escape.Quote(name, 64), err)
 	}
 	if approval.Asks(setup, event) {
-		p.askApproval(log, e, name, input)
+		p.askApproval(log, e, setup, name, input)
 	}
 }
 
 // askApproval is the hook of an event that waits for a person's decision
-// (the contract's approvals.agentEvents: Claude's permission hook): the
+// (the contract's approvals.agentEvents: Claude's and Codex's permission
+// hooks): the
 // request goes to the auth service through the supervisor (which has the
 // status socket's group; the session's unit has not), and the decision, when one comes
 // before the service's deadline, is printed for the agent. No decision,
 // no web surface or any failure prints nothing: the agent's own prompt
 // stays, as without agent-box.
-func (p *Program) askApproval(log *journal.Logger, e paths.Env, name string, input []byte) {
+func (p *Program) askApproval(log *journal.Logger, e paths.Env, setup, name string, input []byte) {
 	id := make([]byte, 16)
 	rand.Read(id)
-	req, err := approval.FromClaude(hex.EncodeToString(id), name, input)
+	req, err := approval.FromHook(setup, hex.EncodeToString(id), name, input)
 	if err != nil {
 		log.Printf("session %s: no permission request to ask: %v", escape.Quote(name, 64), err)
 		return
@@ -621,7 +622,7 @@ func (p *Program) askApproval(log *journal.Logger, e paths.Env, name string, inp
 		return
 	}
 	log.Printf("session %s: permission request %s (%s): %s%s", escape.Quote(name, 64), req.ID, escape.Quote(req.Tool, 64), a.Decision, byWhom(a.By))
-	p.Stdout.Write(approval.ClaudeOutput(a, input))
+	p.Stdout.Write(approval.Output(setup, a, input))
 }
 
 func byWhom(by string) string {

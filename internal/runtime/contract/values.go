@@ -89,7 +89,7 @@ func init() {
 	c.Attention.States.Exited = Term{Name: "exited", What: "the program exited with status 0, so the session was stopped; it ends when the session starts again"}
 	c.Attention.States.CrashLooping = Term{Name: "crash-looping", What: "the program died quickly again and waits for its next restart (backoff); it ends when a start stays up for the quick window (10 s) or the agent reports anything"}
 	c.Attention.States.Limited = Term{Name: "limited", What: "the agent's account reached its usage limit: the supervisor waits until the next try, then restarts the session in its conversation with the resume prompt, and keeps the state (a limit again waits longer) until the agent ends a turn or needs a person; while it waits, the agent working (a person's prompt) ends it"}
-	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort), the end of a Codex turn with an error in its rollout file (read by the supervisor: no hook tells it)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent); the end of a Codex turn whose rollout file says usage_limit_exceeded or 429 (read by the supervisor while Codex works)"}}
+	c.Attention.Reasons = []Term{Term{Name: "permission", What: "Claude's permission_prompt notification or PermissionRequest hook; Codex's PermissionRequest hook; OpenCode's permission.asked"}, Term{Name: "question", What: "Claude's agent_needs_input notification"}, Term{Name: "elicitation", What: "Claude's elicitation_dialog notification"}, Term{Name: "idle", What: "Claude's idle_prompt notification (it waits after work)"}, Term{Name: "error", What: "a turn failed: Claude's StopFailure hook, OpenCode's session.error (its own retries spent; not a person's abort), the end of a Codex turn with an error in its rollout file (read by the supervisor: no hook tells it)"}, Term{Name: "turn", What: "a turn ended: Claude's and Codex's Stop hook, OpenCode's session.idle (not the one after its session.error)"}, Term{Name: "bell", What: "the terminal bell, while no client shows the session"}, Term{Name: "silence", What: "no output for silenceAfter after output, while no client shows the session"}, Term{Name: "exit", What: "the supervisor saw the exit"}, Term{Name: "memory", What: "an OOM killer ended the program (the user's memory limit, the box's, or the machine's) and the supervisor restarted it; it ends when a person opens the session or the agent reports anything"}, Term{Name: "limit", What: "the account's usage limit: Claude's StopFailure with error rate_limit (the account's own limit, whose reset its transcript holds, or a 429 on an API key); OpenCode's retry at least usageLimits.agentRetry ahead (it waits itself: its retry time is the reset) or its session.error with status 429 (its retries spent); the end of a Codex turn whose rollout file says usage_limit_exceeded or 429 (read by the supervisor while Codex works)"}}
 	c.Attention.Report.Path = "/attention-report"
 	c.Attention.Report.MaxBytes = 131072
 	c.Attention.Report.MaxSessions = 1024
@@ -131,8 +131,9 @@ func init() {
 			"UserPromptSubmit":                StateEvent{State: "working"},
 		}},
 		"codex": AgentEvents{DetailFields: map[string]string{}, Events: map[string]StateEvent{
-			"Stop":             StateEvent{State: "finished", Reason: "turn"},
-			"UserPromptSubmit": StateEvent{State: "working"},
+			"PermissionRequest": StateEvent{State: "needs-you", Reason: "permission"},
+			"Stop":              StateEvent{State: "finished", Reason: "turn"},
+			"UserPromptSubmit":  StateEvent{State: "working"},
 		}},
 		"opencode": AgentEvents{DetailFields: map[string]string{
 			"session.error":  "httpStatus",
@@ -186,6 +187,7 @@ func init() {
 	c.Approvals.ActPrefix = "/auth/act/"
 	c.Approvals.AgentEvents = map[string]string{
 		"claude": "PermissionRequest",
+		"codex":  "PermissionRequest",
 	}
 	c.Approvals.MaxPending = 32
 	c.Approvals.MaxToolBytes = 128

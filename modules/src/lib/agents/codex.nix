@@ -28,13 +28,17 @@ let
     let
       str =
         s: builtins.replaceStrings [ (builtins.fromJSON ''"\u007f"'') ] [ "\\u007F" ] (builtins.toJSON s);
+      # the hook that waits for a person's decision (contract.approvals)
+      # ends its own wait before Codex's timeout for it
+      waits = e: contract.approvals.agentEvents.codex or null == e;
       hook = event: command: ''
 
         [[hooks.${event}]]
         [[hooks.${event}.hooks]]
         type = "command"
         command = ${str command}
-      '';
+      ''
+      + (if waits event then "timeout = ${toString contract.approvals.hookTimeoutSeconds}\n" else "");
     in
     ''
       # Written by agent-box (services.agent-box); Codex's system layer.
