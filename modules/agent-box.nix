@@ -1259,7 +1259,7 @@ let
               "path": "/permission-request",
               "decidePage": "decide",
               "actPrefix": "/auth/act/",
-              "agentEvents": {"claude": "PermissionRequest", "codex": "PermissionRequest"},
+              "agentEvents": {"claude": "PermissionRequest", "codex": "PermissionRequest", "opencode": "permission.asked"},
               "maxPending": 32,
               "maxToolBytes": 128,
               "maxInputBytes": 4096,
@@ -1921,6 +1921,8 @@ in
 # both) is not a finished turn, and a person's abort is no error. A
 # resumed session's prompt (the resume prompt after a usage limit) comes in
 # contract.env.agentPrompt; the plugin sends it through OpenCode's client.
+# A permission request's hook waits for a person's decision, which the
+# plugin replies to OpenCode (docs/web-contract.md, "Approvals").
 # Outside a supervised session it does nothing.
 { contract, prim, ... }:
 let
@@ -1932,6 +1934,8 @@ let
   errorField = contract.attention.agentEvents.opencode.detailFields."session.error";
   # a resumed session's prompt, from exec-session
   promptVar = contract.env.agentPrompt.name;
+  # the event whose hook waits for a person's decision
+  askEvent = contract.approvals.agentEvents.opencode;
 
   config = builtins.toJSON {
     autoupdate = false;
@@ -1986,6 +1990,60 @@ let
       );
     }
 
+    // A permission request (contract.approvals.agentEvents.opencode) runs
+    // its hook in its turn, so its report comes in order, and lets the
+    // queue go on while the hook waits for a person's decision. The hook
+    // prints Claude's decision shape, which reply gives OpenCode: allow is
+    // "once", allow with the session's rules "always", deny "reject" with
+    // the reason (the reply route that takes a message, else the SDK's
+    // own call without it). A reply in OpenCode's own prompt
+    // (permission.replied) ends the hook's wait.
+    const askEvent = ${builtins.toJSON askEvent};
+    const asking = new Map(); // OpenCode's request id -> its hook
+    function ask(client, p) {
+      const command = typeof p.metadata?.command === "string" ? p.metadata.command : "";
+      const patterns = Array.isArray(p.patterns) ? p.patterns.filter((x) => typeof x === "string") : [];
+      const input = {
+        tool_name: typeof p.permission === "string" ? p.permission : "",
+        tool_input: command ? { command, patterns } : { patterns },
+        permission_suggestions: Array.isArray(p.always) ? p.always : [],
+      };
+      queue = queue.then(() => {
+        const child = spawn(runtime, ["agent-hook", "opencode", "event", askEvent], { stdio: ["pipe", "pipe", "ignore"] });
+        asking.set(p.id, child);
+        let out = "";
+        child.stdout.on("data", (d) => {
+          out += d;
+        });
+        child.on("error", () => asking.delete(p.id));
+        child.on("close", () => {
+          asking.delete(p.id);
+          let d;
+          try {
+            d = JSON.parse(out).hookSpecificOutput.decision;
+          } catch {
+            return;
+          }
+          reply(client, p, d);
+        });
+        child.stdin.on("error", () => {});
+        child.stdin.end(JSON.stringify(input));
+      });
+    }
+    async function reply(client, p, d) {
+      const response = d?.behavior === "deny" ? "reject" : d?.behavior === "allow" ? (d.updatedPermissions ? "always" : "once") : null;
+      if (!response || !client) return;
+      if (typeof d.message === "string" && client._client?.post) {
+        try {
+          const r = await client._client.post({ url: "/permission/{requestID}/reply", path: { requestID: p.id }, body: { reply: response, message: d.message } });
+          if (r?.response?.ok) return;
+        } catch {}
+      }
+      try {
+        await client.postSessionIdPermissionsPermissionId({ path: { id: p.sessionID, permissionID: p.id }, body: { response } });
+      } catch {}
+    }
+
     // givePrompt sends the prompt exec-session gives a resumed session (its
     // TUI ignores --prompt beside --session) once OpenCode runs, and takes it
     // out of the environment the agent's tools inherit. The client's calls
@@ -2027,6 +2085,11 @@ let
             return;
           }
           if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+          if (event.type === askEvent && typeof props.id === "string" && typeof props.sessionID === "string") {
+            ask(client, props);
+            return;
+          }
+          if (event.type === "permission.replied") asking.get(props.requestID)?.kill();
           if (event.type === "session.error") {
             // a person's Esc is no failure; an error of no session is not the turn's
             if (props.error?.name === "MessageAbortedError" || typeof props.sessionID !== "string") return;
@@ -6648,13 +6711,22 @@ in
           	return ok && e == event
           }
 
+          // sessionRules are the setups whose answer can carry rules for the rest
+          // of the session: Claude Code's updatedPermissions, and OpenCode's
+          // "always", which agent-box's plugin replies when the answer has them
+          // (Codex fails a hook that sets them: measured with 0.171.0).
+          var sessionRules = map[string]bool{"claude": true, "opencode": true}
+
           // FromHook is the request of setup's permission hook input: Claude Code's
-          // (measured with 2.1.328: tool_name, tool_input, permission_suggestions)
-          // and Codex's (measured with 0.171.0: tool_name, tool_input with the
-          // command and the model's justification as its description; no
-          // suggestions) have one shape. The tool's input becomes "key: value"
-          // lines in key order, a shell command first; AllowSession when the agent
-          // suggested rules for the session (Claude only).
+          // (measured with 2.1.328: tool_name, tool_input, permission_suggestions),
+          // Codex's (measured with 0.171.0: tool_name, tool_input with the command
+          // and the model's justification as its description; no suggestions) and
+          // what agent-box's OpenCode plugin makes of a permission.asked (the
+          // permission as tool_name, its command and patterns as tool_input, its
+          // "always" patterns as suggestions) have one shape. The tool's input
+          // becomes "key: value" lines in key order, a shell command first;
+          // AllowSession when the agent suggested rules for the session and can
+          // take them.
           func FromHook(setup, id, session string, input []byte) (Request, error) {
           	var in struct {
           		Tool        string                     `json:"tool_name"`
@@ -6672,7 +6744,7 @@ in
           	return Request{
           		ID: id, Session: session, Agent: setup, Tool: tool,
           		Input:        Clean(inputText(in.Input), lim.MaxInputBytes),
-          		AllowSession: len(in.Suggestions) > 0,
+          		AllowSession: len(in.Suggestions) > 0 && sessionRules[setup],
           	}, nil
           }
 
@@ -6718,12 +6790,12 @@ in
           }
 
           // Output is what setup's permission hook prints for an answer (measured
-          // with Claude Code 2.1.328 and Codex 0.171.0, which take the same shape):
-          // allow runs the tool; allow-session (Claude only: a request of Codex
-          // never offers it, and Codex refuses a hook that sets rules) also adds
-          // the agent's own suggestions (the input's permission_suggestions) as the
-          // session's rules; deny refuses it and tells the model why; no decision
-          // prints nothing, and the agent's own prompt takes over.
+          // with Claude Code 2.1.328 and Codex 0.171.0, which take the same shape;
+          // agent-box's OpenCode plugin reads it too): allow runs the tool;
+          // allow-session (not for Codex, which fails a hook that sets rules) also
+          // adds the agent's own suggestions (the input's permission_suggestions)
+          // as the session's rules; deny refuses it and tells the model why; no
+          // decision prints nothing, and the agent's own prompt takes over.
           func Output(setup string, a Answer, input []byte) []byte {
           	decision := map[string]any{}
           	switch a.Decision {
@@ -6731,7 +6803,7 @@ in
           		decision["behavior"] = "allow"
           	case AllowSession:
           		decision["behavior"] = "allow"
-          		if setup != "claude" {
+          		if !sessionRules[setup] {
           			break
           		}
           		var in struct {
@@ -14667,7 +14739,7 @@ in
               "path": "/permission-request",
               "decidePage": "decide",
               "actPrefix": "/auth/act/",
-              "agentEvents": {"claude": "PermissionRequest", "codex": "PermissionRequest"},
+              "agentEvents": {"claude": "PermissionRequest", "codex": "PermissionRequest", "opencode": "permission.asked"},
               "maxPending": 32,
               "maxToolBytes": 128,
               "maxInputBytes": 4096,
@@ -15183,8 +15255,9 @@ in
           	c.Approvals.DecidePage = "decide"
           	c.Approvals.ActPrefix = "/auth/act/"
           	c.Approvals.AgentEvents = map[string]string{
-          		"claude": "PermissionRequest",
-          		"codex":  "PermissionRequest",
+          		"claude":   "PermissionRequest",
+          		"codex":    "PermissionRequest",
+          		"opencode": "permission.asked",
           	}
           	c.Approvals.MaxPending = 32
           	c.Approvals.MaxToolBytes = 128

@@ -156,3 +156,85 @@ console.log(JSON.stringify({ sent, left: left ?? null }));
 		}
 	}
 }
+
+// TestThePluginRepliesAPersonsDecisionToOpenCode: OpenCode's
+// permission.asked (the shape measured with 1.18.33) runs the hook with
+// Claude's input shape (the permission, its command and patterns, its
+// "always" patterns as suggestions); the decision the hook prints is
+// replied through OpenCode's client: allow "once", allow with rules
+// "always" (the SDK's call), deny "reject" with the reason (the reply
+// route that takes a message; the SDK's call without it when that route
+// is refused). A reply in OpenCode's own prompt (permission.replied) ends
+// the waiting hook.
+func TestThePluginRepliesAPersonsDecisionToOpenCode(t *testing.T) {
+	node, dir, plugin, calls := goldenPlugin(t)
+	// the recorder; the permission request's hook then gives the decision
+	// the test sets (or waits, its pid in a file)
+	rec := filepath.Join(dir, "agent-box")
+	os.WriteFile(rec, []byte(`#!/bin/sh
+{ printf '%s ' "$@"; cat; echo; } >>`+shellQuote(calls)+`
+[ "$4" = permission.asked ] || exit 0
+echo $$ > `+shellQuote(filepath.Join(dir, "pid"))+`
+[ "$DECISION" = wait ] && exec sleep 60
+printf '%s\n' "$DECISION"
+`), 0o755)
+	driver := filepath.Join(dir, "ask.mjs")
+	os.WriteFile(driver, []byte(`const [plugin, routeOK, then] = process.argv.slice(2);
+const sent = [];
+const client = {
+  _client: { post: async (o) => { sent.push(["route", o]); return { response: { ok: routeOK === "yes" } }; } },
+  postSessionIdPermissionsPermissionId: async (o) => { sent.push(["sdk", o]); return { data: true }; },
+};
+process.env.AGENT_BOX_SESSION = "oc";
+const { AgentBox } = await import(plugin);
+const hooks = await AgentBox({ client });
+await hooks.event({ event: { type: "permission.asked", properties: { id: "per_1", sessionID: "ses_1", permission: "bash", patterns: ["touch x"], metadata: { command: "touch x" }, always: ["touch *"], tool: { messageID: "msg_1", callID: "toolu_1" } } } });
+if (then === "replied") {
+  await new Promise((r) => setTimeout(r, 300));
+  await hooks.event({ event: { type: "permission.replied", properties: { sessionID: "ses_1", requestID: "per_1", reply: "once" } } });
+}
+await new Promise((r) => setTimeout(r, 500));
+console.log(JSON.stringify(sent));
+process.exit(0); // not waiting for a hook left running: the test looks for it
+`), 0o644)
+	run := func(decision, routeOK, then string) string {
+		os.Remove(calls)
+		cmd := exec.Command(node, driver, plugin, routeOK, then)
+		cmd.Env = append(os.Environ(), "DECISION="+decision)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("node: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	const input = `agent-hook opencode event permission.asked {"tool_name":"bash","tool_input":{"command":"touch x","patterns":["touch x"]},"permission_suggestions":["touch *"]}`
+	sdk := func(response string) string {
+		return `[["sdk",{"path":{"id":"ses_1","permissionID":"per_1"},"body":{"response":"` + response + `"}}]]`
+	}
+	deny := `{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"A person denied this from agent-box (ops)."},"hookEventName":"permission.asked"}}`
+	route := `["route",{"url":"/permission/{requestID}/reply","path":{"requestID":"per_1"},"body":{"reply":"reject","message":"A person denied this from agent-box (ops)."}}]`
+	for _, c := range []struct{ name, decision, routeOK, want string }{
+		{"allow", `{"hookSpecificOutput":{"decision":{"behavior":"allow"},"hookEventName":"permission.asked"}}`, "yes", sdk("once")},
+		{"allow for the session", `{"hookSpecificOutput":{"decision":{"behavior":"allow","updatedPermissions":["touch *"]},"hookEventName":"permission.asked"}}`, "yes", sdk("always")},
+		{"deny, the route with the reason", deny, "yes", "[" + route + "]"},
+		{"deny, the route refused", deny, "no", "[" + route + "," + strings.TrimPrefix(sdk("reject"), "[")},
+		{"no decision", "", "yes", "[]"},
+	} {
+		if got := run(c.decision, c.routeOK, ""); got != c.want {
+			t.Errorf("%s: %s\nwant %s", c.name, got, c.want)
+		}
+		if data, _ := os.ReadFile(calls); strings.TrimSpace(string(data)) != input {
+			t.Errorf("%s: the hook ran as %q, want %q", c.name, data, input)
+		}
+	}
+	start := time.Now()
+	if got := run("wait", "yes", "replied"); got != "[]" {
+		t.Errorf("answered in OpenCode's prompt: %s", got)
+	}
+	t.Logf("the run with a hook ended by OpenCode's reply took %s", time.Since(start).Round(time.Millisecond))
+	pid, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	if _, err := os.Stat("/proc/" + strings.TrimSpace(string(pid))); err == nil {
+		t.Errorf("the hook (pid %s) still waits after OpenCode's own reply", pid)
+		exec.Command("kill", strings.TrimSpace(string(pid))).Run()
+	}
+}

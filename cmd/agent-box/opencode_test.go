@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -556,4 +557,152 @@ func killAll(exe string) {
 // shellQuote quotes s for bash as one word.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// TestOpenCodeAsksThePersonThroughTheAuthService: the real, pinned
+// OpenCode, its bash permission set to "ask", as a session's agent under
+// the real supervisor with agent-box's plugin (the golden bytes, as in
+// TestOpenCodeUnattended, in a network namespace of its own with the
+// scripted model); the real auth service. OpenCode's permission.asked
+// reaches the box page through the plugin's hook and the supervisor;
+// Allow there makes the plugin reply "once", and the command runs.
+func TestOpenCodeAsksThePersonThroughTheAuthService(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test needs root: OpenCode runs in a network namespace of its own (unshare -n), and root is the agent user of the auth service; CI and `make test` run as root")
+	}
+	tools := map[string]string{}
+	for _, name := range []string{"unshare", "ip", "bash"} {
+		if tools[name] = lookTool(name); tools[name] == "" {
+			t.Fatalf("%s is required on PATH (scripts/deps installs it)", name)
+		}
+	}
+	opencode, err := vmtest.OpenCode.Ensure(context.Background(), io.Discard)
+	if err != nil {
+		t.Fatalf("the pinned OpenCode: %v", err)
+	}
+	const config = `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}}`
+	a := newAuthBox(t, config, nil)
+	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
+	a.start()
+	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
+	if login.cookie == "" {
+		t.Fatalf("login: %d %s", login.code, login.body)
+	}
+	page := func() string { return a.do("pages", "GET", "box.test", "/", nil, login.cookie).body }
+
+	b := newBox(t, "")
+	dir := t.TempDir()
+	managed, modelLog := filepath.Join(dir, "etc-opencode"), filepath.Join(dir, "model.jsonl")
+	t.Cleanup(func() {
+		exec.Command("pkill", "-9", "-f", "test-agent scripted-model "+ocModelAddr+" "+modelLog).Run()
+		killAll(opencode)
+	})
+	os.MkdirAll(managed, 0o755)
+	for _, name := range []string{"opencode.json", "agent-box.js", "AGENTS.md"} {
+		data, err := os.ReadFile(filepath.Join(goldenFiles, "etc/opencode", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(strings.ReplaceAll(string(data), "/etc/opencode/", managed+"/"), goldenRT, testBinary(t))
+		os.WriteFile(filepath.Join(managed, name), []byte(text), 0o644)
+	}
+	cfgDir := filepath.Join(b.home, ".config/opencode") // the plugin SDK recorded as installed (TestOpenCodeUnattended says why)
+	os.MkdirAll(filepath.Join(cfgDir, "node_modules"), 0o755)
+	dep := `{"@opencode-ai/plugin":"` + vmtest.OpenCode.Version + `"}`
+	os.WriteFile(filepath.Join(cfgDir, "package.json"), []byte(`{"dependencies":`+dep+"}\n"), 0o644)
+	os.WriteFile(filepath.Join(cfgDir, "package-lock.json"), []byte(`{"lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":`+dep+"}}}\n"), 0o644)
+	provider, _ := json.Marshal(map[string]any{
+		"model":      "scripted/claude-x",
+		"permission": map[string]any{"bash": "ask"},
+		"provider": map[string]any{"scripted": map[string]any{
+			"npm": "@ai-sdk/anthropic", "name": "Scripted",
+			"options": map[string]any{"baseURL": "http://" + ocModelAddr + "/v1", "apiKey": "{env:ANTHROPIC_API_KEY}"},
+			"models":  map[string]any{"claude-x": map[string]any{"name": "Claude X"}},
+		}},
+	})
+	wrapper := filepath.Join(dir, "opencode-netns")
+	os.WriteFile(wrapper, []byte(fmt.Sprintf(`#!/bin/bash
+set -euo pipefail
+ip link set lo up
+(%s test-agent scripted-model %s %s </dev/null >/dev/null 2>&1 &)
+for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/8099) 2>/dev/null && break; sleep 0.05; done
+export AGENT_BOX_TEST_PROGRAM=1 ANTHROPIC_API_KEY=sk-test
+export OPENCODE_TEST_MANAGED_CONFIG_DIR=%s
+export OPENCODE_CONFIG_CONTENT=%s
+exec %s "$@"
+`, shellQuote(testBinary(t)), ocModelAddr, shellQuote(modelLog), shellQuote(managed), shellQuote(string(provider)), shellQuote(opencode))), 0o755)
+	var golden map[string]agents.Agent
+	data, _ := os.ReadFile(filepath.Join(goldenFiles, goldenAgents))
+	if err := json.Unmarshal(data, &golden); err != nil || golden["opencode"].Setup != "opencode" {
+		t.Fatalf("the golden agents table has no opencode profile: %v %s", err, data)
+	}
+	ag := golden["opencode"]
+	ag.Command, ag.Args = tools["unshare"], []string{"-n", "--", tools["bash"], wrapper}
+	b.addAgent("opencode", ag)
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.socks[*contract.Sockets.AuthStatus.FDName])
+	b.startSupervisor()
+
+	allowed := filepath.Join(b.home, "opencode-allowed.txt")
+	b.ok("session", "add", "oca", "--agent", "opencode", "--prompt", "run: echo allowed > "+allowed)
+	idRe := regexp.MustCompile(`name="request" value="([0-9a-f]{32})"`)
+	var id string
+	b.waitFor(3*time.Minute, "OpenCode's request on the box page", func() bool {
+		if m := idRe.FindStringSubmatch(page()); m != nil {
+			id = m[1]
+		}
+		return id != ""
+	})
+	if p := page(); !strings.Contains(p, "opencode in session <code>oca</code> asks to use <code>bash</code>") || !strings.Contains(p, "<pre>echo allowed &gt; "+allowed) {
+		t.Errorf("the page does not show OpenCode's request:\n%s", p)
+	}
+	if _, err := os.Stat(allowed); err == nil {
+		t.Fatal("the command ran before a decision")
+	}
+	if ans := a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {"allow"}}, login.cookie); ans.code != 303 {
+		t.Fatalf("allow: %d %s", ans.code, ans.body)
+	}
+	b.waitFor(time.Minute, "the allowed command's file", func() bool {
+		data, _ := os.ReadFile(allowed)
+		return string(data) == "allowed\n"
+	})
+	if !strings.Contains(b.supLog.String(), `session "oca": permission request `+id+` ("bash"): allow by "ops"`) {
+		t.Errorf("the supervisor's log:\n%s", b.supLog)
+	}
+
+	// Deny: the plugin replies "reject" with the person's reason, which
+	// reaches the model; the command does not run.
+	// (OpenCode is the pane's process here: typed as a person types,
+	// Enter again when the keys came before its input was ready)
+	oc := &ocSession{b: b, name: "oca", exe: opencode, log: modelLog}
+	denied := filepath.Join(b.home, "opencode-denied.txt")
+	b.waitFor(time.Minute, "OpenCode's prompt line", func() bool { return oc.screenHas("ctrl\\+p commands") })
+	oc.tmux("send-keys", "-t", "=oca:", "-l", "run: echo denied > "+denied)
+	first := id
+	for try := 0; try < 3 && id == first; try++ {
+		time.Sleep(500 * time.Millisecond)
+		oc.tmux("send-keys", "-t", "=oca:", "Enter")
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && id == first; time.Sleep(200 * time.Millisecond) {
+			if m := idRe.FindStringSubmatch(page()); m != nil && m[1] != first {
+				id = m[1]
+			}
+		}
+	}
+	if id == first {
+		out, _ := oc.tmux("capture-pane", "-p", "-t", "=oca:")
+		t.Fatalf("no second request on the box page; the pane:\n%s", out)
+	}
+	if ans := a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {"deny"}}, login.cookie); ans.code != 303 {
+		t.Fatalf("deny: %d %s", ans.code, ans.body)
+	}
+	b.waitFor(time.Minute, "the model told the person's reason", func() bool {
+		for _, r := range oc.records() {
+			if strings.Contains(string(r.Body), "A person denied this from agent-box (ops).") {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(denied); err == nil {
+		t.Error("the denied command ran")
+	}
 }

@@ -133,13 +133,22 @@ func Asks(setup, event string) bool {
 	return ok && e == event
 }
 
+// sessionRules are the setups whose answer can carry rules for the rest
+// of the session: Claude Code's updatedPermissions, and OpenCode's
+// "always", which agent-box's plugin replies when the answer has them
+// (Codex fails a hook that sets them: measured with 0.171.0).
+var sessionRules = map[string]bool{"claude": true, "opencode": true}
+
 // FromHook is the request of setup's permission hook input: Claude Code's
-// (measured with 2.1.328: tool_name, tool_input, permission_suggestions)
-// and Codex's (measured with 0.171.0: tool_name, tool_input with the
-// command and the model's justification as its description; no
-// suggestions) have one shape. The tool's input becomes "key: value"
-// lines in key order, a shell command first; AllowSession when the agent
-// suggested rules for the session (Claude only).
+// (measured with 2.1.328: tool_name, tool_input, permission_suggestions),
+// Codex's (measured with 0.171.0: tool_name, tool_input with the command
+// and the model's justification as its description; no suggestions) and
+// what agent-box's OpenCode plugin makes of a permission.asked (the
+// permission as tool_name, its command and patterns as tool_input, its
+// "always" patterns as suggestions) have one shape. The tool's input
+// becomes "key: value" lines in key order, a shell command first;
+// AllowSession when the agent suggested rules for the session and can
+// take them.
 func FromHook(setup, id, session string, input []byte) (Request, error) {
 	var in struct {
 		Tool        string                     `json:"tool_name"`
@@ -157,7 +166,7 @@ func FromHook(setup, id, session string, input []byte) (Request, error) {
 	return Request{
 		ID: id, Session: session, Agent: setup, Tool: tool,
 		Input:        Clean(inputText(in.Input), lim.MaxInputBytes),
-		AllowSession: len(in.Suggestions) > 0,
+		AllowSession: len(in.Suggestions) > 0 && sessionRules[setup],
 	}, nil
 }
 
@@ -203,12 +212,12 @@ func less(a, b, first string) bool {
 }
 
 // Output is what setup's permission hook prints for an answer (measured
-// with Claude Code 2.1.328 and Codex 0.171.0, which take the same shape):
-// allow runs the tool; allow-session (Claude only: a request of Codex
-// never offers it, and Codex refuses a hook that sets rules) also adds
-// the agent's own suggestions (the input's permission_suggestions) as the
-// session's rules; deny refuses it and tells the model why; no decision
-// prints nothing, and the agent's own prompt takes over.
+// with Claude Code 2.1.328 and Codex 0.171.0, which take the same shape;
+// agent-box's OpenCode plugin reads it too): allow runs the tool;
+// allow-session (not for Codex, which fails a hook that sets rules) also
+// adds the agent's own suggestions (the input's permission_suggestions)
+// as the session's rules; deny refuses it and tells the model why; no
+// decision prints nothing, and the agent's own prompt takes over.
 func Output(setup string, a Answer, input []byte) []byte {
 	decision := map[string]any{}
 	switch a.Decision {
@@ -216,7 +225,7 @@ func Output(setup string, a Answer, input []byte) []byte {
 		decision["behavior"] = "allow"
 	case AllowSession:
 		decision["behavior"] = "allow"
-		if setup != "claude" {
+		if !sessionRules[setup] {
 			break
 		}
 		var in struct {

@@ -186,8 +186,9 @@ func init() {
 	c.Approvals.DecidePage = "decide"
 	c.Approvals.ActPrefix = "/auth/act/"
 	c.Approvals.AgentEvents = map[string]string{
-		"claude": "PermissionRequest",
-		"codex":  "PermissionRequest",
+		"claude":   "PermissionRequest",
+		"codex":    "PermissionRequest",
+		"opencode": "permission.asked",
 	}
 	c.Approvals.MaxPending = 32
 	c.Approvals.MaxToolBytes = 128

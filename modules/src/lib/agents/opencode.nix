@@ -28,6 +28,8 @@
 # both) is not a finished turn, and a person's abort is no error. A
 # resumed session's prompt (the resume prompt after a usage limit) comes in
 # contract.env.agentPrompt; the plugin sends it through OpenCode's client.
+# A permission request's hook waits for a person's decision, which the
+# plugin replies to OpenCode (docs/web-contract.md, "Approvals").
 # Outside a supervised session it does nothing.
 { contract, prim, ... }:
 let
@@ -39,6 +41,8 @@ let
   errorField = contract.attention.agentEvents.opencode.detailFields."session.error";
   # a resumed session's prompt, from exec-session
   promptVar = contract.env.agentPrompt.name;
+  # the event whose hook waits for a person's decision
+  askEvent = contract.approvals.agentEvents.opencode;
 
   config = builtins.toJSON {
     autoupdate = false;
@@ -93,6 +97,60 @@ let
       );
     }
 
+    // A permission request (contract.approvals.agentEvents.opencode) runs
+    // its hook in its turn, so its report comes in order, and lets the
+    // queue go on while the hook waits for a person's decision. The hook
+    // prints Claude's decision shape, which reply gives OpenCode: allow is
+    // "once", allow with the session's rules "always", deny "reject" with
+    // the reason (the reply route that takes a message, else the SDK's
+    // own call without it). A reply in OpenCode's own prompt
+    // (permission.replied) ends the hook's wait.
+    const askEvent = ${builtins.toJSON askEvent};
+    const asking = new Map(); // OpenCode's request id -> its hook
+    function ask(client, p) {
+      const command = typeof p.metadata?.command === "string" ? p.metadata.command : "";
+      const patterns = Array.isArray(p.patterns) ? p.patterns.filter((x) => typeof x === "string") : [];
+      const input = {
+        tool_name: typeof p.permission === "string" ? p.permission : "",
+        tool_input: command ? { command, patterns } : { patterns },
+        permission_suggestions: Array.isArray(p.always) ? p.always : [],
+      };
+      queue = queue.then(() => {
+        const child = spawn(runtime, ["agent-hook", "opencode", "event", askEvent], { stdio: ["pipe", "pipe", "ignore"] });
+        asking.set(p.id, child);
+        let out = "";
+        child.stdout.on("data", (d) => {
+          out += d;
+        });
+        child.on("error", () => asking.delete(p.id));
+        child.on("close", () => {
+          asking.delete(p.id);
+          let d;
+          try {
+            d = JSON.parse(out).hookSpecificOutput.decision;
+          } catch {
+            return;
+          }
+          reply(client, p, d);
+        });
+        child.stdin.on("error", () => {});
+        child.stdin.end(JSON.stringify(input));
+      });
+    }
+    async function reply(client, p, d) {
+      const response = d?.behavior === "deny" ? "reject" : d?.behavior === "allow" ? (d.updatedPermissions ? "always" : "once") : null;
+      if (!response || !client) return;
+      if (typeof d.message === "string" && client._client?.post) {
+        try {
+          const r = await client._client.post({ url: "/permission/{requestID}/reply", path: { requestID: p.id }, body: { reply: response, message: d.message } });
+          if (r?.response?.ok) return;
+        } catch {}
+      }
+      try {
+        await client.postSessionIdPermissionsPermissionId({ path: { id: p.sessionID, permissionID: p.id }, body: { response } });
+      } catch {}
+    }
+
     // givePrompt sends the prompt exec-session gives a resumed session (its
     // TUI ignores --prompt beside --session) once OpenCode runs, and takes it
     // out of the environment the agent's tools inherit. The client's calls
@@ -134,6 +192,11 @@ let
             return;
           }
           if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+          if (event.type === askEvent && typeof props.id === "string" && typeof props.sessionID === "string") {
+            ask(client, props);
+            return;
+          }
+          if (event.type === "permission.replied") asking.get(props.requestID)?.kill();
           if (event.type === "session.error") {
             // a person's Esc is no failure; an error of no session is not the turn's
             if (props.error?.name === "MessageAbortedError" || typeof props.sessionID !== "string") return;

@@ -42,6 +42,60 @@ function hook(args, input) {
   );
 }
 
+// A permission request (contract.approvals.agentEvents.opencode) runs
+// its hook in its turn, so its report comes in order, and lets the
+// queue go on while the hook waits for a person's decision. The hook
+// prints Claude's decision shape, which reply gives OpenCode: allow is
+// "once", allow with the session's rules "always", deny "reject" with
+// the reason (the reply route that takes a message, else the SDK's
+// own call without it). A reply in OpenCode's own prompt
+// (permission.replied) ends the hook's wait.
+const askEvent = "permission.asked";
+const asking = new Map(); // OpenCode's request id -> its hook
+function ask(client, p) {
+  const command = typeof p.metadata?.command === "string" ? p.metadata.command : "";
+  const patterns = Array.isArray(p.patterns) ? p.patterns.filter((x) => typeof x === "string") : [];
+  const input = {
+    tool_name: typeof p.permission === "string" ? p.permission : "",
+    tool_input: command ? { command, patterns } : { patterns },
+    permission_suggestions: Array.isArray(p.always) ? p.always : [],
+  };
+  queue = queue.then(() => {
+    const child = spawn(runtime, ["agent-hook", "opencode", "event", askEvent], { stdio: ["pipe", "pipe", "ignore"] });
+    asking.set(p.id, child);
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.on("error", () => asking.delete(p.id));
+    child.on("close", () => {
+      asking.delete(p.id);
+      let d;
+      try {
+        d = JSON.parse(out).hookSpecificOutput.decision;
+      } catch {
+        return;
+      }
+      reply(client, p, d);
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(input));
+  });
+}
+async function reply(client, p, d) {
+  const response = d?.behavior === "deny" ? "reject" : d?.behavior === "allow" ? (d.updatedPermissions ? "always" : "once") : null;
+  if (!response || !client) return;
+  if (typeof d.message === "string" && client._client?.post) {
+    try {
+      const r = await client._client.post({ url: "/permission/{requestID}/reply", path: { requestID: p.id }, body: { reply: response, message: d.message } });
+      if (r?.response?.ok) return;
+    } catch {}
+  }
+  try {
+    await client.postSessionIdPermissionsPermissionId({ path: { id: p.sessionID, permissionID: p.id }, body: { response } });
+  } catch {}
+}
+
 // givePrompt sends the prompt exec-session gives a resumed session (its
 // TUI ignores --prompt beside --session) once OpenCode runs, and takes it
 // out of the environment the agent's tools inherit. The client's calls
@@ -83,6 +137,11 @@ export const AgentBox = async ({ client } = {}) => {
         return;
       }
       if (!attention.has(event.type) || subagents.has(props.sessionID)) return;
+      if (event.type === askEvent && typeof props.id === "string" && typeof props.sessionID === "string") {
+        ask(client, props);
+        return;
+      }
+      if (event.type === "permission.replied") asking.get(props.requestID)?.kill();
       if (event.type === "session.error") {
         // a person's Esc is no failure; an error of no session is not the turn's
         if (props.error?.name === "MessageAbortedError" || typeof props.sessionID !== "string") return;
