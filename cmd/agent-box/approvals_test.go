@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -261,6 +263,25 @@ func TestAReplyFromTheInboxIsTypedIntoTheSession(t *testing.T) {
 	t.Logf("measure: the reply posted -> read in the session %s", time.Since(start).Round(time.Millisecond))
 	if !strings.Contains(b.supLog.String(), `session "q": typing a person's reply from the inbox (46 bytes)`) {
 		t.Errorf("the supervisor's log:\n%s", b.supLog)
+	}
+
+	// The supervisor relays the permission requests of its registry's
+	// sessions only, and requests of the contract's shape only.
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", filepath.Join(b.runtime, "approval.sock"))
+	}}}
+	for body, want := range map[string]int{
+		`{"id":"` + strings.Repeat("e", 32) + `","session":"nosuch","agent":"claude","tool":"Bash","input":"ls"}`:   http.StatusForbidden,
+		`{"id":"` + strings.Repeat("e", 32) + `","session":"q","agent":"claude","tool":"Bash","input":"\u001b[2J"}`: http.StatusBadRequest,
+	} {
+		resp, err := c.Post("http://supervisor"+contract.Approvals.Path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", body, resp.StatusCode, want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -46,7 +47,13 @@ func (s *sup) pollReplies(done <-chan struct{}) {
 	}()
 	wait := time.Second
 	for ctx.Err() == nil {
+		start := time.Now()
 		got, err := s.pollOnce(ctx, client)
+		if err == nil && len(got) == 0 && time.Since(start) < time.Second {
+			// an empty answer at once is no poll (a service that does not
+			// wait): not again at once
+			err = errors.New("an empty answer at once")
+		}
 		if err != nil {
 			select {
 			case <-done:

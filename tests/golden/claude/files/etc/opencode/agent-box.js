@@ -3,7 +3,14 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readlinkSync } from "node:fs";
 
-const runtime = "/nix/store/00000000000000000000000000000000-agent-box-runtime/bin/agent-box";
+// What the module fills in (lib/agents/opencode.nix, from the contract):
+// the agent-box program, the events that report an attention state
+// (contract.attention.agentEvents.opencode), the report field of a
+// session.error's HTTP status, the variables of the session's name and of
+// a resumed session's prompt, and the event whose hook waits for a
+// person's decision (contract.approvals.agentEvents.opencode).
+const settings = {"askEvent":"permission.asked","attention":["permission.asked","permission.replied","session.error","session.idle","session.status"],"errorField":"httpStatus","promptVar":"AGENT_BOX_PROMPT","runtime":"/nix/store/00000000000000000000000000000000-agent-box-runtime/bin/agent-box","sessionVar":"AGENT_BOX_SESSION"};
+const runtime = settings.runtime;
 
 // The database this OpenCode process has open.
 function database() {
@@ -19,9 +26,8 @@ function database() {
   return null;
 }
 
-// The events that report an attention state
-// (contract.attention.agentEvents.opencode).
-const attention = new Set(["permission.asked","permission.replied","session.error","session.idle","session.status"]);
+// The events that report an attention state.
+const attention = new Set(settings.attention);
 
 // hook runs agent-box with args and input on stdin (no shell), one at
 // a time in the order of the events (a turn's busy and idle come
@@ -50,7 +56,7 @@ function hook(args, input) {
 // the reason (the reply route that takes a message, else the SDK's
 // own call without it). A reply in OpenCode's own prompt
 // (permission.replied) ends the hook's wait.
-const askEvent = "permission.asked";
+const askEvent = settings.askEvent;
 const asking = new Map(); // OpenCode's request id -> its hook
 function ask(client, p) {
   const command = typeof p.metadata?.command === "string" ? p.metadata.command : "";
@@ -101,8 +107,8 @@ async function reply(client, p, d) {
 // out of the environment the agent's tools inherit. The client's calls
 // have two shapes (the SDK's second, then its first).
 function givePrompt(client) {
-  const given = process.env["AGENT_BOX_PROMPT"];
-  delete process.env["AGENT_BOX_PROMPT"];
+  const given = process.env[settings.promptVar];
+  delete process.env[settings.promptVar];
   let p;
   try {
     p = JSON.parse(given ?? "null");
@@ -118,7 +124,7 @@ function givePrompt(client) {
 }
 
 export const AgentBox = async ({ client } = {}) => {
-  if (!process.env["AGENT_BOX_SESSION"]) return {};
+  if (!process.env[settings.sessionVar]) return {};
   givePrompt(client);
   const subagents = new Set(); // sessions with a parent: not the session's own
   const failed = new Set(); // sessions whose turn failed, until they work again
@@ -147,7 +153,7 @@ export const AgentBox = async ({ client } = {}) => {
         if (props.error?.name === "MessageAbortedError" || typeof props.sessionID !== "string") return;
         failed.add(props.sessionID);
         const code = props.error?.data?.statusCode;
-        hook(["event", event.type], { "httpStatus": Number.isInteger(code) ? String(code) : "" });
+        hook(["event", event.type], { [settings.errorField]: Number.isInteger(code) ? String(code) : "" });
         return;
       }
       const status = typeof props.status === "string" ? props.status : props.status?.type;
