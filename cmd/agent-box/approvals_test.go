@@ -48,37 +48,10 @@ func TestClaudeAsksThePersonThroughTheAuthService(t *testing.T) {
 	}
 	t.Cleanup(func() { killAll(claude) })
 
-	// the auth service: root is the agent user ops may open; a wait of 8 s
-	const config = `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}, "approvalWait": "8s"}`
-	a := newAuthBox(t, config, nil)
-	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
-	a.start()
-	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
-	if login.cookie == "" {
-		t.Fatalf("login: %d %s", login.code, login.body)
-	}
-	page := func() string { return a.do("pages", "GET", "box.test", "/", nil, login.cookie).body }
-
-	var mu sync.Mutex
-	var modelLog strings.Builder
-	model := httptest.NewServer(&scriptedmodel.Server{Log: writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return modelLog.Write(p)
-	})})
-	defer model.Close()
-	records := func() []scriptedmodel.Record {
-		mu.Lock()
-		defer mu.Unlock()
-		var out []scriptedmodel.Record
-		for _, line := range strings.Split(modelLog.String(), "\n") {
-			var r scriptedmodel.Record
-			if json.Unmarshal([]byte(line), &r) == nil {
-				out = append(out, r)
-			}
-		}
-		return out
-	}
+	// the auth service, with a wait of 8 s
+	a := newRootAuth(t, `, "approvalWait": "8s"`)
+	page := a.page
+	model := newRecordingModel(t)
 
 	b := newBox(t, "")
 	dir := t.TempDir()
@@ -103,7 +76,7 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 	ag.Command, ag.Args = wrapper, []string{"--permission-mode", "manual"}
 	b.addAgent("claude", ag)
 	// the supervisor relays the hook's request to the status socket
-	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.socks[*contract.Sockets.AuthStatus.FDName])
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.statusSocket())
 	b.startSupervisor()
 	s := &ocSession{b: b, name: "c"}
 
@@ -111,7 +84,7 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 	allowed := filepath.Join(b.home, "allowed.txt")
 	asked := time.Now()
 	b.ok("session", "add", "c", "--agent", "claude", "--prompt", "run: echo allowed > "+allowed)
-	idRe := regexp.MustCompile(`name="request" value="([0-9a-f]{32})"`)
+	idRe := requestIDRe
 	var id string
 	b.waitFor(2*time.Minute, "the request on the box page", func() bool {
 		m := idRe.FindStringSubmatch(page())
@@ -127,9 +100,7 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 	if _, err := os.Stat(allowed); err == nil {
 		t.Fatal("the command ran before a decision")
 	}
-	decide := func(id, d string) answer {
-		return a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {d}}, login.cookie)
-	}
+	decide := a.decide
 	start := time.Now()
 	if ans := decide(id, "allow"); ans.code != 303 {
 		t.Fatalf("allow: %d %s", ans.code, ans.body)
@@ -170,14 +141,7 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 	if ans := decide(id, "deny"); ans.code != 303 {
 		t.Fatalf("deny: %d %s", ans.code, ans.body)
 	}
-	b.waitFor(30*time.Second, "the model told of the denial", func() bool {
-		for _, r := range records() {
-			if strings.Contains(string(r.Body), "A person denied this from agent-box (ops)") {
-				return true
-			}
-		}
-		return false
-	})
+	b.waitFor(30*time.Second, "the model told of the denial", func() bool { return model.holds("A person denied this from agent-box (ops)") })
 	if _, err := os.Stat(denied); err == nil {
 		t.Error("the denied command ran")
 	}
@@ -208,10 +172,6 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 	}
 }
 
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
 // TestAReplyFromTheInboxIsTypedIntoTheSession: a session whose agent said
 // it waits for a person (its hook: needs-you) gets a reply field on the
 // box page of the real auth service; a reply sent there reaches the
@@ -222,28 +182,21 @@ func TestAReplyFromTheInboxIsTypedIntoTheSession(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("this test needs root: the auth service knows the supervisor's user by its uid, and root is the agent user here; CI and `make test` run as root")
 	}
-	const config = `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}}`
-	a := newAuthBox(t, config, nil)
-	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
-	a.start()
-	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
-	if login.cookie == "" {
-		t.Fatalf("login: %d %s", login.code, login.body)
-	}
+	a := newRootAuth(t, "")
 	b := newBox(t, "")
-	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.socks[*contract.Sockets.AuthStatus.FDName])
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.statusSocket())
 	b.startSupervisor()
 	got := filepath.Join(b.dir, "got.txt")
 	script := `printf '%s' '{"notification_type":"idle_prompt"}' | "$1" agent-hook claude event Notification; read -r x; printf '%s\n' "$x" > "$2"; read -r y`
 	b.ok("session", "add", "q", "--agent", "sh", "--", script, "agent", testBinary(t), got)
 	b.ok("session", "add", "z", "--agent", "sleep")
 	reply := func(session, text string) answer {
-		return a.do("pages", "POST", "box.test", "/auth/reply", url.Values{"user": {"root"}, "session": {session}, "text": {text}}, login.cookie)
+		return a.do("pages", "POST", "box.test", "/auth/reply", url.Values{"user": {"root"}, "session": {session}, "text": {text}}, a.cookie)
 	}
 	b.waitFor(20*time.Second, "the reply field of session q on the box page", func() bool {
-		return strings.Contains(a.do("pages", "GET", "box.test", "/", nil, login.cookie).body, `name="session" value="q"`)
+		return strings.Contains(a.page(), `name="session" value="q"`)
 	})
-	if p := a.do("pages", "GET", "box.test", "/", nil, login.cookie).body; strings.Contains(p, `name="session" value="z"`) {
+	if p := a.page(); strings.Contains(p, `name="session" value="z"`) {
 		t.Errorf("session z works, yet the page offers it a reply:\n%s", p)
 	}
 	if ans := reply("z", "hello"); ans.code != 409 {
@@ -303,24 +256,9 @@ func TestCodexAsksThePersonThroughTheAuthService(t *testing.T) {
 		t.Fatalf("the pinned Codex: %v", err)
 	}
 	t.Cleanup(func() { killAll(codex) })
-	const config = `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}}`
-	a := newAuthBox(t, config, nil)
-	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
-	a.start()
-	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
-	if login.cookie == "" {
-		t.Fatalf("login: %d %s", login.code, login.body)
-	}
-	page := func() string { return a.do("pages", "GET", "box.test", "/", nil, login.cookie).body }
-
-	var mu sync.Mutex
-	var modelLog strings.Builder
-	model := httptest.NewServer(&scriptedmodel.Server{Log: writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return modelLog.Write(p)
-	})})
-	defer model.Close()
+	a := newRootAuth(t, "")
+	page := a.page
+	model := newRecordingModel(t)
 
 	b := newBox(t, "")
 	dir := t.TempDir()
@@ -350,15 +288,14 @@ exec `+shellQuote(codex)+` "$@"
 	ag.Args = []string{"--dangerously-bypass-hook-trust", "--ask-for-approval", "on-request", "--sandbox", "workspace-write",
 		"-c", "model_provider=scripted", "-c", `model_providers.scripted={name="scripted model",base_url="` + model.URL + `/v1",wire_api="responses"}`, "-m", "gpt-5.1"}
 	b.addAgent("codex", ag)
-	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.socks[*contract.Sockets.AuthStatus.FDName])
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.statusSocket())
 	b.startSupervisor()
 	s := &ocSession{b: b, name: "cx"}
 
-	idRe := regexp.MustCompile(`name="request" value="([0-9a-f]{32})"`)
 	request := func(not string) string {
 		var id string
 		b.waitFor(2*time.Minute, "a request of Codex on the box page", func() bool {
-			m := idRe.FindStringSubmatch(page())
+			m := requestIDRe.FindStringSubmatch(page())
 			if m != nil && m[1] != not {
 				id = m[1]
 			}
@@ -366,9 +303,7 @@ exec `+shellQuote(codex)+` "$@"
 		})
 		return id
 	}
-	decide := func(id, d string) int {
-		return a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {d}}, login.cookie).code
-	}
+	decide := func(id, d string) int { return a.decide(id, d).code }
 	allowed := filepath.Join(b.home, "codex-allowed.txt")
 	b.ok("session", "add", "cx", "--agent", "codex", "--prompt", "escalate: touch "+allowed)
 	id := request("")
@@ -389,11 +324,7 @@ exec `+shellQuote(codex)+` "$@"
 	if got := decide(id, "deny"); got != 303 {
 		t.Fatalf("deny: %d", got)
 	}
-	b.waitFor(time.Minute, "the model told of the denial", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Contains(modelLog.String(), "A person denied this from agent-box (ops).")
-	})
+	b.waitFor(time.Minute, "the model told of the denial", func() bool { return model.holds("A person denied this from agent-box (ops).") })
 	if _, err := os.Stat(denied); err == nil {
 		t.Error("the denied command ran")
 	}
@@ -403,3 +334,74 @@ exec `+shellQuote(codex)+` "$@"
 		}
 	}
 }
+
+// rootAuth is a running auth service whose one agent user is root (the
+// test's own uid, so the status socket takes the test's supervisor) and
+// whose login ops, logged in, may open it; more is added to its
+// configuration. page is the box page ops sees.
+type rootAuth struct {
+	*authBox
+	cookie string
+}
+
+func newRootAuth(t *testing.T, more string) rootAuth {
+	t.Helper()
+	config := `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}` + more + `}`
+	a := newAuthBox(t, config, nil)
+	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
+	a.start()
+	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
+	if login.cookie == "" {
+		t.Fatalf("login: %d %s", login.code, login.body)
+	}
+	return rootAuth{a, login.cookie}
+}
+
+func (a rootAuth) page() string { return a.do("pages", "GET", "box.test", "/", nil, a.cookie).body }
+
+// decide posts ops's decision on root's request id.
+func (a rootAuth) decide(id, d string) answer {
+	return a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {d}}, a.cookie)
+}
+
+// statusSocket is the status listener's path, for the test's supervisor.
+func (a rootAuth) statusSocket() string { return a.socks[*contract.Sockets.AuthStatus.FDName] }
+
+// recordingModel is the scripted model on a test server, its request log
+// in memory.
+type recordingModel struct {
+	*httptest.Server
+	mu  sync.Mutex
+	log strings.Builder
+}
+
+func newRecordingModel(t *testing.T) *recordingModel {
+	m := &recordingModel{}
+	m.Server = httptest.NewServer(&scriptedmodel.Server{Log: writerFunc(func(p []byte) (int, error) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.log.Write(p)
+	})})
+	t.Cleanup(m.Close)
+	return m
+}
+
+// holds reports whether a request's body held text.
+func (m *recordingModel) holds(text string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, line := range strings.Split(m.log.String(), "\n") {
+		var r scriptedmodel.Record
+		if json.Unmarshal([]byte(line), &r) == nil && strings.Contains(string(r.Body), text) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestIDRe finds a waiting request's id on the box page.
+var requestIDRe = regexp.MustCompile(`name="request" value="([0-9a-f]{32})"`)
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

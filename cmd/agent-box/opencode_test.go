@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,36 +72,12 @@ func TestOpenCodeUnattended(t *testing.T) {
 		killAll(opencode)
 	})
 
-	// /etc/opencode as the module renders it.
-	os.MkdirAll(managed, 0o755)
-	for _, name := range []string{"opencode.json", "agent-box.js", "AGENTS.md"} {
-		data, err := os.ReadFile(filepath.Join(goldenFiles, "etc/opencode", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := strings.ReplaceAll(string(data), "/etc/opencode/", managed+"/")
-		text = strings.ReplaceAll(text, goldenRT, testBinary(t))
-		if err := os.WriteFile(filepath.Join(managed, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ocManaged(t, managed, b.home)
 	guide, _ := os.ReadFile(filepath.Join(managed, "AGENTS.md"))
 	guideLine := "Guide marker for the tests: the host's own line."
 	if !strings.Contains(string(guide), guideLine) {
 		t.Fatalf("the golden guide lacks %q", guideLine)
 	}
-
-	// Stands in for what OpenCode's first start leaves on a host that
-	// reaches the npm registry: its plugin SDK recorded as installed in
-	// ~/.config/opencode. Measured with 1.18.33: until then every start
-	// installs it again, and with any plugin configured (agent-box's is)
-	// waits for that before its first prompt, which never ends where the
-	// registry cannot be reached (over 400 s without a route).
-	cfg := filepath.Join(b.home, ".config/opencode")
-	os.MkdirAll(filepath.Join(cfg, "node_modules"), 0o755)
-	dep := `{"@opencode-ai/plugin":"` + vmtest.OpenCode.Version + `"}`
-	os.WriteFile(filepath.Join(cfg, "package.json"), []byte(`{"dependencies":`+dep+"}\n"), 0o644)
-	os.WriteFile(filepath.Join(cfg, "package-lock.json"), []byte(`{"lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":`+dep+"}}}\n"), 0o644)
 
 	// The session's agent: the module's profile, its command a wrapper
 	// that makes the namespace, starts the model in it and execs OpenCode
@@ -341,6 +316,34 @@ exec %s -f -qq -e trace=connect -o %s.$$ %s "$@"
 }
 
 // addAgent adds an agent to the box's agents table.
+// ocManaged writes /etc/opencode as the module renders it into managed
+// (the guide's path rewritten to it, the plugin's runtime to this test
+// binary), and, in home, what stands in for what OpenCode's first start
+// leaves on a host that reaches the npm registry: its plugin SDK recorded
+// as installed in ~/.config/opencode. Measured with 1.18.33: until then
+// every start installs it again, and with any plugin configured
+// (agent-box's is) waits for that before its first prompt, which never
+// ends where the registry cannot be reached (over 400 s without a route).
+func ocManaged(t *testing.T, managed, home string) {
+	t.Helper()
+	os.MkdirAll(managed, 0o755)
+	for _, name := range []string{"opencode.json", "agent-box.js", "AGENTS.md"} {
+		data, err := os.ReadFile(filepath.Join(goldenFiles, "etc/opencode", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(strings.ReplaceAll(string(data), "/etc/opencode/", managed+"/"), goldenRT, testBinary(t))
+		if err := os.WriteFile(filepath.Join(managed, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(home, ".config/opencode")
+	os.MkdirAll(filepath.Join(cfg, "node_modules"), 0o755)
+	dep := `{"@opencode-ai/plugin":"` + vmtest.OpenCode.Version + `"}`
+	os.WriteFile(filepath.Join(cfg, "package.json"), []byte(`{"dependencies":`+dep+"}\n"), 0o644)
+	os.WriteFile(filepath.Join(cfg, "package-lock.json"), []byte(`{"lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":`+dep+"}}}\n"), 0o644)
+}
+
 func (b *box) addAgent(name string, ag agents.Agent) {
 	b.t.Helper()
 	p := filepath.Join(b.dir, "agents.json")
@@ -580,15 +583,8 @@ func TestOpenCodeAsksThePersonThroughTheAuthService(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the pinned OpenCode: %v", err)
 	}
-	const config = `{"domain": "box.test", "users": ["root"], "logins": {"ops": {"users": ["root"]}}}`
-	a := newAuthBox(t, config, nil)
-	a = newAuthBox(t, config, map[string]string{"ops": a.hashPassword("s3cret pass")})
-	a.start()
-	login := a.do("pages", "POST", "box.test", "/auth/login", url.Values{"login": {"ops"}, "password": {"s3cret pass"}}, "")
-	if login.cookie == "" {
-		t.Fatalf("login: %d %s", login.code, login.body)
-	}
-	page := func() string { return a.do("pages", "GET", "box.test", "/", nil, login.cookie).body }
+	a := newRootAuth(t, "")
+	page := a.page
 
 	b := newBox(t, "")
 	dir := t.TempDir()
@@ -597,20 +593,7 @@ func TestOpenCodeAsksThePersonThroughTheAuthService(t *testing.T) {
 		exec.Command("pkill", "-9", "-f", "test-agent scripted-model "+ocModelAddr+" "+modelLog).Run()
 		killAll(opencode)
 	})
-	os.MkdirAll(managed, 0o755)
-	for _, name := range []string{"opencode.json", "agent-box.js", "AGENTS.md"} {
-		data, err := os.ReadFile(filepath.Join(goldenFiles, "etc/opencode", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := strings.ReplaceAll(strings.ReplaceAll(string(data), "/etc/opencode/", managed+"/"), goldenRT, testBinary(t))
-		os.WriteFile(filepath.Join(managed, name), []byte(text), 0o644)
-	}
-	cfgDir := filepath.Join(b.home, ".config/opencode") // the plugin SDK recorded as installed (TestOpenCodeUnattended says why)
-	os.MkdirAll(filepath.Join(cfgDir, "node_modules"), 0o755)
-	dep := `{"@opencode-ai/plugin":"` + vmtest.OpenCode.Version + `"}`
-	os.WriteFile(filepath.Join(cfgDir, "package.json"), []byte(`{"dependencies":`+dep+"}\n"), 0o644)
-	os.WriteFile(filepath.Join(cfgDir, "package-lock.json"), []byte(`{"lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":`+dep+"}}}\n"), 0o644)
+	ocManaged(t, managed, b.home)
 	provider, _ := json.Marshal(map[string]any{
 		"model":      "scripted/claude-x",
 		"permission": map[string]any{"bash": "ask"},
@@ -639,12 +622,12 @@ exec %s "$@"
 	ag := golden["opencode"]
 	ag.Command, ag.Args = tools["unshare"], []string{"-n", "--", tools["bash"], wrapper}
 	b.addAgent("opencode", ag)
-	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.socks[*contract.Sockets.AuthStatus.FDName])
+	b.setEnv("AGENT_BOX_TEST_AUTH_STATUS", a.statusSocket())
 	b.startSupervisor()
 
 	allowed := filepath.Join(b.home, "opencode-allowed.txt")
 	b.ok("session", "add", "oca", "--agent", "opencode", "--prompt", "run: echo allowed > "+allowed)
-	idRe := regexp.MustCompile(`name="request" value="([0-9a-f]{32})"`)
+	idRe := requestIDRe
 	var id string
 	b.waitFor(3*time.Minute, "OpenCode's request on the box page", func() bool {
 		if m := idRe.FindStringSubmatch(page()); m != nil {
@@ -658,7 +641,7 @@ exec %s "$@"
 	if _, err := os.Stat(allowed); err == nil {
 		t.Fatal("the command ran before a decision")
 	}
-	if ans := a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {"allow"}}, login.cookie); ans.code != 303 {
+	if ans := a.decide(id, "allow"); ans.code != 303 {
 		t.Fatalf("allow: %d %s", ans.code, ans.body)
 	}
 	b.waitFor(time.Minute, "the allowed command's file", func() bool {
@@ -691,7 +674,7 @@ exec %s "$@"
 		out, _ := oc.tmux("capture-pane", "-p", "-t", "=oca:")
 		t.Fatalf("no second request on the box page; the pane:\n%s", out)
 	}
-	if ans := a.do("pages", "POST", "box.test", "/auth/decide", url.Values{"user": {"root"}, "request": {id}, "decision": {"deny"}}, login.cookie); ans.code != 303 {
+	if ans := a.decide(id, "deny"); ans.code != 303 {
 		t.Fatalf("deny: %d %s", ans.code, ans.body)
 	}
 	b.waitFor(time.Minute, "the model told the person's reason", func() bool {

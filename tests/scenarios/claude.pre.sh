@@ -332,14 +332,24 @@ notify_addr=${notify_addr%%/*}
 ip netns exec abcl python3 "$here/receiver.py" "${notify_addr%:*}" "${notify_addr#*:}" "$received" &
 receiver_pid=$!
 check "a receiver listens at ops's notify URL" wait_until 20 test -e "$received.ready"
-request_id() { web -b "$jar" "https://$D/" | grep -o 'name="request" value="[0-9a-f]*"' | head -n 1 | cut -d'"' -f4; }
+# (the page is read whole before it is searched: grep -q would end the
+# pipe early, and curl's SIGPIPE fail it under pipefail)
+box_page() { web -b "$jar" "https://$D/"; }
+request_id() {
+  local page
+  page=$(box_page) || return
+  grep -o -m 1 'name="request" value="[0-9a-f]*"' <<<"$page" | cut -d'"' -f4
+}
 # asked [OLD]: a request other than OLD is on ops's page; its id in $rid
 asked() { rid=$(request_id) && [ -n "$rid" ] && [ "$rid" != "${1:-}" ]; }
 decide() { web -b "$jar" -o /dev/null -w '%{http_code}' -d user=$u -d "request=$1" -d "decision=$2" "https://$D/auth/decide"; }
 s=ask
 ab $u session add ask --agent claude-manual --prompt "run: echo approved > /home/$u/approved.txt" >/dev/null
 check "Claude in manual mode asks before its command: the request is on ops's box page" wait_until 240 asked
-shown() { web -b "$jar" "https://$D/" | grep -qF "<pre>echo approved &gt; /home/$u/approved.txt"; }
+shown() {
+  local page
+  page=$(box_page) && grep -qF "<pre>echo approved &gt; /home/$u/approved.txt" <<<"$page"
+}
 check "... with the command shown as the agent's text" shown
 check "... and the command has not run" test ! -e /home/$u/approved.txt
 # one notification per request: the POST (the request's text, one action
@@ -378,7 +388,11 @@ check "a reply to the finished session, from the box page, is taken" [ "$(reply 
 check "... and reaches the agent as its next prompt (the model's log)" wait_until 60 requests_with "run: echo late > /home/$u/late.txt"
 # Left alone: after the 20 s wait Claude's own dialog takes over.
 check "the third request is on the page" wait_until 120 asked "$second"
-gone() { ! asked "$second"; }
+# gone: the page was read and holds no request other than the second
+gone() {
+  local page
+  page=$(box_page) && ! grep -q 'name="request"' <<<"$page"
+}
 check "... and gone from the page after the wait" wait_until 60 gone
 dialog() { tmq $u capture-pane -p -t "=$s:" | grep -q 'Do you want to proceed?'; }
 check "... Claude's own dialog is in the pane" wait_until 30 dialog
