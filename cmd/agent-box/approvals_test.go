@@ -29,9 +29,10 @@ import (
 // the scripted model, and the real auth service (`auth serve` on sockets
 // as systemd passes them). Each "run:" prompt makes the model call Bash;
 // Claude's permission hook asks the auth service and waits. The box page
-// of a logged-in login shows the request; Allow runs the command; Deny
-// does not, and Claude tells the model the person's reason; a request
-// left alone ends at the wait and Claude's own dialog is in the pane.
+// of a logged-in login shows the request; Allow for this session (Claude
+// suggests rules) runs the command; Deny does not, and Claude tells the
+// model the person's reason; a request left alone ends at the wait and
+// Claude's own dialog is in the pane.
 // The hook asks through the supervisor's approval socket, which relays to
 // the auth service's status socket; both restart while a request waits,
 // and nothing is lost. The test runs as the user "root", which it makes
@@ -102,14 +103,19 @@ exec `+shellQuote(claude)+` --settings `+shellQuote(settingsFile)+` "$@"
 	}
 	decide := a.decide
 	start := time.Now()
-	if ans := decide(id, "allow"); ans.code != 303 {
+	// Claude suggests rules for the session (its permission_suggestions):
+	// "allow for this session" gives them back with the allow
+	if p := page(); !strings.Contains(p, `value="allow-session"`) {
+		t.Fatalf("no \"allow for this session\" for Claude's request:\n%s", p)
+	}
+	if ans := decide(id, "allow-session"); ans.code != 303 {
 		t.Fatalf("allow: %d %s", ans.code, ans.body)
 	}
 	b.waitFor(30*time.Second, "the allowed command's file", func() bool {
 		data, _ := os.ReadFile(allowed)
 		return string(data) == "allowed\n"
 	})
-	t.Logf("measure: allow -> the command's file %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("measure: allow for this session -> the command's file %s", time.Since(start).Round(time.Millisecond))
 	if ans := decide(id, "deny"); ans.code != 409 {
 		t.Errorf("a second decision: %d", ans.code)
 	}
