@@ -1270,7 +1270,7 @@ let
               "actionLifetime": {"default": "15m", "min": "1m", "max": "24h"},
               "reattachGrace": "20s",
               "retryEvery": "500ms",
-              "reply": {"page": "reply", "path": "/replies", "states": ["needs-you", "finished"], "maxPending": 16, "poll": "25s", "enterAfter": "300ms"}
+              "reply": {"page": "reply", "path": "/replies", "states": ["needs-you", "finished"], "maxPending": 16, "maxAge": "5m", "poll": "25s", "enterAfter": "300ms"}
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -6617,6 +6617,7 @@ in
           	"encoding/json"
           	"errors"
           	"fmt"
+          	"regexp"
           	"strings"
           	"unicode"
           	"unicode/utf8"
@@ -6638,15 +6639,44 @@ in
 
           // Request is what a hook sends: its own random ID (it sends the same
           // again after a restart of the service), its session and agent setup,
-          // the tool and its input as text, and whether the agent can allow the
-          // tool for the rest of the session.
+          // the tool (a name of toolPattern) and its input as text, whether that
+          // text was cut (then only a denial can be taken: a person cannot allow
+          // what they could not read), and the rules the agent would set for the
+          // rest of the session with the allow, as text ("" when it offers none:
+          // no "allow for this session").
           type Request struct {
-          	ID           string `json:"id"`
-          	Session      string `json:"session"`
-          	Agent        string `json:"agent"`
-          	Tool         string `json:"tool"`
-          	Input        string `json:"input"`
-          	AllowSession bool   `json:"allowSession,omitempty"`
+          	ID      string `json:"id"`
+          	Session string `json:"session"`
+          	Agent   string `json:"agent"`
+          	Tool    string `json:"tool"`
+          	Input   string `json:"input"`
+          	Cut     bool   `json:"cut,omitempty"`
+          	Rules   string `json:"rules,omitempty"`
+          }
+
+          // toolPattern is what a tool's name may hold: an identifier (Claude's
+          // Bash or mcp__server__tool, OpenCode's bash or external_directory), no
+          // character that could draw over the page's own text.
+          var toolPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,128}$`)
+
+          // RulesMaxBytes bounds the rules' text; longer rules are not offered.
+          const RulesMaxBytes = 1024
+
+          // AllowsSession reports whether the request offers "allow for this
+          // session".
+          func (r Request) AllowsSession() bool { return r.Rules != "" && !r.Cut }
+
+          // Offers reports whether a person may take decision d on r.
+          func (r Request) Offers(d string) bool {
+          	switch d {
+          	case Deny:
+          		return true
+          	case Allow:
+          		return !r.Cut
+          	case AllowSession:
+          		return r.AllowsSession()
+          	}
+          	return false
           }
 
           // Answer is the service's answer: a decision (or None) and who took it
@@ -6668,10 +6698,12 @@ in
           		return errors.New("not a session name")
           	case lim.AgentEvents[r.Agent] == "":
           		return errors.New("not an agent setup that asks for permissions")
-          	case r.Tool == "" || len(r.Tool) > lim.MaxToolBytes || Clean(r.Tool, lim.MaxToolBytes) != r.Tool || strings.ContainsAny(r.Tool, "\n\t"):
-          		return fmt.Errorf("the tool is not one line of clean text of 1 to %d bytes", lim.MaxToolBytes)
+          	case len(r.Tool) > lim.MaxToolBytes || !toolPattern.MatchString(r.Tool):
+          		return fmt.Errorf("the tool is not a name of %s, at most %d bytes", toolPattern, lim.MaxToolBytes)
           	case len(r.Input) > lim.MaxInputBytes || Clean(r.Input, lim.MaxInputBytes) != r.Input:
           		return fmt.Errorf("the input is not clean text of at most %d bytes", lim.MaxInputBytes)
+          	case len(r.Rules) > RulesMaxBytes || Clean(r.Rules, RulesMaxBytes) != r.Rules:
+          		return fmt.Errorf("the rules are not clean text of at most %d bytes", RulesMaxBytes)
           	}
           	return nil
           }
@@ -6762,12 +6794,28 @@ in
           		return Request{}, errors.New("the permission hook's input names no tool")
           	}
           	lim := contract.Approvals
-          	tool := strings.Join(strings.Fields(Clean(in.Tool, lim.MaxToolBytes)), " ")
-          	return Request{
-          		ID: id, Session: session, Agent: setup, Tool: tool,
-          		Input:        Clean(inputText(in.Input), lim.MaxInputBytes),
-          		AllowSession: len(in.Suggestions) > 0 && sessionRules[setup],
-          	}, nil
+          	tool := []rune(in.Tool)
+          	for i, c := range tool {
+          		if c > 0x7f || !toolPattern.MatchString(string(c)) {
+          			tool[i] = '_'
+          		}
+          	}
+          	text := inputText(in.Input)
+          	r := Request{ID: id, Session: session, Agent: setup, Tool: string(tool), Input: Clean(text, lim.MaxInputBytes)}
+          	if len(r.Tool) > lim.MaxToolBytes {
+          		r.Tool = r.Tool[:lim.MaxToolBytes]
+          	}
+          	r.Cut = r.Input != Clean(text, len(text)+1)
+          	if len(in.Suggestions) > 0 && sessionRules[setup] {
+          		var lines []string
+          		for _, s := range in.Suggestions {
+          			lines = append(lines, string(s))
+          		}
+          		if rules := strings.Join(lines, "\n"); Clean(rules, RulesMaxBytes) == rules {
+          			r.Rules = rules // longer or unclean rules are not offered
+          		}
+          	}
+          	return r, nil
           }
 
           // inputText is a tool's input as text: "command" (a shell command) first
@@ -8170,6 +8218,8 @@ in
           	"bytes"
           	"encoding/json"
           	"errors"
+          	"fmt"
+          	"regexp"
           	"io"
           	"net/http"
           	"strings"
@@ -8224,7 +8274,7 @@ in
           	now := s.clock.Now()
           	asked, err := s.pending.Ask(user, req, now, s.cfg.ApprovalWait, s.cfg.ActionLifetime, actions)
           	switch {
-          	case errors.Is(err, pending.ErrFull):
+          	case errors.Is(err, pending.ErrFull), errors.Is(err, pending.ErrBusy):
           		http.Error(w, err.Error(), http.StatusTooManyRequests)
           		return
           	case errors.Is(err, pending.ErrSpent):
@@ -8240,12 +8290,16 @@ in
           		s.log.Printf("%s: session %s's agent asks to use %s (request %s)", user, req.Session, escape.Quote(req.Tool, 64), req.ID)
           		s.notifyRequest(user, req, now, asked.Secrets)
           	}
+          	// the answer may come long after the listener's deadlines
+          	if err := httpserve.Unbound(w); err != nil {
+          		s.log.Printf("%s: request %s: %v (the wait may be cut: its hook asks again)", user, req.ID, err)
+          	}
           	timer := time.NewTimer(asked.Deadline.Sub(now))
           	defer timer.Stop()
           	var a approval.Answer
           	select {
           	case <-asked.Done:
-          		a = s.pending.Answer(req.ID)
+          		a = asked.Answer()
           	case <-timer.C:
           		a = approval.Answer{Decision: approval.None}
           		s.log.Printf("%s: request %s: no decision within %s; the agent's own prompt takes over", user, req.ID, s.cfg.ApprovalWait)
@@ -8260,8 +8314,12 @@ in
           	}
           	body, _ := json.Marshal(a)
           	w.Header().Set("Content-Type", "application/json")
-          	w.Write(append(body, '\n'))
-          	if err := s.pending.Leave(req.ID, true, false, s.clock.Now()); err != nil {
+          	_, err = w.Write(append(body, '\n'))
+          	if err == nil {
+          		err = http.NewResponseController(w).Flush()
+          	}
+          	// delivered only when written: else the hook asks again and gets it
+          	if err := s.pending.Leave(req.ID, err == nil, false, s.clock.Now()); err != nil {
           		s.log.Printf("%v", err)
           	}
           }
@@ -8289,6 +8347,20 @@ in
           		return "Codex"
           	}
           	return v.Request.Agent
+          }
+
+          // Shown is the request's input as the page shows it: long runs of blanks
+          // (which could push the rest of a command out of sight) said in words.
+          func (v requestView) Shown() string { return showBlanks(v.Input) }
+
+          var (
+          	blankRun = regexp.MustCompile(`[ \t]{8,}`)
+          	lineRun  = regexp.MustCompile(`\n{3,}`)
+          )
+
+          func showBlanks(s string) string {
+          	s = blankRun.ReplaceAllStringFunc(s, func(m string) string { return fmt.Sprintf(" [%d blanks] ", len(m)) })
+          	return lineRun.ReplaceAllStringFunc(s, func(m string) string { return fmt.Sprintf("\n[%d empty lines]\n", len(m)-1) })
           }
 
           // requests is login's waiting requests at now: of the users the login
@@ -8403,20 +8475,26 @@ in
           // notifyRequest sends, for every login with notifications that may open
           // user, the request's notification: its session entered needs-you
           // (permission), with the request's tool and input (cut short) and, for a
-          // login with actions, an action URL per decision.
+          // login with actions, an action URL per decision the request offers, but
+          // only Deny when the text was cut (a person cannot allow what the
+          // notification did not show).
           func (s *Server) notifyRequest(user string, req approval.Request, now time.Time, secrets map[string]map[string]string) {
           	for _, l := range s.notifyLogins {
           		if !s.cfg.mayOpen(l, user) {
           			continue
           		}
+          		text := req.Tool + ": " + req.Input
           		e := notify.Event{
           			Login: l, User: user, Session: req.Session, State: string(attention.NeedsYou), Reason: "permission",
           			Link:    s.cfg.originURL(origin{User: user}) + contract.TerminalLink(req.Session),
           			Time:    now.UTC().Format(time.RFC3339),
-          			Request: approval.Clean(req.Tool+": "+req.Input, notify.RequestMaxBytes),
+          			Request: approval.Clean(text, notify.RequestMaxBytes),
           		}
+          		// what the notification cannot show whole, it cannot allow: Deny
+          		// only (the box page shows it whole)
+          		whole := !req.Cut && e.Request == text
           		for _, d := range approval.Decisions {
-          			if secret := secrets[l][d]; secret != "" {
+          			if secret := secrets[l][d]; secret != "" && (d == approval.Deny || whole) {
           				e.Actions = append(e.Actions, notify.Action{Decision: d, Label: actionLabels[d], URL: "https://" + s.cfg.Domain + contract.Approvals.ActPrefix + secret})
           			}
           		}
@@ -9603,6 +9681,9 @@ in
           // by Host.
           func (s *Server) Pages() http.Handler {
           	cop := http.NewCrossOriginProtection()
+          	// a notification's action URL is its own capability, POSTed by the
+          	// notifying app (ntfy's web app: from its origin)
+          	cop.AddInsecureBypassPattern("POST " + contract.Approvals.ActPrefix)
           	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
           		io.Copy(io.Discard, io.LimitReader(r.Body, formLimit))
           		s.message(w, http.StatusForbidden, "Refused", "A request from another site was refused.")
@@ -10139,6 +10220,7 @@ in
           	"github.com/agent-box/agent-box/internal/runtime/approval"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
+          	"github.com/agent-box/agent-box/internal/runtime/httpserve"
           )
 
           // Replies (docs/web-contract.md, "Replies"): a person types a reply to a
@@ -10157,23 +10239,45 @@ in
           // until the supervisor runs again.
           type replies struct {
           	mu   sync.Mutex
-          	q    map[string][]Reply
+          	q    map[string][]queued
           	wake map[string]chan struct{}
           }
 
-          func newReplies() *replies {
-          	return &replies{q: map[string][]Reply{}, wake: map[string]chan struct{}{}}
+          type queued struct {
+          	Reply
+          	at time.Time
           }
 
-          // add queues r for user; false when the user has the contract's most
-          // waiting.
-          func (rs *replies) add(user string, r Reply) bool {
+          func newReplies() *replies {
+          	return &replies{q: map[string][]queued{}, wake: map[string]chan struct{}{}}
+          }
+
+          // freshLocked drops user's replies older than the contract's maxAge at
+          // now (a supervisor that was stopped gets no stale answer).
+          func (rs *replies) freshLocked(user string, now time.Time) {
+          	q := rs.q[user][:0]
+          	for _, r := range rs.q[user] {
+          		if now.Sub(r.at) < contract.Duration(contract.Approvals.Reply.MaxAge) {
+          			q = append(q, r)
+          		}
+          	}
+          	if len(q) == 0 {
+          		delete(rs.q, user)
+          		return
+          	}
+          	rs.q[user] = q
+          }
+
+          // add queues r for user at now; false when the user has the contract's
+          // most waiting.
+          func (rs *replies) add(user string, r Reply, now time.Time) bool {
           	rs.mu.Lock()
           	defer rs.mu.Unlock()
+          	rs.freshLocked(user, now)
           	if len(rs.q[user]) >= contract.Approvals.Reply.MaxPending {
           		return false
           	}
-          	rs.q[user] = append(rs.q[user], r)
+          	rs.q[user] = append(rs.q[user], queued{r, now})
           	if ch := rs.wake[user]; ch != nil {
           		close(ch)
           		delete(rs.wake, user)
@@ -10181,14 +10285,19 @@ in
           	return true
           }
 
-          // take is user's waiting replies (removed), or none and a channel closed
-          // when one comes.
-          func (rs *replies) take(user string) ([]Reply, <-chan struct{}) {
+          // take is user's waiting replies at now (removed), or none and a channel
+          // closed when one comes.
+          func (rs *replies) take(user string, now time.Time) ([]Reply, <-chan struct{}) {
           	rs.mu.Lock()
           	defer rs.mu.Unlock()
+          	rs.freshLocked(user, now)
           	if q := rs.q[user]; len(q) > 0 {
           		delete(rs.q, user)
-          		return q, nil
+          		out := make([]Reply, len(q))
+          		for i, r := range q {
+          			out[i] = r.Reply
+          		}
+          		return out, nil
           	}
           	ch := rs.wake[user]
           	if ch == nil {
@@ -10202,12 +10311,16 @@ in
           // supervisor: the user's waiting replies as a JSON array, as soon as
           // there is one, or an empty one after the poll time.
           func (s *Server) repliesGet(w http.ResponseWriter, r *http.Request, user string) {
+          	// the poll outlasts the listener's deadlines
+          	if err := httpserve.Unbound(w); err != nil {
+          		s.log.Printf("%s's reply poll: %v", user, err)
+          	}
           	timer := time.NewTimer(contract.Duration(contract.Approvals.Reply.Poll))
           	defer timer.Stop()
           	var got []Reply
           	for got == nil {
           		var wake <-chan struct{}
-          		if got, wake = s.replies.take(user); got != nil {
+          		if got, wake = s.replies.take(user, s.clock.Now()); got != nil {
           			break
           		}
           		select {
@@ -10273,7 +10386,7 @@ in
           		s.message(w, http.StatusConflict, "Nothing sent", "That session no longer waits for a reply.")
           		return
           	}
-          	if !s.replies.add(user, Reply{Session: session, Text: text}) {
+          	if !s.replies.add(user, Reply{Session: session, Text: text}, now) {
           		s.message(w, http.StatusTooManyRequests, "Nothing sent", "Too many replies wait for that user's supervisor; try again in a moment.")
           		return
           	}
@@ -11286,8 +11399,9 @@ in
           {{end}}{{template "foot" .}}{{end}}
 
           {{define "inbox"}}{{range .Requests}}<li class="urgent request" data-key="{{.Key}}"><span><b>{{.User}}</b> asks for a permission <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span>
-          <figure class="agent-text"><figcaption>{{.Agent}} in session <code>{{.Session}}</code> asks to use <code>{{.Tool}}</code>: the agent's words, not agent-box's</figcaption><pre>{{.Input}}</pre></figure>
-          <form method="post" action="{{decide}}" class="decide"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="request" value="{{.ID}}"><button name="decision" value="allow">Allow</button>{{if .AllowSession}}<button name="decision" value="allow-session">Allow for this session</button>{{end}}<button name="decision" value="deny" class="danger">Deny</button></form></li>
+          <figure class="agent-text"><figcaption>{{.Agent}} in session <code>{{.Session}}</code> asks to use <code>{{.Tool}}</code>: the agent's words, not agent-box's</figcaption><pre>{{.Shown}}</pre>{{if .AllowsSession}}<figcaption>"Allow for this session" also gives the agent these rules of its own:</figcaption><pre>{{.Rules}}</pre>{{end}}</figure>
+          {{if .Cut}}<p class="error">The agent's input is longer than agent-box shows: it cannot be allowed from here. Deny it, or answer it in its terminal.</p>
+          {{end}}<form method="post" action="{{decide}}" class="decide"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="request" value="{{.ID}}">{{if .Offers "allow"}}<button name="decision" value="allow">Allow</button>{{end}}{{if .AllowsSession}}<button name="decision" value="allow-session">Allow for this session</button>{{end}}<button name="decision" value="deny" class="danger">Deny</button></form></li>
           {{end}}{{range .Entries}}<li class="{{if .Urgent}}urgent{{else}}later{{end}}" data-key="{{.Key}}"><form method="post" action="{{auth "open"}}"><span><b>{{.User}}</b> {{.State}}{{if .Status.Try}}{{if .UntilUTC}} <time datetime="{{.UntilISO}}">until {{.UntilUTC}}</time>{{else}}, resumed{{end}} (try {{.Status.Try}}){{end}} <time datetime="{{.SinceISO}}">since {{.SinceUTC}}</time></span><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="next" value="{{.Next}}"><button>Open</button></form>{{if .CanReply}}
           <form method="post" action="{{reply}}" class="reply"><input type="hidden" name="user" value="{{.User}}"><input type="hidden" name="session" value="{{.Session}}"><input type="text" name="text" maxlength="{{replyMax}}" placeholder="Reply: typed into the session, then Enter" aria-label="Reply to {{.User}}'s agent" autocomplete="off" required><button>Send</button></form>{{end}}</li>
           {{else}}{{if not .Requests}}<li class="quiet">Nothing needs you.</li>
@@ -14188,7 +14302,8 @@ in
           		// Reply: a person's reply to a session in one of States, from the
           		// box origin (POST authPage(Page)): one line of clean text of at
           		// most conversations.promptMaxBytes, at most MaxPending per user
-          		// waiting; the user's supervisor takes them with a GET of Path on
+          		// waiting, each at most MaxAge (a stale answer is typed nowhere);
+          		// the user's supervisor takes them with a GET of Path on
           		// the status listener (answered when one waits, or empty after
           		// Poll) and types each into its session, Enter EnterAfter later.
           		Reply struct {
@@ -14196,6 +14311,7 @@ in
           			Path       string   `json:"path"`
           			States     []string `json:"states"`
           			MaxPending int      `json:"maxPending"`
+          			MaxAge     string   `json:"maxAge"`
           			Poll       string   `json:"poll"`
           			EnterAfter string   `json:"enterAfter"`
           		} `json:"reply"`
@@ -14771,7 +14887,7 @@ in
               "actionLifetime": {"default": "15m", "min": "1m", "max": "24h"},
               "reattachGrace": "20s",
               "retryEvery": "500ms",
-              "reply": {"page": "reply", "path": "/replies", "states": ["needs-you", "finished"], "maxPending": 16, "poll": "25s", "enterAfter": "300ms"}
+              "reply": {"page": "reply", "path": "/replies", "states": ["needs-you", "finished"], "maxPending": 16, "maxAge": "5m", "poll": "25s", "enterAfter": "300ms"}
             },
             "diskQuota": {
               "pattern": "[1-9][0-9]{0,5}[MGT]",
@@ -15294,6 +15410,7 @@ in
           	c.Approvals.Reply.Path = "/replies"
           	c.Approvals.Reply.States = []string{"needs-you", "finished"}
           	c.Approvals.Reply.MaxPending = 16
+          	c.Approvals.Reply.MaxAge = "5m"
           	c.Approvals.Reply.Poll = "25s"
           	c.Approvals.Reply.EnterAfter = "300ms"
           	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"
@@ -18832,16 +18949,22 @@ in
           const RequestMaxBytes = 512
 
           // Feed is e as the auth service sends it: its JSON, Login included.
-          func (e Event) Feed() []byte {
-          	b, _ := json.Marshal(e)
-          	return b
-          }
+          func (e Event) Feed() []byte { return plainJSON(e) }
 
           // Payload is the body POSTed to the login's URL: e without Login.
           func (e Event) Payload() []byte {
           	e.Login = ""
-          	b, _ := json.Marshal(e)
-          	return b
+          	return plainJSON(e)
+          }
+
+          // plainJSON is e's JSON without HTML escapes: an agent's '<' stays one
+          // byte, so a request's text cannot swell an event past the datagram.
+          func plainJSON(e Event) []byte {
+          	var b bytes.Buffer
+          	enc := json.NewEncoder(&b)
+          	enc.SetEscapeHTML(false)
+          	enc.Encode(e)
+          	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
           }
 
           // NtfyActions is ntfy's Actions header of e's actions ("" for none): one
@@ -20111,6 +20234,7 @@ in
           // Errors of Ask, Decide and ByToken.
           var (
           	ErrFull       = errors.New("the user has too many requests waiting")
+          	ErrBusy       = errors.New("the request's hook waits on too many connections")
           	ErrSpent      = errors.New("the request has ended")
           	ErrNotYours   = errors.New("the request is another's")
           	ErrChanged    = errors.New("the request was asked with other content")
@@ -20223,6 +20347,25 @@ in
           	Deadline time.Time
           	Fresh    bool
           	Secrets  map[string]map[string]string
+          	// Answer is the answer once Done is closed (the request's own, read
+          	// under the lock whatever became of its id since).
+          	Answer func() approval.Answer
+          }
+
+          // maxAttached bounds the connections waiting on one request: its hook's,
+          // and one more while a broken one is not yet noticed.
+          const maxAttached = 2
+
+          // answerOf is r's answer, read under the store's lock.
+          func (st *Store) answerOf(r *Request) func() approval.Answer {
+          	return func() approval.Answer {
+          		st.mu.Lock()
+          		defer st.mu.Unlock()
+          		if r.Answer.Decision != "" {
+          			return r.Answer
+          		}
+          		return approval.Answer{Decision: approval.None}
+          	}
           }
 
           // Ask registers user's request r at now, or attaches to it again (a hook
@@ -20243,10 +20386,13 @@ in
           			return Asked{}, ErrNotYours
           		case old.Request != r:
           			return Asked{}, ErrChanged
+          		case old.attached >= maxAttached:
+          			return Asked{}, ErrBusy
           		}
           		old.attached++
-          		return Asked{Done: old.done, Deadline: old.Deadline}, nil
+          		return Asked{Done: old.done, Deadline: old.Deadline, Answer: st.answerOf(old)}, nil
           	}
+          	st.pruneLocked(now)
           	n := 0
           	for _, o := range st.reqs {
           		if o.User == user && o.Answer.Decision == "" {
@@ -20262,7 +20408,7 @@ in
           	for _, l := range actions {
           		secrets[l] = map[string]string{}
           		for _, d := range approval.Decisions {
-          			if d == approval.AllowSession && !r.AllowSession {
+          			if !r.Offers(d) {
           				continue
           			}
           			secret := newSecret()
@@ -20275,7 +20421,7 @@ in
           	st.mu.Unlock()
           	err := st.write(data)
           	st.changed()
-          	return Asked{Done: nr.done, Deadline: nr.Deadline, Fresh: true, Secrets: secrets}, err
+          	return Asked{Done: nr.done, Deadline: nr.Deadline, Fresh: true, Secrets: secrets, Answer: st.answerOf(nr)}, err
           }
 
           // Leave is a hook's handler returning: delivered says the hook got its
@@ -20330,16 +20476,6 @@ in
           	return b
           }
 
-          // Answer is the answer r's hook gets once Done is closed.
-          func (st *Store) Answer(id string) approval.Answer {
-          	st.mu.Lock()
-          	defer st.mu.Unlock()
-          	if r := st.reqs[id]; r != nil && r.Answer.Decision != "" {
-          		return r.Answer
-          	}
-          	return approval.Answer{Decision: approval.None}
-          }
-
           // Decide takes decision d of user's request id at now, by whom: once, and
           // only while it waits (before its deadline).
           func (st *Store) Decide(user, id, d, by string, now time.Time) error {
@@ -20362,9 +20498,9 @@ in
           	case !now.Before(r.Deadline) || !st.waitedLocked(r, now):
           		st.mu.Unlock()
           		return ErrNoRequest
-          	case d == approval.AllowSession && !r.AllowSession:
+          	case !r.Offers(d):
           		st.mu.Unlock()
-          		return fmt.Errorf("the agent cannot allow this for the session")
+          		return fmt.Errorf("the request does not offer %s (its text was cut, or the agent offers no rules)", d)
           	}
           	r.Answer = approval.Answer{Decision: d, By: by}
           	r.Tokens = nil
@@ -20430,8 +20566,10 @@ in
           	return r.attached > 0 || now.Sub(r.gone) < st.grace
           }
 
-          // snapshotLocked prunes what has ended by now and returns the file.
-          func (st *Store) snapshotLocked(now time.Time) snapshot {
+          // pruneLocked ends what has ended by now: requests whose hook is gone
+          // past the grace, or past their deadline with no hook waiting; and forgets
+          // spent ids past their time.
+          func (st *Store) pruneLocked(now time.Time) {
           	for id, until := range st.spent {
           		if !now.Before(until) {
           			delete(st.spent, id)
@@ -20442,6 +20580,11 @@ in
           			st.endLocked(r, now)
           		}
           	}
+          }
+
+          // snapshotLocked prunes what has ended by now and returns the file.
+          func (st *Store) snapshotLocked(now time.Time) snapshot {
+          	st.pruneLocked(now)
           	f := file{Requests: make([]*Request, 0, len(st.reqs)), Spent: st.spent}
           	for _, r := range st.reqs {
           		f.Requests = append(f.Requests, r)
@@ -22647,6 +22790,10 @@ in
           // (the supervisor restarts) asks again, and the service knows the
           // request by its id.
 
+          // maxRelays bounds the requests relayed at once: twice the waiting
+          // requests a user may have (a hook and its retry each).
+          var maxRelays = 2 * contract.Approvals.MaxPending
+
           // serveApprovals answers on l until done is closed.
           func (s *sup) serveApprovals(l net.Listener, done <-chan struct{}) {
           	var d net.Dialer
@@ -22654,8 +22801,18 @@ in
           		return d.DialContext(ctx, "unix", s.cfg.AuthStatus)
           	}, DisableKeepAlives: true}
           	client := &http.Client{Transport: tr}
-          	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.relayApproval(w, r, client) }),
-          		ReadHeaderTimeout: 5 * time.Second}
+          	// at most maxRelays at once: a process of the user cannot hold the
+          	// auth service's connections without bound
+          	slots := make(chan struct{}, maxRelays)
+          	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+          		select {
+          		case slots <- struct{}{}:
+          			defer func() { <-slots }()
+          			s.relayApproval(w, r, client)
+          		default:
+          			http.Error(w, "too many permission requests at once", http.StatusTooManyRequests)
+          		}
+          	}), ReadHeaderTimeout: 5 * time.Second}
           	go func() {
           		<-done
           		srv.Close()
@@ -23276,6 +23433,8 @@ in
           	s.logf("session %s: typing a person's reply from the inbox (%d bytes)", quote(m.Session), len(m.Text))
           	enter := contract.Duration(contract.Approvals.Reply.EnterAfter)
           	go func() {
+          		s.typing.Lock() // one reply at a time: two typed at once would mix
+          		defer s.typing.Unlock()
           		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
           		defer cancel()
           		err := s.tm.TypeText(tctx, m.Session, m.Text)
@@ -23514,6 +23673,7 @@ in
           	"sort"
           	"strconv"
           	"strings"
+          	"sync"
           	"syscall"
           	"time"
 
@@ -23653,6 +23813,7 @@ in
           	limitCh chan limitMsg
           	turnCh  chan string   // a Codex session whose turn's end is to be read
           	replyCh chan replyMsg // a person's reply from the inbox (replies.go)
+          	typing  sync.Mutex    // held while a reply is typed
           	slots   *usagelimit.Slots
           	draw    func(time.Duration) time.Duration
           }
@@ -29531,7 +29692,7 @@ in
           li form.reply input[name=text]{flex:1;min-width:0}
           figure.agent-text{margin:.4rem 0;padding:.4rem .6rem;border:1px dashed #5c6370;border-radius:.35rem;background:#1b1e24}
           figure.agent-text figcaption{color:` + Muted + `;font-size:.85rem;margin:0 0 .3rem}
-          figure.agent-text pre{margin:0;font:.9rem/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12rem;overflow:auto}
+          figure.agent-text pre{margin:0 0 .3rem;font:.9rem/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere}
           time{color:` + Muted + `;font-size:.9rem}
           table{border-collapse:collapse;width:100%}
           th{color:` + Muted + `;font-weight:600;font-size:.9rem}

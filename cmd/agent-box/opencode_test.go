@@ -654,26 +654,27 @@ exec %s "$@"
 
 	// Deny: the plugin replies "reject" with the person's reason, which
 	// reaches the model; the command does not run.
-	// (OpenCode is the pane's process here: typed as a person types,
-	// Enter again when the keys came before its input was ready)
+	// (OpenCode is the pane's process here: typed as a person types, and
+	// Enter again only while the model has not got the prompt: once it
+	// has, an Enter would answer OpenCode's own permission question)
 	oc := &ocSession{b: b, name: "oca", exe: opencode, log: modelLog}
 	denied := filepath.Join(b.home, "opencode-denied.txt")
+	prompt := "run: echo denied > " + denied
 	b.waitFor(time.Minute, "OpenCode's prompt line", func() bool { return oc.screenHas("ctrl\\+p commands") })
-	oc.tmux("send-keys", "-t", "=oca:", "-l", "run: echo denied > "+denied)
-	first := id
-	for try := 0; try < 3 && id == first; try++ {
+	oc.tmux("send-keys", "-t", "=oca:", "-l", prompt)
+	for try := 0; try < 3 && oc.turns(prompt) == 0; try++ {
 		time.Sleep(500 * time.Millisecond)
 		oc.tmux("send-keys", "-t", "=oca:", "Enter")
-		for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && id == first; time.Sleep(200 * time.Millisecond) {
-			if m := idRe.FindStringSubmatch(page()); m != nil && m[1] != first {
-				id = m[1]
-			}
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && oc.turns(prompt) == 0; time.Sleep(200 * time.Millisecond) {
 		}
 	}
-	if id == first {
-		out, _ := oc.tmux("capture-pane", "-p", "-t", "=oca:")
-		t.Fatalf("no second request on the box page; the pane:\n%s", out)
-	}
+	first := id
+	b.waitFor(time.Minute, "the second request on the box page", func() bool {
+		if m := idRe.FindStringSubmatch(page()); m != nil && m[1] != first {
+			id = m[1]
+		}
+		return id != first
+	})
 	if ans := a.decide(id, "deny"); ans.code != 303 {
 		t.Fatalf("deny: %d %s", ans.code, ans.body)
 	}

@@ -280,7 +280,7 @@ func approvals(c *contract.Contract) string {
 	for i, s := range rp.States {
 		states[i] = code(s)
 	}
-	t.row("a reply (POST, box origin)", fmt.Sprintf("%s (`user`, `session`, `text`): to a session in %s; one line, at most %d bytes (the prompt's bound); at most %d waiting per agent user", code(contract.AuthPage(rp.Page)), strings.Join(states, " or "), c.Conversations.PromptMaxBytes, rp.MaxPending))
+	t.row("a reply (POST, box origin)", fmt.Sprintf("%s (`user`, `session`, `text`): to a session in %s; one line, at most %d bytes (the prompt's bound); at most %d waiting per agent user, each at most %s", code(contract.AuthPage(rp.Page)), strings.Join(states, " or "), c.Conversations.PromptMaxBytes, rp.MaxPending, code(rp.MaxAge)))
 	t.row("the supervisor's poll for replies (GET, status listener)", fmt.Sprintf("%s; answered at once when one waits, else `[]` after %s; Enter typed %s after the text", code(rp.Path), code(rp.Poll), code(rp.EnterAfter)))
 	t.row("a notification's action URL (POST, no login)", fmt.Sprintf("%s<token>; lives %s by default (`web.approvals.actionLifetime`, %s to %s); decides once", code(a.ActPrefix), code(a.ActionLifetime.Default), code(a.ActionLifetime.Min), code(a.ActionLifetime.Max)))
 	return t.b.String()

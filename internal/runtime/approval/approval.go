@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -38,15 +39,44 @@ var Decisions = []string{Allow, AllowSession, Deny}
 
 // Request is what a hook sends: its own random ID (it sends the same
 // again after a restart of the service), its session and agent setup,
-// the tool and its input as text, and whether the agent can allow the
-// tool for the rest of the session.
+// the tool (a name of toolPattern) and its input as text, whether that
+// text was cut (then only a denial can be taken: a person cannot allow
+// what they could not read), and the rules the agent would set for the
+// rest of the session with the allow, as text ("" when it offers none:
+// no "allow for this session").
 type Request struct {
-	ID           string `json:"id"`
-	Session      string `json:"session"`
-	Agent        string `json:"agent"`
-	Tool         string `json:"tool"`
-	Input        string `json:"input"`
-	AllowSession bool   `json:"allowSession,omitempty"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Agent   string `json:"agent"`
+	Tool    string `json:"tool"`
+	Input   string `json:"input"`
+	Cut     bool   `json:"cut,omitempty"`
+	Rules   string `json:"rules,omitempty"`
+}
+
+// toolPattern is what a tool's name may hold: an identifier (Claude's
+// Bash or mcp__server__tool, OpenCode's bash or external_directory), no
+// character that could draw over the page's own text.
+var toolPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,128}$`)
+
+// RulesMaxBytes bounds the rules' text; longer rules are not offered.
+const RulesMaxBytes = 1024
+
+// AllowsSession reports whether the request offers "allow for this
+// session".
+func (r Request) AllowsSession() bool { return r.Rules != "" && !r.Cut }
+
+// Offers reports whether a person may take decision d on r.
+func (r Request) Offers(d string) bool {
+	switch d {
+	case Deny:
+		return true
+	case Allow:
+		return !r.Cut
+	case AllowSession:
+		return r.AllowsSession()
+	}
+	return false
 }
 
 // Answer is the service's answer: a decision (or None) and who took it
@@ -68,10 +98,12 @@ func (r Request) Check() error {
 		return errors.New("not a session name")
 	case lim.AgentEvents[r.Agent] == "":
 		return errors.New("not an agent setup that asks for permissions")
-	case r.Tool == "" || len(r.Tool) > lim.MaxToolBytes || Clean(r.Tool, lim.MaxToolBytes) != r.Tool || strings.ContainsAny(r.Tool, "\n\t"):
-		return fmt.Errorf("the tool is not one line of clean text of 1 to %d bytes", lim.MaxToolBytes)
+	case len(r.Tool) > lim.MaxToolBytes || !toolPattern.MatchString(r.Tool):
+		return fmt.Errorf("the tool is not a name of %s, at most %d bytes", toolPattern, lim.MaxToolBytes)
 	case len(r.Input) > lim.MaxInputBytes || Clean(r.Input, lim.MaxInputBytes) != r.Input:
 		return fmt.Errorf("the input is not clean text of at most %d bytes", lim.MaxInputBytes)
+	case len(r.Rules) > RulesMaxBytes || Clean(r.Rules, RulesMaxBytes) != r.Rules:
+		return fmt.Errorf("the rules are not clean text of at most %d bytes", RulesMaxBytes)
 	}
 	return nil
 }
@@ -162,12 +194,28 @@ func FromHook(setup, id, session string, input []byte) (Request, error) {
 		return Request{}, errors.New("the permission hook's input names no tool")
 	}
 	lim := contract.Approvals
-	tool := strings.Join(strings.Fields(Clean(in.Tool, lim.MaxToolBytes)), " ")
-	return Request{
-		ID: id, Session: session, Agent: setup, Tool: tool,
-		Input:        Clean(inputText(in.Input), lim.MaxInputBytes),
-		AllowSession: len(in.Suggestions) > 0 && sessionRules[setup],
-	}, nil
+	tool := []rune(in.Tool)
+	for i, c := range tool {
+		if c > 0x7f || !toolPattern.MatchString(string(c)) {
+			tool[i] = '_'
+		}
+	}
+	text := inputText(in.Input)
+	r := Request{ID: id, Session: session, Agent: setup, Tool: string(tool), Input: Clean(text, lim.MaxInputBytes)}
+	if len(r.Tool) > lim.MaxToolBytes {
+		r.Tool = r.Tool[:lim.MaxToolBytes]
+	}
+	r.Cut = r.Input != Clean(text, len(text)+1)
+	if len(in.Suggestions) > 0 && sessionRules[setup] {
+		var lines []string
+		for _, s := range in.Suggestions {
+			lines = append(lines, string(s))
+		}
+		if rules := strings.Join(lines, "\n"); Clean(rules, RulesMaxBytes) == rules {
+			r.Rules = rules // longer or unclean rules are not offered
+		}
+	}
+	return r, nil
 }
 
 // inputText is a tool's input as text: "command" (a shell command) first

@@ -30,7 +30,8 @@ func TestClaudesInputBecomesARequestOfCleanText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Request{ID: id, Session: "main", Agent: "claude", Tool: "Bash", Input: "echo hi > /home/ada/x.txt\ndescription: Write hi", AllowSession: true}
+	want := Request{ID: id, Session: "main", Agent: "claude", Tool: "Bash", Input: "echo hi > /home/ada/x.txt\ndescription: Write hi",
+		Rules: `{"type":"addDirectories","directories":["/home/ada"],"destination":"session"}`}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -42,8 +43,8 @@ func TestClaudesInputBecomesARequestOfCleanText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Tool != "Bash[2J" || r.AllowSession {
-		t.Errorf("tool %q, allowSession %v", r.Tool, r.AllowSession)
+	if r.Tool != "Bash__2J_" || r.Rules != "" || !r.Cut || r.Offers(Allow) || !r.Offers(Deny) {
+		t.Errorf("tool %q, rules %q, cut %v: want the tool's odd characters replaced, no rules, cut, only a denial", r.Tool, r.Rules, r.Cut)
 	}
 	if strings.ContainsAny(r.Input, "\x1b\a\r\u202e\u2066\u2069\u200b") || !strings.HasPrefix(r.Input, "ls ]8;;https://evil.testclick]8;; x ok\n") {
 		t.Errorf("input not clean: %q", r.Input[:60])

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -58,7 +60,7 @@ func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user strin
 	now := s.clock.Now()
 	asked, err := s.pending.Ask(user, req, now, s.cfg.ApprovalWait, s.cfg.ActionLifetime, actions)
 	switch {
-	case errors.Is(err, pending.ErrFull):
+	case errors.Is(err, pending.ErrFull), errors.Is(err, pending.ErrBusy):
 		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return
 	case errors.Is(err, pending.ErrSpent):
@@ -74,12 +76,16 @@ func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user strin
 		s.log.Printf("%s: session %s's agent asks to use %s (request %s)", user, req.Session, escape.Quote(req.Tool, 64), req.ID)
 		s.notifyRequest(user, req, now, asked.Secrets)
 	}
+	// the answer may come long after the listener's deadlines
+	if err := httpserve.Unbound(w); err != nil {
+		s.log.Printf("%s: request %s: %v (the wait may be cut: its hook asks again)", user, req.ID, err)
+	}
 	timer := time.NewTimer(asked.Deadline.Sub(now))
 	defer timer.Stop()
 	var a approval.Answer
 	select {
 	case <-asked.Done:
-		a = s.pending.Answer(req.ID)
+		a = asked.Answer()
 	case <-timer.C:
 		a = approval.Answer{Decision: approval.None}
 		s.log.Printf("%s: request %s: no decision within %s; the agent's own prompt takes over", user, req.ID, s.cfg.ApprovalWait)
@@ -94,8 +100,12 @@ func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user strin
 	}
 	body, _ := json.Marshal(a)
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(append(body, '\n'))
-	if err := s.pending.Leave(req.ID, true, false, s.clock.Now()); err != nil {
+	_, err = w.Write(append(body, '\n'))
+	if err == nil {
+		err = http.NewResponseController(w).Flush()
+	}
+	// delivered only when written: else the hook asks again and gets it
+	if err := s.pending.Leave(req.ID, err == nil, false, s.clock.Now()); err != nil {
 		s.log.Printf("%v", err)
 	}
 }
@@ -123,6 +133,20 @@ func (v requestView) Agent() string {
 		return "Codex"
 	}
 	return v.Request.Agent
+}
+
+// Shown is the request's input as the page shows it: long runs of blanks
+// (which could push the rest of a command out of sight) said in words.
+func (v requestView) Shown() string { return showBlanks(v.Input) }
+
+var (
+	blankRun = regexp.MustCompile(`[ \t]{8,}`)
+	lineRun  = regexp.MustCompile(`\n{3,}`)
+)
+
+func showBlanks(s string) string {
+	s = blankRun.ReplaceAllStringFunc(s, func(m string) string { return fmt.Sprintf(" [%d blanks] ", len(m)) })
+	return lineRun.ReplaceAllStringFunc(s, func(m string) string { return fmt.Sprintf("\n[%d empty lines]\n", len(m)-1) })
 }
 
 // requests is login's waiting requests at now: of the users the login
@@ -237,20 +261,26 @@ var actionLabels = map[string]string{
 // notifyRequest sends, for every login with notifications that may open
 // user, the request's notification: its session entered needs-you
 // (permission), with the request's tool and input (cut short) and, for a
-// login with actions, an action URL per decision.
+// login with actions, an action URL per decision the request offers, but
+// only Deny when the text was cut (a person cannot allow what the
+// notification did not show).
 func (s *Server) notifyRequest(user string, req approval.Request, now time.Time, secrets map[string]map[string]string) {
 	for _, l := range s.notifyLogins {
 		if !s.cfg.mayOpen(l, user) {
 			continue
 		}
+		text := req.Tool + ": " + req.Input
 		e := notify.Event{
 			Login: l, User: user, Session: req.Session, State: string(attention.NeedsYou), Reason: "permission",
 			Link:    s.cfg.originURL(origin{User: user}) + contract.TerminalLink(req.Session),
 			Time:    now.UTC().Format(time.RFC3339),
-			Request: approval.Clean(req.Tool+": "+req.Input, notify.RequestMaxBytes),
+			Request: approval.Clean(text, notify.RequestMaxBytes),
 		}
+		// what the notification cannot show whole, it cannot allow: Deny
+		// only (the box page shows it whole)
+		whole := !req.Cut && e.Request == text
 		for _, d := range approval.Decisions {
-			if secret := secrets[l][d]; secret != "" {
+			if secret := secrets[l][d]; secret != "" && (d == approval.Deny || whole) {
 				e.Actions = append(e.Actions, notify.Action{Decision: d, Label: actionLabels[d], URL: "https://" + s.cfg.Domain + contract.Approvals.ActPrefix + secret})
 			}
 		}

@@ -45,6 +45,9 @@ const (
 // by Host.
 func (s *Server) Pages() http.Handler {
 	cop := http.NewCrossOriginProtection()
+	// a notification's action URL is its own capability, POSTed by the
+	// notifying app (ntfy's web app: from its origin)
+	cop.AddInsecureBypassPattern("POST " + contract.Approvals.ActPrefix)
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, io.LimitReader(r.Body, formLimit))
 		s.message(w, http.StatusForbidden, "Refused", "A request from another site was refused.")

@@ -11,6 +11,7 @@ import (
 	"github.com/agent-box/agent-box/internal/runtime/approval"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
+	"github.com/agent-box/agent-box/internal/runtime/httpserve"
 )
 
 // Replies (docs/web-contract.md, "Replies"): a person types a reply to a
@@ -29,23 +30,45 @@ type Reply struct {
 // until the supervisor runs again.
 type replies struct {
 	mu   sync.Mutex
-	q    map[string][]Reply
+	q    map[string][]queued
 	wake map[string]chan struct{}
 }
 
-func newReplies() *replies {
-	return &replies{q: map[string][]Reply{}, wake: map[string]chan struct{}{}}
+type queued struct {
+	Reply
+	at time.Time
 }
 
-// add queues r for user; false when the user has the contract's most
-// waiting.
-func (rs *replies) add(user string, r Reply) bool {
+func newReplies() *replies {
+	return &replies{q: map[string][]queued{}, wake: map[string]chan struct{}{}}
+}
+
+// freshLocked drops user's replies older than the contract's maxAge at
+// now (a supervisor that was stopped gets no stale answer).
+func (rs *replies) freshLocked(user string, now time.Time) {
+	q := rs.q[user][:0]
+	for _, r := range rs.q[user] {
+		if now.Sub(r.at) < contract.Duration(contract.Approvals.Reply.MaxAge) {
+			q = append(q, r)
+		}
+	}
+	if len(q) == 0 {
+		delete(rs.q, user)
+		return
+	}
+	rs.q[user] = q
+}
+
+// add queues r for user at now; false when the user has the contract's
+// most waiting.
+func (rs *replies) add(user string, r Reply, now time.Time) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.freshLocked(user, now)
 	if len(rs.q[user]) >= contract.Approvals.Reply.MaxPending {
 		return false
 	}
-	rs.q[user] = append(rs.q[user], r)
+	rs.q[user] = append(rs.q[user], queued{r, now})
 	if ch := rs.wake[user]; ch != nil {
 		close(ch)
 		delete(rs.wake, user)
@@ -53,14 +76,19 @@ func (rs *replies) add(user string, r Reply) bool {
 	return true
 }
 
-// take is user's waiting replies (removed), or none and a channel closed
-// when one comes.
-func (rs *replies) take(user string) ([]Reply, <-chan struct{}) {
+// take is user's waiting replies at now (removed), or none and a channel
+// closed when one comes.
+func (rs *replies) take(user string, now time.Time) ([]Reply, <-chan struct{}) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.freshLocked(user, now)
 	if q := rs.q[user]; len(q) > 0 {
 		delete(rs.q, user)
-		return q, nil
+		out := make([]Reply, len(q))
+		for i, r := range q {
+			out[i] = r.Reply
+		}
+		return out, nil
 	}
 	ch := rs.wake[user]
 	if ch == nil {
@@ -74,12 +102,16 @@ func (rs *replies) take(user string) ([]Reply, <-chan struct{}) {
 // supervisor: the user's waiting replies as a JSON array, as soon as
 // there is one, or an empty one after the poll time.
 func (s *Server) repliesGet(w http.ResponseWriter, r *http.Request, user string) {
+	// the poll outlasts the listener's deadlines
+	if err := httpserve.Unbound(w); err != nil {
+		s.log.Printf("%s's reply poll: %v", user, err)
+	}
 	timer := time.NewTimer(contract.Duration(contract.Approvals.Reply.Poll))
 	defer timer.Stop()
 	var got []Reply
 	for got == nil {
 		var wake <-chan struct{}
-		if got, wake = s.replies.take(user); got != nil {
+		if got, wake = s.replies.take(user, s.clock.Now()); got != nil {
 			break
 		}
 		select {
@@ -145,7 +177,7 @@ func (s *Server) replyPost(w http.ResponseWriter, r *http.Request) {
 		s.message(w, http.StatusConflict, "Nothing sent", "That session no longer waits for a reply.")
 		return
 	}
-	if !s.replies.add(user, Reply{Session: session, Text: text}) {
+	if !s.replies.add(user, Reply{Session: session, Text: text}, now) {
 		s.message(w, http.StatusTooManyRequests, "Nothing sent", "Too many replies wait for that user's supervisor; try again in a moment.")
 		return
 	}

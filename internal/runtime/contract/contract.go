@@ -574,7 +574,8 @@ type Contract struct {
 		// Reply: a person's reply to a session in one of States, from the
 		// box origin (POST authPage(Page)): one line of clean text of at
 		// most conversations.promptMaxBytes, at most MaxPending per user
-		// waiting; the user's supervisor takes them with a GET of Path on
+		// waiting, each at most MaxAge (a stale answer is typed nowhere);
+		// the user's supervisor takes them with a GET of Path on
 		// the status listener (answered when one waits, or empty after
 		// Poll) and types each into its session, Enter EnterAfter later.
 		Reply struct {
@@ -582,6 +583,7 @@ type Contract struct {
 			Path       string   `json:"path"`
 			States     []string `json:"states"`
 			MaxPending int      `json:"maxPending"`
+			MaxAge     string   `json:"maxAge"`
 			Poll       string   `json:"poll"`
 			EnterAfter string   `json:"enterAfter"`
 		} `json:"reply"`

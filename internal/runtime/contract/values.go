@@ -203,6 +203,7 @@ func init() {
 	c.Approvals.Reply.Path = "/replies"
 	c.Approvals.Reply.States = []string{"needs-you", "finished"}
 	c.Approvals.Reply.MaxPending = 16
+	c.Approvals.Reply.MaxAge = "5m"
 	c.Approvals.Reply.Poll = "25s"
 	c.Approvals.Reply.EnterAfter = "300ms"
 	c.DiskQuota.Pattern = "[1-9][0-9]{0,5}[MGT]"

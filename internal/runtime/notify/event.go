@@ -59,16 +59,22 @@ type Action struct {
 const RequestMaxBytes = 512
 
 // Feed is e as the auth service sends it: its JSON, Login included.
-func (e Event) Feed() []byte {
-	b, _ := json.Marshal(e)
-	return b
-}
+func (e Event) Feed() []byte { return plainJSON(e) }
 
 // Payload is the body POSTed to the login's URL: e without Login.
 func (e Event) Payload() []byte {
 	e.Login = ""
-	b, _ := json.Marshal(e)
-	return b
+	return plainJSON(e)
+}
+
+// plainJSON is e's JSON without HTML escapes: an agent's '<' stays one
+// byte, so a request's text cannot swell an event past the datagram.
+func plainJSON(e Event) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(e)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // NtfyActions is ntfy's Actions header of e's actions ("" for none): one

@@ -458,3 +458,20 @@ func TestOneUsersBurstCannotHoldBackAnothersFirstNotification(t *testing.T) {
 		return strings.Contains(log.String(), fmt.Sprintf("login ops: dropped %d notifications of alice", 2*lim.Queue-1))
 	})
 }
+
+// TestARequestOfMarkupFitsTheDatagram: the JSON keeps '<' one byte, so a
+// request's text of markup at its bound, with three action URLs on a
+// long domain, is one event the notify service takes (escaped, each '<'
+// would take six bytes, and the event would not fit).
+func TestARequestOfMarkupFitsTheDatagram(t *testing.T) {
+	e := ev
+	domain := strings.Repeat("d", 60) + "." + strings.Repeat("e", 60) + "." + strings.Repeat("f", 60) + ".example"
+	e.Link = "https://alice." + domain + "/term/?arg=main"
+	e.Request = strings.Repeat("<", RequestMaxBytes)
+	for _, d := range []string{"allow", "allow-session", "deny"} {
+		e.Actions = append(e.Actions, Action{Decision: d, Label: "x", URL: "https://" + domain + "/auth/act/" + strings.Repeat("A", 43)})
+	}
+	if _, err := ParseFeed(e.Feed()); err != nil {
+		t.Errorf("%d bytes: %v", len(e.Feed()), err)
+	}
+}

@@ -41,6 +41,7 @@ import (
 // Errors of Ask, Decide and ByToken.
 var (
 	ErrFull       = errors.New("the user has too many requests waiting")
+	ErrBusy       = errors.New("the request's hook waits on too many connections")
 	ErrSpent      = errors.New("the request has ended")
 	ErrNotYours   = errors.New("the request is another's")
 	ErrChanged    = errors.New("the request was asked with other content")
@@ -153,6 +154,25 @@ type Asked struct {
 	Deadline time.Time
 	Fresh    bool
 	Secrets  map[string]map[string]string
+	// Answer is the answer once Done is closed (the request's own, read
+	// under the lock whatever became of its id since).
+	Answer func() approval.Answer
+}
+
+// maxAttached bounds the connections waiting on one request: its hook's,
+// and one more while a broken one is not yet noticed.
+const maxAttached = 2
+
+// answerOf is r's answer, read under the store's lock.
+func (st *Store) answerOf(r *Request) func() approval.Answer {
+	return func() approval.Answer {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if r.Answer.Decision != "" {
+			return r.Answer
+		}
+		return approval.Answer{Decision: approval.None}
+	}
 }
 
 // Ask registers user's request r at now, or attaches to it again (a hook
@@ -173,10 +193,13 @@ func (st *Store) Ask(user string, r approval.Request, now time.Time, wait, actio
 			return Asked{}, ErrNotYours
 		case old.Request != r:
 			return Asked{}, ErrChanged
+		case old.attached >= maxAttached:
+			return Asked{}, ErrBusy
 		}
 		old.attached++
-		return Asked{Done: old.done, Deadline: old.Deadline}, nil
+		return Asked{Done: old.done, Deadline: old.Deadline, Answer: st.answerOf(old)}, nil
 	}
+	st.pruneLocked(now)
 	n := 0
 	for _, o := range st.reqs {
 		if o.User == user && o.Answer.Decision == "" {
@@ -192,7 +215,7 @@ func (st *Store) Ask(user string, r approval.Request, now time.Time, wait, actio
 	for _, l := range actions {
 		secrets[l] = map[string]string{}
 		for _, d := range approval.Decisions {
-			if d == approval.AllowSession && !r.AllowSession {
+			if !r.Offers(d) {
 				continue
 			}
 			secret := newSecret()
@@ -205,7 +228,7 @@ func (st *Store) Ask(user string, r approval.Request, now time.Time, wait, actio
 	st.mu.Unlock()
 	err := st.write(data)
 	st.changed()
-	return Asked{Done: nr.done, Deadline: nr.Deadline, Fresh: true, Secrets: secrets}, err
+	return Asked{Done: nr.done, Deadline: nr.Deadline, Fresh: true, Secrets: secrets, Answer: st.answerOf(nr)}, err
 }
 
 // Leave is a hook's handler returning: delivered says the hook got its
@@ -260,16 +283,6 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// Answer is the answer r's hook gets once Done is closed.
-func (st *Store) Answer(id string) approval.Answer {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if r := st.reqs[id]; r != nil && r.Answer.Decision != "" {
-		return r.Answer
-	}
-	return approval.Answer{Decision: approval.None}
-}
-
 // Decide takes decision d of user's request id at now, by whom: once, and
 // only while it waits (before its deadline).
 func (st *Store) Decide(user, id, d, by string, now time.Time) error {
@@ -292,9 +305,9 @@ func (st *Store) Decide(user, id, d, by string, now time.Time) error {
 	case !now.Before(r.Deadline) || !st.waitedLocked(r, now):
 		st.mu.Unlock()
 		return ErrNoRequest
-	case d == approval.AllowSession && !r.AllowSession:
+	case !r.Offers(d):
 		st.mu.Unlock()
-		return fmt.Errorf("the agent cannot allow this for the session")
+		return fmt.Errorf("the request does not offer %s (its text was cut, or the agent offers no rules)", d)
 	}
 	r.Answer = approval.Answer{Decision: d, By: by}
 	r.Tokens = nil
@@ -360,8 +373,10 @@ func (st *Store) waitedLocked(r *Request, now time.Time) bool {
 	return r.attached > 0 || now.Sub(r.gone) < st.grace
 }
 
-// snapshotLocked prunes what has ended by now and returns the file.
-func (st *Store) snapshotLocked(now time.Time) snapshot {
+// pruneLocked ends what has ended by now: requests whose hook is gone
+// past the grace, or past their deadline with no hook waiting; and forgets
+// spent ids past their time.
+func (st *Store) pruneLocked(now time.Time) {
 	for id, until := range st.spent {
 		if !now.Before(until) {
 			delete(st.spent, id)
@@ -372,6 +387,11 @@ func (st *Store) snapshotLocked(now time.Time) snapshot {
 			st.endLocked(r, now)
 		}
 	}
+}
+
+// snapshotLocked prunes what has ended by now and returns the file.
+func (st *Store) snapshotLocked(now time.Time) snapshot {
+	st.pruneLocked(now)
 	f := file{Requests: make([]*Request, 0, len(st.reqs)), Spent: st.spent}
 	for _, r := range st.reqs {
 		f.Requests = append(f.Requests, r)

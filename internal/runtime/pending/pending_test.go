@@ -16,7 +16,7 @@ import (
 var t0 = time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
 
 func req(n int) approval.Request {
-	return approval.Request{ID: fmt.Sprintf("%032x", n), Session: "main", Agent: "claude", Tool: "Bash", Input: "ls -l", AllowSession: true}
+	return approval.Request{ID: fmt.Sprintf("%032x", n), Session: "main", Agent: "claude", Tool: "Bash", Input: "ls -l", Rules: `"ls *"`}
 }
 
 func open(t *testing.T, path string, now time.Time) *Store {
@@ -58,7 +58,7 @@ func TestADecisionIsTakenOnceAndReachesTheWaitingHook(t *testing.T) {
 	if !closed(asked.Done) {
 		t.Fatal("the decision did not reach the hook")
 	}
-	if a := st.Answer(req(1).ID); a != (approval.Answer{Decision: approval.Deny, By: "ops"}) {
+	if a := asked.Answer(); a != (approval.Answer{Decision: approval.Deny, By: "ops"}) {
 		t.Errorf("answer %+v", a)
 	}
 	if err := st.Decide("alice", req(1).ID, approval.Allow, "ops", t0.Add(2*time.Second)); !errors.Is(err, ErrAnswered) {
@@ -153,7 +153,7 @@ func TestARestartKeepsRequestsAndDecisionsForTheirHooks(t *testing.T) {
 	if err != nil || again.Fresh || !closed(again.Done) {
 		t.Fatalf("the decided request asked again: %+v, %v", again, err)
 	}
-	if a := st2.Answer(req(2).ID); a.Decision != approval.AllowSession {
+	if a := again.Answer(); a.Decision != approval.AllowSession {
 		t.Errorf("answer after the restart: %+v", a)
 	}
 	back, err := st2.Ask("alice", req(1), later, time.Hour, time.Minute, nil)
@@ -173,7 +173,7 @@ func TestAnActionTokenDecidesItsOneRequestOnceBeforeItExpires(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.json")
 	st := open(t, path, t0)
 	r := req(1)
-	r.AllowSession = false
+	r.Rules = ""
 	asked, err := st.Ask("alice", r, t0, time.Hour, 10*time.Minute, []string{"ops", "pager"})
 	if err != nil {
 		t.Fatal(err)
@@ -224,5 +224,61 @@ func TestAStoreFileThatIsNotOneStartsEmpty(t *testing.T) {
 	os.WriteFile(path, []byte(`{"requests":[{"user":"alice","id":"x","session":"main","agent":"claude","tool":"Bash","input":"","deadline":"2030-01-01T00:00:00Z"}],"spent":{}}`), 0o600)
 	if _, warn, _ := Open(path, t0, func() {}); warn == nil || !strings.Contains(warn.Error(), "dropped 1") {
 		t.Errorf("a request of a bad id: warning %v", warn)
+	}
+}
+
+// TestAbandonedRequestsDoNotLockAUserOut: requests whose hooks left past
+// the grace, and ones past their deadline, do not count against the
+// user's bound (a new request is taken without any other change first).
+func TestAbandonedRequestsDoNotLockAUserOut(t *testing.T) {
+	st := open(t, filepath.Join(t.TempDir(), "a.json"), t0)
+	max := contract.Approvals.MaxPending
+	for i := range max {
+		if _, err := st.Ask("alice", req(i+1), t0, time.Hour, time.Minute, nil); err != nil {
+			t.Fatal(err)
+		}
+		st.Leave(req(i+1).ID, false, false, t0) // every hook went away
+	}
+	later := t0.Add(contract.Duration(contract.Approvals.ReattachGrace))
+	if _, err := st.Ask("alice", req(max+1), later, time.Hour, time.Minute, nil); err != nil {
+		t.Errorf("a new request after %d abandoned ones: %v", max, err)
+	}
+}
+
+// TestARequestTakesAtMostTwoWaitingConnections: its hook's and one more
+// (a retry while the broken one is not yet noticed); a third is refused.
+func TestARequestTakesAtMostTwoWaitingConnections(t *testing.T) {
+	st := open(t, filepath.Join(t.TempDir(), "a.json"), t0)
+	if _, err := st.Ask("alice", req(1), t0, time.Hour, time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Ask("alice", req(1), t0, time.Hour, time.Minute, nil); err != nil {
+		t.Fatalf("the second connection: %v", err)
+	}
+	if _, err := st.Ask("alice", req(1), t0, time.Hour, time.Minute, nil); !errors.Is(err, ErrBusy) {
+		t.Errorf("a third connection: %v, want ErrBusy", err)
+	}
+}
+
+// TestACutRequestCanOnlyBeDenied: a person cannot allow what was not
+// shown whole; no allow token is made for it.
+func TestACutRequestCanOnlyBeDenied(t *testing.T) {
+	st := open(t, filepath.Join(t.TempDir(), "a.json"), t0)
+	r := req(1)
+	r.Cut = true
+	asked, err := st.Ask("alice", r, t0, time.Hour, time.Minute, []string{"ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := asked.Secrets["ops"][approval.Allow]; ok || len(asked.Secrets["ops"]) != 1 {
+		t.Errorf("the actions of a cut request: %v, want Deny only", asked.Secrets["ops"])
+	}
+	for _, d := range []string{approval.Allow, approval.AllowSession} {
+		if err := st.Decide("alice", r.ID, d, "ops", t0); err == nil {
+			t.Errorf("%s of a cut request was taken", d)
+		}
+	}
+	if err := st.Decide("alice", r.ID, approval.Deny, "ops", t0); err != nil {
+		t.Errorf("deny: %v", err)
 	}
 }

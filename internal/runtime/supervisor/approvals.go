@@ -30,6 +30,10 @@ import (
 // (the supervisor restarts) asks again, and the service knows the
 // request by its id.
 
+// maxRelays bounds the requests relayed at once: twice the waiting
+// requests a user may have (a hook and its retry each).
+var maxRelays = 2 * contract.Approvals.MaxPending
+
 // serveApprovals answers on l until done is closed.
 func (s *sup) serveApprovals(l net.Listener, done <-chan struct{}) {
 	var d net.Dialer
@@ -37,8 +41,18 @@ func (s *sup) serveApprovals(l net.Listener, done <-chan struct{}) {
 		return d.DialContext(ctx, "unix", s.cfg.AuthStatus)
 	}, DisableKeepAlives: true}
 	client := &http.Client{Transport: tr}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.relayApproval(w, r, client) }),
-		ReadHeaderTimeout: 5 * time.Second}
+	// at most maxRelays at once: a process of the user cannot hold the
+	// auth service's connections without bound
+	slots := make(chan struct{}, maxRelays)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			s.relayApproval(w, r, client)
+		default:
+			http.Error(w, "too many permission requests at once", http.StatusTooManyRequests)
+		}
+	}), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-done
 		srv.Close()

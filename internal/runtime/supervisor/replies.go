@@ -117,6 +117,8 @@ func (s *sup) replied(ctx context.Context, m replyMsg) {
 	s.logf("session %s: typing a person's reply from the inbox (%d bytes)", quote(m.Session), len(m.Text))
 	enter := contract.Duration(contract.Approvals.Reply.EnterAfter)
 	go func() {
+		s.typing.Lock() // one reply at a time: two typed at once would mix
+		defer s.typing.Unlock()
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		err := s.tm.TypeText(tctx, m.Session, m.Text)

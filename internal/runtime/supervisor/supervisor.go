@@ -35,6 +35,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -174,6 +175,7 @@ type sup struct {
 	limitCh chan limitMsg
 	turnCh  chan string   // a Codex session whose turn's end is to be read
 	replyCh chan replyMsg // a person's reply from the inbox (replies.go)
+	typing  sync.Mutex    // held while a reply is typed
 	slots   *usagelimit.Slots
 	draw    func(time.Duration) time.Duration
 }

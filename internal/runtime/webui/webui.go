@@ -93,7 +93,7 @@ li form.reply{border-top:none;padding:0 0 .5rem;justify-content:flex-start}
 li form.reply input[name=text]{flex:1;min-width:0}
 figure.agent-text{margin:.4rem 0;padding:.4rem .6rem;border:1px dashed #5c6370;border-radius:.35rem;background:#1b1e24}
 figure.agent-text figcaption{color:` + Muted + `;font-size:.85rem;margin:0 0 .3rem}
-figure.agent-text pre{margin:0;font:.9rem/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12rem;overflow:auto}
+figure.agent-text pre{margin:0 0 .3rem;font:.9rem/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere}
 time{color:` + Muted + `;font-size:.9rem}
 table{border-collapse:collapse;width:100%}
 th{color:` + Muted + `;font-weight:600;font-size:.9rem}
