@@ -8219,9 +8219,9 @@ in
           	"encoding/json"
           	"errors"
           	"fmt"
-          	"regexp"
           	"io"
           	"net/http"
+          	"regexp"
           	"strings"
           	"time"
 
