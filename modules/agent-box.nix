@@ -834,7 +834,7 @@ in
             ]
           );
           default = "bypassPermissions";
-          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person. Claude Code's own sandbox (bubblewrap) is no alternative inside the agents' unit: there `bwrap` fails at its first mount call (\"Failed to make / slave: Operation not permitted\", measured in the VM tier with Debian 13's bubblewrap; the unit's system-call filter has no `mount`). `null` leaves the mode to Claude's settings.";
+          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person, who with the web surface answers from the inbox or a notification (`web.approvals`; docs/operating.md, \"Approvals\"). Claude Code's own sandbox (bubblewrap) is no alternative inside the agents' unit: there `bwrap` fails at its first mount call (\"Failed to make / slave: Operation not permitted\", measured in the VM tier with Debian 13's bubblewrap; the unit's system-call filter has no `mount`). `null` leaves the mode to Claude's settings.";
           example = "acceptEdits";
         };
       };
@@ -866,7 +866,7 @@ in
             ]
           );
           default = "never";
-          description = "`--ask-for-approval` of every agent with `setup = \"codex\"`. `never` lets a session that nobody watches run commands without a keypress (with the default sandbox Codex shows \"permissions: YOLO mode\" and asks nothing); `on-request` lets the model stop and wait for a person. `null` leaves it to Codex's settings.";
+          description = "`--ask-for-approval` of every agent with `setup = \"codex\"`. `never` lets a session that nobody watches run commands without a keypress (with the default sandbox Codex shows \"permissions: YOLO mode\" and asks nothing); `on-request` lets the model stop and wait for a person when it wants to leave the sandbox (with the web surface, answered from the inbox or a notification: `web.approvals`). `null` leaves it to Codex's settings.";
           example = "on-request";
         };
       };
@@ -1262,8 +1262,14 @@ let
               "actPrefix": "/auth/act/",
               "agentEvents": {"claude": "PermissionRequest", "codex": "PermissionRequest", "opencode": "permission.asked"},
               "maxPending": 32,
+              "toolPattern": "[A-Za-z0-9_.:/-]+",
               "maxToolBytes": 128,
               "maxInputBytes": 4096,
+              "maxRulesBytes": 1024,
+              "notifyTextBytes": 512,
+              "maxConnections": 2,
+              "maxRelays": 64,
+              "blankRun": 8,
               "maxBodyBytes": 65536,
               "wait": {"default": "2m", "min": "5s", "max": "1h"},
               "hookTimeoutSeconds": 3720,
@@ -6617,7 +6623,6 @@ in
           	"encoding/json"
           	"errors"
           	"fmt"
-          	"regexp"
           	"strings"
           	"unicode"
           	"unicode/utf8"
@@ -6654,13 +6659,11 @@ in
           	Rules   string `json:"rules,omitempty"`
           }
 
-          // toolPattern is what a tool's name may hold: an identifier (Claude's
-          // Bash or mcp__server__tool, OpenCode's bash or external_directory), no
-          // character that could draw over the page's own text.
-          var toolPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,128}$`)
-
-          // RulesMaxBytes bounds the rules' text; longer rules are not offered.
-          const RulesMaxBytes = 1024
+          // toolName is what a tool's name may hold (the contract's toolPattern):
+          // an identifier (Claude's Bash or mcp__server__tool, OpenCode's bash or
+          // external_directory), no character that could draw over the page's own
+          // text.
+          var toolName = &contract.Name{Pattern: contract.Approvals.ToolPattern}
 
           // AllowsSession reports whether the request offers "allow for this
           // session".
@@ -6698,17 +6701,17 @@ in
           		return errors.New("not a session name")
           	case lim.AgentEvents[r.Agent] == "":
           		return errors.New("not an agent setup that asks for permissions")
-          	case len(r.Tool) > lim.MaxToolBytes || !toolPattern.MatchString(r.Tool):
-          		return fmt.Errorf("the tool is not a name of %s, at most %d bytes", toolPattern, lim.MaxToolBytes)
+          	case len(r.Tool) > lim.MaxToolBytes || !toolName.Match(r.Tool):
+          		return fmt.Errorf("the tool is not a name of %s, at most %d bytes", lim.ToolPattern, lim.MaxToolBytes)
           	case len(r.Input) > lim.MaxInputBytes || Clean(r.Input, lim.MaxInputBytes) != r.Input:
           		return fmt.Errorf("the input is not clean text of at most %d bytes", lim.MaxInputBytes)
-          	case len(r.Rules) > RulesMaxBytes || Clean(r.Rules, RulesMaxBytes) != r.Rules:
-          		return fmt.Errorf("the rules are not clean text of at most %d bytes", RulesMaxBytes)
+          	case len(r.Rules) > lim.MaxRulesBytes || Clean(r.Rules, lim.MaxRulesBytes) != r.Rules:
+          		return fmt.Errorf("the rules are not clean text of at most %d bytes", lim.MaxRulesBytes)
           	}
           	return nil
           }
 
-          // CheckAnswer reports whether a is an answer the service can give.
+          // Check reports whether a is an answer the service can give.
           func (a Answer) Check() error {
           	if a.Decision != None && !IsDecision(a.Decision) {
           		return fmt.Errorf("%q is not a decision", a.Decision)
@@ -6796,7 +6799,7 @@ in
           	lim := contract.Approvals
           	tool := []rune(in.Tool)
           	for i, c := range tool {
-          		if c > 0x7f || !toolPattern.MatchString(string(c)) {
+          		if c > 0x7f || !toolName.Match(string(c)) {
           			tool[i] = '_'
           		}
           	}
@@ -6811,7 +6814,7 @@ in
           		for _, s := range in.Suggestions {
           			lines = append(lines, string(s))
           		}
-          		if rules := strings.Join(lines, "\n"); Clean(rules, RulesMaxBytes) == rules {
+          		if rules := strings.Join(lines, "\n"); Clean(rules, lim.MaxRulesBytes) == rules {
           			r.Rules = rules // longer or unclean rules are not offered
           		}
           	}
@@ -8227,6 +8230,7 @@ in
 
           	"github.com/agent-box/agent-box/internal/runtime/approval"
           	"github.com/agent-box/agent-box/internal/runtime/attention"
+          	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
           	"github.com/agent-box/agent-box/internal/runtime/contract"
           	"github.com/agent-box/agent-box/internal/runtime/escape"
           	"github.com/agent-box/agent-box/internal/runtime/httpserve"
@@ -8304,7 +8308,7 @@ in
           		a = approval.Answer{Decision: approval.None}
           		s.log.Printf("%s: request %s: no decision within %s; the agent's own prompt takes over", user, req.ID, s.cfg.ApprovalWait)
           	case <-r.Context().Done():
-          		s.pending.Leave(req.ID, false, false, s.clock.Now())
+          		s.pending.Leave(req.ID, false, s.clock.Now())
           		s.log.Printf("%s: request %s: its hook's connection closed (it has %s to ask again)", user, req.ID, contract.Approvals.ReattachGrace)
           		return
           	case <-s.stopping:
@@ -8319,7 +8323,7 @@ in
           		err = http.NewResponseController(w).Flush()
           	}
           	// delivered only when written: else the hook asks again and gets it
-          	if err := s.pending.Leave(req.ID, err == nil, false, s.clock.Now()); err != nil {
+          	if err := s.pending.Leave(req.ID, err == nil, s.clock.Now()); err != nil {
           		s.log.Printf("%v", err)
           	}
           }
@@ -8354,7 +8358,7 @@ in
           func (v requestView) Shown() string { return showBlanks(v.Input) }
 
           var (
-          	blankRun = regexp.MustCompile(`[ \t]{8,}`)
+          	blankRun = regexp.MustCompile(fmt.Sprintf(`[ \t]{%d,}`, contract.Approvals.BlankRun))
           	lineRun  = regexp.MustCompile(`\n{3,}`)
           )
 
@@ -8418,11 +8422,11 @@ in
           	a, err := s.pending.ByToken(secret, now)
           	switch {
           	case errors.Is(err, pending.ErrExpired):
-          		s.log.Printf("an expired action URL was used (from %s)", clientOf(r))
+          		s.log.Printf("an expired action URL was used (from %s)", clientaddr.FromHeader(r.Header).Log)
           		httpserve.Plain(w, http.StatusGone, "this action has expired")
           		return
           	case err != nil:
-          		s.log.Printf("an action URL of no waiting request was used (from %s)", clientOf(r))
+          		s.log.Printf("an action URL of no waiting request was used (from %s)", clientaddr.FromHeader(r.Header).Log)
           		httpserve.Plain(w, http.StatusGone, "this request was already answered, or no longer waits")
           		return
           	}
@@ -8436,7 +8440,7 @@ in
           		httpserve.Plain(w, http.StatusGone, refusal(err))
           		return
           	}
-          	s.log.Printf("login %s: %s on %s's request %s, through a notification's action (from %s)", a.Login, a.Decision, a.User, a.ID, clientOf(r))
+          	s.log.Printf("login %s: %s on %s's request %s, through a notification's action (from %s)", a.Login, a.Decision, a.User, a.ID, clientaddr.FromHeader(r.Header).Log)
           	httpserve.Plain(w, http.StatusOK, decidedText[a.Decision])
           }
 
@@ -8455,14 +8459,6 @@ in
           		return "This request no longer waits: its agent was answered in its terminal, or its time ran out."
           	}
           	return "The decision was refused: " + err.Error()
-          }
-
-          // clientOf is the client's address as Caddy's route sets it.
-          func clientOf(r *http.Request) string {
-          	if c := r.Header.Get(contract.Headers.Client); c != "" {
-          		return escape.Quote(c, 64)
-          	}
-          	return "an unknown address"
           }
 
           // actionLabels are the notification's button labels per decision.
@@ -8488,7 +8484,7 @@ in
           			Login: l, User: user, Session: req.Session, State: string(attention.NeedsYou), Reason: "permission",
           			Link:    s.cfg.originURL(origin{User: user}) + contract.TerminalLink(req.Session),
           			Time:    now.UTC().Format(time.RFC3339),
-          			Request: approval.Clean(text, notify.RequestMaxBytes),
+          			Request: approval.Clean(text, contract.Approvals.NotifyTextBytes),
           		}
           		// what the notification cannot show whole, it cannot allow: Deny
           		// only (the box page shows it whole)
@@ -14286,19 +14282,32 @@ in
           	// is dropped; after a restart of the service the hooks have
           	// ReattachGrace to come back.
           	Approvals struct {
-          		Path               string            `json:"path"`
-          		DecidePage         string            `json:"decidePage"`
-          		ActPrefix          string            `json:"actPrefix"`
-          		AgentEvents        map[string]string `json:"agentEvents"`
-          		MaxPending         int               `json:"maxPending"`
-          		MaxToolBytes       int               `json:"maxToolBytes"`
-          		MaxInputBytes      int               `json:"maxInputBytes"`
-          		MaxBodyBytes       int               `json:"maxBodyBytes"`
-          		Wait               Interval          `json:"wait"`
-          		HookTimeoutSeconds int               `json:"hookTimeoutSeconds"`
-          		ActionLifetime     Interval          `json:"actionLifetime"`
-          		ReattachGrace      string            `json:"reattachGrace"`
-          		RetryEvery         string            `json:"retryEvery"`
+          		Path        string            `json:"path"`
+          		DecidePage  string            `json:"decidePage"`
+          		ActPrefix   string            `json:"actPrefix"`
+          		AgentEvents map[string]string `json:"agentEvents"`
+          		MaxPending  int               `json:"maxPending"`
+          		// ToolPattern: a tool's name (an identifier; any other character
+          		// becomes '_'); MaxRulesBytes bounds the rules "allow for this
+          		// session" would set (longer ones are not offered);
+          		// NotifyTextBytes a notification's text (a longer one offers
+          		// Deny only); MaxConnections the connections waiting on one
+          		// request; MaxRelays the requests a supervisor relays at once;
+          		// BlankRun the run of blanks the page says in words.
+          		ToolPattern        string   `json:"toolPattern"`
+          		MaxToolBytes       int      `json:"maxToolBytes"`
+          		MaxInputBytes      int      `json:"maxInputBytes"`
+          		MaxRulesBytes      int      `json:"maxRulesBytes"`
+          		NotifyTextBytes    int      `json:"notifyTextBytes"`
+          		MaxConnections     int      `json:"maxConnections"`
+          		MaxRelays          int      `json:"maxRelays"`
+          		BlankRun           int      `json:"blankRun"`
+          		MaxBodyBytes       int      `json:"maxBodyBytes"`
+          		Wait               Interval `json:"wait"`
+          		HookTimeoutSeconds int      `json:"hookTimeoutSeconds"`
+          		ActionLifetime     Interval `json:"actionLifetime"`
+          		ReattachGrace      string   `json:"reattachGrace"`
+          		RetryEvery         string   `json:"retryEvery"`
           		// Reply: a person's reply to a session in one of States, from the
           		// box origin (POST authPage(Page)): one line of clean text of at
           		// most conversations.promptMaxBytes, at most MaxPending per user
@@ -14879,8 +14888,14 @@ in
               "actPrefix": "/auth/act/",
               "agentEvents": {"claude": "PermissionRequest", "codex": "PermissionRequest", "opencode": "permission.asked"},
               "maxPending": 32,
+              "toolPattern": "[A-Za-z0-9_.:/-]+",
               "maxToolBytes": 128,
               "maxInputBytes": 4096,
+              "maxRulesBytes": 1024,
+              "notifyTextBytes": 512,
+              "maxConnections": 2,
+              "maxRelays": 64,
+              "blankRun": 8,
               "maxBodyBytes": 65536,
               "wait": {"default": "2m", "min": "5s", "max": "1h"},
               "hookTimeoutSeconds": 3720,
@@ -15398,8 +15413,14 @@ in
           		"opencode": "permission.asked",
           	}
           	c.Approvals.MaxPending = 32
+          	c.Approvals.ToolPattern = "[A-Za-z0-9_.:/-]+"
           	c.Approvals.MaxToolBytes = 128
           	c.Approvals.MaxInputBytes = 4096
+          	c.Approvals.MaxRulesBytes = 1024
+          	c.Approvals.NotifyTextBytes = 512
+          	c.Approvals.MaxConnections = 2
+          	c.Approvals.MaxRelays = 64
+          	c.Approvals.BlankRun = 8
           	c.Approvals.MaxBodyBytes = 65536
           	c.Approvals.Wait = Interval{Default: "2m", Min: "5s", Max: "1h"}
           	c.Approvals.HookTimeoutSeconds = 3720
@@ -18929,7 +18950,7 @@ in
           	Link    string `json:"link"`
           	Time    string `json:"time"`
           	// Request: a permission request's tool and input (the agent's text,
-          	// approval.Clean: plain, at most RequestMaxBytes); Actions: its
+          	// approval.Clean: plain, at most approvals.notifyTextBytes); Actions: its
           	// action URLs, one per decision, each deciding once (docs/web-contract.md,
           	// "Approvals").
           	Request string   `json:"request,omitempty"`
@@ -18943,10 +18964,6 @@ in
           	Label    string `json:"label"`
           	URL      string `json:"url"`
           }
-
-          // RequestMaxBytes bounds a notification's request text: a few lines on a
-          // phone's lock screen, and the event within the feed's datagram.
-          const RequestMaxBytes = 512
 
           // Feed is e as the auth service sends it: its JSON, Login included.
           func (e Event) Feed() []byte { return plainJSON(e) }
@@ -19019,7 +19036,7 @@ in
           	if _, err := time.Parse(time.RFC3339, e.Time); err != nil {
           		return Event{}, errors.New("the time is not RFC 3339")
           	}
-          	if len(e.Request) > RequestMaxBytes || approval.Clean(e.Request, RequestMaxBytes) != e.Request {
+          	if max := contract.Approvals.NotifyTextBytes; len(e.Request) > max || approval.Clean(e.Request, max) != e.Request {
           		return Event{}, errors.New("the request is not clean text within its bound")
           	}
           	if len(e.Actions) > 0 && e.Request == "" {
@@ -20352,10 +20369,6 @@ in
           	Answer func() approval.Answer
           }
 
-          // maxAttached bounds the connections waiting on one request: its hook's,
-          // and one more while a broken one is not yet noticed.
-          const maxAttached = 2
-
           // answerOf is r's answer, read under the store's lock.
           func (st *Store) answerOf(r *Request) func() approval.Answer {
           	return func() approval.Answer {
@@ -20386,7 +20399,7 @@ in
           			return Asked{}, ErrNotYours
           		case old.Request != r:
           			return Asked{}, ErrChanged
-          		case old.attached >= maxAttached:
+          		case old.attached >= contract.Approvals.MaxConnections:
           			return Asked{}, ErrBusy
           		}
           		old.attached++
@@ -20428,12 +20441,9 @@ in
           // answer (a decision, or none at the deadline), which ends the request;
           // else the connection closed (the hook went away, or the supervisor that
           // relays it restarts): the request stays for the reattach grace, and ends
-          // then unless its hook asks again. stopping (the service shuts down)
-          // changes nothing, so the restarted service has it.
-          func (st *Store) Leave(id string, delivered, stopping bool, now time.Time) error {
-          	if stopping {
-          		return nil
-          	}
+          // then unless its hook asks again. (A shutdown of the service calls
+          // nothing: the restarted service has the request.)
+          func (st *Store) Leave(id string, delivered bool, now time.Time) error {
           	st.mu.Lock()
           	r := st.reqs[id]
           	if r == nil {
@@ -22762,7 +22772,6 @@ in
 
           import (
           	"bytes"
-          	"context"
           	"encoding/json"
           	"errors"
           	"io"
@@ -22790,16 +22799,14 @@ in
           // (the supervisor restarts) asks again, and the service knows the
           // request by its id.
 
-          // maxRelays bounds the requests relayed at once: twice the waiting
-          // requests a user may have (a hook and its retry each).
-          var maxRelays = 2 * contract.Approvals.MaxPending
+          // maxRelays bounds the requests relayed at once (the contract's; a
+          // variable for tests).
+          var maxRelays = contract.Approvals.MaxRelays
 
           // serveApprovals answers on l until done is closed.
           func (s *sup) serveApprovals(l net.Listener, done <-chan struct{}) {
-          	var d net.Dialer
-          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-          		return d.DialContext(ctx, "unix", s.cfg.AuthStatus)
-          	}, DisableKeepAlives: true}
+          	tr := statusTransport(s.cfg.AuthStatus)
+          	tr.DisableKeepAlives = true // each relay waits long, and alone
           	client := &http.Client{Transport: tr}
           	// at most maxRelays at once: a process of the user cannot hold the
           	// auth service's connections without bound
@@ -23321,7 +23328,6 @@ in
           	"encoding/json"
           	"errors"
           	"io"
-          	"net"
           	"net/http"
           	"strings"
           	"time"
@@ -23349,12 +23355,8 @@ in
 
           // pollReplies hands every reply to the event loop until done is closed.
           func (s *sup) pollReplies(done <-chan struct{}) {
-          	var d net.Dialer
-          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-          		return d.DialContext(ctx, "unix", s.cfg.AuthStatus)
-          	}, MaxIdleConns: 1}
           	poll := contract.Duration(contract.Approvals.Reply.Poll)
-          	client := &http.Client{Transport: tr, Timeout: poll + 10*time.Second}
+          	client := &http.Client{Transport: statusTransport(s.cfg.AuthStatus), Timeout: poll + 10*time.Second}
           	ctx, cancel := context.WithCancel(context.Background())
           	defer cancel()
           	go func() {
@@ -23496,11 +23498,18 @@ in
           	every time.Duration
           }
 
-          func newReporter(socket string, log *journal.Logger) *reporter {
+          // statusTransport dials the auth service's status socket: the reports,
+          // the permission requests relayed (approvals.go) and the reply poll
+          // (replies.go) each keep one.
+          func statusTransport(socket string) *http.Transport {
           	var d net.Dialer
-          	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+          	return &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
           		return d.DialContext(ctx, "unix", socket)
           	}, MaxIdleConns: 1}
+          }
+
+          func newReporter(socket string, log *journal.Logger) *reporter {
+          	tr := statusTransport(socket)
           	return &reporter{
           		socket: socket, latest: make(chan []byte, 1), log: log,
           		client: &http.Client{Transport: tr, Timeout: reportTimeout},

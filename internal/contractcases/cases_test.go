@@ -180,6 +180,14 @@ var goSides = map[string]goSide{
 		v := c.str(t)
 		return authConfig(t, map[string]any{"idleTimeout": v}), v
 	},
+	"approvalWait": func(t *testing.T, c tcase) (error, string) {
+		v := c.str(t)
+		return authConfig(t, map[string]any{"approvalWait": v}), v
+	},
+	"actionLifetime": func(t *testing.T, c tcase) (error, string) {
+		v := c.str(t)
+		return authConfig(t, map[string]any{"actionLifetime": v}), v
+	},
 	"terminalCheckInterval": func(t *testing.T, c tcase) (error, string) {
 		v := c.str(t)
 		return webDaemon(map[string]string{web.EnvCheckInterval: v}), v

@@ -96,6 +96,8 @@ let
     sessionLifetime = v: web { sessionLifetime = v; };
     idleTimeout = v: web { idleTimeout = v; };
     terminalCheckInterval = v: web { terminalCheckInterval = v; };
+    approvalWait = v: web { approvals.wait = v; };
+    actionLifetime = v: web { approvals.actionLifetime = v; };
     restartDelay =
       v:
       web { }

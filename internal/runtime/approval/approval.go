@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -54,13 +53,11 @@ type Request struct {
 	Rules   string `json:"rules,omitempty"`
 }
 
-// toolPattern is what a tool's name may hold: an identifier (Claude's
-// Bash or mcp__server__tool, OpenCode's bash or external_directory), no
-// character that could draw over the page's own text.
-var toolPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,128}$`)
-
-// RulesMaxBytes bounds the rules' text; longer rules are not offered.
-const RulesMaxBytes = 1024
+// toolName is what a tool's name may hold (the contract's toolPattern):
+// an identifier (Claude's Bash or mcp__server__tool, OpenCode's bash or
+// external_directory), no character that could draw over the page's own
+// text.
+var toolName = &contract.Name{Pattern: contract.Approvals.ToolPattern}
 
 // AllowsSession reports whether the request offers "allow for this
 // session".
@@ -98,17 +95,17 @@ func (r Request) Check() error {
 		return errors.New("not a session name")
 	case lim.AgentEvents[r.Agent] == "":
 		return errors.New("not an agent setup that asks for permissions")
-	case len(r.Tool) > lim.MaxToolBytes || !toolPattern.MatchString(r.Tool):
-		return fmt.Errorf("the tool is not a name of %s, at most %d bytes", toolPattern, lim.MaxToolBytes)
+	case len(r.Tool) > lim.MaxToolBytes || !toolName.Match(r.Tool):
+		return fmt.Errorf("the tool is not a name of %s, at most %d bytes", lim.ToolPattern, lim.MaxToolBytes)
 	case len(r.Input) > lim.MaxInputBytes || Clean(r.Input, lim.MaxInputBytes) != r.Input:
 		return fmt.Errorf("the input is not clean text of at most %d bytes", lim.MaxInputBytes)
-	case len(r.Rules) > RulesMaxBytes || Clean(r.Rules, RulesMaxBytes) != r.Rules:
-		return fmt.Errorf("the rules are not clean text of at most %d bytes", RulesMaxBytes)
+	case len(r.Rules) > lim.MaxRulesBytes || Clean(r.Rules, lim.MaxRulesBytes) != r.Rules:
+		return fmt.Errorf("the rules are not clean text of at most %d bytes", lim.MaxRulesBytes)
 	}
 	return nil
 }
 
-// CheckAnswer reports whether a is an answer the service can give.
+// Check reports whether a is an answer the service can give.
 func (a Answer) Check() error {
 	if a.Decision != None && !IsDecision(a.Decision) {
 		return fmt.Errorf("%q is not a decision", a.Decision)
@@ -196,7 +193,7 @@ func FromHook(setup, id, session string, input []byte) (Request, error) {
 	lim := contract.Approvals
 	tool := []rune(in.Tool)
 	for i, c := range tool {
-		if c > 0x7f || !toolPattern.MatchString(string(c)) {
+		if c > 0x7f || !toolName.Match(string(c)) {
 			tool[i] = '_'
 		}
 	}
@@ -211,7 +208,7 @@ func FromHook(setup, id, session string, input []byte) (Request, error) {
 		for _, s := range in.Suggestions {
 			lines = append(lines, string(s))
 		}
-		if rules := strings.Join(lines, "\n"); Clean(rules, RulesMaxBytes) == rules {
+		if rules := strings.Join(lines, "\n"); Clean(rules, lim.MaxRulesBytes) == rules {
 			r.Rules = rules // longer or unclean rules are not offered
 		}
 	}

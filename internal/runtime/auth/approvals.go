@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-box/agent-box/internal/runtime/approval"
 	"github.com/agent-box/agent-box/internal/runtime/attention"
+	"github.com/agent-box/agent-box/internal/runtime/clientaddr"
 	"github.com/agent-box/agent-box/internal/runtime/contract"
 	"github.com/agent-box/agent-box/internal/runtime/escape"
 	"github.com/agent-box/agent-box/internal/runtime/httpserve"
@@ -90,7 +91,7 @@ func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user strin
 		a = approval.Answer{Decision: approval.None}
 		s.log.Printf("%s: request %s: no decision within %s; the agent's own prompt takes over", user, req.ID, s.cfg.ApprovalWait)
 	case <-r.Context().Done():
-		s.pending.Leave(req.ID, false, false, s.clock.Now())
+		s.pending.Leave(req.ID, false, s.clock.Now())
 		s.log.Printf("%s: request %s: its hook's connection closed (it has %s to ask again)", user, req.ID, contract.Approvals.ReattachGrace)
 		return
 	case <-s.stopping:
@@ -105,7 +106,7 @@ func (s *Server) approvalPost(w http.ResponseWriter, r *http.Request, user strin
 		err = http.NewResponseController(w).Flush()
 	}
 	// delivered only when written: else the hook asks again and gets it
-	if err := s.pending.Leave(req.ID, err == nil, false, s.clock.Now()); err != nil {
+	if err := s.pending.Leave(req.ID, err == nil, s.clock.Now()); err != nil {
 		s.log.Printf("%v", err)
 	}
 }
@@ -140,7 +141,7 @@ func (v requestView) Agent() string {
 func (v requestView) Shown() string { return showBlanks(v.Input) }
 
 var (
-	blankRun = regexp.MustCompile(`[ \t]{8,}`)
+	blankRun = regexp.MustCompile(fmt.Sprintf(`[ \t]{%d,}`, contract.Approvals.BlankRun))
 	lineRun  = regexp.MustCompile(`\n{3,}`)
 )
 
@@ -204,11 +205,11 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	a, err := s.pending.ByToken(secret, now)
 	switch {
 	case errors.Is(err, pending.ErrExpired):
-		s.log.Printf("an expired action URL was used (from %s)", clientOf(r))
+		s.log.Printf("an expired action URL was used (from %s)", clientaddr.FromHeader(r.Header).Log)
 		httpserve.Plain(w, http.StatusGone, "this action has expired")
 		return
 	case err != nil:
-		s.log.Printf("an action URL of no waiting request was used (from %s)", clientOf(r))
+		s.log.Printf("an action URL of no waiting request was used (from %s)", clientaddr.FromHeader(r.Header).Log)
 		httpserve.Plain(w, http.StatusGone, "this request was already answered, or no longer waits")
 		return
 	}
@@ -222,7 +223,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		httpserve.Plain(w, http.StatusGone, refusal(err))
 		return
 	}
-	s.log.Printf("login %s: %s on %s's request %s, through a notification's action (from %s)", a.Login, a.Decision, a.User, a.ID, clientOf(r))
+	s.log.Printf("login %s: %s on %s's request %s, through a notification's action (from %s)", a.Login, a.Decision, a.User, a.ID, clientaddr.FromHeader(r.Header).Log)
 	httpserve.Plain(w, http.StatusOK, decidedText[a.Decision])
 }
 
@@ -241,14 +242,6 @@ func refusal(err error) string {
 		return "This request no longer waits: its agent was answered in its terminal, or its time ran out."
 	}
 	return "The decision was refused: " + err.Error()
-}
-
-// clientOf is the client's address as Caddy's route sets it.
-func clientOf(r *http.Request) string {
-	if c := r.Header.Get(contract.Headers.Client); c != "" {
-		return escape.Quote(c, 64)
-	}
-	return "an unknown address"
 }
 
 // actionLabels are the notification's button labels per decision.
@@ -274,7 +267,7 @@ func (s *Server) notifyRequest(user string, req approval.Request, now time.Time,
 			Login: l, User: user, Session: req.Session, State: string(attention.NeedsYou), Reason: "permission",
 			Link:    s.cfg.originURL(origin{User: user}) + contract.TerminalLink(req.Session),
 			Time:    now.UTC().Format(time.RFC3339),
-			Request: approval.Clean(text, notify.RequestMaxBytes),
+			Request: approval.Clean(text, contract.Approvals.NotifyTextBytes),
 		}
 		// what the notification cannot show whole, it cannot allow: Deny
 		// only (the box page shows it whole)

@@ -558,19 +558,32 @@ type Contract struct {
 	// is dropped; after a restart of the service the hooks have
 	// ReattachGrace to come back.
 	Approvals struct {
-		Path               string            `json:"path"`
-		DecidePage         string            `json:"decidePage"`
-		ActPrefix          string            `json:"actPrefix"`
-		AgentEvents        map[string]string `json:"agentEvents"`
-		MaxPending         int               `json:"maxPending"`
-		MaxToolBytes       int               `json:"maxToolBytes"`
-		MaxInputBytes      int               `json:"maxInputBytes"`
-		MaxBodyBytes       int               `json:"maxBodyBytes"`
-		Wait               Interval          `json:"wait"`
-		HookTimeoutSeconds int               `json:"hookTimeoutSeconds"`
-		ActionLifetime     Interval          `json:"actionLifetime"`
-		ReattachGrace      string            `json:"reattachGrace"`
-		RetryEvery         string            `json:"retryEvery"`
+		Path        string            `json:"path"`
+		DecidePage  string            `json:"decidePage"`
+		ActPrefix   string            `json:"actPrefix"`
+		AgentEvents map[string]string `json:"agentEvents"`
+		MaxPending  int               `json:"maxPending"`
+		// ToolPattern: a tool's name (an identifier; any other character
+		// becomes '_'); MaxRulesBytes bounds the rules "allow for this
+		// session" would set (longer ones are not offered);
+		// NotifyTextBytes a notification's text (a longer one offers
+		// Deny only); MaxConnections the connections waiting on one
+		// request; MaxRelays the requests a supervisor relays at once;
+		// BlankRun the run of blanks the page says in words.
+		ToolPattern        string   `json:"toolPattern"`
+		MaxToolBytes       int      `json:"maxToolBytes"`
+		MaxInputBytes      int      `json:"maxInputBytes"`
+		MaxRulesBytes      int      `json:"maxRulesBytes"`
+		NotifyTextBytes    int      `json:"notifyTextBytes"`
+		MaxConnections     int      `json:"maxConnections"`
+		MaxRelays          int      `json:"maxRelays"`
+		BlankRun           int      `json:"blankRun"`
+		MaxBodyBytes       int      `json:"maxBodyBytes"`
+		Wait               Interval `json:"wait"`
+		HookTimeoutSeconds int      `json:"hookTimeoutSeconds"`
+		ActionLifetime     Interval `json:"actionLifetime"`
+		ReattachGrace      string   `json:"reattachGrace"`
+		RetryEvery         string   `json:"retryEvery"`
 		// Reply: a person's reply to a session in one of States, from the
 		// box origin (POST authPage(Page)): one line of clean text of at
 		// most conversations.promptMaxBytes, at most MaxPending per user

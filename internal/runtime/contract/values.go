@@ -191,8 +191,14 @@ func init() {
 		"opencode": "permission.asked",
 	}
 	c.Approvals.MaxPending = 32
+	c.Approvals.ToolPattern = "[A-Za-z0-9_.:/-]+"
 	c.Approvals.MaxToolBytes = 128
 	c.Approvals.MaxInputBytes = 4096
+	c.Approvals.MaxRulesBytes = 1024
+	c.Approvals.NotifyTextBytes = 512
+	c.Approvals.MaxConnections = 2
+	c.Approvals.MaxRelays = 64
+	c.Approvals.BlankRun = 8
 	c.Approvals.MaxBodyBytes = 65536
 	c.Approvals.Wait = Interval{Default: "2m", Min: "5s", Max: "1h"}
 	c.Approvals.HookTimeoutSeconds = 3720

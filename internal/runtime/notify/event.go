@@ -39,7 +39,7 @@ type Event struct {
 	Link    string `json:"link"`
 	Time    string `json:"time"`
 	// Request: a permission request's tool and input (the agent's text,
-	// approval.Clean: plain, at most RequestMaxBytes); Actions: its
+	// approval.Clean: plain, at most approvals.notifyTextBytes); Actions: its
 	// action URLs, one per decision, each deciding once (docs/web-contract.md,
 	// "Approvals").
 	Request string   `json:"request,omitempty"`
@@ -53,10 +53,6 @@ type Action struct {
 	Label    string `json:"label"`
 	URL      string `json:"url"`
 }
-
-// RequestMaxBytes bounds a notification's request text: a few lines on a
-// phone's lock screen, and the event within the feed's datagram.
-const RequestMaxBytes = 512
 
 // Feed is e as the auth service sends it: its JSON, Login included.
 func (e Event) Feed() []byte { return plainJSON(e) }
@@ -129,7 +125,7 @@ func ParseFeed(data []byte) (Event, error) {
 	if _, err := time.Parse(time.RFC3339, e.Time); err != nil {
 		return Event{}, errors.New("the time is not RFC 3339")
 	}
-	if len(e.Request) > RequestMaxBytes || approval.Clean(e.Request, RequestMaxBytes) != e.Request {
+	if max := contract.Approvals.NotifyTextBytes; len(e.Request) > max || approval.Clean(e.Request, max) != e.Request {
 		return Event{}, errors.New("the request is not clean text within its bound")
 	}
 	if len(e.Actions) > 0 && e.Request == "" {

@@ -63,7 +63,7 @@ func TestTheFeedTakesOnlyEventsOfTheContractsNames(t *testing.T) {
 		"too long":                       append(ev.Feed(), bytes.Repeat([]byte(" "), contract.Attention.Notify.MaxEventBytes)...),
 		"a request with an escape":       editAsks(func(e *Event) { e.Request = "Bash: \x1b]52;c;x\x07" }),
 		"a request with a bidi override": editAsks(func(e *Event) { e.Request = "Bash: ls \u202e" }),
-		"a request over its bound":       editAsks(func(e *Event) { e.Request = strings.Repeat("x", RequestMaxBytes+1) }),
+		"a request over its bound":       editAsks(func(e *Event) { e.Request = strings.Repeat("x", contract.Approvals.NotifyTextBytes+1) }),
 		"actions without a request":      editAsks(func(e *Event) { e.Request = "" }),
 		"an action of no decision":       editAsks(func(e *Event) { e.Actions[0].Decision = "run" }),
 		"a decision twice":               editAsks(func(e *Event) { e.Actions[1].Decision = "allow" }),
@@ -467,7 +467,7 @@ func TestARequestOfMarkupFitsTheDatagram(t *testing.T) {
 	e := ev
 	domain := strings.Repeat("d", 60) + "." + strings.Repeat("e", 60) + "." + strings.Repeat("f", 60) + ".example"
 	e.Link = "https://alice." + domain + "/term/?arg=main"
-	e.Request = strings.Repeat("<", RequestMaxBytes)
+	e.Request = strings.Repeat("<", contract.Approvals.NotifyTextBytes)
 	for _, d := range []string{"allow", "allow-session", "deny"} {
 		e.Actions = append(e.Actions, Action{Decision: d, Label: "x", URL: "https://" + domain + "/auth/act/" + strings.Repeat("A", 43)})
 	}

@@ -159,10 +159,6 @@ type Asked struct {
 	Answer func() approval.Answer
 }
 
-// maxAttached bounds the connections waiting on one request: its hook's,
-// and one more while a broken one is not yet noticed.
-const maxAttached = 2
-
 // answerOf is r's answer, read under the store's lock.
 func (st *Store) answerOf(r *Request) func() approval.Answer {
 	return func() approval.Answer {
@@ -193,7 +189,7 @@ func (st *Store) Ask(user string, r approval.Request, now time.Time, wait, actio
 			return Asked{}, ErrNotYours
 		case old.Request != r:
 			return Asked{}, ErrChanged
-		case old.attached >= maxAttached:
+		case old.attached >= contract.Approvals.MaxConnections:
 			return Asked{}, ErrBusy
 		}
 		old.attached++
@@ -235,12 +231,9 @@ func (st *Store) Ask(user string, r approval.Request, now time.Time, wait, actio
 // answer (a decision, or none at the deadline), which ends the request;
 // else the connection closed (the hook went away, or the supervisor that
 // relays it restarts): the request stays for the reattach grace, and ends
-// then unless its hook asks again. stopping (the service shuts down)
-// changes nothing, so the restarted service has it.
-func (st *Store) Leave(id string, delivered, stopping bool, now time.Time) error {
-	if stopping {
-		return nil
-	}
+// then unless its hook asks again. (A shutdown of the service calls
+// nothing: the restarted service has the request.)
+func (st *Store) Leave(id string, delivered bool, now time.Time) error {
 	st.mu.Lock()
 	r := st.reqs[id]
 	if r == nil {

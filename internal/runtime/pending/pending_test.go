@@ -64,7 +64,7 @@ func TestADecisionIsTakenOnceAndReachesTheWaitingHook(t *testing.T) {
 	if err := st.Decide("alice", req(1).ID, approval.Allow, "ops", t0.Add(2*time.Second)); !errors.Is(err, ErrAnswered) {
 		t.Errorf("a second decision: %v", err)
 	}
-	st.Leave(req(1).ID, true, false, t0.Add(2*time.Second))
+	st.Leave(req(1).ID, true, t0.Add(2*time.Second))
 	if err := st.Decide("alice", req(1).ID, approval.Allow, "ops", t0.Add(3*time.Second)); !errors.Is(err, ErrAnswered) {
 		t.Errorf("a decision after delivery: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestARequestPastItsWaitOrWithoutItsHookTakesNoDecision(t *testing.T) {
 	if n := len(st.Waiting("alice", t0.Add(time.Minute))); n != 0 {
 		t.Errorf("%d waiting at the deadline", n)
 	}
-	st.Leave(req(2).ID, false, false, t0.Add(time.Second))
+	st.Leave(req(2).ID, false, t0.Add(time.Second))
 	grace := contract.Duration(contract.Approvals.ReattachGrace)
 	if w := st.Waiting("alice", t0.Add(2*time.Second)); len(w) != 2 {
 		t.Errorf("within the grace after request 2's hook left, both wait: %+v", w)
@@ -142,7 +142,7 @@ func TestARestartKeepsRequestsAndDecisionsForTheirHooks(t *testing.T) {
 	if err := st.Decide("alice", req(2).ID, approval.AllowSession, "ops", t0); err != nil {
 		t.Fatal(err)
 	}
-	st.Leave(req(1).ID, false, true, t0) // the service stops: nothing changes
+	// the service stops while request 1's hook waits: nothing is called
 
 	later := t0.Add(time.Second)
 	st2 := open(t, path, later)
@@ -237,7 +237,7 @@ func TestAbandonedRequestsDoNotLockAUserOut(t *testing.T) {
 		if _, err := st.Ask("alice", req(i+1), t0, time.Hour, time.Minute, nil); err != nil {
 			t.Fatal(err)
 		}
-		st.Leave(req(i+1).ID, false, false, t0) // every hook went away
+		st.Leave(req(i+1).ID, false, t0) // every hook went away
 	}
 	later := t0.Add(contract.Duration(contract.Approvals.ReattachGrace))
 	if _, err := st.Ask("alice", req(max+1), later, time.Hour, time.Minute, nil); err != nil {

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -30,16 +29,14 @@ import (
 // (the supervisor restarts) asks again, and the service knows the
 // request by its id.
 
-// maxRelays bounds the requests relayed at once: twice the waiting
-// requests a user may have (a hook and its retry each).
-var maxRelays = 2 * contract.Approvals.MaxPending
+// maxRelays bounds the requests relayed at once (the contract's; a
+// variable for tests).
+var maxRelays = contract.Approvals.MaxRelays
 
 // serveApprovals answers on l until done is closed.
 func (s *sup) serveApprovals(l net.Listener, done <-chan struct{}) {
-	var d net.Dialer
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, "unix", s.cfg.AuthStatus)
-	}, DisableKeepAlives: true}
+	tr := statusTransport(s.cfg.AuthStatus)
+	tr.DisableKeepAlives = true // each relay waits long, and alone
 	client := &http.Client{Transport: tr}
 	// at most maxRelays at once: a process of the user cannot hold the
 	// auth service's connections without bound

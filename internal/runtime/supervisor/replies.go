@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -33,12 +32,8 @@ const replyBackoff = 30 * time.Second
 
 // pollReplies hands every reply to the event loop until done is closed.
 func (s *sup) pollReplies(done <-chan struct{}) {
-	var d net.Dialer
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return d.DialContext(ctx, "unix", s.cfg.AuthStatus)
-	}, MaxIdleConns: 1}
 	poll := contract.Duration(contract.Approvals.Reply.Poll)
-	client := &http.Client{Transport: tr, Timeout: poll + 10*time.Second}
+	client := &http.Client{Transport: statusTransport(s.cfg.AuthStatus), Timeout: poll + 10*time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {

@@ -45,11 +45,18 @@ type reporter struct {
 	every time.Duration
 }
 
-func newReporter(socket string, log *journal.Logger) *reporter {
+// statusTransport dials the auth service's status socket: the reports,
+// the permission requests relayed (approvals.go) and the reply poll
+// (replies.go) each keep one.
+func statusTransport(socket string) *http.Transport {
 	var d net.Dialer
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+	return &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return d.DialContext(ctx, "unix", socket)
 	}, MaxIdleConns: 1}
+}
+
+func newReporter(socket string, log *journal.Logger) *reporter {
+	tr := statusTransport(socket)
 	return &reporter{
 		socket: socket, latest: make(chan []byte, 1), log: log,
 		client: &http.Client{Transport: tr, Timeout: reportTimeout},
