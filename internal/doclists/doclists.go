@@ -62,7 +62,7 @@ var Others = []Entry{
 	{"Makefile", "`make test`, `make demo` and the tiers' targets"},
 	{"README.md", "this file"},
 	{"docs/development.md", "changing a rule, regenerating the module, the include markers, the flake's checks"},
-	{"docs/operating.md", "running a box: DNS, certificates, fail2ban, backups, notifications, apps"},
+	{"docs/operating.md", "running a box: DNS, certificates, fail2ban, backups, notifications, approvals, apps"},
 	{"docs/options.md", "every option (GENERATED from the declarations)"},
 	{"docs/runtime-contract.md", "the runtime's contract: sessions, conversations, attention, apps, the CLI, exit codes"},
 	{"docs/screenshot.png", "the README's screenshot (`make demo-check` writes it as browser-workspace.png)"},

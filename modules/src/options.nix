@@ -608,7 +608,7 @@ in
             ]
           );
           default = "bypassPermissions";
-          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person. Claude Code's own sandbox (bubblewrap) is no alternative inside the agents' unit: there `bwrap` fails at its first mount call (\"Failed to make / slave: Operation not permitted\", measured in the VM tier with Debian 13's bubblewrap; the unit's system-call filter has no `mount`). `null` leaves the mode to Claude's settings.";
+          description = "`--permission-mode` of every agent with `setup = \"claude\"`. The default runs every tool without a keypress, which a session that nobody watches needs: the agent's Linux user is the sandbox (its own unit, its own files, nothing of other users, no privilege), so Claude Code's per-tool questions would guard nothing that the account does not. The warning this mode shows is acknowledged host-wide (`skipDangerousModePermissionPrompt` in the managed settings). `auto` (Claude's default) stops at the first tool call behind a custom `ANTHROPIC_BASE_URL`, and `acceptEdits`, `manual` and `plan` stop at commands: those sessions wait for a person, who with the web surface answers from the inbox or a notification (`web.approvals`; docs/operating.md, \"Approvals\"). Claude Code's own sandbox (bubblewrap) is no alternative inside the agents' unit: there `bwrap` fails at its first mount call (\"Failed to make / slave: Operation not permitted\", measured in the VM tier with Debian 13's bubblewrap; the unit's system-call filter has no `mount`). `null` leaves the mode to Claude's settings.";
           example = "acceptEdits";
         };
       };
@@ -640,7 +640,7 @@ in
             ]
           );
           default = "never";
-          description = "`--ask-for-approval` of every agent with `setup = \"codex\"`. `never` lets a session that nobody watches run commands without a keypress (with the default sandbox Codex shows \"permissions: YOLO mode\" and asks nothing); `on-request` lets the model stop and wait for a person. `null` leaves it to Codex's settings.";
+          description = "`--ask-for-approval` of every agent with `setup = \"codex\"`. `never` lets a session that nobody watches run commands without a keypress (with the default sandbox Codex shows \"permissions: YOLO mode\" and asks nothing); `on-request` lets the model stop and wait for a person when it wants to leave the sandbox (with the web surface, answered from the inbox or a notification: `web.approvals`). `null` leaves it to Codex's settings.";
           example = "on-request";
         };
       };

@@ -113,6 +113,7 @@ runtime = f"/run/agent-box/{user}"
 
 attempt("connect to the tmux socket", lambda: connect(f"{runtime}/tmux.sock"))
 attempt("list the user's runtime directory", lambda: str(os.listdir(runtime)))
+attempt("connect to the supervisor's approval socket", lambda: connect(f"{runtime}/approval.sock"))
 attempt("read the env file", lambda: read(env_file))
 for name, pid in sorted(targets.items()):
     attempt(f"read the env file through /proc/{name}/root", lambda: read(f"/proc/{pid}/root{env_file}"))

@@ -180,6 +180,7 @@ sed 's/^/# probe: /' "/var/lib/agent-box-apps/$u/records/probe.txt"
 probe_says() { grep -qE "^$1: refused" "/var/lib/agent-box-apps/$u/records/probe.txt"; }
 check "from inside the app: no connect to alice's tmux socket" probe_says "connect to the tmux socket"
 check "... her runtime directory (control socket) out of reach" probe_says "list the user's runtime directory"
+check "... no permission request through her supervisor's approval socket" probe_says "connect to the supervisor's approval socket"
 check "... no read of ~/.config/agent-box/env" probe_says "read the env file"
 for t in tmux supervisor agent; do
   check "... no read of the env file through /proc/<$t>/root" probe_says "read the env file through /proc/$t/root"
